@@ -1,0 +1,65 @@
+/* evaluators/evaluator.h: the compile-and-time backends behind one interface (cpu, cuda, hip, sim,
+ * command), registered by name in evaluators/registry.c, one file per evaluator. An evaluator is
+ * opened once per worker for the device that worker is bound to and evaluates config ids. */
+#ifndef MPT_EVALUATOR_H
+#define MPT_EVALUATOR_H
+#include <stdint.h>
+#include "spaces/space.h"
+#include "spaces/obs.h"
+#include "spaces/error.h"
+
+/* What a worker is bound to; printed in the device table and stored in the run log. */
+typedef struct mpt_device_info {
+  int32_t rank;          /* MPI rank of the worker */
+  int32_t index;         /* device index on its node after *_VISIBLE_DEVICES (-1: CPU) */
+  char host[64];
+  char vendor[32];       /* "NVIDIA", "AMD", "CPU", "replay" */
+  char name[128];        /* device or CPU model name */
+  char arch[32];         /* "sm_90", "gfx90a", "x86_64" … */
+  double memory_gib;     /* device memory (host memory for the CPU) */
+  char evaluator[16];    /* evaluator name */
+} mpt_device_info;
+
+/* Settings from the command line that evaluators read. */
+typedef struct mpt_eval_settings {
+  const char *simulate_path;   /* sim: brute-forced file to replay */
+  double simulate_delay;       /* sim: scale factor on recorded compile+benchmark time (0: no delay) */
+  double timeout_s;            /* per-evaluation timeout (0: derived automatically) */
+  int iterations;              /* timed iterations (0: the problem's or the default) */
+  const char *workdir;         /* scratch directory for compiled variants */
+  int local_rank;              /* node-local rank among workers: picks the device */
+  int rank;                    /* MPI rank */
+} mpt_eval_settings;
+
+typedef struct mpt_evaluator mpt_evaluator;
+
+typedef struct mpt_evaluator_type {
+  const char *name;
+  const char *summary;
+  int (*open)(mpt_evaluator *ev, mpt_error *err);     /* allocates ev->data; binds the device */
+  /* evaluates one configuration; failures of the variant are data (obs->status), not errors:
+   * return <0 only when the evaluator itself cannot go on */
+  int (*evaluate)(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
+  void (*close)(mpt_evaluator *ev);
+} mpt_evaluator_type;
+
+struct mpt_evaluator {
+  const mpt_evaluator_type *type;
+  const mpt_problem *problem;
+  const mpt_space *space;
+  mpt_eval_settings settings;
+  mpt_device_info device;    /* filled by open() */
+  void *data;
+};
+
+const mpt_evaluator_type *mpt_evaluator_find(const char *name);
+int mpt_evaluator_count(void);
+const mpt_evaluator_type *mpt_evaluator_at(int i);
+
+int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *s,
+                       const mpt_eval_settings *settings, mpt_evaluator **out, mpt_error *err);
+/* sets obs->id, t_start/t_end and framework_ms around the type's evaluate */
+int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
+void mpt_evaluator_close(mpt_evaluator *ev);
+
+#endif

@@ -1,0 +1,22 @@
+/* evaluators/registry.c: the one table of evaluator types, by name. Adding an evaluator adds its file
+ * and one row here. */
+#include <string.h>
+#include "evaluators/evaluator.h"
+
+/* one extern per evaluator file */
+
+static const mpt_evaluator_type *const registry[] = {
+  NULL, /* keeps the array non-empty; rows go above */
+};
+
+int mpt_evaluator_count(void) { return (int)(sizeof registry / sizeof registry[0]) - 1; }
+
+const mpt_evaluator_type *mpt_evaluator_at(int i) {
+  return (i >= 0 && i < mpt_evaluator_count()) ? registry[i] : NULL;
+}
+
+const mpt_evaluator_type *mpt_evaluator_find(const char *name) {
+  for (int i = 0; i < mpt_evaluator_count(); i++)
+    if (strcmp(registry[i]->name, name) == 0) return registry[i];
+  return NULL;
+}

@@ -1,0 +1,16 @@
+/* jobs/commands.h: the sub-commands of the mptune executable, one file each (jobs/cmd_*.c). Each
+ * returns the process exit status; MPI is initialized by main() before any of them runs. */
+#ifndef MPT_COMMANDS_H
+#define MPT_COMMANDS_H
+
+typedef struct mpt_command {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);  /* argv[0] is the sub-command name */
+} mpt_command;
+
+int mpt_cmd_space(int argc, char **argv);
+
+extern const mpt_command mpt_commands[];
+
+#endif

@@ -1,0 +1,38 @@
+/* jobs/main.c: the mptune executable: initializes MPI and dispatches to a sub-command. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include "jobs/commands.h"
+
+const mpt_command mpt_commands[] = {
+  {"space", "build a search space from a T1 file and print its statistics", mpt_cmd_space},
+  {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: mptune COMMAND [ARGS]   (mptune COMMAND --help for details)\n\ncommands:\n");
+  for (const mpt_command *c = mpt_commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("mptune %s\n", MPT_VERSION);
+    return 0;
+  }
+  for (const mpt_command *c = mpt_commands; c->name; c++) {
+    if (strcmp(argv[1], c->name) == 0) {
+      int provided;
+      MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+      int rc = c->run(argc - 1, argv + 1);
+      MPI_Finalize();
+      return rc;
+    }
+  }
+  fprintf(stderr, "mptune: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

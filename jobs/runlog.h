@@ -1,0 +1,55 @@
+/* jobs/runlog.h: the HDF5 run log: one file per run, written by rank 0 only (serial HDF5 calls on the
+ * MPI build of the library). Run metadata, parameter tables, the device table, and one record per
+ * evaluation in extensible chunked datasets, flushed on every append. Layout: docs/RUNLOG.md. */
+#ifndef MPT_RUNLOG_H
+#define MPT_RUNLOG_H
+#include <stdint.h>
+#include "spaces/space.h"
+#include "spaces/obs.h"
+#include "spaces/error.h"
+#include "evaluators/evaluator.h"
+
+typedef struct mpt_run_meta {
+  const char *mode;          /* "tune" or "collect" */
+  const char *problem_path;
+  const char *problem_text;  /* the T1 file's text */
+  const char *strategy;
+  const char *options;       /* "key=value,key=value" */
+  const char *evaluator;     /* "sim", "cpu", … */
+  const char *simulate;      /* replayed file or NULL */
+  uint64_t seed;
+  int64_t budget;            /* evaluations (0: none) */
+  double time_budget;        /* seconds (0: none) */
+  const char *command_line;
+} mpt_run_meta;
+
+typedef struct mpt_runlog mpt_runlog;
+
+/* Creates a new log (fails when the file exists and is not to be overwritten: caller decides). */
+int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta,
+                      mpt_runlog **out, mpt_error *err);
+/* Reopens an existing log to append (resume). Fails with a clear message when the file is not an
+ * mptune log, belongs to another problem (parameter tables differ), or is marked finished. */
+int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err);
+/* Read-only open for export/inspection. */
+int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
+
+int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err);
+/* Appends and flushes (H5Fflush) before returning. */
+int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err);
+int64_t mpt_runlog_count(const mpt_runlog *log);
+/* Reads all records in the order they were appended; *obs is malloc'd (caller frees). */
+int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
+/* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
+const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
+/* Marks the run finished with a reason ("budget", "time", "exhausted", "signal"); a finished run can
+ * not be resumed. "signal" does not mark it finished (a stopped run is resumable). */
+int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err);
+int mpt_runlog_is_finished(mpt_runlog *log);
+void mpt_runlog_close(mpt_runlog *log);
+
+/* Writes the log as a T4 results file, evaluations in the order they finished. `space` may be NULL
+ * (then the parameter tables stored in the log are used). */
+int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err);
+
+#endif

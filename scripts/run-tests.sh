@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# scripts/run-tests.sh: the README's test command. Installs what is needed, builds the release and the
+# ASan/UBSan builds, runs the whole suite (ctest) on the first and the unit tests on the second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export OPENBLAS_NUM_THREADS=1
+bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
+(cd build && ctest --output-on-failure --timeout 1500)
+bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMPT_SANITIZE=ON
+# MPICH keeps some allocations until exit; leaks are checked by the unit tests' own frees, not LSan.
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure --timeout 1500)

@@ -1,0 +1,53 @@
+/* spaces/t1.h: a T1 problem file read into memory: the tuning parameters (values evaluated from their
+ * Python `Values` expressions), the compiled conditions, and the parsed JSON (kept for the
+ * KernelSpecification, which evaluators read). */
+#ifndef MPT_T1_H
+#define MPT_T1_H
+#include <stdint.h>
+#include "spaces/expr.h"
+#include "spaces/error.h"
+
+struct cJSON;
+
+typedef enum mpt_ptype { MPT_P_INT, MPT_P_UINT, MPT_P_FLOAT, MPT_P_BOOL, MPT_P_STRING } mpt_ptype;
+
+typedef struct mpt_param {
+  char *name;
+  mpt_ptype type;
+  int n_values;
+  mpt_value *values;     /* n_values values, in the order given by `Values` */
+  double *numeric;       /* numeric value per index (int/float/bool); index for strings */
+  int default_index;     /* index of `Default` in values, or -1 when absent/not a member */
+} mpt_param;
+
+typedef struct mpt_condition {
+  char *source;          /* the expression text */
+  mpt_expr *expr;        /* compiled against the parameter names (slot = parameter index) */
+  int n_params;          /* parameters it reads, found from the expression */
+  int *params;           /* their indices, ascending */
+} mpt_condition;
+
+typedef struct mpt_problem {
+  char *path;            /* as given */
+  char *dir;             /* directory of the file (KernelFile is relative to it) */
+  char *text;            /* the whole file, for the run log */
+  char *name;            /* General.BenchmarkName, or the file's base name */
+  struct cJSON *json;    /* parsed document (owned) */
+  int n_params;
+  mpt_param *params;
+  int n_conditions;
+  mpt_condition *conditions;
+  int n_warnings;
+  char **warnings;       /* e.g. a condition's `Parameters` list disagreeing with its expression */
+} mpt_problem;
+
+/* Reads and checks a T1 file. Errors name the file, the field (e.g. "TuningParameters[2].Values" or
+ * "Conditions[1].Expression") and, for expressions, show the expression with a caret. */
+int mpt_problem_load(const char *path, mpt_problem **out, mpt_error *err);
+/* Same from a string (path is used in messages and for relative files; may be "<string>"). */
+int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err);
+void mpt_problem_free(mpt_problem *p);
+/* index of a parameter by name, -1 when unknown */
+int mpt_problem_param_index(const mpt_problem *p, const char *name);
+
+#endif

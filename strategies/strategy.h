@@ -1,0 +1,80 @@
+/* strategies/strategy.h: the ask/tell interface every optimizer implements, the registry of strategy
+ * types by name (one file per strategy, one row per strategy in strategies/registry.c, after PETSc's
+ * type registry), and the `--option key=value` handling shared by all of them.
+ *
+ * The base layer (strategies/strategy.c) owns what every strategy needs: the space, the seeded rng,
+ * the parsed options, the budget, and the set of ids already asked for or told (so no configuration
+ * is ever proposed twice in a run, resume included). */
+#ifndef MPT_STRATEGY_H
+#define MPT_STRATEGY_H
+#include <stdint.h>
+#include "spaces/space.h"
+#include "spaces/obs.h"
+#include "spaces/rng.h"
+#include "spaces/error.h"
+
+typedef enum mpt_opt_type { MPT_OPT_INT, MPT_OPT_DOUBLE, MPT_OPT_STRING, MPT_OPT_BOOL } mpt_opt_type;
+
+/* One option a strategy accepts. `choices` (strings only) is a '|'-separated list or NULL. */
+typedef struct mpt_option_spec {
+  const char *key;
+  mpt_opt_type type;
+  const char *default_value;
+  const char *help;
+  const char *choices;
+  double min, max;       /* inclusive range for numbers; ignored when min > max */
+} mpt_option_spec;
+
+typedef struct mpt_strategy mpt_strategy;
+
+typedef struct mpt_strategy_type {
+  const char *name;
+  const char *summary;
+  const mpt_option_spec *options;   /* terminated by an entry with key == NULL */
+  /* allocates s->data; options already validated; s->space, s->rng, s->budget set */
+  int (*create)(mpt_strategy *s, mpt_error *err);
+  /* writes up to n distinct ids not yet asked for or told; returns how many (0 = nothing left) */
+  int (*ask)(mpt_strategy *s, int n, int64_t *ids);
+  /* observations of earlier asks, or logged ones (warm start on resume), in any order */
+  void (*tell)(mpt_strategy *s, const mpt_obs *obs, int n);
+  void (*destroy)(mpt_strategy *s);
+} mpt_strategy_type;
+
+struct mpt_strategy {
+  const mpt_strategy_type *type;
+  const mpt_space *space;
+  mpt_rng rng;
+  uint64_t seed;
+  int64_t budget;        /* evaluations the run will make in total (0 = unknown) */
+  int n_opts;
+  char **opt_keys, **opt_values; /* validated key=value pairs given by the user */
+  uint8_t *seen;         /* per id: 1 when asked for or told */
+  int64_t n_seen;
+  int64_t n_told;
+  void *data;            /* the strategy's own state */
+};
+
+/* registry */
+const mpt_strategy_type *mpt_strategy_find(const char *name);
+int mpt_strategy_count(void);
+const mpt_strategy_type *mpt_strategy_at(int i);
+
+/* Creates a strategy by name. options: n_opts "key=value" strings; unknown keys or bad values are
+ * errors naming the strategy and listing its valid keys. */
+int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
+                        int n_opts, uint64_t seed, int64_t budget, mpt_strategy **out, mpt_error *err);
+/* Asks for up to n candidates; the base layer marks them seen and guarantees they are distinct, valid
+ * and never seen before. Returns the number written (0 when the space is exhausted), <0 on error. */
+int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids);
+/* Tells observations (also for warm starting from a log before the first ask). */
+void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
+void mpt_strategy_destroy(mpt_strategy *s);
+
+/* for strategy implementations */
+int mpt_strategy_is_seen(const mpt_strategy *s, int64_t id);
+int64_t mpt_strategy_opt_int(const mpt_strategy *s, const char *key);
+double mpt_strategy_opt_double(const mpt_strategy *s, const char *key);
+const char *mpt_strategy_opt_str(const mpt_strategy *s, const char *key);
+int mpt_strategy_opt_bool(const mpt_strategy *s, const char *key);
+
+#endif
