@@ -1,0 +1,26 @@
+/* evaluators/replay.h: a brute-forced space loaded into memory (T4 results or Kernel Tuner cache
+ * files, plain or gzip-compressed), mapped onto the config ids of a space. Used by the `sim`
+ * evaluator and by `mptune bench`. */
+#ifndef MPT_REPLAY_H
+#define MPT_REPLAY_H
+#include <stdint.h>
+#include "spaces/space.h"
+#include "spaces/obs.h"
+#include "spaces/error.h"
+
+typedef struct mpt_replay mpt_replay;
+
+/* Loads `path` and matches its configurations to `space` by parameter values. Errors: missing or
+ * unreadable file, unknown format, parameters that do not match the problem's (named). Every valid
+ * config of the space should be present; use mpt_replay_get to find out which are not. */
+int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err);
+void mpt_replay_free(mpt_replay *r);
+/* The recorded observation for id (status, objective, times, compile/benchmark ms), or NULL when the
+ * file has no record of that configuration. */
+const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id);
+/* number of config ids of the space with a record */
+int64_t mpt_replay_count(const mpt_replay *r);
+/* best (lowest) valid objective among all records, NAN if none */
+double mpt_replay_optimum(const mpt_replay *r);
+
+#endif
