@@ -4,8 +4,10 @@
 #include "strategies/strategy.h"
 
 /* one extern per strategy file */
+extern const mpt_strategy_type mpt_strategy_random, mpt_strategy_brute_force;
 
 static const mpt_strategy_type *const registry[] = {
+  &mpt_strategy_random, &mpt_strategy_brute_force,
   NULL, /* keeps the array non-empty; rows go above */
 };
 

@@ -1,0 +1,353 @@
+/* strategies/strategy.c: the strategy base layer (strategies/strategy.h): creation by name from the
+ * registry, `key=value` option parsing and validation against each type's spec table, the seen-set
+ * that guarantees no configuration is proposed twice in a run (resume included), the ask wrapper
+ * (drops invalid/duplicate/seen ids, tops up from the type, falls back to unseen ids so the whole
+ * budget is always usable), tell forwarding, and the option accessors. */
+#include "strategies/strategy.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *type_name(mpt_opt_type t) {
+  switch (t) {
+  case MPT_OPT_INT: return "int";
+  case MPT_OPT_DOUBLE: return "float";
+  case MPT_OPT_STRING: return "string";
+  case MPT_OPT_BOOL: return "bool";
+  }
+  return "?";
+}
+
+/* appends "key (type, default D[, range a..b][, one of x|y]): help" for every option */
+static void list_options(const mpt_strategy_type *t, char *buf, size_t cap) {
+  size_t len = strlen(buf);
+  if (!t->options || !t->options[0].key) {
+    snprintf(buf + len, cap - len, "strategy '%s' takes no options", t->name);
+    return;
+  }
+  len += (size_t)snprintf(buf + len, cap > len ? cap - len : 0, "valid options of '%s':", t->name);
+  for (const mpt_option_spec *o = t->options; o->key && len < cap; o++) {
+    len += (size_t)snprintf(buf + len, cap - len, "\n  %s (%s, default %s", o->key, type_name(o->type),
+                            o->default_value ? o->default_value : "none");
+    if (len >= cap) break;
+    if ((o->type == MPT_OPT_INT || o->type == MPT_OPT_DOUBLE) && o->min <= o->max)
+      len += (size_t)snprintf(buf + len, cap - len, ", range %g..%g", o->min, o->max);
+    if (len >= cap) break;
+    if (o->type == MPT_OPT_STRING && o->choices)
+      len += (size_t)snprintf(buf + len, cap - len, ", one of %s", o->choices);
+    if (len >= cap) break;
+    len += (size_t)snprintf(buf + len, cap - len, ")%s%s", o->help ? ": " : "", o->help ? o->help : "");
+  }
+}
+
+static int parse_bool(const char *v, int *out) {
+  static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
+  for (int i = 0; i < 4; i++) {
+    if (strcasecmp(v, yes[i]) == 0) { *out = 1; return 0; }
+    if (strcasecmp(v, no[i]) == 0) { *out = 0; return 0; }
+  }
+  return -1;
+}
+
+static int parse_int(const char *v, long long *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (end == v || errno) return -1;
+  while (isspace((unsigned char)*end)) end++;
+  if (*end) return -1;
+  *out = x;
+  return 0;
+}
+
+static int parse_double(const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (end == v || errno || !isfinite(x)) return -1;
+  while (isspace((unsigned char)*end)) end++;
+  if (*end) return -1;
+  *out = x;
+  return 0;
+}
+
+static int in_choices(const char *choices, const char *v) {
+  size_t n = strlen(v);
+  const char *p = choices;
+  while (*p) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len == n && strncmp(p, v, n) == 0) return 1;
+    if (!bar) break;
+    p = bar + 1;
+  }
+  return 0;
+}
+
+/* checks one value against its spec; 0 or a message in why */
+static int check_value(const mpt_option_spec *o, const char *v, char *why, size_t cap) {
+  switch (o->type) {
+  case MPT_OPT_INT: {
+    long long x;
+    if (parse_int(v, &x)) { snprintf(why, cap, "'%s' is not an integer", v); return -1; }
+    if (o->min <= o->max && ((double)x < o->min || (double)x > o->max)) {
+      snprintf(why, cap, "%lld is outside %g..%g", x, o->min, o->max);
+      return -1;
+    }
+    return 0;
+  }
+  case MPT_OPT_DOUBLE: {
+    double x;
+    if (parse_double(v, &x)) { snprintf(why, cap, "'%s' is not a finite number", v); return -1; }
+    if (o->min <= o->max && (x < o->min || x > o->max)) {
+      snprintf(why, cap, "%g is outside %g..%g", x, o->min, o->max);
+      return -1;
+    }
+    return 0;
+  }
+  case MPT_OPT_BOOL: {
+    int b;
+    if (parse_bool(v, &b)) { snprintf(why, cap, "'%s' is not a boolean (0/1, true/false)", v); return -1; }
+    return 0;
+  }
+  case MPT_OPT_STRING:
+    if (o->choices && !in_choices(o->choices, v)) {
+      snprintf(why, cap, "'%s' is not one of %s", v, o->choices);
+      return -1;
+    }
+    return 0;
+  }
+  snprintf(why, cap, "unknown option type");
+  return -1;
+}
+
+static const mpt_option_spec *find_spec(const mpt_strategy_type *t, const char *key) {
+  if (!t->options) return NULL;
+  for (const mpt_option_spec *o = t->options; o->key; o++)
+    if (strcmp(o->key, key) == 0) return o;
+  return NULL;
+}
+
+static void free_opts(mpt_strategy *s) {
+  for (int i = 0; i < s->n_opts; i++) {
+    free(s->opt_keys[i]);
+    free(s->opt_values[i]);
+  }
+  free(s->opt_keys);
+  free(s->opt_values);
+  s->opt_keys = s->opt_values = NULL;
+  s->n_opts = 0;
+}
+
+int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
+                        int n_opts, uint64_t seed, int64_t budget, mpt_strategy **out, mpt_error *err) {
+  *out = NULL;
+  if (!name || !space) return mpt_error_set(err, MPT_ERR_VALUE, "strategy: no name or no space given");
+  const mpt_strategy_type *t = mpt_strategy_find(name);
+  if (!t) {
+    char names[1024] = "";
+    size_t len = 0;
+    for (int i = 0; i < mpt_strategy_count() && len < sizeof names; i++)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", mpt_strategy_at(i)->name);
+    return mpt_error_set(err, MPT_ERR_NAME, "unknown strategy '%s'; known strategies: %s", name,
+                         len ? names : "(none registered)");
+  }
+  if (budget < 0) return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': negative budget %lld", name, (long long)budget);
+  if (n_opts < 0 || (n_opts > 0 && !options))
+    return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad option list", name);
+
+  mpt_strategy *s = calloc(1, sizeof *s);
+  if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name);
+  s->type = t;
+  s->space = space;
+  s->seed = seed;
+  s->budget = budget;
+  mpt_rng_seed(&s->rng, seed);
+  if (n_opts > 0) {
+    s->opt_keys = calloc((size_t)n_opts, sizeof *s->opt_keys);
+    s->opt_values = calloc((size_t)n_opts, sizeof *s->opt_values);
+    if (!s->opt_keys || !s->opt_values) { free(s->opt_keys); free(s->opt_values); free(s); return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name); }
+  }
+  int rc = 0;
+  for (int i = 0; i < n_opts && rc == 0; i++) {
+    const char *kv = options[i];
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    char list[1400] = "";
+    list_options(t, list, sizeof list);
+    if (!eq || eq == kv) {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': option '%s' is not of the form key=value; %s", name,
+                         kv ? kv : "(null)", list);
+      break;
+    }
+    size_t klen = (size_t)(eq - kv);
+    char key[128];
+    if (klen >= sizeof key) klen = sizeof key - 1;
+    memcpy(key, kv, klen);
+    key[klen] = '\0';
+    const mpt_option_spec *o = find_spec(t, key);
+    if (!o) {
+      rc = mpt_error_set(err, MPT_ERR_NAME, "strategy '%s': unknown option '%s'; %s", name, key, list);
+      break;
+    }
+    char why[256];
+    if (check_value(o, eq + 1, why, sizeof why)) {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s' (%s): %s; %s", name, key,
+                         type_name(o->type), why, list);
+      break;
+    }
+    /* a key given twice: the last one wins */
+    int slot = s->n_opts;
+    for (int j = 0; j < s->n_opts; j++)
+      if (strcmp(s->opt_keys[j], key) == 0) slot = j;
+    char *v = strdup(eq + 1);
+    if (!v) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name); break; }
+    if (slot == s->n_opts) {
+      s->opt_keys[slot] = strdup(key);
+      if (!s->opt_keys[slot]) { free(v); rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name); break; }
+      s->opt_values[slot] = v;
+      s->n_opts++;
+    } else {
+      free(s->opt_values[slot]);
+      s->opt_values[slot] = v;
+    }
+  }
+  if (rc == 0) {
+    int64_t size = mpt_space_size(space);
+    s->seen = calloc(size > 0 ? (size_t)size : 1, 1);
+    if (!s->seen) rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory for %lld ids", name, (long long)size);
+  }
+  if (rc == 0 && t->create) {
+    mpt_error e2;
+    mpt_error_clear(&e2);
+    rc = t->create(s, err ? err : &e2);
+    if (rc < 0 && err && !err->msg[0]) mpt_error_set(err, rc, "strategy '%s': could not be created", name);
+    if (rc > 0) rc = 0;
+  }
+  if (rc < 0) {
+    free_opts(s);
+    free(s->seen);
+    free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+static inline int take(mpt_strategy *s, int64_t id, int64_t size) {
+  if (id < 0 || id >= size || s->seen[id]) return 0;
+  s->seen[id] = 1;
+  s->n_seen++;
+  return 1;
+}
+
+/* an unseen id chosen uniformly-ish: random probes, then a scan from a random start; -1 when none */
+static int64_t any_unseen(mpt_strategy *s, int64_t size) {
+  if (s->n_seen >= size) return -1;
+  for (int tries = 0; tries < 32; tries++) {
+    int64_t id = (int64_t)mpt_rng_below(&s->rng, (uint64_t)size);
+    if (!s->seen[id]) return id;
+  }
+  int64_t start = (int64_t)mpt_rng_below(&s->rng, (uint64_t)size);
+  for (int64_t k = 0; k < size; k++) {
+    int64_t id = (start + k) % size;
+    if (!s->seen[id]) return id;
+  }
+  return -1;
+}
+
+int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
+  if (!s || (n > 0 && !ids)) return MPT_ERR_VALUE;
+  int64_t size = mpt_space_size(s->space);
+  if (n <= 0 || s->n_seen >= size) return 0;
+  if ((int64_t)n > size - s->n_seen) n = (int)(size - s->n_seen);
+  int k = 0;
+  /* the type proposes; drop what is out of range, seen or repeated; top up a few times */
+  for (int round = 0; round < 4 && k < n; round++) {
+    int r = s->type->ask ? s->type->ask(s, n - k, ids + k) : 0;
+    if (r < 0) return r;
+    if (r > n - k) r = n - k;
+    if (r == 0) break;
+    int kept = k;
+    for (int i = k; i < k + r; i++)
+      if (take(s, ids[i], size)) ids[kept++] = ids[i];
+    int got = kept - k;
+    k = kept;
+    if (got == r) break; /* the type gave what it could without waste */
+  }
+  /* never return 0 (or leave the batch empty) while unseen configurations remain: the whole budget
+   * stays usable even when a strategy has converged or cannot propose more */
+  if (k == 0) {
+    int64_t id = any_unseen(s, size);
+    if (id >= 0 && take(s, id, size)) ids[k++] = id;
+  }
+  return k;
+}
+
+void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  if (!s || !obs || n <= 0) return;
+  int64_t size = mpt_space_size(s->space);
+  int all_ok = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t id = obs[i].id;
+    if (id < 0 || id >= size) { all_ok = 0; continue; }
+    if (!s->seen[id]) { s->seen[id] = 1; s->n_seen++; }
+    s->n_told++;
+  }
+  if (!s->type->tell) return;
+  if (all_ok) {
+    s->type->tell(s, obs, n);
+  } else {
+    for (int i = 0; i < n; i++)
+      if (obs[i].id >= 0 && obs[i].id < size) s->type->tell(s, &obs[i], 1);
+  }
+}
+
+void mpt_strategy_destroy(mpt_strategy *s) {
+  if (!s) return;
+  if (s->type && s->type->destroy) s->type->destroy(s);
+  free_opts(s);
+  free(s->seen);
+  free(s);
+}
+
+int mpt_strategy_is_seen(const mpt_strategy *s, int64_t id) {
+  if (id < 0 || id >= mpt_space_size(s->space)) return 1;
+  return s->seen[id] != 0;
+}
+
+/* the user's value for key, else the spec's default; NULL when neither */
+static const char *opt_raw(const mpt_strategy *s, const char *key) {
+  for (int i = s->n_opts - 1; i >= 0; i--)
+    if (strcmp(s->opt_keys[i], key) == 0) return s->opt_values[i];
+  const mpt_option_spec *o = find_spec(s->type, key);
+  return o ? o->default_value : NULL;
+}
+
+int64_t mpt_strategy_opt_int(const mpt_strategy *s, const char *key) {
+  const char *v = opt_raw(s, key);
+  long long x = 0;
+  if (v && parse_int(v, &x) == 0) return (int64_t)x;
+  double d;
+  if (v && parse_double(v, &d) == 0) return (int64_t)d;
+  return 0;
+}
+
+double mpt_strategy_opt_double(const mpt_strategy *s, const char *key) {
+  const char *v = opt_raw(s, key);
+  double d = 0;
+  if (v && parse_double(v, &d) == 0) return d;
+  return 0.0;
+}
+
+const char *mpt_strategy_opt_str(const mpt_strategy *s, const char *key) { return opt_raw(s, key); }
+
+int mpt_strategy_opt_bool(const mpt_strategy *s, const char *key) {
+  const char *v = opt_raw(s, key);
+  int b = 0;
+  if (v && parse_bool(v, &b) == 0) return b;
+  return 0;
+}
