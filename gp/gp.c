@@ -1,0 +1,544 @@
+/* gp/gp.c: Gaussian-process regression (gp/gp.h): covariance functions, the Cholesky factor of the
+ * observations (LAPACK dpotrf from scratch, extended by one row per observation), V = L^-1 K(X_obs,
+ * X_cand) kept in float and extended by one gemv per observation, incrementally maintained posterior
+ * mean/variance of every candidate, marginal likelihood and its maximization (Nelder-Mead with
+ * priors). */
+#include "gp/gp.h"
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GP_BLOCK 4096
+#define GP_JITTER 1e-8
+
+struct mpt_gp {
+  mpt_gp_config cfg;
+  int dim;
+  int64_t n_cand;
+  double *X;            /* n_cand x dim candidates */
+  double *ls, *inv_ls;  /* dim */
+  double variance, noise;
+  int n, cap;
+  double *Xo;           /* cap x dim observed points */
+  double *yo;           /* cap outputs (raw units) */
+  double *L;            /* cap x cap, row-major lower factor */
+  double *wy, *w1;      /* L^-1 y, L^-1 1 */
+  float *V;             /* cap rows of n_cand */
+  double *A, *B, *var;  /* n_cand: V^T wy, V^T w1, variance - sum V^2 */
+  float *tmpf;          /* n_cand scratch */
+  double *tmpd;         /* cap scratch */
+  float *lf;            /* cap scratch */
+};
+
+void mpt_gp_config_default(mpt_gp_config *c) {
+  memset(c, 0, sizeof *c);
+  c->kernel = MPT_GP_MATERN32;
+  c->lengthscale = 1.5;
+  c->variance = 1.0;
+  c->noise = 1e-6;
+  c->mean = MPT_GP_MEAN_OBSERVED;
+  c->mean_constant = 0.0;
+  c->normalize_scale = 1;
+}
+
+static const char *const kernel_names[] = {"matern12", "matern32", "matern52", "se"};
+
+const char *mpt_gp_kernel_name(int k) {
+  return (k >= 0 && k < MPT_GP_KERNEL_COUNT) ? kernel_names[k] : NULL;
+}
+
+int mpt_gp_kernel_parse(const char *name) {
+  if (!name) return -1;
+  for (int k = 0; k < MPT_GP_KERNEL_COUNT; k++)
+    if (strcmp(name, kernel_names[k]) == 0) return k;
+  if (strcmp(name, "rbf") == 0 || strcmp(name, "squared_exponential") == 0) return MPT_GP_SE;
+  return -1;
+}
+
+static inline double kern_r2(int kernel, double r2) {
+  switch (kernel) {
+  case MPT_GP_MATERN12: return exp(-sqrt(r2));
+  case MPT_GP_MATERN32: {
+    double t = sqrt(3.0 * r2);
+    return (1.0 + t) * exp(-t);
+  }
+  case MPT_GP_MATERN52: {
+    double t = sqrt(5.0 * r2);
+    return (1.0 + t + t * t / 3.0) * exp(-t);
+  }
+  default: return exp(-0.5 * r2);
+  }
+}
+
+double mpt_gp_kernel_eval(int kernel, double r) { return kern_r2(kernel, r * r); }
+
+static inline double dist2(const double *a, const double *b, const double *inv_ls, int dim) {
+  double s = 0;
+  for (int d = 0; d < dim; d++) {
+    double t = (a[d] - b[d]) * inv_ls[d];
+    s += t * t;
+  }
+  return s;
+}
+
+static double noise_eff(double noise, double variance) {
+  return noise + GP_JITTER * variance;
+}
+
+int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
+                  mpt_error *err) {
+  *out = NULL;
+  if (dim < 1) return mpt_error_set(err, MPT_ERR_VALUE, "gp: dimension must be >= 1 (got %d)", dim);
+  if (n_cand < 0) return mpt_error_set(err, MPT_ERR_VALUE, "gp: negative number of candidates");
+  if (!(cfg->lengthscale > 0) || !(cfg->variance > 0) || !(cfg->noise >= 0) ||
+      cfg->kernel < 0 || cfg->kernel >= MPT_GP_KERNEL_COUNT)
+    return mpt_error_set(err, MPT_ERR_VALUE,
+                         "gp: bad configuration (lengthscale %g, variance %g, noise %g, kernel %d)",
+                         cfg->lengthscale, cfg->variance, cfg->noise, (int)cfg->kernel);
+  mpt_gp *gp = calloc(1, sizeof *gp);
+  if (!gp) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory");
+  gp->cfg = *cfg;
+  gp->dim = dim;
+  gp->n_cand = n_cand;
+  gp->variance = cfg->variance;
+  gp->noise = cfg->noise;
+  gp->X = malloc(sizeof(double) * (size_t)(n_cand > 0 ? n_cand : 1) * (size_t)dim);
+  gp->ls = malloc(sizeof(double) * (size_t)dim);
+  gp->inv_ls = malloc(sizeof(double) * (size_t)dim);
+  gp->A = calloc((size_t)(n_cand > 0 ? n_cand : 1), sizeof(double));
+  gp->B = calloc((size_t)(n_cand > 0 ? n_cand : 1), sizeof(double));
+  gp->var = malloc(sizeof(double) * (size_t)(n_cand > 0 ? n_cand : 1));
+  gp->tmpf = malloc(sizeof(float) * (size_t)(n_cand > 0 ? n_cand : 1));
+  if (!gp->X || !gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->tmpf) {
+    mpt_gp_free(gp);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld candidates", (long long)n_cand);
+  }
+  if (n_cand > 0) memcpy(gp->X, X, sizeof(double) * (size_t)n_cand * (size_t)dim);
+  for (int d = 0; d < dim; d++) {
+    gp->ls[d] = cfg->lengthscale;
+    gp->inv_ls[d] = 1.0 / cfg->lengthscale;
+  }
+  for (int64_t c = 0; c < n_cand; c++) gp->var[c] = gp->variance;
+  *out = gp;
+  return 0;
+}
+
+void mpt_gp_free(mpt_gp *gp) {
+  if (!gp) return;
+  free(gp->X); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->yo); free(gp->L);
+  free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
+  free(gp->tmpf); free(gp->tmpd); free(gp->lf);
+  free(gp);
+}
+
+int mpt_gp_dim(const mpt_gp *gp) { return gp->dim; }
+int64_t mpt_gp_n_cand(const mpt_gp *gp) { return gp->n_cand; }
+int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
+
+int64_t mpt_gp_bytes(const mpt_gp *gp) {
+  int64_t nc = gp->n_cand, cap = gp->cap, d = gp->dim;
+  return (int64_t)sizeof *gp + nc * d * 8 + nc * (3 * 8 + 4) + cap * nc * 4 + cap * cap * 8 +
+         cap * (d + 5) * 8 + cap * 4;
+}
+
+static int grow(mpt_gp *gp, mpt_error *err) {
+  int ncap = gp->cap ? gp->cap * 2 : 64;
+  double *Xo = realloc(gp->Xo, sizeof(double) * (size_t)ncap * (size_t)gp->dim);
+  if (Xo) gp->Xo = Xo;
+  double *yo = realloc(gp->yo, sizeof(double) * (size_t)ncap);
+  if (yo) gp->yo = yo;
+  double *wy = realloc(gp->wy, sizeof(double) * (size_t)ncap);
+  if (wy) gp->wy = wy;
+  double *w1 = realloc(gp->w1, sizeof(double) * (size_t)ncap);
+  if (w1) gp->w1 = w1;
+  double *td = realloc(gp->tmpd, sizeof(double) * (size_t)ncap);
+  if (td) gp->tmpd = td;
+  float *lf = realloc(gp->lf, sizeof(float) * (size_t)ncap);
+  if (lf) gp->lf = lf;
+  float *V = gp->n_cand > 0 ? realloc(gp->V, sizeof(float) * (size_t)ncap * (size_t)gp->n_cand) : gp->V;
+  if (V) gp->V = V;
+  double *L = calloc((size_t)ncap * (size_t)ncap, sizeof(double));
+  if (!Xo || !yo || !wy || !w1 || !td || !lf || (gp->n_cand > 0 && !V) || !L) {
+    free(L);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory growing to %d observations", ncap);
+  }
+  for (int i = 0; i < gp->n; i++) memcpy(L + (size_t)i * ncap, gp->L + (size_t)i * gp->cap, sizeof(double) * (size_t)(i + 1));
+  free(gp->L);
+  gp->L = L;
+  gp->cap = ncap;
+  return 0;
+}
+
+/* kx[i] = variance * k(x, Xo_i), i < n */
+static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, double variance,
+                       double *kx) {
+  for (int i = 0; i < gp->n; i++)
+    kx[i] = variance * kern_r2(gp->cfg.kernel, dist2(x, gp->Xo + (size_t)i * gp->dim, inv_ls, gp->dim));
+}
+
+int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) {
+  if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
+  if (gp->n == gp->cap) {
+    int rc = grow(gp, err);
+    if (rc) return rc;
+  }
+  int n = gp->n, cap = gp->cap, dim = gp->dim;
+  double ne = noise_eff(gp->noise, gp->variance);
+  double *l = gp->L + (size_t)n * cap;          /* new row of L */
+  kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+  if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, l, 1);
+  double ll = n > 0 ? cblas_ddot(n, l, 1, l, 1) : 0.0;
+  double d = gp->variance + ne - ll;
+  if (d < ne) d = ne; /* the posterior variance is >= 0: only rounding can push it below */
+  double lnn = sqrt(d);
+  l[n] = lnn;
+  double wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
+  double w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
+  for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
+  float *vrow = gp->V ? gp->V + (size_t)n * (size_t)gp->n_cand : NULL;
+  double inv_lnn = 1.0 / lnn;
+  for (int64_t b = 0; b < gp->n_cand; b += GP_BLOCK) {
+    int64_t bc = gp->n_cand - b < GP_BLOCK ? gp->n_cand - b : GP_BLOCK;
+    float *t = gp->tmpf + b;
+    if (n > 0)
+      cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->lf, 1, 0.0f, t, 1);
+    else
+      memset(t, 0, sizeof(float) * (size_t)bc);
+    for (int64_t j = 0; j < bc; j++) {
+      int64_t c = b + j;
+      double kc = gp->variance * kern_r2(gp->cfg.kernel, dist2(x, gp->X + (size_t)c * dim, gp->inv_ls, dim));
+      float v = (float)((kc - (double)t[j]) * inv_lnn);
+      vrow[c] = v;
+      gp->A[c] += (double)v * wyn;
+      gp->B[c] += (double)v * w1n;
+      gp->var[c] -= (double)v * (double)v;
+    }
+  }
+  memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
+  gp->yo[n] = y;
+  gp->wy[n] = wyn;
+  gp->w1[n] = w1n;
+  gp->n = n + 1;
+  return 0;
+}
+
+int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
+  if (n < 0 || n > gp->n)
+    return mpt_error_set(err, MPT_ERR_VALUE, "gp: cannot truncate %d observations to %d", gp->n, n);
+  for (int k = gp->n - 1; k >= n; k--) {
+    const float *vrow = gp->V + (size_t)k * (size_t)gp->n_cand;
+    double wyk = gp->wy[k], w1k = gp->w1[k];
+    for (int64_t c = 0; c < gp->n_cand; c++) {
+      double v = vrow[c];
+      gp->A[c] -= v * wyk;
+      gp->B[c] -= v * w1k;
+      gp->var[c] += v * v;
+    }
+  }
+  gp->n = n;
+  return 0;
+}
+
+void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale) {
+  double m = 0, s = 1;
+  int n = gp->n;
+  if (gp->cfg.mean == MPT_GP_MEAN_CONSTANT) {
+    m = gp->cfg.mean_constant;
+  } else if (n > 0) {
+    for (int i = 0; i < n; i++) m += gp->yo[i];
+    m /= n;
+  }
+  if (gp->cfg.normalize_scale && n >= 2) {
+    double mu = 0, ss = 0;
+    for (int i = 0; i < n; i++) mu += gp->yo[i];
+    mu /= n;
+    for (int i = 0; i < n; i++) ss += (gp->yo[i] - mu) * (gp->yo[i] - mu);
+    ss = sqrt(ss / n);
+    if (ss > 1e-12 * (fabs(mu) + 1e-300) && ss > 0) s = ss;
+  }
+  if (mean) *mean = m;
+  if (scale) *scale = s;
+}
+
+void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd) {
+  double m, s;
+  mpt_gp_normalization(gp, &m, &s);
+  for (int64_t c = begin; c < end; c++) {
+    if (mean) mean[c - begin] = m + gp->A[c] - m * gp->B[c];
+    if (sd) sd[c - begin] = s * sqrt(gp->var[c] > 0 ? gp->var[c] : 0.0);
+  }
+}
+
+void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd) {
+  double m, s;
+  mpt_gp_normalization(gp, &m, &s);
+  int n = gp->n;
+  double *l = gp->tmpd;
+  double mu = m, var = gp->variance;
+  if (n > 0) {
+    kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, gp->cap, l, 1);
+    for (int i = 0; i < n; i++) {
+      mu += l[i] * (gp->wy[i] - m * gp->w1[i]);
+      var -= l[i] * l[i];
+    }
+  }
+  if (mean) *mean = mu;
+  if (sd) *sd = s * sqrt(var > 0 ? var : 0.0);
+}
+
+void mpt_gp_get_hyper(const mpt_gp *gp, double *ls, double *variance, double *noise) {
+  if (ls) memcpy(ls, gp->ls, sizeof(double) * (size_t)gp->dim);
+  if (variance) *variance = gp->variance;
+  if (noise) *noise = gp->noise;
+}
+
+/* K(Xo, Xo) + noise I into a (ld x n, row-major, lower), then Cholesky; adds jitter on failure. */
+static int factor_obs(const mpt_gp *gp, const double *inv_ls, double variance, double noise, double *a,
+                      int ld, mpt_error *err) {
+  int n = gp->n;
+  double ne = noise_eff(noise, variance);
+  for (int attempt = 0; attempt < 6; attempt++) {
+    for (int i = 0; i < n; i++) {
+      const double *xi = gp->Xo + (size_t)i * gp->dim;
+      for (int j = 0; j < i; j++)
+        a[(size_t)i * ld + j] =
+            variance * kern_r2(gp->cfg.kernel, dist2(xi, gp->Xo + (size_t)j * gp->dim, inv_ls, gp->dim));
+      a[(size_t)i * ld + i] = variance + ne;
+    }
+    lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, ld);
+    if (info == 0) return 0;
+    if (info < 0) break;
+    ne = ne * 100 + 1e-10 * variance;
+  }
+  return mpt_error_set(err, MPT_ERR_VALUE, "gp: covariance matrix of %d observations is not positive definite", n);
+}
+
+static int refactor(mpt_gp *gp, mpt_error *err) {
+  int n = gp->n, cap = gp->cap, dim = gp->dim;
+  for (int64_t c = 0; c < gp->n_cand; c++) {
+    gp->A[c] = 0;
+    gp->B[c] = 0;
+    gp->var[c] = gp->variance;
+  }
+  if (n == 0) return 0;
+  int rc = factor_obs(gp, gp->inv_ls, gp->variance, gp->noise, gp->L, cap, err);
+  if (rc) return rc;
+  memcpy(gp->wy, gp->yo, sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) gp->w1[i] = 1.0;
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, gp->wy, 1);
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, gp->w1, 1);
+  int64_t bsz = 1024;
+  double *K = malloc(sizeof(double) * (size_t)n * (size_t)bsz);
+  if (!K) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory refactoring");
+  for (int64_t b = 0; b < gp->n_cand; b += bsz) {
+    int64_t bc = gp->n_cand - b < bsz ? gp->n_cand - b : bsz;
+    for (int i = 0; i < n; i++) {
+      const double *xi = gp->Xo + (size_t)i * dim;
+      for (int64_t j = 0; j < bc; j++)
+        K[(size_t)i * bsz + j] =
+            gp->variance * kern_r2(gp->cfg.kernel, dist2(xi, gp->X + (size_t)(b + j) * dim, gp->inv_ls, dim));
+    }
+    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, (int)bc, 1.0, gp->L,
+                cap, K, (int)bsz);
+    for (int i = 0; i < n; i++) {
+      float *vrow = gp->V + (size_t)i * (size_t)gp->n_cand + b;
+      const double *krow = K + (size_t)i * bsz;
+      double wyi = gp->wy[i], w1i = gp->w1[i];
+      for (int64_t j = 0; j < bc; j++) {
+        float v = (float)krow[j];
+        vrow[j] = v;
+        gp->A[b + j] += (double)v * wyi;
+        gp->B[b + j] += (double)v * w1i;
+        gp->var[b + j] -= (double)v * (double)v;
+      }
+    }
+  }
+  free(K);
+  return 0;
+}
+
+int mpt_gp_set_hyper(mpt_gp *gp, const double *ls, double variance, double noise, mpt_error *err) {
+  if (!(variance > 0) || !(noise >= 0))
+    return mpt_error_set(err, MPT_ERR_VALUE, "gp: bad hyperparameters (variance %g, noise %g)", variance, noise);
+  for (int d = 0; d < gp->dim; d++)
+    if (!(ls[d] > 0)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: lengthscale %d is %g (must be > 0)", d, ls[d]);
+  for (int d = 0; d < gp->dim; d++) {
+    gp->ls[d] = ls[d];
+    gp->inv_ls[d] = 1.0 / ls[d];
+  }
+  gp->variance = variance;
+  gp->noise = noise;
+  return refactor(gp, err);
+}
+
+int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, double noise, double *lml,
+                        mpt_error *err) {
+  int n = gp->n;
+  *lml = 0;
+  if (n == 0) return 0;
+  double *inv_ls = malloc(sizeof(double) * (size_t)gp->dim);
+  double *a = malloc(sizeof(double) * (size_t)n * (size_t)n);
+  double *z = malloc(sizeof(double) * (size_t)n);
+  if (!inv_ls || !a || !z) {
+    free(inv_ls); free(a); free(z);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory");
+  }
+  for (int d = 0; d < gp->dim; d++) inv_ls[d] = 1.0 / (ls ? ls[d] : gp->ls[d]);
+  if (!ls) {
+    variance = gp->variance;
+    noise = gp->noise;
+  }
+  int rc = factor_obs(gp, inv_ls, variance, noise, a, n, err);
+  if (rc == 0) {
+    double m, s;
+    mpt_gp_normalization(gp, &m, &s);
+    for (int i = 0; i < n; i++) z[i] = (gp->yo[i] - m) / s;
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, a, n, z, 1);
+    double q = cblas_ddot(n, z, 1, z, 1), ld = 0;
+    for (int i = 0; i < n; i++) ld += log(a[(size_t)i * n + i]);
+    *lml = -0.5 * q - ld - 0.5 * n * log(2 * M_PI);
+  }
+  free(inv_ls); free(a); free(z);
+  return rc;
+}
+
+void mpt_gp_fit_options_default(mpt_gp_fit_options *o) {
+  o->ard = 1;
+  o->fit_variance = 1;
+  o->fit_noise = 1;
+  o->max_evals = 150;
+  o->ls_prior_shape = 2.0;   /* Gamma(2, 2): mode 0.5, density 0 at 0 */
+  o->ls_prior_rate = 2.0;
+  o->ls_min = 0.01;
+  o->ls_max = 100.0;
+  o->noise_min = 1e-6;
+  o->noise_max = 1.0;
+}
+
+typedef struct fit_ctx {
+  const mpt_gp *gp;
+  const mpt_gp_fit_options *o;
+  int nls;               /* 1 or dim */
+  double variance, noise; /* fixed values when not fitted */
+  double *ls;            /* dim scratch */
+} fit_ctx;
+
+static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* decodes theta (log space) into ls/variance/noise */
+static void fit_decode(fit_ctx *f, const double *th, double *variance, double *noise) {
+  const mpt_gp_fit_options *o = f->o;
+  for (int d = 0; d < f->gp->dim; d++)
+    f->ls[d] = clampd(exp(th[f->nls == 1 ? 0 : d]), o->ls_min, o->ls_max);
+  int k = f->nls;
+  *variance = o->fit_variance ? clampd(exp(th[k++]), 1e-3, 1e3) : f->variance;
+  *noise = o->fit_noise ? clampd(exp(th[k]), o->noise_min, o->noise_max) : f->noise;
+}
+
+/* negative log posterior of the hyperparameters */
+static double fit_objective(fit_ctx *f, const double *th) {
+  double variance, noise, lml;
+  fit_decode(f, th, &variance, &noise);
+  mpt_error e;
+  if (mpt_gp_log_marginal(f->gp, f->ls, variance, noise, &lml, &e) != 0) return 1e300;
+  double lp = 0;
+  const mpt_gp_fit_options *o = f->o;
+  for (int d = 0; d < f->nls; d++) {
+    double l = f->ls[d];
+    lp += (o->ls_prior_shape - 1) * log(l) - o->ls_prior_rate * l;
+  }
+  if (o->fit_variance) lp += -0.5 * log(variance) * log(variance);           /* log-normal(0, 1) */
+  if (o->fit_noise) {
+    double t = (log(noise) - log(1e-3)) / 3.0;                                /* log-normal around 1e-3 */
+    lp += -0.5 * t * t;
+  }
+  return -(lml + lp);
+}
+
+int mpt_gp_fit(mpt_gp *gp, const mpt_gp_fit_options *o, double *best_objective, mpt_error *err) {
+  if (gp->n < 2) {
+    if (best_objective) *best_objective = 0;
+    return 0;
+  }
+  fit_ctx f = {gp, o, o->ard ? gp->dim : 1, gp->variance, gp->noise, NULL};
+  int np = f.nls + (o->fit_variance ? 1 : 0) + (o->fit_noise ? 1 : 0);
+  f.ls = malloc(sizeof(double) * (size_t)gp->dim);
+  double *S = malloc(sizeof(double) * (size_t)(np + 1) * (size_t)np); /* simplex */
+  double *F = malloc(sizeof(double) * (size_t)(np + 1));
+  double *c = malloc(sizeof(double) * (size_t)np * 4);
+  if (!f.ls || !S || !F || !c) {
+    free(f.ls); free(S); free(F); free(c);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory fitting");
+  }
+  double *xr = c + np, *xe = c + 2 * np, *xc = c + 3 * np;
+  /* start: geometric mean of the current lengthscales when shared */
+  double *x0 = S;
+  if (f.nls == 1) {
+    double s = 0;
+    for (int d = 0; d < gp->dim; d++) s += log(gp->ls[d]);
+    x0[0] = s / gp->dim;
+  } else {
+    for (int d = 0; d < gp->dim; d++) x0[d] = log(gp->ls[d]);
+  }
+  int k = f.nls;
+  if (o->fit_variance) x0[k++] = log(gp->variance);
+  if (o->fit_noise) x0[k] = log(clampd(gp->noise, o->noise_min, o->noise_max));
+  for (int i = 1; i <= np; i++) {
+    memcpy(S + (size_t)i * np, x0, sizeof(double) * (size_t)np);
+    S[(size_t)i * np + (i - 1)] += (i - 1 < f.nls) ? -0.7 : 1.0;
+  }
+  int evals = 0;
+  for (int i = 0; i <= np; i++, evals++) F[i] = fit_objective(&f, S + (size_t)i * np);
+  while (evals < o->max_evals) {
+    /* order: best first (insertion sort of rows) */
+    for (int i = 1; i <= np; i++)
+      for (int j = i; j > 0 && F[j] < F[j - 1]; j--) {
+        double t = F[j]; F[j] = F[j - 1]; F[j - 1] = t;
+        for (int q = 0; q < np; q++) {
+          double u = S[(size_t)j * np + q];
+          S[(size_t)j * np + q] = S[(size_t)(j - 1) * np + q];
+          S[(size_t)(j - 1) * np + q] = u;
+        }
+      }
+    if (fabs(F[np] - F[0]) < 1e-7 * (1 + fabs(F[0]))) break;
+    for (int q = 0; q < np; q++) {
+      double s = 0;
+      for (int i = 0; i < np; i++) s += S[(size_t)i * np + q];
+      c[q] = s / np;
+    }
+    double *w = S + (size_t)np * np;
+    for (int q = 0; q < np; q++) xr[q] = c[q] + (c[q] - w[q]);
+    double fr = fit_objective(&f, xr); evals++;
+    if (fr < F[0]) {
+      for (int q = 0; q < np; q++) xe[q] = c[q] + 2 * (c[q] - w[q]);
+      double fe = fit_objective(&f, xe); evals++;
+      if (fe < fr) { memcpy(w, xe, sizeof(double) * (size_t)np); F[np] = fe; }
+      else { memcpy(w, xr, sizeof(double) * (size_t)np); F[np] = fr; }
+    } else if (fr < F[np - 1]) {
+      memcpy(w, xr, sizeof(double) * (size_t)np); F[np] = fr;
+    } else {
+      int outside = fr < F[np];
+      for (int q = 0; q < np; q++) xc[q] = outside ? c[q] + 0.5 * (xr[q] - c[q]) : c[q] + 0.5 * (w[q] - c[q]);
+      double fc = fit_objective(&f, xc); evals++;
+      if (fc < (outside ? fr : F[np])) { memcpy(w, xc, sizeof(double) * (size_t)np); F[np] = fc; }
+      else { /* shrink towards the best */
+        for (int i = 1; i <= np; i++) {
+          for (int q = 0; q < np; q++) S[(size_t)i * np + q] = S[q] + 0.5 * (S[(size_t)i * np + q] - S[q]);
+          F[i] = fit_objective(&f, S + (size_t)i * np); evals++;
+        }
+      }
+    }
+  }
+  int bi = 0;
+  for (int i = 1; i <= np; i++) if (F[i] < F[bi]) bi = i;
+  double variance, noise;
+  fit_decode(&f, S + (size_t)bi * np, &variance, &noise);
+  if (best_objective) *best_objective = -F[bi];
+  int rc = 0;
+  if (F[bi] < 1e299) rc = mpt_gp_set_hyper(gp, f.ls, variance, noise, err);
+  free(f.ls); free(S); free(F); free(c);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/* gp/gp.h: Gaussian-process regression over a fixed block of candidate points (the numeric encodings
+ * of configurations from spaces/): Matérn 1/2, 3/2, 5/2 and squared-exponential covariances, per-
+ * dimension lengthscales, signal variance and observation noise, outputs normalized (observed mean or
+ * constant prior mean, observed standard deviation), hyperparameters fixed or fitted by maximizing the
+ * marginal likelihood with priors that keep lengthscales away from 0.
+ *
+ * Cost model. The GP keeps the Cholesky factor L of K(X_obs, X_obs) + noise*I (double) and the
+ * matrix V = L^-1 K(X_obs, X_cand) (float, one row of n_cand per observation). Adding one observation
+ * extends L by one row (a triangular solve of length n_obs, no refactorization) and V by one row
+ * (one new kernel row plus one gemv over V: O(n_cand * n_obs)); the posterior mean and variance of
+ * every candidate are then updated by a rank-one term in O(n_cand). Changing hyperparameters
+ * refactors from scratch (LAPACK dpotrf, candidates blockwise with BLAS dtrsm).
+ *
+ * Distribution. The GP object holds only a block of candidates; the observations are given as points
+ * (not as candidate indices), so several ranks can each hold a slice of the candidates and replicate
+ * the small n_obs x n_obs factor (the ScaLAPACK variant can replace the factor later). */
+#ifndef MPT_GP_H
+#define MPT_GP_H
+#include <stdint.h>
+#include "spaces/error.h"
+
+typedef enum mpt_gp_kernel {
+  MPT_GP_MATERN12 = 0,
+  MPT_GP_MATERN32,
+  MPT_GP_MATERN52,
+  MPT_GP_SE,
+  MPT_GP_KERNEL_COUNT
+} mpt_gp_kernel;
+
+typedef enum mpt_gp_mean {
+  MPT_GP_MEAN_OBSERVED = 0, /* prior mean = mean of the observations */
+  MPT_GP_MEAN_CONSTANT,     /* prior mean = config.mean_constant */
+} mpt_gp_mean;
+
+typedef struct mpt_gp_config {
+  mpt_gp_kernel kernel;
+  double lengthscale;    /* initial lengthscale of every dimension (> 0) */
+  double variance;       /* signal variance in normalized units (default 1) */
+  double noise;          /* observation-noise variance in normalized units (>= 0; a tiny jitter is added) */
+  mpt_gp_mean mean;
+  double mean_constant;
+  int normalize_scale;   /* 1: divide outputs by their standard deviation (default), 0: scale 1 */
+} mpt_gp_config;
+
+/* Fills the defaults: Matérn 3/2, lengthscale 1.5, variance 1, noise 1e-6, observed mean, scaled. */
+void mpt_gp_config_default(mpt_gp_config *c);
+const char *mpt_gp_kernel_name(int kernel);   /* "matern12", "matern32", "matern52", "se"; NULL if bad */
+int mpt_gp_kernel_parse(const char *name);    /* -1 when unknown; accepts "rbf" for "se" */
+/* k(r) for unit variance at scaled distance r >= 0 */
+double mpt_gp_kernel_eval(int kernel, double r);
+
+typedef struct mpt_gp mpt_gp;
+
+/* A GP over n_cand candidate points X (row-major n_cand x dim, copied). n_cand may be 0. */
+int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
+                  mpt_error *err);
+void mpt_gp_free(mpt_gp *gp);
+
+int mpt_gp_dim(const mpt_gp *gp);
+int64_t mpt_gp_n_cand(const mpt_gp *gp);
+int mpt_gp_n_obs(const mpt_gp *gp);
+/* bytes held (candidates, V, factor, per-candidate state) */
+int64_t mpt_gp_bytes(const mpt_gp *gp);
+
+/* Adds one observation (x: dim values, y finite) and updates the factor and the posterior of every
+ * candidate incrementally. */
+int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err);
+/* Forgets the observations after the first n (in reverse order of addition), restoring the posterior
+ * exactly up to rounding: used to fantasize pending points and roll back. */
+int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err);
+
+/* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
+ * be NULL. Reads the incrementally maintained state: O(end - begin). */
+void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);
+/* Posterior mean and sd at any point x (O(n_obs^2)). */
+void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd);
+/* the output normalization in use: prior mean and scale */
+void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale);
+
+/* Hyperparameters (normalized units). ls has dim entries. Setting them refactors from scratch. */
+void mpt_gp_get_hyper(const mpt_gp *gp, double *ls, double *variance, double *noise);
+int mpt_gp_set_hyper(mpt_gp *gp, const double *ls, double variance, double noise, mpt_error *err);
+/* Log marginal likelihood of the normalized observations under the given hyperparameters (the GP's
+ * own when ls == NULL). Returns 0 or an error (e.g. not positive definite). */
+int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, double noise,
+                        double *lml, mpt_error *err);
+
+typedef struct mpt_gp_fit_options {
+  int ard;               /* 1: one lengthscale per dimension, 0: one shared lengthscale */
+  int fit_variance;      /* fit the signal variance too */
+  int fit_noise;         /* fit the noise too */
+  int max_evals;         /* marginal-likelihood evaluations (Nelder-Mead) */
+  double ls_prior_shape, ls_prior_rate; /* Gamma prior on each lengthscale (shape > 1 keeps it off 0) */
+  double ls_min, ls_max; /* box on lengthscales */
+  double noise_min, noise_max;
+} mpt_gp_fit_options;
+void mpt_gp_fit_options_default(mpt_gp_fit_options *o);
+/* Maximizes log marginal likelihood + log prior over log-hyperparameters from the current ones
+ * (deterministic), sets the best and refactors. Needs >= 2 observations (otherwise a no-op). */
+int mpt_gp_fit(mpt_gp *gp, const mpt_gp_fit_options *o, double *best_objective, mpt_error *err);
+
+#endif

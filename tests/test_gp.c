@@ -1,0 +1,281 @@
+/* tests/test_gp.c: gp/ against a direct dense solve (LAPACK dposv on the full covariance) and against
+ * closed forms (one and two observations), incremental extension vs refactorization, truncation
+ * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp.h"
+#include "spaces/rng.h"
+
+static double kfun(int kernel, const double *a, const double *b, const double *ls, int dim) {
+  double r2 = 0;
+  for (int d = 0; d < dim; d++) r2 += ((a[d] - b[d]) / ls[d]) * ((a[d] - b[d]) / ls[d]);
+  return mpt_gp_kernel_eval(kernel, sqrt(r2));
+}
+
+/* dense reference: mean/sd at every candidate with observed-mean + std normalization */
+static void dense_predict(int kernel, int dim, const double *ls, double variance, double noise, int n,
+                          const double *Xo, const double *y, int nc, const double *X, double *mean,
+                          double *sd) {
+  double m = 0, s = 0;
+  for (int i = 0; i < n; i++) m += y[i];
+  m /= n;
+  for (int i = 0; i < n; i++) s += (y[i] - m) * (y[i] - m);
+  s = n >= 2 ? sqrt(s / n) : 1.0;
+  double *K = malloc(sizeof(double) * n * n), *rhs = malloc(sizeof(double) * n * (nc + 1));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      K[i * n + j] = variance * kfun(kernel, Xo + i * dim, Xo + j * dim, ls, dim) + (i == j ? noise + 1e-8 * variance : 0);
+  /* columns: y_norm, then k(Xo, x_c) for every candidate */
+  int nr = nc + 1;
+  for (int i = 0; i < n; i++) {
+    rhs[i * nr] = (y[i] - m) / s;
+    for (int c = 0; c < nc; c++) rhs[i * nr + 1 + c] = variance * kfun(kernel, Xo + i * dim, X + c * dim, ls, dim);
+  }
+  double *kc = malloc(sizeof(double) * n * nc);
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < nc; c++) kc[i * nc + c] = rhs[i * nr + 1 + c];
+  assert_int_equal(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, nr, K, n, rhs, nr), 0);
+  for (int c = 0; c < nc; c++) {
+    double mu = 0, q = 0;
+    for (int i = 0; i < n; i++) {
+      mu += kc[i * nc + c] * rhs[i * nr];
+      q += kc[i * nc + c] * rhs[i * nr + 1 + c];
+    }
+    mean[c] = m + s * mu;
+    double v = variance - q;
+    sd[c] = s * sqrt(v > 0 ? v : 0);
+  }
+  free(K); free(rhs); free(kc);
+}
+
+static void random_points(mpt_rng *r, int n, int dim, double *X) {
+  for (int i = 0; i < n * dim; i++) X[i] = mpt_rng_uniform(r);
+}
+
+static void test_kernels_closed_form(void **state) {
+  (void)state;
+  double r = 0.7;
+  assert_true(fabs(mpt_gp_kernel_eval(MPT_GP_MATERN12, r) - exp(-r)) < 1e-15);
+  assert_true(fabs(mpt_gp_kernel_eval(MPT_GP_MATERN32, r) - (1 + sqrt(3) * r) * exp(-sqrt(3) * r)) < 1e-15);
+  assert_true(fabs(mpt_gp_kernel_eval(MPT_GP_MATERN52, r) - (1 + sqrt(5) * r + 5 * r * r / 3) * exp(-sqrt(5) * r)) < 1e-15);
+  assert_true(fabs(mpt_gp_kernel_eval(MPT_GP_SE, r) - exp(-r * r / 2)) < 1e-15);
+  for (int k = 0; k < MPT_GP_KERNEL_COUNT; k++) {
+    assert_true(fabs(mpt_gp_kernel_eval(k, 0) - 1) < 1e-15);
+    assert_int_equal(mpt_gp_kernel_parse(mpt_gp_kernel_name(k)), k);
+  }
+  assert_int_equal(mpt_gp_kernel_parse("nope"), -1);
+}
+
+/* one observation, constant zero mean, no scaling: mean = k/(v+noise) * y, var = v - k^2/(v+noise) */
+static void test_one_and_two_obs_closed_form(void **state) {
+  (void)state;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  cfg.mean = MPT_GP_MEAN_CONSTANT;
+  cfg.mean_constant = 0;
+  cfg.normalize_scale = 0;
+  cfg.noise = 0.1;
+  cfg.lengthscale = 0.5;
+  cfg.kernel = MPT_GP_SE;
+  double X[3] = {0.0, 0.3, 1.0};
+  mpt_gp *gp;
+  mpt_error err;
+  assert_int_equal(mpt_gp_create(&cfg, 1, 3, X, &gp, &err), 0);
+  double x1 = 0.0, y1 = 2.0;
+  assert_int_equal(mpt_gp_add(gp, &x1, y1, &err), 0);
+  double mean[3], sd[3];
+  mpt_gp_predict_block(gp, 0, 3, mean, sd);
+  double nv = 1 + 0.1 + 1e-8;
+  for (int c = 0; c < 3; c++) {
+    double k = exp(-0.5 * (X[c] / 0.5) * (X[c] / 0.5));
+    assert_true(fabs(mean[c] - k / nv * y1) < 1e-6);
+    assert_true(fabs(sd[c] - sqrt(1 - k * k / nv)) < 1e-6);
+  }
+  /* two observations: 2x2 inverse by hand */
+  double x2 = 1.0, y2 = -1.0;
+  assert_int_equal(mpt_gp_add(gp, &x2, y2, &err), 0);
+  mpt_gp_predict_block(gp, 0, 3, mean, sd);
+  double k12 = exp(-0.5 * 4.0);
+  double det = nv * nv - k12 * k12;
+  double a1 = (nv * y1 - k12 * y2) / det, a2 = (-k12 * y1 + nv * y2) / det;
+  for (int c = 0; c < 3; c++) {
+    double ka = exp(-0.5 * (X[c] / 0.5) * (X[c] / 0.5)), kb = exp(-0.5 * ((X[c] - 1) / 0.5) * ((X[c] - 1) / 0.5));
+    double mu = ka * a1 + kb * a2;
+    double q = (nv * ka * ka - 2 * k12 * ka * kb + nv * kb * kb) / det;
+    assert_true(fabs(mean[c] - mu) < 1e-6);
+    assert_true(fabs(sd[c] - sqrt(1 - q)) < 1e-6);
+  }
+  mpt_gp_free(gp);
+}
+
+/* incremental adds vs dense solve, all kernels, per-dim lengthscales, then refactor, then truncate */
+static void test_vs_dense(void **state) {
+  (void)state;
+  mpt_rng r;
+  mpt_rng_seed(&r, 7);
+  enum { DIM = 4, NC = 300, NO = 60 };
+  double *X = malloc(sizeof(double) * NC * DIM), *Xo = malloc(sizeof(double) * NO * DIM), y[NO];
+  random_points(&r, NC, DIM, X);
+  for (int i = 0; i < NO; i++) {
+    int c = (int)mpt_rng_below(&r, NC);
+    memcpy(Xo + i * DIM, X + c * DIM, sizeof(double) * DIM);
+    Xo[i * DIM] += 0.01 * i; /* distinct points, some off the candidate grid */
+    y[i] = sin(3 * Xo[i * DIM]) + Xo[i * DIM + 1] * Xo[i * DIM + 2] + 0.1 * mpt_rng_normal(&r);
+  }
+  double mean[NC], sd[NC], rm[NC], rs[NC];
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.kernel = kernel;
+    cfg.noise = 1e-3;
+    cfg.lengthscale = 0.6;
+    mpt_gp *gp;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &gp, &err), 0);
+    for (int i = 0; i < NO; i++) assert_int_equal(mpt_gp_add(gp, Xo + i * DIM, y[i], &err), 0);
+    assert_int_equal(mpt_gp_n_obs(gp), NO);
+    double ls[DIM] = {0.6, 0.6, 0.6, 0.6};
+    dense_predict(kernel, DIM, ls, 1.0, 1e-3, NO, Xo, y, NC, X, rm, rs);
+    mpt_gp_predict_block(gp, 0, NC, mean, sd);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(mean[c] - rm[c]) < 2e-3);
+      assert_true(fabs(sd[c] - rs[c]) < 2e-3);
+    }
+    /* point prediction (double precision path) matches tightly */
+    for (int c = 0; c < NC; c += 37) {
+      double pm, ps;
+      mpt_gp_predict_point(gp, X + c * DIM, &pm, &ps);
+      assert_true(fabs(pm - rm[c]) < 1e-6);
+      assert_true(fabs(ps - rs[c]) < 1e-5);
+    }
+    /* new per-dimension hyperparameters: refactor from scratch */
+    double ls2[DIM] = {0.3, 1.0, 2.0, 0.5};
+    assert_int_equal(mpt_gp_set_hyper(gp, ls2, 1.7, 1e-2, &err), 0);
+    dense_predict(kernel, DIM, ls2, 1.7, 1e-2, NO, Xo, y, NC, X, rm, rs);
+    mpt_gp_predict_block(gp, 0, NC, mean, sd);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(mean[c] - rm[c]) < 2e-3);
+      assert_true(fabs(sd[c] - rs[c]) < 2e-3);
+    }
+    /* log marginal likelihood vs dense formula */
+    double lml;
+    assert_int_equal(mpt_gp_log_marginal(gp, NULL, 0, 0, &lml, &err), 0);
+    {
+      double m = 0, s = 0;
+      for (int i = 0; i < NO; i++) m += y[i];
+      m /= NO;
+      for (int i = 0; i < NO; i++) s += (y[i] - m) * (y[i] - m);
+      s = sqrt(s / NO);
+      double *K = malloc(sizeof(double) * NO * NO), b[NO], yn[NO];
+      for (int i = 0; i < NO; i++) {
+        yn[i] = b[i] = (y[i] - m) / s;
+        for (int j = 0; j < NO; j++)
+          K[i * NO + j] = 1.7 * kfun(kernel, Xo + i * DIM, Xo + j * DIM, ls2, DIM) + (i == j ? 1e-2 + 1.7e-8 : 0);
+      }
+      assert_int_equal(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', NO, 1, K, NO, b, 1), 0);
+      double q = 0, ld = 0;
+      for (int i = 0; i < NO; i++) { q += yn[i] * b[i]; ld += log(K[i * NO + i]); }
+      double ref = -0.5 * q - ld - 0.5 * NO * log(2 * M_PI);
+      assert_true(fabs(lml - ref) < 1e-6 * (1 + fabs(ref)));
+      free(K);
+    }
+    /* fantasize 10 points, truncate, and compare with a GP that never saw them */
+    mpt_gp_predict_block(gp, 0, NC, rm, rs);
+    double s_before, s_after;
+    mpt_gp_normalization(gp, NULL, &s_before);
+    for (int i = 0; i < 10; i++) assert_int_equal(mpt_gp_add(gp, X + i * DIM, 0.5 * i, &err), 0);
+    mpt_gp_predict_block(gp, 0, NC, mean, sd);
+    mpt_gp_normalization(gp, NULL, &s_after);
+    assert_true(sd[3] / s_after < rs[3] / s_before && sd[3] / s_after < 0.15); /* X_3 now observed */
+    assert_int_equal(mpt_gp_truncate(gp, NO, &err), 0);
+    mpt_gp_predict_block(gp, 0, NC, mean, sd);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(mean[c] - rm[c]) < 1e-6);
+      assert_true(fabs(sd[c] - rs[c]) < 1e-5);
+    }
+    assert_int_not_equal(mpt_gp_truncate(gp, NO + 1, &err), 0);
+    mpt_gp_free(gp);
+  }
+  free(X);
+  free(Xo);
+}
+
+/* the fit recovers a short lengthscale on a fast-varying function and a long one on a slow one */
+static void test_fit(void **state) {
+  (void)state;
+  mpt_rng r;
+  mpt_rng_seed(&r, 11);
+  enum { NO = 50 };
+  double X[NO], yf[NO], ys[NO];
+  for (int i = 0; i < NO; i++) {
+    X[i] = (i + 0.5 * mpt_rng_uniform(&r)) / NO;
+    yf[i] = sin(25 * X[i]);
+    ys[i] = X[i] * X[i];
+  }
+  double lsf = 0, lss = 0;
+  for (int which = 0; which < 2; which++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.lengthscale = 1.0;
+    cfg.noise = 1e-4;
+    mpt_gp *gp;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, 1, NO, X, &gp, &err), 0);
+    for (int i = 0; i < NO; i++) assert_int_equal(mpt_gp_add(gp, X + i, which ? ys[i] : yf[i], &err), 0);
+    double before, after;
+    assert_int_equal(mpt_gp_log_marginal(gp, NULL, 0, 0, &before, &err), 0);
+    mpt_gp_fit_options o;
+    mpt_gp_fit_options_default(&o);
+    double best;
+    assert_int_equal(mpt_gp_fit(gp, &o, &best, &err), 0);
+    assert_int_equal(mpt_gp_log_marginal(gp, NULL, 0, 0, &after, &err), 0);
+    assert_true(after > before);
+    double ls;
+    mpt_gp_get_hyper(gp, &ls, NULL, NULL);
+    if (which) lss = ls; else lsf = ls;
+    /* after refit the incremental state equals a fresh computation */
+    double mean[NO], sd[NO];
+    mpt_gp_predict_block(gp, 0, NO, mean, sd);
+    for (int i = 0; i < NO; i++) assert_true(fabs(mean[i] - (which ? ys[i] : yf[i])) < 0.05);
+    mpt_gp_free(gp);
+  }
+  assert_true(lsf < 0.3);
+  assert_true(lss > 2 * lsf);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  mpt_gp *gp;
+  mpt_error err;
+  cfg.lengthscale = -1;
+  assert_int_equal(mpt_gp_create(&cfg, 2, 0, NULL, &gp, &err), MPT_ERR_VALUE);
+  mpt_gp_config_default(&cfg);
+  assert_int_equal(mpt_gp_create(&cfg, 0, 0, NULL, &gp, &err), MPT_ERR_VALUE);
+  assert_int_equal(mpt_gp_create(&cfg, 2, 0, NULL, &gp, &err), 0);
+  double x[2] = {0, 0};
+  assert_int_equal(mpt_gp_add(gp, x, NAN, &err), MPT_ERR_VALUE);
+  assert_int_equal(mpt_gp_add(gp, x, 1.0, &err), 0);
+  double ls[2] = {1, 0};
+  assert_int_equal(mpt_gp_set_hyper(gp, ls, 1, 0, &err), MPT_ERR_VALUE);
+  mpt_gp_free(gp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kernels_closed_form),
+      cmocka_unit_test(test_one_and_two_obs_closed_form),
+      cmocka_unit_test(test_vs_dense),
+      cmocka_unit_test(test_fit),
+      cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
