@@ -4,8 +4,10 @@
 #include "evaluators/evaluator.h"
 
 /* one extern per evaluator file */
+extern const mpt_evaluator_type mpt_evaluator_sim;
 
 static const mpt_evaluator_type *const registry[] = {
+  &mpt_evaluator_sim,
   NULL, /* keeps the array non-empty; rows go above */
 };
 

@@ -22,5 +22,9 @@ const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id);
 int64_t mpt_replay_count(const mpt_replay *r);
 /* best (lowest) valid objective among all records, NAN if none */
 double mpt_replay_optimum(const mpt_replay *r);
+/* device the file was measured on: Kernel Tuner's device_name, else the file's base name */
+const char *mpt_replay_device_name(const mpt_replay *r);
+/* records of the file whose configuration is not a valid configuration of the space (skipped) */
+int64_t mpt_replay_unmatched(const mpt_replay *r);
 
 #endif

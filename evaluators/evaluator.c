@@ -1,0 +1,114 @@
+/* evaluators/evaluator.c: the generic evaluator layer around the registry: open (find the type, copy
+ * the settings, fill the common device fields), evaluate (id check, timestamps, framework time) and
+ * close. The types themselves live one per file (evaluators/sim.c, cpu.c, ...). */
+#include "evaluators/evaluator.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The evaluator plus private copies of the settings' strings, so callers need not keep them alive. */
+typedef struct evaluator_holder {
+  mpt_evaluator ev;
+  char *simulate_path;
+  char *workdir;
+} evaluator_holder;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *s,
+                       const mpt_eval_settings *settings, mpt_evaluator **out, mpt_error *err) {
+  *out = NULL;
+  if (!name) return mpt_error_set(err, MPT_ERR_NAME, "no evaluator named");
+  const mpt_evaluator_type *type = mpt_evaluator_find(name);
+  if (!type) {
+    char known[512] = "";
+    for (int i = 0; i < mpt_evaluator_count(); i++) {
+      size_t len = strlen(known);
+      snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", mpt_evaluator_at(i)->name);
+    }
+    return mpt_error_set(err, MPT_ERR_NAME, "unknown evaluator '%s' (known: %s)", name,
+                         known[0] ? known : "none");
+  }
+  if (!p || !s) return mpt_error_set(err, MPT_ERR_VALUE, "evaluator '%s': no problem or space", name);
+  evaluator_holder *h = calloc(1, sizeof *h);
+  if (!h) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name);
+  mpt_evaluator *ev = &h->ev;
+  ev->type = type;
+  ev->problem = p;
+  ev->space = s;
+  if (settings) ev->settings = *settings;
+  h->simulate_path = dup_or_null(ev->settings.simulate_path);
+  h->workdir = dup_or_null(ev->settings.workdir);
+  if ((ev->settings.simulate_path && !h->simulate_path) || (ev->settings.workdir && !h->workdir)) {
+    free(h->simulate_path);
+    free(h->workdir);
+    free(h);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name);
+  }
+  ev->settings.simulate_path = h->simulate_path;
+  ev->settings.workdir = h->workdir;
+  /* common device fields; the type refines them */
+  ev->device.rank = ev->settings.rank;
+  ev->device.index = -1;
+  if (gethostname(ev->device.host, sizeof ev->device.host) != 0) snprintf(ev->device.host, sizeof ev->device.host, "unknown");
+  ev->device.host[sizeof ev->device.host - 1] = '\0';
+  snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", type->name);
+  int rc = type->open ? type->open(ev, err) : 0;
+  if (rc < 0) {
+    free(h->simulate_path);
+    free(h->workdir);
+    free(h);
+    return rc;
+  }
+  *out = ev;
+  return 0;
+}
+
+int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
+  mpt_obs_init(out, id);
+  if (id < 0 || id >= mpt_space_size(ev->space))
+    return mpt_error_set(err, MPT_ERR_VALUE, "evaluator '%s': configuration id %lld is not in the space (0..%lld)",
+                         ev->type->name, (long long)id, (long long)mpt_space_size(ev->space) - 1);
+  double t0 = now_s(), m0 = mono_ms();
+  int rc = ev->type->evaluate(ev, id, out, err);
+  double m1 = mono_ms();
+  out->id = id;
+  out->rank = ev->settings.rank;
+  out->device = ev->device.index;
+  out->t_start = t0;
+  out->t_end = t0 + (m1 - m0) * 1e-3;
+  if (rc < 0) return rc;
+  /* framework time: what the evaluation took besides compiling and benchmarking, unless the type
+   * recorded its own (the replay evaluator keeps the recorded one) */
+  if (!(out->framework_ms > 0)) {
+    double fw = (m1 - m0) - (isfinite(out->compile_ms) ? out->compile_ms : 0) -
+                (isfinite(out->benchmark_ms) ? out->benchmark_ms : 0);
+    out->framework_ms = fw > 0 ? fw : 0;
+  }
+  out->reason[MPT_OBS_REASON - 1] = '\0';
+  return 0;
+}
+
+void mpt_evaluator_close(mpt_evaluator *ev) {
+  if (!ev) return;
+  evaluator_holder *h = (evaluator_holder *)ev; /* ev is the first member */
+  if (ev->type && ev->type->close) ev->type->close(ev);
+  free(h->simulate_path);
+  free(h->workdir);
+  free(h);
+}

@@ -1,0 +1,480 @@
+/* evaluators/replay.c: loads a brute-forced space (T4 results file or Kernel Tuner cache file, plain
+ * or gzip-compressed, told apart by their bytes, not their names) and maps every record onto the
+ * config ids of a space by parameter values. Used by the `sim` evaluator and by `mptune bench`. */
+#include "evaluators/replay.h"
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct mpt_replay {
+  const mpt_space *space;
+  int64_t *slot;       /* per config id: index into obs, or -1 */
+  mpt_obs *obs;        /* one per matched config */
+  int64_t n_obs;
+  int64_t n_records;   /* records in the file */
+  int64_t n_unmatched; /* records whose configuration is not a valid config of the space */
+  char device[128];
+  char path[1024];
+};
+
+/* ---- reading the file ---- */
+
+static int read_all(const char *path, char **buf_out, size_t *len_out, mpt_error *err) {
+  *buf_out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s: %s", path, strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  size_t got = fread(magic, 1, 2, f);
+  int gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  size_t cap = 1 << 20, len = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) {
+    fclose(f);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path);
+  }
+  if (!gz) {
+    memcpy(buf, magic, got);
+    len = got;
+    for (;;) {
+      if (len == cap) {
+        char *nb = realloc(buf, 2 * cap + 1);
+        if (!nb) { free(buf); fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path); }
+        buf = nb;
+        cap *= 2;
+      }
+      size_t n = fread(buf + len, 1, cap - len, f);
+      len += n;
+      if (n == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(buf); return mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s", path); }
+  } else {
+    fclose(f);
+    gzFile z = gzopen(path, "rb");
+    if (!z) { free(buf); return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s", path); }
+    gzbuffer(z, 1 << 17);
+    for (;;) {
+      if (len == cap) {
+        char *nb = realloc(buf, 2 * cap + 1);
+        if (!nb) { free(buf); gzclose(z); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path); }
+        buf = nb;
+        cap *= 2;
+      }
+      size_t want = cap - len;
+      if (want > (1u << 30)) want = 1u << 30;
+      int n = gzread(z, buf + len, (unsigned)want);
+      if (n < 0) {
+        int zerr;
+        const char *m = gzerror(z, &zerr);
+        mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt gzip data (%s)", path, m ? m : "?");
+        free(buf);
+        gzclose(z);
+        return MPT_ERR_IO;
+      }
+      if (n == 0) break;
+      len += (size_t)n;
+    }
+    int zerr = 0;
+    const char *m = gzerror(z, &zerr);
+    if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+      mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: %s", path, m ? m : "gzip error");
+      free(buf);
+      gzclose(z);
+      return MPT_ERR_IO;
+    }
+    gzclose(z);
+  }
+  buf[len] = '\0';
+  *buf_out = buf;
+  *len_out = len;
+  return 0;
+}
+
+/* ---- matching values ---- */
+
+/* value index of JSON item v for parameter p, or -1 */
+static int match_value(const mpt_param *p, const cJSON *v) {
+  double d;
+  if (cJSON_IsBool(v)) {
+    d = cJSON_IsTrue(v) ? 1.0 : 0.0;
+  } else if (cJSON_IsNumber(v)) {
+    d = v->valuedouble;
+  } else if (cJSON_IsString(v)) {
+    const char *s = v->valuestring;
+    for (int i = 0; i < p->n_values; i++)
+      if (p->values[i].kind == MPT_V_STR && strcmp(p->values[i].u.s, s) == 0) return i;
+    if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0) d = 1.0;
+    else if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0) d = 0.0;
+    else {
+      char *end;
+      errno = 0;
+      d = strtod(s, &end);
+      if (end == s || *end != '\0' || errno) return -1;
+    }
+  } else {
+    return -1;
+  }
+  for (int i = 0; i < p->n_values; i++) {
+    int ok = 0;
+    double x = mpt_value_as_double(&p->values[i], &ok);
+    if (!ok) continue;
+    if (x == d || fabs(x - d) <= 1e-12 * fmax(fabs(x), fabs(d))) return i;
+  }
+  return -1;
+}
+
+/* Checks that `names` (n of them) are exactly the problem's parameters. */
+static int check_names(const char *path, const mpt_problem *pr, const char *const *names, int n, mpt_error *err) {
+  char msg[1536] = "";
+  size_t len = 0;
+  int bad = 0;
+  for (int i = 0; i < pr->n_params; i++) {
+    int found = 0;
+    for (int j = 0; j < n && !found; j++) found = strcmp(names[j], pr->params[i].name) == 0;
+    if (!found) {
+      snprintf(msg + len, sizeof msg - len, "%smissing parameter '%s'", bad++ ? ", " : "", pr->params[i].name);
+      len = strlen(msg);
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    int dup = 0;
+    for (int k = 0; k < j; k++) dup |= strcmp(names[k], names[j]) == 0;
+    if (dup) {
+      snprintf(msg + len, sizeof msg - len, "%sparameter '%s' given twice", bad++ ? ", " : "", names[j]);
+    } else if (mpt_problem_param_index(pr, names[j]) < 0) {
+      snprintf(msg + len, sizeof msg - len, "%sextra parameter '%s'", bad++ ? ", " : "", names[j]);
+    }
+    len = strlen(msg);
+  }
+  if (bad)
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s does not match problem %s: %s", path,
+                         pr->path ? pr->path : (pr->name ? pr->name : "?"), msg);
+  return 0;
+}
+
+static double num_or(const cJSON *obj, const char *key, double dflt) {
+  const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* fills o->times / n_times / median from a JSON array of numbers (scaled); returns the sum */
+static double fill_times(mpt_obs *o, const cJSON *arr, double scale) {
+  double sum = 0;
+  int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+  if (n <= 0) return 0;
+  double *all = malloc(sizeof(double) * (size_t)n);
+  int k = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, arr) {
+    if (!cJSON_IsNumber(t)) continue;
+    double x = t->valuedouble * scale;
+    sum += x;
+    if (all) all[k] = x;
+    if (o->n_times < MPT_OBS_MAX_TIMES) o->times[o->n_times++] = x;
+    k++;
+  }
+  if (all && k > 0) {
+    qsort(all, (size_t)k, sizeof(double), cmp_double);
+    o->median = (k % 2) ? all[k / 2] : 0.5 * (all[k / 2 - 1] + all[k / 2]);
+  }
+  free(all);
+  return sum;
+}
+
+/* Kernel Tuner's error strings (also used as measurement values in T4 files) */
+static int status_from_kt_string(const char *s) {
+  if (strcmp(s, "CompilationFailedConfig") == 0) return MPT_STATUS_COMPILE_ERROR;
+  if (strcmp(s, "RuntimeFailedConfig") == 0) return MPT_STATUS_RUNTIME_ERROR;
+  if (strcmp(s, "InvalidConfig") == 0) return MPT_STATUS_INVALID;
+  return -1;
+}
+
+/* stores o for the configuration idx; duplicates: the later record wins */
+static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t cap) {
+  int64_t id = mpt_space_lookup(r->space, idx);
+  if (id < 0) { r->n_unmatched++; return 0; }
+  if (r->slot[id] >= 0) {
+    r->obs[r->slot[id]] = *o;
+    r->obs[r->slot[id]].id = id;
+    return 0;
+  }
+  if (r->n_obs >= cap) return MPT_ERR_INTERNAL;
+  r->slot[id] = r->n_obs;
+  r->obs[r->n_obs] = *o;
+  r->obs[r->n_obs].id = id;
+  r->n_obs++;
+  return 0;
+}
+
+/* ---- T4 results ---- */
+
+static int load_t4(mpt_replay *r, const cJSON *doc, const char *path, mpt_error *err) {
+  const mpt_problem *pr = mpt_space_problem(r->space);
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
+  int n = cJSON_GetArraySize(results);
+  double scale = 1.0;
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+  const cJSON *tu = meta ? cJSON_GetObjectItemCaseSensitive(meta, "timeunit") : NULL;
+  if (cJSON_IsString(tu)) {
+    const char *u = tu->valuestring;
+    if (strcmp(u, "seconds") == 0 || strcmp(u, "s") == 0) scale = 1e3;
+    else if (strcmp(u, "microseconds") == 0 || strcmp(u, "us") == 0) scale = 1e-3;
+  }
+  if (n == 0) return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: 'results' is empty", path);
+  /* parameter names from the first record */
+  const cJSON *first = cJSON_GetArrayItem(results, 0);
+  const cJSON *conf0 = cJSON_GetObjectItemCaseSensitive(first, "configuration");
+  if (!cJSON_IsObject(conf0))
+    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[0].configuration is missing", path);
+  int nn = cJSON_GetArraySize(conf0);
+  const char **names = calloc((size_t)nn + 1, sizeof *names);
+  if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int k = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, conf0) names[k++] = c->string;
+  int rc = check_names(path, pr, names, nn, err);
+  free(names);
+  if (rc < 0) return rc;
+
+  r->obs = malloc(sizeof(mpt_obs) * (size_t)n);
+  int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
+  if (!r->obs || !idx) { free(idx); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
+  int ri = 0;
+  const cJSON *rec;
+  mpt_obs o;
+  cJSON_ArrayForEach(rec, results) {
+    const cJSON *conf = cJSON_GetObjectItemCaseSensitive(rec, "configuration");
+    if (!cJSON_IsObject(conf) || cJSON_GetArraySize(conf) != pr->n_params) {
+      free(idx);
+      return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].configuration does not have the %d parameters of results[0]",
+                           path, ri, pr->n_params);
+    }
+    int matched = 1;
+    for (int p = 0; p < pr->n_params; p++) idx[p] = -1;
+    cJSON_ArrayForEach(c, conf) {
+      int p = mpt_problem_param_index(pr, c->string);
+      if (p < 0) {
+        free(idx);
+        return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].configuration: extra parameter '%s'", path, ri, c->string);
+      }
+      idx[p] = match_value(&pr->params[p], c);
+      if (idx[p] < 0) matched = 0;
+    }
+    r->n_records++;
+    if (!matched) { r->n_unmatched++; ri++; continue; }
+
+    mpt_obs_init(&o, -1);
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(rec, "invalidity");
+    const char *invs = cJSON_IsString(inv) ? inv->valuestring : "correct";
+    if (strcmp(invs, "correct") == 0) o.status = MPT_STATUS_OK;
+    else if (strcmp(invs, "compile") == 0) o.status = MPT_STATUS_COMPILE_ERROR;
+    else if (strcmp(invs, "runtime") == 0) o.status = MPT_STATUS_RUNTIME_ERROR;
+    else if (strcmp(invs, "timeout") == 0) o.status = MPT_STATUS_TIMEOUT;
+    else if (strcmp(invs, "correctness") == 0) o.status = MPT_STATUS_WRONG_RESULT;
+    else if (strcmp(invs, "constraints") == 0) o.status = MPT_STATUS_INVALID;
+    else {
+      free(idx);
+      return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].invalidity: unknown value '%s'", path, ri, invs);
+    }
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(rec, "times");
+    double sum = fill_times(&o, times ? cJSON_GetObjectItemCaseSensitive(times, "runtimes") : NULL, scale);
+    o.compile_ms = num_or(times, "compilation", num_or(times, "compilation_time", 0)) * scale;
+    o.framework_ms = num_or(times, "framework", 0) * scale;
+    o.benchmark_ms = num_or(times, "benchmark", sum / scale) * scale;
+    /* the objective: the measurement named like objectives[0] */
+    const char *objname = "time";
+    const cJSON *objs = cJSON_GetObjectItemCaseSensitive(rec, "objectives");
+    const cJSON *o0 = cJSON_GetArrayItem(objs, 0);
+    if (cJSON_IsString(o0)) objname = o0->valuestring;
+    const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements"), *m, *val = NULL;
+    cJSON_ArrayForEach(m, meas) {
+      const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "name");
+      if (cJSON_IsString(mn) && strcmp(mn->valuestring, objname) == 0) {
+        val = cJSON_GetObjectItemCaseSensitive(m, "value");
+        break;
+      }
+    }
+    if (o.status == MPT_STATUS_OK) {
+      if (cJSON_IsNumber(val)) {
+        o.objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
+      } else {
+        int st = cJSON_IsString(val) ? status_from_kt_string(val->valuestring) : -1;
+        o.status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
+        snprintf(o.reason, sizeof o.reason, "%s", cJSON_IsString(val) ? val->valuestring : "no measurement of the objective");
+      }
+    } else {
+      snprintf(o.reason, sizeof o.reason, "%s", cJSON_IsString(val) ? val->valuestring : invs);
+    }
+    if (add_record(r, idx, &o, n) < 0) { free(idx); return mpt_error_set(err, MPT_ERR_INTERNAL, "replay: record overflow"); }
+    ri++;
+  }
+  free(idx);
+  return 0;
+}
+
+/* ---- Kernel Tuner cache ---- */
+
+static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error *err) {
+  const mpt_problem *pr = mpt_space_problem(r->space);
+  const cJSON *cache = cJSON_GetObjectItemCaseSensitive(doc, "cache");
+  const cJSON *keys = cJSON_GetObjectItemCaseSensitive(doc, "tune_params_keys");
+  const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device_name");
+  if (cJSON_IsString(dev) && dev->valuestring[0]) snprintf(r->device, sizeof r->device, "%s", dev->valuestring);
+  int nk;
+  const char **names;
+  if (cJSON_IsArray(keys)) {
+    nk = cJSON_GetArraySize(keys);
+    names = calloc((size_t)nk + 1, sizeof *names);
+    if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    int k = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, keys) {
+      if (!cJSON_IsString(c)) { free(names); return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: tune_params_keys[%d] is not a string", path, k); }
+      names[k++] = c->valuestring;
+    }
+  } else {
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(doc, "tune_params");
+    if (!cJSON_IsObject(tp)) return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: Kernel Tuner cache without 'tune_params_keys' or 'tune_params'", path);
+    nk = cJSON_GetArraySize(tp);
+    names = calloc((size_t)nk + 1, sizeof *names);
+    if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    int k = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, tp) names[k++] = c->string;
+  }
+  int rc = check_names(path, pr, names, nk, err);
+  if (rc < 0) { free(names); return rc; }
+  int n = cJSON_GetArraySize(cache);
+  r->obs = malloc(sizeof(mpt_obs) * (size_t)(n > 0 ? n : 1));
+  int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
+  int *map = malloc(sizeof(int) * (size_t)(nk > 0 ? nk : 1));
+  if (!r->obs || !idx || !map) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
+  for (int j = 0; j < nk; j++) map[j] = mpt_problem_param_index(pr, names[j]);
+  const cJSON *e;
+  mpt_obs o;
+  cJSON_ArrayForEach(e, cache) {
+    r->n_records++;
+    int matched = 1;
+    /* values from the entry's fields, or else from the comma-separated key */
+    const char *key = e->string ? e->string : "";
+    const char *kp = key;
+    for (int j = 0; j < nk; j++) {
+      const char *comma = strchr(kp, ',');
+      size_t tl = comma ? (size_t)(comma - kp) : strlen(kp);
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, names[j]);
+      int p = map[j];
+      if (v) {
+        idx[p] = match_value(&pr->params[p], v);
+      } else {
+        char tok[256];
+        snprintf(tok, sizeof tok, "%.*s", (int)(tl < 255 ? tl : 255), kp);
+        cJSON *sv = cJSON_CreateString(tok);
+        idx[p] = sv ? match_value(&pr->params[p], sv) : -1;
+        cJSON_Delete(sv);
+      }
+      if (idx[p] < 0) matched = 0;
+      kp = comma ? comma + 1 : kp + tl;
+    }
+    if (!matched) { r->n_unmatched++; continue; }
+    mpt_obs_init(&o, -1);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
+    double sum = fill_times(&o, cJSON_GetObjectItemCaseSensitive(e, "times"), 1.0);
+    if (cJSON_IsNumber(t)) {
+      o.status = MPT_STATUS_OK;
+      o.objective = t->valuedouble;
+    } else {
+      const char *s = cJSON_IsString(t) ? t->valuestring : "no 'time' recorded";
+      int st = cJSON_IsString(t) ? status_from_kt_string(s) : -1;
+      o.status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
+      snprintf(o.reason, sizeof o.reason, "%s", s);
+    }
+    o.compile_ms = num_or(e, "compile_time", 0);
+    o.benchmark_ms = num_or(e, "benchmark_time", sum);
+    o.framework_ms = num_or(e, "framework_time", 0);
+    if (add_record(r, idx, &o, n) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_INTERNAL, "replay: record overflow"); }
+  }
+  free(names);
+  free(idx);
+  free(map);
+  return 0;
+}
+
+int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err) {
+  *out = NULL;
+  if (!path || !*path) return mpt_error_set(err, MPT_ERR_IO, "no replay file given");
+  char *buf;
+  size_t len = 0;
+  int rc = read_all(path, &buf, &len, err);
+  if (rc < 0) return rc;
+  const char *endp = NULL;
+  cJSON *doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
+  if (!doc) {
+    long off = endp ? (long)(endp - buf) : -1;
+    free(buf);
+    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %ld)", path, off);
+  }
+  free(buf);
+  mpt_replay *r = calloc(1, sizeof *r);
+  int64_t size = mpt_space_size(space);
+  if (r) r->slot = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
+  if (!r || !r->slot) {
+    cJSON_Delete(doc);
+    if (r) free(r);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
+  }
+  for (int64_t i = 0; i < size; i++) r->slot[i] = -1;
+  r->space = space;
+  snprintf(r->path, sizeof r->path, "%s", path);
+  /* device name: Kernel Tuner's device_name, else the file's base name */
+  const char *base = strrchr(path, '/');
+  snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
+  if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "results")))
+    rc = load_t4(r, doc, path, err);
+  else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "cache")))
+    rc = load_kt(r, doc, path, err);
+  else
+    rc = mpt_error_set(err, MPT_ERR_PARSE,
+                       "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
+  cJSON_Delete(doc);
+  if (rc < 0) {
+    mpt_replay_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+void mpt_replay_free(mpt_replay *r) {
+  if (!r) return;
+  free(r->slot);
+  free(r->obs);
+  free(r);
+}
+
+const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id) {
+  if (!r || id < 0 || id >= mpt_space_size(r->space) || r->slot[id] < 0) return NULL;
+  return &r->obs[r->slot[id]];
+}
+
+int64_t mpt_replay_count(const mpt_replay *r) { return r ? r->n_obs : 0; }
+
+double mpt_replay_optimum(const mpt_replay *r) {
+  double best = NAN;
+  for (int64_t i = 0; r && i < r->n_obs; i++)
+    if (mpt_obs_valid(&r->obs[i]) && !(r->obs[i].objective >= best)) best = r->obs[i].objective;
+  return best;
+}
+
+const char *mpt_replay_device_name(const mpt_replay *r) { return r ? r->device : NULL; }
+
+int64_t mpt_replay_unmatched(const mpt_replay *r) { return r ? r->n_unmatched : 0; }

@@ -1,0 +1,70 @@
+/* evaluators/sim.c: the `sim` evaluator: replays a brute-forced space (evaluators/replay.c) instead of
+ * compiling and running. With --simulate-delay F each evaluation sleeps (nanosleep, no busy wait) for
+ * F times the recorded compile + benchmark time, so scheduling and scaling can be measured without GPUs. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "evaluators/evaluator.h"
+#include "evaluators/replay.h"
+
+static int sim_open(mpt_evaluator *ev, mpt_error *err) {
+  const char *path = ev->settings.simulate_path;
+  if (!path || !*path)
+    return mpt_error_set(err, MPT_ERR_VALUE, "the sim evaluator needs a replay file (--simulate FILE)");
+  if (ev->settings.simulate_delay < 0 || !isfinite(ev->settings.simulate_delay))
+    return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-delay must be a finite number >= 0 (got %g)",
+                         ev->settings.simulate_delay);
+  mpt_replay *r;
+  int rc = mpt_replay_load(path, ev->space, &r, err);
+  if (rc < 0) return rc;
+  ev->data = r;
+  ev->device.index = ev->settings.local_rank;
+  snprintf(ev->device.vendor, sizeof ev->device.vendor, "replay");
+  snprintf(ev->device.name, sizeof ev->device.name, "%s", mpt_replay_device_name(r));
+  snprintf(ev->device.arch, sizeof ev->device.arch, "replay");
+  ev->device.memory_gib = 0;
+  return 0;
+}
+
+static void sleep_ms(double ms) {
+  if (!(ms > 0)) return;
+  struct timespec req, rem;
+  req.tv_sec = (time_t)(ms / 1e3);
+  req.tv_nsec = (long)((ms - 1e3 * (double)req.tv_sec) * 1e6);
+  if (req.tv_nsec >= 1000000000L) { req.tv_sec++; req.tv_nsec -= 1000000000L; }
+  if (req.tv_nsec < 0) req.tv_nsec = 0;
+  while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+}
+
+static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
+  const mpt_replay *r = ev->data;
+  const mpt_obs *rec = mpt_replay_get(r, id);
+  if (!rec) {
+    char cfg[1024];
+    mpt_space_format(ev->space, id, cfg, sizeof cfg);
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no record of configuration %s (id %lld)",
+                         ev->settings.simulate_path, cfg, (long long)id);
+  }
+  *out = *rec;
+  out->id = id;
+  if (ev->settings.simulate_delay > 0)
+    sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
+                                            (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)));
+  return 0;
+}
+
+static void sim_close(mpt_evaluator *ev) {
+  mpt_replay_free(ev->data);
+  ev->data = NULL;
+}
+
+const mpt_evaluator_type mpt_evaluator_sim = {
+  .name = "sim",
+  .summary = "replays a brute-forced space (T4 or Kernel Tuner cache file, --simulate FILE)",
+  .open = sim_open,
+  .evaluate = sim_evaluate,
+  .close = sim_close,
+};
