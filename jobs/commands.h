@@ -10,6 +10,9 @@ typedef struct mpt_command {
 } mpt_command;
 
 int mpt_cmd_space(int argc, char **argv);
+int mpt_cmd_tune(int argc, char **argv);    /* jobs/cmd_tune.c */
+int mpt_cmd_collect(int argc, char **argv); /* jobs/cmd_tune.c */
+int mpt_cmd_devices(int argc, char **argv); /* jobs/cmd_devices.c */
 
 extern const mpt_command mpt_commands[];
 

@@ -6,6 +6,9 @@
 
 const mpt_command mpt_commands[] = {
   {"space", "build a search space from a T1 file and print its statistics", mpt_cmd_space},
+  {"tune", "run a distributed tuning job (mpiexec -n N): strategy, budget, run log", mpt_cmd_tune},
+  {"collect", "evaluate every valid configuration across all workers (resumable)", mpt_cmd_collect},
+  {"devices", "print the device each worker rank is bound to", mpt_cmd_devices},
   {NULL, NULL, NULL},
 };
 

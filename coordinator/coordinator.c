@@ -1,0 +1,289 @@
+/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Waiting for results uses
+ * MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves its core to compilers. */
+#include "coordinator/coordinator.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "coordinator/signals.h"
+#include "mpi/wire.h"
+
+typedef struct worker_slot {
+  int busy;
+  int64_t id;          /* config being evaluated */
+  int64_t send_id;     /* send buffer of the WORK message */
+  MPI_Request req;
+} worker_slot;
+
+typedef struct coord_state {
+  const mpt_coord_config *c;
+  mpt_coord_result *r;
+  mpt_progress prog;
+} coord_state;
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+         1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+static void count_obs(mpt_coord_result *r, const mpt_obs *o) {
+  if (o->status == MPT_STATUS_CANCELLED) return;
+  r->done++;
+  if (mpt_obs_valid(o)) {
+    r->valid++;
+    if (!isfinite(r->best) || o->objective < r->best) {
+      r->best = o->objective;
+      r->best_id = o->id;
+    }
+  } else {
+    r->failed++;
+  }
+}
+
+/* log (flushed) first, then tell the strategy */
+static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
+  if (s->c->record) {
+    int rc = s->c->record(s->c->record_ctx, o, err);
+    if (rc < 0) return rc;
+  }
+  if (o->status == MPT_STATUS_CANCELLED) {
+    s->r->cancelled++;
+    return 0;
+  }
+  mpt_strategy_tell(s->c->strategy, o, 1);
+  count_obs(s->r, o);
+  s->r->new_evals++;
+  return 0;
+}
+
+static void draw(coord_state *s, double now, int force) {
+  mpt_progress_update(&s->prog, now, s->r->done, s->r->valid, s->r->failed, s->r->best, force);
+}
+
+static const char *check_stop(const mpt_coord_config *c, const mpt_coord_result *r, double now, double t0,
+                              int64_t in_flight, int exhausted) {
+  if (mpt_signals_count() > 0) return "signal";
+  if (r->done >= c->budget) return "budget";
+  if (c->time_budget > 0 && now - t0 >= c->time_budget) return "time";
+  if (exhausted && in_flight == 0) return "exhausted";
+  return NULL;
+}
+
+static void cancelled_obs(mpt_obs *o, int64_t id, int rank, const char *why) {
+  mpt_obs_init(o, id);
+  o->status = MPT_STATUS_CANCELLED;
+  o->rank = rank;
+  snprintf(o->reason, sizeof o->reason, "%s", why);
+}
+
+/* one rank: evaluate in-process */
+static int run_local(coord_state *s, double t0, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  mpt_coord_result *r = s->r;
+  int exhausted = 0;
+  for (;;) {
+    double now = mpt_wire_now();
+    const char *why = check_stop(c, r, now, t0, 0, exhausted);
+    if (why) {
+      r->reason = why;
+      return 0;
+    }
+    int64_t id;
+    int n = mpt_strategy_ask(c->strategy, 1, &id);
+    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration", c->strategy->type->name);
+    if (n == 0) {
+      exhausted = 1;
+      continue;
+    }
+    mpt_obs o;
+    double te = mpt_wire_now();
+    int rc = mpt_evaluator_evaluate(c->local, id, &o, err);
+    r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
+    if (rc < 0) {
+      char cfg[512];
+      mpt_space_format(c->space, id, cfg, sizeof cfg);
+      mpt_error_prefix(err, "evaluating %s", cfg);
+      return rc;
+    }
+    o.id = id;
+    o.rank = 0;
+    if ((rc = take(s, &o, err)) < 0) return rc;
+    draw(s, mpt_wire_now(), 0);
+  }
+}
+
+static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  mpt_coord_result *r = s->r;
+  int nw = size - 1;
+  worker_slot *w = calloc((size_t)size, sizeof *w);
+  int *idle = malloc(sizeof *idle * (size_t)size);
+  int64_t *ids = malloc(sizeof *ids * (size_t)size);
+  if (!w || !idle || !ids) {
+    free(w); free(idle); free(ids);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", nw);
+  }
+  int n_idle = 0;
+  for (int k = size - 1; k >= 1; k--) { /* stack: rank 1 on top */
+    w[k].req = MPI_REQUEST_NULL;
+    idle[n_idle++] = k;
+  }
+  int64_t in_flight = 0;
+  int exhausted = 0, rc = 0;
+  const char *stopping = NULL;
+  double t_stop = 0;
+  mpt_backoff b;
+  mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+  for (;;) {
+    double now = mpt_wire_now();
+    if (!stopping) {
+      stopping = check_stop(c, r, now, t0, in_flight, exhausted);
+      if (stopping) t_stop = now;
+    }
+    if (!stopping && !exhausted && n_idle > 0) {
+      int64_t room = c->budget - r->done - in_flight;
+      int k = (int)(room < n_idle ? room : n_idle);
+      if (k > 0) {
+        int n = mpt_strategy_ask(c->strategy, k, ids);
+        if (n < 0) {
+          rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations", c->strategy->type->name);
+          stopping = "error";
+        } else if (n == 0) {
+          exhausted = 1;
+          continue; /* re-check: exhausted with nothing in flight ends the run */
+        }
+        for (int i = 0; i < n; i++) {
+          int k2 = idle[--n_idle];
+          if (w[k2].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[k2].req, &b); /* long done: result came back */
+          w[k2].busy = 1;
+          w[k2].id = ids[i];
+          w[k2].send_id = ids[i];
+          mpt_wire_send_work(c->comm, k2, &w[k2].send_id, &w[k2].req);
+          in_flight++;
+        }
+      }
+    }
+    if (in_flight == 0) {
+      if (stopping) break;
+      if (exhausted) continue; /* check_stop reports "exhausted" */
+    }
+    if (stopping && strcmp(stopping, "signal") == 0 &&
+        (mpt_signals_count() >= 2 || now - t_stop >= c->grace_s)) {
+      /* give up on what is in flight: record it as cancelled (resumable, not counted) */
+      for (int k = 1; k < size && rc == 0; k++) {
+        if (!w[k].busy) continue;
+        mpt_obs o;
+        cancelled_obs(&o, w[k].id, k, mpt_signals_count() >= 2 ? "cancelled: second signal" : "cancelled: grace period after signal expired");
+        rc = take(s, &o, err);
+        w[k].busy = 0;
+        in_flight--;
+      }
+      if (rc < 0) stopping = "error";
+      break;
+    }
+    if (stopping && strcmp(stopping, "error") == 0) break;
+    /* wait for a result: wake up for progress, the time budget and signals */
+    double timeout = 1.0;
+    if (!stopping && c->time_budget > 0) {
+      double left = c->time_budget - (now - t0);
+      if (left < timeout) timeout = left > 0 ? left : 0;
+    }
+    if (stopping && strcmp(stopping, "signal") == 0) {
+      double left = c->grace_s - (now - t_stop);
+      if (left < timeout) timeout = left > 0 ? left : 0;
+    }
+    volatile const int *flag = stopping ? NULL : mpt_signals_flag();
+    MPI_Status st;
+    double tw = mpt_wire_now();
+    int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, timeout, &b, flag, &st);
+    r->wait_s += mpt_wire_now() - tw;
+    if (!got) {
+      draw(s, mpt_wire_now(), 0);
+      continue;
+    }
+    int src = st.MPI_SOURCE;
+    if (st.MPI_TAG == MPT_TAG_FATAL) {
+      mpt_wire_fatal f;
+      mpt_wire_recv_fatal(c->comm, &st, &f);
+      char cfg[512];
+      mpt_space_format(c->space, f.id, cfg, sizeof cfg);
+      rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d, evaluating %s: %s", src, cfg, f.msg);
+      if (src > 0 && src < size && w[src].busy) {
+        w[src].busy = 0;
+        in_flight--;
+      }
+      stopping = "error";
+      break;
+    }
+    mpt_obs o;
+    if (mpt_wire_recv_obs(c->comm, &st, &o) != 0 || src <= 0 || src >= size || !w[src].busy ||
+        o.id != w[src].id) {
+      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st.MPI_TAG, src);
+      stopping = "error";
+      break;
+    }
+    o.rank = src;
+    w[src].busy = 0;
+    in_flight--;
+    if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
+    idle[n_idle++] = src;
+    if ((rc = take(s, &o, err)) < 0) {
+      stopping = "error";
+      break;
+    }
+    draw(s, mpt_wire_now(), 0);
+  }
+  r->reason = rc < 0 ? "error" : stopping;
+  for (int k = 1; k < size; k++)
+    if (w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[k].req, &b);
+  mpt_wire_stop_all(c->comm, rc < 0 ? 1 : 0);
+  free(w);
+  free(idle);
+  free(ids);
+  return rc;
+}
+
+int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err) {
+  memset(r, 0, sizeof *r);
+  r->best = NAN;
+  r->best_id = -1;
+  r->reason = "error";
+  int size;
+  MPI_Comm_size(c->comm, &size);
+  r->n_workers = size > 1 ? size - 1 : 1;
+  if (c->budget <= 0 || !c->strategy || (size == 1 && !c->local)) {
+    if (size > 1) mpt_wire_stop_all(c->comm, 1);
+    return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: %s", c->budget <= 0 ? "the budget must be positive" : "no strategy or evaluator");
+  }
+  /* warm start: every logged observation goes to the strategy; cancelled ones are not measurements */
+  if (c->n_resumed > 0) {
+    mpt_obs *told = malloc(sizeof *told * (size_t)c->n_resumed);
+    if (!told) {
+      if (size > 1) mpt_wire_stop_all(c->comm, 1);
+      return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %lld logged observations", (long long)c->n_resumed);
+    }
+    int64_t n = 0;
+    for (int64_t i = 0; i < c->n_resumed; i++) {
+      if (c->resumed[i].status == MPT_STATUS_CANCELLED) continue;
+      if (c->resumed[i].id < 0 || c->resumed[i].id >= mpt_space_size(c->space)) continue;
+      told[n++] = c->resumed[i];
+      count_obs(r, &c->resumed[i]);
+    }
+    if (n > 0) mpt_strategy_tell(c->strategy, told, (int)n);
+    free(told);
+  }
+  coord_state s = {c, r, {0}};
+  double t0 = mpt_wire_now(), cpu0 = cpu_seconds();
+  mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget, c->time_budget, r->done, t0);
+  int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, t0, err);
+  double t1 = mpt_wire_now();
+  if (rc < 0) r->reason = "error";
+  if (r->reason && strcmp(r->reason, "signal") == 0) r->signal = mpt_signals_last();
+  r->wall_s = t1 - t0;
+  r->busy_s = r->wall_s - r->wait_s;
+  r->cpu_s = cpu_seconds() - cpu0;
+  mpt_progress_finish(&s.prog, t1, r->done, r->valid, r->failed, r->best);
+  return rc;
+}

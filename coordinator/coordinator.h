@@ -1,0 +1,58 @@
+/* coordinator/coordinator.h: the rank-0 loop of a tuning run: warm-start the strategy from logged
+ * observations, ask it for as many candidates as there are idle workers (batched ask), dispatch them
+ * without blocking, take results in whatever order workers finish, record each one (log, flushed)
+ * BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted space,
+ * SIGINT/SIGTERM or an error. With one rank it evaluates in-process. The log is reached through a
+ * callback so the coordinator does not depend on jobs/. */
+#ifndef MPT_COORDINATOR_H
+#define MPT_COORDINATOR_H
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "spaces/obs.h"
+#include "spaces/error.h"
+#include "strategies/strategy.h"
+#include "evaluators/evaluator.h"
+#include "coordinator/progress.h"
+
+/* Records one observation durably (e.g. appends it to the run log and flushes); <0 stops the run. */
+typedef int (*mpt_coord_record_fn)(void *ctx, const mpt_obs *obs, mpt_error *err);
+
+typedef struct mpt_coord_config {
+  MPI_Comm comm;               /* rank 0 (the caller) coordinates; ranks 1..size-1 run mpt_worker_run */
+  mpt_evaluator *local;        /* with one rank: the in-process evaluator */
+  mpt_strategy *strategy;
+  const mpt_space *space;
+  int64_t budget;              /* evaluations in total, logged ones included (> 0) */
+  double time_budget;          /* seconds for this session (0: none) */
+  double grace_s;              /* after SIGINT/SIGTERM: wait this long for in-flight evaluations, then
+                                  record them as cancelled (a second signal cancels at once) */
+  const mpt_obs *resumed;      /* observations already in the log (resume); cancelled ones are ignored */
+  int64_t n_resumed;
+  mpt_coord_record_fn record;
+  void *record_ctx;
+  mpt_progress_mode progress;
+  FILE *progress_out;          /* stderr normally */
+} mpt_coord_config;
+
+typedef struct mpt_coord_result {
+  const char *reason;          /* "budget", "time", "exhausted", "signal" or "error" */
+  int signal;                  /* the signal that stopped the run, 0 if none */
+  int64_t done;                /* evaluations counted against the budget (logged + new, not cancelled) */
+  int64_t new_evals;           /* evaluations recorded in this session */
+  int64_t valid, failed;       /* among done */
+  int64_t cancelled;           /* recorded as cancelled in this session */
+  int64_t best_id;             /* -1 when no valid observation */
+  double best;                 /* its objective (NAN when none) */
+  double wall_s;               /* this session's loop, wall time */
+  double wait_s;               /* of which waiting for results (sleeping) */
+  double busy_s;               /* coordinator's own time: wall_s - wait_s (ask, dispatch, log, tell) */
+  double cpu_s;                /* CPU time of the coordinator process during the loop (getrusage) */
+  int n_workers;
+} mpt_coord_result;
+
+/* Runs the loop on rank 0. Always ends by sending STOP to every worker (status 0, or 1 on error).
+ * Returns 0 (result filled, reason says why it stopped) or <0 with err filled (reason "error"). */
+int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err);
+
+#endif

@@ -1,0 +1,81 @@
+/* coordinator/progress.c: the progress line (see coordinator/progress.h). */
+#include "coordinator/progress.h"
+#include <math.h>
+#include <unistd.h>
+
+void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t budget, double time_budget,
+                       int64_t done0, double now) {
+  p->f = f;
+  p->off = mode == MPT_PROGRESS_OFF || !f;
+  p->tty = mode == MPT_PROGRESS_TTY || (mode == MPT_PROGRESS_AUTO && f && isatty(fileno(f)));
+  p->budget = budget;
+  p->time_budget = time_budget;
+  p->done0 = done0;
+  p->t0 = now;
+  p->last_draw = now;
+  p->last_decile = budget > 0 ? done0 * 10 / budget : 0;
+  p->drawn = 0;
+  p->interval = 5.0;
+}
+
+static int fmt_duration(double s, char *buf, int cap) {
+  if (!isfinite(s) || s < 0) return snprintf(buf, (size_t)cap, "?");
+  long t = (long)(s + 0.5);
+  if (t >= 3600) return snprintf(buf, (size_t)cap, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  return snprintf(buf, (size_t)cap, "%ld:%02ld", t / 60, t % 60);
+}
+
+int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
+                        double best, char *buf, int cap) {
+  double el = now - p->t0;
+  int64_t new_done = done - p->done0;
+  double rate = el > 0 ? (double)new_done / el : 0;
+  double eta = NAN;
+  if (p->budget > 0 && rate > 0) eta = (double)(p->budget - done) / rate;
+  if (p->time_budget > 0) {
+    double left = p->time_budget - el;
+    if (left < 0) left = 0;
+    if (!isfinite(eta) || left < eta) eta = left;
+  }
+  char bud[32], best_s[32], eta_s[32], el_s[32];
+  if (p->budget > 0) snprintf(bud, sizeof bud, "%lld", (long long)p->budget);
+  else snprintf(bud, sizeof bud, "-");
+  if (isfinite(best)) snprintf(best_s, sizeof best_s, "%.6g", best);
+  else snprintf(best_s, sizeof best_s, "-");
+  fmt_duration(eta, eta_s, sizeof eta_s);
+  fmt_duration(el, el_s, sizeof el_s);
+  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s",
+                  (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s);
+}
+
+void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
+                         double best, int force) {
+  if (p->off) return;
+  int due;
+  if (p->tty) {
+    due = force || now - p->last_draw >= 0.2;
+  } else {
+    int64_t decile = p->budget > 0 ? done * 10 / p->budget : 0;
+    due = force || now - p->last_draw >= p->interval || decile > p->last_decile;
+    if (due) p->last_decile = decile;
+  }
+  if (!due) return;
+  char line[512];
+  mpt_progress_format(p, now, done, valid, failed, best, line, sizeof line);
+  if (p->tty) {
+    fprintf(p->f, "\r%s\033[K", line);
+    p->drawn = 1;
+  } else {
+    fprintf(p->f, "progress: %s\n", line);
+  }
+  fflush(p->f);
+  p->last_draw = now;
+}
+
+void mpt_progress_finish(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed, double best) {
+  if (p->off) return;
+  mpt_progress_update(p, now, done, valid, failed, best, 1);
+  if (p->tty && p->drawn) fputc('\n', p->f);
+  fflush(p->f);
+  p->drawn = 0;
+}

@@ -1,0 +1,36 @@
+/* coordinator/progress.h: the progress line on stderr: evaluations done / budget, valid / failed, best
+ * so far, evaluations per second, ETA. Redrawn in place (\r) on a terminal; periodic plain lines (every
+ * 5 s or 10 % of the budget) otherwise. */
+#ifndef MPT_PROGRESS_H
+#define MPT_PROGRESS_H
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum mpt_progress_mode { MPT_PROGRESS_AUTO, MPT_PROGRESS_TTY, MPT_PROGRESS_LINES, MPT_PROGRESS_OFF } mpt_progress_mode;
+
+typedef struct mpt_progress {
+  FILE *f;
+  int tty;               /* redraw in place */
+  int off;
+  int64_t budget;        /* total evaluations (0: unknown) */
+  double time_budget;    /* seconds (0: none) */
+  int64_t done0;         /* done when this session started (resume) */
+  double t0;             /* monotonic start of this session */
+  double last_draw;
+  int64_t last_decile;
+  int drawn;             /* a \r line is on screen */
+  double interval;       /* plain-line period (s) */
+} mpt_progress;
+
+void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t budget, double time_budget,
+                       int64_t done0, double now);
+/* Formats the line into buf (no newline); returns its length. */
+int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
+                        double best, char *buf, int cap);
+/* Draws when due (force: draw now). */
+void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
+                         double best, int force);
+/* Final line (ends the \r line with a newline). */
+void mpt_progress_finish(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed, double best);
+
+#endif

@@ -1,0 +1,127 @@
+/* jobs/cmd_devices.c: `mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]`: prints the
+ * device table a tuning run would print, without tuning. Every worker rank (1..N-1, or rank 0 alone
+ * with -n 1) takes its node-local rank among the workers; without a problem it reports the GPU that
+ * local rank picks (after *_VISIBLE_DEVICES), or the CPU when the node has no GPU; with a problem it
+ * opens the evaluator exactly as `mptune tune` does and reports what it is bound to. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "evaluators/evaluator.h"
+#include "evaluators/gpu_devices.h"
+#include "jobs/commands.h"
+#include "mpi/device.h"
+#include "mpi/wire.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: mpiexec.mpich -n N mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]\n"
+          "Prints what each worker rank is bound to (host, vendor, device, architecture, memory).\n"
+          "Without FILE.json: the GPU each worker's node-local rank picks, or the CPU when there is none.\n"
+          "With FILE.json: the evaluator (default 'sim' with --simulate, else 'cpu') is opened as for a run.\n");
+}
+
+#define MAX_GPUS 64
+
+int mpt_cmd_devices(int argc, char **argv) {
+  int rank, size;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int is_worker = size == 1 || rank > 0;
+  const char *problem = NULL, *evaluator = NULL, *simulate = NULL;
+  mpt_error err;
+  mpt_error_clear(&err);
+  int rc = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      if (rank == 0) usage(stdout);
+      return 0;
+    }
+    if (o[0] != '-') {
+      if (problem) rc = mpt_error_set(&err, MPT_ERR_VALUE, "unexpected argument '%s'", o);
+      problem = o;
+    } else if (i + 1 < argc && strcmp(o, "--evaluator") == 0) evaluator = argv[++i];
+    else if (i + 1 < argc && strcmp(o, "--simulate") == 0) simulate = argv[++i];
+    else rc = mpt_error_set(&err, MPT_ERR_NAME, "unknown option or missing value: '%s' (see mptune devices --help)", o);
+  }
+  if (rc == 0 && (evaluator || simulate) && !problem)
+    rc = mpt_error_set(&err, MPT_ERR_VALUE, "--evaluator/--simulate need the T1 problem file (mptune devices FILE.json ...)");
+  if (!evaluator) evaluator = simulate ? "sim" : "cpu";
+
+  int local_rank = -1, local_count = 0;
+  if (mpt_device_local_rank(comm, is_worker, &local_rank, &local_count) != 0 && rc == 0)
+    rc = mpt_error_set(&err, MPT_ERR_INTERNAL, "cannot determine the node-local rank");
+
+  mpt_problem *prob = NULL;
+  mpt_space *space = NULL;
+  mpt_evaluator *ev = NULL;
+  mpt_device_info mine;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = -1;
+  char why[512] = "";
+  if (rc == 0 && is_worker) {
+    if (problem) {
+      rc = mpt_problem_load(problem, &prob, &err);
+      if (rc == 0) rc = mpt_space_build(prob, &space, &err);
+      if (rc == 0) {
+        mpt_eval_settings set;
+        memset(&set, 0, sizeof set);
+        set.simulate_path = simulate;
+        set.local_rank = local_rank;
+        set.rank = rank;
+        rc = mpt_evaluator_open(evaluator, prob, space, &set, &ev, &err);
+      }
+      if (rc == 0) mpt_device_describe(ev, rank, &mine);
+    } else {
+      mpt_gpu_desc gpus[MAX_GPUS];
+      int n = mpt_gpu_list_all(gpus, MAX_GPUS, why, sizeof why);
+      if (n > MAX_GPUS) n = MAX_GPUS;
+      int pick = mpt_gpu_pick(local_rank, n);
+      if (pick >= 0) {
+        mpt_device_cpu(&mine, rank, gpus[pick].api); /* host */
+        mine.index = gpus[pick].index;
+        snprintf(mine.vendor, sizeof mine.vendor, "%s", gpus[pick].vendor);
+        snprintf(mine.name, sizeof mine.name, "%s", gpus[pick].name);
+        snprintf(mine.arch, sizeof mine.arch, "%s", gpus[pick].arch);
+        mine.memory_gib = gpus[pick].memory_gib;
+      } else {
+        mpt_device_cpu(&mine, rank, "cpu");
+      }
+    }
+  }
+  if (rc == 0 && !is_worker && !problem && rank == 0) { /* rank 0 only explains a GPU-less node */
+    mpt_gpu_desc g[1];
+    mpt_gpu_list_all(g, 1, why, sizeof why);
+  }
+  rc = mpt_wire_gonogo(comm, rc, &err);
+  int exit_code = 1;
+  if (rc < 0) {
+    if (rank == 0) fprintf(stderr, "mptune devices: %s\n", err.msg);
+  } else {
+    mpt_device_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    mpt_wire_gather_devices(comm, &mine, all ? all : &mine);
+    if (rank == 0) {
+      int first = size == 1 ? 0 : 1;
+      char vis[256];
+      mpt_device_visible(vis, sizeof vis);
+      printf("%d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
+             size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
+      if (all) mpt_device_table_print(stdout, all + first, size - first);
+      if (!problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0)) {
+        /* rank 0's view of why there is no GPU (rank 0 itself is a worker only with -n 1) */
+        printf("no GPU: %s\n", why);
+      }
+      fflush(stdout);
+    }
+    free(all);
+    exit_code = 0;
+  }
+  if (ev) mpt_evaluator_close(ev);
+  if (space) mpt_space_free(space);
+  if (prob) mpt_problem_free(prob);
+  return exit_code;
+}

@@ -1,0 +1,444 @@
+/* jobs/cmd_tune.c: `mptune tune` and `mptune collect`: a distributed tuning run under MPI. Every rank
+ * reads the T1 file and builds the same space; rank 0 checks the run (strategy, budget, log), the
+ * workers open their evaluator bound to their node-local device; a go/no-go makes every rank exit
+ * together on any error; then rank 0 runs the coordinator loop and the workers the worker loop. Rank 0
+ * owns the run log: create (or --resume), device table, one flushed record per evaluation, finish
+ * reason, optional T4 export. `collect` is a brute-force run over the whole valid set. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "coordinator/coordinator.h"
+#include "coordinator/signals.h"
+#include "evaluators/evaluator.h"
+#include "jobs/commands.h"
+#include "jobs/runlog.h"
+#include "mpi/device.h"
+#include "mpi/wire.h"
+#include "mpi/worker.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
+#include "strategies/strategy.h"
+
+#define MAX_OPTS 64
+
+typedef struct tune_args {
+  int collect;
+  const char *problem;
+  const char *strategy;
+  int64_t budget;          /* -1: not given */
+  double time_budget;
+  uint64_t seed;
+  int seed_given;
+  const char *log;
+  const char *t4;
+  int resume, force;
+  const char *simulate;
+  double simulate_delay;
+  const char *evaluator;
+  const char *opts[MAX_OPTS];
+  int n_opts;
+  double timeout_s;
+  int iterations;
+  const char *workdir;
+  double grace_s;
+  mpt_progress_mode progress;
+  int help;
+} tune_args;
+
+static void usage(FILE *f, int collect) {
+  if (collect)
+    fprintf(f,
+            "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
+            "         [--resume | --force] [--simulate FILE [--simulate-delay F]] [--evaluator NAME]\n"
+            "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
+            "         [--progress auto|tty|lines|off]\n"
+            "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
+  else
+    fprintf(f,
+            "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
+            "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
+            "         [--simulate FILE [--simulate-delay F]] [--evaluator NAME] [--option key=value]...\n"
+            "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S] [--progress auto|tty|lines|off]\n"
+            "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
+            "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
+            "configurations when only --time is given, --grace 20 (seconds to finish in-flight\n"
+            "evaluations after SIGINT/SIGTERM).\n");
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number in [%g, %g])", opt, s, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
+  *out = v;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
+  memset(a, 0, sizeof *a);
+  a->collect = collect;
+  a->budget = -1;
+  a->grace_s = 20;
+  a->progress = MPT_PROGRESS_AUTO;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) { a->help = 1; return 0; }
+    if (o[0] != '-' || o[1] == '\0') {
+      if (a->problem) return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (one T1 file only)", o);
+      a->problem = o;
+      continue;
+    }
+    int flag_only = strcmp(o, "--resume") == 0 || strcmp(o, "--force") == 0;
+    if (flag_only) {
+      if (o[2] == 'r') a->resume = 1; else a->force = 1;
+      continue;
+    }
+    if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
+    const char *v = argv[++i];
+    double d = 0;
+    int64_t n = 0;
+    int rc = 0;
+    if (!collect && strcmp(o, "--strategy") == 0) a->strategy = v;
+    else if (!collect && strcmp(o, "--budget") == 0) {
+      if ((rc = parse_int(o, v, 0, &n, err)) == 0) {
+        if (n == 0) return mpt_error_set(err, MPT_ERR_VALUE, "--budget 0: the budget must be at least 1 evaluation");
+        a->budget = n;
+      }
+    } else if (strcmp(o, "--time") == 0) {
+      if ((rc = parse_num(o, v, 0, 1e9, &d, err)) == 0) {
+        if (d <= 0) return mpt_error_set(err, MPT_ERR_VALUE, "--time %s: the time budget must be positive", v);
+        a->time_budget = d;
+      }
+    } else if (!collect && strcmp(o, "--seed") == 0) {
+      if ((rc = parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
+    } else if (strcmp(o, "--log") == 0) a->log = v;
+    else if (strcmp(o, "--t4") == 0) a->t4 = v;
+    else if (strcmp(o, "--simulate") == 0) a->simulate = v;
+    else if (strcmp(o, "--simulate-delay") == 0) rc = parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
+    else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
+    else if (!collect && strcmp(o, "--option") == 0) {
+      if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
+      if (a->n_opts >= MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "too many --option (max %d)", MAX_OPTS);
+      a->opts[a->n_opts++] = v;
+    } else if (strcmp(o, "--timeout") == 0) rc = parse_num(o, v, 0, 1e7, &a->timeout_s, err);
+    else if (strcmp(o, "--iterations") == 0) {
+      if ((rc = parse_int(o, v, 1, &n, err)) == 0) a->iterations = (int)(n > 1000000 ? 1000000 : n);
+    } else if (strcmp(o, "--workdir") == 0) a->workdir = v;
+    else if (strcmp(o, "--grace") == 0) rc = parse_num(o, v, 0, 1e6, &a->grace_s, err);
+    else if (strcmp(o, "--progress") == 0) {
+      if (strcmp(v, "auto") == 0) a->progress = MPT_PROGRESS_AUTO;
+      else if (strcmp(v, "tty") == 0) a->progress = MPT_PROGRESS_TTY;
+      else if (strcmp(v, "lines") == 0) a->progress = MPT_PROGRESS_LINES;
+      else if (strcmp(v, "off") == 0) a->progress = MPT_PROGRESS_OFF;
+      else return mpt_error_set(err, MPT_ERR_VALUE, "--progress %s: expected auto, tty, lines or off", v);
+    } else
+      return mpt_error_set(err, MPT_ERR_NAME, "unknown option '%s' (see mptune %s --help)", o, collect ? "collect" : "tune");
+    if (rc < 0) return rc;
+  }
+  if (!a->problem) return mpt_error_set(err, MPT_ERR_VALUE, "missing the T1 problem file (mptune %s FILE.json ...)", collect ? "collect" : "tune");
+  if (!a->log) return mpt_error_set(err, MPT_ERR_VALUE, "missing --log FILE.h5 (the run log)");
+  if (a->resume && a->force) return mpt_error_set(err, MPT_ERR_VALUE, "--resume and --force exclude each other");
+  if (a->simulate_delay > 0 && !a->simulate)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-delay needs --simulate FILE");
+  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
+  if (collect) a->strategy = "brute_force";
+  else if (!a->strategy) a->strategy = "random";
+  if (!collect && a->budget < 0 && a->time_budget <= 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
+  if (a->log && a->t4 && strcmp(a->log, a->t4) == 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
+  if (!mpt_evaluator_find(a->evaluator)) {
+    char names[512];
+    int len = 0;
+    names[0] = '\0';
+    for (int i = 0; i < mpt_evaluator_count() && len < (int)sizeof names; i++)
+      len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", i ? ", " : "", mpt_evaluator_at(i)->name);
+    return mpt_error_set(err, MPT_ERR_NAME, "unknown evaluator '%s' (known: %s)", a->evaluator, len ? names : "none");
+  }
+  return 0;
+}
+
+/* record callback: append + flush, then (for the kill test) note the id in MPT_TRACE_APPENDS */
+typedef struct record_ctx {
+  mpt_runlog *log;
+  int trace_fd;
+} record_ctx;
+
+static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
+  record_ctx *rc = ctx;
+  int r = mpt_runlog_append(rc->log, o, 1, err);
+  if (r < 0) return r;
+  if (rc->trace_fd >= 0) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "%" PRId64 " %d\n", o->id, (int)o->status);
+    if (write(rc->trace_fd, line, (size_t)n) != n) { /* tracing is best effort */ }
+  }
+  return 0;
+}
+
+static char *join_command_line(int argc, char **argv) {
+  size_t len = 8;
+  for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 3;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  size_t at = (size_t)snprintf(s, len, "mptune");
+  for (int i = 0; i < argc; i++) at += (size_t)snprintf(s + at, len - at, " %s", argv[i]);
+  return s;
+}
+
+static char *join_options(const tune_args *a) {
+  size_t len = 1;
+  for (int i = 0; i < a->n_opts; i++) len += strlen(a->opts[i]) + 1;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  s[0] = '\0';
+  for (int i = 0; i < a->n_opts; i++) {
+    if (i) strcat(s, ",");
+    strcat(s, a->opts[i]);
+  }
+  return s;
+}
+
+static const char *reason_text(const char *reason) {
+  if (!reason) return "?";
+  if (strcmp(reason, "budget") == 0) return "evaluation budget reached";
+  if (strcmp(reason, "time") == 0) return "time budget reached";
+  if (strcmp(reason, "exhausted") == 0) return "every configuration evaluated";
+  if (strcmp(reason, "signal") == 0) return "stopped by a signal";
+  return reason;
+}
+
+static int run(int argc, char **argv, int collect) {
+  const char *cmd = collect ? "collect" : "tune";
+  int rank, size;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int is_worker = size == 1 || rank > 0;
+  mpt_signals_install();
+
+  mpt_error err;
+  mpt_error_clear(&err);
+  tune_args a;
+  int rc = parse_args(argc, argv, collect, &a, &err);
+  if (rc == 0 && a.help) {
+    if (rank == 0) usage(stdout, collect);
+    return 0;
+  }
+  int local_rank = -1, local_count = 0;
+  if (mpt_device_local_rank(comm, is_worker, &local_rank, &local_count) != 0 && rc == 0)
+    rc = mpt_error_set(&err, MPT_ERR_INTERNAL, "cannot determine the node-local rank");
+
+  mpt_problem *prob = NULL;
+  mpt_space *space = NULL;
+  mpt_strategy *strat = NULL;
+  mpt_evaluator *ev = NULL;
+  mpt_runlog *log = NULL;
+  mpt_obs *resumed = NULL;
+  int64_t n_resumed = 0;
+  int trace_fd = -1;
+  char *cmdline = NULL, *optstr = NULL;
+  int exit_code = 1;
+
+  if (rc == 0) rc = mpt_problem_load(a.problem, &prob, &err);
+  if (rc == 0) {
+    rc = mpt_space_build(prob, &space, &err);
+    if (rc < 0) mpt_error_prefix(&err, "%s", a.problem);
+    else if (mpt_space_size(space) == 0)
+      rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
+  }
+  if (rc == 0 && collect) a.budget = mpt_space_size(space);
+  if (rc == 0 && a.budget < 0) a.budget = mpt_space_size(space); /* --time only */
+
+  /* rank 0: the run itself (strategy, log) */
+  if (rc == 0 && rank == 0) {
+    struct stat sb;
+    int exists = stat(a.log, &sb) == 0;
+    if (a.resume) {
+      if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
+      else rc = mpt_runlog_open(a.log, space, &log, &err);
+      if (rc == 0) rc = mpt_runlog_read(log, &resumed, &n_resumed, &err);
+      if (rc == 0 && !a.seed_given) {
+        const char *s = mpt_runlog_meta(log, "seed");
+        if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
+      }
+    } else if (exists && !a.force) {
+      rc = mpt_error_set(&err, MPT_ERR_STATE, "run log '%s' already exists: use --resume to continue that run or --force to overwrite it", a.log);
+    } else if (exists && S_ISDIR(sb.st_mode)) {
+      rc = mpt_error_set(&err, MPT_ERR_IO, "run log '%s' is a directory", a.log);
+    }
+    if (rc == 0 && !a.seed_given) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      a.seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
+      a.seed %= 1000000000000ull;
+    }
+    if (rc == 0)
+      rc = mpt_strategy_create(a.strategy, space, a.opts, a.n_opts, a.seed, a.budget, &strat, &err);
+  }
+  /* workers (or the one rank): the evaluator, bound to the node-local device */
+  if (rc == 0 && is_worker) {
+    mpt_eval_settings set;
+    memset(&set, 0, sizeof set);
+    set.simulate_path = a.simulate;
+    set.simulate_delay = a.simulate_delay;
+    set.timeout_s = a.timeout_s;
+    set.iterations = a.iterations;
+    set.workdir = a.workdir;
+    set.local_rank = local_rank;
+    set.rank = rank;
+    rc = mpt_evaluator_open(a.evaluator, prob, space, &set, &ev, &err);
+  }
+
+  /* go/no-go: any rank's error stops every rank now */
+  rc = mpt_wire_gonogo(comm, rc, &err);
+  if (rc < 0) {
+    if (rank == 0) fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
+    goto done;
+  }
+
+  /* device table */
+  {
+    mpt_device_info mine, *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    if (is_worker) mpt_device_describe(ev, rank, &mine);
+    else {
+      memset(&mine, 0, sizeof mine);
+      mine.rank = -1;
+    }
+    mpt_wire_gather_devices(comm, &mine, all ? all : &mine);
+    if (rank == 0) {
+      int first = size == 1 ? 0 : 1;
+      printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n",
+             cmd, a.problem, prob->name, (long long)mpt_space_size(space), a.strategy, (long long)a.budget,
+             a.time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)a.seed, size - first,
+             size - first == 1 ? "" : "s");
+      if (all) mpt_device_table_print(stdout, all + first, size - first);
+      fflush(stdout);
+      if (!a.resume) {
+        if (a.force) unlink(a.log);
+        cmdline = join_command_line(argc, argv);
+        optstr = join_options(&a);
+        mpt_run_meta meta = {collect ? "collect" : "tune", a.problem, prob->text, a.strategy,
+                             optstr ? optstr : "", a.evaluator, a.simulate, a.seed, a.budget, a.time_budget,
+                             cmdline ? cmdline : cmd};
+        rc = mpt_runlog_create(a.log, space, &meta, &log, &err);
+      }
+      if (rc == 0 && all) rc = mpt_runlog_set_devices(log, all + first, size - first, &err);
+      free(all);
+      if (rc < 0) {
+        fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
+        if (size > 1) mpt_wire_stop_all(comm, 1);
+        goto done;
+      }
+    }
+  }
+
+  if (rank != 0) { /* worker */
+    exit_code = mpt_worker_run(comm, 0, ev, NULL) == 0 ? 0 : 1;
+    goto done;
+  }
+
+  /* coordinator */
+  {
+    const char *trace = getenv("MPT_TRACE_APPENDS");
+    if (trace && trace[0]) trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    record_ctx rctx = {log, trace_fd};
+    mpt_coord_config cc;
+    memset(&cc, 0, sizeof cc);
+    cc.comm = comm;
+    cc.local = size == 1 ? ev : NULL;
+    cc.strategy = strat;
+    cc.space = space;
+    cc.budget = a.budget;
+    cc.time_budget = a.time_budget;
+    cc.grace_s = a.grace_s;
+    cc.resumed = resumed;
+    cc.n_resumed = n_resumed;
+    cc.record = record_obs;
+    cc.record_ctx = &rctx;
+    cc.progress = a.progress;
+    cc.progress_out = stderr;
+    if (a.resume)
+      printf("resuming %s: %lld logged observations\n", a.log, (long long)n_resumed);
+    mpt_coord_result res;
+    rc = mpt_coord_run(&cc, &res, &err);
+    if (rc < 0) {
+      fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
+      fprintf(stderr, "mptune %s: the run stopped after %lld evaluations; it can be continued with --resume\n",
+              cmd, (long long)res.done);
+      goto done;
+    }
+    int finished = strcmp(res.reason, "signal") != 0;
+    if (mpt_runlog_finish(log, res.reason, &err) < 0) {
+      fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
+      goto done;
+    }
+    mpt_runlog_close(log);
+    log = NULL;
+    if (res.reason && strcmp(res.reason, "signal") == 0)
+      printf("stopped: signal %d received; %lld evaluations logged (%lld cancelled in flight); continue with --resume\n",
+             res.signal, (long long)res.done, (long long)res.cancelled);
+    else
+      printf("stopped: %s\n", reason_text(res.reason));
+    printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res.done,
+           (long long)res.valid, (long long)res.failed, (long long)res.new_evals);
+    printf("rate: %.2f evaluations/s over %.3f s with %d worker%s; coordinator busy %.1f us/evaluation, cpu %.1f us/evaluation\n",
+           res.wall_s > 0 ? (double)res.new_evals / res.wall_s : 0.0, res.wall_s, res.n_workers,
+           res.n_workers == 1 ? "" : "s", res.new_evals ? 1e6 * res.busy_s / (double)res.new_evals : 0.0,
+           res.new_evals && size > 1 ? 1e6 * res.cpu_s / (double)res.new_evals : 0.0);
+    if (res.best_id >= 0) {
+      char cfg[4096];
+      mpt_space_format(space, res.best_id, cfg, sizeof cfg);
+      printf("best: %s\n", cfg);
+      printf("objective: %.6g\n", res.best);
+    } else {
+      printf("best: none (no valid configuration among %lld evaluations)\n", (long long)res.done);
+    }
+    printf("log: %s\n", a.log);
+    if (a.t4 && finished) {
+      if (mpt_runlog_export_t4(a.log, a.t4, &err) < 0) {
+        fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
+        goto done;
+      }
+      printf("t4: %s\n", a.t4);
+    } else if (a.t4) {
+      printf("t4: not written (the run is not finished)\n");
+    }
+    fflush(stdout);
+    exit_code = 0;
+  }
+
+done:
+  if (trace_fd >= 0) close(trace_fd);
+  if (log) mpt_runlog_close(log);
+  free(resumed);
+  if (strat) mpt_strategy_destroy(strat);
+  if (ev) mpt_evaluator_close(ev);
+  if (space) mpt_space_free(space);
+  if (prob) mpt_problem_free(prob);
+  free(cmdline);
+  free(optstr);
+  return exit_code;
+}
+
+int mpt_cmd_tune(int argc, char **argv) { return run(argc, argv, 0); }
+int mpt_cmd_collect(int argc, char **argv) { return run(argc, argv, 1); }

@@ -1,0 +1,71 @@
+/* mpi/wire.h: the wire protocol between the coordinator (rank 0) and the workers: message tags and
+ * payloads (a config id out, an mpt_obs back), non-busy waiting (MPI_Iprobe/MPI_Test + nanosleep with
+ * an adaptive back-off: MPICH's blocking MPI_Recv/MPI_Wait spin a core), the go/no-go broadcast that
+ * makes every rank stop together when any rank found an error before the run, and the gathering of
+ * the device table. Only config ids and observations cross the wire. */
+#ifndef MPT_WIRE_H
+#define MPT_WIRE_H
+#include <mpi.h>
+#include <stdint.h>
+#include "spaces/obs.h"
+#include "spaces/error.h"
+#include "evaluators/evaluator.h"
+
+enum {
+  MPT_TAG_WORK = 0x4d01,   /* coordinator -> worker: one int64 config id */
+  MPT_TAG_RESULT,          /* worker -> coordinator: one mpt_obs (bytes) */
+  MPT_TAG_STOP,            /* coordinator -> worker: one int, the exit status the worker returns */
+  MPT_TAG_FATAL,           /* worker -> coordinator: mpt_wire_fatal, the evaluator cannot go on */
+};
+
+/* Sent by a worker whose evaluator returned an error (not a failed variant: a broken evaluator). */
+typedef struct mpt_wire_fatal {
+  int64_t id;              /* the config it was evaluating */
+  int32_t code;            /* MPT_ERR_* */
+  int32_t pad;
+  char msg[1024];
+} mpt_wire_fatal;
+
+/* Adaptive back-off for polling waits: sleeps min_ns first, doubling up to max_ns; reset on activity. */
+typedef struct mpt_backoff { long ns, min_ns, max_ns; } mpt_backoff;
+#define MPT_BACKOFF_MIN_NS 50000L    /* 50 us */
+#define MPT_BACKOFF_MAX_NS 2000000L  /* 2 ms */
+void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns);
+void mpt_backoff_reset(mpt_backoff *b);
+void mpt_backoff_sleep(mpt_backoff *b);
+
+/* Monotonic clock in seconds. */
+double mpt_wire_now(void);
+
+/* Waits for a message matching (source, tag) without spinning. Returns 1 when one is there (st is
+ * filled, the message is not received yet), 0 when `timeout_s` (<0: none) elapsed or *stop became
+ * non-zero (stop may be NULL). */
+int mpt_wire_probe_wait(MPI_Comm comm, int source, int tag, double timeout_s, mpt_backoff *b,
+                        volatile const int *stop, MPI_Status *st);
+/* Completes a request without spinning (MPI_Test + back-off). */
+void mpt_wire_wait(MPI_Request *req, mpt_backoff *b);
+
+/* Receives the message announced by st (already probed, so MPI_Recv returns at once). */
+int mpt_wire_recv_obs(MPI_Comm comm, const MPI_Status *st, mpt_obs *o);
+int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, int64_t *id);
+int mpt_wire_recv_stop(MPI_Comm comm, const MPI_Status *st, int *code);
+int mpt_wire_recv_fatal(MPI_Comm comm, const MPI_Status *st, mpt_wire_fatal *f);
+
+/* Non-blocking sends. The buffer must stay untouched until the request completes. */
+int mpt_wire_send_work(MPI_Comm comm, int worker, const int64_t *id, MPI_Request *req);
+int mpt_wire_send_obs(MPI_Comm comm, int coordinator, const mpt_obs *o, MPI_Request *req);
+/* Sends STOP(code) to every rank 1..size-1 and waits (without spinning) for the sends to complete. */
+void mpt_wire_stop_all(MPI_Comm comm, int code);
+/* Sends STOP(code) to one worker, completed without spinning. */
+void mpt_wire_stop_one(MPI_Comm comm, int worker, int code);
+
+/* Go/no-go (collective over comm): every rank passes its own result (0 or <0 with err filled). Returns
+ * 0 on every rank when all succeeded; otherwise the first failing rank's code on every rank, and on
+ * rank 0 err holds the message(s) (prefixed "rank N: " when ranks failed differently). Never hangs:
+ * one MPI_Allreduce and one MPI_Gather. */
+int mpt_wire_gonogo(MPI_Comm comm, int rc, mpt_error *err);
+
+/* Gathers every rank's device info on rank 0 (collective). `all` (size entries) is used on rank 0. */
+int mpt_wire_gather_devices(MPI_Comm comm, const mpt_device_info *mine, mpt_device_info *all);
+
+#endif
