@@ -4,10 +4,14 @@
 #include "strategies/strategy.h"
 
 /* one extern per strategy file */
-extern const mpt_strategy_type mpt_strategy_random, mpt_strategy_brute_force;
+extern const mpt_strategy_type mpt_strategy_bo;
+extern const mpt_strategy_type mpt_strategy_random, mpt_strategy_brute_force, mpt_strategy_ga, mpt_strategy_de,
+  mpt_strategy_pso, mpt_strategy_firefly, mpt_strategy_sa, mpt_strategy_mls;
 
 static const mpt_strategy_type *const registry[] = {
-  &mpt_strategy_random, &mpt_strategy_brute_force,
+  &mpt_strategy_random, &mpt_strategy_brute_force, &mpt_strategy_ga, &mpt_strategy_de, &mpt_strategy_pso,
+  &mpt_strategy_firefly, &mpt_strategy_sa, &mpt_strategy_mls,
+  &mpt_strategy_bo,
   NULL, /* keeps the array non-empty; rows go above */
 };
 

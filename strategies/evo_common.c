@@ -1,0 +1,223 @@
+/* strategies/evo_common.c: shared machinery of ga, de, pso, firefly, sa and mls (see evo_common.h):
+ * fitness cache, the generation driver behind batched asks, stall counting, rounding, repair. */
+#include "strategies/evo_common.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
+  memset(e, 0, sizeof *e);
+  e->s = s;
+  e->sp = s->space;
+  e->dims = mpt_space_dims(s->space);
+  e->size = mpt_space_size(s->space);
+  e->best_id = -1;
+  e->best = INFINITY;
+  size_t sz = e->size > 0 ? (size_t)e->size : 1;
+  e->nv = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->nv);
+  e->idx_tmp = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->idx_tmp);
+  e->fit = malloc(sz * sizeof *e->fit);
+  e->mine = calloc(sz, 1);
+  e->nb_cap = 256;
+  e->nb = malloc((size_t)e->nb_cap * sizeof *e->nb);
+  e->cap_need = 64;
+  e->need = malloc((size_t)e->cap_need * sizeof *e->need);
+  if (!e->nv || !e->idx_tmp || !e->fit || !e->mine || !e->nb || !e->need) {
+    evo_free(e);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
+  }
+  for (int64_t i = 0; i < e->size; i++) e->fit[i] = NAN;
+  for (int d = 0; d < e->dims; d++) {
+    e->nv[d] = mpt_space_n_values(e->sp, d);
+    if (e->nv[d] > 1) e->free_dims++;
+  }
+  if (e->free_dims == 0) e->free_dims = 1;
+  return 0;
+}
+
+void evo_free(evo *e) {
+  free(e->nv);
+  free(e->idx_tmp);
+  free(e->fit);
+  free(e->mine);
+  free(e->nb);
+  free(e->need);
+  memset(e, 0, sizeof *e);
+}
+
+void evo_tell(evo *e, const mpt_obs *obs, int n) {
+  for (int i = 0; i < n; i++) {
+    int64_t id = obs[i].id;
+    if (id < 0 || id >= e->size) continue;
+    double f = mpt_obs_valid(&obs[i]) ? obs[i].objective : EVO_PENALTY;
+    if (!(f < EVO_PENALTY)) f = EVO_PENALTY;
+    e->fit[id] = f;
+    if (f < e->best) { e->best = f; e->best_id = id; }
+  }
+}
+
+double evo_fitness(const evo *e, int64_t id) {
+  if (id < 0 || id >= e->size) return EVO_PENALTY;
+  return e->fit[id];
+}
+
+void evo_gen_begin(evo *e) {
+  e->n_need = 0;
+  e->gen_new = 0;
+}
+
+int evo_gen_add(evo *e, int64_t id) {
+  if (id < 0 || id >= e->size) return 0;
+  for (int i = 0; i < e->n_need; i++)
+    if (e->need[i] == id) return 0;
+  if (e->n_need == e->cap_need) {
+    int nc = e->cap_need * 2;
+    int64_t *nn = realloc(e->need, (size_t)nc * sizeof *nn);
+    if (!nn) return MPT_ERR_NOMEM;
+    e->need = nn;
+    e->cap_need = nc;
+  }
+  e->need[e->n_need++] = id;
+  if (!e->mine[id]) { e->mine[id] = 1; e->gen_new++; }
+  return 0;
+}
+
+void evo_gen_end(evo *e) {
+  if (e->gen_new == 0) e->free_gens++;
+  else e->free_gens = 0;
+  e->generations++;
+}
+
+/* while the current generation waits for evaluations in flight: unseen Hamming neighbours of the best
+ * configuration (useful work for idle workers instead of random ids) */
+static int explore(evo *e, int n, int64_t *ids, int k0) {
+  int k = k0;
+  if (e->best_id < 0 || k >= n) return k;
+  mpt_space_config(e->sp, e->best_id, e->idx_tmp);
+  int64_t c = evo_neighbors(e, e->idx_tmp, MPT_NB_HAMMING);
+  for (int64_t i = 0; i < c && k < n; i++) {
+    int64_t id = e->nb[i];
+    if (mpt_strategy_is_seen(e->s, id) || !isnan(e->fit[id])) continue;
+    int dup = 0;
+    for (int j = 0; j < k; j++) dup |= ids[j] == id;
+    if (dup) continue;
+    e->mine[id] = 1;
+    ids[k++] = id;
+  }
+  return k;
+}
+
+int evo_ask(evo *e, int n, int64_t *ids, evo_step_fn step) {
+  int k = 0;
+  for (int guard = 0; guard < 200000; guard++) {
+    int waiting = 0;
+    for (int i = 0; i < e->n_need; i++) {
+      int64_t id = e->need[i];
+      if (!isnan(e->fit[id])) continue;
+      if (mpt_strategy_is_seen(e->s, id)) { waiting++; continue; }
+      int dup = 0;
+      for (int j = 0; j < k; j++) dup |= ids[j] == id;
+      if (dup) { waiting++; continue; }
+      if (k < n) ids[k++] = id;
+      waiting++;
+    }
+    if (k >= n) return k;
+    if (waiting > 0) return explore(e, n, ids, k);
+    e->want = n - k;
+    int64_t gens = e->generations;
+    int rc = step(e->s, e);
+    if (rc < 0) return rc;
+    if (e->generations == gens) return k; /* nothing left to propose */
+  }
+  return k;
+}
+
+int64_t evo_lookup(evo *e, const int *idx) {
+  for (int d = 0; d < e->dims; d++)
+    if (idx[d] < 0 || idx[d] >= e->nv[d]) return -1;
+  return mpt_space_lookup(e->sp, idx);
+}
+
+void evo_round_index(const evo *e, const double *x, int *idx) {
+  for (int d = 0; d < e->dims; d++) {
+    double v = floor(x[d] + 0.5);
+    if (!(v >= 0)) v = 0;
+    if (v > e->nv[d] - 1) v = e->nv[d] - 1;
+    idx[d] = (int)v;
+  }
+}
+
+void evo_round_unit(const evo *e, const double *x, int *idx) {
+  for (int d = 0; d < e->dims; d++) {
+    double v = floor(x[d] * (e->nv[d] - 1) + 0.5);
+    if (!(v >= 0)) v = 0;
+    if (v > e->nv[d] - 1) v = e->nv[d] - 1;
+    idx[d] = (int)v;
+  }
+}
+
+void evo_to_unit(const evo *e, const int *idx, double *x) {
+  for (int d = 0; d < e->dims; d++) x[d] = e->nv[d] > 1 ? (double)idx[d] / (e->nv[d] - 1) : 0.0;
+}
+
+int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind) {
+  for (;;) {
+    int64_t c = mpt_space_neighbors(e->sp, idx, kind, e->nb, e->nb_cap);
+    if (c < 0 || c <= e->nb_cap) return c;
+    int64_t nc = c + 64;
+    int64_t *nn = realloc(e->nb, (size_t)nc * sizeof *nn);
+    if (!nn) return MPT_ERR_NOMEM;
+    e->nb = nn;
+    e->nb_cap = nc;
+  }
+}
+
+int64_t evo_repair(evo *e, const int *idx, int index_distance_only) {
+  int64_t id = evo_lookup(e, idx);
+  if (id >= 0) return id;
+  static const mpt_neighbor_kind chain[] = {MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT, MPT_NB_HAMMING,
+                                            MPT_NB_INDEX_DISTANCE};
+  for (int i = index_distance_only ? 3 : 0; i < 4; i++) {
+    int64_t c = evo_neighbors(e, idx, chain[i]);
+    if (c > 0) return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
+  }
+  return -1;
+}
+
+int64_t evo_random_hamming(evo *e, const int *idx) {
+  int64_t c = evo_neighbors(e, idx, MPT_NB_HAMMING);
+  if (c <= 0) return -1;
+  return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
+}
+
+void evo_random_cartesian(evo *e, int *idx) {
+  for (int d = 0; d < e->dims; d++) idx[d] = (int)mpt_rng_below(&e->s->rng, (uint64_t)e->nv[d]);
+}
+
+int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids) {
+  if (n > e->size) n = e->size;
+  if (n <= 0) return 0;
+  return mpt_space_sample_lhs(e->sp, &e->s->rng, n, ids);
+}
+
+int64_t evo_random_unseen(evo *e) {
+  if (e->size <= 0) return -1;
+#define FREE_ID(id) (!mpt_strategy_is_seen(e->s, id) && isnan(e->fit[id]) && !e->mine[id])
+  for (int t = 0; t < 64; t++) {
+    int64_t id = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
+    if (FREE_ID(id)) return id;
+  }
+  int64_t start = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
+  for (int64_t k = 0; k < e->size; k++) {
+    int64_t id = (start + k) % e->size;
+    if (FREE_ID(id)) return id;
+  }
+#undef FREE_ID
+  return -1;
+}
+
+double evo_beta1(mpt_rng *r, double b) {
+  /* Beta(1, b): inverse CDF 1 - (1-u)^(1/b) */
+  double u = mpt_rng_uniform(r);
+  return 1.0 - pow(1.0 - u, 1.0 / b);
+}

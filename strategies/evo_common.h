@@ -1,0 +1,81 @@
+/* strategies/evo_common.h: shared machinery of the population/trajectory strategies (ga, de, pso,
+ * firefly, sa, mls): a fitness cache per config id, the generation driver that turns "evaluate this
+ * generation" into batched asks (cached ids are free, pending ids are waited for), stall detection
+ * and restarts, rounding of continuous positions to value indices, and constraint-aware repair of
+ * invalid configurations to valid neighbours (strictly-adjacent, then adjacent, then Hamming, then
+ * index-distance). Private to strategies/. */
+#ifndef MPT_EVO_COMMON_H
+#define MPT_EVO_COMMON_H
+#include <stdint.h>
+#include "strategies/strategy.h"
+
+/* fitness of failed measurements and of invalid candidates in the penalty variants (lower is better) */
+#define EVO_PENALTY 1e30
+/* consecutive generations that propose nothing new before a strategy restarts */
+#define EVO_STALL_LIMIT 25
+
+typedef struct evo evo;
+/* builds the next generation with evo_gen_begin/evo_gen_add/evo_gen_end; called when every id of the
+ * current generation has a fitness. Returns 0 or <0 on error. */
+typedef int (*evo_step_fn)(mpt_strategy *s, evo *e);
+
+struct evo {
+  mpt_strategy *s;
+  const mpt_space *sp;
+  int dims;              /* parameters */
+  int free_dims;         /* parameters with more than one value */
+  int64_t size;
+  int *nv;               /* values per parameter */
+  double *fit;           /* per id: NAN unknown, objective, or EVO_PENALTY */
+  uint8_t *mine;         /* per id: proposed by this strategy (drives stall detection, not tells) */
+  int64_t *need;         /* ids of the current generation, each once */
+  int n_need, cap_need;
+  int gen_new;           /* ids in the current generation not proposed before */
+  int free_gens;         /* consecutive generations with nothing new */
+  int want;              /* candidates the current ask still wants (a hint for step functions) */
+  int64_t generations;
+  int64_t *nb;           /* neighbour scratch */
+  int64_t nb_cap;
+  int *idx_tmp;          /* dims ints of scratch */
+  int64_t best_id;
+  double best;
+};
+
+int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
+void evo_free(evo *e);
+
+/* fitness cache */
+void evo_tell(evo *e, const mpt_obs *obs, int n);
+double evo_fitness(const evo *e, int64_t id); /* NAN unknown; EVO_PENALTY for id < 0 */
+static inline int evo_known(const evo *e, int64_t id) { return id < 0 || e->fit[id] == e->fit[id]; }
+
+/* generation bookkeeping */
+void evo_gen_begin(evo *e);
+int evo_gen_add(evo *e, int64_t id);   /* id < 0 (invalid, penalty) is ignored; 0 or NOMEM */
+void evo_gen_end(evo *e);
+/* the driver: emits unseen ids of the current generation, advances with step when it is complete,
+ * explores around the best while it waits for pending evaluations */
+int evo_ask(evo *e, int n, int64_t *ids, evo_step_fn step);
+
+/* positions */
+int64_t evo_lookup(evo *e, const int *idx);            /* -1 when not valid */
+void evo_round_index(const evo *e, const double *x, int *idx);  /* x in index units, clamped */
+void evo_round_unit(const evo *e, const double *x, int *idx);   /* x in [0,1] per parameter */
+void evo_to_unit(const evo *e, const int *idx, double *x);      /* idx -> [0,1] per parameter */
+/* a valid id close to idx: idx itself when valid, else a random neighbour by strictly-adjacent, then
+ * adjacent, then Hamming, then index-distance (index_distance_only: index-distance at once, as DE) */
+int64_t evo_repair(evo *e, const int *idx, int index_distance_only);
+/* a random valid Hamming neighbour of idx (any configuration), or -1 when there is none */
+int64_t evo_random_hamming(evo *e, const int *idx);
+/* n neighbours of kind around idx into e->nb; returns the count (<0 on error) */
+int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind);
+/* a uniformly random configuration of the Cartesian product (valid or not) */
+void evo_random_cartesian(evo *e, int *idx);
+/* ids of up to n valid configurations by LHS (distinct); returns the count */
+int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids);
+/* a random id not yet seen, nor known, nor proposed by this strategy (-1 when none) */
+int64_t evo_random_unseen(evo *e);
+/* beta(1, b) variate, for rank-based selection */
+double evo_beta1(mpt_rng *r, double b);
+
+#endif

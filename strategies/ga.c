@@ -1,0 +1,215 @@
+/* strategies/ga.c: `ga`, the constraint-aware genetic algorithm of Willemsen et al. ("Constraint-aware
+ * Optimization in Auto-Tuning"): valid initial population by LHS, rank-based parent selection
+ * (beta(1, 2.5) over the sorted population, as Kernel Tuner), single-point (or two-point / uniform)
+ * crossover, mutation with chance 1/mutation_chance to a random valid Hamming neighbour, invalid
+ * children repaired to a valid neighbour (strictly-adjacent, adjacent, Hamming, index-distance).
+ * constraint_aware=0 is the penalty variant: random Cartesian initial population, mutation changes one
+ * parameter to any value, invalid children stay in the population with a penalty fitness (they cost
+ * no evaluation but occupy a population slot, i.e. a wasted iteration). */
+#include <stdlib.h>
+#include <string.h>
+#include "strategies/evo_common.h"
+
+typedef struct ga_state {
+  evo e;
+  int P, aware, elitism, method; /* method: 0 single_point, 1 two_point, 2 uniform */
+  int64_t mut;
+  int n_pop;
+  int *pop, *npop;               /* P x dims value indices */
+  int64_t *pid, *npid;           /* ids (-1: invalid, penalty variant only) */
+  int *order;
+  double *f;
+} ga_state;
+
+static const mpt_option_spec ga_options[] = {
+  {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
+  {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
+  {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0},
+  {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0},
+  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+/* order[] = member indices by ascending fitness (stable insertion sort: populations are small) */
+static void rank(ga_state *g) {
+  for (int i = 0; i < g->n_pop; i++) {
+    int x = g->order[i], j = i;
+    while (j > 0 && g->f[g->order[j - 1]] > g->f[x]) { g->order[j] = g->order[j - 1]; j--; }
+    g->order[j] = x;
+  }
+}
+
+static int ga_init_pop(ga_state *g) {
+  evo *e = &g->e;
+  int dims = e->dims, n = 0;
+  if (g->aware) {
+    int64_t *ids = malloc((size_t)g->P * sizeof *ids);
+    if (!ids) return MPT_ERR_NOMEM;
+    int64_t c = evo_sample_lhs(e, g->P, ids);
+    if (c < 0) { free(ids); return (int)c; }
+    for (int64_t i = 0; i < c; i++, n++) {
+      g->pid[n] = ids[i];
+      mpt_space_config(e->sp, ids[i], g->pop + (size_t)n * dims);
+    }
+    free(ids);
+  } else {
+    for (; n < g->P; n++) {
+      evo_random_cartesian(e, g->pop + (size_t)n * dims);
+      g->pid[n] = evo_lookup(e, g->pop + (size_t)n * dims);
+    }
+  }
+  /* a restart keeps the best configuration found so far */
+  if (e->best_id >= 0 && n > 0 && e->generations > 0) {
+    g->pid[0] = e->best_id;
+    mpt_space_config(e->sp, e->best_id, g->pop);
+  }
+  g->n_pop = n;
+  e->free_gens = 0;
+  return 0;
+}
+
+static void mutate(ga_state *g, int *child) {
+  evo *e = &g->e;
+  if ((int64_t)mpt_rng_below(&e->s->rng, (uint64_t)g->mut) != 0) return;
+  if (g->aware) {
+    int64_t id = evo_random_hamming(e, child);
+    if (id >= 0) mpt_space_config(e->sp, id, child);
+  } else {
+    int d = (int)mpt_rng_below(&e->s->rng, (uint64_t)e->dims);
+    if (e->nv[d] > 1) {
+      int v = (int)mpt_rng_below(&e->s->rng, (uint64_t)(e->nv[d] - 1));
+      child[d] = v >= child[d] ? v + 1 : v;
+    }
+  }
+}
+
+static int ga_step(mpt_strategy *s, evo *e) {
+  ga_state *g = s->data;
+  int dims = e->dims;
+  if (g->n_pop == 0 || e->free_gens >= EVO_STALL_LIMIT) {
+    int rc = ga_init_pop(g);
+    if (rc < 0) return rc;
+  } else {
+    for (int i = 0; i < g->n_pop; i++) {
+      g->f[i] = evo_fitness(e, g->pid[i]);
+      g->order[i] = i;
+    }
+    rank(g);
+    int m = 0;
+    if (g->elitism) {
+      memcpy(g->npop, g->pop + (size_t)g->order[0] * dims, (size_t)dims * sizeof(int));
+      g->npid[0] = g->pid[g->order[0]];
+      m = 1;
+    }
+    int *c1 = e->idx_tmp;
+    int *c2 = malloc((size_t)dims * 2 * sizeof *c2);
+    if (!c2) return MPT_ERR_NOMEM;
+    int *c3 = c2 + dims;
+    for (int tries = 0; m < g->P && tries < 20 * g->P; tries++) {
+      int a = g->order[(int)(evo_beta1(&s->rng, 2.5) * g->n_pop)];
+      int b = a;
+      for (int t = 0; t < 50 && b == a; t++) b = g->order[(int)(evo_beta1(&s->rng, 2.5) * g->n_pop)];
+      const int *pa = g->pop + (size_t)a * dims, *pb = g->pop + (size_t)b * dims;
+      if (g->method == 2) {
+        for (int d = 0; d < dims; d++) {
+          int sw = (int)mpt_rng_below(&s->rng, 2);
+          c2[d] = sw ? pb[d] : pa[d];
+          c3[d] = sw ? pa[d] : pb[d];
+        }
+      } else {
+        int p1 = dims > 1 ? 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1)) : 0, p2 = dims;
+        if (g->method == 1 && dims > 2) {
+          p2 = 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1));
+          if (p2 < p1) { int t = p1; p1 = p2; p2 = t; }
+        }
+        for (int d = 0; d < dims; d++) {
+          int sw = d >= p1 && d < p2;
+          c2[d] = sw ? pb[d] : pa[d];
+          c3[d] = sw ? pa[d] : pb[d];
+        }
+      }
+      for (int ch = 0; ch < 2 && m < g->P; ch++) {
+        memcpy(c1, ch ? c3 : c2, (size_t)dims * sizeof(int));
+        mutate(g, c1);
+        int64_t id;
+        if (g->aware) {
+          id = evo_repair(e, c1, 0);
+          if (id < 0) continue;
+          mpt_space_config(e->sp, id, c1);
+        } else {
+          id = evo_lookup(e, c1);
+        }
+        int dup = 0;
+        for (int j = 0; j < m && !dup; j++)
+          dup = memcmp(g->npop + (size_t)j * dims, c1, (size_t)dims * sizeof(int)) == 0;
+        if (dup) continue;
+        memcpy(g->npop + (size_t)m * dims, c1, (size_t)dims * sizeof(int));
+        g->npid[m++] = id;
+      }
+    }
+    free(c2);
+    int *tp = g->pop; g->pop = g->npop; g->npop = tp;
+    int64_t *ti = g->pid; g->pid = g->npid; g->npid = ti;
+    g->n_pop = m;
+  }
+  evo_gen_begin(e);
+  for (int i = 0; i < g->n_pop; i++)
+    if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
+  evo_gen_end(e);
+  return 0;
+}
+
+static void ga_destroy(mpt_strategy *s) {
+  ga_state *g = s->data;
+  if (!g) return;
+  evo_free(&g->e);
+  free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
+  free(g);
+  s->data = NULL;
+}
+
+static int ga_create(mpt_strategy *s, mpt_error *err) {
+  ga_state *g = calloc(1, sizeof *g);
+  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "ga: out of memory");
+  s->data = g;
+  int rc = evo_init(&g->e, s, err);
+  if (rc) { free(g); s->data = NULL; return rc; }
+  g->P = (int)mpt_strategy_opt_int(s, "popsize");
+  g->mut = mpt_strategy_opt_int(s, "mutation_chance");
+  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->elitism = mpt_strategy_opt_bool(s, "elitism");
+  const char *m = mpt_strategy_opt_str(s, "method");
+  g->method = strcmp(m, "two_point") == 0 ? 1 : strcmp(m, "uniform") == 0 ? 2 : 0;
+  size_t pd = (size_t)g->P * (size_t)(g->e.dims > 0 ? g->e.dims : 1);
+  g->pop = malloc(pd * sizeof(int));
+  g->npop = malloc(pd * sizeof(int));
+  g->pid = malloc((size_t)g->P * sizeof(int64_t));
+  g->npid = malloc((size_t)g->P * sizeof(int64_t));
+  g->order = malloc((size_t)g->P * sizeof(int));
+  g->f = malloc((size_t)g->P * sizeof(double));
+  if (!g->pop || !g->npop || !g->pid || !g->npid || !g->order || !g->f) {
+    ga_destroy(s);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "ga: out of memory");
+  }
+  return 0;
+}
+
+static int ga_ask(mpt_strategy *s, int n, int64_t *ids) {
+  ga_state *g = s->data;
+  return evo_ask(&g->e, n, ids, ga_step);
+}
+
+static void ga_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  ga_state *g = s->data;
+  evo_tell(&g->e, obs, n);
+}
+
+const mpt_strategy_type mpt_strategy_ga = {
+  .name = "ga",
+  .summary = "constraint-aware genetic algorithm (Willemsen et al.)",
+  .options = ga_options,
+  .create = ga_create,
+  .ask = ga_ask,
+  .tell = ga_tell,
+  .destroy = ga_destroy,
+};

@@ -1,0 +1,125 @@
+/* strategies/mls.c: `mls`, multi-start local search as Kernel Tuner's greedy mls (the baseline of the
+ * constraint-aware paper): from a random unseen valid configuration, try the valid neighbours
+ * (Hamming by default) in random order and move to the first that improves (with a batched ask: the
+ * best improving one of the batch); when no neighbour improves, restart from a random unseen
+ * configuration. Neighbours already evaluated are free. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "strategies/evo_common.h"
+
+typedef struct mls_state {
+  evo e;
+  int64_t cur;
+  int kind;
+  int64_t *list;           /* untried neighbours of cur, shuffled */
+  int64_t n_list, pos, cap_list;
+  int64_t *prop;
+  int n_prop, cap_prop;
+} mls_state;
+
+static const mpt_option_spec mls_options[] = {
+  {"neighbor", MPT_OPT_STRING, "Hamming", "neighbourhood", "Hamming|adjacent|strictly-adjacent", 1, 0},
+  {"max_batch", MPT_OPT_INT, "8", "most neighbours proposed at once in a batched ask", NULL, 1, 100000},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static int load_neighbours(mpt_strategy *s, mls_state *g) {
+  evo *e = &g->e;
+  mpt_space_config(e->sp, g->cur, e->idx_tmp);
+  int64_t c = evo_neighbors(e, e->idx_tmp, (mpt_neighbor_kind)g->kind);
+  if (c < 0) return (int)c;
+  if (c > g->cap_list) {
+    int64_t *nl = realloc(g->list, (size_t)c * sizeof *nl);
+    if (!nl) return MPT_ERR_NOMEM;
+    g->list = nl;
+    g->cap_list = c;
+  }
+  memcpy(g->list, e->nb, (size_t)c * sizeof *g->list);
+  mpt_rng_shuffle(&s->rng, g->list, c);
+  g->n_list = c;
+  g->pos = 0;
+  return 0;
+}
+
+static int mls_step(mpt_strategy *s, evo *e) {
+  mls_state *g = s->data;
+  if (g->cur >= 0) {
+    int64_t best = -1;
+    double fb = evo_fitness(e, g->cur);
+    for (int i = 0; i < g->n_prop; i++)
+      if (evo_fitness(e, g->prop[i]) < fb) { fb = evo_fitness(e, g->prop[i]); best = g->prop[i]; }
+    g->n_prop = 0;
+    if (best >= 0) {
+      g->cur = best;
+      int rc = load_neighbours(s, g);
+      if (rc < 0) return rc;
+    }
+  }
+  if (g->cur < 0 || g->pos >= g->n_list || e->free_gens >= EVO_STALL_LIMIT) { /* (re)start */
+    int64_t id = evo_random_unseen(e);
+    if (id < 0) return 0;
+    g->cur = id;
+    e->free_gens = 0;
+    int rc = load_neighbours(s, g);
+    if (rc < 0) return rc;
+    evo_gen_begin(e);
+    if (evo_gen_add(e, id)) return MPT_ERR_NOMEM;
+    evo_gen_end(e);
+    return 0;
+  }
+  int m = e->want < 1 ? 1 : e->want;
+  if (m > g->cap_prop) m = g->cap_prop;
+  evo_gen_begin(e);
+  while (g->n_prop < m && g->pos < g->n_list) {
+    g->prop[g->n_prop++] = g->list[g->pos];
+    if (evo_gen_add(e, g->list[g->pos++])) return MPT_ERR_NOMEM;
+  }
+  evo_gen_end(e);
+  return 0;
+}
+
+static void mls_destroy(mpt_strategy *s) {
+  mls_state *g = s->data;
+  if (!g) return;
+  evo_free(&g->e);
+  free(g->list);
+  free(g->prop);
+  free(g);
+  s->data = NULL;
+}
+
+static int mls_create(mpt_strategy *s, mpt_error *err) {
+  mls_state *g = calloc(1, sizeof *g);
+  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "mls: out of memory");
+  s->data = g;
+  int rc = evo_init(&g->e, s, err);
+  if (rc) { free(g); s->data = NULL; return rc; }
+  g->cur = -1;
+  const char *nb = mpt_strategy_opt_str(s, "neighbor");
+  g->kind = strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
+  g->cap_prop = (int)mpt_strategy_opt_int(s, "max_batch");
+  g->prop = malloc((size_t)g->cap_prop * sizeof *g->prop);
+  if (!g->prop) { mls_destroy(s); return mpt_error_set(err, MPT_ERR_NOMEM, "mls: out of memory"); }
+  return 0;
+}
+
+static int mls_ask(mpt_strategy *s, int n, int64_t *ids) {
+  mls_state *g = s->data;
+  return evo_ask(&g->e, n, ids, mls_step);
+}
+
+static void mls_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  mls_state *g = s->data;
+  evo_tell(&g->e, obs, n);
+}
+
+const mpt_strategy_type mpt_strategy_mls = {
+  .name = "mls",
+  .summary = "multi-start greedy local search (Kernel Tuner's baseline)",
+  .options = mls_options,
+  .create = mls_create,
+  .ask = mls_ask,
+  .tell = mls_tell,
+  .destroy = mls_destroy,
+};

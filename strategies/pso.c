@@ -1,0 +1,169 @@
+/* strategies/pso.c: `pso`, the constraint-aware particle swarm optimization of Willemsen et al.:
+ * particles live in [0,1] per parameter (value index scaled), start at valid configurations chosen by
+ * LHS with zero velocity, move by v = w v + c1 r1 (pbest - x) + c2 r2 (gbest - x), are rounded to the
+ * nearest value indices and, when that configuration is invalid, repaired to a valid neighbour
+ * (strictly-adjacent, adjacent, Hamming, index-distance); the particle then sits on the repaired
+ * configuration. constraint_aware=0 is the penalty variant: random Cartesian start, no repair, an
+ * invalid position gets a penalty fitness without evaluation (a wasted iteration). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "strategies/evo_common.h"
+
+typedef struct pso_state {
+  evo e;
+  int P, aware, started;
+  double w, c1, c2;
+  double *x, *v, *pb;      /* P x dims positions, velocities, personal bests (unit space) */
+  double *pbf;             /* personal best fitness */
+  int64_t *pid;            /* current id per particle (-1 invalid) */
+  double *gb;              /* global best position */
+  double gbf;
+} pso_state;
+
+static const mpt_option_spec pso_options[] = {
+  {"popsize", MPT_OPT_INT, "30", "number of particles", NULL, 1, 10000},
+  {"w", MPT_OPT_DOUBLE, "0.5", "inertia weight", NULL, 0, 10},
+  {"c1", MPT_OPT_DOUBLE, "3.0", "cognitive coefficient (pull to the particle's best)", NULL, 0, 10},
+  {"c2", MPT_OPT_DOUBLE, "0.5", "social coefficient (pull to the swarm's best)", NULL, 0, 10},
+  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static int pso_init(pso_state *g) {
+  evo *e = &g->e;
+  int dims = e->dims;
+  int *idx = e->idx_tmp;
+  int64_t *ids = NULL;
+  int64_t c = 0;
+  if (g->aware) {
+    ids = malloc((size_t)g->P * sizeof *ids);
+    if (!ids) return MPT_ERR_NOMEM;
+    c = evo_sample_lhs(e, g->P, ids);
+    if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
+  }
+  for (int i = 0; i < g->P; i++) {
+    if (g->aware) {
+      g->pid[i] = ids[i % c];
+      mpt_space_config(e->sp, g->pid[i], idx);
+    } else {
+      evo_random_cartesian(e, idx);
+      g->pid[i] = evo_lookup(e, idx);
+    }
+    evo_to_unit(e, idx, g->x + (size_t)i * dims);
+    memset(g->v + (size_t)i * dims, 0, (size_t)dims * sizeof(double));
+    g->pbf[i] = INFINITY;
+  }
+  if (e->best_id >= 0 && e->generations > 0) { /* a restart keeps the best found so far */
+    g->pid[0] = e->best_id;
+    mpt_space_config(e->sp, e->best_id, idx);
+    evo_to_unit(e, idx, g->x);
+  }
+  g->gbf = INFINITY;
+  free(ids);
+  e->free_gens = 0;
+  return 0;
+}
+
+static int pso_step(mpt_strategy *s, evo *e) {
+  pso_state *g = s->data;
+  int dims = e->dims;
+  if (!g->started || e->free_gens >= EVO_STALL_LIMIT) {
+    int rc = pso_init(g);
+    if (rc < 0) return rc;
+    g->started = 1;
+  } else {
+    for (int i = 0; i < g->P; i++) { /* personal and global bests */
+      double f = evo_fitness(e, g->pid[i]);
+      if (f < g->pbf[i]) {
+        g->pbf[i] = f;
+        memcpy(g->pb + (size_t)i * dims, g->x + (size_t)i * dims, (size_t)dims * sizeof(double));
+      }
+      if (f < g->gbf) {
+        g->gbf = f;
+        memcpy(g->gb, g->x + (size_t)i * dims, (size_t)dims * sizeof(double));
+      }
+    }
+    int *idx = e->idx_tmp;
+    for (int i = 0; i < g->P; i++) {
+      double *x = g->x + (size_t)i * dims, *v = g->v + (size_t)i * dims, *pb = g->pb + (size_t)i * dims;
+      for (int d = 0; d < dims; d++) {
+        double r1 = mpt_rng_uniform(&s->rng), r2 = mpt_rng_uniform(&s->rng);
+        v[d] = g->w * v[d] + g->c1 * r1 * (pb[d] - x[d]) + g->c2 * r2 * (g->gb[d] - x[d]);
+        x[d] += v[d];
+        if (x[d] < 0) x[d] = 0;
+        if (x[d] > 1) x[d] = 1;
+      }
+      evo_round_unit(e, x, idx);
+      if (g->aware) {
+        int64_t id = evo_repair(e, idx, 0);
+        if (id >= 0) {
+          mpt_space_config(e->sp, id, idx);
+          evo_to_unit(e, idx, x);
+        }
+        g->pid[i] = id;
+      } else {
+        g->pid[i] = evo_lookup(e, idx);
+      }
+    }
+  }
+  evo_gen_begin(e);
+  for (int i = 0; i < g->P; i++)
+    if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
+  evo_gen_end(e);
+  return 0;
+}
+
+static void pso_destroy(mpt_strategy *s) {
+  pso_state *g = s->data;
+  if (!g) return;
+  evo_free(&g->e);
+  free(g->x); free(g->v); free(g->pb); free(g->pbf); free(g->pid); free(g->gb);
+  free(g);
+  s->data = NULL;
+}
+
+static int pso_create(mpt_strategy *s, mpt_error *err) {
+  pso_state *g = calloc(1, sizeof *g);
+  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "pso: out of memory");
+  s->data = g;
+  int rc = evo_init(&g->e, s, err);
+  if (rc) { free(g); s->data = NULL; return rc; }
+  g->P = (int)mpt_strategy_opt_int(s, "popsize");
+  g->w = mpt_strategy_opt_double(s, "w");
+  g->c1 = mpt_strategy_opt_double(s, "c1");
+  g->c2 = mpt_strategy_opt_double(s, "c2");
+  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1), pd = (size_t)g->P * dims;
+  g->x = malloc(pd * sizeof(double));
+  g->v = malloc(pd * sizeof(double));
+  g->pb = calloc(pd, sizeof(double));
+  g->pbf = malloc((size_t)g->P * sizeof(double));
+  g->pid = malloc((size_t)g->P * sizeof(int64_t));
+  g->gb = calloc(dims, sizeof(double));
+  if (!g->x || !g->v || !g->pb || !g->pbf || !g->pid || !g->gb) {
+    pso_destroy(s);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "pso: out of memory");
+  }
+  return 0;
+}
+
+static int pso_ask(mpt_strategy *s, int n, int64_t *ids) {
+  pso_state *g = s->data;
+  return evo_ask(&g->e, n, ids, pso_step);
+}
+
+static void pso_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  pso_state *g = s->data;
+  evo_tell(&g->e, obs, n);
+}
+
+const mpt_strategy_type mpt_strategy_pso = {
+  .name = "pso",
+  .summary = "constraint-aware particle swarm optimization (Willemsen et al.)",
+  .options = pso_options,
+  .create = pso_create,
+  .ask = pso_ask,
+  .tell = pso_tell,
+  .destroy = pso_destroy,
+};

@@ -1,0 +1,128 @@
+/* strategies/sa.c: `sa`, simulated annealing as in Kernel Tuner (the baseline of the constraint-aware
+ * paper): from a random valid start, propose a random valid Hamming neighbour (adjacent or
+ * strictly-adjacent with `neighbor=`), accept a better one always and a worse one with probability
+ * exp(-((new - old) / old) / T) (relative cost difference, as Kernel Tuner); T falls geometrically from
+ * T to T_min over the budget (alpha = (T_min/T)^(1/budget), or `alpha` when no budget is known), then
+ * re-heats. Neighbours already evaluated are free moves. A batched ask proposes several distinct
+ * neighbours of the current state; they are accepted or rejected in order once all are known.
+ * A walk that proposes nothing new for a while restarts from a random unseen configuration. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "strategies/evo_common.h"
+
+typedef struct sa_state {
+  evo e;
+  int64_t cur;
+  double T, T0, Tmin, alpha;
+  int kind;
+  int64_t *prop;
+  int n_prop, cap_prop;
+} sa_state;
+
+static const mpt_option_spec sa_options[] = {
+  {"T", MPT_OPT_DOUBLE, "1.0", "start temperature", NULL, 1e-9, 1e9},
+  {"T_min", MPT_OPT_DOUBLE, "0.001", "end temperature", NULL, 1e-12, 1e9},
+  {"alpha", MPT_OPT_DOUBLE, "0.995", "cooling factor per step when the budget is unknown", NULL, 1e-6, 1},
+  {"neighbor", MPT_OPT_STRING, "Hamming", "neighbourhood", "Hamming|adjacent|strictly-adjacent", 1, 0},
+  {"max_batch", MPT_OPT_INT, "8", "most neighbours proposed at once in a batched ask", NULL, 1, 100000},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static int sa_step(mpt_strategy *s, evo *e) {
+  sa_state *g = s->data;
+  if (g->cur >= 0 && e->free_gens < EVO_STALL_LIMIT) {
+    for (int i = 0; i < g->n_prop; i++) { /* Metropolis in proposal order */
+      double fo = evo_fitness(e, g->cur), fn = evo_fitness(e, g->prop[i]);
+      int accept = fn < fo;
+      if (!accept && fn < EVO_PENALTY && fo > 0) {
+        double p = exp(-((fn - fo) / fo) / g->T);
+        accept = mpt_rng_uniform(&s->rng) < p;
+      }
+      if (accept) g->cur = g->prop[i];
+      g->T *= g->alpha;
+      if (g->T < g->Tmin) g->T = g->T0;
+    }
+  } else { /* (re)start */
+    int64_t id = evo_random_unseen(e);
+    if (id < 0) return 0;
+    g->cur = id;
+    g->n_prop = 0;
+    e->free_gens = 0;
+    evo_gen_begin(e);
+    if (evo_gen_add(e, id)) return MPT_ERR_NOMEM;
+    evo_gen_end(e);
+    return 0;
+  }
+  int *idx = e->idx_tmp;
+  mpt_space_config(e->sp, g->cur, idx);
+  int64_t c = evo_neighbors(e, idx, (mpt_neighbor_kind)g->kind);
+  if (c < 0) return (int)c;
+  int m = e->want < 1 ? 1 : e->want;
+  if (m > g->cap_prop) m = g->cap_prop;
+  if (m > c) m = (int)c;
+  g->n_prop = 0;
+  /* m distinct random neighbours (partial Fisher-Yates on the scratch list) */
+  for (int i = 0; i < m; i++) {
+    int64_t j = i + (int64_t)mpt_rng_below(&s->rng, (uint64_t)(c - i));
+    int64_t t = e->nb[i]; e->nb[i] = e->nb[j]; e->nb[j] = t;
+    g->prop[g->n_prop++] = e->nb[i];
+  }
+  evo_gen_begin(e);
+  for (int i = 0; i < g->n_prop; i++)
+    if (evo_gen_add(e, g->prop[i])) return MPT_ERR_NOMEM;
+  if (g->n_prop == 0) e->free_gens = EVO_STALL_LIMIT; /* no neighbours: restart next time */
+  evo_gen_end(e);
+  return 0;
+}
+
+static void sa_destroy(mpt_strategy *s) {
+  sa_state *g = s->data;
+  if (!g) return;
+  evo_free(&g->e);
+  free(g->prop);
+  free(g);
+  s->data = NULL;
+}
+
+static int sa_create(mpt_strategy *s, mpt_error *err) {
+  sa_state *g = calloc(1, sizeof *g);
+  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "sa: out of memory");
+  s->data = g;
+  int rc = evo_init(&g->e, s, err);
+  if (rc) { free(g); s->data = NULL; return rc; }
+  g->cur = -1;
+  g->T0 = g->T = mpt_strategy_opt_double(s, "T");
+  g->Tmin = mpt_strategy_opt_double(s, "T_min");
+  if (g->Tmin >= g->T0) {
+    sa_destroy(s);
+    return mpt_error_set(err, MPT_ERR_VALUE, "strategy 'sa': T_min must be below T");
+  }
+  g->alpha = s->budget > 0 ? pow(g->Tmin / g->T0, 1.0 / (double)s->budget) : mpt_strategy_opt_double(s, "alpha");
+  const char *nb = mpt_strategy_opt_str(s, "neighbor");
+  g->kind = strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
+  g->cap_prop = (int)mpt_strategy_opt_int(s, "max_batch");
+  g->prop = malloc((size_t)g->cap_prop * sizeof *g->prop);
+  if (!g->prop) { sa_destroy(s); return mpt_error_set(err, MPT_ERR_NOMEM, "sa: out of memory"); }
+  return 0;
+}
+
+static int sa_ask(mpt_strategy *s, int n, int64_t *ids) {
+  sa_state *g = s->data;
+  return evo_ask(&g->e, n, ids, sa_step);
+}
+
+static void sa_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  sa_state *g = s->data;
+  evo_tell(&g->e, obs, n);
+}
+
+const mpt_strategy_type mpt_strategy_sa = {
+  .name = "sa",
+  .summary = "simulated annealing (Kernel Tuner's baseline)",
+  .options = sa_options,
+  .create = sa_create,
+  .ask = sa_ask,
+  .tell = sa_tell,
+  .destroy = sa_destroy,
+};
