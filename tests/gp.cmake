@@ -1,2 +1,5 @@
 # tests/gp.cmake: tests and benchmark programs of gp/ and strategies/bo.c (engineer "bo").
 mpt_unit_test(test_gp SOURCES test_gp.c)
+# scoring harness for strategies on brute-forced spaces (tuning tool, not a test)
+add_executable(bo_harness bo_harness.c)
+target_link_libraries(bo_harness PRIVATE mptune_core)

@@ -1,0 +1,566 @@
+/* strategies/bo.c: the `bo` strategy, discrete Bayesian optimization after Willemsen et al. (PMBS 2021,
+ * Kernel Tuner's bayes_opt): a GP (gp/) over the numeric encodings of every valid configuration
+ * (parameters with one value pruned), an initial maximin-LHS sample, acquisition maximized
+ * exhaustively over every unevaluated valid configuration (EI, POI, LCB, LCB-Srinivas, the `multi`
+ * and `advanced-multi` portfolios), the contextual-variance exploration factor, a feasibility model
+ * learned from failed evaluations (BaCO-style hidden constraints: probability of feasibility times EI,
+ * minimum-feasibility threshold), and batched asks by fantasizing pending and already chosen points
+ * (kriging believer, or constant liar).
+ *
+ * Model. Objectives are modelled as log(objective) (option transform=log; falls back to the raw value
+ * when a non-positive objective is seen), standardized by the GP. Failed evaluations are never put
+ * into the GP: they feed the feasibility model only.
+ *
+ * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
+ * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp.h"
+#include "strategies/strategy.h"
+
+enum { AF_EI = 0, AF_POI, AF_LCB, AF_LCBS, AF_N };
+enum { ACQ_EI = 0, ACQ_POI, ACQ_LCB, ACQ_LCBS, ACQ_MULTI, ACQ_ADVANCED };
+
+typedef struct bo_pending {
+  int64_t id;
+  int af;                /* acquisition function that proposed it (-1: initial sample / random) */
+} bo_pending;
+
+typedef struct bo_state {
+  int64_t N;             /* candidates = valid configurations */
+  int D;                 /* active (pruned) dimensions */
+  double *X;             /* N x D encodings */
+  mpt_gp *gp;
+  mpt_gp_config gcfg;
+  /* options */
+  int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
+  int explore_cv;
+  double explore_factor, lcb_kappa, noise, feas_threshold, feas_ls, req_improvement, disc_multi, disc_adv;
+  /* observations in order of tell */
+  int64_t n_obs, cap_obs;
+  int64_t *obs_id;
+  double *obs_y;         /* raw objective (NAN for failures) */
+  uint8_t *obs_ok;
+  int64_t n_processed;   /* observations already put into the models */
+  int64_t n_ok;
+  int64_t n_fail;
+  double best_t;         /* best transformed objective among processed ok observations */
+  int64_t ok_since_fit;
+  /* feasibility model (allocated at the first failure) */
+  double *fnum, *fden;
+  int64_t feas_processed;
+  /* initial sample */
+  int64_t *init_ids;
+  int64_t n_init_ids, init_pos, init_asked;
+  /* pending (asked, not told) */
+  bo_pending *pend;
+  int64_t n_pend, cap_pend;
+  uint8_t *taken;        /* N: chosen within the current ask */
+  /* portfolio */
+  int rr;
+  int active[AF_N];
+  int dup_count[AF_N];
+  double score[AF_N];
+  int64_t iter;          /* model-based picks so far */
+  double *mbuf, *sbuf;   /* prediction block buffers */
+} bo_state;
+
+#define BO_BLOCK 4096
+
+static const mpt_option_spec bo_options[] = {
+    {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
+    {"kernel", MPT_OPT_STRING, "matern32", "GP covariance function", "matern12|matern32|matern52|se", 1, 0},
+    {"lengthscale", MPT_OPT_DOUBLE, "0.5", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
+    {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
+    {"initial_samples", MPT_OPT_INT, "20", "size of the initial sample (valid observations)", NULL, 1, 1e9},
+    {"sampling", MPT_OPT_STRING, "maximin", "initial sample method", "maximin|lhs|random", 1, 0},
+    {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
+    {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
+    {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
+    {"encoding", MPT_OPT_STRING, "index", "numeric encoding of parameter values for the GP", "index|value|log2", 1, 0},
+    {"transform", MPT_OPT_STRING, "log", "objective transform before modelling", "log|none", 1, 0},
+    {"exploration", MPT_OPT_STRING, "cv", "exploration margin of EI/POI: contextual variance, fixed value, or none", "cv|fixed|none", 1, 0},
+    {"exploration_factor", MPT_OPT_DOUBLE, "1.0", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
+    {"lcb_kappa", MPT_OPT_DOUBLE, "2.0", "LCB: mean - kappa * sd", NULL, 0, 100},
+    {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
+    {"feasibility_threshold", MPT_OPT_DOUBLE, "0.5", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
+    {"feasibility_lengthscale", MPT_OPT_DOUBLE, "0.15", "lengthscale of the feasibility model (index encoding units)", NULL, 1e-3, 1e3},
+    {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
+    {"skip_threshold", MPT_OPT_INT, "5", "portfolios: skip an acquisition function after this many duplicate/unimproving proposals", NULL, 1, 1e6},
+    {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
+    {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
+    {"advanced_discount", MPT_OPT_DOUBLE, "0.75", "advanced-multi: discount of past improvements in each function's score", NULL, 0, 1},
+    {0},
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static double norm_cdf(double z) { return 0.5 * erfc(-z / M_SQRT2); }
+static double log_norm_pdf(double z) { return -0.5 * z * z - 0.9189385332046727; }
+
+/* log of (z*Phi(z) + phi(z)), stable for very negative z (Mills-ratio asymptotics) */
+static double log_ei_unit(double z) {
+  if (z > -6) {
+    double v = z * norm_cdf(z) + exp(log_norm_pdf(z));
+    return v > 0 ? log(v) : -1e300;
+  }
+  double z2 = z * z;
+  return log_norm_pdf(z) - log(z2) + log1p(-3.0 / z2 + 15.0 / (z2 * z2));
+}
+
+static double log_poi(double z) {
+  if (z > -6) return log(norm_cdf(z));
+  return log_norm_pdf(z) - log(-z) + log1p(-1.0 / (z * z));
+}
+
+static int push_obs(bo_state *b, int64_t id, double y, int ok) {
+  if (b->n_obs == b->cap_obs) {
+    int64_t nc = b->cap_obs ? b->cap_obs * 2 : 256;
+    int64_t *ni = realloc(b->obs_id, sizeof(int64_t) * (size_t)nc);
+    if (ni) b->obs_id = ni;
+    double *ny = realloc(b->obs_y, sizeof(double) * (size_t)nc);
+    if (ny) b->obs_y = ny;
+    uint8_t *no = realloc(b->obs_ok, (size_t)nc);
+    if (no) b->obs_ok = no;
+    if (!ni || !ny || !no) return MPT_ERR_NOMEM;
+    b->cap_obs = nc;
+  }
+  b->obs_id[b->n_obs] = id;
+  b->obs_y[b->n_obs] = y;
+  b->obs_ok[b->n_obs] = (uint8_t)ok;
+  b->n_obs++;
+  return 0;
+}
+
+static double transform(const bo_state *b, double y) { return b->transform_log ? log(y) : y; }
+
+/* (re)creates the GP from every processed valid observation (after a transform change) */
+static int rebuild_gp(bo_state *b, mpt_error *err) {
+  double ls[64], *lsp = ls, var = b->gcfg.variance, noise = b->gcfg.noise;
+  int have = 0;
+  if (b->gp) {
+    if (b->D > 64) lsp = malloc(sizeof(double) * (size_t)b->D);
+    if (!lsp) return MPT_ERR_NOMEM;
+    mpt_gp_get_hyper(b->gp, lsp, &var, &noise);
+    have = 1;
+    mpt_gp_free(b->gp);
+    b->gp = NULL;
+  }
+  int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
+  if (rc == 0 && have) rc = mpt_gp_set_hyper(b->gp, lsp, var, noise, err);
+  b->best_t = INFINITY;
+  for (int64_t i = 0; rc == 0 && i < b->n_processed; i++) {
+    if (!b->obs_ok[i]) continue;
+    double t = transform(b, b->obs_y[i]);
+    rc = mpt_gp_add(b->gp, b->X + (size_t)b->obs_id[i] * b->D, t, err);
+    if (t < b->best_t) b->best_t = t;
+  }
+  if (lsp != ls) free(lsp);
+  return rc;
+}
+
+/* adds the kernel row of observation id (feasible or not) to the feasibility sums */
+static void feas_add(bo_state *b, int64_t id, int ok) {
+  const double *x = b->X + (size_t)id * b->D;
+  double inv = 1.0 / b->feas_ls;
+  for (int64_t c = 0; c < b->N; c++) {
+    const double *xc = b->X + (size_t)c * b->D;
+    double r2 = 0;
+    for (int d = 0; d < b->D; d++) {
+      double t = (xc[d] - x[d]) * inv;
+      r2 += t * t;
+    }
+    if (r2 > 36.0) continue; /* exp(-6) and below: negligible weight */
+    double k = mpt_gp_kernel_eval(MPT_GP_MATERN32, sqrt(r2));
+    b->fden[c] += k;
+    if (ok) b->fnum[c] += k;
+  }
+}
+
+static double feas_prob(const bo_state *b, int64_t c) {
+  /* Beta-like prior: weight 1 at the observed feasible fraction */
+  double p0 = b->n_obs > 0 ? (double)b->n_ok / (double)(b->n_ok + b->n_fail) : 0.5;
+  return (p0 + b->fnum[c]) / (1.0 + b->fden[c]);
+}
+
+/* puts queued observations into the GP and the feasibility model */
+static int process_queue(bo_state *b, mpt_error *err) {
+  int rc = 0;
+  /* a non-positive objective cannot be log-transformed: switch to the raw objective once */
+  if (b->transform_log)
+    for (int64_t i = b->n_processed; i < b->n_obs; i++)
+      if (b->obs_ok[i] && !(b->obs_y[i] > 0)) {
+        b->transform_log = 0;
+        rc = rebuild_gp(b, err);
+        if (rc) return rc;
+        break;
+      }
+  int64_t new_ok = 0;
+  for (; b->n_processed < b->n_obs; b->n_processed++) {
+    int64_t i = b->n_processed;
+    if (!b->obs_ok[i]) continue;
+    double t = transform(b, b->obs_y[i]);
+    rc = mpt_gp_add(b->gp, b->X + (size_t)b->obs_id[i] * b->D, t, err);
+    if (rc) return rc;
+    if (t < b->best_t) b->best_t = t;
+    new_ok++;
+  }
+  b->ok_since_fit += new_ok;
+  if (b->fit && b->n_ok >= 2 && b->n_ok >= b->n_init && (b->ok_since_fit >= b->refit_interval || b->iter == 0) &&
+      new_ok > 0) {
+    mpt_gp_fit_options fo;
+    mpt_gp_fit_options_default(&fo);
+    fo.ard = b->ard;
+    rc = mpt_gp_fit(b->gp, &fo, NULL, err);
+    if (rc) return rc;
+    b->ok_since_fit = 0;
+  }
+  if (b->feas_mode && b->n_fail > 0) {
+    if (!b->fnum) {
+      b->fnum = calloc((size_t)b->N, sizeof(double));
+      b->fden = calloc((size_t)b->N, sizeof(double));
+      if (!b->fnum || !b->fden) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory (feasibility model)");
+      b->feas_processed = 0;
+    }
+    for (; b->feas_processed < b->n_obs; b->feas_processed++)
+      feas_add(b, b->obs_id[b->feas_processed], b->obs_ok[b->feas_processed]);
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- create/destroy */
+
+static int bo_create(mpt_strategy *s, mpt_error *err) {
+  bo_state *b = calloc(1, sizeof *b);
+  if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  s->data = b;
+  const mpt_space *sp = s->space;
+  b->N = mpt_space_size(sp);
+  const char *acq = mpt_strategy_opt_str(s, "acquisition");
+  b->acq = strcmp(acq, "poi") == 0 ? ACQ_POI : strcmp(acq, "lcb") == 0 ? ACQ_LCB
+         : strcmp(acq, "lcb-srinivas") == 0 ? ACQ_LCBS : strcmp(acq, "multi") == 0 ? ACQ_MULTI
+         : strcmp(acq, "advanced-multi") == 0 ? ACQ_ADVANCED : ACQ_EI;
+  mpt_gp_config_default(&b->gcfg);
+  b->gcfg.kernel = mpt_gp_kernel_parse(mpt_strategy_opt_str(s, "kernel"));
+  b->gcfg.lengthscale = mpt_strategy_opt_double(s, "lengthscale");
+  b->gcfg.noise = mpt_strategy_opt_double(s, "noise");
+  b->n_init = (int)mpt_strategy_opt_int(s, "initial_samples");
+  b->fit = mpt_strategy_opt_bool(s, "fit_hyperparameters");
+  b->ard = mpt_strategy_opt_bool(s, "ard");
+  b->refit_interval = (int)mpt_strategy_opt_int(s, "refit_interval");
+  b->transform_log = strcmp(mpt_strategy_opt_str(s, "transform"), "log") == 0;
+  const char *ex = mpt_strategy_opt_str(s, "exploration");
+  b->explore_cv = strcmp(ex, "cv") == 0;
+  b->explore_factor = strcmp(ex, "none") == 0 ? 0.0 : mpt_strategy_opt_double(s, "exploration_factor");
+  b->lcb_kappa = mpt_strategy_opt_double(s, "lcb_kappa");
+  b->feas_mode = strcmp(mpt_strategy_opt_str(s, "feasibility"), "off") != 0;
+  b->feas_threshold = mpt_strategy_opt_double(s, "feasibility_threshold");
+  b->feas_ls = mpt_strategy_opt_double(s, "feasibility_lengthscale");
+  b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
+  b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
+  b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
+  b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
+  b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
+  b->best_t = INFINITY;
+  for (int a = 0; a < AF_N; a++) b->active[a] = 1;
+  b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
+
+  /* pruning: parameters with one value carry no information */
+  const char *encs = mpt_strategy_opt_str(s, "encoding");
+  mpt_encoding enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
+  int dims = mpt_space_dims(sp);
+  int *act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+  double *xfull = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
+  if (!act || !xfull) { free(act); free(xfull); return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
+  for (int p = 0; p < dims; p++)
+    if (mpt_space_n_values(sp, p) > 1) act[b->D++] = p;
+  int D = b->D > 0 ? b->D : 1;
+  b->X = calloc((size_t)(b->N > 0 ? b->N : 1) * (size_t)D, sizeof(double));
+  b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
+  b->mbuf = malloc(sizeof(double) * BO_BLOCK);
+  b->sbuf = malloc(sizeof(double) * BO_BLOCK);
+  if (!b->X || !b->taken || !b->mbuf || !b->sbuf) {
+    free(act); free(xfull);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
+  }
+  for (int64_t c = 0; c < b->N && b->D > 0; c++) {
+    mpt_space_encode(sp, c, enc, xfull);
+    for (int d = 0; d < b->D; d++) b->X[(size_t)c * b->D + d] = xfull[act[d]];
+  }
+  free(act);
+  free(xfull);
+  b->D = D;
+  int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
+  if (rc) return rc;
+
+  /* the initial sample, fixed by the seed (so a resumed run continues the same sample) */
+  int64_t ni = b->n_init < b->N ? b->n_init : b->N;
+  b->init_ids = malloc(sizeof(int64_t) * (size_t)(ni > 0 ? ni : 1));
+  if (!b->init_ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  const char *sm = mpt_strategy_opt_str(s, "sampling");
+  int64_t got;
+  if (ni <= 0) got = 0;
+  else if (strcmp(sm, "random") == 0) got = mpt_space_sample_random(sp, &s->rng, ni, b->init_ids);
+  else if (strcmp(sm, "lhs") == 0) got = mpt_space_sample_lhs(sp, &s->rng, ni, b->init_ids);
+  else got = mpt_space_sample_maximin(sp, &s->rng, ni, 20, b->init_ids);
+  if (got < 0) return mpt_error_set(err, (int)got, "bo: initial sample failed");
+  b->n_init_ids = got;
+  return 0;
+}
+
+static void bo_destroy(mpt_strategy *s) {
+  bo_state *b = s->data;
+  if (!b) return;
+  mpt_gp_free(b->gp);
+  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); free(b->fnum); free(b->fden);
+  free(b->init_ids); free(b->pend); free(b->taken); free(b->mbuf); free(b->sbuf);
+  free(b);
+  s->data = NULL;
+}
+
+/* ---------------------------------------------------------------- tell */
+
+static void bo_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
+  bo_state *b = s->data;
+  for (int i = 0; i < n; i++) {
+    const mpt_obs *o = &obs[i];
+    int af = -1;
+    for (int64_t k = 0; k < b->n_pend; k++)
+      if (b->pend[k].id == o->id) {
+        af = b->pend[k].af;
+        b->pend[k] = b->pend[--b->n_pend];
+        break;
+      }
+    if (o->status == MPT_STATUS_CANCELLED) continue; /* not a measurement */
+    int ok = mpt_obs_valid(o);
+    /* advanced-multi credit: improvement over the best so far, in units of the output scale */
+    if (ok && af >= 0 && isfinite(b->best_t)) {
+      double m, sc;
+      mpt_gp_normalization(b->gp, &m, &sc);
+      double t = b->transform_log && o->objective > 0 ? log(o->objective) : o->objective;
+      double imp = (b->best_t - t) / sc;
+      b->score[af] = b->disc_adv * b->score[af] + (imp > 0 ? imp : 0);
+    }
+    if (push_obs(b, o->id, ok ? o->objective : NAN, ok)) return; /* out of memory: observation lost */
+    if (ok) b->n_ok++;
+    else b->n_fail++;
+  }
+}
+
+/* ---------------------------------------------------------------- ask */
+
+static int add_pending(bo_state *b, int64_t id, int af) {
+  if (b->n_pend == b->cap_pend) {
+    int64_t nc = b->cap_pend ? b->cap_pend * 2 : 64;
+    bo_pending *p = realloc(b->pend, sizeof *p * (size_t)nc);
+    if (!p) return MPT_ERR_NOMEM;
+    b->pend = p;
+    b->cap_pend = nc;
+  }
+  b->pend[b->n_pend].id = id;
+  b->pend[b->n_pend].af = af;
+  b->n_pend++;
+  return 0;
+}
+
+typedef struct pick {
+  double val[AF_N];
+  int64_t id[AF_N];
+  double val_any;        /* best EI ignoring the feasibility threshold (fallback) */
+  int64_t id_any;
+} pick;
+
+/* one scan over all free candidates: the argmax of every acquisition function */
+static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, pick *pk) {
+  double m, sc;
+  mpt_gp_normalization(b->gp, &m, &sc);
+  double fb = (b->best_t - m) / sc;
+  for (int a = 0; a < AF_N; a++) { pk->val[a] = -INFINITY; pk->id[a] = -1; }
+  pk->val_any = -INFINITY;
+  pk->id_any = -1;
+  int use_feas = b->fnum != NULL;
+  for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
+    int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+    mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
+    for (int64_t c = b0; c < b1; c++) {
+      if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      double mu = (b->mbuf[c - b0] - m) / sc, sd = b->sbuf[c - b0] / sc;
+      if (sd < 1e-12) sd = 1e-12;
+      double z = (fb - xi - mu) / sd;
+      double lei = log(sd) + log_ei_unit(z);
+      double lp = 0;
+      if (use_feas) {
+        double p = feas_prob(b, c);
+        if (lei + log(p > 1e-300 ? p : 1e-300) > pk->val_any) { pk->val_any = lei + log(p > 1e-300 ? p : 1e-300); pk->id_any = c; }
+        if (p < b->feas_threshold) continue;
+        lp = log(p);
+      } else if (lei > pk->val_any) {
+        pk->val_any = lei;
+        pk->id_any = c;
+      }
+      double v;
+      v = lei + lp;
+      if (v > pk->val[AF_EI]) { pk->val[AF_EI] = v; pk->id[AF_EI] = c; }
+      v = log_poi(z) + lp;
+      if (v > pk->val[AF_POI]) { pk->val[AF_POI] = v; pk->id[AF_POI] = c; }
+      v = -(mu - b->lcb_kappa * sd);
+      if (v > pk->val[AF_LCB]) { pk->val[AF_LCB] = v; pk->id[AF_LCB] = c; }
+      v = -(mu - kappa_s * sd);
+      if (v > pk->val[AF_LCBS]) { pk->val[AF_LCBS] = v; pk->id[AF_LCBS] = c; }
+    }
+  }
+}
+
+/* contextual variance (Willemsen et al.): mean posterior variance over the free candidates divided by
+ * the magnitude of the best standardized observation */
+static double exploration(bo_state *b, mpt_strategy *s) {
+  if (b->explore_factor == 0) return 0;
+  if (!b->explore_cv) return b->explore_factor;
+  double m, sc, sum = 0;
+  int64_t cnt = 0;
+  mpt_gp_normalization(b->gp, &m, &sc);
+  for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
+    int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+    mpt_gp_predict_block(b->gp, b0, b1, NULL, b->sbuf);
+    for (int64_t c = b0; c < b1; c++) {
+      if (mpt_strategy_is_seen(s, c)) continue;
+      double sd = b->sbuf[c - b0] / sc;
+      sum += sd * sd;
+      cnt++;
+    }
+  }
+  if (cnt == 0) return 0;
+  double fb = fabs((b->best_t - m) / sc);
+  if (fb < 0.1) fb = 0.1;
+  return b->explore_factor * (sum / (double)cnt) / fb;
+}
+
+/* chooses the acquisition function of this pick and returns its candidate */
+static int64_t choose(bo_state *b, const pick *pk, int *af_out) {
+  int af;
+  switch (b->acq) {
+  case ACQ_POI: af = AF_POI; break;
+  case ACQ_LCB: af = AF_LCB; break;
+  case ACQ_LCBS: af = AF_LCBS; break;
+  case ACQ_MULTI: {
+    /* round robin over the active functions; one that keeps proposing what another already proposes
+     * is skipped after skip_threshold duplicates (the counter decays on a fresh proposal) */
+    int n_act = 0;
+    for (int a = 0; a < AF_LCBS; a++) n_act += b->active[a];
+    af = -1;
+    for (int t = 0; t < AF_LCBS && af < 0; t++) {
+      int a = (b->rr + t) % AF_LCBS;
+      if (b->active[a]) af = a;
+    }
+    b->rr = (af + 1) % AF_LCBS;
+    int dup = 0;
+    for (int a = 0; a < AF_LCBS; a++)
+      if (a != af && b->active[a] && pk->id[a] == pk->id[af]) dup = 1;
+    if (dup) b->dup_count[af]++;
+    else b->dup_count[af] = (int)(b->dup_count[af] * b->disc_multi);
+    if (b->dup_count[af] >= b->skip_threshold && n_act > 1) b->active[af] = 0;
+    break;
+  }
+  case ACQ_ADVANCED: {
+    /* the function with the best discounted record of improvements; one whose record falls below the
+     * required improvement sits out skip_threshold picks; ties and the first picks go round robin */
+    af = -1;
+    double best = -1;
+    for (int t = 0; t < AF_LCBS; t++) {
+      int a = (b->rr + t) % AF_LCBS;
+      if (b->dup_count[a] > 0) { b->dup_count[a]--; continue; }
+      if (b->score[a] > best) { best = b->score[a]; af = a; }
+    }
+    if (af < 0) af = AF_EI;
+    b->rr = (b->rr + 1) % AF_LCBS;
+    if (b->iter >= 3 * AF_LCBS && b->score[af] < b->req_improvement) {
+      b->dup_count[af] = b->skip_threshold;
+      b->score[af] = b->req_improvement; /* comes back with a clean slate */
+    }
+    break;
+  }
+  default: af = AF_EI;
+  }
+  *af_out = af;
+  int64_t id = pk->id[af];
+  if (id < 0) id = pk->id_any;
+  return id;
+}
+
+static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
+  bo_state *b = s->data;
+  mpt_error err;
+  int k = 0;
+  if (process_queue(b, &err)) return err.code ? err.code : MPT_ERR_INTERNAL;
+  /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
+  while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
+    int64_t id = -1;
+    while (b->init_pos < b->n_init_ids && id < 0) {
+      int64_t c = b->init_ids[b->init_pos++];
+      if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) id = c;
+    }
+    if (id < 0) {
+      /* replacements: uniform random unseen */
+      for (int tries = 0; tries < 64 && id < 0; tries++) {
+        int64_t c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
+        if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) id = c;
+      }
+      if (id < 0) break;
+    }
+    b->taken[id] = 1;
+    ids[k++] = id;
+    if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+    b->init_asked++;
+  }
+  if (k == n || b->n_ok < 1) goto done;
+  {
+    /* fantasize pending evaluations (kriging believer / constant liar), pick, repeat */
+    int base = mpt_gp_n_obs(b->gp);
+    double worst = -INFINITY;
+    for (int64_t i = 0; i < b->n_processed; i++)
+      if (b->obs_ok[i]) {
+        double t = transform(b, b->obs_y[i]);
+        if (t > worst) worst = t;
+      }
+    int64_t n_fant_from = 0;
+    double xi = exploration(b, s);
+    double d = (double)b->D, t = (double)(b->n_ok + 1);
+    double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
+    int rc = 0;
+    while (k < n && rc == 0) {
+      /* pending ones (earlier asks, and this ask's picks) enter the model as fantasies */
+      for (; n_fant_from < b->n_pend && rc == 0; n_fant_from++) {
+        const double *x = b->X + (size_t)b->pend[n_fant_from].id * b->D;
+        double mu;
+        mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, NULL);
+        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, &err);
+      }
+      if (rc) break;
+      pick pk;
+      scan(b, s, xi, kappa_s, &pk);
+      int af;
+      int64_t id = choose(b, &pk, &af);
+      if (id < 0) break; /* nothing left */
+      b->taken[id] = 1;
+      ids[k++] = id;
+      b->iter++;
+      if (add_pending(b, id, af)) { rc = MPT_ERR_NOMEM; break; }
+    }
+    mpt_gp_truncate(b->gp, base, &err);
+    if (rc) return rc;
+  }
+done:
+  for (int i = 0; i < k; i++) b->taken[ids[i]] = 0;
+  return k;
+}
+
+const mpt_strategy_type mpt_strategy_bo = {
+    .name = "bo",
+    .summary = "Bayesian optimization (GP, exhaustive acquisition over valid configurations, feasibility model, batched asks)",
+    .options = bo_options,
+    .create = bo_create,
+    .ask = bo_ask,
+    .tell = bo_tell,
+    .destroy = bo_destroy,
+};

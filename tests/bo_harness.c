@@ -1,0 +1,157 @@
+/* tests/bo_harness.c: in-process scoring harness for strategies on brute-forced spaces (used to tune
+ * `bo`): loads a T1 problem and replay files, runs ask/tell loops (rounds of ask(batch)) for R seeds and
+ * prints the score of each space.
+ *
+ *   bo_harness PROBLEM.json REPLAY.json.gz [REPLAY...] [--strategy S] [--repeats R] [--batch B]
+ *              [--budget N] [--seed0 S] [--option key=value]...
+ *
+ * Score of one run = mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) / (E_random(k) - opt).
+ * E_random(k) is the exact expected best of k draws without replacement from the N configurations of the
+ * space (V of them valid, sorted y_1 <= ... <= y_V): P(best rank >= j) = C(N-j+1, k) / C(N, k), so
+ * P(best = y_j) = P(>= j) - P(>= j+1); failed configurations count as draws and are never best.
+ * Choice: E is conditioned on at least one valid draw (divided by 1 - C(N-V, k)/C(N, k)); a run whose
+ * first k evaluations are all invalid gets best(k) = y_V (the worst valid value). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "evaluators/replay.h"
+#include "spaces/space.h"
+#include "strategies/strategy.h"
+
+static double lchoose(double n, double k) {
+  if (k < 0 || k > n) return -INFINITY;
+  return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* expected best of k random draws without replacement, conditioned on >= 1 valid */
+static double expected_random_best(const double *ys, int64_t V, int64_t N, int64_t k) {
+  double lc = lchoose((double)N, (double)k), e = 0;
+  double p_ge = 1.0; /* P(best rank >= 1) */
+  for (int64_t j = 1; j <= V; j++) {
+    double p_next = exp(lchoose((double)(N - j), (double)k) - lc); /* P(>= j+1) */
+    e += ys[j - 1] * (p_ge - p_next);
+    p_ge = p_next;
+  }
+  return e / (1.0 - p_ge);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  const char *problem = NULL, *strategy = "bo";
+  const char *replays[16];
+  int n_replays = 0, repeats = 10, batch = 1;
+  int64_t budget = 220;
+  uint64_t seed0 = 1;
+  const char *opts[64];
+  int n_opts = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) strategy = argv[++i];
+    else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) budget = atoll(argv[++i]);
+    else if (strcmp(argv[i], "--seed0") == 0 && i + 1 < argc) seed0 = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
+    else if (!problem) problem = argv[i];
+    else if (n_replays < 16) replays[n_replays++] = argv[i];
+  }
+  if (!problem || n_replays == 0 || batch < 1 || budget < 20) {
+    fprintf(stderr, "usage: bo_harness PROBLEM.json REPLAY... [--strategy S] [--repeats R] [--batch B] [--budget N] [--option k=v]\n");
+    return 2;
+  }
+  mpt_error err;
+  mpt_problem *p;
+  mpt_space *sp;
+  if (mpt_problem_load(problem, &p, &err) || mpt_space_build(p, &sp, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  int64_t N = mpt_space_size(sp);
+  double total = 0;
+  for (int r = 0; r < n_replays; r++) {
+    mpt_replay *rep;
+    if (mpt_replay_load(replays[r], sp, &rep, &err)) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
+    double *ys = malloc(sizeof(double) * (size_t)N);
+    int64_t V = 0;
+    for (int64_t id = 0; id < N; id++) {
+      const mpt_obs *o = mpt_replay_get(rep, id);
+      if (o && mpt_obs_valid(o)) ys[V++] = o->objective;
+    }
+    qsort(ys, (size_t)V, sizeof(double), cmpd);
+    double opt = ys[0];
+    int nk = (int)(budget / 20);
+    double *E = malloc(sizeof(double) * (size_t)nk);
+    for (int q = 0; q < nk; q++) E[q] = expected_random_best(ys, V, N, 20 * (q + 1));
+    double sum = 0, sum2 = 0, fails = 0, t_strat = 0;
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
+    mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
+    for (int rep_i = 0; rep_i < repeats; rep_i++) {
+      mpt_strategy *s;
+      if (mpt_strategy_create(strategy, sp, opts, n_opts, seed0 + (uint64_t)rep_i, budget, &s, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+      }
+      double best = INFINITY, score = 0;
+      int64_t done = 0;
+      int q = 0;
+      int nfail = 0;
+      while (done < budget) {
+        int want = (int)(budget - done < batch ? budget - done : batch);
+        double t0 = now();
+        int got = mpt_strategy_ask(s, want, ids);
+        t_strat += now() - t0;
+        if (got <= 0) break;
+        for (int i = 0; i < got; i++) {
+          const mpt_obs *o = mpt_replay_get(rep, ids[i]);
+          if (o) obs[i] = *o;
+          else { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_RUNTIME_ERROR; }
+          obs[i].id = ids[i];
+          if (mpt_obs_valid(&obs[i])) { if (obs[i].objective < best) best = obs[i].objective; }
+          else nfail++;
+          done++;
+          if (done % 20 == 0 && q < nk) {
+            double b = isfinite(best) ? best : ys[V - 1];
+            score += (E[q] - b) / (E[q] - opt);
+            q++;
+          }
+        }
+        t0 = now();
+        mpt_strategy_tell(s, obs, got);
+        t_strat += now() - t0;
+      }
+      mpt_strategy_destroy(s);
+      score /= nk;
+      sum += score;
+      sum2 += score * score;
+      fails += nfail;
+      if (getenv("BO_HARNESS_VERBOSE")) printf("  seed %d score %.3f fails %d\n", rep_i, score, nfail);
+    }
+    double mean = sum / repeats, sd = repeats > 1 ? sqrt((sum2 - repeats * mean * mean) / (repeats - 1)) : 0;
+    const char *base = strrchr(replays[r], '/');
+    printf("%-40s score %.3f (sd %.3f, se %.3f) failed %.1f%% of evals, %.1f ms strategy time/run\n",
+           base ? base + 1 : replays[r], mean, sd, sd / sqrt(repeats), 100.0 * fails / (repeats * (double)budget),
+           1e3 * t_strat / repeats);
+    fflush(stdout);
+    total += mean;
+    free(ys); free(E); free(ids); free(obs);
+    mpt_replay_free(rep);
+  }
+  if (n_replays > 1) printf("mean over %d spaces: %.3f\n", n_replays, total / n_replays);
+  mpt_space_free(sp);
+  mpt_problem_free(p);
+  return 0;
+}
