@@ -9,6 +9,7 @@ const mpt_command mpt_commands[] = {
   {"tune", "run a distributed tuning job (mpiexec -n N): strategy, budget, run log", mpt_cmd_tune},
   {"collect", "evaluate every valid configuration across all workers (resumable)", mpt_cmd_collect},
   {"devices", "print the device each worker rank is bound to", mpt_cmd_devices},
+  {"export", "write a run log as a T4 results file (--t4 FILE)", mpt_cmd_export},
   {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,52 @@
+/* jobs/cmd_export.c: `mptune export RUN.h5 --t4 FILE`: writes a run log in the community T4 results
+ * format (jobs/export_t4.c). Only rank 0 works when started under mpiexec. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include "jobs/commands.h"
+#include "jobs/runlog.h"
+
+static void export_usage(FILE *f) {
+  fprintf(f, "usage: mptune export RUN.h5 --t4 FILE.json\n"
+             "  writes the evaluations of the run log RUN.h5 as a T4 results file (schema 1.0.0),\n"
+             "  in the order they finished; FILE is written atomically (FILE.tmp, then renamed)\n");
+}
+
+int mpt_cmd_export(int argc, char **argv) {
+  const char *log_path = NULL, *t4 = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      export_usage(stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--t4") == 0) {
+      if (i + 1 >= argc) { fprintf(stderr, "mptune export: --t4 needs a file name\n"); return 2; }
+      t4 = argv[++i];
+    } else if (strncmp(argv[i], "--t4=", 5) == 0) {
+      t4 = argv[i] + 5;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "mptune export: unknown option '%s'\n", argv[i]);
+      export_usage(stderr);
+      return 2;
+    } else if (!log_path) {
+      log_path = argv[i];
+    } else {
+      fprintf(stderr, "mptune export: more than one run log given ('%s', '%s')\n", log_path, argv[i]);
+      return 2;
+    }
+  }
+  if (!log_path || !t4) {
+    fprintf(stderr, "mptune export: %s\n", !log_path ? "no run log given" : "no output given (--t4 FILE)");
+    export_usage(stderr);
+    return 2;
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  mpt_error err = {0};
+  if (mpt_runlog_export_t4(log_path, t4, &err) < 0) {
+    fprintf(stderr, "mptune export: %s\n", err.msg);
+    return 1;
+  }
+  printf("wrote %s\n", t4);
+  return 0;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""tests/t4_validate.py: end to end check of the run log and `mptune export`.
+
+Runs `mptune tune --simulate` on a brute-forced space, reads the HDF5 log with h5py following
+docs/RUNLOG.md, exports it with `mptune export --t4`, validates the T4 file against the T4 results
+schema (python3-jsonschema), and checks it against the log (same evaluations, append order) and
+against the replayed file (same statuses and objectives). Also checks the export's error messages
+(missing log, a file that is not a log) and that no output is left behind on failure.
+
+Environment (set by ctest): MPTUNE, MPT_SHARED_DATA. Exit status 0 when everything holds.
+"""
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import jsonschema
+import numpy as np
+
+MPTUNE = os.environ["MPTUNE"]
+DATA = os.environ["MPT_SHARED_DATA"]
+T1 = os.path.join(DATA, "t1", "convolution_milo.json")
+REPLAY = os.path.join(DATA, "brute-forced", "convolution_A6000_T4.json.gz")
+SCHEMA = os.path.join(DATA, "schemas", "T4-results-1.0.0.json")
+
+INVALIDITY = {"ok": "correct", "compile_error": "compile", "runtime_error": "runtime",
+              "launch_error": "runtime", "crash": "runtime", "timeout": "timeout",
+              "wrong_result": "correctness", "invalid": "constraints"}
+
+
+def run(cmd, expect_ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if expect_ok and p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def check(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def key(conf, names):
+    return tuple(float(conf[n]) if not isinstance(conf[n], str) else conf[n] for n in names)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="mpt_t4_")
+    log = os.path.join(tmp, "run.h5")
+    t4 = os.path.join(tmp, "run_T4.json")
+    budget = 120
+    run([MPTUNE, "tune", T1, "--strategy", "random", "--budget", str(budget), "--seed", "5",
+         "--simulate", REPLAY, "--log", log, "--progress", "off"])
+
+    # --- the log, read as docs/RUNLOG.md says
+    with h5py.File(log, "r", swmr=True) as f:
+        check(f.attrs["mptune_format"] == "mptune-runlog", "format mark")
+        check(int(f.attrs["finished"]) == 1, "finished attribute")
+        sr = f.attrs["stop_reason"]
+        sr = sr.decode() if isinstance(sr, (bytes, np.bytes_)) else str(sr)
+        check(sr == "budget", f"stop reason '{sr}'")
+        names = [n if isinstance(n, str) else n.decode() for n in f["parameters"].attrs["names"]]
+        values = {n: f["parameters"][n][:] for n in names}
+        ev = f["evaluations"][:]
+        ev = ev[ev["id"] >= 0]
+        smap = h5py.check_enum_dtype(f["evaluations"].dtype["status"])
+        inv = {v: k for k, v in smap.items()}
+        check(len(ev) == budget, f"log holds {len(ev)} evaluations, budget {budget}")
+        check(len(set(ev["id"].tolist())) == budget, "duplicate ids in the log")
+        check(len(f["devices"]) >= 1, "device table is empty")
+        log_rows = []
+        for r in ev:
+            conf = {n: values[n][r["config"][p]] for p, n in enumerate(names)}
+            log_rows.append((conf, inv[int(r["status"])], float(r["objective"])))
+
+    # --- export and schema validation
+    p = run([MPTUNE, "export", log, "--t4", t4])
+    check(os.path.exists(t4) and not os.path.exists(t4 + ".tmp"), "export output missing or .tmp left")
+    with open(t4) as fh:
+        doc = json.load(fh)
+    with open(SCHEMA) as fh:
+        schema = json.load(fh)
+    jsonschema.validate(doc, schema)
+    check(doc["schema_version"] == "1.0.0", "schema_version")
+    check("timeunit" in doc["metadata"], "metadata.timeunit")
+    res = doc["results"]
+    check(len(res) == budget, f"export has {len(res)} results, log {budget}")
+    for r in res:
+        for k in ("timestamp", "configuration", "times", "invalidity", "correctness", "measurements", "objectives"):
+            check(k in r, f"result lacks {k}")
+        for k in ("compilation", "framework", "search_algorithm", "validation"):
+            check(k in r["times"], f"times lacks {k}")
+        check(r["objectives"] == ["time"], "objectives")
+        check(r["measurements"][0]["name"] == "time" and r["measurements"][0]["unit"] == "ms", "measurement")
+    # same order and content as the log
+    for (conf, status, obj), r in zip(log_rows, res):
+        check(all(float(r["configuration"][n]) == float(conf[n]) for n in names), "configuration differs from the log")
+        check(r["invalidity"] == INVALIDITY[status], f"invalidity {r['invalidity']} for status {status}")
+        if status == "ok":
+            check(r["measurements"][0]["value"] == obj, "objective differs from the log")
+            check(r["correctness"] == 1, "correctness")
+    stamps = [r["timestamp"] for r in res]
+    check(stamps == sorted(stamps), "results are not in the order they finished")
+
+    # --- against the replayed brute-forced file
+    with gzip.open(REPLAY, "rt") as fh:
+        bf = json.load(fh)
+    ref = {key(r["configuration"], names): r for r in bf["results"]}
+    for r in res:
+        b = ref[key(r["configuration"], names)]
+        check(r["invalidity"] == b["invalidity"], "status differs from the replayed file")
+        if b["invalidity"] == "correct":
+            check(math.isclose(r["measurements"][0]["value"], b["measurements"][0]["value"], rel_tol=0, abs_tol=0),
+                  "objective differs from the replayed file")
+            check(r["times"]["runtimes"] == b["times"]["runtimes"], "runtimes differ from the replayed file")
+
+    # --- bad input: one clear message each, no output left
+    out = os.path.join(tmp, "bad_T4.json")
+    p = run([MPTUNE, "export", os.path.join(tmp, "missing.h5"), "--t4", out], expect_ok=False)
+    check(p.returncode != 0 and "missing.h5" in p.stderr and "no such file" in p.stderr, "missing log message: " + p.stderr)
+    check(not os.path.exists(out) and not os.path.exists(out + ".tmp"), "output left after a failed export")
+    notlog = os.path.join(tmp, "notlog.h5")
+    with open(notlog, "w") as fh:
+        fh.write("not hdf5\n")
+    p = run([MPTUNE, "export", notlog, "--t4", out], expect_ok=False)
+    check(p.returncode != 0 and f"{notlog} is not an mptune run log" in p.stderr, "not-a-log message: " + p.stderr)
+    check(not os.path.exists(out), "output left after a failed export")
+    p = run([MPTUNE, "export", log], expect_ok=False)
+    check(p.returncode != 0 and "--t4" in p.stderr, "missing --t4 message: " + p.stderr)
+    print(f"ok: {budget} evaluations, T4 valid against {os.path.basename(SCHEMA)}, statuses match the replayed file")
+
+
+if __name__ == "__main__":
+    main()

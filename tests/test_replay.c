@@ -1,0 +1,471 @@
+/* tests/test_replay.c: the replay loader (evaluators/replay.c) and the `sim` evaluator on the real
+ * brute-forced convolution spaces: T4 and Kernel Tuner files (gzip and plain, told apart by bytes),
+ * status/objective/time mapping, parameter mismatch and bad-file messages, missing records, and the
+ * --simulate-delay sleep (real time, no busy wait). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <cmocka.h>
+#include "evaluators/evaluator.h"
+#include "evaluators/replay.h"
+
+typedef struct fixture {
+  mpt_problem *p;
+  mpt_space *s;
+  char dir[1024];
+  char tmpdir[256];
+} fixture;
+
+static int setup(void **state) {
+  const char *dir = getenv("MPT_SHARED_DATA");
+  if (!dir) return -1;
+  fixture *f = calloc(1, sizeof *f);
+  snprintf(f->dir, sizeof f->dir, "%s", dir);
+  char path[1200];
+  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
+  mpt_error err;
+  mpt_error_clear(&err);
+  if (mpt_problem_load(path, &f->p, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  if (mpt_space_build(f->p, &f->s, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  snprintf(f->tmpdir, sizeof f->tmpdir, "/tmp/mpt_test_replay_XXXXXX");
+  if (!mkdtemp(f->tmpdir)) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", f->tmpdir);
+  mpt_space_free(f->s);
+  mpt_problem_free(f->p);
+  free(f);
+  return 0;
+}
+
+static void data_path(fixture *f, const char *name, char *out, size_t cap) {
+  snprintf(out, cap, "%s/brute-forced/%s", f->dir, name);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+/* id of a convolution configuration given as the 10 values */
+static int64_t conv_id(fixture *f, const int *vals) {
+  const char *names[] = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
+                         "use_padding", "use_shmem", "use_cmem", "filter_height", "filter_width"};
+  int idx[10];
+  for (int k = 0; k < 10; k++) {
+    int p = mpt_problem_param_index(f->p, names[k]);
+    assert_true(p >= 0);
+    idx[p] = -1;
+    for (int i = 0; i < f->p->params[p].n_values; i++)
+      if (f->p->params[p].numeric[i] == vals[k]) idx[p] = i;
+    assert_true(idx[p] >= 0);
+  }
+  return mpt_space_lookup(f->s, idx);
+}
+
+static void count_statuses(const mpt_replay *r, const mpt_space *s, int64_t *counts) {
+  memset(counts, 0, sizeof(int64_t) * MPT_STATUS_COUNT);
+  for (int64_t id = 0; id < mpt_space_size(s); id++) {
+    const mpt_obs *o = mpt_replay_get(r, id);
+    assert_non_null(o);
+    assert_true(o->status >= 0 && o->status < MPT_STATUS_COUNT);
+    counts[o->status]++;
+  }
+}
+
+static void test_t4_gzip(void **state) {
+  fixture *f = *state;
+  char path[1200];
+  data_path(f, "convolution_A100_T4.json.gz", path, sizeof path);
+  mpt_replay *r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  int rc = mpt_replay_load(path, f->s, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_space_size(f->s), 4362);
+  assert_int_equal(mpt_replay_count(r), 4362);
+  assert_int_equal(mpt_replay_unmatched(r), 0);
+  int64_t c[MPT_STATUS_COUNT];
+  count_statuses(r, f->s, c);
+  assert_int_equal(c[MPT_STATUS_OK], 4201);
+  assert_int_equal(c[MPT_STATUS_RUNTIME_ERROR], 155);
+  assert_int_equal(c[MPT_STATUS_COMPILE_ERROR], 6);
+  double opt = mpt_replay_optimum(r);
+  assert_true(fabs(opt - 0.5536) < 1e-4);
+  /* the first record of the file */
+  int v0[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  int64_t id = conv_id(f, v0);
+  assert_true(id >= 0);
+  const mpt_obs *o = mpt_replay_get(r, id);
+  assert_non_null(o);
+  assert_int_equal(o->status, MPT_STATUS_OK);
+  assert_true(o->objective == 3.8753279224038124);
+  assert_int_equal(o->n_times, 32);
+  assert_true(o->times[0] == 3.976191997528076);
+  assert_true(fabs(o->compile_ms - 918.5990339610726) < 1e-9);
+  assert_true(fabs(o->framework_ms - 105.24242906831205) < 1e-9);
+  double sum = 0;
+  for (int i = 0; i < o->n_times; i++) sum += o->times[i];
+  assert_true(fabs(o->benchmark_ms - sum) < 1e-9); /* T4 has no benchmark time: sum of runtimes */
+  assert_true(o->median > 3.87 && o->median < 3.88);
+  /* a runtime failure */
+  int vf[10] = {32, 16, 2, 4, 1, 0, 0, 1, 15, 15};
+  o = mpt_replay_get(r, conv_id(f, vf));
+  assert_non_null(o);
+  assert_int_equal(o->status, MPT_STATUS_RUNTIME_ERROR);
+  assert_false(mpt_obs_valid(o));
+  assert_string_equal(o->reason, "RuntimeFailedConfig");
+  assert_true(fabs(o->compile_ms - 3055.960983969271) < 1e-9);
+  assert_string_equal(mpt_replay_device_name(r), "convolution_A100_T4.json.gz");
+  mpt_replay_free(r);
+}
+
+static void test_kt_matches_t4(void **state) {
+  fixture *f = *state;
+  char p1[1200], p2[1200];
+  data_path(f, "convolution_A100_T4.json.gz", p1, sizeof p1);
+  data_path(f, "convolution_A100_kerneltuner.json.gz", p2, sizeof p2);
+  mpt_replay *a, *b;
+  mpt_error err;
+  assert_int_equal(mpt_replay_load(p1, f->s, &a, &err), 0);
+  int rc = mpt_replay_load(p2, f->s, &b, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(b), 4362);
+  assert_string_equal(mpt_replay_device_name(b), "NVIDIA A100-PCIE-40GB");
+  for (int64_t id = 0; id < mpt_space_size(f->s); id++) {
+    const mpt_obs *x = mpt_replay_get(a, id), *y = mpt_replay_get(b, id);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(x->status, y->status);
+    if (x->status == MPT_STATUS_OK) assert_true(x->objective == y->objective);
+    assert_true(fabs(x->compile_ms - y->compile_ms) < 1e-9);
+    assert_int_equal(x->n_times, y->n_times);
+  }
+  /* KT's recorded benchmark_time of the first record */
+  int v0[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  assert_true(fabs(mpt_replay_get(b, conv_id(f, v0))->benchmark_ms - 126.3829180970788) < 1e-9);
+  mpt_replay_free(a);
+  mpt_replay_free(b);
+}
+
+/* every brute-forced file loads and covers the whole space; failures as in the data README */
+static void test_all_files(void **state) {
+  fixture *f = *state;
+  const char *files[] = {"convolution_A4000_T4.json.gz", "convolution_A6000_T4.json.gz", "convolution_MI250X_T4.json.gz",
+                         "convolution_MI250X_kerneltuner.json.gz", "convolution_W6600_T4.json.gz",
+                         "convolution_W7800_T4.json.gz"};
+  const int64_t failed[] = {161, 473, 0, 0, 0, 116};
+  const double optimum[] = {1.0212, 0.6030, 0.6588, 0.6588, 1.7276, 0.8161};
+  for (int i = 0; i < 6; i++) {
+    char path[1200];
+    data_path(f, files[i], path, sizeof path);
+    mpt_replay *r;
+    mpt_error err;
+    int rc = mpt_replay_load(path, f->s, &r, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(mpt_replay_count(r), 4362);
+    int64_t c[MPT_STATUS_COUNT];
+    count_statuses(r, f->s, c);
+    assert_int_equal(4362 - c[MPT_STATUS_OK], failed[i]);
+    assert_true(fabs(mpt_replay_optimum(r) - optimum[i]) < 1e-4);
+    mpt_replay_free(r);
+  }
+}
+
+/* format detection by bytes: a plain file named .gz, a gzip file named .json */
+static void test_magic_not_name(void **state) {
+  fixture *f = *state;
+  char src[1200], plain[400], gz[400];
+  data_path(f, "convolution_A100_T4.json.gz", src, sizeof src);
+  snprintf(plain, sizeof plain, "%s/plain.json.gz", f->tmpdir);
+  snprintf(gz, sizeof gz, "%s/compressed.json", f->tmpdir);
+  gzFile in = gzopen(src, "rb");
+  FILE *out = fopen(plain, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  int n;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) fwrite(buf, 1, (size_t)n, out);
+  gzclose(in);
+  fclose(out);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, gz);
+  assert_int_equal(system(cmd), 0);
+  mpt_replay *a, *b;
+  mpt_error err;
+  assert_int_equal(mpt_replay_load(plain, f->s, &a, &err), 0);
+  assert_int_equal(mpt_replay_load(gz, f->s, &b, &err), 0);
+  assert_int_equal(mpt_replay_count(a), 4362);
+  assert_int_equal(mpt_replay_count(b), 4362);
+  for (int64_t id = 0; id < 4362; id += 97)
+    assert_int_equal(mpt_replay_get(a, id)->status, mpt_replay_get(b, id)->status);
+  mpt_replay_free(a);
+  mpt_replay_free(b);
+  /* a truncated gzip file is an error, not a crash */
+  char trunc[400];
+  snprintf(trunc, sizeof trunc, "%s/truncated.json.gz", f->tmpdir);
+  snprintf(cmd, sizeof cmd, "head -c 200000 '%s' > '%s'", src, trunc);
+  assert_int_equal(system(cmd), 0);
+  assert_true(mpt_replay_load(trunc, f->s, &a, &err) < 0);
+  assert_non_null(strstr(err.msg, trunc));
+}
+
+#define CONF(tx, ty) "{\"block_size_x\": 16, \"block_size_y\": 1, \"tile_size_x\": " #tx ", \"tile_size_y\": " #ty \
+  ", \"read_only\": 0, \"use_padding\": 0, \"use_shmem\": 0, \"use_cmem\": 1, \"filter_height\": 15, \"filter_width\": 15.0}"
+#define REC(tx, ty, inv, val) "{\"configuration\": " CONF(tx, ty) ", \"times\": {\"compilation\": 100, \"framework\": 1, \"runtimes\": [1.5, 2.5, 2.0]}, " \
+  "\"invalidity\": \"" inv "\", \"correctness\": 1, \"measurements\": [{\"name\": \"time\", \"value\": " val ", \"unit\": \"ms\"}], \"objectives\": [\"time\"]}"
+
+/* all T4 invalidity kinds and a hand-written Kernel Tuner cache with its error strings */
+static void test_status_mapping(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/small_T4.json", f->tmpdir);
+  write_file(path, "{\"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": \"seconds\"}, \"results\": ["
+                   REC(1, 1, "correct", "0.002") "," REC(2, 1, "compile", "\"CompilationFailedConfig\"") ","
+                   REC(3, 1, "runtime", "\"RuntimeFailedConfig\"") "," REC(4, 1, "timeout", "\"x\"") ","
+                   REC(1, 2, "correctness", "\"x\"") "," REC(2, 2, "constraints", "\"InvalidConfig\"") "]}");
+  mpt_replay *r;
+  mpt_error err;
+  int rc = mpt_replay_load(path, f->s, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(r), 6);
+  int want[6][3] = {{1, 1, MPT_STATUS_OK}, {2, 1, MPT_STATUS_COMPILE_ERROR}, {3, 1, MPT_STATUS_RUNTIME_ERROR},
+                    {4, 1, MPT_STATUS_TIMEOUT}, {1, 2, MPT_STATUS_WRONG_RESULT}, {2, 2, MPT_STATUS_INVALID}};
+  for (int i = 0; i < 6; i++) {
+    int v[10] = {16, 1, want[i][0], want[i][1], 0, 0, 0, 1, 15, 15};
+    const mpt_obs *o = mpt_replay_get(r, conv_id(f, v));
+    assert_non_null(o);
+    assert_int_equal(o->status, want[i][2]);
+    /* seconds -> ms */
+    assert_true(fabs(o->compile_ms - 100000.0) < 1e-6);
+    assert_true(fabs(o->benchmark_ms - 6000.0) < 1e-6);
+    assert_true(fabs(o->median - 2000.0) < 1e-6);
+  }
+  int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1))->objective - 2.0) < 1e-9);
+  int v2[10] = {16, 1, 3, 3, 0, 0, 0, 1, 15, 15};
+  assert_null(mpt_replay_get(r, conv_id(f, v2))); /* not in the file */
+  mpt_replay_free(r);
+
+  snprintf(path, sizeof path, "%s/small_cache.json", f->tmpdir);
+  write_file(path,
+             "{\"device_name\": \"Test GPU\", \"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", "
+             "\"tile_size_y\", \"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"],"
+             "\"cache\": {"
+             "\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.25, \"times\": [1.0, 1.5], \"compile_time\": 50, \"benchmark_time\": 3, \"framework_time\": 2},"
+             "\"16,1,2,1,0,0,0,1,15,15\": {\"block_size_x\": 16, \"time\": \"CompilationFailedConfig\", \"compile_time\": 5},"
+             "\"16,1,3,1,0,0,0,1,15,15\": {\"time\": \"RuntimeFailedConfig\"},"
+             "\"16,1,4,1,0,0,0,1,15,15\": {\"time\": \"InvalidConfig\"},"
+             "\"16,1,4,4,0,0,0,1,15,15\": {\"time\": 7},"
+             "\"16,1,4,2,0,0,0,1,15,99\": {\"time\": 7}"
+             "}}");
+  rc = mpt_replay_load(path, f->s, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(r), 5);
+  assert_int_equal(mpt_replay_unmatched(r), 1); /* filter_width 99 is not a value of the problem */
+  assert_string_equal(mpt_replay_device_name(r), "Test GPU");
+  const mpt_obs *o = mpt_replay_get(r, conv_id(f, v1));
+  assert_int_equal(o->status, MPT_STATUS_OK);
+  assert_true(o->objective == 1.25);
+  assert_true(o->benchmark_ms == 3 && o->compile_ms == 50 && o->framework_ms == 2);
+  assert_int_equal(o->n_times, 2);
+  int st[3] = {MPT_STATUS_COMPILE_ERROR, MPT_STATUS_RUNTIME_ERROR, MPT_STATUS_INVALID};
+  for (int t = 2; t <= 4; t++) {
+    int v[10] = {16, 1, t, 1, 0, 0, 0, 1, 15, 15};
+    assert_int_equal(mpt_replay_get(r, conv_id(f, v))->status, st[t - 2]);
+  }
+  assert_true(mpt_replay_optimum(r) == 1.25);
+  mpt_replay_free(r);
+}
+
+static void test_bad_files(void **state) {
+  fixture *f = *state;
+  mpt_replay *r = NULL;
+  mpt_error err;
+  char path[400];
+  /* missing */
+  snprintf(path, sizeof path, "%s/does_not_exist.json", f->tmpdir);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, path));
+  assert_null(r);
+  /* not JSON */
+  snprintf(path, sizeof path, "%s/garbage.json", f->tmpdir);
+  write_file(path, "this is not json");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  /* JSON of another kind */
+  snprintf(path, sizeof path, "%s/other.json", f->tmpdir);
+  write_file(path, "{\"hello\": 1}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "unknown format"));
+  /* parameters that do not match: one missing, one extra */
+  snprintf(path, sizeof path, "%s/mismatch_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [{\"configuration\": {\"block_size_x\": 16, \"block_size_y\": 1, \"tile_size_x\": 1, "
+                   "\"tile_size_y\": 1, \"read_only\": 0, \"use_padding\": 0, \"use_shmem\": 0, \"use_cmem\": 1, "
+                   "\"filter_height\": 15, \"loop_unroll\": 1}, \"times\": {}, \"invalidity\": \"correct\", \"correctness\": 1, "
+                   "\"measurements\": [{\"name\": \"time\", \"value\": 1.0}], \"objectives\": [\"time\"]}]}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "does not match problem"));
+  assert_non_null(strstr(err.msg, "missing parameter 'filter_width'"));
+  assert_non_null(strstr(err.msg, "extra parameter 'loop_unroll'"));
+  assert_non_null(strstr(err.msg, "convolution_milo.json"));
+  /* a Kernel Tuner cache of another problem */
+  snprintf(path, sizeof path, "%s/mismatch_cache.json", f->tmpdir);
+  write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"nope\"], \"cache\": {}}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "extra parameter 'nope'"));
+  assert_non_null(strstr(err.msg, "missing parameter 'tile_size_x'"));
+  /* an unknown invalidity */
+  snprintf(path, sizeof path, "%s/badinv_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [" REC(1, 1, "exploded", "1.0") "]}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "results[0].invalidity"));
+  assert_null(r);
+}
+
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_sim_evaluator(void **state) {
+  fixture *f = *state;
+  char path[1200];
+  data_path(f, "convolution_MI250X_kerneltuner.json.gz", path, sizeof path);
+  mpt_eval_settings set = {0};
+  set.simulate_path = path;
+  set.rank = 3;
+  set.local_rank = 1;
+  mpt_evaluator *ev;
+  mpt_error err;
+  int rc = mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_string_equal(ev->device.vendor, "replay");
+  assert_non_null(strstr(ev->device.name, "MI250X"));
+  assert_string_equal(ev->device.evaluator, "sim");
+  assert_int_equal(ev->device.rank, 3);
+  assert_true(ev->device.host[0] != '\0');
+  mpt_replay *r;
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  for (int64_t id = 0; id < mpt_space_size(f->s); id += 17) {
+    mpt_obs o;
+    double t = (double)time(NULL);
+    assert_int_equal(mpt_evaluator_evaluate(ev, id, &o, &err), 0);
+    const mpt_obs *want = mpt_replay_get(r, id);
+    assert_int_equal(o.id, id);
+    assert_int_equal(o.status, want->status);
+    assert_true(o.status != MPT_STATUS_OK || o.objective == want->objective);
+    assert_true(o.compile_ms == want->compile_ms);
+    assert_int_equal(o.rank, 3);
+    assert_int_equal(o.device, 1);
+    assert_true(o.t_start >= t - 1 && o.t_end >= o.t_start);
+  }
+  /* an id outside the space */
+  mpt_obs o;
+  assert_true(mpt_evaluator_evaluate(ev, mpt_space_size(f->s), &o, &err) < 0);
+  mpt_evaluator_close(ev);
+  mpt_replay_free(r);
+
+  /* no replay file */
+  set.simulate_path = NULL;
+  assert_true(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err) < 0);
+  assert_non_null(strstr(err.msg, "--simulate"));
+  /* unknown evaluator */
+  assert_int_equal(mpt_evaluator_open("no-such-evaluator", f->p, f->s, &set, &ev, &err), MPT_ERR_NAME);
+  assert_non_null(strstr(err.msg, "sim"));
+}
+
+/* a configuration the file lacks: an error naming it as name=value pairs */
+static void test_sim_missing_record(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/partial_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [" REC(1, 1, "correct", "0.002") "]}");
+  mpt_eval_settings set = {0};
+  set.simulate_path = path;
+  mpt_evaluator *ev;
+  mpt_error err;
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
+  assert_string_equal(ev->device.name, "partial_T4.json");
+  int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15}, v2[10] = {16, 1, 3, 3, 0, 0, 0, 1, 15, 15};
+  mpt_obs o;
+  assert_int_equal(mpt_evaluator_evaluate(ev, conv_id(f, v1), &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  assert_true(mpt_evaluator_evaluate(ev, conv_id(f, v2), &o, &err) < 0);
+  assert_non_null(strstr(err.msg, "no record of configuration"));
+  assert_non_null(strstr(err.msg, "tile_size_x=3"));
+  assert_non_null(strstr(err.msg, "tile_size_y=3"));
+  assert_non_null(strstr(err.msg, path));
+  mpt_evaluator_close(ev);
+}
+
+/* --simulate-delay: the evaluation takes F * (compile + benchmark) of real time, asleep */
+static void test_sim_delay(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/delay_T4.json", f->tmpdir);
+  /* compile 100 ms + runtimes 1.5+2.5+2.0 = 106 ms recorded */
+  write_file(path, "{\"results\": [" REC(1, 1, "correct", "2.0") "]}");
+  mpt_eval_settings set = {0};
+  set.simulate_path = path;
+  set.simulate_delay = 2.0;
+  mpt_evaluator *ev;
+  mpt_error err;
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
+  int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  mpt_obs o;
+  double w0 = wall_s(), c0 = cpu_s();
+  assert_int_equal(mpt_evaluator_evaluate(ev, conv_id(f, v1), &o, &err), 0);
+  double w = wall_s() - w0, c = cpu_s() - c0;
+  assert_true(w >= 0.212 - 1e-3);  /* 2 x 106 ms */
+  assert_true(w < 2.0);
+  assert_true(c < 0.05);           /* asleep, not spinning */
+  assert_true(o.t_end - o.t_start >= 0.2);
+  mpt_evaluator_close(ev);
+  set.simulate_delay = -1;
+  assert_true(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err) < 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_t4_gzip),
+    cmocka_unit_test(test_kt_matches_t4),
+    cmocka_unit_test(test_all_files),
+    cmocka_unit_test(test_magic_not_name),
+    cmocka_unit_test(test_status_mapping),
+    cmocka_unit_test(test_bad_files),
+    cmocka_unit_test(test_sim_evaluator),
+    cmocka_unit_test(test_sim_missing_record),
+    cmocka_unit_test(test_sim_delay),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

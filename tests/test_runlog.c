@@ -1,0 +1,453 @@
+/* tests/test_runlog.c: the HDF5 run log (jobs/runlog.c) and the T4 export (jobs/export_t4.c): round trip
+ * of every field, metadata, devices, finish/resume rules, clear messages for files that are not logs or
+ * belong to another problem, SIGKILL at random moments during appends (the file opens and holds every
+ * record acknowledged before the kill, and the run resumes), and export -> mpt_replay_load round trip. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <hdf5.h>
+#include "evaluators/evaluator.h"
+#include "evaluators/replay.h"
+#include "jobs/runlog.h"
+
+typedef struct fixture {
+  mpt_problem *p;
+  mpt_space *s;
+  char dir[1024];
+  char tmpdir[256];
+} fixture;
+
+static int setup(void **state) {
+  const char *dir = getenv("MPT_SHARED_DATA");
+  if (!dir) return -1;
+  fixture *f = calloc(1, sizeof *f);
+  snprintf(f->dir, sizeof f->dir, "%s", dir);
+  char path[1200];
+  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
+  mpt_error err;
+  mpt_error_clear(&err);
+  if (mpt_problem_load(path, &f->p, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  if (mpt_space_build(f->p, &f->s, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  snprintf(f->tmpdir, sizeof f->tmpdir, "/tmp/mpt_test_runlog_XXXXXX");
+  if (!mkdtemp(f->tmpdir)) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", f->tmpdir);
+  mpt_space_free(f->s);
+  mpt_problem_free(f->p);
+  free(f);
+  return 0;
+}
+
+static mpt_run_meta test_meta(const mpt_problem *p) {
+  mpt_run_meta m = {0};
+  m.mode = "tune";
+  m.problem_path = p->path;
+  m.problem_text = p->text;
+  m.strategy = "random";
+  m.options = "popsize=20,mutation=0.1";
+  m.evaluator = "sim";
+  m.simulate = "some_T4.json.gz";
+  m.seed = 12345678901234ULL;
+  m.budget = 220;
+  m.time_budget = 3600;
+  m.command_line = "mptune tune convolution_milo.json --strategy random --budget 220";
+  return m;
+}
+
+/* a deterministic observation for id, so any record can be checked after a crash */
+static void synth_obs(mpt_obs *o, int64_t id) {
+  mpt_obs_init(o, id);
+  o->status = id % 7 == 3 ? MPT_STATUS_COMPILE_ERROR : MPT_STATUS_OK;
+  o->objective = o->status == MPT_STATUS_OK ? 1.0 + 0.001 * (double)id : NAN;
+  o->n_times = (int)(id % 5);
+  for (int i = 0; i < o->n_times; i++) o->times[i] = (double)id + 0.25 * i;
+  o->median = o->n_times ? o->times[o->n_times / 2] : NAN;
+  o->compile_ms = 10.0 + (double)id;
+  o->benchmark_ms = 2.0 * (double)id;
+  o->framework_ms = 0.5;
+  o->rank = 1 + (int)(id % 4);
+  o->device = (int)(id % 2);
+  o->t_start = 1.7e9 + (double)id;
+  o->t_end = o->t_start + 0.125;
+  snprintf(o->reason, sizeof o->reason, o->status == MPT_STATUS_OK ? "" : "error: variant %lld does not compile", (long long)id);
+}
+
+static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {
+  assert_int_equal(a->id, b->id);
+  assert_int_equal(a->status, b->status);
+  assert_int_equal(a->rank, b->rank);
+  assert_int_equal(a->device, b->device);
+  assert_int_equal(a->n_times, b->n_times);
+  assert_true((isnan(a->objective) && isnan(b->objective)) || a->objective == b->objective);
+  assert_true((isnan(a->median) && isnan(b->median)) || a->median == b->median);
+  for (int i = 0; i < a->n_times; i++) assert_true(a->times[i] == b->times[i]);
+  assert_true(a->compile_ms == b->compile_ms);
+  assert_true(a->benchmark_ms == b->benchmark_ms);
+  assert_true(a->framework_ms == b->framework_ms);
+  assert_true(a->t_start == b->t_start);
+  assert_true(a->t_end == b->t_end);
+  assert_string_equal(a->reason, b->reason);
+}
+
+static void test_create_append_read(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/run.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  int rc = mpt_runlog_create(path, f->s, &m, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_device_info devs[2];
+  memset(devs, 0, sizeof devs);
+  for (int i = 0; i < 2; i++) {
+    devs[i].rank = i + 1;
+    devs[i].index = i;
+    snprintf(devs[i].host, sizeof devs[i].host, "node%d", i);
+    snprintf(devs[i].vendor, sizeof devs[i].vendor, "replay");
+    snprintf(devs[i].name, sizeof devs[i].name, "NVIDIA A100-PCIE-40GB");
+    snprintf(devs[i].evaluator, sizeof devs[i].evaluator, "sim");
+  }
+  assert_int_equal(mpt_runlog_set_devices(log, devs, 2, &err), 0);
+  /* ids in a shuffled order, appended in batches of 1..5 */
+  int64_t n = 300;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)mpt_space_size(f->s));
+  for (int64_t i = 0; i < mpt_space_size(f->s); i++) ids[i] = i;
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 7);
+  mpt_rng_shuffle(&rng, ids, mpt_space_size(f->s));
+  mpt_obs *want = calloc((size_t)n, sizeof(mpt_obs));
+  for (int64_t i = 0; i < n; i++) synth_obs(&want[i], ids[i]);
+  want[5].status = MPT_STATUS_CANCELLED;
+  for (int64_t i = 0; i < n;) {
+    int k = 1 + (int)(i % 5);
+    if (i + k > n) k = (int)(n - i);
+    assert_int_equal(mpt_runlog_append(log, want + i, k, &err), 0);
+    i += k;
+    assert_int_equal(mpt_runlog_count(log), i);
+  }
+  mpt_obs *got;
+  int64_t ng;
+  assert_int_equal(mpt_runlog_read(log, &got, &ng, &err), 0);
+  assert_int_equal(ng, n);
+  for (int64_t i = 0; i < n; i++) assert_obs_equal(&got[i], &want[i]);
+  free(got);
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
+  assert_false(mpt_runlog_is_finished(log));
+  mpt_runlog_close(log);
+
+  /* read-only: the same records and metadata */
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), n);
+  assert_int_equal(mpt_runlog_read(log, &got, &ng, &err), 0);
+  assert_int_equal(ng, n);
+  for (int64_t i = 0; i < n; i++) assert_obs_equal(&got[i], &want[i]);
+  free(got);
+  assert_string_equal(mpt_runlog_meta(log, "mode"), "tune");
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
+  assert_string_equal(mpt_runlog_meta(log, "options"), "popsize=20,mutation=0.1");
+  assert_string_equal(mpt_runlog_meta(log, "evaluator"), "sim");
+  assert_string_equal(mpt_runlog_meta(log, "simulate"), "some_T4.json.gz");
+  assert_string_equal(mpt_runlog_meta(log, "seed"), "12345678901234");
+  assert_string_equal(mpt_runlog_meta(log, "budget"), "220");
+  assert_string_equal(mpt_runlog_meta(log, "mptune_version"), MPT_VERSION);
+  assert_string_equal(mpt_runlog_meta(log, "problem_text"), f->p->text);
+  assert_string_equal(mpt_runlog_meta(log, "command_line"), m.command_line);
+  assert_non_null(mpt_runlog_meta(log, "start_time"));
+  assert_null(mpt_runlog_meta(log, "no_such_key"));
+  mpt_runlog_close(log);
+  free(want);
+  free(ids);
+}
+
+static void test_finish_and_resume(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/resume.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  mpt_obs o[20];
+  for (int i = 0; i < 20; i++) synth_obs(&o[i], 100 + i);
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  assert_int_equal(mpt_runlog_append(log, o, 10, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "signal", &err), 0); /* stopped, not finished */
+  assert_false(mpt_runlog_is_finished(log));
+  mpt_runlog_close(log);
+
+  int rc = mpt_runlog_open(path, f->s, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_runlog_count(log), 10);
+  assert_int_equal(mpt_runlog_append(log, o + 10, 10, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), 20);
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  assert_true(mpt_runlog_is_finished(log));
+  mpt_runlog_close(log);
+
+  /* a finished run can not be resumed */
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_STATE);
+  char want[600];
+  snprintf(want, sizeof want, "%s is finished (budget reached); nothing to resume", path);
+  assert_string_equal(err.msg, want);
+  /* but it can be read */
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_true(mpt_runlog_is_finished(log));
+  assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "budget");
+  mpt_obs *got;
+  int64_t n;
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  assert_int_equal(n, 20);
+  for (int i = 0; i < 20; i++) assert_obs_equal(&got[i], &o[i]);
+  free(got);
+  mpt_runlog_close(log);
+}
+
+static void test_not_a_log(void **state) {
+  fixture *f = *state;
+  mpt_runlog *log = NULL;
+  mpt_error err;
+  char path[400], want[600];
+  /* missing */
+  snprintf(path, sizeof path, "%s/missing.h5", f->tmpdir);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, path));
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_IO);
+  /* a text file */
+  snprintf(path, sizeof path, "%s/text.h5", f->tmpdir);
+  FILE *fp = fopen(path, "w");
+  fputs("hello\n", fp);
+  fclose(fp);
+  snprintf(want, sizeof want, "%s is not an mptune run log", path);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_STATE);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_STATE);
+  assert_string_equal(err.msg, want);
+  /* an HDF5 file that is not ours */
+  snprintf(path, sizeof path, "%s/other.h5", f->tmpdir);
+  hid_t h = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(h >= 0);
+  hid_t g = H5Gcreate2(h, "evaluations", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(g);
+  H5Fclose(h);
+  snprintf(want, sizeof want, "%s is not an mptune run log", path);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_STATE);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_STATE);
+  assert_string_equal(err.msg, want);
+  char t4[400];
+  snprintf(t4, sizeof t4, "%s/other_T4.json", f->tmpdir);
+  assert_int_equal(mpt_runlog_export_t4(path, t4, &err), MPT_ERR_STATE);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(access(t4, F_OK), -1);
+  assert_null(log);
+  /* a log in a directory that does not exist */
+  snprintf(path, sizeof path, "%s/no/such/dir/run.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "no/such/dir"));
+}
+
+static void test_other_problem(void **state) {
+  fixture *f = *state;
+  char path[400], t1[1200];
+  snprintf(path, sizeof path, "%s/conv.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  mpt_runlog_close(log);
+  snprintf(t1, sizeof t1, "%s/t1/dedispersion_milo.json", f->dir);
+  mpt_problem *p2;
+  mpt_space *s2;
+  assert_int_equal(mpt_problem_load(t1, &p2, &err), 0);
+  assert_int_equal(mpt_space_build(p2, &s2, &err), 0);
+  assert_int_equal(mpt_runlog_open(path, s2, &log, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "belongs to another problem"));
+  assert_non_null(strstr(err.msg, "block_size_x")); /* names a parameter */
+  mpt_space_free(s2);
+  mpt_problem_free(p2);
+}
+
+/* SIGKILL at random moments while a child appends: the file always opens, holds every record the child
+ * was told was appended (in order, intact), and the next child resumes it. */
+static void test_sigkill(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/kill.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  mpt_runlog_close(log);
+  srand((unsigned)time(NULL) ^ (unsigned)getpid());
+  int64_t size = mpt_space_size(f->s), have = 0;
+  int rounds = 30;
+  for (int round = 0; round < rounds; round++) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      mpt_runlog *w;
+      mpt_error e;
+      if (mpt_runlog_open(path, f->s, &w, &e) < 0) {
+        fprintf(stderr, "child: %s\n", e.msg);
+        _exit(3);
+      }
+      int64_t c = mpt_runlog_count(w);
+      unsigned seed = (unsigned)getpid();
+      for (;;) {
+        mpt_obs o[3];
+        int k = 1 + (int)(rand_r(&seed) % 3);
+        for (int i = 0; i < k; i++) synth_obs(&o[i], (c + i) % size);
+        if (mpt_runlog_append(w, o, k, &e) < 0) {
+          fprintf(stderr, "child: %s\n", e.msg);
+          _exit(4);
+        }
+        c += k;
+        if (write(fds[1], &c, sizeof c) != sizeof c) _exit(5);
+      }
+    }
+    close(fds[1]);
+    /* let it run 2..60 ms, then kill it */
+    struct timespec ts = {0, (long)(2 + rand() % 58) * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status)); /* it was still appending, not failed */
+    int64_t acked = have, v;
+    while (read(fds[0], &v, sizeof v) == sizeof v) acked = v;
+    close(fds[0]);
+    /* the file opens read-only and holds every acknowledged record */
+    mpt_runlog *r;
+    int rc = mpt_runlog_open_readonly(path, &r, &err);
+    if (rc) fprintf(stderr, "round %d: %s\n", round, err.msg);
+    assert_int_equal(rc, 0);
+    mpt_obs *got;
+    int64_t n;
+    assert_int_equal(mpt_runlog_read(r, &got, &n, &err), 0);
+    assert_true(n >= acked);
+    assert_true(n >= have);
+    for (int64_t i = 0; i < n; i++) {
+      mpt_obs want;
+      synth_obs(&want, i % size);
+      assert_obs_equal(&got[i], &want);
+    }
+    free(got);
+    mpt_runlog_close(r);
+    have = n;
+  }
+  assert_true(have > 0);
+  /* after all that, a normal resume and finish */
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), have);
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  mpt_runlog_close(log);
+}
+
+/* a replayed run exported as T4 and loaded back gives the same statuses and objectives */
+static void test_export_roundtrip(void **state) {
+  fixture *f = *state;
+  char replay[1200], path[400], t4[400];
+  snprintf(replay, sizeof replay, "%s/brute-forced/convolution_W7800_T4.json.gz", f->dir);
+  snprintf(path, sizeof path, "%s/replayed.h5", f->tmpdir);
+  snprintf(t4, sizeof t4, "%s/replayed_T4.json", f->tmpdir);
+  mpt_eval_settings set = {0};
+  set.simulate_path = replay;
+  mpt_evaluator *ev;
+  mpt_error err;
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  assert_int_equal(mpt_runlog_set_devices(log, &ev->device, 1, &err), 0);
+  int64_t size = mpt_space_size(f->s);
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)size);
+  for (int64_t i = 0; i < size; i++) ids[i] = i;
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 11);
+  mpt_rng_shuffle(&rng, ids, size);
+  int64_t n = 1500;
+  mpt_obs o;
+  for (int64_t i = 0; i < n; i++) {
+    assert_int_equal(mpt_evaluator_evaluate(ev, ids[i], &o, &err), 0);
+    assert_int_equal(mpt_runlog_append(log, &o, 1, &err), 0);
+  }
+  /* one cancelled evaluation: not a measurement, not exported */
+  mpt_obs_init(&o, ids[n]);
+  o.status = MPT_STATUS_CANCELLED;
+  assert_int_equal(mpt_runlog_append(log, &o, 1, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  mpt_runlog_close(log);
+
+  int rc = mpt_runlog_export_t4(path, t4, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  char tmp[420];
+  snprintf(tmp, sizeof tmp, "%s.tmp", t4);
+  assert_int_equal(access(tmp, F_OK), -1);
+  mpt_replay *orig, *back;
+  assert_int_equal(mpt_replay_load(replay, f->s, &orig, &err), 0);
+  rc = mpt_replay_load(t4, f->s, &back, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(back), n);
+  int64_t failed = 0;
+  for (int64_t i = 0; i < size; i++) {
+    const mpt_obs *a = mpt_replay_get(orig, ids[i]), *b = mpt_replay_get(back, ids[i]);
+    if (i >= n) { assert_null(b); continue; }
+    assert_non_null(b);
+    assert_int_equal(a->status, b->status);
+    failed += a->status != MPT_STATUS_OK;
+    if (a->status == MPT_STATUS_OK) assert_true(a->objective == b->objective);
+    assert_int_equal(a->n_times, b->n_times);
+    for (int k = 0; k < a->n_times; k++) assert_true(a->times[k] == b->times[k]);
+    assert_true(a->compile_ms == b->compile_ms);
+    if (a->framework_ms > 0) assert_true(a->framework_ms == b->framework_ms);
+  }
+  assert_true(failed > 0); /* the W7800 file has failures: both kinds of record went through */
+  mpt_replay_free(orig);
+  mpt_replay_free(back);
+  mpt_evaluator_close(ev);
+  free(ids);
+
+  /* an unwritable output: an error, nothing left behind */
+  char bad[500];
+  snprintf(bad, sizeof bad, "%s/no/such/dir/out.json", f->tmpdir);
+  assert_int_equal(mpt_runlog_export_t4(path, bad, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "no/such/dir"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_create_append_read),
+    cmocka_unit_test(test_finish_and_resume),
+    cmocka_unit_test(test_not_a_log),
+    cmocka_unit_test(test_other_problem),
+    cmocka_unit_test(test_sigkill),
+    cmocka_unit_test(test_export_roundtrip),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
