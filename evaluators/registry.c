@@ -5,9 +5,15 @@
 
 /* one extern per evaluator file */
 extern const mpt_evaluator_type mpt_evaluator_sim;
+extern const mpt_evaluator_type mpt_evaluator_cpu;
+extern const mpt_evaluator_type mpt_evaluator_cuda;
+extern const mpt_evaluator_type mpt_evaluator_hip;
 
 static const mpt_evaluator_type *const registry[] = {
   &mpt_evaluator_sim,
+  &mpt_evaluator_cpu,
+  &mpt_evaluator_cuda,
+  &mpt_evaluator_hip,
   NULL, /* keeps the array non-empty; rows go above */
 };
 

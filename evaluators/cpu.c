@@ -1,0 +1,525 @@
+/* evaluators/cpu.c: the `cpu` evaluator. Compiles the problem's C kernel per configuration with the
+ * system compiler (cc -O3 -march=native -fPIC -shared, the problem's options, -D per parameter) into a
+ * shared object, and runs it in an isolated child process (evaluators/isolate.h): dlopen, one call of
+ * the kernel per "launch" with the arguments in T1 order, output checked against the reference (the
+ * default configuration's output, computed in open(), or ReferenceArguments), a warm-up run, then the
+ * timed iterations (CLOCK_MONOTONIC). Crashes, hangs and memory exhaustion of a variant become `crash`
+ * and `timeout` observations; the child is restarted. Details: docs/KERNELS.md. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "evaluators/args.h"
+#include "evaluators/evaluator.h"
+#include "evaluators/isolate.h"
+#include "evaluators/kernel_spec.h"
+
+#define CPU_COMPILE_TIMEOUT_S 120.0
+#define CPU_FIRST_TIMEOUT_S 60.0 /* until a valid variant has been timed */
+#define CPU_MIN_TIMEOUT_S 10.0
+#define CPU_TIMEOUT_FACTOR 20.0
+#define CPU_LAUNCH_SYMBOL "mpt_cpu_launch__"
+
+enum { REQ_EVAL = 0, REQ_REFERENCE = 1 };
+
+typedef struct cpu_req {
+  int32_t mode;
+  int32_t iterations;
+  char so_path[PATH_MAX];
+} cpu_req;
+
+typedef struct cpu_resp {
+  int32_t status;
+  int32_t n_times;
+  double times[MPT_OBS_MAX_TIMES];
+  double benchmark_ms;
+  char reason[MPT_OBS_REASON];
+} cpu_resp;
+
+typedef struct cpu_state {
+  mpt_kernel_spec *ks;
+  mpt_args *args;
+  mpt_isolate *iso;
+  char dir[PATH_MAX];          /* scratch directory (removed at close) */
+  char launch_obj[PATH_MAX];   /* the compiled call wrapper */
+  long counter;
+  int iterations;
+  double best_bench_ms;        /* best benchmark time of a valid variant so far (NAN: none) */
+  double timeout_s;            /* fixed timeout (settings), 0: derived */
+  int64_t ref_id;
+  double ref_objective;        /* the reference (default) configuration's mean time in open() */
+  void **work;                 /* child: working copies of the arguments */
+  void **argv;                 /* child: what the wrapper receives per argument */
+} cpu_state;
+
+typedef void (*launch_fn)(void *const *);
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ---- child side: one evaluation ---- */
+
+static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, size_t cap) {
+  cpu_state *st = ctx;
+  const cpu_req *req = reqp;
+  cpu_resp *r = respp;
+  if (req_len != sizeof *req || cap < sizeof *r) return -1;
+  memset(r, 0, sizeof *r);
+  const mpt_kernel_spec *ks = st->ks;
+  double t0 = mono_ms();
+  if (!st->work) {
+    st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
+    st->argv = calloc((size_t)ks->n_args + 1, sizeof(void *));
+    for (int i = 0; st->work && st->argv && i < ks->n_args; i++) {
+      if (!(st->work[i] = malloc(ks->args[i].bytes))) {
+        r->status = MPT_STATUS_RUNTIME_ERROR;
+        snprintf(r->reason, sizeof r->reason, "out of memory allocating argument %s (%zu bytes)",
+                 ks->args[i].name, ks->args[i].bytes);
+        for (int k = 0; k < i; k++) free(st->work[k]);
+        free(st->work);
+        free(st->argv);
+        st->work = st->argv = NULL;
+        return sizeof *r;
+      }
+      st->argv[i] = st->work[i];
+    }
+    if (!st->work || !st->argv) return -1;
+  }
+  void *h = dlopen(req->so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    r->status = MPT_STATUS_LAUNCH_ERROR;
+    snprintf(r->reason, sizeof r->reason, "dlopen: %s", dlerror());
+    return sizeof *r;
+  }
+  launch_fn launch = NULL;
+  void *kern = dlsym(h, ks->kernel_name);
+  void *sym = dlsym(h, CPU_LAUNCH_SYMBOL);
+  memcpy(&launch, &sym, sizeof launch);
+  if (!kern || !launch) {
+    r->status = MPT_STATUS_LAUNCH_ERROR;
+    snprintf(r->reason, sizeof r->reason, "dlsym: kernel '%s' not found in %s", ks->kernel_name, ks->kernel_file);
+    dlclose(h);
+    return sizeof *r;
+  }
+  for (int i = 0; i < ks->n_args; i++) memcpy(st->work[i], st->args->init[i], ks->args[i].bytes);
+  launch(st->argv); /* warm-up, and the run whose output is verified */
+  r->status = MPT_STATUS_OK;
+  if (req->mode == REQ_REFERENCE) {
+    for (int i = 0; i < ks->n_args; i++)
+      if (ks->args[i].output) mpt_args_set_reference(st->args, i, st->work[i]);
+  } else {
+    for (int i = 0; i < ks->n_args; i++)
+      if (ks->args[i].output && !mpt_args_compare(st->args, i, st->work[i], r->reason, sizeof r->reason)) {
+        r->status = MPT_STATUS_WRONG_RESULT;
+        break;
+      }
+  }
+  if (r->status == MPT_STATUS_OK) {
+    int n = req->iterations;
+    if (n > MPT_OBS_MAX_TIMES) n = MPT_OBS_MAX_TIMES;
+    for (int it = 0; it < n; it++) {
+      double a = mono_ms();
+      launch(st->argv);
+      r->times[it] = mono_ms() - a;
+    }
+    r->n_times = n;
+  }
+  r->benchmark_ms = mono_ms() - t0;
+  dlclose(h);
+  return sizeof *r;
+}
+
+/* ---- parent side ---- */
+
+static int write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  int ok = fputs(text, f) >= 0;
+  if (fclose(f) != 0) ok = 0;
+  return ok ? 0 : -1;
+}
+
+static int is_identifier(const char *s) {
+  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+  return 1;
+}
+
+/* The call wrapper: a prototype from the T1 argument list and a function that calls the kernel with
+ * argv[i] (pointers as they are, scalars dereferenced). Compiled once per worker. */
+static int write_wrapper(cpu_state *st, const char *path, mpt_error *err) {
+  const mpt_kernel_spec *ks = st->ks;
+  const char *file = ks->problem->path;
+  if (!is_identifier(ks->kernel_name))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.KernelName: '%s' is not a C function name", file,
+                         ks->kernel_name);
+  size_t cap = 4096 + (size_t)ks->n_args * 128;
+  char *src = malloc(cap);
+  if (!src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  size_t n = 0;
+  n += (size_t)snprintf(src + n, cap - n, "/* generated by mptune's cpu evaluator: calls %s with the argument "
+                        "list of %s */\n#include <stdint.h>\nvoid %s(", ks->kernel_name, file, ks->kernel_name);
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    const char *ct = mpt_ks_base_ctype(a->base);
+    if (a->mem == MPT_MEM_SCALAR && (a->lanes != 1 || !ct)) {
+      free(src);
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Arguments[%d] (%s): a scalar of type %s "
+                           "is not supported by the cpu evaluator", file, i, a->name, a->type_name);
+    }
+    n += (size_t)snprintf(src + n, cap - n, "%s%s", i ? ", " : "", a->mem == MPT_MEM_SCALAR ? ct : "void *");
+  }
+  n += (size_t)snprintf(src + n, cap - n, "%s);\nvoid " CPU_LAUNCH_SYMBOL "(void *const *a) {\n  %s(",
+                        ks->n_args ? "" : "void", ks->kernel_name);
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (a->mem == MPT_MEM_SCALAR)
+      n += (size_t)snprintf(src + n, cap - n, "%s*(const %s *)a[%d]", i ? ", " : "", mpt_ks_base_ctype(a->base), i);
+    else
+      n += (size_t)snprintf(src + n, cap - n, "%sa[%d]", i ? ", " : "", i);
+  }
+  snprintf(src + n, cap - n, ");\n}\n");
+  int rc = write_text(path, src);
+  free(src);
+  if (rc) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  return 0;
+}
+
+/* keeps the compiler's message readable: from the first line mentioning "error" on */
+static void compiler_reason(char *dst, size_t cap, const char *prefix, const char *out) {
+  const char *p = strstr(out, "error");
+  if (p) {
+    while (p > out && p[-1] != '\n') p--;
+  } else {
+    p = out;
+  }
+  snprintf(dst, cap, "%s%s", prefix, p);
+  size_t n = strlen(dst);
+  while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = 0;
+}
+
+/* Compiles one configuration; returns 0 and fills so_path, or sets obs (compile_error/timeout). */
+static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, size_t so_cap, mpt_obs *obs,
+                           mpt_error *err) {
+  const mpt_kernel_spec *ks = st->ks;
+  snprintf(so_path, so_cap, "%s/v%ld.so", st->dir, st->counter++);
+  int max = 16 + ks->n_options + l->n_defines;
+  char **argv = calloc((size_t)max, sizeof(char *));
+  char **defs = calloc((size_t)l->n_defines + 1, sizeof(char *));
+  char inc[PATH_MAX + 2];
+  if (!argv || !defs) {
+    free(argv);
+    free(defs);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  int n = 0;
+  argv[n++] = "cc";
+  argv[n++] = "-O3";
+  argv[n++] = "-march=native";
+  argv[n++] = "-fPIC";
+  argv[n++] = "-shared";
+  for (int i = 0; i < ks->n_options; i++) argv[n++] = ks->options[i];
+  snprintf(inc, sizeof inc, "-I%s", ks->kernel_dir);
+  argv[n++] = inc;
+  int rc = 0;
+  for (int i = 0; i < l->n_defines; i++) {
+    size_t len = strlen(l->defines[i]) + 3;
+    if (!(defs[i] = malloc(len))) {
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    snprintf(defs[i], len, "-D%s", l->defines[i]);
+    argv[n++] = defs[i];
+  }
+  argv[n++] = ks->kernel_file;
+  argv[n++] = st->launch_obj;
+  argv[n++] = "-o";
+  argv[n++] = so_path;
+  argv[n] = NULL;
+  char out[8192];
+  int status = 0;
+  double secs = 0;
+  double timeout = st->timeout_s > CPU_COMPILE_TIMEOUT_S ? st->timeout_s : CPU_COMPILE_TIMEOUT_S;
+  if ((rc = mpt_run_command(argv, timeout, out, sizeof out, &status, &secs, err))) goto done;
+  obs->compile_ms = secs * 1e3;
+  if (status == -1) {
+    obs->status = MPT_STATUS_TIMEOUT;
+    snprintf(obs->reason, sizeof obs->reason, "compiling took longer than %g s: killed", timeout);
+  } else if (status != 0) {
+    obs->status = MPT_STATUS_COMPILE_ERROR;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "cc exited with status %d: ", status);
+    compiler_reason(obs->reason, sizeof obs->reason, prefix, out);
+  }
+  if (status != 0) unlink(so_path);
+done:
+  for (int i = 0; i < l->n_defines; i++) free(defs[i]);
+  free(defs);
+  free(argv);
+  return rc;
+}
+
+static double current_timeout(const cpu_state *st) {
+  if (st->timeout_s > 0) return st->timeout_s;
+  if (!isfinite(st->best_bench_ms)) return CPU_FIRST_TIMEOUT_S;
+  double t = CPU_TIMEOUT_FACTOR * st->best_bench_ms * 1e-3;
+  return t > CPU_MIN_TIMEOUT_S ? t : CPU_MIN_TIMEOUT_S;
+}
+
+/* runs a compiled variant in the child and fills obs */
+static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *obs, mpt_error *err) {
+  cpu_req req;
+  memset(&req, 0, sizeof req);
+  req.mode = mode;
+  req.iterations = st->iterations;
+  snprintf(req.so_path, sizeof req.so_path, "%s", so_path);
+  cpu_resp *resp = malloc(sizeof *resp);
+  if (!resp) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  size_t len = 0;
+  mpt_isolate_result res;
+  double timeout = current_timeout(st);
+  int rc = mpt_isolate_call(st->iso, &req, sizeof req, resp, sizeof *resp, &len, timeout, &res, err);
+  if (rc) {
+    free(resp);
+    return rc;
+  }
+  if (res.outcome == MPT_ISO_CRASH) {
+    obs->status = MPT_STATUS_CRASH;
+    obs->benchmark_ms = res.seconds * 1e3;
+    snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
+  } else if (res.outcome == MPT_ISO_TIMEOUT) {
+    obs->status = MPT_STATUS_TIMEOUT;
+    obs->benchmark_ms = res.seconds * 1e3;
+    snprintf(obs->reason, sizeof obs->reason, "no result after %.3g s (timeout %s): killed", res.seconds,
+             st->timeout_s > 0 ? "set by --timeout" : "max(10 s, 20 x best benchmark time)");
+  } else if (len != sizeof *resp) {
+    obs->status = MPT_STATUS_CRASH;
+    snprintf(obs->reason, sizeof obs->reason, "evaluation process sent a malformed answer");
+  } else {
+    obs->status = resp->status;
+    obs->benchmark_ms = resp->benchmark_ms;
+    snprintf(obs->reason, sizeof obs->reason, "%s", resp->reason);
+    obs->n_times = resp->n_times;
+    for (int i = 0; i < resp->n_times; i++) obs->times[i] = resp->times[i];
+    if (obs->status == MPT_STATUS_OK && obs->n_times > 0) {
+      double sum = 0, sorted[MPT_OBS_MAX_TIMES];
+      for (int i = 0; i < obs->n_times; i++) sum += sorted[i] = obs->times[i];
+      qsort(sorted, (size_t)obs->n_times, sizeof(double), cmp_double);
+      int m = obs->n_times;
+      obs->objective = sum / m;
+      obs->median = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+    }
+  }
+  free(resp);
+  return 0;
+}
+
+static void cpu_close(mpt_evaluator *ev);
+
+static void cpu_device(mpt_evaluator *ev) {
+  mpt_device_info *d = &ev->device;
+  snprintf(d->vendor, sizeof d->vendor, "CPU");
+  snprintf(d->name, sizeof d->name, "unknown CPU");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0) {
+        char *c = strchr(line, ':');
+        if (!c) continue;
+        c++;
+        while (*c == ' ' || *c == '\t') c++;
+        c[strcspn(c, "\n")] = 0;
+        snprintf(d->name, sizeof d->name, "%s", c);
+        break;
+      }
+    }
+    fclose(f);
+  }
+  struct utsname u;
+  if (uname(&u) == 0) snprintf(d->arch, sizeof d->arch, "%s", u.machine);
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  d->memory_gib = pages > 0 && psz > 0 ? (double)pages * (double)psz / (1024.0 * 1024.0 * 1024.0) : 0;
+  d->index = -1;
+}
+
+static size_t memory_limit(void) {
+  const char *e = getenv("MPT_CPU_MEMORY_LIMIT_MB");
+  if (e && *e) return (size_t)strtoull(e, NULL, 10) << 20;
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || psz <= 0) return 0;
+  return (size_t)pages * (size_t)psz / 2; /* half the machine per variant */
+}
+
+static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
+  cpu_device(ev);
+  cpu_state *st = calloc(1, sizeof *st);
+  if (!st) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  ev->data = st;
+  st->best_bench_ms = NAN;
+  st->ref_objective = NAN;
+  st->timeout_s = ev->settings.timeout_s > 0 ? ev->settings.timeout_s : 0;
+  const mpt_problem *p = ev->problem;
+  int rc = mpt_kspec_load(p, &st->ks, err);
+  if (rc) goto fail;
+  if (st->ks->lang != MPT_LANG_C) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is \"%s\"; the cpu evaluator runs C "
+                       "kernels (\"Language\": \"C\")", p->path, st->ks->language);
+    goto fail;
+  }
+  st->iterations = ev->settings.iterations > 0 ? ev->settings.iterations : st->ks->iterations;
+  if (st->iterations > MPT_OBS_MAX_TIMES) st->iterations = MPT_OBS_MAX_TIMES;
+  if ((rc = mpt_args_create(st->ks, 1, &st->args, err))) goto fail;
+  /* scratch directory */
+  const char *base = ev->settings.workdir;
+  if (!base || !*base) base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  snprintf(st->dir, sizeof st->dir, "%s/mptune-cpu-r%d-XXXXXX", base, ev->settings.rank);
+  if (!mkdtemp(st->dir)) {
+    rc = mpt_error_set(err, MPT_ERR_IO, "cannot create a scratch directory in %s: %s", base, strerror(errno));
+    st->dir[0] = 0;
+    goto fail;
+  }
+  char wrapper[PATH_MAX + 16];
+  snprintf(wrapper, sizeof wrapper, "%s/launch.c", st->dir);
+  snprintf(st->launch_obj, sizeof st->launch_obj, "%s/launch.o", st->dir);
+  if ((rc = write_wrapper(st, wrapper, err))) goto fail;
+  {
+    char *argv[] = {"cc", "-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj, NULL};
+    char out[4096];
+    int status = 0;
+    if ((rc = mpt_run_command(argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) goto fail;
+    if (status != 0) {
+      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "cpu evaluator: cannot compile the call wrapper %s:\n%s", wrapper, out);
+      goto fail;
+    }
+  }
+  mpt_isolate_opts io = {.mem_limit = memory_limit(), .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096};
+  const char *mode = getenv("MPT_CPU_ISOLATION");
+  if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
+  if ((rc = mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err))) goto fail;
+
+  /* the reference configuration: the problem's Default, or the first valid one. It is compiled and run
+   * here, so that a missing kernel or a broken default is reported before any evaluation. */
+  int64_t ref = mpt_space_default_id(ev->space);
+  if (ref < 0) ref = 0;
+  st->ref_id = ref;
+  char cfg[512];
+  mpt_space_format(ev->space, ref, cfg, sizeof cfg);
+  int dims = mpt_space_dims(ev->space);
+  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
+  if (!idx) {
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  mpt_space_config(ev->space, ref, idx);
+  mpt_launch l;
+  rc = mpt_kspec_launch(st->ks, idx, &l, err);
+  free(idx);
+  if (rc) goto fail;
+  mpt_obs o;
+  mpt_obs_init(&o, ref);
+  char so[PATH_MAX];
+  rc = compile_variant(st, &l, so, sizeof so, &o, err);
+  mpt_launch_free(&l);
+  if (rc) goto fail;
+  if (o.status != MPT_STATUS_OK) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the %s configuration (%s) does not compile, so there is no reference "
+                       "output: %s", p->path, mpt_space_default_id(ev->space) >= 0 ? "default" : "first", cfg, o.reason);
+    goto fail;
+  }
+  rc = run_variant(st, REQ_REFERENCE, so, &o, err);
+  unlink(so);
+  if (rc) goto fail;
+  if (o.status == MPT_STATUS_LAUNCH_ERROR) {
+    rc = mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
+                       p->path, st->ks->kernel_name, st->ks->kernel_file, o.reason);
+    goto fail;
+  }
+  if (o.status != MPT_STATUS_OK) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the reference configuration (%s) failed (%s): %s", p->path, cfg,
+                       mpt_status_name(o.status), o.reason);
+    goto fail;
+  }
+  if (mpt_args_needs_reference_run(st->args)) {
+    rc = mpt_error_set(err, MPT_ERR_INTERNAL, "%s: the reference run did not deliver every output", p->path);
+    goto fail;
+  }
+  st->ref_objective = o.objective;
+  return 0;
+fail:
+  cpu_close(ev);
+  return rc;
+}
+
+static int cpu_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
+  cpu_state *st = ev->data;
+  int dims = mpt_space_dims(ev->space);
+  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_space_config(ev->space, id, idx);
+  mpt_launch l;
+  mpt_error lerr = {0};
+  int rc = mpt_kspec_launch(st->ks, idx, &l, &lerr);
+  free(idx);
+  if (rc) { /* a launch size that fails for this configuration is a property of the variant */
+    out->status = MPT_STATUS_LAUNCH_ERROR;
+    snprintf(out->reason, sizeof out->reason, "%s", lerr.msg);
+    return 0;
+  }
+  char so[PATH_MAX];
+  rc = compile_variant(st, &l, so, sizeof so, out, err);
+  mpt_launch_free(&l);
+  if (rc || out->status != MPT_STATUS_OK) return rc;
+  rc = run_variant(st, REQ_EVAL, so, out, err);
+  unlink(so);
+  if (rc) return rc;
+  if (out->status == MPT_STATUS_OK && (!isfinite(st->best_bench_ms) || out->benchmark_ms < st->best_bench_ms))
+    st->best_bench_ms = out->benchmark_ms;
+  return 0;
+}
+
+static void cpu_close(mpt_evaluator *ev) {
+  cpu_state *st = ev->data;
+  if (!st) return;
+  mpt_isolate_destroy(st->iso);
+  mpt_args_free(st->args);
+  mpt_kspec_free(st->ks);
+  if (st->dir[0]) {
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/launch.c", st->dir);
+    unlink(path);
+    unlink(st->launch_obj);
+    for (long i = 0; i < st->counter; i++) {
+      snprintf(path, sizeof path, "%s/v%ld.so", st->dir, i);
+      unlink(path);
+    }
+    rmdir(st->dir);
+  }
+  free(st);
+  ev->data = NULL;
+}
+
+const mpt_evaluator_type mpt_evaluator_cpu = {
+  "cpu",
+  "compiles C kernels with cc into shared objects and times them in an isolated child process",
+  cpu_open,
+  cpu_evaluate,
+  cpu_close,
+};

@@ -1,0 +1,376 @@
+/* evaluators/isolate.c: evaluations in a child process (fork + socket pair), restarted when it dies,
+ * killed when it misses its deadline; RLIMIT_AS for the child; external commands with a timeout.
+ * Contract: evaluators/isolate.h. */
+#include "evaluators/isolate.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define MPT_ISO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MPT_ISO_ASAN 1
+#endif
+#endif
+
+extern char **environ;
+
+struct mpt_isolate {
+  mpt_isolate_opts opts;
+  mpt_isolate_serve_fn serve;
+  mpt_isolate_init_fn init;
+  void *ctx;
+  pid_t pid;             /* current child, 0 when none */
+  int fd;                /* parent's end of the socket pair, -1 when none */
+  int forks;
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *mpt_signal_name(int sig) {
+  static __thread char buf[32];
+  const char *abbrev = sigabbrev_np(sig);
+  if (abbrev) {
+    snprintf(buf, sizeof buf, "SIG%s", abbrev);
+    return buf;
+  }
+  snprintf(buf, sizeof buf, "signal %d", sig);
+  return buf;
+}
+
+/* ---- child side ---- */
+
+static int read_full(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Current address-space size of this process in bytes (from /proc/self/statm). */
+static size_t vm_size(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (!f) return 0;
+  if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+  fclose(f);
+  return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
+  /* die with the worker; a variant that hangs must never outlive it */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(120);
+  /* the worker's signal handlers (SIGINT/SIGTERM for a clean stop) are not the child's business:
+   * the parent decides when the child stops */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  /* a faulting variant dies of its signal (reported by name), whatever handlers the worker (MPI, a
+   * sanitizer) installed */
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+#ifndef MPT_ISO_ASAN
+  if (iso->opts.mem_limit > 0) {
+    size_t base = vm_size();
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(base + iso->opts.mem_limit);
+    setrlimit(RLIMIT_AS, &rl);
+  }
+#endif
+  if (iso->init && iso->init(iso->ctx) != 0) _exit(121);
+  size_t cap = iso->opts.max_request;
+  char *req = malloc(cap), *resp = malloc(cap);
+  if (!req || !resp) _exit(122);
+  for (;;) {
+    uint64_t len;
+    if (read_full(fd, &len, sizeof len) != 0) _exit(0); /* parent closed: done */
+    if (len > cap) _exit(123);
+    if (read_full(fd, req, (size_t)len) != 0) _exit(0);
+    long n = iso->serve(iso->ctx, req, (size_t)len, resp, cap);
+    if (n < 0 || (size_t)n > cap) _exit(124);
+    uint64_t out = (uint64_t)n;
+    if (write_full(fd, &out, sizeof out) != 0 || write_full(fd, resp, (size_t)n) != 0) _exit(0);
+    if (iso->opts.one_shot) _exit(0);
+  }
+}
+
+/* ---- parent side ---- */
+
+static void reap(mpt_isolate *iso, int kill_it, int *signal_out, int *exit_out) {
+  int st = 0;
+  if (signal_out) *signal_out = 0;
+  if (exit_out) *exit_out = 0;
+  if (iso->fd >= 0) close(iso->fd);
+  iso->fd = -1;
+  if (iso->pid > 0) {
+    if (kill_it) kill(iso->pid, SIGKILL);
+    while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
+    if (WIFSIGNALED(st) && signal_out) *signal_out = WTERMSIG(st);
+    if (WIFEXITED(st) && exit_out) *exit_out = WEXITSTATUS(st);
+  }
+  iso->pid = 0;
+}
+
+static int spawn_child(mpt_isolate *iso, mpt_error *err) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return mpt_error_set(err, MPT_ERR_INTERNAL, "isolation: socketpair: %s", strerror(errno));
+  fflush(NULL); /* no buffered output duplicated into the child */
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return mpt_error_set(err, MPT_ERR_INTERNAL, "isolation: fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    child_main(iso, sv[1], parent);
+    _exit(0);
+  }
+  close(sv[1]);
+  iso->pid = pid;
+  iso->fd = sv[0];
+  iso->forks++;
+  return 0;
+}
+
+int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
+                       mpt_isolate_init_fn init, void *ctx, mpt_isolate **out, mpt_error *err) {
+  *out = NULL;
+  if (!serve) return mpt_error_set(err, MPT_ERR_VALUE, "isolation: no serve function");
+  mpt_isolate *iso = calloc(1, sizeof *iso);
+  if (!iso) return mpt_error_set(err, MPT_ERR_NOMEM, "isolation: out of memory");
+  if (opts) iso->opts = *opts;
+  if (iso->opts.max_request == 0) iso->opts.max_request = (size_t)1 << 20;
+  iso->serve = serve;
+  iso->init = init;
+  iso->ctx = ctx;
+  iso->fd = -1;
+  *out = iso;
+  return 0;
+}
+
+/* waits until fd is readable or the deadline passes; 1 readable, 0 timeout, <0 error */
+static int wait_readable(int fd, double deadline) {
+  for (;;) {
+    int ms = -1;
+    if (deadline > 0) {
+      double left = deadline - now_s();
+      if (left <= 0) return 0;
+      ms = (int)(left * 1000.0) + 1;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = poll(&p, 1, ms);
+    if (r > 0) return 1;
+    if (r < 0 && errno != EINTR) return -1;
+  }
+}
+
+/* reads n bytes before the deadline; 1 done, 0 timeout, -1 EOF/error (child died) */
+static int read_deadline(int fd, void *buf, size_t n, double deadline) {
+  char *p = buf;
+  while (n > 0) {
+    int w = wait_readable(fd, deadline);
+    if (w <= 0) return w == 0 ? 0 : -1;
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 1;
+}
+
+int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *resp, size_t resp_cap,
+                     size_t *resp_len, double timeout_s, mpt_isolate_result *res, mpt_error *err) {
+  memset(res, 0, sizeof *res);
+  if (resp_len) *resp_len = 0;
+  if (req_len > iso->opts.max_request)
+    return mpt_error_set(err, MPT_ERR_VALUE, "isolation: request of %zu bytes exceeds %zu", req_len,
+                         iso->opts.max_request);
+  double t0 = now_s();
+  double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
+  if (iso->pid == 0) {
+    int rc = spawn_child(iso, err);
+    if (rc) return rc;
+  }
+  uint64_t len = req_len;
+  int sig = 0, ex = 0;
+  if (write_full(iso->fd, &len, sizeof len) != 0 || write_full(iso->fd, req, req_len) != 0) {
+    reap(iso, 1, &sig, &ex); /* the child died before taking the request (e.g. its init failed) */
+    goto crashed;
+  }
+  uint64_t rlen = 0;
+  int r = read_deadline(iso->fd, &rlen, sizeof rlen, deadline);
+  if (r == 1 && rlen > 0) {
+    if (rlen > resp_cap) {
+      reap(iso, 1, NULL, NULL);
+      return mpt_error_set(err, MPT_ERR_INTERNAL, "isolation: response of %llu bytes exceeds %zu",
+                           (unsigned long long)rlen, resp_cap);
+    }
+    r = read_deadline(iso->fd, resp, (size_t)rlen, deadline);
+  }
+  if (r == 0) {
+    reap(iso, 1, NULL, NULL);
+    res->outcome = MPT_ISO_TIMEOUT;
+    res->seconds = now_s() - t0;
+    snprintf(res->reason, sizeof res->reason, "no answer after %.3g s: killed", timeout_s);
+    return 0;
+  }
+  if (r < 0) {
+    reap(iso, 0, &sig, &ex);
+    goto crashed;
+  }
+  if (resp_len) *resp_len = (size_t)rlen;
+  res->outcome = MPT_ISO_OK;
+  res->seconds = now_s() - t0;
+  if (iso->opts.one_shot) reap(iso, 0, NULL, NULL);
+  return 0;
+crashed:
+  res->outcome = MPT_ISO_CRASH;
+  res->signal = sig;
+  res->exit_status = ex;
+  res->seconds = now_s() - t0;
+  if (sig)
+    snprintf(res->reason, sizeof res->reason, "killed by %s (%s)", mpt_signal_name(sig), strsignal(sig));
+  else
+    snprintf(res->reason, sizeof res->reason, "evaluation process exited with status %d", ex);
+  return 0;
+}
+
+void mpt_isolate_destroy(mpt_isolate *iso) {
+  if (!iso) return;
+  if (iso->pid > 0) {
+    /* closing the socket ends a serving child; kill it if it is busy (a hang) */
+    close(iso->fd);
+    iso->fd = -1;
+    int st;
+    double end = now_s() + 0.5;
+    pid_t w = 0;
+    while ((w = waitpid(iso->pid, &st, WNOHANG)) == 0 && now_s() < end) {
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+    }
+    if (w == 0) {
+      kill(iso->pid, SIGKILL);
+      while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+  }
+  free(iso);
+}
+
+int mpt_isolate_forks(const mpt_isolate *iso) { return iso->forks; }
+pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
+
+/* ---- external commands ---- */
+
+int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
+                    double *seconds, mpt_error *err) {
+  double t0 = now_s();
+  *status = -1;
+  if (seconds) *seconds = 0;
+  if (out && cap) out[0] = 0;
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC) != 0)
+    return mpt_error_set(err, MPT_ERR_INTERNAL, "cannot run %s: pipe: %s", argv[0], strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  /* its own process group, so a timeout kills the compiler driver and everything it started */
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&at, 0);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  sigdelset(&all, SIGKILL);
+  sigdelset(&all, SIGSTOP);
+  posix_spawnattr_setsigdefault(&at, &all);
+  posix_spawnattr_setsigmask(&at, &none);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  close(pfd[1]);
+  if (rc != 0) {
+    close(pfd[0]);
+    return mpt_error_set(err, MPT_ERR_IO, "cannot run %s: %s", argv[0], strerror(rc));
+  }
+  double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
+  size_t used = 0;
+  int timed_out = 0;
+  char sink[4096];
+  for (;;) {
+    int w = wait_readable(pfd[0], deadline);
+    if (w == 0) {
+      timed_out = 1;
+      break;
+    }
+    if (w < 0) break;
+    char *dst = sink;
+    size_t room = sizeof sink;
+    if (out && used + 1 < cap) {
+      dst = out + used;
+      room = cap - 1 - used;
+    }
+    ssize_t r = read(pfd[0], dst, room);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (dst != sink) used += (size_t)r;
+  }
+  if (out && cap) out[used] = 0;
+  close(pfd[0]);
+  int st = 0;
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (timed_out)
+    *status = -1;
+  else if (WIFEXITED(st))
+    *status = WEXITSTATUS(st);
+  else if (WIFSIGNALED(st))
+    *status = 128 + WTERMSIG(st);
+  if (seconds) *seconds = now_s() - t0;
+  return 0;
+}

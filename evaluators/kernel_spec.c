@@ -1,0 +1,903 @@
+/* evaluators/kernel_spec.c: reads the T1 KernelSpecification (all of it) and computes the launch of a
+ * configuration (defines, grid, block, shared memory). Contract: evaluators/kernel_spec.h; semantics
+ * in docs/KERNELS.md. */
+#include "evaluators/kernel_spec.h"
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define KS "KernelSpecification"
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+const char *mpt_ks_lang_name(mpt_ks_lang l) {
+  switch (l) {
+  case MPT_LANG_C: return "C";
+  case MPT_LANG_CUDA: return "CUDA";
+  case MPT_LANG_HIP: return "HIP";
+  case MPT_LANG_OPENCL: return "OpenCL";
+  }
+  return "?";
+}
+
+static const struct {
+  const char *name;
+  mpt_ks_base base;
+  int lanes;
+  size_t bytes; /* per lane */
+} type_table[] = {
+  {"bool", MPT_T_BOOL, 1, 1},       {"int8", MPT_T_INT8, 1, 1},       {"uint8", MPT_T_UINT8, 1, 1},
+  {"int16", MPT_T_INT16, 1, 2},     {"uint16", MPT_T_UINT16, 1, 2},   {"int32", MPT_T_INT32, 1, 4},
+  {"uint32", MPT_T_UINT32, 1, 4},   {"int64", MPT_T_INT64, 1, 8},     {"uint64", MPT_T_UINT64, 1, 8},
+  {"half", MPT_T_HALF, 1, 2},       {"half2", MPT_T_HALF, 2, 2},      {"half4", MPT_T_HALF, 4, 2},
+  {"half8", MPT_T_HALF, 8, 2},      {"half16", MPT_T_HALF, 16, 2},    {"float", MPT_T_FLOAT, 1, 4},
+  {"float2", MPT_T_FLOAT, 2, 4},    {"float4", MPT_T_FLOAT, 4, 4},    {"float8", MPT_T_FLOAT, 8, 4},
+  {"float16", MPT_T_FLOAT, 16, 4},  {"double", MPT_T_DOUBLE, 1, 8},   {"double2", MPT_T_DOUBLE, 2, 8},
+  {"double4", MPT_T_DOUBLE, 4, 8},  {"double8", MPT_T_DOUBLE, 8, 8},  {"double16", MPT_T_DOUBLE, 16, 8},
+  {"custom", MPT_T_CUSTOM, 1, 0},
+};
+
+const char *mpt_ks_base_ctype(mpt_ks_base b) {
+  switch (b) {
+  case MPT_T_BOOL: return "_Bool";
+  case MPT_T_INT8: return "int8_t";
+  case MPT_T_UINT8: return "uint8_t";
+  case MPT_T_INT16: return "int16_t";
+  case MPT_T_UINT16: return "uint16_t";
+  case MPT_T_INT32: return "int32_t";
+  case MPT_T_UINT32: return "uint32_t";
+  case MPT_T_INT64: return "int64_t";
+  case MPT_T_UINT64: return "uint64_t";
+  case MPT_T_HALF: return "_Float16";
+  case MPT_T_FLOAT: return "float";
+  case MPT_T_DOUBLE: return "double";
+  case MPT_T_CUSTOM: return NULL;
+  }
+  return NULL;
+}
+
+int mpt_kspec_arg_index(const mpt_kernel_spec *ks, const char *name) {
+  for (int i = 0; i < ks->n_args; i++)
+    if (strcmp(ks->args[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* "FILE: KernelSpecification.FIELD: message" */
+static int kerr(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int kerr(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mpt_error_set(err, code, "%s: %s%s%s: %s", p->path, KS, field[0] ? "." : "", field, msg);
+}
+
+/* Compiles an expression given as a JSON string or number. */
+static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *field, mpt_expr **out,
+                         mpt_error *err) {
+  char buf[64], full[256];
+  const char *src;
+  *out = NULL;
+  if (cJSON_IsString(j)) {
+    src = j->valuestring;
+  } else if (cJSON_IsNumber(j)) {
+    if (j->valuedouble == floor(j->valuedouble) && fabs(j->valuedouble) < 9e15)
+      snprintf(buf, sizeof buf, "%lld", (long long)j->valuedouble);
+    else
+      snprintf(buf, sizeof buf, "%.17g", j->valuedouble);
+    src = buf;
+  } else {
+    return kerr(err, MPT_ERR_VALUE, ks->problem, field, "expected an expression (string) or a number");
+  }
+  if (!src[0]) return kerr(err, MPT_ERR_VALUE, ks->problem, field, "empty expression");
+  int col = 0;
+  int rc = mpt_expr_compile(src, (const char *const *)ks->names, ks->n_names, out, &col, err);
+  if (rc) {
+    snprintf(full, sizeof full, "%s.%s", KS, field);
+    mpt_expr_format_error(err, ks->problem->path, full, src, col);
+    return rc;
+  }
+  return 0;
+}
+
+/* value -> int64 (ints, bools, integral floats) */
+static int value_to_int(const mpt_value *v, int64_t *out) {
+  if (v->kind == MPT_V_INT || v->kind == MPT_V_BOOL) {
+    *out = v->u.i;
+    return 0;
+  }
+  if (v->kind == MPT_V_FLOAT && v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18) {
+    *out = (int64_t)v->u.f;
+    return 0;
+  }
+  return -1;
+}
+
+static const char *kind_name(mpt_vkind k) {
+  switch (k) {
+  case MPT_V_NONE: return "None";
+  case MPT_V_BOOL: return "bool";
+  case MPT_V_INT: return "int";
+  case MPT_V_FLOAT: return "float";
+  case MPT_V_STR: return "str";
+  case MPT_V_LIST: return "list";
+  }
+  return "?";
+}
+
+/* Evaluates e with vars; numeric result as double in *d (and exact int in *i when integral).
+ * `what` names the field, `config` the binding for messages. */
+static int eval_number(const mpt_kernel_spec *ks, const mpt_expr *e, const mpt_value *vars,
+                       const char *field, const char *config, int need_int, double *d, int64_t *i,
+                       mpt_error *err) {
+  mpt_value v = {0};
+  int rc = mpt_expr_eval(e, vars, &v, err);
+  if (rc) {
+    char inner[1024];
+    snprintf(inner, sizeof inner, "%s", err->msg);
+    return kerr(err, rc, ks->problem, field, "'%s' failed%s%s: %s", mpt_expr_source(e),
+                config[0] ? " for " : "", config, inner);
+  }
+  int ok = 0;
+  double x = mpt_value_as_double(&v, &ok);
+  int64_t xi = 0;
+  int isint = value_to_int(&v, &xi) == 0;
+  mpt_vkind kind = v.kind;
+  mpt_value_free(&v);
+  if (!ok || (need_int && !isint)) {
+    return kerr(err, MPT_ERR_VALUE, ks->problem, field, "'%s' gives %s%s%s, expected %s",
+                mpt_expr_source(e), ok ? "a non-integral number" : kind_name(kind),
+                config[0] ? " for " : "", config, need_int ? "an integer" : "a number");
+  }
+  if (d) *d = x;
+  if (i) *i = isint ? xi : (int64_t)x;
+  return 0;
+}
+
+/* ---- loading ---- */
+
+static int read_file(const char *path, char **text, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    return -1;
+  }
+  size_t r;
+  while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += r;
+    if (n + 1 >= cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return -1;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return -1;
+  }
+  buf[n] = 0;
+  *text = buf;
+  *len = n;
+  return 0;
+}
+
+static char *resolve(const mpt_problem *p, const char *rel) {
+  if (rel[0] == '/') return dupstr(rel);
+  size_t n = strlen(p->dir) + strlen(rel) + 2;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s/%s", p->dir, rel);
+  return s;
+}
+
+static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, int arg_index,
+                      mpt_ks_fillspec *f, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  char fld[160];
+  const cJSON *ft = cJSON_GetObjectItemCaseSensitive(o, "FillType");
+  const cJSON *fv = cJSON_GetObjectItemCaseSensitive(o, "FillValue");
+  const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "DataSource");
+  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(o, "RandomSeed");
+  f->type = MPT_FILL_CONSTANT;
+  if (ft) {
+    static const char *names[] = {"Constant", "Random", "Generator", "Script", "BinaryRaw", "BinaryHDF"};
+    int k = -1;
+    if (cJSON_IsString(ft))
+      for (int t = 0; t < 6; t++)
+        if (strcmp(ft->valuestring, names[t]) == 0) k = t;
+    snprintf(fld, sizeof fld, "%s.FillType", field);
+    if (k < 0)
+      return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Constant, Random, Generator, Script, "
+                  "BinaryRaw, BinaryHDF", cJSON_IsString(ft) ? ft->valuestring : "?");
+    if (k == MPT_FILL_SCRIPT || k == MPT_FILL_BINARY_HDF)
+      return kerr(err, MPT_ERR_VALUE, p, fld, "FillType %s is not supported (use Constant, Random, "
+                  "Generator or BinaryRaw)", names[k]);
+    f->type = (mpt_ks_fill)k;
+  }
+  f->value = f->type == MPT_FILL_RANDOM ? 1.0 : 0.0;
+  if (fv) {
+    snprintf(fld, sizeof fld, "%s.FillValue", field);
+    if (cJSON_IsNumber(fv)) f->value = fv->valuedouble;
+    else if (cJSON_IsBool(fv)) f->value = cJSON_IsTrue(fv) ? 1.0 : 0.0;
+    else return kerr(err, MPT_ERR_VALUE, p, fld, "expected a number");
+  }
+  f->seed = 0x6d7074756e65ULL + (uint64_t)arg_index * 7919u; /* same on every worker */
+  if (rs) {
+    snprintf(fld, sizeof fld, "%s.RandomSeed", field);
+    if (!cJSON_IsNumber(rs) || rs->valuedouble < 0) return kerr(err, MPT_ERR_VALUE, p, fld, "expected an integer >= 0");
+    f->seed = (uint64_t)rs->valuedouble;
+  }
+  if (f->type == MPT_FILL_GENERATOR || f->type == MPT_FILL_BINARY_RAW) {
+    snprintf(fld, sizeof fld, "%s.DataSource", field);
+    if (!cJSON_IsString(ds) || !ds->valuestring[0])
+      return kerr(err, MPT_ERR_VALUE, p, fld, "FillType %s needs a DataSource",
+                  f->type == MPT_FILL_GENERATOR ? "Generator (an expression of the index i)" : "BinaryRaw (a file)");
+    if (f->type == MPT_FILL_BINARY_RAW) {
+      if (!(f->source = resolve(p, ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      FILE *t = fopen(f->source, "rb");
+      if (!t) return kerr(err, MPT_ERR_IO, p, fld, "cannot read '%s': %s", f->source, strerror(errno));
+      fclose(t);
+    } else {
+      if (!(f->source = dupstr(ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      static const char *const iname[] = {"i"};
+      int col = 0;
+      int rc = mpt_expr_compile(f->source, iname, 1, &f->generator, &col, err);
+      if (rc) {
+        char full[256];
+        snprintf(full, sizeof full, "%s.%s", KS, fld);
+        mpt_expr_format_error(err, p->path, full, f->source, col);
+        return rc;
+      }
+    }
+  }
+  return 0;
+}
+
+static int parse_type(mpt_kernel_spec *ks, const cJSON *o, const char *field, mpt_ks_arg *a, mpt_error *err) {
+  char fld[160];
+  snprintf(fld, sizeof fld, "%s.Type", field);
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "Type");
+  if (!cJSON_IsString(t)) return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "missing (a type such as float, int32, float4)");
+  int k = -1;
+  for (size_t i = 0; i < sizeof type_table / sizeof type_table[0]; i++)
+    if (strcmp(type_table[i].name, t->valuestring) == 0) k = (int)i;
+  if (k < 0) return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "unknown type '%s'", t->valuestring);
+  snprintf(a->type_name, sizeof a->type_name, "%s", t->valuestring);
+  a->base = type_table[k].base;
+  a->lanes = type_table[k].lanes;
+  a->elem_bytes = type_table[k].bytes * (size_t)type_table[k].lanes;
+  if (a->base == MPT_T_CUSTOM) {
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(o, "TypeSize");
+    snprintf(fld, sizeof fld, "%s.TypeSize", field);
+    if (!cJSON_IsNumber(ts) || ts->valuedouble < 1)
+      return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "Type custom needs TypeSize (bytes, >= 1)");
+    a->elem_bytes = (size_t)ts->valuedouble;
+  }
+  return 0;
+}
+
+/* vars for argument sizes: every parameter bound to the list of its values, ProblemSize to a list */
+static int size_vars(const mpt_kernel_spec *ks, mpt_value *vars, mpt_value *psize, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  for (int i = 0; i < p->n_params; i++) {
+    vars[i].kind = MPT_V_LIST;
+    vars[i].u.list.items = p->params[i].values;
+    vars[i].u.list.n = p->params[i].n_values;
+  }
+  psize->kind = MPT_V_LIST;
+  psize->u.list.n = ks->has_problem ? ks->n_problem : 0;
+  psize->u.list.items = calloc(3, sizeof(mpt_value));
+  if (!psize->u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  vars[p->n_params].kind = MPT_V_NONE;
+  for (int d = 0; d < psize->u.list.n; d++) {
+    char fld[32];
+    snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+    int64_t v;
+    int rc = eval_number(ks, ks->problem_size[d], vars, fld, "argument sizes (parameters bound to their value lists)",
+                         1, NULL, &v, err);
+    if (rc) {
+      free(psize->u.list.items);
+      return rc;
+    }
+    psize->u.list.items[d] = mpt_value_int(v);
+  }
+  vars[p->n_params] = *psize;
+  return 0;
+}
+
+static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  if (!jargs) return 0;
+  if (!cJSON_IsArray(jargs)) return kerr(err, MPT_ERR_VALUE, p, "Arguments", "expected an array");
+  int n = cJSON_GetArraySize(jargs);
+  ks->args = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_ks_arg));
+  if (!ks->args) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  ks->n_args = n;
+  int any_output_key = 0;
+  for (int i = 0; i < n; i++)
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jargs, i), "Output")) any_output_key = 1;
+  mpt_value *vars = calloc((size_t)ks->n_names, sizeof(mpt_value));
+  mpt_value psize = {0};
+  if (!vars) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = size_vars(ks, vars, &psize, err);
+  if (rc) {
+    free(vars);
+    return rc;
+  }
+  for (int i = 0; i < n && rc == 0; i++) {
+    const cJSON *o = cJSON_GetArrayItem(jargs, i);
+    mpt_ks_arg *a = &ks->args[i];
+    char field[64], fld[160];
+    snprintf(field, sizeof field, "Arguments[%d]", i);
+    if (!cJSON_IsObject(o)) {
+      rc = kerr(err, MPT_ERR_VALUE, p, field, "expected an object");
+      break;
+    }
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
+    char defname[32];
+    snprintf(defname, sizeof defname, "arg%d", i);
+    if (!(a->name = dupstr(cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring : defname))) {
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      break;
+    }
+    for (int k = 0; k < i; k++)
+      if (strcmp(ks->args[k].name, a->name) == 0) {
+        snprintf(fld, sizeof fld, "%s.Name", field);
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is also the name of Arguments[%d]", a->name, k);
+      }
+    if (rc || (rc = parse_type(ks, o, field, a, err))) break;
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "MemoryType");
+    snprintf(fld, sizeof fld, "%s.MemoryType", field);
+    if (!cJSON_IsString(mt)) {
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "missing (Scalar, Vector, Local or Symbol)");
+      break;
+    }
+    if (strcmp(mt->valuestring, "Vector") == 0) a->mem = MPT_MEM_VECTOR;
+    else if (strcmp(mt->valuestring, "Scalar") == 0) a->mem = MPT_MEM_SCALAR;
+    else if (strcmp(mt->valuestring, "Local") == 0) a->mem = MPT_MEM_LOCAL;
+    else if (strcmp(mt->valuestring, "Symbol") == 0) a->mem = MPT_MEM_SYMBOL, a->constant = 1;
+    else {
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Scalar, Vector, Local, Symbol", mt->valuestring);
+      break;
+    }
+    const cJSON *memt = cJSON_GetObjectItemCaseSensitive(o, "MemType");
+    if (cJSON_IsString(memt) && strcasecmp(memt->valuestring, "Constant") == 0) a->constant = 1;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "AccessType");
+    a->access = a->mem == MPT_MEM_SCALAR ? MPT_ACCESS_READ_ONLY : MPT_ACCESS_READ_WRITE;
+    if (at) {
+      snprintf(fld, sizeof fld, "%s.AccessType", field);
+      if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadOnly") == 0) a->access = MPT_ACCESS_READ_ONLY;
+      else if (cJSON_IsString(at) && strcmp(at->valuestring, "WriteOnly") == 0) a->access = MPT_ACCESS_WRITE_ONLY;
+      else if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadWrite") == 0) a->access = MPT_ACCESS_READ_WRITE;
+      else {
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "expected ReadOnly, WriteOnly or ReadWrite");
+        break;
+      }
+    }
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(o, "Output");
+    if (any_output_key)
+      a->output = out && (cJSON_IsTrue(out) || (cJSON_IsNumber(out) && out->valuedouble != 0));
+    else
+      a->output = a->mem == MPT_MEM_VECTOR && a->access != MPT_ACCESS_READ_ONLY;
+    if (a->output && a->mem != MPT_MEM_VECTOR) {
+      snprintf(fld, sizeof fld, "%s.Output", field);
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "only Vector arguments can be outputs");
+      break;
+    }
+    /* size */
+    const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "Size");
+    snprintf(fld, sizeof fld, "%s.Size", field);
+    if (!sz) {
+      if (a->mem != MPT_MEM_SCALAR) {
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
+        break;
+      }
+      a->n_elems = 1;
+      a->size_src = dupstr("1");
+    } else {
+      mpt_expr *e = NULL;
+      if ((rc = compile_field(ks, sz, fld, &e, err))) break;
+      a->size_src = dupstr(mpt_expr_source(e));
+      rc = eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
+      mpt_expr_free(e);
+      if (rc) {
+        char inner[1536];
+        snprintf(inner, sizeof inner, "%s", err->msg);
+        rc = mpt_error_set(err, rc, "%s\n  (in Size expressions every tunable parameter is bound to the list of "
+                           "its values, e.g. max(filter_width); ProblemSize to the list of problem sizes)", inner);
+        break;
+      }
+      if (a->n_elems < 1) {
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' gives %lld elements, expected at least 1", a->size_src,
+                  (long long)a->n_elems);
+        break;
+      }
+    }
+    if (!a->size_src) {
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      break;
+    }
+    if ((double)a->n_elems * (double)a->elem_bytes > 1e15) {
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "%lld elements of %zu bytes is too large", (long long)a->n_elems, a->elem_bytes);
+      break;
+    }
+    a->bytes = (size_t)a->n_elems * a->elem_bytes;
+    if ((rc = parse_fill(ks, o, field, i, &a->fill, err))) break;
+    a->check = MPT_CHECK_ALLCLOSE;
+  }
+  free(psize.u.list.items);
+  free(vars);
+  if (rc) return rc;
+  for (int i = 0; i < n; i++) ks->n_outputs += ks->args[i].output;
+  return 0;
+}
+
+static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  if (!jr) return 0;
+  if (!cJSON_IsArray(jr)) return kerr(err, MPT_ERR_VALUE, p, "ReferenceArguments", "expected an array");
+  int n = cJSON_GetArraySize(jr);
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(jr, i);
+    char field[64], fld[160];
+    snprintf(field, sizeof field, "ReferenceArguments[%d]", i);
+    if (!cJSON_IsObject(o)) return kerr(err, MPT_ERR_VALUE, p, field, "expected an object");
+    const cJSON *tn = cJSON_GetObjectItemCaseSensitive(o, "TargetName");
+    snprintf(fld, sizeof fld, "%s.TargetName", field);
+    if (!cJSON_IsString(tn)) return kerr(err, MPT_ERR_VALUE, p, fld, "missing (the name of an argument)");
+    int k = mpt_kspec_arg_index(ks, tn->valuestring);
+    if (k < 0) return kerr(err, MPT_ERR_NAME, p, fld, "'%s' is not the name of an argument", tn->valuestring);
+    mpt_ks_arg *a = &ks->args[k];
+    if (a->mem != MPT_MEM_VECTOR) return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not a Vector argument", a->name);
+    if (a->has_reference) return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' already has a reference", a->name);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "FillType"))
+      return kerr(err, MPT_ERR_VALUE, p, field, "missing FillType (how the expected output is given)");
+    int rc = parse_fill(ks, o, field, 1000 + i, &a->ref, err);
+    if (rc) return rc;
+    a->has_reference = 1;
+    if (!a->output) {
+      a->output = 1;
+      ks->n_outputs++;
+    }
+    const cJSON *vm = cJSON_GetObjectItemCaseSensitive(o, "ValidationMethod");
+    const cJSON *vt = cJSON_GetObjectItemCaseSensitive(o, "ValidationThreshold");
+    a->threshold = 1e-6;
+    if (vt) {
+      snprintf(fld, sizeof fld, "%s.ValidationThreshold", field);
+      if (!cJSON_IsNumber(vt) || vt->valuedouble < 0) return kerr(err, MPT_ERR_VALUE, p, fld, "expected a number >= 0");
+      a->threshold = vt->valuedouble;
+      a->check = MPT_CHECK_SIDE_BY_SIDE;
+    }
+    if (vm) {
+      snprintf(fld, sizeof fld, "%s.ValidationMethod", field);
+      if (cJSON_IsString(vm) && strcmp(vm->valuestring, "AbsoluteDifference") == 0) a->check = MPT_CHECK_ABSDIFF_SUM;
+      else if (cJSON_IsString(vm) && strcmp(vm->valuestring, "SideBySideComparison") == 0) a->check = MPT_CHECK_SIDE_BY_SIDE;
+      else if (cJSON_IsString(vm) && strcmp(vm->valuestring, "SideBySideRelativeComparison") == 0)
+        a->check = MPT_CHECK_SIDE_BY_SIDE_REL;
+      else
+        return kerr(err, MPT_ERR_VALUE, p, fld, "expected AbsoluteDifference, SideBySideComparison or "
+                    "SideBySideRelativeComparison");
+    }
+  }
+  return 0;
+}
+
+/* X/Y/Z of GlobalSize / LocalSize */
+static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_expr **dst, mpt_error *err) {
+  static const char *dims[3] = {"X", "Y", "Z"};
+  if (!cJSON_IsObject(o)) return kerr(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
+  for (int d = 0; d < 3; d++) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, dims[d]);
+    if (!j || cJSON_IsNull(j)) continue;
+    char fld[64];
+    snprintf(fld, sizeof fld, "%s.%s", name, dims[d]);
+    int rc = compile_field(ks, j, fld, &dst[d], err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) {
+  *out = NULL;
+  const cJSON *root = p->json;
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, KS);
+  if (!cJSON_IsObject(k)) return mpt_error_set(err, MPT_ERR_VALUE, "%s: no %s object", p->path, KS);
+  mpt_kernel_spec *ks = calloc(1, sizeof *ks);
+  if (!ks) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  ks->problem = p;
+  int rc = 0;
+  ks->n_names = p->n_params + 1;
+  ks->names = calloc((size_t)ks->n_names, sizeof(char *));
+  if (!ks->names) {
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < p->n_params; i++) ks->names[i] = p->params[i].name;
+  ks->names[p->n_params] = "ProblemSize";
+
+  /* Language */
+  const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
+  if (!cJSON_IsString(lang)) {
+    rc = kerr(err, MPT_ERR_VALUE, p, "Language", "missing (C, CUDA, HIP or OpenCL)");
+    goto fail;
+  }
+  ks->language = dupstr(lang->valuestring);
+  if (strcasecmp(lang->valuestring, "C") == 0) ks->lang = MPT_LANG_C;
+  else if (strcasecmp(lang->valuestring, "CUDA") == 0) ks->lang = MPT_LANG_CUDA;
+  else if (strcasecmp(lang->valuestring, "HIP") == 0) ks->lang = MPT_LANG_HIP;
+  else if (strcasecmp(lang->valuestring, "OpenCL") == 0) ks->lang = MPT_LANG_OPENCL;
+  else {
+    rc = kerr(err, MPT_ERR_VALUE, p, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)", lang->valuestring);
+    goto fail;
+  }
+  /* KernelName, KernelFile */
+  const cJSON *kn = cJSON_GetObjectItemCaseSensitive(k, "KernelName");
+  if (!cJSON_IsString(kn) || !kn->valuestring[0]) {
+    rc = kerr(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
+    goto fail;
+  }
+  ks->kernel_name = dupstr(kn->valuestring);
+  const cJSON *kf = cJSON_GetObjectItemCaseSensitive(k, "KernelFile");
+  if (!cJSON_IsString(kf) || !kf->valuestring[0]) {
+    rc = kerr(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
+    goto fail;
+  }
+  ks->kernel_file = resolve(p, kf->valuestring);
+  if (!ks->kernel_file || !ks->kernel_name || !ks->language) {
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  if (read_file(ks->kernel_file, &ks->source, &ks->source_len) != 0) {
+    rc = kerr(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
+    goto fail;
+  }
+  ks->kernel_dir = dupstr(ks->kernel_file);
+  if (ks->kernel_dir) {
+    char *sl = strrchr(ks->kernel_dir, '/');
+    if (sl) *(sl == ks->kernel_dir ? sl + 1 : sl) = 0;
+    else strcpy(ks->kernel_dir, ".");
+  }
+  /* CompilerOptions */
+  const cJSON *co = cJSON_GetObjectItemCaseSensitive(k, "CompilerOptions");
+  if (co) {
+    if (!cJSON_IsArray(co)) {
+      rc = kerr(err, MPT_ERR_VALUE, p, "CompilerOptions", "expected an array of strings");
+      goto fail;
+    }
+    int n = cJSON_GetArraySize(co);
+    ks->options = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+    if (!ks->options) {
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+      const cJSON *s = cJSON_GetArrayItem(co, i);
+      if (!cJSON_IsString(s)) {
+        char fld[48];
+        snprintf(fld, sizeof fld, "CompilerOptions[%d]", i);
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "expected a string");
+        goto fail;
+      }
+      ks->options[ks->n_options++] = dupstr(s->valuestring);
+    }
+  }
+  /* sizes */
+  const cJSON *gst = cJSON_GetObjectItemCaseSensitive(k, "GlobalSizeType");
+  if (gst) {
+    if (cJSON_IsString(gst) && strcmp(gst->valuestring, "CUDA") == 0) ks->global_blocks = 1;
+    else if (!(cJSON_IsString(gst) && (strcmp(gst->valuestring, "OpenCL") == 0 || strcmp(gst->valuestring, "Vulkan") == 0))) {
+      rc = kerr(err, MPT_ERR_VALUE, p, "GlobalSizeType", "expected OpenCL, CUDA or Vulkan");
+      goto fail;
+    }
+  }
+  const cJSON *gs = cJSON_GetObjectItemCaseSensitive(k, "GlobalSize");
+  if (gs && !cJSON_IsNull(gs)) {
+    ks->has_global = 1;
+    if ((rc = parse_xyz(ks, gs, "GlobalSize", ks->global, err))) goto fail;
+  }
+  const cJSON *ls = cJSON_GetObjectItemCaseSensitive(k, "LocalSize");
+  if (ls && !cJSON_IsNull(ls) && (rc = parse_xyz(ks, ls, "LocalSize", ks->local, err))) goto fail;
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(k, "ProblemSize");
+  if (ps && !cJSON_IsNull(ps)) {
+    ks->has_problem = 1;
+    if (cJSON_IsArray(ps)) {
+      int n = cJSON_GetArraySize(ps);
+      if (n < 1 || n > 3) {
+        rc = kerr(err, MPT_ERR_VALUE, p, "ProblemSize", "expected 1 to 3 sizes, got %d", n);
+        goto fail;
+      }
+      for (int d = 0; d < n; d++) {
+        char fld[32];
+        snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+        if ((rc = compile_field(ks, cJSON_GetArrayItem(ps, d), fld, &ks->problem_size[d], err))) goto fail;
+      }
+      ks->n_problem = n;
+    } else {
+      if ((rc = compile_field(ks, ps, "ProblemSize", &ks->problem_size[0], err))) goto fail;
+      ks->n_problem = 1;
+    }
+    for (int d = 0; d < ks->n_problem; d++)
+      for (int u = 0; u < mpt_expr_n_uses(ks->problem_size[d]); u++)
+        if (mpt_expr_uses(ks->problem_size[d])[u] == p->n_params) {
+          char fld[32];
+          snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+          rc = kerr(err, MPT_ERR_VALUE, p, fld, "cannot refer to ProblemSize itself");
+          goto fail;
+        }
+  }
+  static const char *gd_names[3] = {"GridDivX", "GridDivY", "GridDivZ"};
+  for (int d = 0; d < 3; d++) {
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(k, gd_names[d]);
+    if (!g || cJSON_IsNull(g)) continue;
+    ks->griddiv_given[d] = 1;
+    int n = cJSON_IsArray(g) ? cJSON_GetArraySize(g) : 1;
+    ks->griddiv[d] = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_expr *));
+    if (!ks->griddiv[d]) {
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+      char fld[48];
+      snprintf(fld, sizeof fld, "%s[%d]", gd_names[d], i);
+      if ((rc = compile_field(ks, cJSON_IsArray(g) ? cJSON_GetArrayItem(g, i) : g, fld, &ks->griddiv[d][i], err)))
+        goto fail;
+      ks->n_griddiv[d]++;
+    }
+  }
+  const cJSON *sm = cJSON_GetObjectItemCaseSensitive(k, "SharedMemory");
+  if (sm && !cJSON_IsNull(sm) && (rc = compile_field(ks, sm, "SharedMemory", &ks->shared_memory, err))) goto fail;
+  /* iterations */
+  ks->iterations = 7;
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(k, "Iterations");
+  const char *it_field = "Iterations";
+  if (!it) {
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(root, "BenchmarkConfig");
+    if (cJSON_IsObject(bc)) {
+      it = cJSON_GetObjectItemCaseSensitive(bc, "iterations");
+      if (!it) it = cJSON_GetObjectItemCaseSensitive(bc, "Iterations");
+      it_field = "(BenchmarkConfig.iterations)";
+    }
+  }
+  if (it) {
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 1 ||
+        it->valuedouble > 32) {
+      rc = kerr(err, MPT_ERR_VALUE, p, it_field, "expected an integer from 1 to 32 (timed iterations)");
+      goto fail;
+    }
+    ks->iterations = (int)it->valuedouble;
+  }
+  /* tolerance (mptune extension; Kernel Tuner's defaults) */
+  ks->atol = 1e-6;
+  ks->rtol = 1e-5;
+  const cJSON *tol = cJSON_GetObjectItemCaseSensitive(k, "Tolerance");
+  if (tol) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "Atol");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
+    if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
+        (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))) {
+      rc = kerr(err, MPT_ERR_VALUE, p, "Tolerance", "expected {\"Atol\": number >= 0, \"Rtol\": number >= 0}");
+      goto fail;
+    }
+    if (a) ks->atol = a->valuedouble;
+    if (r) ks->rtol = r->valuedouble;
+  }
+  if ((rc = parse_args(ks, cJSON_GetObjectItemCaseSensitive(k, "Arguments"), err))) goto fail;
+  if ((rc = parse_refs(ks, cJSON_GetObjectItemCaseSensitive(k, "ReferenceArguments"), err))) goto fail;
+  *out = ks;
+  return 0;
+fail:
+  mpt_kspec_free(ks);
+  return rc;
+}
+
+static void free_fill(mpt_ks_fillspec *f) {
+  free(f->source);
+  mpt_expr_free(f->generator);
+}
+
+void mpt_kspec_free(mpt_kernel_spec *ks) {
+  if (!ks) return;
+  free(ks->language);
+  free(ks->kernel_file);
+  free(ks->kernel_dir);
+  free(ks->kernel_name);
+  free(ks->source);
+  for (int i = 0; i < ks->n_options; i++) free(ks->options[i]);
+  free(ks->options);
+  for (int d = 0; d < 3; d++) {
+    mpt_expr_free(ks->global[d]);
+    mpt_expr_free(ks->local[d]);
+    mpt_expr_free(ks->problem_size[d]);
+    for (int i = 0; i < ks->n_griddiv[d]; i++) mpt_expr_free(ks->griddiv[d][i]);
+    free(ks->griddiv[d]);
+  }
+  mpt_expr_free(ks->shared_memory);
+  for (int i = 0; i < ks->n_args; i++) {
+    free(ks->args[i].name);
+    free(ks->args[i].size_src);
+    free_fill(&ks->args[i].fill);
+    free_fill(&ks->args[i].ref);
+  }
+  free(ks->args);
+  free(ks->names);
+  free(ks);
+}
+
+/* ---- launch of one configuration ---- */
+
+void mpt_launch_free(mpt_launch *l) {
+  if (!l) return;
+  for (int i = 0; i < l->n_defines; i++) free(l->defines[i]);
+  free(l->defines);
+  l->defines = NULL;
+  l->n_defines = 0;
+}
+
+static int add_define(mpt_launch *l, int *cap, const char *name, const char *value) {
+  if (l->n_defines == *cap) {
+    int nc = *cap ? *cap * 2 : 16;
+    char **nd = realloc(l->defines, sizeof(char *) * (size_t)nc);
+    if (!nd) return -1;
+    l->defines = nd;
+    *cap = nc;
+  }
+  size_t n = strlen(name) + strlen(value) + 2;
+  char *s = malloc(n);
+  if (!s) return -1;
+  snprintf(s, n, "%s=%s", name, value);
+  l->defines[l->n_defines++] = s;
+  return 0;
+}
+
+int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  memset(out, 0, sizeof *out);
+  mpt_value *vars = calloc((size_t)ks->n_names, sizeof(mpt_value));
+  mpt_value items[3];
+  if (!vars) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  char config[512];
+  int len = 0;
+  config[0] = 0;
+  for (int i = 0; i < p->n_params; i++) {
+    if (idx[i] < 0 || idx[i] >= p->params[i].n_values) {
+      free(vars);
+      return mpt_error_set(err, MPT_ERR_VALUE, "value index %d of parameter %s out of range", idx[i], p->params[i].name);
+    }
+    vars[i] = p->params[i].values[idx[i]];
+    if (len < (int)sizeof config - 1) {
+      len += snprintf(config + len, sizeof config - (size_t)len, "%s%s=", i ? "," : "", p->params[i].name);
+      if (len < (int)sizeof config - 1)
+        len += mpt_value_str_repr(&vars[i], config + len, (int)sizeof config - len);
+    }
+  }
+  int rc = 0;
+  /* ProblemSize */
+  for (int d = 0; d < 3; d++) out->problem[d] = 1;
+  vars[p->n_params].kind = MPT_V_NONE;
+  for (int d = 0; d < ks->n_problem; d++) {
+    char fld[32];
+    snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+    if ((rc = eval_number(ks, ks->problem_size[d], vars, fld, config, 1, NULL, &out->problem[d], err))) goto done;
+    items[d] = mpt_value_int(out->problem[d]);
+  }
+  vars[p->n_params].kind = MPT_V_LIST;
+  vars[p->n_params].u.list.items = items;
+  vars[p->n_params].u.list.n = ks->n_problem;
+  static const char *bnames[3] = {"block_size_x", "block_size_y", "block_size_z"};
+  static const char *gnames[3] = {"grid_size_x", "grid_size_y", "grid_size_z"};
+  static const char *dims[3] = {"X", "Y", "Z"};
+  static const char *gd_names[3] = {"GridDivX", "GridDivY", "GridDivZ"};
+  /* block */
+  for (int d = 0; d < 3; d++) {
+    char fld[32];
+    snprintf(fld, sizeof fld, "LocalSize.%s", dims[d]);
+    if (ks->local[d]) {
+      if ((rc = eval_number(ks, ks->local[d], vars, fld, config, 1, NULL, &out->block[d], err))) goto done;
+    } else {
+      int pi = mpt_problem_param_index(p, bnames[d]);
+      int ok = 0;
+      out->block[d] = d == 0 ? 256 : 1;
+      if (pi >= 0) {
+        double v = mpt_value_as_double(&vars[pi], &ok);
+        if (ok) out->block[d] = (int64_t)v;
+      }
+    }
+    if (out->block[d] < 1) {
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "block size %lld < 1 for %s", (long long)out->block[d], config);
+      goto done;
+    }
+  }
+  /* grid */
+  for (int d = 0; d < 3; d++) {
+    char fld[48];
+    if (ks->has_problem) {
+      double div = 1;
+      if (ks->griddiv_given[d]) {
+        for (int i = 0; i < ks->n_griddiv[d]; i++) {
+          double x;
+          snprintf(fld, sizeof fld, "%s[%d]", gd_names[d], i);
+          if ((rc = eval_number(ks, ks->griddiv[d][i], vars, fld, config, 0, &x, NULL, err))) goto done;
+          div *= x;
+        }
+      } else {
+        int pi = mpt_problem_param_index(p, bnames[d]);
+        int ok = 0;
+        if (pi >= 0) {
+          double v = mpt_value_as_double(&vars[pi], &ok);
+          if (ok) div = v;
+        }
+      }
+      if (!(div > 0)) {
+        snprintf(fld, sizeof fld, "%s", gd_names[d]);
+        rc = kerr(err, MPT_ERR_VALUE, p, fld, "grid divisor %g <= 0 for %s", div, config);
+        goto done;
+      }
+      out->grid[d] = (int64_t)ceil((double)out->problem[d] / div);
+    } else if (ks->global[d]) {
+      int64_t g;
+      snprintf(fld, sizeof fld, "GlobalSize.%s", dims[d]);
+      if ((rc = eval_number(ks, ks->global[d], vars, fld, config, 1, NULL, &g, err))) goto done;
+      out->grid[d] = ks->global_blocks ? g : (g + out->block[d] - 1) / out->block[d];
+    } else {
+      out->grid[d] = 1;
+    }
+    if (out->grid[d] < 1) {
+      snprintf(fld, sizeof fld, "%s", ks->has_problem ? "ProblemSize" : "GlobalSize");
+      rc = kerr(err, MPT_ERR_VALUE, p, fld, "grid size %lld < 1 in dimension %s for %s", (long long)out->grid[d],
+                dims[d], config);
+      goto done;
+    }
+  }
+  /* shared memory */
+  if (ks->shared_memory &&
+      (rc = eval_number(ks, ks->shared_memory, vars, "SharedMemory", config, 1, NULL, &out->shared_bytes, err)))
+    goto done;
+  for (int i = 0; i < ks->n_args; i++)
+    if (ks->args[i].mem == MPT_MEM_LOCAL) out->shared_bytes += (int64_t)ks->args[i].bytes;
+  /* defines */
+  int cap = 0;
+  char val[256];
+  for (int i = 0; i < p->n_params; i++) {
+    if (vars[i].kind == MPT_V_BOOL) snprintf(val, sizeof val, "%d", (int)vars[i].u.i);
+    else mpt_value_str_repr(&vars[i], val, (int)sizeof val);
+    if (add_define(out, &cap, p->params[i].name, val)) goto nomem;
+  }
+  for (int d = 0; d < 3; d++)
+    if (mpt_problem_param_index(p, bnames[d]) < 0) {
+      snprintf(val, sizeof val, "%lld", (long long)out->block[d]);
+      if (add_define(out, &cap, bnames[d], val)) goto nomem;
+    }
+  for (int d = 0; d < 3; d++)
+    if (mpt_problem_param_index(p, gnames[d]) < 0) {
+      snprintf(val, sizeof val, "%lld", (long long)out->grid[d]);
+      if (add_define(out, &cap, gnames[d], val)) goto nomem;
+    }
+  if (mpt_problem_param_index(p, "kernel_tuner") < 0 && add_define(out, &cap, "kernel_tuner", "1")) goto nomem;
+done:
+  free(vars);
+  if (rc) mpt_launch_free(out);
+  return rc;
+nomem:
+  rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  goto done;
+}

@@ -1,0 +1,245 @@
+/* tests/test_cpu.c: the `cpu` evaluator (evaluators/cpu.c) used directly: the matrix-multiply example
+ * compiles, verifies and times (objective = mean of the iterations, median recorded, real compile and
+ * benchmark times, a tuned variant beats the default); the purpose-made failing kernel
+ * (tests/kernels/failing.c) gives compile_error, wrong_result, crash (SIGSEGV, SIGABRT, memory
+ * exhaustion) and timeout with their reasons while the evaluator goes on; bad input is refused by
+ * open() with one clear message each. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "evaluators/evaluator.h"
+#include "spaces/space.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#else
+#define ASAN 0
+#endif
+
+static const char *src_dir(void) {
+  const char *d = getenv("MPT_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+typedef struct fixture {
+  mpt_problem *p;
+  mpt_space *s;
+  mpt_evaluator *ev;
+} fixture;
+
+static int open_problem(const char *path, const mpt_eval_settings *set, fixture *f, mpt_error *err) {
+  memset(f, 0, sizeof *f);
+  int rc = mpt_problem_load(path, &f->p, err);
+  if (rc) return rc;
+  if ((rc = mpt_space_build(f->p, &f->s, err))) return rc;
+  return mpt_evaluator_open("cpu", f->p, f->s, set, &f->ev, err);
+}
+
+static void close_problem(fixture *f) {
+  mpt_evaluator_close(f->ev);
+  mpt_space_free(f->s);
+  mpt_problem_free(f->p);
+}
+
+/* id of a configuration given as values in parameter order */
+static int64_t id_of(const mpt_space *s, const mpt_problem *p, const int *values) {
+  int idx[16];
+  for (int i = 0; i < p->n_params; i++) {
+    idx[i] = -1;
+    for (int k = 0; k < p->params[i].n_values; k++)
+      if (p->params[i].numeric[k] == values[i]) idx[i] = k;
+    assert_true(idx[i] >= 0);
+  }
+  int64_t id = mpt_space_lookup(s, idx);
+  assert_true(id >= 0);
+  return id;
+}
+
+static void test_matmul_example(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/cpu/matmul.json", src_dir());
+  mpt_eval_settings set = {0};
+  set.rank = 3;
+  fixture f;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &f, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_string_equal(f.ev->device.vendor, "CPU");
+  assert_string_equal(f.ev->device.evaluator, "cpu");
+  assert_int_equal(f.ev->device.index, -1);
+  assert_int_equal(f.ev->device.rank, 3);
+  assert_true(f.ev->device.memory_gib > 0.1);
+  assert_true(f.ev->device.arch[0] != 0);
+
+  mpt_obs def;
+  int64_t def_id = mpt_space_default_id(f.s);
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, def_id, &def, &err), 0);
+  if (def.status != MPT_STATUS_OK) fprintf(stderr, "default: %s\n", def.reason);
+  assert_int_equal(def.status, MPT_STATUS_OK);
+  assert_int_equal(def.n_times, 7);
+  assert_int_equal(def.rank, 3);
+  double sum = 0;
+  for (int i = 0; i < def.n_times; i++) {
+    assert_true(def.times[i] > 0);
+    sum += def.times[i];
+  }
+  assert_true(fabs(def.objective - sum / 7) < 1e-9);
+  assert_true(isfinite(def.median) && def.median > 0);
+  assert_true(def.compile_ms > 1);
+  assert_true(def.benchmark_ms >= sum);
+  assert_true(def.t_end > def.t_start);
+
+  /* a blocked, vectorized i-k-j variant: tile_i 8, tile_j 256, tile_k 64, unroll 1, vec 16, order 1 */
+  int good_v[] = {8, 256, 64, 1, 16, 1};
+  mpt_obs good;
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, id_of(f.s, f.p, good_v), &good, &err), 0);
+  if (good.status != MPT_STATUS_OK) fprintf(stderr, "good: %s\n", good.reason);
+  assert_int_equal(good.status, MPT_STATUS_OK);
+  fprintf(stderr, "matmul default %.3f ms, tuned %.3f ms (compile %.0f ms)\n", def.objective, good.objective,
+          good.compile_ms);
+  assert_true(good.objective < def.objective);
+
+  /* a few random configurations: all correct */
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 7);
+  for (int k = 0; k < 3; k++) {
+    int64_t id = (int64_t)mpt_rng_below(&rng, (uint64_t)mpt_space_size(f.s));
+    mpt_obs o;
+    assert_int_equal(mpt_evaluator_evaluate(f.ev, id, &o, &err), 0);
+    if (o.status != MPT_STATUS_OK) fprintf(stderr, "id %lld: %s\n", (long long)id, o.reason);
+    assert_int_equal(o.status, MPT_STATUS_OK);
+  }
+  close_problem(&f);
+}
+
+static void expect(fixture *f, int mode, int scale, int status, const char *reason_part) {
+  int v[2] = {mode, scale};
+  mpt_obs o;
+  mpt_error err = {0};
+  assert_int_equal(mpt_evaluator_evaluate(f->ev, id_of(f->s, f->p, v), &o, &err), 0);
+  fprintf(stderr, "mode %d: %s: %.200s\n", mode, mpt_status_name(o.status), o.reason);
+  assert_int_equal(o.status, status);
+  if (reason_part) assert_non_null(strstr(o.reason, reason_part));
+  if (status == MPT_STATUS_OK) {
+    assert_int_equal(o.n_times, 3);
+    assert_true(isfinite(o.objective));
+  } else {
+    assert_false(isfinite(o.objective));
+    assert_false(mpt_obs_valid(&o));
+  }
+  if (status != MPT_STATUS_COMPILE_ERROR) assert_true(o.compile_ms > 0);
+}
+
+static void test_failures(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/kernels/failing.json", src_dir());
+  setenv("MPT_CPU_MEMORY_LIMIT_MB", "256", 1);
+  mpt_eval_settings set = {0};
+  set.timeout_s = 1.0;
+  fixture f;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &f, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  expect(&f, 0, 1, MPT_STATUS_OK, NULL);
+  expect(&f, 1, 1, MPT_STATUS_COMPILE_ERROR, "mode 1: this variant does not compile");
+  expect(&f, 2, 1, MPT_STATUS_WRONG_RESULT, "out: 1 of 1000 values differ; first at [500]");
+  expect(&f, 0, 2, MPT_STATUS_OK, NULL);
+  expect(&f, 3, 1, MPT_STATUS_CRASH, "SIGSEGV");
+  expect(&f, 0, 1, MPT_STATUS_OK, NULL); /* the evaluator goes on after a crash */
+  expect(&f, 4, 1, MPT_STATUS_TIMEOUT, "killed");
+  expect(&f, 0, 2, MPT_STATUS_OK, NULL); /* ... and after a hang */
+  if (!ASAN) { /* no RLIMIT_AS under AddressSanitizer */
+    expect(&f, 5, 1, MPT_STATUS_CRASH, "SIGSEGV");
+    expect(&f, 0, 1, MPT_STATUS_OK, NULL);
+  }
+  expect(&f, 6, 2, MPT_STATUS_CRASH, "SIGABRT");
+  expect(&f, 2, 2, MPT_STATUS_WRONG_RESULT, NULL);
+  expect(&f, 0, 2, MPT_STATUS_OK, NULL);
+  close_problem(&f);
+  unsetenv("MPT_CPU_MEMORY_LIMIT_MB");
+}
+
+/* bad input: a T1 variant of failing.json written next to a copy of the kernel */
+static int open_variant(const char *from, const char *to, mpt_error *err) {
+  char src[512], dir[] = "/tmp/mpt_test_cpu_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  snprintf(src, sizeof src, "%s/tests/kernels/failing.json", src_dir());
+  FILE *f = fopen(src, "rb");
+  assert_non_null(f);
+  char text[8192];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  char *at = strstr(text, from);
+  assert_non_null(at);
+  char out[9000];
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  char path[600], kpath[600], cmd[1400];
+  snprintf(path, sizeof path, "%s/bad.json", dir);
+  f = fopen(path, "w");
+  fputs(out, f);
+  fclose(f);
+  snprintf(kpath, sizeof kpath, "%s/tests/kernels/failing.c", src_dir());
+  snprintf(cmd, sizeof cmd, "cp %s %s/failing.c", kpath, dir);
+  assert_int_equal(system(cmd), 0);
+  mpt_eval_settings set = {0};
+  fixture fx;
+  int rc = open_problem(path, &set, &fx, err);
+  if (rc == 0) close_problem(&fx);
+  else {
+    mpt_evaluator_close(fx.ev);
+    mpt_space_free(fx.s);
+    mpt_problem_free(fx.p);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  return rc;
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  mpt_error err = {0};
+  assert_int_equal(open_variant("\"KernelFile\": \"failing.c\"", "\"KernelFile\": \"nothere.c\"", &err), MPT_ERR_IO);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "KernelSpecification.KernelFile: cannot read"));
+  assert_non_null(strstr(err.msg, "nothere.c"));
+
+  assert_int_equal(open_variant("\"KernelName\": \"twice\"", "\"KernelName\": \"thrice\"", &err), MPT_ERR_NAME);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "kernel 'thrice' not found in"));
+  assert_non_null(strstr(err.msg, "KernelSpecification.KernelName"));
+
+  assert_int_equal(open_variant("\"Size\": \"ProblemSize[0]\", \"FillType\": \"Generator\"",
+                                "\"Size\": \"ProblemSize[0] // (len(mode) - 7)\", \"FillType\": \"Generator\"", &err),
+                   MPT_ERR_EVAL);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "KernelSpecification.Arguments[1].Size"));
+  assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+
+  assert_int_equal(open_variant("\"Language\": \"C\"", "\"Language\": \"CUDA\"", &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "the cpu evaluator runs C kernels"));
+
+  /* a default configuration that does not compile: no reference output */
+  assert_int_equal(open_variant("\"Default\": 0", "\"Default\": 1", &err), MPT_ERR_VALUE);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "does not compile"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_matmul_example),
+    cmocka_unit_test(test_failures),
+    cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

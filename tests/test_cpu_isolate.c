@@ -1,0 +1,179 @@
+/* tests/test_cpu_isolate.c: the isolation layer (evaluators/isolate.c): a serving child answers
+ * requests; a child that segfaults, aborts, hangs or runs out of memory is reported (signal name,
+ * timeout) and replaced; one-shot mode; external commands with a timeout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "evaluators/isolate.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#else
+#define ASAN 0
+#endif
+
+static long serve(void *ctx, const void *req, size_t len, void *resp, size_t cap) {
+  (void)ctx;
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "%.*s", (int)len, (const char *)req);
+  if (strcmp(cmd, "segv") == 0) {
+    volatile int *volatile p = NULL;
+    *p = 1;
+  } else if (strcmp(cmd, "abort") == 0) {
+    abort();
+  } else if (strcmp(cmd, "hang") == 0) {
+    for (volatile int x = 1; x;) {
+    }
+  } else if (strcmp(cmd, "exit") == 0) {
+    _exit(3);
+  } else if (strncmp(cmd, "alloc:", 6) == 0) {
+    size_t mb = strtoul(cmd + 6, NULL, 10);
+    char *m = malloc(mb << 20);
+    if (m) memset(m, 1, mb << 20);
+    int n = snprintf(resp, cap, "%s", m ? "ok" : "null");
+    free(m);
+    return n;
+  } else if (strcmp(cmd, "pid") == 0) {
+    return snprintf(resp, cap, "%d", (int)getpid());
+  }
+  size_t n = len < cap ? len : cap;
+  memcpy(resp, req, n);
+  return (long)n;
+}
+
+static void call(mpt_isolate *iso, const char *req, double timeout, mpt_isolate_result *res, char *resp) {
+  size_t len = 0;
+  mpt_error err = {0};
+  assert_int_equal(mpt_isolate_call(iso, req, strlen(req), resp, 255, &len, timeout, res, &err), 0);
+  resp[len] = 0;
+}
+
+static void test_serving_child(void **state) {
+  (void)state;
+  mpt_isolate *iso = NULL;
+  mpt_error err = {0};
+  mpt_isolate_opts o = {0};
+  assert_int_equal(mpt_isolate_create(&o, serve, NULL, NULL, &iso, &err), 0);
+  mpt_isolate_result r;
+  char resp[256], pid1[256];
+  call(iso, "hello", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "hello");
+  call(iso, "pid", 5, &r, pid1);
+  assert_int_equal(atoi(pid1), (int)mpt_isolate_pid(iso));
+  assert_int_not_equal(atoi(pid1), (int)getpid());
+  call(iso, "pid", 5, &r, resp);
+  assert_string_equal(resp, pid1); /* the same child serves again */
+  assert_int_equal(mpt_isolate_forks(iso), 1);
+
+  call(iso, "segv", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_CRASH);
+  assert_int_equal(r.signal, SIGSEGV);
+  assert_non_null(strstr(r.reason, "SIGSEGV"));
+  assert_int_equal(mpt_isolate_pid(iso), 0);
+  call(iso, "again", 5, &r, resp); /* a new child */
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "again");
+  assert_int_equal(mpt_isolate_forks(iso), 2);
+
+  call(iso, "abort", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_CRASH);
+  assert_non_null(strstr(r.reason, "SIGABRT"));
+
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  call(iso, "hang", 0.3, &r, resp);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  assert_int_equal(r.outcome, MPT_ISO_TIMEOUT);
+  assert_true(dt >= 0.29 && dt < 5.0);
+  assert_non_null(strstr(r.reason, "killed"));
+
+  call(iso, "exit", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_CRASH);
+  assert_int_equal(r.signal, 0);
+  assert_int_equal(r.exit_status, 3);
+
+  call(iso, "still here", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "still here");
+  assert_int_equal(mpt_isolate_forks(iso), 5);
+  mpt_isolate_destroy(iso);
+}
+
+static void test_one_shot(void **state) {
+  (void)state;
+  mpt_isolate *iso = NULL;
+  mpt_error err = {0};
+  mpt_isolate_opts o = {.one_shot = 1};
+  assert_int_equal(mpt_isolate_create(&o, serve, NULL, NULL, &iso, &err), 0);
+  mpt_isolate_result r;
+  char a[256], b[256];
+  call(iso, "pid", 5, &r, a);
+  call(iso, "pid", 5, &r, b);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_not_equal(a, b);
+  assert_int_equal(mpt_isolate_forks(iso), 2);
+  assert_int_equal(mpt_isolate_pid(iso), 0);
+  mpt_isolate_destroy(iso);
+}
+
+static void test_memory_limit(void **state) {
+  (void)state;
+  if (ASAN) skip(); /* AddressSanitizer reserves terabytes of address space: no RLIMIT_AS there */
+  mpt_isolate *iso = NULL;
+  mpt_error err = {0};
+  mpt_isolate_opts o = {.mem_limit = (size_t)256 << 20};
+  assert_int_equal(mpt_isolate_create(&o, serve, NULL, NULL, &iso, &err), 0);
+  mpt_isolate_result r;
+  char resp[256];
+  call(iso, "alloc:64", 5, &r, resp);
+  assert_string_equal(resp, "ok");
+  call(iso, "alloc:1024", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "null"); /* the child's allocation fails; the worker is untouched */
+  mpt_isolate_destroy(iso);
+}
+
+static void test_run_command(void **state) {
+  (void)state;
+  char out[256];
+  int status;
+  double secs;
+  mpt_error err = {0};
+  char *ok[] = {"sh", "-c", "echo hello; echo oops >&2; exit 3", NULL};
+  assert_int_equal(mpt_run_command(ok, 10, out, sizeof out, &status, &secs, &err), 0);
+  assert_int_equal(status, 3);
+  assert_non_null(strstr(out, "hello"));
+  assert_non_null(strstr(out, "oops"));
+  char *slow[] = {"sh", "-c", "sleep 20", NULL};
+  assert_int_equal(mpt_run_command(slow, 0.3, out, sizeof out, &status, &secs, &err), 0);
+  assert_int_equal(status, -1);
+  assert_true(secs < 5);
+  char *big[] = {"sh", "-c", "yes | head -c 100000", NULL}; /* more output than fits: truncated, drained */
+  assert_int_equal(mpt_run_command(big, 10, out, sizeof out, &status, &secs, &err), 0);
+  assert_int_equal(status, 0);
+  assert_int_equal(strlen(out), sizeof out - 1);
+  char *missing[] = {"/nonexistent/mptune-cc", NULL};
+  assert_true(mpt_run_command(missing, 10, out, sizeof out, &status, &secs, &err) < 0);
+  assert_non_null(strstr(err.msg, "/nonexistent/mptune-cc"));
+  assert_string_equal(mpt_signal_name(SIGSEGV), "SIGSEGV");
+  assert_string_equal(mpt_signal_name(SIGKILL), "SIGKILL");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_serving_child),
+    cmocka_unit_test(test_one_shot),
+    cmocka_unit_test(test_memory_limit),
+    cmocka_unit_test(test_run_command),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

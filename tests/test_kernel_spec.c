@@ -1,0 +1,420 @@
+/* tests/test_kernel_spec.c: the T1 KernelSpecification reader and launch computation
+ * (evaluators/kernel_spec.c) and the argument buffers (evaluators/args.c), on the shared T1 files,
+ * the CPU examples and purpose-made problems with bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "evaluators/args.h"
+#include "evaluators/kernel_spec.h"
+#include "spaces/space.h"
+
+static char tmpdir[256];
+
+static const char *data_dir(void) {
+  const char *d = getenv("MPT_SHARED_DATA");
+  return d ? d : "../shared/data";
+}
+static const char *src_dir(void) {
+  const char *d = getenv("MPT_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static void touch(const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* a problem parsed as if it lived in tmpdir (so KernelFile resolves there) */
+static mpt_problem *parse_in_tmp(const char *text, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  int rc = mpt_problem_parse(text, path, &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  return p;
+}
+
+static int has_define(const mpt_launch *l, const char *d) {
+  for (int i = 0; i < l->n_defines; i++)
+    if (strcmp(l->defines[i], d) == 0) return 1;
+  return 0;
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/mpt_test_kspec_XXXXXX");
+  assert_non_null(mkdtemp(tmpdir));
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* convolution_milo.json: CUDA, GlobalSizeType CUDA, ProblemSize + GridDiv, max(filter_width) sizes,
+ * constant memory, Output */
+static void test_convolution_milo(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", data_dir());
+  char *text = slurp(path);
+  touch("convolution_milo.cu", "/* kernel text */\n");
+  mpt_problem *p = parse_in_tmp(text, "convolution_milo.json");
+  mpt_kernel_spec *ks = NULL;
+  mpt_error err = {0};
+  int rc = mpt_kspec_load(p, &ks, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(ks->lang, MPT_LANG_CUDA);
+  assert_string_equal(ks->kernel_name, "convolution_kernel");
+  assert_string_equal(ks->source, "/* kernel text */\n");
+  assert_int_equal(ks->n_options, 1);
+  assert_string_equal(ks->options[0], "-std=c++11");
+  assert_int_equal(ks->global_blocks, 1);
+  assert_int_equal(ks->has_problem, 1);
+  assert_int_equal(ks->n_problem, 2);
+  assert_int_equal(ks->iterations, 7);
+  assert_int_equal(ks->n_args, 3);
+  assert_int_equal(ks->args[0].n_elems, 4096 * 4096);
+  assert_int_equal(ks->args[0].output, 1);
+  assert_int_equal(ks->args[0].access, MPT_ACCESS_WRITE_ONLY);
+  assert_int_equal(ks->args[1].n_elems, (4096 + 14) * (4096 + 14));
+  assert_int_equal(ks->args[1].output, 0);
+  assert_int_equal(ks->args[1].fill.type, MPT_FILL_RANDOM);
+  assert_int_equal(ks->args[2].n_elems, 225);
+  assert_int_equal(ks->args[2].constant, 1);
+  assert_int_equal(ks->args[2].bytes, 900);
+  assert_int_equal(ks->n_outputs, 1);
+
+  mpt_space *s = NULL;
+  assert_int_equal(mpt_space_build(p, &s, &err), 0);
+  int64_t def = mpt_space_default_id(s);
+  assert_true(def >= 0);
+  int idx[16];
+  mpt_space_config(s, def, idx);
+  mpt_launch l;
+  rc = mpt_kspec_launch(ks, idx, &l, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  /* Default: block 16x16, tile 1x1: grid = ceil(4096 / (16*1)) */
+  assert_int_equal(l.block[0], 16);
+  assert_int_equal(l.block[1], 16);
+  assert_int_equal(l.block[2], 1);
+  assert_int_equal(l.grid[0], 256);
+  assert_int_equal(l.grid[1], 256);
+  assert_int_equal(l.grid[2], 1);
+  assert_int_equal(l.problem[0], 4096);
+  assert_int_equal(l.shared_bytes, 0);
+  assert_true(has_define(&l, "block_size_x=16"));
+  assert_true(has_define(&l, "block_size_y=16"));
+  assert_true(has_define(&l, "block_size_z=1"));
+  assert_true(has_define(&l, "grid_size_x=256"));
+  assert_true(has_define(&l, "grid_size_y=256"));
+  assert_true(has_define(&l, "grid_size_z=1"));
+  assert_true(has_define(&l, "filter_width=15"));
+  assert_true(has_define(&l, "use_padding=1"));
+  assert_true(has_define(&l, "kernel_tuner=1"));
+  assert_int_equal(l.n_defines, 10 + 1 + 3 + 1); /* parameters, block_size_z, grid_size_*, kernel_tuner */
+  mpt_launch_free(&l);
+  /* another configuration: block_size_x=48, tile_size_x=3 -> ceil(4096/144) = 29 */
+  idx[0] = 2;
+  idx[2] = 2;
+  idx[1] = 0; /* block_size_y=1 */
+  idx[5] = 0; /* use_padding=0 */
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), 0);
+  assert_int_equal(l.grid[0], 29);
+  assert_int_equal(l.block[0], 48);
+  assert_int_equal(l.block[1], 1);
+  assert_int_equal(l.grid[1], 4096);
+  mpt_launch_free(&l);
+  mpt_space_free(s);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  free(text);
+}
+
+/* hotspot_milo.json: GlobalSizeType OpenCL, scalars, ReadWrite output, BenchmarkConfig.iterations */
+static void test_hotspot_milo(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/t1/hotspot_milo.json", data_dir());
+  char *text = slurp(path);
+  touch("hotspot_milo.cu", "");
+  mpt_problem *p = parse_in_tmp(text, "hotspot_milo.json");
+  mpt_kernel_spec *ks = NULL;
+  mpt_error err = {0};
+  assert_int_equal(mpt_kspec_load(p, &ks, &err), 0);
+  assert_int_equal(ks->global_blocks, 0);
+  assert_int_equal(ks->iterations, 10);
+  assert_int_equal(ks->n_args, 8);
+  assert_int_equal(ks->args[3].mem, MPT_MEM_SCALAR);
+  assert_int_equal(ks->args[3].n_elems, 1);
+  assert_true(fabs(ks->args[3].fill.value - 0.1) < 1e-12);
+  assert_int_equal(ks->args[2].output, 1);
+  assert_int_equal(ks->args[2].access, MPT_ACCESS_READ_WRITE);
+  assert_int_equal(ks->args[0].output, 0);
+  assert_int_equal(ks->n_outputs, 1);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  free(text);
+}
+
+/* the shared file's kernel source is not shipped: a clear message naming the field and the path */
+static void test_missing_kernel_file(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", data_dir());
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  assert_int_equal(mpt_problem_load(path, &p, &err), 0);
+  mpt_kernel_spec *ks = NULL;
+  assert_int_equal(mpt_kspec_load(p, &ks, &err), MPT_ERR_IO);
+  assert_null(ks);
+  assert_non_null(strstr(err.msg, "KernelSpecification.KernelFile"));
+  assert_non_null(strstr(err.msg, "convolution_milo.cu"));
+  assert_non_null(strstr(err.msg, "No such file"));
+  mpt_problem_free(p);
+}
+
+/* the CPU example: C, ProblemSize + GridDiv giving the number of tiles */
+static void test_cpu_example(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/cpu/matmul.json", src_dir());
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  assert_int_equal(mpt_problem_load(path, &p, &err), 0);
+  mpt_kernel_spec *ks = NULL;
+  int rc = mpt_kspec_load(p, &ks, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(ks->lang, MPT_LANG_C);
+  assert_int_equal(ks->n_args, 4);
+  assert_int_equal(ks->args[3].base, MPT_T_INT32);
+  assert_int_equal(ks->args[3].mem, MPT_MEM_SCALAR);
+  mpt_space *s = NULL;
+  assert_int_equal(mpt_space_build(p, &s, &err), 0);
+  assert_true(mpt_space_size(s) > 1000);
+  int idx[8];
+  mpt_space_config(s, mpt_space_default_id(s), idx);
+  mpt_launch l;
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), 0);
+  assert_int_equal(l.grid[0], 4);  /* 256 / tile_j 64 */
+  assert_int_equal(l.grid[1], 32); /* 256 / tile_i 8 */
+  assert_int_equal(l.block[0], 1);
+  assert_true(has_define(&l, "tile_i=8"));
+  assert_true(has_define(&l, "grid_size_y=32"));
+  assert_true(has_define(&l, "block_size_x=1"));
+  mpt_launch_free(&l);
+  /* arguments: Random fill in [0, 1), deterministic */
+  mpt_args *a = NULL, *b = NULL;
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0);
+  assert_int_equal(mpt_args_create(ks, 1, &b, &err), 0);
+  const float *A = a->init[1];
+  double sum = 0;
+  for (int i = 0; i < 256 * 256; i++) {
+    assert_true(A[i] >= 0.0f && A[i] < 1.0f);
+    sum += A[i];
+  }
+  assert_true(fabs(sum / (256 * 256) - 0.5) < 0.01);
+  assert_memory_equal(a->init[1], b->init[1], 256 * 256 * 4);
+  assert_memory_not_equal(a->init[1], a->init[2], 256 * 256 * 4); /* different seeds */
+  assert_int_equal(*(const int32_t *)a->init[3], 256);
+  assert_int_equal(mpt_args_needs_reference_run(a), 1);
+  mpt_args_free(a);
+  mpt_args_free(b);
+  mpt_space_free(s);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+}
+
+static const char *bad_template =
+    "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+    "{\"Name\": \"block_size_x\", \"Type\": \"int\", \"Values\": \"[32, 64]\", \"Default\": 32}]},"
+    "\"KernelSpecification\": {\"Language\": \"%s\", \"KernelName\": \"k\", \"KernelFile\": \"k.c\","
+    "\"LocalSize\": {\"X\": \"block_size_x\"}, \"GlobalSize\": {\"X\": \"%s\"}%s,"
+    "\"Arguments\": [{\"Name\": \"a\", \"Type\": \"%s\", \"MemoryType\": \"Vector\", \"Size\": %s%s}]%s}}";
+
+static int load_variant(const char *lang, const char *global, const char *extra_ks, const char *type,
+                        const char *size, const char *extra_arg, const char *refs, mpt_kernel_spec **ks,
+                        mpt_problem **pp, mpt_error *err) {
+  char text[4096];
+  snprintf(text, sizeof text, bad_template, lang, global, extra_ks, type, size, extra_arg, refs);
+  touch("k.c", "void k(float *a) { a[0] = 1; }\n");
+  *pp = parse_in_tmp(text, "bad.json");
+  return mpt_kspec_load(*pp, ks, err);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  /* a run-time error in a Size expression */
+  assert_int_equal(load_variant("C", "100", "", "float", "\"ProblemSize[3]\"", "", "", &ks, &p, &err), MPT_ERR_EVAL);
+  assert_non_null(strstr(err.msg, "KernelSpecification.Arguments[0].Size"));
+  assert_non_null(strstr(err.msg, "ProblemSize[3]"));
+  mpt_problem_free(p);
+  /* a parameter in a Size expression is its list of values: list * 2 is a list, not a size */
+  assert_int_equal(load_variant("C", "100", "", "float", "\"block_size_x * 2\"", "", "", &ks, &p, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "Arguments[0].Size"));
+  assert_non_null(strstr(err.msg, "list"));
+  mpt_problem_free(p);
+  /* max() over the values works */
+  assert_int_equal(load_variant("C", "100", "", "float", "\"max(block_size_x) * 2\"", "", "", &ks, &p, &err), 0);
+  assert_int_equal(ks->args[0].n_elems, 128);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* syntax error: caret under the column */
+  assert_int_equal(load_variant("C", "100", "", "float", "\"(1 + \"", "", "", &ks, &p, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "Arguments[0].Size"));
+  assert_non_null(strstr(err.msg, "^"));
+  mpt_problem_free(p);
+  /* unknown name in a launch expression */
+  assert_int_equal(load_variant("C", "nope * 2", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_NAME);
+  assert_non_null(strstr(err.msg, "GlobalSize.X"));
+  mpt_problem_free(p);
+  /* unknown language, unknown type, too many iterations, unsupported fill, bad reference target */
+  assert_int_equal(load_variant("Vulkan", "100", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "Language"));
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float3", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "unknown type 'float3'"));
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", ", \"Iterations\": 50", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "Iterations"));
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float", "10", ", \"FillType\": \"Script\"", "", &ks, &p, &err),
+                   MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "Script is not supported"));
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float", "10", "",
+                                ", \"ReferenceArguments\": [{\"Name\": \"r\", \"TargetName\": \"zz\", \"FillType\": \"Constant\"}]",
+                                &ks, &p, &err),
+                   MPT_ERR_NAME);
+  assert_non_null(strstr(err.msg, "ReferenceArguments[0].TargetName"));
+  mpt_problem_free(p);
+  /* a grid that is not positive for one configuration: an error at launch, naming the configuration */
+  assert_int_equal(load_variant("C", "64 - block_size_x", "", "float", "10", "", "", &ks, &p, &err), 0);
+  int idx[1] = {1};
+  mpt_launch l;
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "block_size_x=64"));
+  idx[0] = 0; /* GlobalSize 32 threads in blocks of 32 (OpenCL type: threads) */
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), 0);
+  assert_int_equal(l.grid[0], 1);
+  assert_int_equal(l.block[0], 32);
+  mpt_launch_free(&l);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+}
+
+/* references from ReferenceArguments and the comparison rules */
+static void test_reference_compare(void **state) {
+  (void)state;
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  int rc = load_variant("C", "100", "", "float", "8", ", \"FillType\": \"Generator\", \"DataSource\": \"i * 0.5\"",
+                        ", \"ReferenceArguments\": [{\"Name\": \"r\", \"TargetName\": \"a\", \"FillType\": \"Constant\","
+                        " \"FillValue\": 2.0, \"ValidationMethod\": \"SideBySideComparison\", \"ValidationThreshold\": 0.1}]",
+                        &ks, &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(ks->args[0].has_reference, 1);
+  assert_int_equal(ks->args[0].output, 1);
+  assert_int_equal(ks->args[0].check, MPT_CHECK_SIDE_BY_SIDE);
+  mpt_args *a = NULL;
+  assert_int_equal(mpt_args_create(ks, 1, &a, &err), 0);
+  assert_int_equal(mpt_args_needs_reference_run(a), 0);
+  const float *init = a->init[0];
+  for (int i = 0; i < 8; i++) assert_true(init[i] == 0.5f * (float)i);
+  float out[8] = {2, 2, 2.05f, 2, 2, 2, 2, 1.95f};
+  char msg[256];
+  assert_int_equal(mpt_args_compare(a, 0, out, msg, sizeof msg), 1);
+  out[3] = 2.2f;
+  assert_int_equal(mpt_args_compare(a, 0, out, msg, sizeof msg), 0);
+  assert_non_null(strstr(msg, "a: 1 of 8 values differ; first at [3]"));
+  mpt_args_free(a);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* default rule: numpy.allclose with atol 1e-6, rtol 1e-5 */
+  rc = load_variant("C", "100", "", "double", "4", ", \"Output\": 1", "", &ks, &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0);
+  assert_int_equal(mpt_args_needs_reference_run(a), 1);
+  double ref[4] = {1000, 0, 1, -5};
+  mpt_args_set_reference(a, 0, ref);
+  assert_int_equal(mpt_args_needs_reference_run(a), 0);
+  double o2[4] = {1000.009, 9e-7, 1 + 1e-6, -5};
+  assert_int_equal(mpt_args_compare(a, 0, o2, msg, sizeof msg), 1);
+  o2[0] = 1000.02; /* 0.02 > 1e-6 + 1e-5 * 1000 */
+  assert_int_equal(mpt_args_compare(a, 0, o2, msg, sizeof msg), 0);
+  o2[0] = 1000;
+  o2[2] = NAN;
+  assert_int_equal(mpt_args_compare(a, 0, o2, msg, sizeof msg), 0);
+  mpt_args_free(a);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* integers compare exactly */
+  rc = load_variant("C", "100", "", "int32", "4", ", \"Output\": true, \"FillType\": \"Random\", \"FillValue\": 10", "",
+                    &ks, &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0);
+  const int32_t *iv = a->init[0];
+  for (int i = 0; i < 4; i++) assert_true(iv[i] >= 0 && iv[i] < 10);
+  int32_t ir[4] = {1, 2, 3, 4}, io[4] = {1, 2, 3, 5};
+  mpt_args_set_reference(a, 0, ir);
+  assert_int_equal(mpt_args_compare(a, 0, io, msg, sizeof msg), 0);
+  assert_non_null(strstr(msg, "exact"));
+  mpt_args_free(a);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+}
+
+static void test_half(void **state) {
+  (void)state;
+  float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f};
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+    assert_true(mpt_half_to_float(mpt_half_from_float(vals[i])) == vals[i]);
+  assert_int_equal(mpt_half_from_float(1.0f), 0x3c00);
+  assert_int_equal(mpt_half_from_float(1e6f), 0x7c00); /* overflow to inf */
+  assert_true(isnan(mpt_half_to_float(mpt_half_from_float(NAN))));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_convolution_milo), cmocka_unit_test(test_hotspot_milo),
+    cmocka_unit_test(test_missing_kernel_file), cmocka_unit_test(test_cpu_example),
+    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_reference_compare), cmocka_unit_test(test_half),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
