@@ -1,0 +1,718 @@
+/* spaces/space.c: construction of the valid set (constraint-ordered depth-first enumeration with
+ * per-level memoised candidate lists, free parameters multiplied in), its packed storage and hash index,
+ * and the O(1) accessors id <-> configuration. Neighbours: space_nb.c; sampling/encoding: space_sample.c. */
+#include "spaces/space_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline uint64_t mix64(uint64_t z) {
+  z ^= z >> 33;
+  z *= 0xff51afd7ed558ccdULL;
+  z ^= z >> 33;
+  z *= 0xc4ceb9fe1a85ec53ULL;
+  z ^= z >> 33;
+  return z;
+}
+
+static inline uint64_t hash_key(const uint64_t *k, int w) {
+  uint64_t h = mix64(k[0]);
+  for (int i = 1; i < w; i++) h = mix64(h ^ (k[i] + 0x9e3779b97f4a7c15ULL));
+  return h;
+}
+
+int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key) {
+  if (!s->table) return -1;
+  int w = s->words;
+  uint64_t h = hash_key(key, w) & s->tmask;
+  for (;;) {
+    uint32_t e = s->table[h];
+    if (e == MPT_SPACE_EMPTY_SLOT) return -1;
+    const uint64_t *r = s->rows + (uint64_t)e * (uint64_t)w;
+    if (r[0] == key[0] && (w == 1 || memcmp(r, key, sizeof(uint64_t) * (size_t)w) == 0)) return (int64_t)e;
+    h = (h + 1) & s->tmask;
+  }
+}
+
+/* ---- construction ---- */
+
+typedef struct level {
+  int param;          /* parameter assigned at this level */
+  int n_conds, *conds;/* conditions whose last parameter is this one */
+  int n_key, *key;    /* parameters (earlier levels) those conditions read: the memo key */
+  int64_t *kstride;   /* mixed-radix stride of each key parameter's allowed position */
+  int32_t *memo;      /* memo[key] = offset in pool of [count, positions...], -1 unknown; NULL: no memo */
+  int64_t memo_n;
+  int32_t *pool;
+  int64_t pool_n, pool_cap;
+  int *buf;           /* candidates when not memoised */
+} level;
+
+typedef struct builder {
+  mpt_space *s;
+  const mpt_problem *p;
+  mpt_value *vars;
+  int *curpos;        /* current allowed position per parameter */
+  int64_t eval_errors;
+  char *first_error;
+  mpt_error err;
+} builder;
+
+static void note_eval_error(builder *b, int ci, int nfix) {
+  b->eval_errors++;
+  if (b->first_error) return;
+  const mpt_condition *c = &b->p->conditions[ci];
+  char cfg[768] = "";
+  size_t l = 0;
+  for (int k = 0; k < c->n_params && l < sizeof cfg - 1; k++) {
+    int pp = c->params[k];
+    char v[96];
+    mpt_value_repr(&b->vars[pp], v, sizeof v);
+    l += (size_t)snprintf(cfg + l, sizeof cfg - l, "%s%s=%s", k ? ", " : "", b->p->params[pp].name, v);
+  }
+  (void)nfix;
+  char msg[2048];
+  snprintf(msg, sizeof msg,
+           "%s: Conditions[%d] '%s': %s (at %s); configurations where it fails are not valid (reported once)",
+           b->p->path, ci, c->source, b->err.msg, cfg);
+  b->first_error = strdup(msg);
+}
+
+/* 1 when every listed condition holds for the current vars; errors count as "does not hold" */
+static int conds_hold(builder *b, const int *conds, int n) {
+  for (int k = 0; k < n; k++) {
+    int truth = 0;
+    int rc = mpt_expr_eval_bool(b->p->conditions[conds[k]].expr, b->vars, &truth, &b->err);
+    if (rc) { note_eval_error(b, conds[k], 0); return 0; }
+    if (!truth) return 0;
+  }
+  return 1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int g_sort_words; /* qsort comparator width for multi-word rows (construction is single-threaded) */
+static int cmp_rows(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  for (int i = g_sort_words - 1; i >= 0; i--)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+/* LSD radix sort of single-word keys using `bits` low bits */
+static int radix_sort(uint64_t *a, int64_t n, int bits) {
+  if (n < 2 || bits == 0) return 0;
+  if (n < 2048) { qsort(a, (size_t)n, sizeof *a, cmp_u64); return 0; }
+  uint64_t *tmp = malloc(sizeof(uint64_t) * (size_t)n);
+  if (!tmp) return MPT_ERR_NOMEM;
+  const int D = 11;
+  int64_t cnt[1 << 11];
+  uint64_t *src = a, *dst = tmp;
+  for (int sh = 0; sh < bits; sh += D) {
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t i = 0; i < n; i++) cnt[(src[i] >> sh) & ((1u << D) - 1)]++;
+    int64_t sum = 0;
+    for (int d = 0; d < (1 << D); d++) { int64_t c = cnt[d]; cnt[d] = sum; sum += c; }
+    for (int64_t i = 0; i < n; i++) dst[cnt[(src[i] >> sh) & ((1u << D) - 1)]++] = src[i];
+    uint64_t *t = src; src = dst; dst = t;
+  }
+  if (src != a) memcpy(a, src, sizeof(uint64_t) * (size_t)n);
+  free(tmp);
+  return 0;
+}
+
+static int bits_for(int n) {
+  int b = 0;
+  while (b < 31 && (1LL << b) < n) b++;
+  return b;
+}
+
+static void free_levels(level *lv, int n) {
+  if (!lv) return;
+  for (int i = 0; i < n; i++) {
+    free(lv[i].conds);
+    free(lv[i].key);
+    free(lv[i].kstride);
+    free(lv[i].memo);
+    free(lv[i].pool);
+    free(lv[i].buf);
+  }
+  free(lv);
+}
+
+/* Greedy order of the constrained parameters: single-valued first, then the one that completes the most
+ * conditions, then the one most connected to the placed ones, then the fewest allowed values. */
+static void order_params(const mpt_space *s, const mpt_problem *p, const uint8_t *multi, int *order) {
+  int n = s->n_con;
+  uint8_t *placed = calloc((size_t)s->dims, 1);
+  for (int step = 0; step < n; step++) {
+    int best = -1;
+    long bs[4] = {0, 0, 0, 0};
+    for (int ci = 0; ci < n; ci++) {
+      int x = s->con[ci];
+      if (placed[x]) continue;
+      long completes = 0, touches = 0;
+      for (int k = 0; k < p->n_conditions; k++) {
+        if (!multi[k]) continue;
+        const mpt_condition *c = &p->conditions[k];
+        int has = 0, others = 0, placed_others = 0;
+        for (int j = 0; j < c->n_params; j++) {
+          if (c->params[j] == x) has = 1;
+          else { others++; placed_others += placed[c->params[j]]; }
+        }
+        if (!has) continue;
+        if (placed_others == others) completes++;
+        if (placed_others > 0) touches++;
+      }
+      long sc[4] = {s->n_allowed[x] == 1, completes, touches, -(long)s->n_allowed[x]};
+      int better = best < 0;
+      for (int t = 0; t < 4 && !better; t++) {
+        if (sc[t] > bs[t]) { better = 1; break; }
+        if (sc[t] < bs[t]) break;
+      }
+      if (better) { best = x; memcpy(bs, sc, sizeof bs); }
+    }
+    order[step] = best;
+    placed[best] = 1;
+  }
+  free(placed);
+}
+
+static int build_valid_set(builder *b, uint8_t *multi, int64_t *rows_cap_out) {
+  mpt_space *s = b->s;
+  const mpt_problem *p = b->p;
+  int n = s->n_con, W = s->words;
+  int rc = 0;
+  (void)rows_cap_out;
+  if (n == 0) { /* one empty row */
+    s->rows = calloc((size_t)W, sizeof(uint64_t));
+    if (!s->rows) return MPT_ERR_NOMEM;
+    s->n_rows = 1;
+    return 0;
+  }
+  int *order = malloc(sizeof(int) * (size_t)n);
+  int *lvl_of = malloc(sizeof(int) * (size_t)s->dims);
+  level *lv = calloc((size_t)n, sizeof(level));
+  uint64_t *keys = calloc((size_t)(n + 1) * (size_t)W, sizeof(uint64_t));
+  int *lcnt = calloc((size_t)n, sizeof(int));
+  int *lit = calloc((size_t)n, sizeof(int));
+  const int **llst = calloc((size_t)n, sizeof(int *));
+  int **ident = calloc((size_t)s->dims, sizeof(int *));
+  uint64_t **vfield = calloc((size_t)s->dims, sizeof(uint64_t *));
+  if (!order || !lvl_of || !lv || !keys || !lcnt || !lit || !llst || !ident || !vfield) { rc = MPT_ERR_NOMEM; goto out; }
+  order_params(s, p, multi, order);
+  for (int i = 0; i < s->dims; i++) lvl_of[i] = -1;
+  for (int L = 0; L < n; L++) lvl_of[order[L]] = L;
+  for (int L = 0; L < n; L++) {
+    int x = order[L];
+    lv[L].param = x;
+    ident[x] = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
+    vfield[x] = malloc(sizeof(uint64_t) * (size_t)s->n_allowed[x]);
+    lv[L].buf = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
+    if (!ident[x] || !vfield[x] || !lv[L].buf) { rc = MPT_ERR_NOMEM; goto out; }
+    for (int j = 0; j < s->n_allowed[x]; j++) {
+      ident[x][j] = j;
+      vfield[x][j] = (uint64_t)s->allowed[x][j] << s->fshift[x];
+    }
+  }
+  /* conditions fire at the level of their deepest parameter */
+  for (int k = 0; k < p->n_conditions; k++) {
+    if (!multi[k]) continue;
+    const mpt_condition *c = &p->conditions[k];
+    int L = -1;
+    for (int j = 0; j < c->n_params; j++)
+      if (lvl_of[c->params[j]] > L) L = lvl_of[c->params[j]];
+    int *nc = realloc(lv[L].conds, sizeof(int) * (size_t)(lv[L].n_conds + 1));
+    if (!nc) { rc = MPT_ERR_NOMEM; goto out; }
+    lv[L].conds = nc;
+    nc[lv[L].n_conds++] = k;
+  }
+  /* memo keys */
+  for (int L = 0; L < n; L++) {
+    level *l = &lv[L];
+    if (!l->n_conds) continue;
+    uint8_t *in = calloc((size_t)s->dims, 1);
+    if (!in) { rc = MPT_ERR_NOMEM; goto out; }
+    for (int k = 0; k < l->n_conds; k++) {
+      const mpt_condition *c = &p->conditions[l->conds[k]];
+      for (int j = 0; j < c->n_params; j++)
+        if (c->params[j] != l->param) in[c->params[j]] = 1;
+    }
+    l->key = malloc(sizeof(int) * (size_t)(L + 1));
+    l->kstride = malloc(sizeof(int64_t) * (size_t)(L + 1));
+    if (!l->key || !l->kstride) { free(in); rc = MPT_ERR_NOMEM; goto out; }
+    double space = 1;
+    for (int M = 0; M < L; M++)
+      if (in[order[M]]) { l->key[l->n_key++] = order[M]; space *= s->n_allowed[order[M]]; }
+    free(in);
+    /* memoise when the key leaves out earlier parameters (so keys repeat) and the table is small */
+    if (l->n_key < L && space <= (double)(1 << 20)) {
+      int64_t st = 1;
+      for (int k = l->n_key - 1; k >= 0; k--) { l->kstride[k] = st; st *= s->n_allowed[l->key[k]]; }
+      l->memo_n = st;
+      l->memo = malloc(sizeof(int32_t) * (size_t)st);
+      if (!l->memo) { rc = MPT_ERR_NOMEM; goto out; }
+      memset(l->memo, 0xff, sizeof(int32_t) * (size_t)st);
+    }
+  }
+
+  int64_t cap = 4096, nrows = 0;
+  uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)cap * (size_t)W);
+  if (!rows) { rc = MPT_ERR_NOMEM; goto out; }
+
+  const mpt_param *P = p->params;
+  int L = 0;
+  /* enter level 0 (and every level) : compute candidate list */
+#define ENTER(LV)                                                                                       \
+  do {                                                                                                  \
+    level *l_ = &lv[LV];                                                                                \
+    int x_ = l_->param;                                                                                 \
+    lit[LV] = 0;                                                                                        \
+    if (!l_->n_conds) {                                                                                 \
+      llst[LV] = ident[x_];                                                                             \
+      lcnt[LV] = s->n_allowed[x_];                                                                      \
+    } else if (l_->memo) {                                                                              \
+      int64_t key_ = 0;                                                                                 \
+      for (int k_ = 0; k_ < l_->n_key; k_++) key_ += l_->kstride[k_] * b->curpos[l_->key[k_]];          \
+      int32_t off_ = l_->memo[key_];                                                                    \
+      if (off_ < 0) {                                                                                   \
+        int na_ = s->n_allowed[x_];                                                                     \
+        if (l_->pool_n + na_ + 1 > l_->pool_cap) {                                                      \
+          int64_t nc_ = (l_->pool_cap ? l_->pool_cap * 2 : 1024);                                       \
+          while (nc_ < l_->pool_n + na_ + 1) nc_ *= 2;                                                  \
+          if (nc_ > INT32_MAX) { rc = MPT_ERR_NOMEM; goto fail_rows; }                                  \
+          int32_t *np_ = realloc(l_->pool, sizeof(int32_t) * (size_t)nc_);                              \
+          if (!np_) { rc = MPT_ERR_NOMEM; goto fail_rows; }                                             \
+          l_->pool = np_;                                                                               \
+          l_->pool_cap = nc_;                                                                           \
+        }                                                                                               \
+        off_ = (int32_t)l_->pool_n;                                                                     \
+        int32_t *dst_ = l_->pool + off_ + 1;                                                            \
+        int c_ = 0;                                                                                     \
+        for (int j_ = 0; j_ < na_; j_++) {                                                              \
+          b->vars[x_] = P[x_].values[s->allowed[x_][j_]];                                               \
+          if (conds_hold(b, l_->conds, l_->n_conds)) dst_[c_++] = j_;                                   \
+        }                                                                                               \
+        l_->pool[off_] = c_;                                                                            \
+        l_->pool_n += c_ + 1;                                                                           \
+        l_->memo[key_] = off_;                                                                          \
+      }                                                                                                 \
+      llst[LV] = (const int *)(l_->pool + off_ + 1);                                                    \
+      lcnt[LV] = l_->pool[off_];                                                                        \
+    } else {                                                                                            \
+      int na_ = s->n_allowed[x_], c_ = 0;                                                               \
+      for (int j_ = 0; j_ < na_; j_++) {                                                                \
+        b->vars[x_] = P[x_].values[s->allowed[x_][j_]];                                                 \
+        if (conds_hold(b, l_->conds, l_->n_conds)) l_->buf[c_++] = j_;                                  \
+      }                                                                                                 \
+      llst[LV] = l_->buf;                                                                               \
+      lcnt[LV] = c_;                                                                                    \
+    }                                                                                                   \
+  } while (0)
+
+  ENTER(0);
+  while (L >= 0) {
+    if (lit[L] >= lcnt[L]) {
+      L--;
+      if (L >= 0) lit[L]++;
+      continue;
+    }
+    int x = lv[L].param;
+    if (L == n - 1) { /* emit every candidate of the last level */
+      int c = lcnt[L];
+      if (nrows + c > cap) {
+        while (nrows + c > cap) cap *= 2;
+        uint64_t *nr = realloc(rows, sizeof(uint64_t) * (size_t)cap * (size_t)W);
+        if (!nr) { rc = MPT_ERR_NOMEM; goto fail_rows; }
+        rows = nr;
+      }
+      const uint64_t *base = keys + (size_t)L * (size_t)W;
+      const int *lst = llst[L];
+      const uint64_t *vf = vfield[x];
+      if (W == 1) {
+        uint64_t b0 = base[0];
+        for (int i = 0; i < c; i++) rows[nrows + i] = b0 | vf[lst[i]];
+      } else {
+        int fw = s->fword[x];
+        for (int i = 0; i < c; i++) {
+          uint64_t *r = rows + (size_t)(nrows + i) * (size_t)W;
+          memcpy(r, base, sizeof(uint64_t) * (size_t)W);
+          r[fw] |= vf[lst[i]];
+        }
+      }
+      nrows += c;
+      if (nrows >= (int64_t)UINT32_MAX) { rc = MPT_ERR_VALUE; goto fail_rows; }
+      lit[L] = c;
+      continue;
+    }
+    int j = llst[L][lit[L]];
+    b->curpos[x] = j;
+    b->vars[x] = P[x].values[s->allowed[x][j]];
+    uint64_t *kn = keys + (size_t)(L + 1) * (size_t)W;
+    memcpy(kn, keys + (size_t)L * (size_t)W, sizeof(uint64_t) * (size_t)W);
+    kn[s->fword[x]] |= vfield[x][j];
+    L++;
+    ENTER(L);
+  }
+#undef ENTER
+  s->rows = rows;
+  s->n_rows = nrows;
+  rows = NULL;
+fail_rows:
+  free(rows);
+out:
+  if (s->dims && ident)
+    for (int i = 0; i < s->dims; i++) { free(ident[i]); free(vfield ? vfield[i] : NULL); }
+  free(ident);
+  free(vfield);
+  free(order);
+  free(lvl_of);
+  free_levels(lv, n);
+  free(keys);
+  free(lcnt);
+  free(lit);
+  free(llst);
+  return rc;
+}
+
+int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
+  double t0 = now_s();
+  *out = NULL;
+  mpt_space *s = calloc(1, sizeof *s);
+  if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  builder b = {0};
+  b.s = s;
+  b.p = p;
+  int rc = 0, d = p->n_params;
+  uint8_t *multi = calloc((size_t)p->n_conditions + 1, 1);
+  s->prob = p;
+  s->dims = d;
+  s->default_id = -1;
+  s->nv = calloc((size_t)d, sizeof(int));
+  s->allowed = calloc((size_t)d, sizeof(int *));
+  s->n_allowed = calloc((size_t)d, sizeof(int));
+  s->pos = calloc((size_t)d, sizeof(int *));
+  s->present = calloc((size_t)d, sizeof(uint8_t *));
+  s->role = calloc((size_t)d, sizeof(int));
+  s->con = calloc((size_t)d, sizeof(int));
+  s->freep = calloc((size_t)d, sizeof(int));
+  s->fword = calloc((size_t)d, sizeof(int));
+  s->fshift = calloc((size_t)d, sizeof(int));
+  s->fmask = calloc((size_t)d, sizeof(uint64_t));
+  s->fstride = calloc((size_t)d, sizeof(int64_t));
+  b.vars = calloc((size_t)d, sizeof(mpt_value));
+  b.curpos = calloc((size_t)d, sizeof(int));
+  if (!multi || !s->nv || !s->allowed || !s->n_allowed || !s->pos || !s->present || !s->role || !s->con ||
+      !s->freep || !s->fword || !s->fshift || !s->fmask || !s->fstride || !b.vars || !b.curpos) {
+    rc = MPT_ERR_NOMEM;
+    goto fail;
+  }
+  for (int i = 0; i < d; i++) {
+    s->nv[i] = p->params[i].n_values;
+    b.vars[i] = p->params[i].values[0];
+  }
+  int empty = 0;
+  /* conditions over no parameter: evaluated once */
+  for (int k = 0; k < p->n_conditions; k++) {
+    if (p->conditions[k].n_params != 0) continue;
+    int idx0 = k;
+    if (!conds_hold(&b, &idx0, 1)) empty = 1;
+  }
+  /* single-parameter conditions filter the value lists up front */
+  for (int i = 0; i < d; i++) {
+    int nvi = s->nv[i];
+    s->allowed[i] = malloc(sizeof(int) * (size_t)nvi);
+    s->pos[i] = malloc(sizeof(int) * (size_t)nvi);
+    s->present[i] = calloc((size_t)nvi, 1);
+    if (!s->allowed[i] || !s->pos[i] || !s->present[i]) { rc = MPT_ERR_NOMEM; goto fail; }
+    int c = 0;
+    for (int v = 0; v < nvi; v++) {
+      b.vars[i] = p->params[i].values[v];
+      int ok = 1;
+      for (int k = 0; k < p->n_conditions && ok; k++)
+        if (p->conditions[k].n_params == 1 && p->conditions[k].params[0] == i) ok = conds_hold(&b, &k, 1);
+      s->pos[i][v] = ok ? c : -1;
+      if (ok) s->allowed[i][c++] = v;
+    }
+    s->n_allowed[i] = c;
+    b.vars[i] = p->params[i].values[c ? s->allowed[i][0] : 0];
+    if (c == 0) empty = 1;
+  }
+  /* constrained vs free parameters */
+  uint8_t *isc = calloc((size_t)d, 1);
+  if (!isc) { rc = MPT_ERR_NOMEM; goto fail; }
+  for (int k = 0; k < p->n_conditions; k++) {
+    if (p->conditions[k].n_params < 2) continue;
+    multi[k] = 1;
+    for (int j = 0; j < p->conditions[k].n_params; j++) isc[p->conditions[k].params[j]] = 1;
+  }
+  for (int i = 0; i < d; i++) {
+    if (isc[i]) { s->role[i] = s->n_con; s->con[s->n_con++] = i; }
+    else { s->role[i] = -(1 + s->n_free); s->freep[s->n_free++] = i; }
+  }
+  free(isc);
+  /* bit fields: last constrained parameter (file order) in the low bits of word 0 */
+  {
+    int word = 0, bit = 0;
+    for (int k = s->n_con - 1; k >= 0; k--) {
+      int x = s->con[k];
+      int nb = bits_for(s->nv[x]);
+      if (bit + nb > 64) { word++; bit = 0; }
+      s->fword[x] = word;
+      s->fshift[x] = bit;
+      s->fmask[x] = nb ? ((nb == 64 ? ~0ULL : ((1ULL << nb) - 1))) : 0;
+      bit += nb;
+    }
+    s->words = word + 1;
+  }
+  /* free parameters: mixed-radix suffix, last one fastest */
+  {
+    double q = 1;
+    int64_t st = 1;
+    for (int k = s->n_free - 1; k >= 0; k--) {
+      int x = s->freep[k];
+      s->fstride[x] = st;
+      q *= s->n_allowed[x] ? s->n_allowed[x] : 1;
+      if (q > 9.0e18) { rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)", p->path); goto fail; }
+      st *= s->n_allowed[x] ? s->n_allowed[x] : 1;
+    }
+    s->q = st;
+  }
+  if (!empty) {
+    rc = build_valid_set(&b, multi, NULL);
+    if (rc == MPT_ERR_VALUE) {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: more than 2^32 valid combinations of the constrained parameters",
+                         p->path);
+      goto fail;
+    }
+    if (rc) goto fail;
+    if ((double)s->n_rows * (double)s->q > 9.0e18) {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)",
+                         p->path);
+      goto fail;
+    }
+  } else {
+    s->n_rows = 0;
+  }
+  s->size = s->n_rows * s->q;
+  if (s->n_rows > 0) {
+    /* canonical order: lexicographic in file order */
+    if (s->words == 1) {
+      int bits = 0;
+      for (int k = 0; k < s->n_con; k++) bits += bits_for(s->nv[s->con[k]]);
+      if ((rc = radix_sort(s->rows, s->n_rows, bits))) goto fail;
+    } else {
+      g_sort_words = s->words;
+      qsort(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows);
+    }
+    uint64_t cap = 16;
+    while (cap < 2 * (uint64_t)s->n_rows) cap *= 2;
+    s->table = malloc(sizeof(uint32_t) * cap);
+    if (!s->table) { rc = MPT_ERR_NOMEM; goto fail; }
+    memset(s->table, 0xff, sizeof(uint32_t) * cap);
+    s->tmask = cap - 1;
+    int W = s->words;
+    for (int64_t r = 0; r < s->n_rows; r++) {
+      const uint64_t *key = s->rows + (size_t)r * (size_t)W;
+      uint64_t h = hash_key(key, W) & s->tmask;
+      while (s->table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & s->tmask;
+      s->table[h] = (uint32_t)r;
+    }
+    /* values present in the valid set */
+    for (int k = 0; k < s->n_con; k++) {
+      int x = s->con[k];
+      const uint64_t *col = s->rows + s->fword[x];
+      int sh = s->fshift[x];
+      uint64_t m = s->fmask[x];
+      uint8_t *pr = s->present[x];
+      for (int64_t r = 0; r < s->n_rows; r++) pr[(col[(size_t)r * (size_t)W] >> sh) & m] = 1;
+    }
+    for (int k = 0; k < s->n_free; k++) {
+      int x = s->freep[k];
+      for (int j = 0; j < s->n_allowed[x]; j++) s->present[x][s->allowed[x][j]] = 1;
+    }
+    /* default configuration */
+    int *di = malloc(sizeof(int) * (size_t)d);
+    if (!di) { rc = MPT_ERR_NOMEM; goto fail; }
+    int ok = 1;
+    for (int i = 0; i < d; i++) {
+      di[i] = p->params[i].default_index;
+      if (di[i] < 0) ok = 0;
+    }
+    s->default_id = ok ? mpt_space_lookup(s, di) : -1;
+    free(di);
+  }
+  if ((rc = mpt_space__prepare_encoding(s))) goto fail;
+  s->eval_warning = b.first_error;
+  b.first_error = NULL;
+  s->st.valid = s->size;
+  double cart = 1;
+  for (int i = 0; i < d; i++) cart *= s->nv[i];
+  s->st.cartesian = cart;
+  s->st.eval_errors = b.eval_errors;
+  int64_t bytes = (int64_t)sizeof *s + s->n_rows * s->words * 8 + (s->table ? (int64_t)(s->tmask + 1) * 4 : 0);
+  for (int i = 0; i < d; i++) bytes += (int64_t)s->nv[i] * (4 + 4 + 1) + 64;
+  s->st.bytes = bytes;
+  free(multi);
+  free(b.vars);
+  free(b.curpos);
+  s->st.seconds = now_s() - t0;
+  *out = s;
+  return 0;
+fail:
+  free(multi);
+  free(b.vars);
+  free(b.curpos);
+  free(b.first_error);
+  mpt_space_free(s);
+  if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s: out of memory building the search space", p->path);
+  return rc;
+}
+
+void mpt_space_free(mpt_space *s) {
+  if (!s) return;
+  for (int i = 0; i < s->dims; i++) {
+    if (s->allowed) free(s->allowed[i]);
+    if (s->pos) free(s->pos[i]);
+    if (s->present) free(s->present[i]);
+  }
+  free(s->nv);
+  free(s->allowed);
+  free(s->n_allowed);
+  free(s->pos);
+  free(s->present);
+  free(s->role);
+  free(s->con);
+  free(s->freep);
+  free(s->fword);
+  free(s->fshift);
+  free(s->fmask);
+  free(s->fstride);
+  free(s->rows);
+  free(s->table);
+  free(s->eval_warning);
+  free(s->emin);
+  free(s->emax);
+  free(s->lmin);
+  free(s->lmax);
+  free(s->logok);
+  free(s);
+}
+
+/* ---- accessors ---- */
+
+const mpt_problem *mpt_space_problem(const mpt_space *s) { return s->prob; }
+int64_t mpt_space_size(const mpt_space *s) { return s->size; }
+int mpt_space_dims(const mpt_space *s) { return s->dims; }
+int mpt_space_n_values(const mpt_space *s, int param) {
+  return (param >= 0 && param < s->dims) ? s->nv[param] : 0;
+}
+void mpt_space_stats_get(const mpt_space *s, mpt_space_stats *st) { *st = s->st; }
+const char *mpt_space_eval_warning(const mpt_space *s) { return s->eval_warning; }
+
+int mpt_space_value_index(const mpt_space *s, int64_t id, int param) {
+  if (id < 0 || id >= s->size || param < 0 || param >= s->dims) return -1;
+  int r = s->role[param];
+  if (r >= 0) {
+    int64_t row = s->q == 1 ? id : id / s->q;
+    return (int)((s->rows[(size_t)row * (size_t)s->words + (size_t)s->fword[param]] >> s->fshift[param]) &
+                 s->fmask[param]);
+  }
+  int64_t sfx = s->q == 1 ? 0 : id % s->q;
+  return s->allowed[param][(sfx / s->fstride[param]) % s->n_allowed[param]];
+}
+
+void mpt_space_config(const mpt_space *s, int64_t id, int *idx) {
+  if (id < 0 || id >= s->size) {
+    for (int i = 0; i < s->dims; i++) idx[i] = -1;
+    return;
+  }
+  int64_t row = s->q == 1 ? id : id / s->q;
+  int64_t sfx = s->q == 1 ? 0 : id % s->q;
+  const uint64_t *r = s->rows + (size_t)row * (size_t)s->words;
+  for (int k = 0; k < s->n_con; k++) {
+    int x = s->con[k];
+    idx[x] = (int)((r[s->fword[x]] >> s->fshift[x]) & s->fmask[x]);
+  }
+  for (int k = s->n_free - 1; k >= 0; k--) {
+    int x = s->freep[k];
+    int na = s->n_allowed[x];
+    idx[x] = s->allowed[x][sfx % na];
+    sfx /= na;
+  }
+}
+
+int64_t mpt_space_lookup(const mpt_space *s, const int *idx) {
+  if (s->size == 0) return -1;
+  uint64_t kbuf[8];
+  uint64_t *key = s->words <= 8 ? kbuf : calloc((size_t)s->words, sizeof(uint64_t));
+  if (!key) return -1;
+  for (int w = 0; w < s->words && s->words <= 8; w++) key[w] = 0;
+  int64_t sfx = 0, res = -1;
+  for (int i = 0; i < s->dims; i++) {
+    int v = idx[i];
+    if (v < 0 || v >= s->nv[i]) goto done;
+    int j = s->pos[i][v];
+    if (j < 0) goto done;
+    if (s->role[i] >= 0) key[s->fword[i]] |= (uint64_t)v << s->fshift[i];
+    else sfx += (int64_t)j * s->fstride[i];
+  }
+  int64_t row = mpt_space__find_row(s, key);
+  if (row >= 0) res = row * s->q + sfx;
+done:
+  if (key != kbuf) free(key);
+  return res;
+}
+
+int mpt_space_check(const mpt_space *s, const int *idx) {
+  const mpt_problem *p = s->prob;
+  mpt_value vb[64];
+  mpt_value *vars = s->dims <= 64 ? vb : malloc(sizeof(mpt_value) * (size_t)s->dims);
+  if (!vars) return 0;
+  int ok = 1;
+  for (int i = 0; i < s->dims; i++) {
+    if (idx[i] < 0 || idx[i] >= s->nv[i]) { ok = 0; break; }
+    vars[i] = p->params[i].values[idx[i]];
+  }
+  mpt_error e;
+  for (int k = 0; k < p->n_conditions && ok; k++) {
+    int t = 0;
+    if (mpt_expr_eval_bool(p->conditions[k].expr, vars, &t, &e) || !t) ok = 0;
+  }
+  if (vars != vb) free(vars);
+  return ok;
+}
+
+int64_t mpt_space_default_id(const mpt_space *s) { return s->default_id; }
+
+int mpt_space_format(const mpt_space *s, int64_t id, char *buf, int cap) {
+  int ib[64];
+  int *idx = s->dims <= 64 ? ib : malloc(sizeof(int) * (size_t)s->dims);
+  if (!idx) return 0;
+  mpt_space_config(s, id, idx);
+  int len = 0;
+  for (int i = 0; i < s->dims; i++) {
+    const mpt_param *par = &s->prob->params[i];
+    char v[256];
+    if (idx[i] >= 0) mpt_value_str_repr(&par->values[idx[i]], v, sizeof v);
+    else snprintf(v, sizeof v, "?");
+    int n = snprintf(len < cap ? buf + len : NULL, len < cap ? (size_t)(cap - len) : 0, "%s%s=%s", i ? "," : "",
+                     par->name, v);
+    len += n;
+  }
+  if (cap > 0 && len >= cap) buf[cap - 1] = '\0';
+  if (idx != ib) free(idx);
+  return len;
+}

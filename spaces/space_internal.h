@@ -1,0 +1,54 @@
+/* spaces/space_internal.h: the layout of mpt_space shared by spaces/space*.c (private to spaces/).
+ * Parameters split into "constrained" ones (read by a condition over two or more parameters) and "free"
+ * ones. The valid set is n_rows packed rows (value indices of the constrained parameters, bit fields in
+ * `words` uint64 words, sorted in file order) times the mixed-radix product of the free parameters'
+ * allowed values: id = row * q + suffix. An open-addressing hash maps a packed row to its index. */
+#ifndef MPT_SPACE_INTERNAL_H
+#define MPT_SPACE_INTERNAL_H
+#include <stdint.h>
+#include "spaces/space.h"
+
+#define MPT_SPACE_EMPTY_SLOT UINT32_MAX
+
+struct mpt_space {
+  const mpt_problem *prob;
+  int dims;
+  int *nv;             /* values per parameter */
+  int **allowed;       /* per parameter: value indices passing its single-parameter conditions, ascending */
+  int *n_allowed;
+  int **pos;           /* pos[p][v]: position of v in allowed[p], or -1 */
+  uint8_t **present;   /* present[p][v]: value v of p occurs in at least one valid configuration */
+  int *role;           /* >= 0: index in con[]; < 0: -(1 + index in freep[]) */
+  int n_con, *con;     /* constrained parameters, file order */
+  int n_free, *freep;  /* free parameters, file order */
+  int words;           /* uint64 words per packed row (>= 1) */
+  int *fword, *fshift; /* per parameter (constrained only): word and bit offset of its field */
+  uint64_t *fmask;     /* per parameter: field mask (after shifting down) */
+  int64_t *fstride;    /* per parameter (free only): stride of its allowed position in the suffix */
+  uint64_t *rows;      /* n_rows * words */
+  int64_t n_rows;
+  int64_t q;           /* product of n_allowed over free parameters */
+  uint32_t *table;     /* hash: row index or MPT_SPACE_EMPTY_SLOT */
+  uint64_t tmask;
+  int64_t size;
+  int64_t default_id;
+  mpt_space_stats st;
+  double *emin, *emax;   /* per parameter: min/max numeric value (encodings) */
+  double *lmin, *lmax;   /* per parameter: min/max log2 value, when every value is > 0 */
+  uint8_t *logok;
+  char *eval_warning;
+};
+
+/* hash slot probe for a packed key; row index or -1 */
+int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key);
+
+/* fills emin/emax/lmin/lmax/logok; 0 or MPT_ERR_NOMEM */
+int mpt_space__prepare_encoding(mpt_space *s);
+
+/* Ring search around c (any in-range configuration): visits the valid ids at L1 index distance r for
+ * r = rmin, rmin+1, ... and stops after the first ring where visit() accepted one (returns 0, *radius = r),
+ * when no ring is left (1), or when more than `budget` probes were needed (-1). */
+int mpt_space__rings(const mpt_space *s, const int *c, int rmin, int64_t budget, int (*visit)(void *, int64_t),
+                     void *vctx, int *radius);
+
+#endif

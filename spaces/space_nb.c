@@ -1,0 +1,306 @@
+/* spaces/space_nb.c: neighbourhoods of any configuration (Kernel Tuner's strictly-adjacent, adjacent and
+ * Hamming definitions, plus index distance) as valid ids, by probing the hash index when the candidate
+ * set is small and by scanning the packed rows otherwise; also the ring search (nearest valid
+ * configurations by L1 index distance) that sampling reuses. */
+#include "spaces/space_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *mpt_neighbor_kind_name(mpt_neighbor_kind k) {
+  switch (k) {
+    case MPT_NB_STRICTLY_ADJACENT: return "strictly-adjacent";
+    case MPT_NB_ADJACENT: return "adjacent";
+    case MPT_NB_HAMMING: return "Hamming";
+    case MPT_NB_INDEX_DISTANCE: return "index-distance";
+  }
+  return "?";
+}
+
+int mpt_neighbor_kind_parse(const char *name) {
+  if (!name) return -1;
+  if (!strcasecmp(name, "strictly-adjacent") || !strcasecmp(name, "strictly_adjacent"))
+    return MPT_NB_STRICTLY_ADJACENT;
+  if (!strcasecmp(name, "adjacent")) return MPT_NB_ADJACENT;
+  if (!strcasecmp(name, "hamming")) return MPT_NB_HAMMING;
+  if (!strcasecmp(name, "index-distance") || !strcasecmp(name, "index_distance") || !strcasecmp(name, "index"))
+    return MPT_NB_INDEX_DISTANCE;
+  return -1;
+}
+
+/* result collector: ids, possibly unsorted, into a growable buffer */
+typedef struct idbuf {
+  int64_t *a;
+  int64_t n, cap;
+  int64_t stack[256];
+  int oom;
+} idbuf;
+
+static void ib_init(idbuf *b) {
+  b->a = b->stack;
+  b->n = 0;
+  b->cap = 256;
+  b->oom = 0;
+}
+static void ib_push(idbuf *b, int64_t id) {
+  if (b->n == b->cap) {
+    int64_t nc = b->cap * 2;
+    int64_t *na = malloc(sizeof(int64_t) * (size_t)nc);
+    if (!na) { b->oom = 1; return; }
+    memcpy(na, b->a, sizeof(int64_t) * (size_t)b->n);
+    if (b->a != b->stack) free(b->a);
+    b->a = na;
+    b->cap = nc;
+  }
+  b->a[b->n++] = id;
+}
+static void ib_free(idbuf *b) {
+  if (b->a != b->stack) free(b->a);
+}
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+/* sorts, removes duplicates, copies up to cap; returns the count */
+static int64_t ib_finish(idbuf *b, int64_t *ids, int64_t cap, int sorted) {
+  if (b->oom) { ib_free(b); return MPT_ERR_NOMEM; }
+  if (!sorted && b->n > 1) qsort(b->a, (size_t)b->n, sizeof(int64_t), cmp_i64);
+  int64_t m = 0;
+  for (int64_t i = 0; i < b->n; i++)
+    if (m == 0 || b->a[i] != b->a[m - 1]) b->a[m++] = b->a[i];
+  for (int64_t i = 0; i < m && i < cap; i++) ids[i] = b->a[i];
+  ib_free(b);
+  return m;
+}
+
+static int centre_ok(const mpt_space *s, const int *c) {
+  for (int i = 0; i < s->dims; i++)
+    if (c[i] < 0 || c[i] >= s->nv[i]) return 0;
+  return 1;
+}
+
+/* ---- box query: every valid configuration with idx[p] in cand[p] (lists sorted ascending) ---- */
+
+typedef struct box {
+  int *n;       /* per parameter: number of candidate values (1..3) */
+  int (*v)[3];  /* per parameter: the candidates, ascending */
+} box;
+
+/* free-part enumeration for one row: appends ids in ascending order */
+static void box_emit_row(const mpt_space *s, const box *bx, int64_t row, int64_t skip, idbuf *out) {
+  int nf = s->n_free;
+  if (nf == 0) {
+    if (row != skip) ib_push(out, row);
+    return;
+  }
+  int fp[nf][3], fn[nf], it[nf];
+  for (int k = 0; k < nf; k++) {
+    int x = s->freep[k];
+    fn[k] = 0;
+    for (int t = 0; t < bx->n[x]; t++) {
+      int j = s->pos[x][bx->v[x][t]];
+      if (j >= 0) fp[k][fn[k]++] = j;
+    }
+    if (!fn[k]) return;
+  }
+  memset(it, 0, sizeof it);
+  for (;;) {
+    int64_t sfx = 0;
+    for (int k = 0; k < nf; k++) sfx += (int64_t)fp[k][it[k]] * s->fstride[s->freep[k]];
+    int64_t id = row * s->q + sfx;
+    if (id != skip) ib_push(out, id);
+    int k = nf - 1;
+    while (k >= 0 && ++it[k] == fn[k]) it[k--] = 0;
+    if (k < 0) break;
+  }
+}
+
+static void box_query(const mpt_space *s, const box *bx, int64_t skip, idbuf *out) {
+  int nc = s->n_con, W = s->words;
+  double pc = 1;
+  for (int k = 0; k < nc; k++) pc *= bx->n[s->con[k]];
+  if (pc == 0) return;
+  if (pc <= 256 || pc * 16 <= (double)s->n_rows * (nc ? nc : 1)) {
+    /* probe every combination of the constrained parameters (file order, last fastest: rows ascend) */
+    int it[nc + 1];
+    uint64_t key[W];
+    memset(it, 0, sizeof it);
+    for (;;) {
+      memset(key, 0, sizeof(uint64_t) * (size_t)W);
+      for (int k = 0; k < nc; k++) {
+        int x = s->con[k];
+        key[s->fword[x]] |= (uint64_t)bx->v[x][it[k]] << s->fshift[x];
+      }
+      int64_t row = nc ? mpt_space__find_row(s, key) : 0;
+      if (row >= 0) box_emit_row(s, bx, row, skip, out);
+      int k = nc - 1;
+      while (k >= 0 && ++it[k] == bx->n[s->con[k]]) it[k--] = 0;
+      if (k < 0) break;
+    }
+    return;
+  }
+  /* scan the rows */
+  for (int64_t r = 0; r < s->n_rows; r++) {
+    const uint64_t *row = s->rows + (size_t)r * (size_t)W;
+    int ok = 1;
+    for (int k = 0; k < nc && ok; k++) {
+      int x = s->con[k];
+      int v = (int)((row[s->fword[x]] >> s->fshift[x]) & s->fmask[x]);
+      const int *cv = bx->v[x];
+      int n = bx->n[x];
+      ok = (v == cv[0]) || (n > 1 && v == cv[1]) || (n > 2 && v == cv[2]);
+    }
+    if (ok) box_emit_row(s, bx, r, skip, out);
+  }
+}
+
+/* ---- ring search: valid configurations at L1 index distance exactly r ---- */
+
+typedef struct ring_ctx {
+  const mpt_space *s;
+  const int *c;
+  int *cur;
+  const int *reach; /* reach[p]: the largest |d| parameters p.. can still absorb (suffix sum) */
+  int64_t budget;   /* probes left */
+  int (*visit)(void *, int64_t);
+  void *vctx;
+  int64_t found;
+} ring_ctx;
+
+static int ring_rec(ring_ctx *R, int p, int rem) {
+  const mpt_space *s = R->s;
+  if (p == s->dims) {
+    if (rem) return 0;
+    if (--R->budget < 0) return -1;
+    int64_t id = mpt_space_lookup(s, R->cur);
+    if (id >= 0 && R->visit(R->vctx, id)) R->found++;
+    return 0;
+  }
+  if (rem > R->reach[p]) return 0;
+  int c = R->c[p], nv = s->nv[p];
+  int rest = p + 1 < s->dims ? R->reach[p + 1] : 0;
+  int dmin = rem - rest; /* this parameter must take at least dmin */
+  if (dmin < 0) dmin = 0;
+  for (int d = dmin; d <= rem; d++) {
+    for (int sg = (d ? -1 : 1); sg <= 1; sg += 2) {
+      int v = c + sg * d;
+      if (v < 0 || v >= nv || s->pos[p][v] < 0) continue;
+      R->cur[p] = v;
+      if (ring_rec(R, p + 1, rem - d) < 0) return -1;
+    }
+  }
+  R->cur[p] = c;
+  return 0;
+}
+
+int mpt_space__rings(const mpt_space *s, const int *c, int rmin, int64_t budget, int (*visit)(void *, int64_t),
+                     void *vctx, int *radius) {
+  int d = s->dims;
+  int *cur = malloc(sizeof(int) * (size_t)d * 2);
+  if (!cur) return MPT_ERR_NOMEM;
+  int *reach = cur + d;
+  int acc = 0;
+  for (int p = d - 1; p >= 0; p--) {
+    int up = s->nv[p] - 1 - c[p], dn = c[p];
+    acc += up > dn ? up : dn;
+    reach[p] = acc;
+  }
+  memcpy(cur, c, sizeof(int) * (size_t)d);
+  ring_ctx R = {s, c, cur, reach, budget, visit, vctx, 0};
+  int rc = 1;
+  for (int r = rmin; r <= reach[0]; r++) {
+    if (ring_rec(&R, 0, r) < 0) { rc = -1; break; }
+    if (R.found) { *radius = r; rc = 0; break; }
+  }
+  free(cur);
+  return rc; /* 0 found at *radius, 1 nothing at any radius, -1 budget exhausted */
+}
+
+static int64_t l1(const int *a, const int *b, int d) {
+  int64_t t = 0;
+  for (int i = 0; i < d; i++) t += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+  return t;
+}
+
+static int visit_collect(void *ctx, int64_t id) {
+  ib_push((idbuf *)ctx, id);
+  return 1;
+}
+
+int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kind kind, int64_t *ids,
+                            int64_t cap) {
+  if (!centre_ok(s, idx)) return MPT_ERR_VALUE;
+  if (s->size == 0) return 0;
+  int d = s->dims;
+  idbuf out;
+  ib_init(&out);
+  int64_t self = mpt_space_lookup(s, idx);
+  switch (kind) {
+    case MPT_NB_STRICTLY_ADJACENT:
+    case MPT_NB_ADJACENT: {
+      int bn[d], bv[d][3];
+      box bx = {bn, bv};
+      for (int p = 0; p < d; p++) {
+        int c = idx[p], n = 0;
+        int lo = -1, hi = -1;
+        if (kind == MPT_NB_STRICTLY_ADJACENT) {
+          if (c > 0) lo = c - 1;
+          if (c + 1 < s->nv[p]) hi = c + 1;
+        } else {
+          for (int v = c - 1; v >= 0; v--) if (s->present[p][v]) { lo = v; break; }
+          for (int v = c + 1; v < s->nv[p]; v++) if (s->present[p][v]) { hi = v; break; }
+        }
+        if (lo >= 0) bx.v[p][n++] = lo;
+        bx.v[p][n++] = c;
+        if (hi >= 0) bx.v[p][n++] = hi;
+        bx.n[p] = n;
+      }
+      box_query(s, &bx, self, &out);
+      return ib_finish(&out, ids, cap, 1);
+    }
+    case MPT_NB_HAMMING: {
+      int ib[64];
+      int *cur = d <= 64 ? ib : malloc(sizeof(int) * (size_t)d);
+      if (!cur) return MPT_ERR_NOMEM;
+      memcpy(cur, idx, sizeof(int) * (size_t)d);
+      for (int p = 0; p < d; p++) {
+        for (int j = 0; j < s->n_allowed[p]; j++) {
+          int v = s->allowed[p][j];
+          if (v == idx[p]) continue;
+          cur[p] = v;
+          int64_t id = mpt_space_lookup(s, cur);
+          if (id >= 0) ib_push(&out, id);
+        }
+        cur[p] = idx[p];
+      }
+      if (cur != ib) free(cur);
+      return ib_finish(&out, ids, cap, 0);
+    }
+    case MPT_NB_INDEX_DISTANCE: {
+      int radius = 0;
+      int64_t budget = s->size / 2 + 256;
+      int rc = mpt_space__rings(s, idx, 1, budget, visit_collect, &out, &radius);
+      if (rc == MPT_ERR_NOMEM) { ib_free(&out); return rc; }
+      if (rc < 0) { /* scan every id */
+        out.n = 0;
+        int ib[64];
+        int *cfg = d <= 64 ? ib : malloc(sizeof(int) * (size_t)d);
+        if (!cfg) { ib_free(&out); return MPT_ERR_NOMEM; }
+        int64_t best = INT64_MAX;
+        for (int64_t id = 0; id < s->size; id++) {
+          mpt_space_config(s, id, cfg);
+          int64_t t = l1(cfg, idx, d);
+          if (t == 0 || t > best) continue;
+          if (t < best) { best = t; out.n = 0; }
+          ib_push(&out, id);
+        }
+        if (cfg != ib) free(cfg);
+        return ib_finish(&out, ids, cap, 1);
+      }
+      return ib_finish(&out, ids, cap, 0);
+    }
+  }
+  ib_free(&out);
+  return MPT_ERR_VALUE;
+}

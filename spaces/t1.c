@@ -1,0 +1,424 @@
+/* spaces/t1.c: reads a T1 problem file (ConfigurationSpace.TuningParameters and Conditions): evaluates
+ * each parameter's `Values` expression, checks types and defaults, compiles the conditions and finds the
+ * parameters each one uses (warning when the file's `Parameters` list disagrees). */
+#include "spaces/t1.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static const char *type_names[] = {"int", "uint", "float", "bool", "string"};
+
+static int add_warning(mpt_problem *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_warning(mpt_problem *p, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **w = realloc(p->warnings, sizeof(char *) * (size_t)(p->n_warnings + 1));
+  if (!w) return MPT_ERR_NOMEM;
+  p->warnings = w;
+  if (!(w[p->n_warnings] = dupstr(buf))) return MPT_ERR_NOMEM;
+  p->n_warnings++;
+  return 0;
+}
+
+/* line and column (1-based) of a byte offset in text */
+static void line_col(const char *text, size_t off, int *line, int *col) {
+  int l = 1, c = 1;
+  for (size_t i = 0; i < off && text[i]; i++) {
+    if (text[i] == '\n') { l++; c = 1; } else c++;
+  }
+  *line = l;
+  *col = c;
+}
+
+/* A JSON scalar (number, string, bool) as a value; numbers become int when integral and the
+ * parameter is not a float. */
+static int json_to_value(const cJSON *j, mpt_ptype type, mpt_value *out) {
+  if (cJSON_IsBool(j)) { *out = mpt_value_bool(cJSON_IsTrue(j)); return 0; }
+  if (cJSON_IsNumber(j)) {
+    double d = j->valuedouble;
+    if (type != MPT_P_FLOAT && d == floor(d) && fabs(d) < 9.2e18) *out = mpt_value_int((int64_t)d);
+    else *out = mpt_value_float(d);
+    return 0;
+  }
+  if (cJSON_IsString(j)) {
+    *out = mpt_value_str(j->valuestring);
+    return out->kind == MPT_V_STR ? 0 : MPT_ERR_NOMEM;
+  }
+  return MPT_ERR_VALUE;
+}
+
+static const char *kind_name(mpt_vkind k) {
+  switch (k) {
+    case MPT_V_BOOL: return "bool";
+    case MPT_V_INT: return "int";
+    case MPT_V_FLOAT: return "float";
+    case MPT_V_STR: return "str";
+    case MPT_V_LIST: return "list";
+    default: return "None";
+  }
+}
+
+/* Checks that v fits the declared type (ints accepted for float, 0/1 for bool, bool for int). */
+static int value_fits(const mpt_value *v, mpt_ptype t) {
+  switch (t) {
+    case MPT_P_INT: return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL;
+    case MPT_P_UINT: return (v->kind == MPT_V_INT || v->kind == MPT_V_BOOL) && v->u.i >= 0;
+    case MPT_P_FLOAT: return v->kind == MPT_V_FLOAT || v->kind == MPT_V_INT || v->kind == MPT_V_BOOL;
+    case MPT_P_BOOL: return v->kind == MPT_V_BOOL || (v->kind == MPT_V_INT && (v->u.i == 0 || v->u.i == 1));
+    case MPT_P_STRING: return v->kind == MPT_V_STR;
+  }
+  return 0;
+}
+
+static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
+  mpt_param *par = &p->params[i];
+  const char *file = p->path;
+  if (!cJSON_IsObject(jp))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d]: expected an object", file, i);
+  const cJSON *jn = cJSON_GetObjectItemCaseSensitive(jp, "Name");
+  if (!cJSON_IsString(jn) || !jn->valuestring[0])
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Name: missing or not a non-empty string",
+                         file, i);
+  for (int k = 0; k < i; k++)
+    if (strcmp(p->params[k].name, jn->valuestring) == 0)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Name: duplicate parameter '%s'", file, i,
+                           jn->valuestring);
+  if (!(par->name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jp, "Type");
+  if (!cJSON_IsString(jt))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Type (%s): missing or not a string", file,
+                         i, par->name);
+  int t = -1;
+  for (int k = 0; k < 5; k++)
+    if (strcmp(jt->valuestring, type_names[k]) == 0) t = k;
+  if (t < 0)
+    return mpt_error_set(err, MPT_ERR_VALUE,
+                         "%s: TuningParameters[%d].Type (%s): unknown type '%s' (expected int, uint, float, bool "
+                         "or string)", file, i, par->name, jt->valuestring);
+  par->type = (mpt_ptype)t;
+
+  const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
+  mpt_value list = {0};
+  char field[128];
+  snprintf(field, sizeof field, "TuningParameters[%d].Values (%s)", i, par->name);
+  if (cJSON_IsString(jv)) {
+    int col = 0;
+    int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
+    if (rc) {
+      mpt_expr_format_error(err, file, field, jv->valuestring, col);
+      return err ? err->code : rc;
+    }
+    if (list.kind != MPT_V_LIST) {
+      mpt_value_free(&list);
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: the expression '%s' gives a %s, not a list", file, field,
+                           jv->valuestring, kind_name(list.kind));
+    }
+  } else if (cJSON_IsArray(jv)) { /* lenient: a JSON array of values */
+    int n = cJSON_GetArraySize(jv);
+    list.kind = MPT_V_LIST;
+    list.u.list.n = 0;
+    list.u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
+    if (!list.u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, jv) {
+      int rc = json_to_value(it, par->type, &list.u.list.items[list.u.list.n]);
+      if (rc) {
+        mpt_value_free(&list);
+        return mpt_error_set(err, rc == MPT_ERR_NOMEM ? rc : MPT_ERR_VALUE,
+                             "%s: %s: item %d is not a number, string or bool", file, field, (int)list.u.list.n);
+      }
+      list.u.list.n++;
+    }
+  } else {
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: missing, or neither a string nor an array", file, field);
+  }
+  if (list.u.list.n == 0) {
+    mpt_value_free(&list);
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: empty Values list", file, field);
+  }
+  if (list.u.list.n > 1000000000) {
+    mpt_value_free(&list);
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: too many values", file, field);
+  }
+  for (int64_t k = 0; k < list.u.list.n; k++) {
+    if (!value_fits(&list.u.list.items[k], par->type)) {
+      char rep[128];
+      mpt_value_repr(&list.u.list.items[k], rep, sizeof rep);
+      const char *kn = kind_name(list.u.list.items[k].kind);
+      mpt_value_free(&list);
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: value %s (%s) does not fit Type '%s'", file, field, rep, kn,
+                           type_names[t]);
+    }
+  }
+  /* take ownership of the items */
+  par->n_values = (int)list.u.list.n;
+  par->values = list.u.list.items;
+  par->numeric = malloc(sizeof(double) * (size_t)par->n_values);
+  if (!par->numeric) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < par->n_values; k++) {
+    int ok = 0;
+    double d = mpt_value_as_double(&par->values[k], &ok);
+    par->numeric[k] = ok ? d : (double)k;
+  }
+
+  par->default_index = -1;
+  const cJSON *jd = cJSON_GetObjectItemCaseSensitive(jp, "Default");
+  if (cJSON_IsArray(jd) && cJSON_GetArraySize(jd) == 1) jd = cJSON_GetArrayItem(jd, 0); /* gemm_milo: [0] */
+  if (jd && !cJSON_IsNull(jd)) {
+    mpt_value dv = {0};
+    if (json_to_value(jd, par->type, &dv) == 0) {
+      for (int k = 0; k < par->n_values; k++)
+        if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
+      if (par->default_index < 0) {
+        char rep[128];
+        mpt_value_repr(&dv, rep, sizeof rep);
+        add_warning(p, "%s: TuningParameters[%d].Default (%s): %s is not among the values", file, i, par->name, rep);
+      }
+      mpt_value_free(&dv);
+    } else {
+      add_warning(p, "%s: TuningParameters[%d].Default (%s): not a number, string or bool; ignored", file, i,
+                  par->name);
+    }
+  }
+  return 0;
+}
+
+static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *const *names, mpt_error *err) {
+  mpt_condition *c = &p->conditions[i];
+  const char *file = p->path;
+  const cJSON *je = cJSON_IsString(jc) ? jc : cJSON_GetObjectItemCaseSensitive(jc, "Expression");
+  if (!cJSON_IsString(je))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: Conditions[%d].Expression: missing or not a string", file, i);
+  if (!(c->source = dupstr(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int col = 0;
+  char field[64];
+  snprintf(field, sizeof field, "Conditions[%d].Expression", i);
+  int rc = mpt_expr_compile(c->source, names, p->n_params, &c->expr, &col, err);
+  if (rc) {
+    c->expr = NULL;
+    mpt_expr_format_error(err, file, field, c->source, col);
+    return err ? err->code : rc;
+  }
+  c->n_params = mpt_expr_n_uses(c->expr);
+  c->params = malloc(sizeof(int) * (size_t)(c->n_params > 0 ? c->n_params : 1));
+  if (!c->params) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (c->n_params) memcpy(c->params, mpt_expr_uses(c->expr), sizeof(int) * (size_t)c->n_params);
+
+  /* compare with the file's Parameters list */
+  const cJSON *jl = cJSON_IsObject(jc) ? cJSON_GetObjectItemCaseSensitive(jc, "Parameters") : NULL;
+  if (!jl) return 0;
+  if (!cJSON_IsArray(jl)) {
+    add_warning(p, "%s: Conditions[%d].Parameters: not a list; the parameters are taken from the expression",
+                file, i);
+    return 0;
+  }
+  char listed[512] = "", used[512] = "";
+  int mismatch = 0, n_listed = 0;
+  char *seen = calloc((size_t)p->n_params + 1, 1);
+  if (!seen) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, jl) {
+    const char *nm = cJSON_IsString(it) ? it->valuestring : "?";
+    size_t l = strlen(listed);
+    snprintf(listed + l, sizeof listed - l, "%s%s", n_listed++ ? ", " : "", nm);
+    int k = mpt_problem_param_index(p, nm);
+    if (k < 0) { mismatch = 1; continue; }
+    seen[k] = 1;
+  }
+  for (int k = 0; k < c->n_params; k++) {
+    size_t l = strlen(used);
+    snprintf(used + l, sizeof used - l, "%s%s", k ? ", " : "", p->params[c->params[k]].name);
+    if (!seen[c->params[k]]) mismatch = 1;
+    seen[c->params[k]] = 2;
+  }
+  for (int k = 0; k < p->n_params; k++)
+    if (seen[k] == 1) mismatch = 1;
+  free(seen);
+  if (mismatch)
+    add_warning(p, "%s: Conditions[%d]: Parameters lists [%s] but the expression '%s' uses [%s]; using the "
+                   "expression's", file, i, listed, c->source, used);
+  return 0;
+}
+
+int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
+  *out = NULL;
+  if (!path) path = "<string>";
+  mpt_problem *p = calloc(1, sizeof *p);
+  if (!p) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = 0;
+  p->path = dupstr(path);
+  p->text = dupstr(text);
+  const char *slash = strrchr(path, '/');
+  if (p->path) {
+    if (slash) {
+      p->dir = dupstr(path);
+      if (p->dir) p->dir[slash - path == 0 ? 1 : slash - path] = '\0';
+    } else {
+      p->dir = dupstr(".");
+    }
+  }
+  if (!p->path || !p->text || !p->dir) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+
+  const char *end = NULL;
+  p->json = cJSON_ParseWithOpts(text, &end, 0);
+  if (!p->json) {
+    size_t off = end ? (size_t)(end - text) : 0;
+    int line, col;
+    line_col(text, off, &line, &col);
+    char near[24] = "";
+    if (end && *end) {
+      int k = 0;
+      for (; k < 16 && end[k] && end[k] != '\n'; k++) near[k] = end[k];
+      near[k] = '\0';
+    }
+    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s", path, line, col,
+                       near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
+                       near[0] ? "'" : "");
+    goto fail;
+  }
+  if (!cJSON_IsObject(p->json)) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
+    goto fail;
+  }
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
+  const cJSON *bn = gen ? cJSON_GetObjectItemCaseSensitive(gen, "BenchmarkName") : NULL;
+  if (cJSON_IsString(bn) && bn->valuestring[0]) {
+    p->name = dupstr(bn->valuestring);
+  } else {
+    const char *base = slash ? slash + 1 : path;
+    p->name = dupstr(base);
+    if (p->name) {
+      size_t l = strlen(p->name);
+      if (l > 5 && strcmp(p->name + l - 5, ".json") == 0) p->name[l - 5] = '\0';
+    }
+  }
+  if (!p->name) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
+  if (!cJSON_IsObject(cs)) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace: missing or not an object", path);
+    goto fail;
+  }
+  const cJSON *tp = cJSON_GetObjectItemCaseSensitive(cs, "TuningParameters");
+  if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace.TuningParameters: missing, empty or not a list",
+                       path);
+    goto fail;
+  }
+  int np = cJSON_GetArraySize(tp);
+  p->params = calloc((size_t)np, sizeof(mpt_param));
+  if (!p->params) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  const cJSON *it;
+  int i = 0;
+  cJSON_ArrayForEach(it, tp) {
+    p->n_params = i + 1;
+    if ((rc = parse_param(p, i, it, err))) goto fail;
+    i++;
+  }
+
+  const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cs, "Conditions");
+  if (cd && !cJSON_IsNull(cd)) {
+    if (!cJSON_IsArray(cd)) {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace.Conditions: not a list", path);
+      goto fail;
+    }
+    int nc = cJSON_GetArraySize(cd);
+    p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
+    const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
+    if (!p->conditions || !names) {
+      free(names);
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (int k = 0; k < p->n_params; k++) names[k] = p->params[k].name;
+    i = 0;
+    cJSON_ArrayForEach(it, cd) {
+      p->n_conditions = i + 1;
+      if ((rc = parse_condition(p, i, it, (const char *const *)names, err))) break;
+      i++;
+    }
+    free(names);
+    if (rc) goto fail;
+  }
+  *out = p;
+  return 0;
+fail:
+  if (rc == 0) rc = MPT_ERR_INTERNAL;
+  mpt_problem_free(p);
+  return rc;
+}
+
+int mpt_problem_load(const char *path, mpt_problem **out, mpt_error *err) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return mpt_error_set(err, MPT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (cap - len < 65536) {
+      size_t nc = cap ? cap * 2 : 65536;
+      char *nb = realloc(buf, nc + 1);
+      if (!nb) { free(buf); fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+      buf = nb;
+      cap = nc;
+    }
+    size_t r = fread(buf + len, 1, cap - len, f);
+    len += r;
+    if (r == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) { free(buf); return mpt_error_set(err, MPT_ERR_IO, "%s: read error", path); }
+  buf[len] = '\0';
+  if (strlen(buf) != len) { free(buf); return mpt_error_set(err, MPT_ERR_PARSE, "%s: contains a NUL byte", path); }
+  int rc = mpt_problem_parse(buf, path, out, err);
+  free(buf);
+  return rc;
+}
+
+void mpt_problem_free(mpt_problem *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n_params; i++) {
+    mpt_param *par = &p->params[i];
+    for (int k = 0; k < par->n_values; k++) mpt_value_free(&par->values[k]);
+    free(par->values);
+    free(par->numeric);
+    free(par->name);
+  }
+  free(p->params);
+  for (int i = 0; i < p->n_conditions; i++) {
+    free(p->conditions[i].source);
+    mpt_expr_free(p->conditions[i].expr);
+    free(p->conditions[i].params);
+  }
+  free(p->conditions);
+  for (int i = 0; i < p->n_warnings; i++) free(p->warnings[i]);
+  free(p->warnings);
+  if (p->json) cJSON_Delete(p->json);
+  free(p->path);
+  free(p->dir);
+  free(p->text);
+  free(p->name);
+  free(p);
+}
+
+int mpt_problem_param_index(const mpt_problem *p, const char *name) {
+  for (int i = 0; i < p->n_params; i++)
+    if (strcmp(p->params[i].name, name) == 0) return i;
+  return -1;
+}

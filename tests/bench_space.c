@@ -1,0 +1,98 @@
+/* tests/bench_space.c: benchmark of the search space (docs/PERFORMANCE.md): construction time (median of
+ * R builds) and memory of every T1 file given, and the cost of the hot queries (lookup, the four
+ * neighbourhoods, random/LHS sampling) on it.
+ * usage: bench_space [-r R] FILE.json...   (prints one line per file) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "spaces/space.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  int R = 5, first = 1;
+  if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+    R = atoi(argv[2]);
+    first = 3;
+  }
+  if (first >= argc || R < 1) {
+    fprintf(stderr, "usage: bench_space [-r R] FILE.json...\n");
+    return 2;
+  }
+  double total = 0;
+  printf("%-26s %10s %9s %10s %9s | %8s %8s %8s %8s %8s %8s\n", "file", "valid", "build_ms", "min_ms", "MiB",
+         "lookup", "strict", "adjac", "hamming", "idxdist", "rand100");
+  printf("%-26s %10s %9s %10s %9s | %8s %8s %8s %8s %8s %8s\n", "", "", "(median)", "", "", "ns", "us", "us", "us",
+         "us", "us");
+  for (int f = first; f < argc; f++) {
+    mpt_problem *p = NULL;
+    mpt_error err = {0};
+    if (mpt_problem_load(argv[f], &p, &err)) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
+    double *t = malloc(sizeof(double) * (size_t)R);
+    mpt_space *s = NULL;
+    for (int r = 0; r < R; r++) {
+      mpt_space_free(s);
+      if (mpt_space_build(p, &s, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+      }
+      mpt_space_stats st;
+      mpt_space_stats_get(s, &st);
+      t[r] = st.seconds;
+    }
+    qsort(t, (size_t)R, sizeof(double), cmp_d);
+    double med = R % 2 ? t[R / 2] : 0.5 * (t[R / 2 - 1] + t[R / 2]);
+    total += med;
+    mpt_space_stats st;
+    mpt_space_stats_get(s, &st);
+    /* queries at random valid centres */
+    int d = mpt_space_dims(s);
+    int64_t n = mpt_space_size(s);
+    mpt_rng rng;
+    mpt_rng_seed(&rng, 1);
+    const int Q = 2000;
+    int *cent = malloc(sizeof(int) * (size_t)d * Q);
+    for (int q = 0; q < Q; q++) mpt_space_config(s, (int64_t)mpt_rng_below(&rng, (uint64_t)n), cent + q * d);
+    double t0 = now_s();
+    int64_t sink = 0;
+    for (int rep = 0; rep < 50; rep++)
+      for (int q = 0; q < Q; q++) sink += mpt_space_lookup(s, cent + q * d);
+    double lookup_ns = (now_s() - t0) / (50.0 * Q) * 1e9;
+    double nb_us[4];
+    int64_t *buf = malloc(sizeof(int64_t) * 4096);
+    for (int k = 0; k < 4; k++) {
+      int nq = k == 3 ? 200 : Q;
+      t0 = now_s();
+      for (int q = 0; q < nq; q++) sink += mpt_space_neighbors(s, cent + q * d, (mpt_neighbor_kind)k, buf, 4096);
+      nb_us[k] = (now_s() - t0) / nq * 1e6;
+    }
+    int64_t ids[100];
+    t0 = now_s();
+    for (int q = 0; q < 20; q++) sink += mpt_space_sample_random(s, &rng, n < 100 ? n : 100, ids);
+    double rand_us = (now_s() - t0) / 20 * 1e6;
+    const char *base = strrchr(argv[f], '/');
+    printf("%-26s %10lld %9.3f %10.3f %9.2f | %8.0f %8.1f %8.1f %8.1f %8.1f %8.1f%s\n", base ? base + 1 : argv[f],
+           (long long)st.valid, med * 1e3, t[0] * 1e3, st.bytes / 1048576.0, lookup_ns, nb_us[0], nb_us[1], nb_us[2],
+           nb_us[3], rand_us, sink == 42 ? " " : "");
+    free(buf);
+    free(cent);
+    free(t);
+    mpt_space_free(s);
+    mpt_problem_free(p);
+  }
+  printf("total of medians: %.3f ms\n", total * 1e3);
+  return 0;
+}

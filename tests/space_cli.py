@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""tests/space_cli.py: end-to-end checks of `mptune space`: Cartesian and valid counts of every shared T1
+file (--json), the text report, --list CSV, rank-0-only output under mpiexec, warnings reported once, and
+one clear message with a non-zero exit for a missing file, malformed JSON (line:column), a syntax error
+(caret), an unknown name, a wrong Type and an empty Values list."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MPTUNE = os.environ["MPTUNE"]
+DATA = os.environ["MPT_SHARED_DATA"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpiexec.mpich")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    return subprocess.run([MPTUNE, "space", *args], capture_output=True, text=True, timeout=120)
+
+
+COUNTS = {
+    "convolution_milo.json": (10240, 4362), "dedispersion_milo.json": (22272, 11130),
+    "gemm_milo.json": (663552, 116928), "hotspot_milo.json": (4440000, 82984),
+    "paper_dedispersion.json": (22272, 11130), "paper_gemm.json": (663552, 116928),
+    "paper_hotspot.json": (22200000, 349853), "paper_prl_2x2.json": (36864, 1200),
+    "paper_prl_4x4.json": (9437184, 10800), "paper_prl_8x8.json": (2415919104, 48720),
+}
+
+for f, (cart, valid) in COUNTS.items():
+    r = run(os.path.join(DATA, "t1", f), "--json")
+    check(r.returncode == 0, f"{f}: exit {r.returncode} {r.stderr}")
+    if r.returncode == 0:
+        o = json.loads(r.stdout)
+        check(o["cartesian"] == cart and o["valid"] == valid, f"{f}: {o['cartesian']} / {o['valid']}, want {cart} / {valid}")
+        check(o["seconds"] >= 0 and o["bytes"] > 0 and len(o["params"]) > 0, f"{f}: json keys")
+
+# text report
+r = run(os.path.join(DATA, "t1", "paper_hotspot.json"))
+check(r.returncode == 0, "text report exit")
+for needle in ["block_size_x", "37 values", "1 .. 1024", "cartesian: 22200000", "valid: 349853", "density:",
+               "construction:", "memory:", "temporal_tiling_factor % loop_unroll_factor_t == 0"]:
+    check(needle in r.stdout, f"text report lacks '{needle}'")
+
+with tempfile.TemporaryDirectory() as tmp:
+    # --list
+    out = os.path.join(tmp, "conv.csv")
+    r = run(os.path.join(DATA, "t1", "convolution_milo.json"), "--list", out)
+    check(r.returncode == 0, "--list exit")
+    rows = list(csv.reader(open(out)))
+    check(rows[0][:3] == ["block_size_x", "block_size_y", "tile_size_x"], f"--list header {rows[0]}")
+    check(len(rows) == 4363 and len(set(map(tuple, rows[1:]))) == 4362, f"--list rows {len(rows)}")
+    for row in rows[1:]:
+        d = dict(zip(rows[0], map(int, row)))
+        ok = (d["use_padding"] == 0 or d["block_size_x"] % 32 != 0) and d["block_size_x"] * d["block_size_y"] <= 1024
+        if not ok:
+            check(False, f"--list row violates a constraint: {row}")
+            break
+
+    # rank 0 only under mpiexec
+    r = subprocess.run([MPIEXEC, "-n", "2", MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and r.stdout.count('"valid"') == 1, f"mpiexec -n 2: exit {r.returncode}, {r.stdout!r}")
+
+    def write(name, text):
+        p = os.path.join(tmp, name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def prob(params, conds=None):
+        cs = {"TuningParameters": params}
+        if conds is not None:
+            cs["Conditions"] = conds
+        return json.dumps({"ConfigurationSpace": cs}, indent=1)
+
+    # warnings: once each
+    p = write("warn.json", prob([{"Name": "a", "Type": "int", "Values": "[0, 1, 2, 3]"},
+                                 {"Name": "b", "Type": "int", "Values": "[0, 1, 2]"}],
+                                [{"Expression": "a % b == 0", "Parameters": ["a"]}]))
+    r = run(p, "--json")
+    check(r.returncode == 0, f"warn.json exit {r.returncode}: {r.stderr}")
+    check(r.stderr.count("Parameters lists [a]") == 1, f"Parameters mismatch warning once: {r.stderr!r}")
+    check(r.stderr.count("ZeroDivisionError") == 1, f"run-time error warning once: {r.stderr!r}")
+    check(json.loads(r.stdout)["valid"] == 4 + 2, f"warn.json valid: {r.stdout}")  # b=1: 4, b=2: a in {0,2}
+
+    # errors: one clear message each, non-zero exit, no crash
+    cases = [
+        ("missing file", os.path.join(tmp, "nope.json"), ["nope.json", "cannot open"]),
+        ("bad JSON", write("bad.json", '{\n  "ConfigurationSpace": {\n    "TuningParameters": [\n      {"Name": "a",, }\n'),
+         ["bad.json:4:", "malformed JSON"]),
+        ("syntax error", write("syn.json", prob([{"Name": "a", "Type": "int", "Values": "[1, 2"}])),
+         ["syn.json", "TuningParameters[0].Values", "[1, 2", "^"]),
+        ("unknown name", write("name.json", prob([{"Name": "a", "Type": "int", "Values": "[1, 2]"}],
+                                                 [{"Expression": "a * 2 < blocksize", "Parameters": ["a"]}])),
+         ["name.json", "Conditions[0].Expression", "a * 2 < blocksize", "^", "blocksize"]),
+        ("wrong Type", write("type.json", prob([{"Name": "a", "Type": "integer", "Values": "[1, 2]"}])),
+         ["type.json", "TuningParameters[0].Type", "integer"]),
+        ("empty Values", write("empty.json", prob([{"Name": "a", "Type": "int", "Values": "[]"}])),
+         ["empty.json", "TuningParameters[0].Values", "empty"]),
+    ]
+    for what, path, needles in cases:
+        r = run(path)
+        check(r.returncode != 0 and r.returncode < 128, f"{what}: exit {r.returncode}")
+        check(r.stdout == "", f"{what}: stdout not empty: {r.stdout!r}")
+        for n in needles:
+            check(n in r.stderr, f"{what}: message lacks {n!r}: {r.stderr!r}")
+        check(r.stderr.count("mptune space:") == 1, f"{what}: not exactly one message: {r.stderr!r}")
+    # caret column for the unknown name: under 'b' of blocksize (column 8)
+    r = run(os.path.join(tmp, "name.json"))
+    lines = r.stderr.split("\n")
+    i = next((k for k, l in enumerate(lines) if l.strip() == "a * 2 < blocksize"), None)
+    check(i is not None and lines[i + 1].index("^") == lines[i].index("blocksize"), f"caret column: {r.stderr!r}")
+
+    # usage errors
+    r = run()
+    check(r.returncode == 2, "no file: exit 2")
+    r = run(os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--bogus")
+    check(r.returncode == 2 and "--bogus" in r.stderr, "unknown option")
+
+print(f"space_cli: {len(failures)} failures")
+sys.exit(1 if failures else 0)

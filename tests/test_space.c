@@ -1,0 +1,492 @@
+/* tests/test_space.c: the valid set (spaces/space*.c) on the shared T1 files and on inline problems:
+ * Cartesian and valid counts, id <-> configuration round trips, lookup of arbitrary configurations
+ * against a direct constraint check, the four neighbourhoods against brute-force definitions over all
+ * valid ids, random/LHS/maximin sampling, encodings, empty spaces and run-time errors in constraints. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "spaces/space.h"
+
+typedef struct loaded {
+  mpt_problem *p;
+  mpt_space *s;
+} loaded;
+
+static loaded load_file(const char *file) {
+  const char *dir = getenv("MPT_SHARED_DATA");
+  assert_non_null(dir);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/t1/%s", dir, file);
+  loaded l = {0};
+  mpt_error err = {0};
+  int rc = mpt_problem_load(path, &l.p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  rc = mpt_space_build(l.p, &l.s, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
+static loaded load_text(const char *text) {
+  loaded l = {0};
+  mpt_error err = {0};
+  int rc = mpt_problem_parse(text, "inline.json", &l.p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  rc = mpt_space_build(l.p, &l.s, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
+static void unload(loaded *l) {
+  mpt_space_free(l->s);
+  mpt_problem_free(l->p);
+}
+
+/* a problem with free parameters (f, g), a string, a float, a single-parameter constraint */
+static const char *MIXED =
+    "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+    "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(1, 7))\", \"Default\": 2},"
+    "{\"Name\": \"f\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4]\", \"Default\": 1},"
+    "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4, 5]\", \"Default\": 1},"
+    "{\"Name\": \"c\", \"Type\": \"float\", \"Values\": \"[0.5, 1.0, 2.0]\", \"Default\": 1.0},"
+    "{\"Name\": \"g\", \"Type\": \"bool\", \"Values\": \"[False, True]\", \"Default\": true},"
+    "{\"Name\": \"s\", \"Type\": \"string\", \"Values\": \"['x', 'y', 'z']\", \"Default\": \"x\"}"
+    "], \"Conditions\": ["
+    "{\"Expression\": \"a * b <= 12\"}, {\"Expression\": \"a % 2 == 0 or s != 'y'\"},"
+    "{\"Expression\": \"c * a < 7\"}, {\"Expression\": \"b != 3\"}, {\"Expression\": \"f != 2\"}]}}";
+
+static int brute_valid(const mpt_problem *p, const int *idx) {
+  /* direct Python-semantics reading of MIXED's constraints (a check independent of mpt_expr) */
+  (void)p;
+  int a = idx[0] + 1, f = idx[1] + 1, b = idx[2] + 1, g = idx[4], s = idx[5];
+  double c = idx[3] == 0 ? 0.5 : idx[3] == 1 ? 1.0 : 2.0;
+  (void)g;
+  return a * b <= 12 && (a % 2 == 0 || s != 1) && c * a < 7 && b != 3 && f != 2;
+}
+
+static void test_counts(void **state) {
+  (void)state;
+  static const struct { const char *file; double cart; int64_t valid; } T[] = {
+      {"convolution_milo.json", 10240, 4362},        {"dedispersion_milo.json", 22272, 11130},
+      {"gemm_milo.json", 663552, 116928},            {"hotspot_milo.json", 4440000, 82984},
+      {"paper_dedispersion.json", 22272, 11130},     {"paper_gemm.json", 663552, 116928},
+      {"paper_hotspot.json", 22200000, 349853},      {"paper_prl_2x2.json", 36864, 1200},
+      {"paper_prl_4x4.json", 9437184, 10800},        {"paper_prl_8x8.json", 2415919104.0, 48720},
+  };
+  for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+    loaded l = load_file(T[i].file);
+    mpt_space_stats st;
+    mpt_space_stats_get(l.s, &st);
+    if (st.valid != T[i].valid) fprintf(stderr, "%s: valid %lld\n", T[i].file, (long long)st.valid);
+    assert_true(st.cartesian == T[i].cart);
+    assert_int_equal(st.valid, T[i].valid);
+    assert_int_equal(mpt_space_size(l.s), T[i].valid);
+    assert_true(st.bytes > 0);
+    assert_int_equal(st.eval_errors, 0);
+    assert_null(mpt_space_eval_warning(l.s));
+    /* round trip and validity of every id (strided for the largest) */
+    int d = mpt_space_dims(l.s);
+    int idx[64];
+    int64_t step = T[i].valid > 150000 ? 7 : 1;
+    int64_t prev_key_ok = 1;
+    for (int64_t id = 0; id < T[i].valid; id += step) {
+      mpt_space_config(l.s, id, idx);
+      assert_int_equal(mpt_space_lookup(l.s, idx), id);
+      if (id % 97 == 0) assert_int_equal(mpt_space_check(l.s, idx), 1);
+      for (int p = 0; p < d; p++) assert_int_equal(mpt_space_value_index(l.s, id, p), idx[p]);
+    }
+    (void)prev_key_ok;
+    /* ids ascend in lexicographic order of the value indices: first the parameters read by a condition
+     * over two or more parameters, in file order, then the other ("free") parameters in file order */
+    int a[64], b[64], ord[64], no = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (int p = 0; p < d; p++) {
+        int con = 0;
+        for (int k = 0; k < l.p->n_conditions; k++)
+          for (int j = 0; j < l.p->conditions[k].n_params; j++)
+            if (l.p->conditions[k].n_params > 1 && l.p->conditions[k].params[j] == p) con = 1;
+        if (con == (pass == 0)) ord[no++] = p;
+      }
+    for (int64_t id = 1; id < T[i].valid; id += 1 + T[i].valid / 5000) {
+      mpt_space_config(l.s, id - 1, a);
+      mpt_space_config(l.s, id, b);
+      int cmp = 0;
+      for (int k = 0; k < d && !cmp; k++) cmp = (a[ord[k]] > b[ord[k]]) - (a[ord[k]] < b[ord[k]]);
+      assert_int_equal(cmp, -1);
+    }
+    unload(&l);
+  }
+}
+
+static void test_lookup_any(void **state) {
+  (void)state;
+  const char *files[] = {"paper_gemm.json", "paper_hotspot.json", "paper_prl_4x4.json", "convolution_milo.json"};
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 42);
+  for (size_t f = 0; f < 4; f++) {
+    loaded l = load_file(files[f]);
+    int d = mpt_space_dims(l.s), idx[64], back[64];
+    int64_t hits = 0;
+    for (int t = 0; t < 20000; t++) {
+      for (int p = 0; p < d; p++) idx[p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(l.s, p));
+      int64_t id = mpt_space_lookup(l.s, idx);
+      assert_int_equal(id >= 0, mpt_space_check(l.s, idx));
+      if (id >= 0) {
+        hits++;
+        mpt_space_config(l.s, id, back);
+        assert_memory_equal(back, idx, sizeof(int) * (size_t)d);
+      }
+    }
+    (void)hits;
+    idx[0] = -1;
+    assert_int_equal(mpt_space_lookup(l.s, idx), -1);
+    idx[0] = mpt_space_n_values(l.s, 0);
+    assert_int_equal(mpt_space_lookup(l.s, idx), -1);
+    unload(&l);
+  }
+}
+
+static void test_mixed_free_params(void **state) {
+  (void)state;
+  loaded l = load_text(MIXED);
+  int idx[6], back[6];
+  int64_t expect = 0;
+  /* full Cartesian check against the independent reading of the constraints */
+  for (int a = 0; a < 6; a++)
+    for (int f = 0; f < 4; f++)
+      for (int b = 0; b < 5; b++)
+        for (int c = 0; c < 3; c++)
+          for (int g = 0; g < 2; g++)
+            for (int s = 0; s < 3; s++) {
+              int v[6] = {a, f, b, c, g, s};
+              int ok = brute_valid(l.p, v);
+              expect += ok;
+              int64_t id = mpt_space_lookup(l.s, v);
+              assert_int_equal(id >= 0, ok);
+              assert_int_equal(mpt_space_check(l.s, v), ok);
+              if (id >= 0) {
+                mpt_space_config(l.s, id, back);
+                assert_memory_equal(back, v, sizeof v);
+              }
+            }
+  assert_int_equal(mpt_space_size(l.s), expect);
+  /* default a=2,f=1,b=1,c=1.0,g=True,s='x' is valid */
+  int64_t def = mpt_space_default_id(l.s);
+  assert_true(def >= 0);
+  mpt_space_config(l.s, def, idx);
+  int want[6] = {1, 0, 0, 1, 1, 0};
+  assert_memory_equal(idx, want, sizeof want);
+  char buf[256];
+  int n = mpt_space_format(l.s, def, buf, sizeof buf);
+  assert_int_equal(n, (int)strlen(buf));
+  assert_string_equal(buf, "a=2,f=1,b=1,c=1.0,g=True,s=x");
+  unload(&l);
+}
+
+/* ---- neighbours against brute force ---- */
+
+static int64_t brute_neighbors(const mpt_space *s, const int *all, int64_t n, int d, const int *c,
+                               mpt_neighbor_kind kind, int64_t *out) {
+  int64_t m = 0;
+  int lo[64], hi[64];
+  if (kind == MPT_NB_ADJACENT) {
+    for (int p = 0; p < d; p++) {
+      lo[p] = -1;
+      hi[p] = -1;
+      for (int64_t i = 0; i < n; i++) {
+        int v = all[i * d + p];
+        if (v < c[p] && v > lo[p]) lo[p] = v;
+        if (v > c[p] && (hi[p] < 0 || v < hi[p])) hi[p] = v;
+      }
+    }
+  }
+  int64_t best = INT64_MAX;
+  if (kind == MPT_NB_INDEX_DISTANCE) {
+    for (int64_t i = 0; i < n; i++) {
+      int64_t t = 0;
+      for (int p = 0; p < d; p++) t += labs((long)(all[i * d + p] - c[p]));
+      if (t > 0 && t < best) best = t;
+    }
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const int *x = all + i * d;
+    int diff = 0, ok = 1;
+    int64_t t = 0;
+    for (int p = 0; p < d; p++) {
+      int dd = x[p] - c[p];
+      diff += dd != 0;
+      t += labs((long)dd);
+      if (kind == MPT_NB_STRICTLY_ADJACENT && (dd > 1 || dd < -1)) ok = 0;
+      if (kind == MPT_NB_ADJACENT && dd != 0 && x[p] != lo[p] && x[p] != hi[p]) ok = 0;
+    }
+    if (kind == MPT_NB_HAMMING) ok = diff == 1;
+    if (kind == MPT_NB_INDEX_DISTANCE) ok = t == best;
+    if (diff == 0) ok = 0;
+    if (ok) out[m++] = i;
+  }
+  (void)s;
+  return m;
+}
+
+static void check_neighbors(loaded *l, int centres) {
+  mpt_space *s = l->s;
+  int d = mpt_space_dims(s);
+  int64_t n = mpt_space_size(s);
+  int *all = malloc(sizeof(int) * (size_t)(n * d));
+  int64_t *want = malloc(sizeof(int64_t) * (size_t)n), *got = malloc(sizeof(int64_t) * (size_t)n);
+  assert_non_null(all);
+  for (int64_t i = 0; i < n; i++) mpt_space_config(s, i, all + i * d);
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 7);
+  for (int t = 0; t < centres; t++) {
+    int c[64];
+    if (t % 2 == 0) mpt_space_config(s, (int64_t)mpt_rng_below(&rng, (uint64_t)n), c);
+    else
+      for (int p = 0; p < d; p++) c[p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(s, p));
+    for (int k = 0; k < 4; k++) {
+      int64_t m = brute_neighbors(s, all, n, d, c, (mpt_neighbor_kind)k, want);
+      int64_t g = mpt_space_neighbors(s, c, (mpt_neighbor_kind)k, got, n);
+      if (g != m) fprintf(stderr, "%s centre %d: got %lld want %lld\n", mpt_neighbor_kind_name(k), t, (long long)g,
+                          (long long)m);
+      assert_int_equal(g, m);
+      assert_memory_equal(got, want, sizeof(int64_t) * (size_t)m);
+      if (k == MPT_NB_INDEX_DISTANCE && n > 1) assert_true(m > 0);
+      if (m > 2) { /* a short buffer still gets the count and the first ids */
+        int64_t few[2] = {-5, -5};
+        assert_int_equal(mpt_space_neighbors(s, c, (mpt_neighbor_kind)k, few, 2), m);
+        assert_int_equal(few[0], want[0]);
+        assert_int_equal(few[1], want[1]);
+      }
+    }
+  }
+  int bad[64] = {0};
+  bad[0] = -1;
+  assert_true(mpt_space_neighbors(s, bad, MPT_NB_HAMMING, got, n) < 0);
+  free(all);
+  free(want);
+  free(got);
+}
+
+static void test_neighbors(void **state) {
+  (void)state;
+  static const struct { const char *file; int centres; } T[] = {
+      {"paper_prl_2x2.json", 60}, {"convolution_milo.json", 40}, {"dedispersion_milo.json", 30},
+      {"paper_gemm.json", 8},     {"paper_prl_4x4.json", 12},    {"paper_hotspot.json", 3},
+  };
+  for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+    loaded l = load_file(T[i].file);
+    check_neighbors(&l, T[i].centres);
+    unload(&l);
+  }
+  loaded l = load_text(MIXED);
+  check_neighbors(&l, 80);
+  unload(&l);
+  assert_int_equal(mpt_neighbor_kind_parse("Hamming"), MPT_NB_HAMMING);
+  assert_int_equal(mpt_neighbor_kind_parse("strictly-adjacent"), MPT_NB_STRICTLY_ADJACENT);
+  assert_int_equal(mpt_neighbor_kind_parse("adjacent"), MPT_NB_ADJACENT);
+  assert_int_equal(mpt_neighbor_kind_parse("index-distance"), MPT_NB_INDEX_DISTANCE);
+  assert_int_equal(mpt_neighbor_kind_parse("nope"), -1);
+  assert_string_equal(mpt_neighbor_kind_name(MPT_NB_ADJACENT), "adjacent");
+}
+
+/* ---- sampling ---- */
+
+static void check_distinct_valid(const mpt_space *s, const int64_t *ids, int64_t n) {
+  int64_t size = mpt_space_size(s);
+  uint8_t *seen = calloc((size_t)size, 1);
+  for (int64_t i = 0; i < n; i++) {
+    assert_true(ids[i] >= 0 && ids[i] < size);
+    assert_int_equal(seen[ids[i]], 0);
+    seen[ids[i]] = 1;
+  }
+  free(seen);
+}
+
+static void test_sampling(void **state) {
+  (void)state;
+  loaded l = load_file("paper_gemm.json");
+  mpt_space *s = l.s;
+  int64_t size = mpt_space_size(s);
+  mpt_rng rng;
+  int64_t ids[200], ids2[200];
+  mpt_rng_seed(&rng, 1);
+  assert_int_equal(mpt_space_sample_random(s, &rng, 200, ids), 200);
+  check_distinct_valid(s, ids, 200);
+  mpt_rng_seed(&rng, 1);
+  assert_int_equal(mpt_space_sample_random(s, &rng, 200, ids2), 200);
+  assert_memory_equal(ids, ids2, sizeof ids);
+  assert_true(mpt_space_sample_random(s, &rng, size + 1, ids) < 0);
+  /* LHS and maximin: distinct valid ids; maximin's first try is the LHS of the same seed */
+  mpt_rng_seed(&rng, 5);
+  int64_t n = mpt_space_sample_lhs(s, &rng, 40, ids);
+  assert_int_equal(n, 40);
+  check_distinct_valid(s, ids, n);
+  int d = mpt_space_dims(s);
+  double x[40 * 32];
+  double d1 = INFINITY;
+  for (int i = 0; i < 40; i++) mpt_space_encode(s, ids[i], MPT_ENC_INDEX, x + i * d);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++) {
+      double t = 0;
+      for (int k = 0; k < d; k++) t += (x[i * d + k] - x[j * d + k]) * (x[i * d + k] - x[j * d + k]);
+      if (t < d1) d1 = t;
+    }
+  mpt_rng_seed(&rng, 5);
+  assert_int_equal(mpt_space_sample_maximin(s, &rng, 40, 8, ids2), 40);
+  check_distinct_valid(s, ids2, 40);
+  double d2 = INFINITY;
+  for (int i = 0; i < 40; i++) mpt_space_encode(s, ids2[i], MPT_ENC_INDEX, x + i * d);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++) {
+      double t = 0;
+      for (int k = 0; k < d; k++) t += (x[i * d + k] - x[j * d + k]) * (x[i * d + k] - x[j * d + k]);
+      if (t < d2) d2 = t;
+    }
+  assert_true(d2 >= d1);
+  unload(&l);
+
+  /* the whole space of a small problem */
+  l = load_file("paper_prl_2x2.json");
+  int64_t all[1200];
+  mpt_rng_seed(&rng, 3);
+  assert_int_equal(mpt_space_sample_random(l.s, &rng, 1200, all), 1200);
+  check_distinct_valid(l.s, all, 1200);
+  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 1300, all), 1200); /* capped at the size */
+  check_distinct_valid(l.s, all, 1200);
+  unload(&l);
+}
+
+static void test_lhs_strata(void **state) {
+  (void)state;
+  /* unconstrained: every stratum of every parameter is used exactly once */
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(20))\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(10))\"},"
+                       "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"list(range(37))\"}]}}");
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 11);
+  int64_t ids[10];
+  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 10, ids), 10);
+  int nv[3] = {20, 10, 37};
+  for (int p = 0; p < 3; p++) {
+    int used[10] = {0};
+    for (int i = 0; i < 10; i++) {
+      int v = mpt_space_value_index(l.s, ids[i], p);
+      int st = -1;
+      for (int k = 0; k < 10; k++)
+        if (v >= k * nv[p] / 10 && v < (k + 1) * nv[p] / 10) st = k;
+      assert_true(st >= 0);
+      used[st]++;
+    }
+    for (int k = 0; k < 10; k++) assert_int_equal(used[k], 1);
+  }
+  unload(&l);
+  /* constrained (hotspot): every block_size_y value (6 values, 6 strata) and most block_size_x strata */
+  l = load_file("paper_hotspot.json");
+  int64_t h[6];
+  mpt_rng_seed(&rng, 2);
+  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 6, h), 6);
+  check_distinct_valid(l.s, h, 6);
+  int by = mpt_problem_param_index(l.p, "block_size_y");
+  int seen[6] = {0};
+  for (int i = 0; i < 6; i++) seen[mpt_space_value_index(l.s, h[i], by)]++;
+  for (int k = 0; k < 6; k++) assert_int_equal(seen[k], 1);
+  unload(&l);
+}
+
+static void test_encoding(void **state) {
+  (void)state;
+  loaded l = load_file("paper_hotspot.json");
+  int d = mpt_space_dims(l.s);
+  int idx[16];
+  int64_t id = mpt_space_default_id(l.s);
+  assert_true(id >= 0);
+  mpt_space_config(l.s, id, idx);
+  double x[16];
+  int by = mpt_problem_param_index(l.p, "block_size_y"), bx = mpt_problem_param_index(l.p, "block_size_x");
+  int gw = mpt_problem_param_index(l.p, "grid_width");
+  for (int v = 0; v < 6; v++) {
+    idx[by] = v;
+    mpt_space_encode_idx(l.s, idx, MPT_ENC_INDEX, x);
+    assert_true(fabs(x[by] - v / 5.0) < 1e-12);
+    assert_true(x[gw] == 0.0);
+    mpt_space_encode_idx(l.s, idx, MPT_ENC_LOG2, x); /* 1,2,4,..,32: log2 is the index */
+    assert_true(fabs(x[by] - v / 5.0) < 1e-12);
+    mpt_space_encode_idx(l.s, idx, MPT_ENC_VALUE, x);
+    assert_true(fabs(x[by] - ((1 << v) - 1) / 31.0) < 1e-12);
+  }
+  idx[bx] = 5; /* 32 of 1..1024 */
+  mpt_space_encode_idx(l.s, idx, MPT_ENC_VALUE, x);
+  assert_true(fabs(x[bx] - 31.0 / 1023.0) < 1e-12);
+  mpt_space_encode_idx(l.s, idx, MPT_ENC_LOG2, x);
+  assert_true(fabs(x[bx] - 0.5) < 1e-12);
+  for (int64_t i = 0; i < mpt_space_size(l.s); i += 9999) {
+    mpt_space_encode(l.s, i, MPT_ENC_VALUE, x);
+    for (int p = 0; p < d; p++) assert_true(x[p] >= 0.0 && x[p] <= 1.0);
+  }
+  unload(&l);
+  /* sh_power 0/1 and blocks_per_sm 0..4 include 0: LOG2 falls back to VALUE */
+  l = load_file("paper_hotspot.json");
+  int bp = mpt_problem_param_index(l.p, "blocks_per_sm");
+  mpt_space_config(l.s, mpt_space_default_id(l.s), idx);
+  idx[bp] = 3;
+  double y[16];
+  mpt_space_encode_idx(l.s, idx, MPT_ENC_LOG2, x);
+  mpt_space_encode_idx(l.s, idx, MPT_ENC_VALUE, y);
+  assert_true(fabs(x[bp] - 0.75) < 1e-12 && x[bp] == y[bp]);
+  unload(&l);
+}
+
+static void test_empty_and_runtime_errors(void **state) {
+  (void)state;
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[4, 5]\"}],"
+                       "\"Conditions\": [{\"Expression\": \"a > b\"}]}}");
+  assert_int_equal(mpt_space_size(l.s), 0);
+  int c[2] = {0, 0};
+  int64_t ids[4];
+  assert_int_equal(mpt_space_lookup(l.s, c), -1);
+  for (int k = 0; k < 4; k++) assert_int_equal(mpt_space_neighbors(l.s, c, (mpt_neighbor_kind)k, ids, 4), 0);
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 1);
+  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 3, ids), 0);
+  assert_int_equal(mpt_space_default_id(l.s), -1);
+  unload(&l);
+  /* a ZeroDivisionError makes those configurations invalid and is reported once */
+  l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[0, 1, 2, 3, 4, 5, 6]\"},"
+                "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[0, 1, 2, 3]\"},"
+                "{\"Name\": \"z\", \"Type\": \"int\", \"Values\": \"[0, 1, 2]\"}],"
+                "\"Conditions\": [{\"Expression\": \"a % b == 0\"}, {\"Expression\": \"10 // z > 2\"},"
+                "{\"Expression\": \"1 == 1\"}]}}");
+  /* b in {1,2,3} with b | a: a=0..6 -> b=1: 7, b=2: 4 (0,2,4,6), b=3: 3 (0,3,6) = 14; z in {1, 2} */
+  assert_int_equal(mpt_space_size(l.s), 28);
+  assert_non_null(mpt_space_eval_warning(l.s));
+  assert_non_null(strstr(mpt_space_eval_warning(l.s), "ZeroDivisionError"));
+  mpt_space_stats st;
+  mpt_space_stats_get(l.s, &st);
+  assert_true(st.eval_errors > 0);
+  int v[3] = {2, 0, 1};
+  assert_int_equal(mpt_space_check(l.s, v), 0);
+  unload(&l);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
+      cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
+      cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
+      cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
