@@ -1,0 +1,484 @@
+/* evaluators/gpu_eval.c: the common cuda/hip evaluator: open (spec, language and kernel checks, the
+ * device server, the reference output), evaluate (launch description, isolated compile, load +
+ * verify + time in the device server, classification of failures) and close. See gpu_eval.h. */
+#include "evaluators/gpu_eval.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "evaluators/args.h"
+#include "evaluators/isolate.h"
+
+enum { REQ_HELLO = 1, REQ_EVAL = 2, REQ_REF = 3 };
+
+typedef struct gpu_req {
+  int32_t kind;
+  int32_t iterations;
+  int64_t id;
+  int64_t grid[3], block[3], shared;
+  uint64_t code_size, lowered_len; /* followed by the lowered name (no NUL) and the code */
+} gpu_req;
+
+typedef struct gpu_resp {
+  int32_t ok;       /* HELLO: the device is ready */
+  int32_t restart;  /* the context is unusable: start a fresh server */
+  char msg[1024];
+  char arch[64];
+  mpt_device_info info;
+  mpt_obs obs;
+} gpu_resp;
+
+typedef struct gpu_eval {
+  const mpt_gpu_backend *be;
+  mpt_kernel_spec *ks;
+  mpt_args *args;
+  mpt_isolate *iso;
+  int local_rank;
+  int iterations;
+  char arch[64];
+  double best_bench_s;   /* fastest benchmark so far (timeout derivation) */
+  double timeout_s;      /* settings.timeout_s */
+  char *req;             /* request buffer */
+  size_t req_cap;
+  /* device server state (only meaningful in the server process) */
+  void *st;
+  int ready;
+  char init_msg[1024];
+  mpt_device_info info;
+  char srv_arch[64];
+  uint64_t *dptr;        /* device buffer per argument (vectors) */
+  void *scratch;         /* host copy of one output */
+} gpu_eval;
+
+static double mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static int is_symbol_arg(const mpt_ks_arg *a) { return a->constant || a->mem == MPT_MEM_SYMBOL; }
+static int is_writable(const mpt_ks_arg *a) { return a->access != MPT_ACCESS_READ_ONLY; }
+
+int mpt_gpu_source_has_kernel(const char *source, const char *name) {
+  size_t n = strcspn(name, "<( ");
+  if (n == 0) return 0;
+  for (const char *p = strstr(source, name); p; p = strstr(p + 1, name)) {
+    if (strncmp(p, name, n) != 0) continue;
+    int before = p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+    if (!before && !after) return 1;
+  }
+  return 0;
+}
+
+/* ---- device server (runs in the isolate child) ----------------------------------------------- */
+
+static int server_init(void *ctx) {
+  gpu_eval *g = ctx;
+  const mpt_kernel_spec *ks = g->ks;
+  g->ready = 0;
+  g->init_msg[0] = 0;
+  memset(&g->info, 0, sizeof g->info);
+  if (g->be->init(&g->st, g->local_rank, &g->info, g->srv_arch, sizeof g->srv_arch, g->init_msg,
+                  sizeof g->init_msg) != 0)
+    return 0; /* HELLO reports init_msg */
+  g->dptr = calloc((size_t)ks->n_args + 1, sizeof *g->dptr);
+  size_t most = 1;
+  for (int i = 0; i < ks->n_args; i++)
+    if (ks->args[i].output && ks->args[i].bytes > most) most = ks->args[i].bytes;
+  g->scratch = malloc(most);
+  if (!g->dptr || !g->scratch) {
+    snprintf(g->init_msg, sizeof g->init_msg, "out of host memory in the device server");
+    return 0;
+  }
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (a->mem != MPT_MEM_VECTOR || is_symbol_arg(a)) continue;
+    char m[512];
+    if (g->be->alloc(g->st, a->bytes, &g->dptr[i], m, sizeof m) ||
+        g->be->upload(g->st, g->dptr[i], g->args->init[i], a->bytes, m, sizeof m)) {
+      snprintf(g->init_msg, sizeof g->init_msg, "argument '%s' (%zu bytes) on the device: %s", a->name, a->bytes, m);
+      return 0;
+    }
+  }
+  g->ready = 1;
+  return 0;
+}
+
+static double median_of(const double *x, int n) {
+  double s[MPT_OBS_MAX_TIMES];
+  memcpy(s, x, (size_t)n * sizeof *s);
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+      double t = s[j];
+      s[j] = s[j - 1];
+      s[j - 1] = t;
+    }
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* loads, verifies (or records the reference) and times one compiled variant */
+static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, const char *code, gpu_resp *rs) {
+  const mpt_kernel_spec *ks = g->ks;
+  const mpt_gpu_backend *be = g->be;
+  mpt_obs *o = &rs->obs;
+  char m[MPT_OBS_REASON];
+  void *mod = NULL, *fn = NULL;
+  int st;
+  double t0 = mono_ms();
+  m[0] = 0;
+  if ((st = be->load(g->st, code, rq->code_size, lowered, &mod, &fn, m, sizeof m)) != 0) goto done;
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (!is_symbol_arg(a)) continue;
+    if ((st = be->set_symbol(g->st, mod, a->name, g->args->init[i], a->bytes, m, sizeof m)) != 0) goto done;
+  }
+  int max_threads = 0, regs = 0, sshared = 0;
+  be->func_info(g->st, fn, &max_threads, &regs, &sshared);
+  int64_t threads = rq->block[0] * rq->block[1] * rq->block[2];
+  if (max_threads > 0 && threads > max_threads) {
+    st = MPT_STATUS_LAUNCH_ERROR;
+    snprintf(m, sizeof m, "block of %lld threads exceeds this kernel's limit of %d (%d registers per thread)",
+             (long long)threads, max_threads, regs);
+    goto done;
+  }
+  for (int i = 0; i < ks->n_args; i++) { /* outputs start from their initial contents */
+    const mpt_ks_arg *a = &ks->args[i];
+    if (a->mem == MPT_MEM_VECTOR && !is_symbol_arg(a) && is_writable(a))
+      if ((st = be->upload(g->st, g->dptr[i], g->args->init[i], a->bytes, m, sizeof m)) != 0) {
+        rs->restart = 1;
+        goto done;
+      }
+  }
+  void *params[256];
+  int np = 0;
+  for (int i = 0; i < ks->n_args && np < 256; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (is_symbol_arg(a) || a->mem == MPT_MEM_LOCAL) continue;
+    params[np++] = a->mem == MPT_MEM_VECTOR ? (void *)&g->dptr[i] : g->args->init[i];
+  }
+  /* first run: warm-up and verification */
+  if ((st = be->launch(g->st, fn, rq->grid, rq->block, (unsigned)rq->shared, params, NULL, m, sizeof m)) != 0) {
+    if (st == MPT_STATUS_RUNTIME_ERROR) rs->restart = 1;
+    goto done;
+  }
+  if ((st = be->sync(g->st, m, sizeof m)) != 0) {
+    rs->restart = 1;
+    goto done;
+  }
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (!a->output || a->mem != MPT_MEM_VECTOR || is_symbol_arg(a)) continue;
+    if ((st = be->download(g->st, g->scratch, g->dptr[i], a->bytes, m, sizeof m)) != 0) {
+      rs->restart = 1;
+      goto done;
+    }
+    if (rq->kind == REQ_REF) {
+      mpt_args_set_reference(g->args, i, g->scratch);
+    } else {
+      char cm[768];
+      if (!mpt_args_compare(g->args, i, g->scratch, cm, sizeof cm)) {
+        st = MPT_STATUS_WRONG_RESULT;
+        snprintf(m, sizeof m, "output '%s' differs from the reference: %s", a->name, cm);
+        goto done;
+      }
+    }
+  }
+  /* timed iterations, each bracketed by events */
+  int n = rq->iterations;
+  for (int it = 0; it < n; it++) {
+    float ms = 0;
+    if ((st = be->launch(g->st, fn, rq->grid, rq->block, (unsigned)rq->shared, params, &ms, m, sizeof m)) != 0) {
+      if (st == MPT_STATUS_RUNTIME_ERROR) rs->restart = 1;
+      goto done;
+    }
+    o->times[it] = ms;
+  }
+  o->n_times = n;
+  double sum = 0;
+  for (int it = 0; it < n; it++) sum += o->times[it];
+  o->objective = sum / n;
+  o->median = median_of(o->times, n);
+  st = MPT_STATUS_OK;
+done:
+  if (mod) be->unload(g->st, mod);
+  o->status = st;
+  o->benchmark_ms = mono_ms() - t0;
+  if (st != MPT_STATUS_OK) {
+    o->objective = NAN;
+    snprintf(o->reason, sizeof o->reason, "%s", m);
+  }
+}
+
+static long server_serve(void *ctx, const void *req, size_t req_len, void *resp, size_t resp_cap) {
+  gpu_eval *g = ctx;
+  if (req_len < sizeof(gpu_req) || resp_cap < sizeof(gpu_resp)) return -1;
+  gpu_req rq;
+  memcpy(&rq, req, sizeof rq);
+  if (sizeof rq + rq.lowered_len + rq.code_size > req_len || rq.lowered_len > 4096) return -1;
+  gpu_resp *rs = resp;
+  memset(rs, 0, sizeof *rs);
+  rs->ok = g->ready;
+  snprintf(rs->arch, sizeof rs->arch, "%s", g->srv_arch);
+  rs->info = g->info;
+  if (!g->ready) {
+    snprintf(rs->msg, sizeof rs->msg, "%s", g->init_msg);
+    mpt_obs_init(&rs->obs, rq.id);
+    rs->obs.status = MPT_STATUS_RUNTIME_ERROR;
+    snprintf(rs->obs.reason, sizeof rs->obs.reason, "device not ready: %s", g->init_msg);
+    rs->restart = 1;
+    return (long)sizeof *rs;
+  }
+  if (rq.kind == REQ_HELLO) return (long)sizeof *rs;
+  char lowered[4097];
+  const char *p = (const char *)req + sizeof rq;
+  memcpy(lowered, p, rq.lowered_len);
+  lowered[rq.lowered_len] = 0;
+  mpt_obs_init(&rs->obs, rq.id);
+  server_run(g, &rq, lowered, p + rq.lowered_len, rs);
+  return (long)sizeof *rs;
+}
+
+/* ---- worker side ------------------------------------------------------------------------------ */
+
+int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_t id,
+                           mpt_rtc_compile_fn compile, const char *arch, double timeout_s,
+                           mpt_launch *launch_out, mpt_rtc_result *res, mpt_error *err) {
+  memset(res, 0, sizeof *res);
+  int dims = mpt_space_dims(s);
+  int *idx = calloc((size_t)dims + 1, sizeof *idx);
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_space_config(s, id, idx);
+  mpt_launch l;
+  memset(&l, 0, sizeof l);
+  int rc = mpt_kspec_launch(ks, idx, &l, err);
+  free(idx);
+  if (rc) return rc;
+  int n_opts = ks->n_options + l.n_defines;
+  char **opts = calloc((size_t)n_opts + 1, sizeof *opts);
+  if (!opts) {
+    mpt_launch_free(&l);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  int k = 0;
+  for (int i = 0; i < ks->n_options; i++) opts[k++] = strdup(ks->options[i]);
+  for (int i = 0; i < l.n_defines; i++) {
+    size_t len = strlen(l.defines[i]) + 3;
+    opts[k] = malloc(len);
+    if (opts[k]) snprintf(opts[k], len, "-D%s", l.defines[i]);
+    k++;
+  }
+  for (int i = 0; i < k; i++)
+    if (!opts[i]) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!rc)
+    rc = mpt_rtc_compile_isolated(compile, ks->source, ks->kernel_file, ks->kernel_name, arch,
+                                  (const char *const *)opts, k, timeout_s, res, err);
+  for (int i = 0; i < k; i++) free(opts[i]);
+  free(opts);
+  if (launch_out && !rc)
+    *launch_out = l;
+  else
+    mpt_launch_free(&l);
+  return rc;
+}
+
+static int make_iso(gpu_eval *g, mpt_error *err) {
+  mpt_isolate_opts o;
+  memset(&o, 0, sizeof o);
+  o.mem_limit = 0;     /* GPU runtimes reserve huge address ranges: no RLIMIT_AS */
+  o.one_shot = 0;
+  o.max_request = g->req_cap;
+  return mpt_isolate_create(&o, server_serve, server_init, g, &g->iso, err);
+}
+
+static void restart_server(gpu_eval *g) {
+  mpt_isolate_destroy(g->iso);
+  g->iso = NULL;
+  mpt_error e;
+  mpt_error_clear(&e);
+  make_iso(g, &e); /* a failure shows at the next call */
+}
+
+static double eval_timeout(const gpu_eval *g) {
+  if (g->timeout_s > 0) return g->timeout_s;
+  double t = 20 * g->best_bench_s;
+  return t > 30 ? t : 30;
+}
+
+static double compile_timeout(const gpu_eval *g) {
+  return g->timeout_s > 60 ? g->timeout_s : 300;
+}
+
+/* compile + one server call for config id; fills o (status, reason, times) */
+static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt_obs *o, mpt_error *err) {
+  mpt_launch l;
+  mpt_rtc_result r;
+  mpt_error ce;
+  mpt_error_clear(&ce);
+  double t0 = mono_ms();
+  int rc = mpt_gpu_compile_config(g->ks, s, id, g->be->compile, g->arch, compile_timeout(g), &l, &r, &ce);
+  o->compile_ms = mono_ms() - t0;
+  if (rc == MPT_ERR_NOMEM || rc == MPT_ERR_INTERNAL || rc == MPT_ERR_DEVICE)
+    return mpt_error_set(err, rc, "%s", ce.msg); /* the evaluator cannot go on */
+  if (rc) { /* the configuration's launch cannot be computed */
+    o->status = MPT_STATUS_LAUNCH_ERROR;
+    snprintf(o->reason, sizeof o->reason, "%s", ce.msg);
+    return 0;
+  }
+  if (!r.ok) {
+    o->status = r.timed_out ? MPT_STATUS_TIMEOUT : r.crashed ? MPT_STATUS_CRASH : MPT_STATUS_COMPILE_ERROR;
+    snprintf(o->reason, sizeof o->reason, "%s", r.log ? r.log : "compile error");
+    mpt_rtc_result_free(&r);
+    mpt_launch_free(&l);
+    return 0;
+  }
+  size_t need = sizeof(gpu_req) + strlen(r.lowered) + r.code_size;
+  if (need > g->req_cap) {
+    o->status = MPT_STATUS_COMPILE_ERROR;
+    snprintf(o->reason, sizeof o->reason, "compiled code of %zu bytes exceeds the %zu-byte request limit",
+             r.code_size, g->req_cap);
+    mpt_rtc_result_free(&r);
+    mpt_launch_free(&l);
+    return 0;
+  }
+  gpu_req rq;
+  memset(&rq, 0, sizeof rq);
+  rq.kind = kind;
+  rq.id = id;
+  rq.iterations = g->iterations;
+  for (int d = 0; d < 3; d++) {
+    rq.grid[d] = l.grid[d];
+    rq.block[d] = l.block[d];
+  }
+  rq.shared = l.shared_bytes;
+  rq.lowered_len = strlen(r.lowered);
+  rq.code_size = r.code_size;
+  memcpy(g->req, &rq, sizeof rq);
+  memcpy(g->req + sizeof rq, r.lowered, rq.lowered_len);
+  memcpy(g->req + sizeof rq + rq.lowered_len, r.code, r.code_size);
+  mpt_rtc_result_free(&r);
+  mpt_launch_free(&l);
+  if (!g->iso && (rc = make_iso(g, err)) != 0) return rc;
+  gpu_resp rs;
+  size_t got = 0;
+  mpt_isolate_result ir;
+  rc = mpt_isolate_call(g->iso, g->req, need, &rs, sizeof rs, &got, eval_timeout(g), &ir, err);
+  if (rc) return rc;
+  if (ir.outcome != MPT_ISO_OK || got < sizeof rs) {
+    o->status = ir.outcome == MPT_ISO_TIMEOUT ? MPT_STATUS_TIMEOUT : MPT_STATUS_CRASH;
+    snprintf(o->reason, sizeof o->reason, "device server: %s", ir.reason);
+    o->benchmark_ms = ir.seconds * 1e3;
+    return 0; /* the next call forks a fresh server (new context) */
+  }
+  double compile_ms = o->compile_ms;
+  *o = rs.obs;
+  o->compile_ms = compile_ms;
+  if (rs.restart) restart_server(g);
+  return 0;
+}
+
+static void gpu_eval_free(gpu_eval *g) {
+  if (!g) return;
+  mpt_isolate_destroy(g->iso);
+  mpt_args_free(g->args);
+  mpt_kspec_free(g->ks);
+  free(g->req);
+  free(g);
+}
+
+int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *err) {
+  gpu_eval *g = calloc(1, sizeof *g);
+  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  g->be = be;
+  g->local_rank = ev->settings.local_rank;
+  g->timeout_s = ev->settings.timeout_s;
+  int rc = mpt_kspec_load(ev->problem, &g->ks, err);
+  if (rc) goto fail;
+  const mpt_kernel_spec *ks = g->ks;
+  int lang_ok = ks->lang == MPT_LANG_CUDA || (strcmp(be->name, "hip") == 0 && ks->lang == MPT_LANG_HIP);
+  if (!lang_ok) {
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is '%s'; the %s evaluator runs %s",
+                       ev->problem->path, ks->language, be->name,
+                       strcmp(be->name, "hip") == 0 ? "CUDA or HIP kernels (through hiprtc)" : "CUDA kernels");
+    goto fail;
+  }
+  if (!mpt_gpu_source_has_kernel(ks->source, ks->kernel_name)) {
+    rc = mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s",
+                       ev->problem->path, ks->kernel_name, ks->kernel_file);
+    goto fail;
+  }
+  if ((rc = be->available(err)) != 0) goto fail;
+  g->iterations = ev->settings.iterations > 0 ? ev->settings.iterations : ks->iterations;
+  if (g->iterations < 1) g->iterations = 1;
+  if (g->iterations > MPT_OBS_MAX_TIMES) g->iterations = MPT_OBS_MAX_TIMES;
+  g->req_cap = (size_t)64 << 20;
+  g->req = malloc(g->req_cap);
+  if (!g->req) {
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  if ((rc = mpt_args_create(ks, 1, &g->args, err)) != 0) goto fail;
+  if ((rc = make_iso(g, err)) != 0) goto fail;
+  /* the device server starts, initializes the runtime and reports the device */
+  gpu_req rq;
+  memset(&rq, 0, sizeof rq);
+  rq.kind = REQ_HELLO;
+  gpu_resp rs;
+  size_t got = 0;
+  mpt_isolate_result ir;
+  if ((rc = mpt_isolate_call(g->iso, &rq, sizeof rq, &rs, sizeof rs, &got, 120, &ir, err)) != 0) goto fail;
+  if (ir.outcome != MPT_ISO_OK || got < sizeof rs) {
+    rc = mpt_error_set(err, MPT_ERR_DEVICE, "no %s device: the device server failed to start: %s", be->label, ir.reason);
+    goto fail;
+  }
+  if (!rs.ok) {
+    rc = mpt_error_set(err, MPT_ERR_DEVICE, "%s", rs.msg);
+    goto fail;
+  }
+  snprintf(g->arch, sizeof g->arch, "%s", rs.arch);
+  ev->device.index = rs.info.index;
+  snprintf(ev->device.vendor, sizeof ev->device.vendor, "%s", be->vendor);
+  snprintf(ev->device.name, sizeof ev->device.name, "%s", rs.info.name);
+  snprintf(ev->device.arch, sizeof ev->device.arch, "%s", rs.info.arch);
+  ev->device.memory_gib = rs.info.memory_gib;
+  ev->data = g;
+  /* reference output: ReferenceArguments, else the default configuration's output */
+  if (mpt_args_needs_reference_run(g->args)) {
+    int64_t ref = mpt_space_default_id(ev->space);
+    if (ref < 0) ref = 0;
+    mpt_obs o;
+    mpt_obs_init(&o, ref);
+    if ((rc = run_config(g, ev->space, ref, REQ_REF, &o, err)) != 0) goto fail_data;
+    if (o.status != MPT_STATUS_OK) {
+      char cfg[512];
+      mpt_space_format(ev->space, ref, cfg, sizeof cfg);
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the reference configuration (%s) failed on %s: %s: %.1500s",
+                         ev->problem->path, cfg, ev->device.name, mpt_status_name(o.status), o.reason);
+      goto fail_data;
+    }
+    if (o.benchmark_ms > 0) g->best_bench_s = o.benchmark_ms * 1e-3;
+  }
+  return 0;
+fail_data:
+  ev->data = NULL;
+fail:
+  gpu_eval_free(g);
+  return rc;
+}
+
+int mpt_gpu_eval_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
+  gpu_eval *g = ev->data;
+  int rc = run_config(g, ev->space, id, REQ_EVAL, out, err);
+  if (rc) return rc;
+  if (out->status == MPT_STATUS_OK && out->benchmark_ms > 0 &&
+      (g->best_bench_s <= 0 || out->benchmark_ms * 1e-3 < g->best_bench_s))
+    g->best_bench_s = out->benchmark_ms * 1e-3;
+  return 0;
+}
+
+void mpt_gpu_eval_close(mpt_evaluator *ev) {
+  gpu_eval_free(ev->data);
+  ev->data = NULL;
+}

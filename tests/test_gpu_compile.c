@@ -1,0 +1,255 @@
+/* tests/test_gpu_compile.c: without a GPU, the GPU examples (examples/gpu/) compile through the
+ * evaluators' own compile path (kernel_spec defines -> isolated NVRTC for sm_90 / hiprtc for gfx90a)
+ * for several configurations each; compile errors and missing kernels are reported with the
+ * compiler's log; a compiler that crashes or hangs in the isolated child is reported, not fatal.
+ * Skips visibly ("SKIPPED: ...") when NVRTC or hiprtc is not installed. Prints compile times. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "evaluators/cuda_api.h"
+#include "evaluators/gpu_eval.h"
+#include "evaluators/hip_api.h"
+#include "evaluators/kernel_spec.h"
+#include "spaces/space.h"
+
+typedef struct example {
+  mpt_problem *p;
+  mpt_space *s;
+  mpt_kernel_spec *ks;
+} example;
+
+static void load_example(const char *name, example *ex) {
+  const char *src = getenv("MPT_SOURCE_DIR");
+  assert_non_null(src);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/gpu/%s", src, name);
+  mpt_error err;
+  mpt_error_clear(&err);
+  int rc = mpt_problem_load(path, &ex->p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  rc = mpt_space_build(ex->p, &ex->s, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  rc = mpt_kspec_load(ex->p, &ex->ks, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+}
+
+static void free_example(example *ex) {
+  mpt_kspec_free(ex->ks);
+  mpt_space_free(ex->s);
+  mpt_problem_free(ex->p);
+}
+
+static int have_nvrtc(void) {
+  const mpt_nvrtc_api *a;
+  mpt_error e;
+  mpt_error_clear(&e);
+  if (mpt_nvrtc_load(&a, &e) == 0) return 1;
+  printf("SKIPPED: %s\n", e.msg);
+  return 0;
+}
+
+static int have_hiprtc(void) {
+  const mpt_hip_api *a;
+  mpt_error e;
+  mpt_error_clear(&e);
+  if (mpt_hip_load(&a, &e) != 0) {
+    printf("SKIPPED: hiprtc not available: %s\n", e.msg);
+    return 0;
+  }
+  if (!a->have_rtc) {
+    printf("SKIPPED: hiprtc entry points not found next to %s\n", a->path);
+    return 0;
+  }
+  return 1;
+}
+
+static int is_elf(const mpt_rtc_result *r) {
+  return r->code_size > 4 && memcmp(r->code, "\x7f" "ELF", 4) == 0;
+}
+
+/* The space's default plus configurations spread over the valid set, including shared-memory ones. */
+static int pick_configs(const example *ex, int64_t *ids, int cap) {
+  int n = 0;
+  int64_t size = mpt_space_size(ex->s);
+  ids[n++] = mpt_space_default_id(ex->s);
+  int shm = mpt_problem_param_index(ex->p, "use_shmem");
+  int *idx = calloc((size_t)mpt_space_dims(ex->s), sizeof *idx);
+  for (int k = 1; n < cap && k < 64; k++) {
+    int64_t id = (size * k * 37 / 64) % size;
+    mpt_space_config(ex->s, id, idx);
+    int want_shm = n % 2; /* alternate between with and without shared memory */
+    if (shm >= 0 && idx[shm] != want_shm) continue;
+    int dup = 0;
+    for (int j = 0; j < n; j++) dup |= ids[j] == id;
+    if (!dup) ids[n++] = id;
+  }
+  free(idx);
+  return n;
+}
+
+static void compile_example(const char *file, const char *compiler, mpt_rtc_compile_fn fn, const char *arch,
+                            int n_configs) {
+  example ex;
+  load_example(file, &ex);
+  assert_true(mpt_space_size(ex.s) >= 1000); /* a real tuning space */
+  assert_true(mpt_space_default_id(ex.s) >= 0);
+  int64_t ids[16];
+  int n = pick_configs(&ex, ids, n_configs);
+  assert_int_equal(n, n_configs);
+  double total = 0;
+  for (int i = 0; i < n; i++) {
+    mpt_rtc_result r;
+    mpt_launch l;
+    mpt_error err;
+    mpt_error_clear(&err);
+    int rc = mpt_gpu_compile_config(ex.ks, ex.s, ids[i], fn, arch, 300, &l, &r, &err);
+    char cfg[512];
+    mpt_space_format(ex.s, ids[i], cfg, sizeof cfg);
+    if (rc) fprintf(stderr, "%s: %s\n", cfg, err.msg);
+    assert_int_equal(rc, 0);
+    if (!r.ok) fprintf(stderr, "%s %s %s: %s\n", compiler, arch, cfg, r.log);
+    assert_true(r.ok);
+    assert_true(is_elf(&r)); /* CUBIN and AMD code objects are ELF files */
+    assert_string_equal(r.lowered, ex.ks->kernel_name); /* extern "C": the name itself */
+    /* the launch of the example matches its tiling: grid * block * tile covers the problem */
+    int tx = mpt_space_value_index(ex.s, ids[i], mpt_problem_param_index(ex.p, "tile_size_x"));
+    const mpt_param *tp = &ex.p->params[mpt_problem_param_index(ex.p, "tile_size_x")];
+    assert_true(l.grid[0] * l.block[0] * tp->values[tx].u.i >= l.problem[0]);
+    printf("%-12s %-6s %-7s %7.0f ms  %7zu bytes  %s\n", file, compiler, arch, r.compile_ms, r.code_size, cfg);
+    total += r.compile_ms;
+    mpt_launch_free(&l);
+    mpt_rtc_result_free(&r);
+  }
+  printf("%-12s %-6s %-7s mean %.0f ms per configuration over %d\n", file, compiler, arch, total / n, n);
+  free_example(&ex);
+}
+
+static void test_nvrtc_examples(void **state) {
+  (void)state;
+  if (!have_nvrtc()) skip();
+  compile_example("convolution.json", "nvrtc", mpt_nvrtc_compile, "sm_90", 5);
+  compile_example("gemm.json", "nvrtc", mpt_nvrtc_compile, "sm_90", 5);
+  /* PTX for a virtual architecture */
+  example ex;
+  load_example("gemm.json", &ex);
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_gpu_compile_config(ex.ks, ex.s, mpt_space_default_id(ex.s), mpt_nvrtc_compile,
+                                          "compute_80", 300, NULL, &r, &err), 0);
+  assert_true(r.ok && r.is_ptx);
+  assert_non_null(strstr(r.code, ".entry gemm_kernel"));
+  mpt_rtc_result_free(&r);
+  free_example(&ex);
+}
+
+static void test_hiprtc_examples(void **state) {
+  (void)state;
+  if (!have_hiprtc()) skip();
+  compile_example("convolution.json", "hiprtc", mpt_hiprtc_compile, "gfx90a", 4);
+  compile_example("gemm.json", "hiprtc", mpt_hiprtc_compile, "gfx90a", 4);
+  compile_example("gemm.json", "hiprtc", mpt_hiprtc_compile, "gfx1030", 1);
+}
+
+/* a broken source and a kernel name that is not in it: compile errors with the compiler's log */
+static void check_errors(mpt_rtc_compile_fn fn, const char *arch) {
+  const char *bad = "extern \"C\" __global__ void k(float *a) { a[threadIdx.x] = undefined_thing; }\n";
+  const char *good = "extern \"C\" __global__ void k(float *a) { a[threadIdx.x] = VALUE; }\n";
+  const char *opts[] = {"-DVALUE=2.0f"};
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, bad, "bad.cu", "k", arch, opts, 1, 120, &r, &err), 0);
+  assert_false(r.ok);
+  assert_non_null(r.log);
+  assert_non_null(strstr(r.log, "undefined_thing"));
+  assert_int_equal(r.crashed, 0);
+  mpt_rtc_result_free(&r);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "missing_kernel", arch, opts, 1, 120, &r, &err), 0);
+  assert_false(r.ok);
+  assert_non_null(strstr(r.log, "missing_kernel"));
+  mpt_rtc_result_free(&r);
+  /* a define the source needs but the configuration lacks */
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  assert_false(r.ok);
+  assert_non_null(strstr(r.log, "VALUE"));
+  mpt_rtc_result_free(&r);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, opts, 1, 120, &r, &err), 0);
+  assert_true(r.ok);
+  assert_string_equal(r.lowered, "k");
+  mpt_rtc_result_free(&r);
+}
+
+static void test_nvrtc_errors(void **state) {
+  (void)state;
+  if (!have_nvrtc()) skip();
+  check_errors(mpt_nvrtc_compile, "sm_90");
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_nvrtc_compile("", "x.cu", "k", "gfx90a", NULL, 0, &r, &err), MPT_ERR_VALUE);
+}
+
+static void test_hiprtc_errors(void **state) {
+  (void)state;
+  if (!have_hiprtc()) skip();
+  check_errors(mpt_hiprtc_compile, "gfx90a");
+}
+
+/* compilers that crash or hang only lose their child */
+static int crashing_compiler(const char *source, const char *source_name, const char *kernel_name,
+                             const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                             mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)res, (void)err;
+  raise(SIGSEGV);
+  return 0;
+}
+
+static int hanging_compiler(const char *source, const char *source_name, const char *kernel_name,
+                            const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                            mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)res, (void)err;
+  for (;;) pause();
+  return 0;
+}
+
+static void test_isolation(void **state) {
+  (void)state;
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_rtc_compile_isolated(crashing_compiler, "", "x.cu", "k", "gfx1100", NULL, 0, 30, &r, &err), 0);
+  assert_false(r.ok);
+  assert_int_equal(r.crashed, SIGSEGV);
+  assert_non_null(strstr(r.log, "SIGSEGV"));
+  assert_non_null(strstr(r.log, "gfx1100"));
+  mpt_rtc_result_free(&r);
+  assert_int_equal(mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 0.5, &r, &err), 0);
+  assert_false(r.ok);
+  assert_true(r.timed_out);
+  assert_non_null(strstr(r.log, "timed out"));
+  mpt_rtc_result_free(&r);
+  /* errors of the compile function itself come back as errors */
+  assert_int_equal(mpt_rtc_compile_isolated(mpt_hiprtc_compile, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err),
+                   have_hiprtc() ? MPT_ERR_VALUE : MPT_ERR_DEVICE);
+  assert_true(strlen(err.msg) > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_isolation),      cmocka_unit_test(test_nvrtc_errors),
+      cmocka_unit_test(test_hiprtc_errors),  cmocka_unit_test(test_nvrtc_examples),
+      cmocka_unit_test(test_hiprtc_examples),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
