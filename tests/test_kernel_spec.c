@@ -174,7 +174,7 @@ static void test_hotspot_milo(void **state) {
   assert_int_equal(mpt_kspec_load(p, &ks, &err), 0);
   assert_int_equal(ks->global_blocks, 0);
   assert_int_equal(ks->iterations, 10);
-  assert_int_equal(ks->n_args, 8);
+  assert_int_equal(ks->n_args, 7);
   assert_int_equal(ks->args[3].mem, MPT_MEM_SCALAR);
   assert_int_equal(ks->args[3].n_elems, 1);
   assert_true(fabs(ks->args[3].fill.value - 0.1) < 1e-12);
