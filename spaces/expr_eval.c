@@ -1,0 +1,754 @@
+/* spaces/expr_eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
+ * paths that never allocate for scalars), the builtins (range, list, len, min, max, abs, int, float,
+ * round, sum, bool, str) and constant folding of variable-free subtrees at compile time. */
+#include <ctype.h>
+#include <errno.h>
+#include <fenv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "spaces/expr_internal.h"
+
+typedef struct ctx {
+  const mpt_expr *e;
+  const mpt_value *vars;
+  mpt_value *locals;
+  mpt_error *err;
+} ctx;
+
+static int ev(const ctx *c, int32_t ni, xval *o);
+
+static inline int is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
+
+/* moves an evaluated value into a container slot (deep-copies borrowed strings/lists) */
+static int take(xval *x, mpt_value *dst, mpt_error *err) {
+  if (x->own || (x->v.kind != MPT_V_STR && x->v.kind != MPT_V_LIST)) {
+    *dst = x->v;
+    x->own = 0;
+    x->v.kind = MPT_V_NONE;
+    return 0;
+  }
+  if (mpt_value_copy(dst, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  x->v.kind = MPT_V_NONE;
+  return 0;
+}
+
+static int set_owned(xval *o, mpt_value v) {
+  o->v = v;
+  o->own = 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ builtins */
+
+static int not_iterable(const mpt_value *v, mpt_error *err) {
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", xv_type_name(v));
+}
+
+static int need_int(const mpt_value *v, mpt_error *err) {
+  if (is_intlike(v)) return 0;
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object cannot be interpreted as an integer", xv_type_name(v));
+}
+
+static int b_range(xval *a, int n, xval *o, mpt_error *err) {
+  for (int i = 0; i < n; i++)
+    if (need_int(&a[i].v, err)) return MPT_ERR_EVAL;
+  int64_t start = 0, stop, step = 1;
+  if (n == 1) stop = a[0].v.u.i;
+  else { start = a[0].v.u.i; stop = a[1].v.u.i; }
+  if (n == 3) step = a[2].v.u.i;
+  if (step == 0) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: range() arg 3 must not be zero");
+  __int128 len = 0;
+  if (step > 0 && start < stop) len = ((__int128)stop - start - 1) / step + 1;
+  if (step < 0 && start > stop) len = ((__int128)start - stop - 1) / (-(__int128)step) + 1;
+  if (len > XP_MAX_LIST)
+    return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: range of %lld items is too large to materialize", (long long)(len > INT64_MAX ? INT64_MAX : len));
+  mpt_value l;
+  int rc = xv_new_list(&l, (int64_t)len, err);
+  if (rc) return rc;
+  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = mpt_value_int((int64_t)(start + (__int128)i * step));
+  return set_owned(o, l);
+}
+
+/* a list/str operand as a list value (strings split into 1-character strings) */
+static int as_list(xval *x, xval *o, mpt_error *err) {
+  if (x->v.kind == MPT_V_LIST) {
+    if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
+    mpt_value l;
+    if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    return set_owned(o, l);
+  }
+  if (x->v.kind == MPT_V_STR) {
+    int64_t n = (int64_t)strlen(x->v.u.s);
+    mpt_value l;
+    int rc = xv_new_list(&l, n, err);
+    if (rc) return rc;
+    for (int64_t i = 0; i < n; i++) {
+      char ch[2] = {x->v.u.s[i], 0};
+      l.u.list.items[i] = mpt_value_str(ch);
+      if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
+    }
+    return set_owned(o, l);
+  }
+  return not_iterable(&x->v, err);
+}
+
+static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
+  const char *fname = is_max ? "max" : "min";
+  const mpt_value *items;
+  int64_t cnt;
+  mpt_value tmpl;
+  int have_tmp = 0;
+  mpt_value *argv = NULL;
+  if (n == 1) {
+    if (a[0].v.kind == MPT_V_LIST) {
+      items = a[0].v.u.list.items;
+      cnt = a[0].v.u.list.n;
+    } else if (a[0].v.kind == MPT_V_STR) {
+      xval t = {{0}, 0};
+      int rc = as_list(&a[0], &t, err);
+      if (rc) return rc;
+      tmpl = t.v;
+      have_tmp = 1;
+      items = tmpl.u.list.items;
+      cnt = tmpl.u.list.n;
+    } else {
+      return not_iterable(&a[0].v, err);
+    }
+    if (cnt == 0) {
+      if (have_tmp) mpt_value_free(&tmpl);
+      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: %s() arg is an empty sequence", fname);
+    }
+  } else {
+    argv = malloc((size_t)n * sizeof(mpt_value));
+    if (!argv) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    for (int i = 0; i < n; i++) argv[i] = a[i].v;
+    items = argv;
+    cnt = n;
+  }
+  int64_t best = 0;
+  int rc = 0;
+  for (int64_t i = 1; i < cnt; i++) {
+    int less;
+    /* max keeps the first maximal item (item > best, i.e. best < item); min: item < best */
+    rc = is_max ? xv_compare(C_GT, &items[i], &items[best], &less, err) : xv_compare(C_LT, &items[i], &items[best], &less, err);
+    if (rc) break;
+    if (less) best = i;
+  }
+  if (!rc) {
+    mpt_value r;
+    if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    else set_owned(o, r);
+  }
+  if (have_tmp) mpt_value_free(&tmpl);
+  free(argv);
+  return rc;
+}
+
+static int parse_int_str(const char *s, int64_t *out) {
+  while (isspace((unsigned char)*s)) s++;
+  int neg = 0;
+  if (*s == '+' || *s == '-') { neg = *s == '-'; s++; }
+  uint64_t v = 0;
+  int nd = 0, last_us = 0;
+  for (; *s && !isspace((unsigned char)*s); s++) {
+    if (*s == '_' && nd && !last_us) { last_us = 1; continue; }
+    if (*s < '0' || *s > '9') return -1;
+    last_us = 0;
+    uint64_t d = (uint64_t)(*s - '0');
+    if (v > (UINT64_MAX - d) / 10) return -2;
+    v = v * 10 + d;
+    nd++;
+  }
+  if (!nd || last_us) return -1;
+  while (isspace((unsigned char)*s)) s++;
+  if (*s) return -1;
+  if (neg) {
+    if (v > (uint64_t)INT64_MAX + 1) return -2;
+    *out = (int64_t)(0 - v);
+  } else {
+    if (v > (uint64_t)INT64_MAX) return -2;
+    *out = (int64_t)v;
+  }
+  return 0;
+}
+
+static int parse_float_str(const char *s, double *out) {
+  while (isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  if (!n || n > 1000) return -1;
+  char buf[1024];
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    if (ch == '_') { /* only between digits */
+      if (!i || i + 1 >= n || !isdigit((unsigned char)s[i - 1]) || !isdigit((unsigned char)s[i + 1])) return -1;
+      continue;
+    }
+    if (ch == 'x' || ch == 'X' || ch == 'p' || ch == 'P' || ch == '(' || isspace((unsigned char)ch)) return -1;
+    buf[o++] = ch;
+  }
+  buf[o] = '\0';
+  /* accept only [sign](inf|infinity|nan) or a decimal number */
+  const char *q = buf + ((buf[0] == '+' || buf[0] == '-') ? 1 : 0);
+  if (!strcasecmp(q, "inf") || !strcasecmp(q, "infinity") || !strcasecmp(q, "nan")) {
+    double v = tolower((unsigned char)q[0]) == 'n' ? NAN : INFINITY;
+    *out = buf[0] == '-' ? -v : v;
+    return 0;
+  }
+  if (!isdigit((unsigned char)*q) && *q != '.') return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (*end) return -1;
+  *out = v;
+  return 0;
+}
+
+static int float_to_int(double f, int64_t *out, mpt_error *err) {
+  if (isnan(f)) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: cannot convert float NaN to integer");
+  if (isinf(f)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: cannot convert float infinity to integer");
+  double t = trunc(f);
+  if (t >= 9223372036854775808.0 || t < -9223372036854775808.0) return xv_overflow(err);
+  *out = (int64_t)t;
+  return 0;
+}
+
+static int b_int(xval *a, int n, xval *o, mpt_error *err) {
+  if (n == 0) return set_owned(o, mpt_value_int(0));
+  const mpt_value *v = &a[0].v;
+  int64_t r = 0;
+  switch (v->kind) {
+  case MPT_V_BOOL:
+  case MPT_V_INT: return set_owned(o, mpt_value_int(v->u.i));
+  case MPT_V_FLOAT:
+    if (float_to_int(v->u.f, &r, err)) return MPT_ERR_EVAL;
+    return set_owned(o, mpt_value_int(r));
+  case MPT_V_STR: {
+    int rc = parse_int_str(v->u.s, &r);
+    if (rc == -2) return xv_overflow(err);
+    if (rc) {
+      char rep[160];
+      mpt_value_repr(v, rep, sizeof rep);
+      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: invalid literal for int() with base 10: %s", rep);
+    }
+    return set_owned(o, mpt_value_int(r));
+  }
+  default:
+    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: int() argument must be a string, a bytes-like object or a real number, not '%s'",
+                         xv_type_name(v));
+  }
+}
+
+static int b_float(xval *a, int n, xval *o, mpt_error *err) {
+  if (n == 0) return set_owned(o, mpt_value_float(0.0));
+  const mpt_value *v = &a[0].v;
+  switch (v->kind) {
+  case MPT_V_BOOL:
+  case MPT_V_INT: return set_owned(o, mpt_value_float((double)v->u.i));
+  case MPT_V_FLOAT: return set_owned(o, mpt_value_float(v->u.f));
+  case MPT_V_STR: {
+    double d;
+    if (parse_float_str(v->u.s, &d)) {
+      char rep[160];
+      mpt_value_repr(v, rep, sizeof rep);
+      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: could not convert string to float: %s", rep);
+    }
+    return set_owned(o, mpt_value_float(d));
+  }
+  default:
+    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: float() argument must be a string or a real number, not '%s'", xv_type_name(v));
+  }
+}
+
+/* decimal string of a non-negative integral double, exact */
+static int round_float_neg(double x, int64_t nd, double *out) {
+  /* rounds |x| to a multiple of 10^-nd (nd < 0) half-to-even, exactly */
+  double ax = fabs(x);
+  double ip = trunc(ax);
+  int frac_nonzero = (ax - ip) != 0.0;
+  char digits[400];
+  int len = snprintf(digits, sizeof digits, "%.0f", ip);
+  int64_t k = -nd; /* digits to clear */
+  if (k > len) { *out = copysign(0.0, x); return 0; }
+  int keep = len - (int)k;
+  /* discarded part compared with half */
+  int cmp; /* -1 below half, 0 tie, 1 above */
+  if (digits[keep] > '5') cmp = 1;
+  else if (digits[keep] < '5') cmp = -1;
+  else {
+    cmp = 0;
+    for (int i = keep + 1; i < len; i++)
+      if (digits[i] != '0') { cmp = 1; break; }
+    if (!cmp && frac_nonzero) cmp = 1;
+  }
+  char res[420];
+  memcpy(res, "0", 2);
+  char kept[400];
+  memcpy(kept, digits, (size_t)keep);
+  kept[keep] = '\0';
+  int up = cmp > 0 || (cmp == 0 && keep > 0 && ((kept[keep - 1] - '0') & 1));
+  /* value = kept (+1 if up) * 10^k */
+  char num[402];
+  num[0] = '0';
+  memcpy(num + 1, kept, (size_t)keep + 1);
+  int nl = keep + 1;
+  if (up) {
+    int i = nl - 1;
+    while (i >= 0 && num[i] == '9') num[i--] = '0';
+    if (i >= 0) num[i]++;
+  }
+  snprintf(res, sizeof res, "%se%lld", num, (long long)k);
+  double r = strtod(res, NULL);
+  *out = copysign(r, x);
+  return 0;
+}
+
+static int b_round(xval *a, int n, xval *o, mpt_error *err) {
+  const mpt_value *v = &a[0].v;
+  if (n == 2 && a[1].v.kind == MPT_V_NONE) n = 1;
+  if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
+    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: type %s doesn't define __round__ method", xv_type_name(v));
+  if (n == 1) {
+    if (is_intlike(v)) return set_owned(o, mpt_value_int(v->u.i));
+    double f = v->u.f;
+    if (isnan(f)) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: cannot convert float NaN to integer");
+    if (isinf(f)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: cannot convert float infinity to integer");
+    double r = nearbyint(f); /* default rounding mode: half to even */
+    int64_t i = 0;
+    if (float_to_int(r, &i, err)) return MPT_ERR_EVAL;
+    return set_owned(o, mpt_value_int(i));
+  }
+  if (need_int(&a[1].v, err)) return MPT_ERR_EVAL;
+  int64_t nd = a[1].v.u.i;
+  if (is_intlike(v)) {
+    int64_t x = v->u.i;
+    if (nd >= 0) return set_owned(o, mpt_value_int(x));
+    if (nd < -18) return set_owned(o, mpt_value_int(0));
+    int64_t pw = 1;
+    for (int64_t i = 0; i < -nd; i++) pw *= 10;
+    int64_t r;
+    xv_int_mod(x, pw, &r, err);
+    int64_t q = x - r; /* multiple of pw, floor */
+    int up = r * 2 > pw || (r * 2 == pw && ((q / pw) % 2 != 0));
+    if (up && __builtin_add_overflow(q, pw, &q)) return xv_overflow(err);
+    return set_owned(o, mpt_value_int(q));
+  }
+  double x = v->u.f;
+  if (nd > 323) return set_owned(o, mpt_value_float(x));
+  if (nd < -308) return set_owned(o, mpt_value_float(0.0 * x));
+  if (x == 0.0 || !isfinite(x)) return set_owned(o, mpt_value_float(x));
+  double r;
+  if (nd >= 0) {
+    char buf[800];
+    snprintf(buf, sizeof buf, "%.*f", (int)nd, x);
+    r = strtod(buf, NULL);
+    if (r == 0.0) r = copysign(0.0, x);
+  } else {
+    round_float_neg(x, nd, &r);
+  }
+  if (isinf(r)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: rounded value too large to represent");
+  return set_owned(o, mpt_value_float(r));
+}
+
+static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
+  mpt_value acc = mpt_value_int(0);
+  if (n == 2) {
+    if (a[1].v.kind == MPT_V_STR)
+      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
+    if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  }
+  if (a[0].v.kind != MPT_V_LIST) {
+    mpt_value_free(&acc);
+    return not_iterable(&a[0].v, err);
+  }
+  for (int64_t i = 0; i < a[0].v.u.list.n; i++) {
+    mpt_value r;
+    int rc = xv_binop(X_ADD, &acc, &a[0].v.u.list.items[i], &r, err);
+    mpt_value_free(&acc);
+    if (rc) return rc;
+    acc = r;
+  }
+  return set_owned(o, acc);
+}
+
+static int ev_call(const ctx *c, const xnode *n, xval *o) {
+  xval small[8];
+  xval *a = small;
+  int cnt = n->n;
+  if (cnt > 8) {
+    a = calloc((size_t)cnt, sizeof(xval));
+    if (!a) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  }
+  int rc = 0, done = 0;
+  for (; done < cnt; done++) {
+    rc = ev(c, c->e->args[n->first + done], &a[done]);
+    if (rc) break;
+  }
+  if (!rc) {
+    mpt_error *err = c->err;
+    const mpt_value *v = cnt ? &a[0].v : NULL;
+    switch (n->slot) {
+    case B_RANGE: rc = b_range(a, cnt, o, err); break;
+    case B_LIST:
+      if (cnt == 0) {
+        mpt_value l;
+        rc = xv_new_list(&l, 0, err);
+        if (!rc) set_owned(o, l);
+      } else {
+        rc = as_list(&a[0], o, err);
+      }
+      break;
+    case B_LEN:
+      if (v->kind == MPT_V_LIST) set_owned(o, mpt_value_int(v->u.list.n));
+      else if (v->kind == MPT_V_STR) set_owned(o, mpt_value_int((int64_t)strlen(v->u.s)));
+      else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", xv_type_name(v));
+      break;
+    case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
+    case B_MAX: rc = b_minmax(1, a, cnt, o, err); break;
+    case B_ABS:
+      if (is_intlike(v)) {
+        if (v->u.i == INT64_MIN) rc = xv_overflow(err);
+        else set_owned(o, mpt_value_int(v->u.i < 0 ? -v->u.i : v->u.i));
+      } else if (v->kind == MPT_V_FLOAT) {
+        set_owned(o, mpt_value_float(fabs(v->u.f)));
+      } else {
+        rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", xv_type_name(v));
+      }
+      break;
+    case B_INT: rc = b_int(a, cnt, o, err); break;
+    case B_FLOAT: rc = b_float(a, cnt, o, err); break;
+    case B_ROUND: rc = b_round(a, cnt, o, err); break;
+    case B_SUM: rc = b_sum(a, cnt, o, err); break;
+    case B_BOOL: set_owned(o, mpt_value_bool(cnt ? mpt_value_truthy(v) : 0)); break;
+    case B_STR: {
+      if (cnt == 0) {
+        set_owned(o, mpt_value_str(""));
+      } else if (v->kind == MPT_V_STR) {
+        mpt_value s = mpt_value_str(v->u.s);
+        set_owned(o, s);
+      } else {
+        int len = mpt_value_str_repr(v, NULL, 0);
+        if (len > XP_MAX_STR) {
+          rc = mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
+          break;
+        }
+        char *buf = malloc((size_t)len + 1);
+        if (!buf) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); break; }
+        mpt_value_str_repr(v, buf, len + 1);
+        mpt_value s;
+        memset(&s, 0, sizeof s);
+        s.kind = MPT_V_STR;
+        s.u.s = buf;
+        set_owned(o, s);
+      }
+      if (!rc && o->v.kind != MPT_V_STR) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+      break;
+    }
+    default: rc = mpt_error_set(err, MPT_ERR_INTERNAL, "internal error: unknown builtin");
+    }
+  }
+  for (int i = 0; i < done; i++) xv_release(&a[i]);
+  if (a != small) free(a);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+static int ev_index(const ctx *c, const xnode *n, xval *o) {
+  xval con, idx;
+  int rc = ev(c, n->a, &con);
+  if (rc) return rc;
+  rc = ev(c, n->b, &idx);
+  if (rc) { xv_release(&con); return rc; }
+  if (con.v.kind != MPT_V_LIST && con.v.kind != MPT_V_STR) {
+    rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", xv_type_name(&con.v));
+  } else if (!is_intlike(&idx.v)) {
+    rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: %s indices must be integers%s, not %s",
+                       con.v.kind == MPT_V_LIST ? "list" : "string", con.v.kind == MPT_V_LIST ? " or slices" : "",
+                       xv_type_name(&idx.v));
+  } else {
+    int64_t len = con.v.kind == MPT_V_LIST ? con.v.u.list.n : (int64_t)strlen(con.v.u.s);
+    int64_t i = idx.v.u.i;
+    if (i < 0) i += len;
+    if (i < 0 || i >= len) {
+      rc = mpt_error_set(c->err, MPT_ERR_EVAL, "IndexError: %s index out of range", con.v.kind == MPT_V_LIST ? "list" : "string");
+    } else if (con.v.kind == MPT_V_STR) {
+      char ch[2] = {con.v.u.s[i], 0};
+      mpt_value s = mpt_value_str(ch);
+      if (s.kind != MPT_V_STR) rc = mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+      else set_owned(o, s);
+    } else if (con.own) {
+      o->v = con.v.u.list.items[i];
+      o->own = 1;
+      con.v.u.list.items[i].kind = MPT_V_NONE;
+    } else {
+      o->v = con.v.u.list.items[i];
+      o->own = 0;
+    }
+  }
+  xv_release(&idx);
+  xv_release(&con);
+  return rc;
+}
+
+static int ev_comp(const ctx *c, const xnode *n, xval *o) {
+  xval it;
+  int rc = ev(c, n->b, &it);
+  if (rc) return rc;
+  if (it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
+    rc = not_iterable(&it.v, c->err);
+    xv_release(&it);
+    return rc;
+  }
+  int64_t cnt = it.v.kind == MPT_V_LIST ? it.v.u.list.n : (int64_t)strlen(it.v.u.s);
+  mpt_value res;
+  rc = xv_new_list(&res, 0, c->err);
+  if (rc) { xv_release(&it); return rc; }
+  int64_t cap = 1;
+  char chbuf[2] = {0, 0};
+  mpt_value *slot = &c->locals[n->slot];
+  for (int64_t i = 0; i < cnt && !rc; i++) {
+    if (it.v.kind == MPT_V_LIST) {
+      *slot = it.v.u.list.items[i];
+    } else {
+      chbuf[0] = it.v.u.s[i];
+      memset(slot, 0, sizeof *slot);
+      slot->kind = MPT_V_STR;
+      slot->u.s = chbuf; /* borrowed: never freed (locals are never owned) */
+    }
+    int keep = 1;
+    for (int j = 0; j < n->n && keep; j++) {
+      xval cond;
+      rc = ev(c, c->e->args[n->first + j], &cond);
+      if (rc) break;
+      keep = mpt_value_truthy(&cond.v);
+      xv_release(&cond);
+    }
+    if (rc || !keep) continue;
+    xval x;
+    rc = ev(c, n->a, &x);
+    if (rc) break;
+    mpt_value item;
+    rc = take(&x, &item, c->err);
+    if (rc) { xv_release(&x); break; }
+    rc = xv_list_append(&res, &cap, item, c->err);
+  }
+  slot->kind = MPT_V_NONE;
+  xv_release(&it);
+  if (rc) { mpt_value_free(&res); return rc; }
+  return set_owned(o, res);
+}
+
+static int ev_list(const ctx *c, const xnode *n, xval *o) {
+  mpt_value l;
+  int rc = xv_new_list(&l, n->n, c->err);
+  if (rc) return rc;
+  for (int i = 0; i < n->n; i++) {
+    xval x;
+    rc = ev(c, c->e->args[n->first + i], &x);
+    if (!rc) rc = take(&x, &l.u.list.items[i], c->err);
+    if (rc) {
+      xv_release(&x);
+      mpt_value_free(&l);
+      return rc;
+    }
+  }
+  return set_owned(o, l);
+}
+
+static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
+  const int32_t *args = c->e->args + n->first;
+  xval l, r;
+  int rc = ev(c, args[0], &l);
+  if (rc) return rc;
+  int truth = 1;
+  for (int i = 1; i < n->n; i++) {
+    rc = ev(c, args[i], &r);
+    if (rc) break;
+    int code = args[n->n + i - 1];
+    int res = 0;
+    if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
+      int64_t a = l.v.u.i, b = r.v.u.i;
+      switch (code) {
+      case C_LT: res = a < b; break;
+      case C_LE: res = a <= b; break;
+      case C_GT: res = a > b; break;
+      case C_GE: res = a >= b; break;
+      case C_EQ: res = a == b; break;
+      case C_NE: res = a != b; break;
+      default: rc = xv_compare(code, &l.v, &r.v, &res, c->err);
+      }
+    } else {
+      rc = xv_compare(code, &l.v, &r.v, &res, c->err);
+    }
+    xv_release(&l);
+    l = r;
+    if (rc) break;
+    if (!res) { truth = 0; break; }
+  }
+  xv_release(&l);
+  if (rc) return rc;
+  o->v = mpt_value_bool(truth);
+  o->own = 0;
+  return 0;
+}
+
+static int ev(const ctx *c, int32_t ni, xval *o) {
+  const xnode *n = &c->e->nodes[ni];
+  switch (n->op) {
+  case X_CONST:
+    o->v = n->k;
+    o->own = 0;
+    return 0;
+  case X_VAR:
+    o->v = c->vars[n->slot];
+    o->own = 0;
+    return 0;
+  case X_LOCAL:
+    o->v = c->locals[n->slot];
+    o->own = 0;
+    return 0;
+  case X_ADD: case X_SUB: case X_MUL: case X_FLOORDIV: case X_MOD: case X_DIV: case X_POW:
+  case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT: {
+    xval l, r;
+    int rc = ev(c, n->a, &l);
+    if (rc) return rc;
+    rc = ev(c, n->b, &r);
+    if (rc) { xv_release(&l); return rc; }
+    if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
+      int64_t a = l.v.u.i, b = r.v.u.i, x;
+      o->own = 0;
+      switch (n->op) {
+      case X_ADD:
+        if (__builtin_add_overflow(a, b, &x)) return xv_overflow(c->err);
+        o->v = mpt_value_int(x);
+        return 0;
+      case X_SUB:
+        if (__builtin_sub_overflow(a, b, &x)) return xv_overflow(c->err);
+        o->v = mpt_value_int(x);
+        return 0;
+      case X_MUL:
+        if (__builtin_mul_overflow(a, b, &x)) return xv_overflow(c->err);
+        o->v = mpt_value_int(x);
+        return 0;
+      case X_FLOORDIV:
+        if (b > 0 && a >= 0) { o->v = mpt_value_int(a / b); return 0; }
+        if (xv_int_floordiv(a, b, &x, c->err)) return MPT_ERR_EVAL;
+        o->v = mpt_value_int(x);
+        return 0;
+      case X_MOD:
+        if (b > 0 && a >= 0) { o->v = mpt_value_int(a % b); return 0; }
+        if (xv_int_mod(a, b, &x, c->err)) return MPT_ERR_EVAL;
+        o->v = mpt_value_int(x);
+        return 0;
+      default: break;
+      }
+    }
+    mpt_value res;
+    rc = xv_binop(n->op, &l.v, &r.v, &res, c->err);
+    xv_release(&l);
+    xv_release(&r);
+    if (rc) return rc;
+    return set_owned(o, res);
+  }
+  case X_NEG: case X_POS: case X_INV: case X_NOT: {
+    xval a;
+    int rc = ev(c, n->a, &a);
+    if (rc) return rc;
+    if (n->op == X_NOT) {
+      int t = mpt_value_truthy(&a.v);
+      xv_release(&a);
+      o->v = mpt_value_bool(!t);
+      o->own = 0;
+      return 0;
+    }
+    mpt_value res;
+    rc = xv_unop(n->op, &a.v, &res, c->err);
+    xv_release(&a);
+    if (rc) return rc;
+    return set_owned(o, res);
+  }
+  case X_AND: case X_OR: {
+    int rc = ev(c, n->a, o);
+    if (rc) return rc;
+    int t = mpt_value_truthy(&o->v);
+    if ((n->op == X_AND) ? !t : t) return 0;
+    xv_release(o);
+    return ev(c, n->b, o);
+  }
+  case X_CMP: return ev_cmp(c, n, o);
+  case X_IFELSE: {
+    xval cond;
+    int rc = ev(c, n->b, &cond);
+    if (rc) return rc;
+    int t = mpt_value_truthy(&cond.v);
+    xv_release(&cond);
+    return ev(c, t ? n->a : n->c, o);
+  }
+  case X_INDEX: return ev_index(c, n, o);
+  case X_LIST: return ev_list(c, n, o);
+  case X_COMP: return ev_comp(c, n, o);
+  case X_CALL: return ev_call(c, n, o);
+  default: return mpt_error_set(c->err, MPT_ERR_INTERNAL, "internal error: bad expression node %d", n->op);
+  }
+}
+
+int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out, mpt_error *err) {
+  ctx c = {e, vars, locals, err};
+  out->own = 0;
+  out->v.kind = MPT_V_NONE;
+  return ev(&c, node, out);
+}
+
+/* ------------------------------------------------------------------ constant folding */
+
+typedef struct deps {
+  int vars;      /* reads a variable */
+  int minlocal;  /* smallest comprehension slot read freely, XP_MAX_LOCALS if none */
+} deps;
+
+static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals) {
+  deps d = {0, XP_MAX_LOCALS};
+  if (ni < 0) return d;
+  xnode *n = &e->nodes[ni];
+  switch (n->op) {
+  case X_CONST: return d;
+  case X_VAR: d.vars = 1; return d;
+  case X_LOCAL: d.minlocal = n->slot; return d;
+  default: break;
+  }
+  int32_t kids[3] = {n->a, n->b, n->c};
+  int first = n->first, cnt = n->op == X_CMP ? n->n : n->n, slot = n->slot, op = n->op;
+  for (int i = 0; i < 3; i++) {
+    deps k = fold(e, kids[i], locals);
+    if (op == X_COMP && i == 0 && k.minlocal >= slot) k.minlocal = XP_MAX_LOCALS; /* elt: own variable */
+    d.vars |= k.vars;
+    if (k.minlocal < d.minlocal) d.minlocal = k.minlocal;
+  }
+  for (int i = 0; i < cnt; i++) {
+    deps k = fold(e, e->args[first + i], locals);
+    if (op == X_COMP && k.minlocal >= slot) k.minlocal = XP_MAX_LOCALS; /* filters */
+    d.vars |= k.vars;
+    if (k.minlocal < d.minlocal) d.minlocal = k.minlocal;
+  }
+  if (d.vars || d.minlocal < XP_MAX_LOCALS) return d;
+  /* constant subtree: evaluate now; run-time errors are left for run time */
+  mpt_error err;
+  xval x;
+  if (xe_eval(e, ni, NULL, locals, &x, &err) != 0) return d;
+  mpt_value v;
+  if (take(&x, &v, &err) != 0) return d;
+  n = &e->nodes[ni];
+  n->op = X_CONST;
+  n->k = v;
+  return d;
+}
+
+void xe_fold(mpt_expr *e) {
+  mpt_value locals[XP_MAX_LOCALS];
+  memset(locals, 0, sizeof locals);
+  fold(e, e->root, locals);
+}

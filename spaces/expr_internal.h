@@ -1,0 +1,115 @@
+/* spaces/expr_internal.h: private types of the expression language shared by the parser
+ * (expr_parse.c), the evaluator (expr_eval.c), the value helpers (expr_value.c) and the public API
+ * (expr.c). Not part of any contract: only spaces/expr*.c include it. */
+#ifndef MPT_EXPR_INTERNAL_H
+#define MPT_EXPR_INTERNAL_H
+#include <stdint.h>
+#include "spaces/expr.h"
+
+/* Limits that turn hostile input into errors instead of crashes. */
+#define XP_MAX_DEPTH 200          /* parser nesting (parentheses, unary chains, …) */
+#define XP_MAX_LOCALS 32          /* nested comprehensions */
+#define XP_MAX_LIST (1 << 24)     /* items in one list value */
+#define XP_MAX_STR (1 << 28)      /* bytes in one string value */
+
+/* Node kinds of the compiled tree. Children are indices into mpt_expr.nodes; variable-length
+ * operand lists live in mpt_expr.args[first .. first+n). */
+typedef enum xop {
+  X_CONST,      /* k */
+  X_VAR,        /* slot: vars[slot] */
+  X_LOCAL,      /* slot: comprehension variable */
+  X_NAME,       /* unresolved name (parser only); name */
+  X_NEG, X_POS, X_INV, X_NOT,                   /* a */
+  X_ADD, X_SUB, X_MUL, X_DIV, X_FLOORDIV, X_MOD, X_POW,
+  X_BAND, X_BOR, X_BXOR, X_LSHIFT, X_RSHIFT,    /* a op b */
+  X_AND, X_OR,                                  /* a, b (short-circuit, return operand) */
+  X_CMP,        /* chain: args[first..first+n) operands, args[first+n..first+2n-1) comparison codes */
+  X_IFELSE,     /* a if b else c */
+  X_INDEX,      /* a[b] */
+  X_LIST,       /* [args...] */
+  X_COMP,       /* [a for local slot in b if args...] */
+  X_CALL,       /* builtin slot(args...) */
+} xop;
+
+typedef enum xcmp { C_LT, C_LE, C_GT, C_GE, C_EQ, C_NE, C_IN, C_NOTIN } xcmp;
+
+typedef enum xbuiltin {
+  B_RANGE, B_LIST, B_LEN, B_MIN, B_MAX, B_ABS, B_INT, B_FLOAT, B_ROUND, B_SUM, B_BOOL, B_STR,
+  B_COUNT
+} xbuiltin;
+
+typedef struct xnode {
+  uint8_t op;        /* xop */
+  int32_t col;       /* 0-based byte offset of the operator/operand in the source */
+  int32_t a, b, c;   /* children (or -1) */
+  int32_t first, n;  /* operand list in args */
+  int32_t slot;      /* X_VAR / X_LOCAL slot, X_COMP local slot, X_CALL builtin */
+  char *name;        /* X_NAME (owned; freed after resolution) */
+  mpt_value k;       /* X_CONST (owned by the expression) */
+} xnode;
+
+struct mpt_expr {
+  char *src;
+  xnode *nodes;
+  int32_t n_nodes, cap_nodes;
+  int32_t *args;
+  int32_t n_args, cap_args;
+  int32_t root;
+  int n_locals;      /* comprehension variable slots needed */
+  int *uses;
+  int n_uses;
+  int n_names;
+};
+
+/* A value during evaluation: own=0 means it is borrowed (from vars, constants or a container that
+ * outlives it) and must not be freed; scalars own nothing either way. */
+typedef struct xval {
+  mpt_value v;
+  int own;
+} xval;
+
+static inline void xv_release(xval *x) {
+  if (x->own && (x->v.kind == MPT_V_STR || x->v.kind == MPT_V_LIST)) mpt_value_free(&x->v);
+  x->v.kind = MPT_V_NONE;
+  x->own = 0;
+}
+
+/* ---- expr_value.c: operations on values (Python semantics); each returns 0 or MPT_ERR_EVAL /
+ * MPT_ERR_NOMEM with a Python-like message "ExceptionClass: text" in err. ---- */
+const char *xv_type_name(const mpt_value *v);
+int xv_float_repr(double d, char *buf, int cap);
+/* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT) on any values; result is owned */
+int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err);
+int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err);
+/* comparison code C_* → *res 0/1 */
+int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
+/* Python `<` for sorting/min/max: *res = l < r */
+int xv_less(const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
+int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, mpt_error *err); /* takes item */
+int xv_new_list(mpt_value *out, int64_t n, mpt_error *err); /* n NONE items */
+/* int64 helpers */
+int xv_overflow(mpt_error *err);
+int xv_int_floordiv(int64_t a, int64_t b, int64_t *q, mpt_error *err);
+int xv_int_mod(int64_t a, int64_t b, int64_t *r, mpt_error *err);
+int xv_int_pow(int64_t a, int64_t b, mpt_value *out, mpt_error *err);
+int xv_float_floordiv(double a, double b, double *q, mpt_error *err);
+int xv_float_mod(double a, double b, double *r, mpt_error *err);
+int xv_float_pow(double a, double b, double *r, mpt_error *err);
+double xv_int_truediv(int64_t a, int64_t b);
+/* exact int64 vs double comparison: -1, 0, 1; 2 when unordered (nan) */
+int xv_cmp_int_float(int64_t i, double f);
+
+/* ---- expr_parse.c ---- */
+/* Parses src into e->nodes (root in e->root), resolving names against names[] and comprehension
+ * variables. On error sets *column and err. */
+int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, int *column,
+             mpt_error *err);
+int xp_node_new(mpt_expr *e, int op, int col);
+
+/* ---- expr_eval.c ---- */
+int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out,
+            mpt_error *err);
+/* constant folding of subtrees without variables; never fails (errors stay for run time) */
+void xe_fold(mpt_expr *e);
+
+#endif

@@ -1,0 +1,77 @@
+/* tests/bench_expr.c: benchmark of the expression hot path (not a test): ns per mpt_expr_eval_bool of
+ * typical T1 constraints over a sweep of integer parameter values, and compile time per expression.
+ * Usage: bench_expr [evaluations-per-expression]   (default 20,000,000) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "spaces/expr.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  long iters = argc > 1 ? atol(argv[1]) : 20000000L;
+  static const char *const names[] = {"block_size_x", "tile_size_x", "temporal_tiling_factor", "block_size_y",
+                                      "tile_size_y", "sh_power", "KWG", "MDIMC", "NDIMC", "MDIMA", "use_padding"};
+  const int n_names = 11;
+  const char *exprs[] = {
+      "(block_size_x * tile_size_x + temporal_tiling_factor * 2) * (block_size_y * tile_size_y + temporal_tiling_factor * 2) * (2 + sh_power) * 4 <= 49152",
+      "32 <= block_size_x * block_size_y <= 1024",
+      "use_padding==0 or block_size_x % 32 != 0",
+      "temporal_tiling_factor % tile_size_x == 0",
+      "KWG % ((MDIMC * NDIMC)/MDIMA) == 0",
+      "not (KWG == 128 and MDIMC == 128 and NDIMC == 8 and MDIMA == 8)",
+      "block_size_x in [16, 32, 64]",
+  };
+  const int n_exprs = (int)(sizeof exprs / sizeof exprs[0]);
+  mpt_value vars[11];
+  for (int i = 0; i < n_names; i++) vars[i] = mpt_value_int(1);
+  printf("%-60s %12s %10s\n", "expression", "ns/eval", "true");
+  for (int k = 0; k < n_exprs; k++) {
+    mpt_expr *e;
+    mpt_error err;
+    int col;
+    if (mpt_expr_compile(exprs[k], names, n_names, &e, &col, &err)) {
+      fprintf(stderr, "bench_expr: %s\n", err.msg);
+      return 1;
+    }
+    long n_true = 0;
+    double t0 = now();
+    for (long it = 0; it < iters; it++) {
+      /* vary the parameters like an enumeration does */
+      vars[0].u.i = 1 + (it & 1023);
+      vars[1].u.i = 1 + ((it >> 10) & 7);
+      vars[2].u.i = 1 + ((it >> 3) & 7);
+      vars[3].u.i = 1 + ((it >> 6) & 31);
+      vars[6].u.i = 16 << ((it >> 4) & 3);
+      vars[7].u.i = 8 << ((it >> 2) & 3);
+      vars[8].u.i = 8 << ((it >> 7) & 3);
+      vars[9].u.i = 8 << ((it >> 9) & 3);
+      vars[10].u.i = (it >> 5) & 1;
+      int truth;
+      if (mpt_expr_eval_bool(e, vars, &truth, &err)) {
+        fprintf(stderr, "bench_expr: %s\n", err.msg);
+        return 1;
+      }
+      n_true += truth;
+    }
+    double dt = now() - t0;
+    printf("%-60.60s %12.1f %10.3f\n", exprs[k], 1e9 * dt / (double)iters, (double)n_true / (double)iters);
+    mpt_expr_free(e);
+  }
+  /* compile cost */
+  double t0 = now();
+  long nc = iters / 100 > 1000 ? iters / 100 : 1000;
+  for (long it = 0; it < nc; it++) {
+    mpt_expr *e;
+    mpt_error err;
+    int col;
+    if (mpt_expr_compile(exprs[it % n_exprs], names, n_names, &e, &col, &err)) return 1;
+    mpt_expr_free(e);
+  }
+  printf("compile: %.2f us/expression (mean over the expressions above)\n", 1e6 * (now() - t0) / (double)nc);
+  return 0;
+}

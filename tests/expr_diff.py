@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+"""tests/expr_diff.py: differential test of the expression language against python3 itself.
+
+Generates expressions with a fixed seed (ints including negatives and zero, floats, strings, lists,
+comparisons and chained comparisons, and/or/not, in/not in, ternaries, indexing, comprehensions,
+builtins, precedence with randomly omitted parentheses), runs tests/expr_driver.c on them and evaluates
+each with Python (same variables), then compares: identical repr, or the same exception class.
+
+int64: mptune's ints are 64-bit and overflow is an error. Python is evaluated on a rewritten tree in
+which every operator and call result that is an int outside int64 raises OverflowError, so the expected
+outcome of such a case is OverflowError, exactly where mptune reports it (nothing is skipped). Likewise
+a complex result (negative float ** fractional power) is expected as ValueError: mptune has no complex.
+
+The driver also runs with --bool (mpt_expr_eval_bool, the constraint hot path), which must give
+bool(result) for every successful case and the same exception class otherwise.
+
+usage: expr_diff.py DRIVER [N] [SEED]
+"""
+import ast
+import math
+import random
+import subprocess
+import sys
+import warnings
+
+warnings.filterwarnings('ignore')
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+VARS = dict(a=3, b=-2, z=0, f=2.5, g=-0.5, s='ab', t=True, L=[1, 2, 3], E=[],
+            F=[1.5, -2, True, 'x'], M=[[1, 2], [3]])
+
+BUILTINS = dict(range=range, list=list, len=len, min=min, max=max, abs=abs, int=int, float=float,
+                round=round, sum=sum, bool=bool, str=str)
+
+
+def _chk(v):
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+        raise OverflowError('int64')
+    if isinstance(v, complex):
+        raise ValueError('complex')
+    return v
+
+
+MAX_LIST, MAX_STR = 1 << 24, 1 << 28  # mptune's limits on one value (spaces/expr_internal.h)
+
+
+def _mul(x, y):
+    """x * y, but a sequence repetition beyond mptune's size limits is a MemoryError (as in mptune)
+    instead of gigabytes of memory"""
+    for seq, k in ((x, y), (y, x)):
+        if isinstance(seq, (str, list)) and isinstance(k, int) and not isinstance(seq, bool):
+            if isinstance(seq, str) and len(seq) * max(k, 0) > MAX_STR:
+                raise MemoryError('str')
+            if isinstance(seq, list) and len(seq) * max(k, 0) > MAX_LIST:
+                raise MemoryError('list')
+    return x * y
+
+
+class Checked(ast.NodeTransformer):
+    """wraps every operator and call result in _chk(...); `*` goes through _mul"""
+
+    def _wrap(self, node):
+        self.generic_visit(node)
+        return ast.copy_location(ast.Call(func=ast.Name('_chk', ast.Load()), args=[node], keywords=[]), node)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult):
+            node = ast.copy_location(ast.Call(func=ast.Name('_mul', ast.Load()), args=[node.left, node.right],
+                                              keywords=[]), node)
+        return ast.copy_location(ast.Call(func=ast.Name('_chk', ast.Load()), args=[node], keywords=[]), node)
+
+    visit_UnaryOp = _wrap
+    visit_Call = _wrap
+
+
+def py_eval(src):
+    try:
+        tree = ast.parse(src, mode='eval')
+    except SyntaxError:
+        return 'ERR SyntaxError', None
+    tree = ast.fix_missing_locations(Checked().visit(tree))
+    env = dict(VARS)
+    env['L'], env['E'], env['F'], env['M'] = [1, 2, 3], [], [1.5, -2, True, 'x'], [[1, 2], [3]]
+    env['_chk'] = _chk
+    env['_mul'] = _mul
+    env['__builtins__'] = BUILTINS
+    try:
+        v = eval(compile(tree, '<expr>', 'eval'), env)
+    except Exception as e:  # noqa: BLE001 - the class is the result
+        return 'ERR ' + type(e).__name__, None
+    if isinstance(v, range):
+        v = list(v)  # mptune materializes range() as a list
+    try:
+        return 'OK ' + repr(v), v
+    except Exception as e:  # noqa: BLE001
+        return 'ERR ' + type(e).__name__, None
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+        self.depth = 0
+
+    def pick(self, *opts):
+        return self.r.choice(opts)
+
+    def par(self, s):
+        # parentheses are usually kept; sometimes dropped to exercise precedence (both sides parse
+        # the same text, so any parse is compared as it is)
+        return s if self.r.random() < 0.25 else '(' + s + ')'
+
+    def small_int(self):
+        return str(self.r.choice([0, 1, 2, 3, 4, 5, 7, 8, 10, 16, 32, 100, 1024]))
+
+    def int_lit(self):
+        r = self.r.random()
+        if r < 0.6:
+            return self.small_int()
+        if r < 0.75:
+            return '-' + self.small_int()
+        if r < 0.85:
+            return str(self.r.choice([2**31, 2**32 + 1, 10**9, 3037000499, 2**53 + 1, 2**62, INT64_MAX]))
+        return self.r.choice(['True', 'False', '0', '1'])
+
+    def float_lit(self):
+        return self.r.choice(['2.5', '0.1', '0.5', '1.0', '0.0', '3.75', '1e16', '1e-05', '1.5e300', '2.0',
+                              '7.0', '1e22', '0.3', '123.456', "float('inf')", "float('nan')", '-0.0',
+                              '1_000.5', '.5', '5.'])
+
+    def leaf(self, kind):
+        if kind == 'int':
+            return self.r.choice([self.int_lit(), self.int_lit(), 'a', 'b', 'z', 't'])
+        if kind == 'float':
+            return self.r.choice([self.float_lit(), 'f', 'g'])
+        if kind == 'str':
+            return self.r.choice(["'ab'", '"x"', "''", 's', "'a'", "'ba'", "'it\\'s'"])
+        if kind == 'list':
+            return self.r.choice(['L', 'E', 'F', 'M', '[1, 2]', '[]', "['a', 'b']", '[0.5, 2]', '[3, 1, 2]'])
+        return self.leaf(self.r.choice(['int', 'int', 'float', 'bool']))
+
+    def gen(self, kind, d):
+        if d <= 0 or self.r.random() < 0.2:
+            if kind == 'bool':
+                return self.r.choice(['True', 'False', 't', self.leaf('int') + ' < ' + self.leaf('int')])
+            if kind == 'any':
+                kind = self.r.choice(['int', 'int', 'float', 'str', 'list'])
+            return self.leaf(kind)
+        m = getattr(self, 'g_' + kind)
+        return m(d - 1)
+
+    def num(self, d):
+        return self.gen(self.r.choice(['int', 'int', 'float']), d)
+
+    def g_any(self, d):
+        return self.gen(self.r.choice(['int', 'int', 'float', 'bool', 'str', 'list']), d)
+
+    def g_int(self, d):
+        r = self.r.randrange(20)
+        op = self.r.choice(['+', '-', '*', '//', '%', '+', '-', '*'])
+        if r < 7:
+            return self.par(self.gen('int', d)) + ' ' + op + ' ' + self.par(self.gen('int', d))
+        if r == 7:
+            return self.par(self.gen('int', d)) + ' ** ' + self.r.choice(['0', '1', '2', '3', '5', 'a', 'z', 't', '-1', '-2', 'b'])
+        if r == 8:
+            return self.r.choice(['-', '+', '~', '- -']) + self.par(self.gen('int', d))
+        if r == 9:
+            return self.r.choice(['abs', 'int', 'round', 'len', 'bool', 'int']) + '(' + self.gen(self.r.choice(['int', 'float', 'list', 'str']), d) + ')'
+        if r == 10:
+            return self.r.choice(['min', 'max']) + '(' + ', '.join(self.gen('int', d) for _ in range(self.r.randint(1, 3))) + ')'
+        if r == 11:
+            return self.r.choice(['min', 'max', 'sum', 'len']) + '(' + self.gen('list', d) + ')'
+        if r == 12:
+            return self.par(self.gen('list', d)) + '[' + self.gen('int', d) + ']'
+        if r == 13:
+            return self.gen('int', d) + ' if ' + self.gen('bool', d) + ' else ' + self.gen('int', d)
+        if r == 14:
+            return self.par(self.gen('int', d)) + ' ' + self.r.choice(['&', '|', '^', '<<', '>>']) + ' ' + self.r.choice([self.par(self.gen('int', d)), self.small_int()])
+        if r == 15:
+            return 'round(' + self.gen('float', d) + ', ' + self.r.choice(['0', '1', '2', '-1', '-2', '3']) + ')'
+        if r == 16:
+            return 'int(' + self.r.choice(["'42'", "' -7 '", "'1_000'", "'2.5'", "'x'", "'+3'", "'9223372036854775808'"]) + ')'
+        if r == 17:  # (no `*`: int * str/list with a large int would build a huge sequence)
+            return self.par(self.gen('int', d)) + ' ' + self.r.choice(['+', '-', '//', '%']) + ' ' + self.par(self.gen('any', d))
+        return self.gen('bool', d)
+
+    def g_float(self, d):
+        r = self.r.randrange(12)
+        op = self.r.choice(['+', '-', '*', '/', '//', '%'])
+        if r < 5:
+            return self.par(self.num(d)) + ' ' + op + ' ' + self.par(self.num(d))
+        if r == 5:
+            return self.par(self.num(d)) + ' / ' + self.par(self.gen('int', d))
+        if r == 6:
+            return self.par(self.num(d)) + ' ** ' + self.r.choice(['0.5', '2', '-1', '3', '0.0', '-0.5', '2.5', 'f', 'g', '400', '-400'])
+        if r == 7:
+            return self.r.choice(['-', '+']) + self.par(self.gen('float', d))
+        if r == 8:
+            return self.r.choice(['float', 'abs']) + '(' + self.num(d) + ')'
+        if r == 9:
+            return "float(" + self.r.choice(["'1.5'", "' -2e3 '", "'inf'", "'-nan'", "'1_0.5'", "'abc'", "'0x10'", "'.5'"]) + ')'
+        if r == 10:
+            return 'round(' + self.gen('float', d) + ', ' + self.r.choice(['1', '2', '-1', '0']) + ')'
+        return self.gen('float', d) + ' if ' + self.gen('bool', d) + ' else ' + self.num(d)
+
+    def cmp_op(self):
+        return self.r.choice(['<', '<=', '>', '>=', '==', '!='])
+
+    def g_bool(self, d):
+        r = self.r.randrange(12)
+        if r < 3:
+            return self.par(self.num(d)) + ' ' + self.cmp_op() + ' ' + self.par(self.num(d))
+        if r == 3:
+            parts = [self.par(self.num(d)) for _ in range(self.r.randint(3, 4))]
+            out = parts[0]
+            for p in parts[1:]:
+                out += ' ' + self.cmp_op() + ' ' + p
+            return out
+        if r == 4:
+            return self.par(self.gen('any', d)) + ' ' + self.cmp_op() + ' ' + self.par(self.gen('any', d))
+        if r == 5:
+            return self.par(self.gen('any', d)) + ' ' + self.r.choice(['in', 'not in']) + ' ' + self.par(self.gen(self.r.choice(['list', 'list', 'str']), d))
+        if r == 6:
+            return 'not ' + self.par(self.gen('bool', d))
+        if r in (7, 8):
+            return self.par(self.gen(self.r.choice(['bool', 'int', 'any']), d)) + ' ' + self.r.choice(['and', 'or']) + ' ' + self.par(self.gen(self.r.choice(['bool', 'int', 'any']), d))
+        if r == 9:
+            return 'bool(' + self.gen('any', d) + ')'
+        if r == 10:
+            return self.gen('int', d) + ' in range(' + self.r.choice(['5', '-3, 4', '10, 0, -2', 'a', 'b, a']) + ')'
+        return self.par(self.gen('list', d)) + ' ' + self.cmp_op() + ' ' + self.par(self.gen('list', d))
+
+    def g_str(self, d):
+        r = self.r.randrange(6)
+        if r == 0:
+            return self.par(self.gen('str', d)) + ' + ' + self.par(self.gen('str', d))
+        if r == 1:
+            return self.par(self.gen('str', d)) + ' * ' + self.r.choice(['2', '0', '-1', 'a', 't', 'b'])
+        if r == 2:
+            return 'str(' + self.gen(self.r.choice(['int', 'float', 'list', 'bool']), d) + ')'
+        if r == 3:
+            return self.par(self.gen('str', d)) + '[' + self.r.choice(['0', '-1', '1', '2', 'b', 'z']) + ']'
+        if r == 4:
+            return self.r.choice(['min', 'max']) + '(' + self.gen('str', d) + ')'
+        return self.gen('str', d) + ' if ' + self.gen('bool', d) + ' else ' + self.gen('str', d)
+
+    def comp(self, d):
+        var = self.r.choice(['x', 'i', 'a'])  # 'a' shadows the variable a
+        it = self.r.choice(['range(' + self.r.choice(['5', '1, 7', '10, 0, -3', '-2, 3', 'a', '0']) + ')',
+                            'L', 'F', 'E', 's', '[2, -1, 0]', 'M'])
+        body = self.r.choice([var, var + ' * 2', var + ' ** 2', '-' + var, var + ' // 2', var + ' + a',
+                              str(var) + ' % 3', '[' + var + ']', var + ' * ' + self.gen('num' if False else 'int', d),
+                              var + ' if ' + var + ' else 0'])
+        s = '[' + body + ' for ' + var + ' in ' + it
+        for _ in range(self.r.choice([0, 0, 1, 1, 2])):
+            s += ' if ' + self.r.choice([var, var + ' % 2', var + ' > 0', 'not ' + var, var + ' != 1', var + " == 'a'"])
+        return s + ']'
+
+    def g_list(self, d):
+        r = self.r.randrange(9)
+        if r == 0:
+            return '[' + ', '.join(self.gen('any', d) for _ in range(self.r.randint(0, 3))) + ']'
+        if r == 1:
+            return self.par(self.gen('list', d)) + ' + ' + self.par(self.gen('list', d))
+        if r == 2:
+            return self.par(self.gen('list', d)) + ' * ' + self.r.choice(['2', '0', '-1', 'a', 't', 'b', '3'])
+        if r == 3:
+            return 'list(range(' + self.r.choice(['5', '2, 9', '9, 2, -2', '0', '-3', 'a, 10, a', 'b, a', '1, 10, 0']) + '))'
+        if r in (4, 5):
+            return self.comp(d)
+        if r == 6:
+            return 'list(' + self.gen(self.r.choice(['list', 'str']), d) + ')'
+        if r == 7:
+            return 'M[' + self.r.choice(['0', '1', '-1', '2']) + ']'
+        return self.gen('list', d) + ' if ' + self.gen('bool', d) + ' else ' + self.gen('list', d)
+
+
+FIXED = [
+    # documented cases and syntax errors (both sides must agree)
+    '-7 // 2', '-7 % 2', '7.5 // 2', '-2**2', '2**-1', '0.0 ** -1', '0 ** -1', '1/0', '1 == 1.0', 'True + 1',
+    '0 or 5', 'round(2.5)', 'round(0.5)', 'round(-0.5)', 'round(2.675, 2)', '1e16', '1e-05', '0.1', '-0.0',
+    "float('inf')", "float('nan')", '1 +', '(1', '[1,,2]', 'a b', '1 < < 2', 'not', '[x for x in]', 'a if b',
+    'L[', "'abc", 'max(x for x in L)', 'sum(x*x for x in range(4))', '1 if 2 else 3 if 4 else 5',
+    '[1, 2][-1]', 'a < b < f', 'not a < b', '- - - a', '2 ** 3 ** 2', '(-2) ** 63', '-(2 ** 62) * 2',
+    '2 ** 63', '9223372036854775807 + 1', '-9223372036854775807 - 2', '3037000500 * 3037000500',
+    'abs(-9223372036854775807 - 1)', '(-9223372036854775807 - 1) // -1', '(-9223372036854775807 - 1) % -1',
+    '1 << 62', '1 << 63', '-1 << 63', '5 >> 100', '-5 >> 100', '9007199254740993 / 3', '2**62 / 3',
+    '1e308 * 10', '-1e308 * 10', '1e308 * 10 - 1e308 * 10', '10.0 ** 400', '(-8) ** (1/3)', '(-8.0) ** 3',
+    'round(1e300)', 'int(1e19)', 'int(-1e18)', 'round(123.456, -1)', 'round(-0.0)', 'round(0.5, 0)',
+    'round(-2.5, 0)', 'round(5e-324, 400)', 'round(1.5e300, -300)', 'round(1.7e308, -308)', "int('-0')",
+    "[c for c in 'hello' if c != 'l']", "'ell' in 'hello'", "'' in 'abc'", '[] in [[]]', "[1, [2]] == [1, [2.0]]",
+    "max([[1, 2], [1, 3]])", "min('b', 'a', 'c')", 'sorted', 'x', 'foo(1)',
+    "'ab' * 134217729", '[0] * 16777217', '[0, 1] * 8388609',
+]
+
+
+def main():
+    driver = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 12000
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20261121
+    rng = random.Random(seed)
+    g = Gen(rng)
+    exprs = list(FIXED)
+    seen = set(exprs)
+    while len(exprs) < n:
+        e = g.gen(rng.choice(['int', 'int', 'float', 'bool', 'bool', 'list', 'str', 'any']), rng.randint(1, 4))
+        if e not in seen and '\n' not in e:
+            seen.add(e)
+            exprs.append(e)
+    inp = '\n'.join(exprs) + '\n'
+    out = subprocess.run([driver], input=inp, capture_output=True, text=True, timeout=600)
+    outb = subprocess.run([driver, '--bool'], input=inp, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0 or outb.returncode != 0:
+        print('driver failed:', out.returncode, outb.returncode, out.stderr[-2000:], outb.stderr[-2000:])
+        return 1
+    got = out.stdout.split('\n')[:-1]
+    gotb = outb.stdout.split('\n')[:-1]
+    if len(got) != len(exprs) or len(gotb) != len(exprs):
+        print('driver printed %d/%d lines for %d expressions' % (len(got), len(gotb), len(exprs)))
+        return 1
+    mismatches = []
+    stats = {}
+    for e, c, cb in zip(exprs, got, gotb):
+        expect, v = py_eval(e)
+        key = expect.split(' ', 1)[0] if expect.startswith('OK') else expect
+        stats[key] = stats.get(key, 0) + 1
+        if c != expect:
+            # nan prints the same in both; anything else must be identical
+            mismatches.append((e, expect, c))
+            continue
+        expb = expect if expect.startswith('ERR') else 'OK ' + repr(bool(v))
+        if cb != expb:
+            mismatches.append((e + '   [--bool]', expb, cb))
+    print('expr_diff: %d expressions (seed %d), outcomes: %s' % (
+        len(exprs), seed, ', '.join('%s %d' % kv for kv in sorted(stats.items(), key=lambda kv: -kv[1]))))
+    for e, exp, c in mismatches[:40]:
+        print('MISMATCH: %s\n   python: %s\n   mptune: %s' % (e, exp, c))
+    if mismatches:
+        print('expr_diff: %d mismatches' % len(mismatches))
+        return 1
+    print('expr_diff: all identical')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
