@@ -55,6 +55,7 @@ static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
   mpt_strategy_tell(s->c->strategy, o, 1);
   count_obs(s->r, o);
   s->r->new_evals++;
+  if (o->t_end > o->t_start) s->r->eval_s += o->t_end - o->t_start;
   return 0;
 }
 

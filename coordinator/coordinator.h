@@ -48,6 +48,7 @@ typedef struct mpt_coord_result {
   double wait_s;               /* of which waiting for results (sleeping) */
   double busy_s;               /* coordinator's own time: wall_s - wait_s (ask, dispatch, log, tell) */
   double cpu_s;                /* CPU time of the coordinator process during the loop (getrusage) */
+  double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
   int n_workers;
 } mpt_coord_result;
 

@@ -108,7 +108,7 @@ int mpt_cmd_devices(int argc, char **argv) {
       int first = size == 1 ? 0 : 1;
       char vis[256];
       mpt_device_visible(vis, sizeof vis);
-      printf("%d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
+      printf("devices: %d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
              size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
       if (all) mpt_device_table_print(stdout, all + first, size - first);
       if (!problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0)) {

@@ -401,10 +401,11 @@ static int run(int argc, char **argv, int collect) {
       printf("stopped: %s\n", reason_text(res.reason));
     printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res.done,
            (long long)res.valid, (long long)res.failed, (long long)res.new_evals);
-    printf("rate: %.2f evaluations/s over %.3f s with %d worker%s; coordinator busy %.1f us/evaluation, cpu %.1f us/evaluation\n",
+    printf("rate: %.2f evaluations/s over %.3f s with %d worker%s; coordinator busy %.1f us/evaluation, cpu %.1f us/evaluation; workers busy %.1f %%\n",
            res.wall_s > 0 ? (double)res.new_evals / res.wall_s : 0.0, res.wall_s, res.n_workers,
            res.n_workers == 1 ? "" : "s", res.new_evals ? 1e6 * res.busy_s / (double)res.new_evals : 0.0,
-           res.new_evals && size > 1 ? 1e6 * res.cpu_s / (double)res.new_evals : 0.0);
+           res.new_evals && size > 1 ? 1e6 * res.cpu_s / (double)res.new_evals : 0.0,
+           res.wall_s > 0 ? 100.0 * res.eval_s / ((double)res.n_workers * res.wall_s) : 0.0);
     if (res.best_id >= 0) {
       char cfg[4096];
       mpt_space_format(space, res.best_id, cfg, sizeof cfg);

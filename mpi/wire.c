@@ -159,19 +159,28 @@ int mpt_wire_gonogo(MPI_Comm comm, int rc, mpt_error *err) {
     }
     if (same || n_fail == 1) {
       mpt_error_set(err, code, "%s", ref ? ref : "failed");
-    } else { /* different messages: name the ranks, keep the first few */
+    } else { /* different messages: each distinct one once, with the ranks that reported it */
       char buf[sizeof err->msg];
       int len = 0, shown = 0;
       buf[0] = '\0';
-      for (int r = 0; r < size && shown < 4; r++) {
+      char *done = calloc((size_t)size, 1);
+      for (int r = 0; r < size && shown < 4 && done; r++) {
         const char *m = all + (size_t)r * M;
-        if (!m[0]) continue;
-        len += snprintf(buf + len, sizeof buf - (size_t)len, "%srank %d: %s", shown ? "\n" : "", r, m);
+        if (!m[0] || done[r]) continue;
+        char ranks[256];
+        int rl = 0, nr = 0;
+        for (int q = r; q < size; q++) {
+          if (done[q] || strcmp(all + (size_t)q * M, m) != 0) continue;
+          done[q] = 1;
+          if (nr < 8 && rl < (int)sizeof ranks) rl += snprintf(ranks + rl, sizeof ranks - (size_t)rl, "%s%d", nr ? ", " : "", q);
+          else if (nr == 8 && rl < (int)sizeof ranks) rl += snprintf(ranks + rl, sizeof ranks - (size_t)rl, ", ...");
+          nr++;
+        }
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s %s: %s", shown ? "\n" : "", nr > 1 ? "ranks" : "rank", ranks, m);
         if (len >= (int)sizeof buf) { len = (int)sizeof buf - 1; break; }
         shown++;
       }
-      if (n_fail > shown && len < (int)sizeof buf - 40)
-        snprintf(buf + len, sizeof buf - (size_t)len, "\n(%d more ranks failed)", n_fail - shown);
+      free(done);
       mpt_error_set(err, code, "%s", buf);
     }
     free(all);

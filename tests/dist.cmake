@@ -1,3 +1,10 @@
 # tests/dist.cmake: tests of mpi/, coordinator/ and `mptune tune|collect|devices` (engineer "dist").
 mpt_unit_test(test_dist_progress SOURCES test_dist_progress.c)
 mpt_mpi_test(test_dist_wire NP 4 SOURCES test_dist_wire.c)
+# end-to-end runs under mpiexec.mpich with the replay evaluator (tests/dist_e2e.py)
+foreach(np 1 2 5)
+  mpt_script_test(dist_tune_np${np} COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dist_e2e.py tune ${np})
+endforeach()
+foreach(t collect kill signal bad idle devices time)
+  mpt_script_test(dist_${t} COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dist_e2e.py ${t})
+endforeach()
