@@ -5,3 +5,6 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
   mpt_unit_test(test_cpu SOURCES test_cpu.c)
 endif()
 mpt_unit_test(test_cpu_isolate SOURCES test_cpu_isolate.c)
+# end to end under mpiexec.mpich -n 3: the matmul example (best beats the default, real times in the log)
+# and every failure mode of tests/kernels/failing.c in one run
+mpt_script_test(cpu_tune COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_tune.sh)
