@@ -106,6 +106,9 @@ int mpt_gpu_list_hip(mpt_gpu_desc *out, int cap, mpt_error *err) {
   if (hidden)
     return mpt_error_set(err, MPT_ERR_DEVICE, "no HIP device: %s='%s' hides every device", hidden,
                          getenv(hidden));
+  /* the ROCm runtime needs the kernel driver's /dev/kfd: say so instead of a bare hipErrorNoDevice */
+  if (access("/dev/kfd", F_OK) != 0)
+    return mpt_error_set(err, MPT_ERR_DEVICE, "no HIP device: /dev/kfd is missing (no AMD GPU driver on this machine)");
   char t[256];
   int n = 0;
   /* hipInit fails without a GPU (hipErrorInvalidDevice / hipErrorNoDevice); the count says why */

@@ -4,3 +4,9 @@ mpt_unit_test(test_gpu_compile SOURCES test_gpu_compile.c)
 set_tests_properties(test_gpu_compile PROPERTIES TIMEOUT 300)
 mpt_unit_test(test_gpu_eval SOURCES test_gpu_eval.c)
 set_tests_properties(test_gpu_eval PROPERTIES TIMEOUT 300)
+# NVRTC/hiprtc compile times of the GPU examples (docs/PERFORMANCE.md):
+#   bench_gpu_compile -n 20 nvrtc sm_90 examples/gpu/*.json ; bench_gpu_compile -n 20 hiprtc gfx90a ...
+add_executable(bench_gpu_compile bench_gpu_compile.c)
+target_link_libraries(bench_gpu_compile PRIVATE mptune_core)
+# `mptune devices` lists no GPU on a machine without one, and the cuda/hip evaluators say why
+mpt_script_test(gpu_devices_cli COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_devices_cli.py)

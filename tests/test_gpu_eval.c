@@ -17,6 +17,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/gpu_devices.h"
 #include "evaluators/gpu_eval.h"
+#include "evaluators/kernel_spec.h"
 #include "spaces/space.h"
 
 typedef struct loaded {
@@ -218,6 +219,39 @@ static void test_bad_input(void **state) {
   assert_int_equal(system(rm), 0);
 }
 
+/* the launch of the failure-mode kernel: mode 5 asks for 32x the threads (over any GPU's limit) */
+static void test_modes_launch(void **state) {
+  (void)state;
+  char path[1024];
+  source_path(path, sizeof path, "tests/kernels/gpu_modes.json");
+  loaded l;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(load(path, &l, &err), 0);
+  mpt_kernel_spec *ks;
+  assert_int_equal(mpt_kspec_load(l.p, &ks, &err), 0);
+  assert_int_equal(mpt_space_size(l.s), 12);
+  for (int bs = 0; bs < 2; bs++)
+    for (int mode = 0; mode < 6; mode++) {
+      int idx[2] = {bs, mode};
+      mpt_launch ln;
+      assert_int_equal(mpt_kspec_launch(ks, idx, &ln, &err), 0);
+      int64_t threads = bs ? 128 : 64;
+      assert_int_equal(ln.block[0], mode == 5 ? 32 * threads : threads);
+      assert_int_equal(ln.grid[0], 1048576 / threads);
+      int found = 0;
+      for (int d = 0; d < ln.n_defines; d++) {
+        char want[32];
+        snprintf(want, sizeof want, "mode=%d", mode);
+        found |= strcmp(ln.defines[d], want) == 0;
+      }
+      assert_true(found);
+      mpt_launch_free(&ln);
+    }
+  mpt_kspec_free(ks);
+  unload(&l);
+}
+
 /* ---- with a GPU ---- */
 
 static int open_or_skip(const char *name, const char *rel, loaded *l, mpt_evaluator **ev, double timeout_s) {
@@ -323,7 +357,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_registered),    cmocka_unit_test(test_visibility),
       cmocka_unit_test(test_device_list),   cmocka_unit_test(test_no_device),
-      cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_cuda_examples),
+      cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_modes_launch),
+      cmocka_unit_test(test_cuda_examples),
       cmocka_unit_test(test_hip_examples),  cmocka_unit_test(test_cuda_failures),
       cmocka_unit_test(test_hip_failures),
   };

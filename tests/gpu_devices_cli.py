@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""tests/gpu_devices_cli.py: `mptune devices` and the GPU evaluators at the command line. On a
+machine without GPUs the device table shows no NVIDIA/AMD row and explains why ("no CUDA device: ...",
+"no HIP device: ..."), and opening the cuda/hip evaluator on a GPU example fails cleanly (non-zero
+exit, one message). With a GPU the table lists it."""
+import os
+import subprocess
+import sys
+
+mptune = os.environ["MPTUNE"]
+src = os.environ["MPT_SOURCE_DIR"]
+
+
+def run(*args, env=None):
+    p = subprocess.run([mptune, *args], capture_output=True, text=True, timeout=120, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def has_nvidia():
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")
+
+
+def has_amd():
+    return os.path.exists("/dev/kfd")
+
+
+rc, out, err = run("devices")
+print(out, err)
+assert rc == 0, (rc, err)
+rows = [l for l in out.splitlines() if l[:1].isdigit()]
+assert rows, out
+if not has_nvidia():
+    assert not any(" NVIDIA " in r for r in rows), rows
+    assert "no CUDA device: " in out, out
+if not has_amd():
+    assert not any(" AMD " in r for r in rows), rows
+    assert "no HIP device: " in out, out
+if not has_nvidia() and not has_amd():
+    assert "no GPU:" in out and all(" CPU " in r for r in rows), out
+
+for ev, label, present in (("cuda", "CUDA", has_nvidia()), ("hip", "HIP", has_amd())):
+    rc, out, err = run("devices", os.path.join(src, "examples/gpu/gemm.json"), "--evaluator", ev)
+    print(ev, rc, out, err)
+    if not present:
+        assert rc != 0, out
+        assert "no %s device: " % label in err, err
+        assert "Traceback" not in err and "Segmentation" not in err
+    else:
+        assert rc == 0, err
+        assert (" NVIDIA " if ev == "cuda" else " AMD ") in out, out
+
+# every visible device hidden: the evaluator says which variable did it (when a driver is present)
+env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+rc, out, err = run("devices", os.path.join(src, "examples/gpu/gemm.json"), "--evaluator", "cuda", env=env)
+assert rc != 0 and "no CUDA device: " in err, (rc, err)
+print("ok")
