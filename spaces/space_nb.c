@@ -116,8 +116,43 @@ static void box_emit_row(const mpt_space *s, const box *bx, int64_t row, int64_t
   }
 }
 
+static inline uint64_t shr(uint64_t x, int sh) { return sh >= 64 ? 0 : x >> sh; }
+
+/* single-word rows are sorted with the first constrained parameter in the highest bits, so the rows that
+ * share the values of con[0..k] form a contiguous range: narrow it parameter by parameter */
+static void box_rec(const mpt_space *s, const box *bx, int k, int64_t lo, int64_t hi, uint64_t prefix, int64_t skip,
+                    idbuf *out) {
+  if (k == s->n_con) {
+    for (int64_t r = lo; r < hi; r++) box_emit_row(s, bx, r, skip, out);
+    return;
+  }
+  int x = s->con[k], sh = s->fshift[x];
+  const uint64_t *rows = s->rows;
+  for (int t = 0; t < bx->n[x]; t++) {
+    uint64_t target = prefix | ((uint64_t)bx->v[x][t] << sh);
+    uint64_t want = shr(target, sh);
+    int64_t a = lo, b = hi;
+    while (a < b) { /* first row with prefix >= want */
+      int64_t m = a + (b - a) / 2;
+      if (shr(rows[m], sh) < want) a = m + 1; else b = m;
+    }
+    if (a == hi || shr(rows[a], sh) != want) continue;
+    int64_t e = a + 1, f = hi;
+    while (e < f) { /* first row with prefix > want */
+      int64_t m = e + (f - e) / 2;
+      if (shr(rows[m], sh) <= want) e = m + 1; else f = m;
+    }
+    box_rec(s, bx, k + 1, a, e, target, skip, out);
+    lo = e; /* candidates ascend: the next range starts after this one */
+  }
+}
+
 static void box_query(const mpt_space *s, const box *bx, int64_t skip, idbuf *out) {
   int nc = s->n_con, W = s->words;
+  if (W == 1) {
+    if (s->n_rows > 0) box_rec(s, bx, 0, 0, s->n_rows, 0, skip, out);
+    return;
+  }
   double pc = 1;
   for (int k = 0; k < nc; k++) pc *= bx->n[s->con[k]];
   if (pc == 0) return;
