@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ typedef struct cpu_state {
   int iterations;
   double best_bench_ms;        /* best benchmark time of a valid variant so far (NAN: none) */
   double timeout_s;            /* fixed timeout (settings), 0: derived */
+  size_t mem_limit;            /* RLIMIT_AS of the child above the worker's size (0: none) */
   int64_t ref_id;
   double ref_objective;        /* the reference (default) configuration's mean time in open() */
   void **work;                 /* child: working copies of the arguments */
@@ -302,7 +304,11 @@ static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *ob
   if (res.outcome == MPT_ISO_CRASH) {
     obs->status = MPT_STATUS_CRASH;
     obs->benchmark_ms = res.seconds * 1e3;
-    snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
+    if ((res.signal == SIGSEGV || res.signal == SIGBUS || res.signal == SIGKILL) && st->mem_limit > 0)
+      snprintf(obs->reason, sizeof obs->reason, "%s (the evaluation process may use %zu MiB more address space "
+               "than the worker: RLIMIT_AS; out of memory shows as a crash)", res.reason, st->mem_limit >> 20);
+    else
+      snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
   } else if (res.outcome == MPT_ISO_TIMEOUT) {
     obs->status = MPT_STATUS_TIMEOUT;
     obs->benchmark_ms = res.seconds * 1e3;
@@ -410,7 +416,11 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
       goto fail;
     }
   }
-  mpt_isolate_opts io = {.mem_limit = memory_limit(), .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096};
+  st->mem_limit = memory_limit();
+#if defined(__SANITIZE_ADDRESS__)
+  st->mem_limit = 0; /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
+#endif
+  mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096};
   const char *mode = getenv("MPT_CPU_ISOLATION");
   if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
   if ((rc = mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err))) goto fail;

@@ -8,3 +8,6 @@ mpt_unit_test(test_cpu_isolate SOURCES test_cpu_isolate.c)
 # end to end under mpiexec.mpich -n 3: the matmul example (best beats the default, real times in the log)
 # and every failure mode of tests/kernels/failing.c in one run
 mpt_script_test(cpu_tune COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_tune.sh)
+# benchmark (not a test): cost of an isolated call, serving child vs fork per evaluation
+add_executable(bench_cpu_isolate bench_cpu_isolate.c)
+target_link_libraries(bench_cpu_isolate PRIVATE mptune_core)
