@@ -81,6 +81,7 @@ static int write_full(int fd, const void *buf, size_t n) {
   return 0;
 }
 
+#ifndef MPT_ISO_ASAN
 /* Current address-space size of this process in bytes (from /proc/self/statm). */
 static size_t vm_size(void) {
   FILE *f = fopen("/proc/self/statm", "r");
@@ -90,6 +91,7 @@ static size_t vm_size(void) {
   fclose(f);
   return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
+#endif
 
 static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
   /* die with the worker; a variant that hangs must never outlive it */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static long serve(void *ctx, const void *req, size_t len, void *resp, size_t cap
   char cmd[64];
   snprintf(cmd, sizeof cmd, "%.*s", (int)len, (const char *)req);
   if (strcmp(cmd, "segv") == 0) {
-    volatile int *volatile p = NULL;
+    volatile int *volatile p = (volatile int *)(uintptr_t)16; /* not NULL: UBSan would catch that first */
     *p = 1;
   } else if (strcmp(cmd, "abort") == 0) {
     abort();
