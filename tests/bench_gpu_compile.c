@@ -1,12 +1,14 @@
 /* tests/bench_gpu_compile.c: compile-time benchmark of the GPU examples (docs/PERFORMANCE.md):
  * compiles N configurations of a T1 problem (its default, then a seeded uniform sample of the valid
  * set) with NVRTC or hiprtc through the evaluators' own path (kernel_spec defines, isolated child),
- * and prints per-configuration times and mean/median/min/max: the compiler's own time and the wall
- * time of the isolated call (fork + compile + transfer).
+ * and prints per-configuration times and mean/median/min/max: the compiler's own time, the wall
+ * time of the isolated call (fork + compile + transfer) and the CPU time of the compiling child
+ * (user + system, from getrusage: what a loaded machine does not inflate).
  *   bench_gpu_compile [-n N] [--seed S] nvrtc|hiprtc ARCH FILE.json...  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "evaluators/cuda_api.h"
 #include "evaluators/gpu_eval.h"
@@ -19,6 +21,12 @@ static double mono_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static double children_cpu_ms(void) {
+  struct rusage u;
+  getrusage(RUSAGE_CHILDREN, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-3;
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -76,6 +84,7 @@ int main(int argc, char **argv) {
     int m = n < size ? n : (int)size;
     int64_t *ids = malloc((size_t)m * sizeof *ids);
     double *comp = malloc((size_t)m * sizeof *comp), *wall = malloc((size_t)m * sizeof *wall);
+    double *cpu = malloc((size_t)m * sizeof *cpu);
     mpt_rng rng;
     mpt_rng_seed(&rng, seed);
     ids[0] = mpt_space_default_id(s) >= 0 ? mpt_space_default_id(s) : 0;
@@ -91,9 +100,9 @@ int main(int argc, char **argv) {
     int ok = 0;
     for (int i = 0; i < m; i++) {
       mpt_rtc_result r;
-      double t0 = mono_ms();
+      double t0 = mono_ms(), c0 = children_cpu_ms();
       int rc = mpt_gpu_compile_config(ks, s, ids[i], fn, arch, 600, NULL, &r, &err);
-      double w = mono_ms() - t0;
+      double w = mono_ms() - t0, c = children_cpu_ms() - c0;
       if (rc) {
         fprintf(stderr, "bench_gpu_compile: %s\n", err.msg);
         status = 1;
@@ -101,10 +110,12 @@ int main(int argc, char **argv) {
       }
       char cfg[512];
       mpt_space_format(s, ids[i], cfg, sizeof cfg);
-      printf("  %7.0f ms (wall %7.0f ms) %7zu bytes %s %s\n", r.compile_ms, w, r.code_size, r.ok ? "ok " : "ERR", cfg);
+      printf("  %7.0f ms (wall %7.0f, cpu %7.0f ms) %7zu bytes %s %s\n", r.compile_ms, w, c, r.code_size,
+             r.ok ? "ok " : "ERR", cfg);
       if (r.ok) {
         comp[ok] = r.compile_ms;
         wall[ok] = w;
+        cpu[ok] = c;
         ok++;
       } else {
         fprintf(stderr, "%s\n", r.log ? r.log : "");
@@ -115,10 +126,12 @@ int main(int argc, char **argv) {
     if (ok > 0) {
       summary("compiler", comp, ok);
       summary("isolated call (wall)", wall, ok);
+      summary("compiling child (cpu)", cpu, ok);
     }
     free(ids);
     free(comp);
     free(wall);
+    free(cpu);
     mpt_kspec_free(ks);
     mpt_space_free(s);
     mpt_problem_free(p);
