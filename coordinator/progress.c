@@ -15,6 +15,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->last_draw = now;
   p->last_decile = budget > 0 ? done0 * 10 / budget : 0;
   p->drawn = 0;
+  p->last_done = -1;
   p->interval = 5.0;
 }
 
@@ -70,11 +71,12 @@ void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t vali
   }
   fflush(p->f);
   p->last_draw = now;
+  p->last_done = done;
 }
 
 void mpt_progress_finish(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed, double best) {
   if (p->off) return;
-  mpt_progress_update(p, now, done, valid, failed, best, 1);
+  if (p->tty || p->last_done != done) mpt_progress_update(p, now, done, valid, failed, best, 1);
   if (p->tty && p->drawn) fputc('\n', p->f);
   fflush(p->f);
   p->drawn = 0;

@@ -19,6 +19,7 @@ typedef struct mpt_progress {
   double last_draw;
   int64_t last_decile;
   int drawn;             /* a \r line is on screen */
+  int64_t last_done;     /* done count of the last line drawn (-1: none) */
   double interval;       /* plain-line period (s) */
 } mpt_progress;
 

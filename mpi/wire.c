@@ -13,14 +13,24 @@ void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns) {
   b->min_ns = min_ns;
   b->max_ns = max_ns;
   b->ns = min_ns;
+  b->hold_until = 0;
 }
 
 void mpt_backoff_reset(mpt_backoff *b) { b->ns = b->min_ns; }
 
+void mpt_backoff_hold(mpt_backoff *b, double seconds) {
+  b->ns = b->min_ns;
+  b->hold_until = mpt_wire_now() + seconds;
+}
+
 void mpt_backoff_sleep(mpt_backoff *b) {
   struct timespec ts = {b->ns / 1000000000L, b->ns % 1000000000L};
   nanosleep(&ts, NULL); /* EINTR (a signal) just ends the nap early: the caller re-checks */
-  b->ns *= 2;
+  if (b->hold_until > 0) {
+    if (mpt_wire_now() < b->hold_until) return;
+    b->hold_until = 0;
+  }
+  b->ns += b->ns / 4; /* x1.25: fine-grained while a reply is likely, 2 ms naps when idle for long */
   if (b->ns > b->max_ns) b->ns = b->max_ns;
 }
 

@@ -26,12 +26,17 @@ typedef struct mpt_wire_fatal {
   char msg[1024];
 } mpt_wire_fatal;
 
-/* Adaptive back-off for polling waits: sleeps min_ns first, doubling up to max_ns; reset on activity. */
-typedef struct mpt_backoff { long ns, min_ns, max_ns; } mpt_backoff;
+/* Adaptive back-off for polling waits: sleeps min_ns first, growing by 1/4 per nap up to max_ns (reached
+ * after ~14 naps, ~4 ms); reset on activity. A hold keeps the naps at min_ns for a while (a worker
+ * that just sent a result expects the next id within a millisecond or so). */
+typedef struct mpt_backoff { long ns, min_ns, max_ns; double hold_until; } mpt_backoff;
 #define MPT_BACKOFF_MIN_NS 50000L    /* 50 us */
-#define MPT_BACKOFF_MAX_NS 2000000L  /* 2 ms */
+#define MPT_BACKOFF_MAX_NS 1000000L  /* 1 ms */
+#define MPT_BACKOFF_HOLD_S 0.003     /* worker: fine-grained polling for 3 ms after a result */
 void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns);
 void mpt_backoff_reset(mpt_backoff *b);
+/* reset, and keep the naps at min_ns for the next `seconds` */
+void mpt_backoff_hold(mpt_backoff *b, double seconds);
 void mpt_backoff_sleep(mpt_backoff *b);
 
 /* Monotonic clock in seconds. */

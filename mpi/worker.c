@@ -32,7 +32,7 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker
     double t1 = mpt_wire_now();
     int rc = mpt_evaluator_evaluate(ev, id, &obs, &err);
     local.busy_s += mpt_wire_now() - t1;
-    mpt_backoff_reset(&b); /* the coordinator answers quickly after a result */
+    mpt_backoff_hold(&b, MPT_BACKOFF_HOLD_S); /* the coordinator answers quickly after a result */
     if (rc < 0) {
       memset(&fatal, 0, sizeof fatal);
       fatal.id = id;

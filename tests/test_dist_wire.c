@@ -30,12 +30,30 @@ static void test_backoff(void **state) {
   mpt_backoff b;
   mpt_backoff_init(&b, 50000, 2000000);
   assert_int_equal(b.ns, 50000);
-  double t0 = mpt_wire_now();
-  for (int i = 0; i < 10; i++) mpt_backoff_sleep(&b);
+  mpt_backoff_hold(&b, 0.004); /* naps stay at 50 us for 4 ms */
+  double th = mpt_wire_now();
+  int naps = 0;
+  while (mpt_wire_now() - th < 0.003) {
+    mpt_backoff_sleep(&b);
+    naps++;
+    if (mpt_wire_now() - th < 0.0039) assert_int_equal(b.ns, 50000); /* a loaded machine may overshoot */
+  }
+  assert_true(naps >= 1);
+  while (mpt_wire_now() - th < 0.0045) mpt_backoff_sleep(&b);
+  mpt_backoff_sleep(&b);
+  assert_true(b.ns > 50000); /* grows again after the hold */
+  mpt_backoff_reset(&b);
+  double t0 = mpt_wire_now(), expect = 0;
+  long prev = b.ns;
+  for (int i = 0; i < 30; i++) {
+    expect += 1e-9 * (double)b.ns;
+    mpt_backoff_sleep(&b);
+    assert_true(b.ns >= prev && b.ns <= 2000000); /* grows, never beyond the cap */
+    prev = b.ns;
+  }
   double el = mpt_wire_now() - t0;
   assert_int_equal(b.ns, 2000000); /* capped */
-  /* 50+100+200+400+800+1600+2000*4 us = 11.15 ms at least */
-  assert_true(el >= 0.011);
+  assert_true(el >= expect * 0.999); /* it really slept (nanosleep), no busy-wait shortcut */
   mpt_backoff_reset(&b);
   assert_int_equal(b.ns, 50000);
   mpt_backoff_init(&b, 10, 5); /* nonsense bounds are repaired */
