@@ -96,8 +96,10 @@ def gen_atom(params):
         return f"{expr} in [0, 1, 2, 4, 8]"
     if form < 0.8:
         return f"{expr} < {c1} < {c2} or {name} > 2"
-    if form < 0.9:
+    if form < 0.85:
         return f"({name} if {name} > 1 else 7) >= {rng.randint(0, 8)}"
+    if form < 0.9:
+        return f"{name} > {c1} if {expr} > 2 else {name} < {c2}"
     return f"max({name}, {rng.randint(0, 4)}) < {rng.randint(2, 12)}"
 
 
@@ -105,8 +107,12 @@ def gen_condition(params):
     k = rng.randint(1, 3)
     atoms = [gen_atom(params) for _ in range(k)]
     expr = atoms[0]
+    bare = rng.random() < 0.35  # without parentheses: precedence of and/or/not/if-else matters
     for a in atoms[1:]:
-        expr = f"({expr}) {rng.choice(['and', 'or', 'or'])} ({a})"
+        if bare:
+            expr = f"{expr} {rng.choice(['and', 'and', 'or'])} {a}"
+        else:
+            expr = f"({expr}) {rng.choice(['and', 'or', 'or'])} ({a})"
     if rng.random() < 0.15:
         expr = f"not ({expr})"
     return expr

@@ -493,12 +493,40 @@ static void test_empty_and_runtime_errors(void **state) {
   unload(&l);
 }
 
+static void test_and_split(void **state) {
+  (void)state;
+  /* top-level `and` conditions are split internally; `or`/`if`/strings must keep the meaning intact */
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(6))\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(6))\"},"
+                       "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"list(range(4))\"}],"
+                       "\"Conditions\": [{\"Expression\": \"a > 1 and b > 1 or a == 0\"},"
+                       "{\"Expression\": \"not a == 5 and b != 4 and c != 3\"},"
+                       "{\"Expression\": \"(a if b else 1) and b < 5 and 'x and y' != 'or'\"},"
+                       "{\"Expression\": \"c + 1 if a and b else c < 2\"},"
+                       "{\"Expression\": \"a + b + c < 12 and (a < 4 or c > 0) and 10 // (a + c) > 1\"}]}}");
+  int64_t want = 0;
+  for (int a = 0; a < 6; a++)
+    for (int b = 0; b < 6; b++)
+      for (int c = 0; c < 4; c++) {
+        int ok = ((a > 1 && b > 1) || a == 0) && (!(a == 5) && b != 4 && c != 3) && ((b ? a : 1) && b < 5) &&
+                 ((a && b) ? c + 1 : c < 2) && (a + b + c < 12 && (a < 4 || c > 0) && a + c != 0 && 10 / (a + c) > 1);
+        want += ok;
+        int v[3] = {a, b, c};
+        assert_int_equal(mpt_space_lookup(l.s, v) >= 0, ok);
+      }
+  assert_int_equal(mpt_space_size(l.s), want);
+  assert_non_null(mpt_space_eval_warning(l.s)); /* 10 // 0 at a = c = 0 */
+  unload(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
+      cmocka_unit_test(test_and_split),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   mpt_space_free(g_hot.s);
