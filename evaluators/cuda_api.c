@@ -101,10 +101,25 @@ const char *mpt_cuda_result_text(const mpt_cuda_driver *d, mpt_cu_result r, char
   const char *name = NULL, *str = NULL;
   if (d && d->cuGetErrorName) d->cuGetErrorName(r, &name);
   if (d && d->cuGetErrorString) d->cuGetErrorString(r, &str);
-  if (name && str)
+  if (name && str) {
     snprintf(buf, cap, "%s (%s)", name, str);
-  else
-    snprintf(buf, cap, "CUDA error %d", r);
+    return buf;
+  }
+  /* the driver could not name it (e.g. the stub library): the codes met before a device is usable */
+  static const struct { int code; const char *text; } known[] = {
+      {MPT_CU_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+      {34, "CUDA_ERROR_STUB_LIBRARY (the toolkit's driver stub was loaded, not a real driver)"},
+      {35, "CUDA_ERROR_INSUFFICIENT_DRIVER (driver older than needed)"},
+      {MPT_CU_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+      {MPT_CU_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+      {999, "CUDA_ERROR_UNKNOWN"},
+  };
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (known[i].code == r) {
+      snprintf(buf, cap, "%s", known[i].text);
+      return buf;
+    }
+  snprintf(buf, cap, "CUDA error %d", r);
   return buf;
 }
 

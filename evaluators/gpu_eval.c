@@ -308,7 +308,7 @@ static double eval_timeout(const gpu_eval *g) {
 }
 
 static double compile_timeout(const gpu_eval *g) {
-  return g->timeout_s > 60 ? g->timeout_s : 300;
+  return g->timeout_s > 300 ? g->timeout_s : 300;
 }
 
 /* compile + one server call for config id; fills o (status, reason, times) */

@@ -53,4 +53,14 @@ for ev, label, present in (("cuda", "CUDA", has_nvidia()), ("hip", "HIP", has_am
 env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
 rc, out, err = run("devices", os.path.join(src, "examples/gpu/gemm.json"), "--evaluator", "cuda", env=env)
 assert rc != 0 and "no CUDA device: " in err, (rc, err)
+# a CUDA driver library that cannot drive a device (the toolkit's stub, when installed): the device
+# server starts, cuInit fails in it, and open() reports that cleanly
+stub = "/usr/local/cuda/lib64/stubs/libcuda.so"
+if os.path.exists(stub) and not has_nvidia():
+    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=stub)
+    rc, out, err = run("devices", os.path.join(src, "examples/gpu/gemm.json"), "--evaluator", "cuda", env=env)
+    print("stub:", rc, err)
+    assert rc != 0 and "no CUDA device: cuInit: CUDA_ERROR_STUB_LIBRARY" in err, (rc, err)
+    rc, out, err = run("devices", env=env)
+    assert rc == 0 and "no CUDA device: cuInit" in out, (rc, out)
 print("ok")
