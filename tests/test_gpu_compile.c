@@ -121,10 +121,16 @@ static void compile_example(const char *file, const char *compiler, mpt_rtc_comp
     assert_true(r.ok);
     assert_true(is_elf(&r)); /* CUBIN and AMD code objects are ELF files */
     assert_string_equal(r.lowered, ex.ks->kernel_name); /* extern "C": the name itself */
-    /* the launch of the example matches its tiling: grid * block * tile covers the problem */
-    int tx = mpt_space_value_index(ex.s, ids[i], mpt_problem_param_index(ex.p, "tile_size_x"));
-    const mpt_param *tp = &ex.p->params[mpt_problem_param_index(ex.p, "tile_size_x")];
-    assert_true(l.grid[0] * l.block[0] * tp->values[tx].u.i >= l.problem[0]);
+    /* the launch matches the example's tiling: grid = ceil(problem / (block * tile)) per dimension */
+    const char *tiles[2] = {"tile_size_x", "tile_size_y"};
+    for (int d = 0; d < 2; d++) {
+      int pi = mpt_problem_param_index(ex.p, tiles[d]);
+      int64_t tile = ex.p->params[pi].values[mpt_space_value_index(ex.s, ids[i], pi)].u.i;
+      int64_t per_block = l.block[d] * tile;
+      assert_int_equal(l.grid[d], (l.problem[d] + per_block - 1) / per_block);
+    }
+    assert_int_equal(l.grid[2], 1);
+    assert_int_equal(l.block[2], 1);
     printf("%-12s %-6s %-7s %7.0f ms  %7zu bytes  %s\n", file, compiler, arch, r.compile_ms, r.code_size, cfg);
     total += r.compile_ms;
     mpt_launch_free(&l);
