@@ -44,7 +44,7 @@ static void test_hotspot(void **state) {
   const mpt_condition *c = &p->conditions[3];
   assert_int_equal(c->n_params, 6);
   for (int k = 1; k < c->n_params; k++) assert_true(c->params[k] > c->params[k - 1]);
-  assert_string_equal(p->name, "paper_hotspot");
+  assert_string_equal(p->name, "hotspot"); /* General.BenchmarkName */
   assert_non_null(p->json);
   assert_non_null(strstr(p->dir, "t1"));
   mpt_problem_free(p);
