@@ -132,7 +132,7 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
     idle[n_idle++] = k;
   }
   int64_t in_flight = 0;
-  int exhausted = 0, rc = 0;
+  int exhausted = 0, rc = 0, hard_error = 0; /* hard: the log or the protocol failed, stop at once */
   const char *stopping = NULL;
   double t_stop = 0;
   mpt_backoff b;
@@ -151,6 +151,7 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
         if (n < 0) {
           rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations", c->strategy->type->name);
           stopping = "error";
+          n = 0;
         } else if (n == 0) {
           exhausted = 1;
           continue; /* re-check: exhausted with nothing in flight ends the run */
@@ -181,10 +182,9 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
         w[k].busy = 0;
         in_flight--;
       }
-      if (rc < 0) stopping = "error";
       break;
     }
-    if (stopping && strcmp(stopping, "error") == 0) break;
+    if (hard_error) break;
     /* wait for a result: wake up for progress, the time budget and signals */
     double timeout = 1.0;
     if (!stopping && c->time_budget > 0) {
@@ -206,23 +206,27 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
     }
     int src = st.MPI_SOURCE;
     if (st.MPI_TAG == MPT_TAG_FATAL) {
+      /* the worker's evaluator cannot go on: stop dispatching, collect (and log) what else is in
+       * flight, then end with this error; the run stays resumable */
       mpt_wire_fatal f;
       mpt_wire_recv_fatal(c->comm, &st, &f);
-      char cfg[512];
-      mpt_space_format(c->space, f.id, cfg, sizeof cfg);
-      rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d, evaluating %s: %s", src, cfg, f.msg);
+      if (rc == 0)
+        rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
+                           (long long)f.id, f.msg);
       if (src > 0 && src < size && w[src].busy) {
         w[src].busy = 0;
         in_flight--;
+        if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
       }
       stopping = "error";
-      break;
+      continue;
     }
     mpt_obs o;
     if (mpt_wire_recv_obs(c->comm, &st, &o) != 0 || src <= 0 || src >= size || !w[src].busy ||
         o.id != w[src].id) {
       rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st.MPI_TAG, src);
       stopping = "error";
+      hard_error = 1;
       break;
     }
     o.rank = src;
@@ -230,8 +234,16 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
     in_flight--;
     if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
     idle[n_idle++] = src;
-    if ((rc = take(s, &o, err)) < 0) {
+    mpt_error terr;
+    mpt_error_clear(&terr);
+    int trc = take(s, &o, &terr);
+    if (trc < 0) {
+      if (rc == 0) {
+        rc = trc;
+        if (err) *err = terr;
+      }
       stopping = "error";
+      hard_error = 1;
       break;
     }
     draw(s, mpt_wire_now(), 0);

@@ -400,6 +400,26 @@ def t_signal():
             ids = [r[0] for r in recs if r[1] != 7]  # 7: cancelled
             check(len(ids) == 300 and len(set(ids)) == 300, f"{what}: after resume {len(ids)} evaluations, {len(set(ids))} distinct")
             check(f"resuming {log}: {n} logged observations" in q.stdout, f"{what}: resume did not report the logged observations")
+        # grace period expired: in-flight evaluations are recorded as cancelled; resume evaluates them
+        log = os.path.join(tmp, "grace.h5")
+        args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
+                A100, "--simulate-delay", "2", "--grace", "0.3", "--log", log, "--progress", "off"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+        t0 = time.time()
+        while time.time() - t0 < 20 and not os.path.exists(log):
+            time.sleep(0.05)
+        time.sleep(0.4)
+        os.kill(p.pid, signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 0 and "2 cancelled in flight" in out, f"grace expiry: rc {p.returncode}: {out[-300:]} {err[-300:]}")
+        recs = log_ids(log)
+        check([r[1] for r in recs] == [7, 7], f"grace expiry: expected two cancelled records, got {recs}")
+        q = mpirun(3, "tune", T1, "--strategy", "brute_force", "--budget", 6, "--simulate", A100, "--log", log,
+                   "--resume", "--progress", "off", check_rc=0)
+        check(q.returncode == 0 and "stopped: evaluation budget reached" in q.stdout, "grace expiry: resume failed")
+        done = [r[0] for r in log_ids(log) if r[1] != 7]
+        check(sorted(done) == list(range(6)), f"grace expiry: after resume the evaluated ids are {sorted(done)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -415,6 +435,12 @@ def t_bad():
         wrong = os.path.join(tmp, "wrong_T4.json")
         with open(wrong, "w") as f:
             json.dump(d, f)
+        # a replay file lacking configurations (every block_size_x=16 one): the evaluator fails mid-run
+        d2 = open_json(A100)
+        d2["results"] = [r for r in d2["results"] if r["configuration"]["block_size_x"] != 16]
+        partial = os.path.join(tmp, "partial_T4.json")
+        with open(partial, "w") as f:
+            json.dump(d2, f)
         unreadable = os.path.join(tmp, "unreadable.json")
         shutil.copy(T1, unreadable)
         os.chmod(unreadable, 0)
@@ -455,6 +481,15 @@ def t_bad():
                 check(not os.path.exists(log), f"{w}: left a run log behind")
                 if os.path.exists(log):
                     os.unlink(log)
+        for np in (1, 3):
+            plog = os.path.join(tmp, f"partial{np}.h5")
+            p = mpirun(np, "tune", T1, "--strategy", "brute_force", "--budget", 50, "--simulate", partial, "--log", plog,
+                       "--t4", os.path.join(tmp, "partial.json"), timeout=60)
+            check(p.returncode != 0 and "block_size_x=16" in p.stderr and "--resume" in p.stderr,
+                  f"-n {np} replay lacking a configuration: rc {p.returncode}: {p.stderr[-400:]}")
+            check(not os.path.exists(os.path.join(tmp, "partial.json")), "a failed run wrote its T4")
+            q = mpirun(np, "tune", T1, "--budget", 5, "--simulate", A100, "--log", plog, "--resume", "--progress", "off")
+            check(q.returncode == 0, f"-n {np}: the failed run could not be resumed: {q.stderr[-300:]}")
         # --resume of a finished run
         t4 = os.path.join(tmp, "run_T4.json")
         p = mpirun(2, "tune", T1, "--budget", 4, "--simulate", A100, "--log", log, "--t4", t4, "--progress", "off", check_rc=0)
