@@ -10,3 +10,7 @@ add_executable(bench_gpu_compile bench_gpu_compile.c)
 target_link_libraries(bench_gpu_compile PRIVATE mptune_core)
 # `mptune devices` lists no GPU on a machine without one, and the cuda/hip evaluators say why
 mpt_script_test(gpu_devices_cli COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_devices_cli.py)
+# the GPU examples' kernels run on the CPU (threads + barrier) for sampled configurations and
+# compared with plain loops: indexing, tiling and shared-memory logic checked without a GPU
+mpt_script_test(gpu_emulate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_emulate.py 4)
+set_tests_properties(gpu_emulate PROPERTIES TIMEOUT 300)
