@@ -66,6 +66,7 @@ static void draw(coord_state *s, double now, int force) {
 static const char *check_stop(const mpt_coord_config *c, const mpt_coord_result *r, double now, double t0,
                               int64_t in_flight, int exhausted) {
   if (mpt_signals_count() > 0) return "signal";
+  if (r->done >= mpt_space_size(c->space)) return "exhausted"; /* every configuration evaluated */
   if (r->done >= c->budget) return "budget";
   if (c->time_budget > 0 && now - t0 >= c->time_budget) return "time";
   if (exhausted && in_flight == 0) return "exhausted";

@@ -233,6 +233,7 @@ def t_collect():
         table = replay_table(A100)
         recs = t4_records(t4)
         check("ETA" in p.stderr, "collect: no progress line with ETA")
+        check("stopped: every configuration evaluated" in p.stdout, "collect: wrong stop reason")
         verify_run(p.stdout, recs, table, len(table), "collect -n 5")
         check(set(r[0] for r in recs) == set(table), "collect: the collection misses configurations")
         # the collection is itself a brute-forced space: replay it and get the same observations
@@ -241,6 +242,12 @@ def t_collect():
                    "--t4", t42, "--progress", "off", check_rc=0)
         if check(q.returncode == 0, f"replaying the collection failed: {q.stderr[-800:]}"):
             verify_run(q.stdout, t4_records(t42), table, 150, "replay of the collection")
+        # a budget larger than the space: stops when the space is exhausted
+        log3 = os.path.join(tmp, "exhaust.h5")
+        q = mpirun(2, "tune", T1, "--budget", 5000, "--simulate", A100, "--log", log3, "--progress", "off", check_rc=0)
+        check(q.returncode == 0 and "stopped: every configuration evaluated" in q.stdout and
+              re.search(r"^evaluations: 4362 ", q.stdout, re.M), f"budget beyond the space: {q.stdout[-400:]}")
+        check(len(set(r[0] for r in log_ids(log3))) == 4362, "budget beyond the space: not every configuration once")
         # a finished collection cannot be resumed
         r = mpirun(2, "collect", T1, "--simulate", A100, "--log", log, "--resume")
         check(r.returncode != 0 and "finished" in r.stderr, f"collect --resume of a finished collection: rc {r.returncode} {r.stderr[-300:]}")
@@ -380,7 +387,10 @@ def t_signal():
                     "--simulate-delay", "0.01", "--log", log, "--progress", "off"]
             p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
-            time.sleep(1.5)
+            t0 = time.time()
+            while time.time() - t0 < 30 and not os.path.exists(log):  # the run has started
+                time.sleep(0.05)
+            time.sleep(0.7)
             os.kill(p.pid, sig)  # to mpiexec, which forwards it to the ranks
             try:
                 out, err = p.communicate(timeout=60)
