@@ -11,3 +11,5 @@ mpt_script_test(cpu_tune COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_tune.sh)
 # benchmark (not a test): cost of an isolated call, serving child vs fork per evaluation
 add_executable(bench_cpu_isolate bench_cpu_isolate.c)
 target_link_libraries(bench_cpu_isolate PRIVATE mptune_core)
+# bad input through `mptune tune` (-n 3): one clear message each, non-zero exit, no log
+mpt_script_test(cpu_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_bad_input.sh)
