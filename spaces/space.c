@@ -162,6 +162,10 @@ static void free_levels(level *lv, int n) {
 static void order_params(const mpt_space *s, const builder *bd, const uint8_t *multi, int *order) {
   int n = s->n_con;
   uint8_t *placed = calloc((size_t)s->dims, 1);
+  if (!placed) { /* keep the current order */
+    memcpy(order, s->con, sizeof(int) * (size_t)n);
+    return;
+  }
   for (int step = 0; step < n; step++) {
     int best = -1;
     long bs[4] = {0, 0, 0, 0};
@@ -217,7 +221,7 @@ static int build_valid_set(builder *b, uint8_t *multi, int64_t *rows_cap_out) {
   int **ident = calloc((size_t)s->dims, sizeof(int *));
   uint64_t **vfield = calloc((size_t)s->dims, sizeof(uint64_t *));
   if (!order || !lvl_of || !lv || !keys || !lcnt || !lit || !llst || !ident || !vfield) { rc = MPT_ERR_NOMEM; goto out; }
-  order_params(s, b, multi, order);
+  memcpy(order, s->con, sizeof(int) * (size_t)n); /* mpt_space_build put them in enumeration order */
   for (int i = 0; i < s->dims; i++) lvl_of[i] = -1;
   for (int L = 0; L < n; L++) lvl_of[order[L]] = L;
   for (int L = 0; L < n; L++) {
@@ -594,7 +598,17 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     else { s->role[i] = -(1 + s->n_free); s->freep[s->n_free++] = i; }
   }
   free(isc);
-  /* bit fields: last constrained parameter (file order) in the low bits of word 0 */
+  /* enumeration order of the constrained parameters; con[] follows it from here on */
+  if (s->n_con > 1) {
+    int *order = malloc(sizeof(int) * (size_t)s->n_con);
+    if (!order) { rc = MPT_ERR_NOMEM; goto fail; }
+    order_params(s, &b, multi, order);
+    memcpy(s->con, order, sizeof(int) * (size_t)s->n_con);
+    free(order);
+    for (int k = 0; k < s->n_con; k++) s->role[s->con[k]] = k;
+  }
+  /* bit fields: the first parameter of the enumeration order in the highest bits, the last one in the low
+   * bits of word 0, so that the depth-first enumeration emits the rows in ascending key order */
   {
     int word = 0, bit = 0;
     for (int k = s->n_con - 1; k >= 0; k--) {
@@ -639,8 +653,17 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   }
   s->size = s->n_rows * s->q;
   if (s->n_rows > 0) {
-    /* canonical order: lexicographic in file order */
+    /* the enumeration emits ascending keys; sort only if that ever fails to hold */
+    int sorted = 1;
     if (s->words == 1) {
+      for (int64_t r = 1; r < s->n_rows && sorted; r++) sorted = s->rows[r - 1] < s->rows[r];
+    } else {
+      g_sort_words = s->words;
+      for (int64_t r = 1; r < s->n_rows && sorted; r++)
+        sorted = cmp_rows(s->rows + (size_t)(r - 1) * (size_t)s->words, s->rows + (size_t)r * (size_t)s->words) < 0;
+    }
+    if (sorted) {
+    } else if (s->words == 1) {
       int bits = 0;
       for (int k = 0; k < s->n_con; k++) bits += bits_for(s->nv[s->con[k]]);
       if ((rc = radix_sort(s->rows, s->n_rows, bits))) goto fail;
@@ -649,13 +672,16 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
       qsort(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows);
     }
     uint64_t cap = 16;
-    while (cap < 2 * (uint64_t)s->n_rows) cap *= 2;
+    while (cap * 7 < 10 * (uint64_t)s->n_rows) cap *= 2; /* load factor <= 0.7 */
     s->table = malloc(sizeof(uint32_t) * cap);
     if (!s->table) { rc = MPT_ERR_NOMEM; goto fail; }
     memset(s->table, 0xff, sizeof(uint32_t) * cap);
     s->tmask = cap - 1;
     int W = s->words;
+    const int PF = 16; /* prefetch the slots of the rows inserted PF steps later */
     for (int64_t r = 0; r < s->n_rows; r++) {
+      if (r + PF < s->n_rows)
+        __builtin_prefetch(&s->table[hash_key(s->rows + (size_t)(r + PF) * (size_t)W, W) & s->tmask], 1);
       const uint64_t *key = s->rows + (size_t)r * (size_t)W;
       uint64_t h = hash_key(key, W) & s->tmask;
       while (s->table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & s->tmask;
@@ -668,7 +694,13 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
       int sh = s->fshift[x];
       uint64_t m = s->fmask[x];
       uint8_t *pr = s->present[x];
-      for (int64_t r = 0; r < s->n_rows; r++) pr[(col[(size_t)r * (size_t)W] >> sh) & m] = 1;
+      int64_t marked = 0;
+      for (int64_t r = 0; r < s->n_rows; r++) {
+        uint8_t *q = &pr[(col[(size_t)r * (size_t)W] >> sh) & m];
+        marked += !*q;
+        *q = 1;
+        if (marked == s->n_allowed[x]) break; /* every allowed value seen */
+      }
     }
     for (int k = 0; k < s->n_free; k++) {
       int x = s->freep[k];
