@@ -105,7 +105,11 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   void *h = dlopen(req->so_path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     r->status = MPT_STATUS_LAUNCH_ERROR;
-    snprintf(r->reason, sizeof r->reason, "dlopen: %s", dlerror());
+    const char *e = dlerror();
+    size_t pl = strlen(req->so_path);
+    if (e && strncmp(e, req->so_path, pl) == 0 && e[pl] == ':') e += pl + 1; /* the scratch path says nothing */
+    while (e && *e == ' ') e++;
+    snprintf(r->reason, sizeof r->reason, "dlopen: %s", e ? e : "failed");
     return sizeof *r;
   }
   launch_fn launch = NULL;
