@@ -97,10 +97,11 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
   /* die with the worker; a variant that hangs must never outlive it */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(120);
-  /* the worker's signal handlers (SIGINT/SIGTERM for a clean stop) are not the child's business:
-   * the parent decides when the child stops */
+  /* SIGINT/SIGTERM (Ctrl-C on the process group, Slurm's SIGTERM to every process of the job) are the
+   * worker's business: it finishes or cancels the evaluation in flight and then stops the child, which
+   * must not die first and turn that evaluation into a false `crash` */
   signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_DFL);
+  signal(SIGTERM, SIG_IGN);
   signal(SIGPIPE, SIG_DFL);
   /* a faulting variant dies of its signal (reported by name), whatever handlers the worker (MPI, a
    * sanitizer) installed */
