@@ -108,10 +108,10 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static int g_sort_words; /* qsort comparator width for multi-word rows (construction is single-threaded) */
-static int cmp_rows(const void *a, const void *b) {
+/* multi-word rows: the highest word is the most significant */
+static int cmp_rows(const void *a, const void *b, void *words) {
   const uint64_t *x = a, *y = b;
-  for (int i = g_sort_words - 1; i >= 0; i--)
+  for (int i = *(const int *)words - 1; i >= 0; i--)
     if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
   return 0;
 }
@@ -616,7 +616,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
       int nb = bits_for(s->nv[x]);
       if (bit + nb > 64) { word++; bit = 0; }
       s->fword[x] = word;
-      s->fshift[x] = bit;
+      s->fshift[x] = nb ? bit : (bit < 64 ? bit : 63); /* a single-valued parameter: empty field, shift defined */
       s->fmask[x] = nb ? ((nb == 64 ? ~0ULL : ((1ULL << nb) - 1))) : 0;
       bit += nb;
     }
@@ -658,9 +658,9 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     if (s->words == 1) {
       for (int64_t r = 1; r < s->n_rows && sorted; r++) sorted = s->rows[r - 1] < s->rows[r];
     } else {
-      g_sort_words = s->words;
       for (int64_t r = 1; r < s->n_rows && sorted; r++)
-        sorted = cmp_rows(s->rows + (size_t)(r - 1) * (size_t)s->words, s->rows + (size_t)r * (size_t)s->words) < 0;
+        sorted = cmp_rows(s->rows + (size_t)(r - 1) * (size_t)s->words, s->rows + (size_t)r * (size_t)s->words,
+                          &s->words) < 0;
     }
     if (sorted) {
     } else if (s->words == 1) {
@@ -668,8 +668,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
       for (int k = 0; k < s->n_con; k++) bits += bits_for(s->nv[s->con[k]]);
       if ((rc = radix_sort(s->rows, s->n_rows, bits))) goto fail;
     } else {
-      g_sort_words = s->words;
-      qsort(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows);
+      qsort_r(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows, &s->words);
     }
     uint64_t cap = 16;
     while (cap * 7 < 10 * (uint64_t)s->n_rows) cap *= 2; /* load factor <= 0.7 */

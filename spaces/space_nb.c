@@ -127,6 +127,10 @@ static void box_rec(const mpt_space *s, const box *bx, int k, int64_t lo, int64_
     return;
   }
   int x = s->con[k], sh = s->fshift[x];
+  if (s->fmask[x] == 0) { /* single-valued parameter: no field, nothing to narrow */
+    box_rec(s, bx, k + 1, lo, hi, prefix, skip, out);
+    return;
+  }
   const uint64_t *rows = s->rows;
   for (int t = 0; t < bx->n[x]; t++) {
     uint64_t target = prefix | ((uint64_t)bx->v[x][t] << sh);

@@ -502,13 +502,63 @@ static void test_and_split(void **state) {
   unload(&l);
 }
 
+static void test_wide_rows(void **state) {
+  (void)state;
+  /* 10 x 200 values = 80 bits: two words per row; 8 x 256 values = 64 bits exactly, plus an empty field */
+  for (int variant = 0; variant < 2; variant++) {
+    int n_big = variant ? 8 : 10, nv = variant ? 256 : 200;
+    char text[8192];
+    int len = snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "{\"Name\": \"k\", \"Type\": \"int\", \"Values\": \"[7]\"}");
+    for (int i = 0; i < n_big; i++)
+      len += snprintf(text + len, sizeof text - (size_t)len,
+                      ", {\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": \"list(range(%d))\"}", i, nv);
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "], \"Conditions\": [{\"Expression\": \"k + p0 >= 9\"}");
+    for (int i = 0; i + 1 < n_big; i++) {
+      if (i == n_big / 2)
+        len += snprintf(text + len, sizeof text - (size_t)len, ", {\"Expression\": \"p%d %% 7 == p%d %% 7\"}", i,
+                        i + 1);
+      else
+        len += snprintf(text + len, sizeof text - (size_t)len, ", {\"Expression\": \"p%d == p%d\"}", i, i + 1);
+    }
+    snprintf(text + len, sizeof text - (size_t)len, "]}}");
+    loaded l = load_text(text);
+    /* p0 >= 2; p0..p(h) equal, p(h+1) same residue mod 7, rest equal */
+    int64_t want = 0;
+    for (int a = 2; a < nv; a++)
+      for (int b = 0; b < nv; b++) want += a % 7 == b % 7;
+    assert_int_equal(mpt_space_size(l.s), want);
+    int d = mpt_space_dims(l.s), idx[16];
+    for (int64_t id = 0; id < want; id += 13) {
+      mpt_space_config(l.s, id, idx);
+      assert_int_equal(mpt_space_lookup(l.s, idx), id);
+      assert_int_equal(mpt_space_check(l.s, idx), 1);
+    }
+    mpt_rng rng;
+    mpt_rng_seed(&rng, 9);
+    for (int t = 0; t < 2000; t++) {
+      for (int p = 0; p < d; p++) idx[p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(l.s, p));
+      if (t % 2) { /* near-valid: copy a valid one and perturb one parameter */
+        mpt_space_config(l.s, (int64_t)mpt_rng_below(&rng, (uint64_t)want), idx);
+        int p = 1 + (int)mpt_rng_below(&rng, (uint64_t)(d - 1));
+        idx[p] = (int)mpt_rng_below(&rng, (uint64_t)nv);
+      }
+      assert_int_equal(mpt_space_lookup(l.s, idx) >= 0, mpt_space_check(l.s, idx));
+    }
+    check_neighbors(&l, 16);
+    unload(&l);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
-      cmocka_unit_test(test_and_split),
+      cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   mpt_space_free(g_hot.s);
