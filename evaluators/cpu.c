@@ -462,8 +462,15 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   unlink(so);
   if (rc) goto fail;
   if (o.status == MPT_STATUS_LAUNCH_ERROR) {
-    rc = mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
-                       p->path, st->ks->kernel_name, st->ks->kernel_file, o.reason);
+    char undefined[300];
+    snprintf(undefined, sizeof undefined, "undefined symbol: %s", st->ks->kernel_name);
+    if (strstr(o.reason, undefined) || strstr(o.reason, "dlsym"))
+      rc = mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
+                         p->path, st->ks->kernel_name, st->ks->kernel_file, o.reason);
+    else /* e.g. a scratch directory on a noexec file system */
+      rc = mpt_error_set(err, MPT_ERR_IO, "%s: cannot load the compiled %s configuration from %s (%s); choose a "
+                         "scratch directory that allows executables with --workdir", p->path,
+                         mpt_space_default_id(ev->space) >= 0 ? "default" : "first", st->dir, o.reason);
     goto fail;
   }
   if (o.status != MPT_STATUS_OK) {

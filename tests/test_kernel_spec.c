@@ -400,6 +400,53 @@ static void test_reference_compare(void **state) {
   mpt_problem_free(p);
 }
 
+/* BinaryRaw inputs and references, vector types filled lane by lane */
+static void test_binary_raw(void **state) {
+  (void)state;
+  char path[512];
+  float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  snprintf(path, sizeof path, "%s/in.bin", tmpdir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, sizeof data, 1, f), 1);
+  fclose(f);
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  int rc = load_variant("C", "100", "", "float4", "2", ", \"FillType\": \"BinaryRaw\", \"DataSource\": \"in.bin\"",
+                        ", \"ReferenceArguments\": [{\"Name\": \"r\", \"TargetName\": \"a\", \"FillType\": \"BinaryRaw\","
+                        " \"DataSource\": \"in.bin\"}]",
+                        &ks, &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(ks->args[0].lanes, 4);
+  assert_int_equal(ks->args[0].elem_bytes, 16);
+  assert_int_equal(ks->args[0].bytes, 32);
+  mpt_args *a = NULL;
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0);
+  assert_memory_equal(a->init[0], data, sizeof data);
+  assert_memory_equal(a->ref[0], data, sizeof data);
+  char msg[256];
+  assert_int_equal(mpt_args_compare(a, 0, data, msg, sizeof msg), 1);
+  mpt_args_free(a);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* a file shorter than the argument */
+  rc = load_variant("C", "100", "", "float4", "3", ", \"FillType\": \"BinaryRaw\", \"DataSource\": \"in.bin\"", "",
+                    &ks, &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "holds 32 bytes, the argument needs 48"));
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* a missing file: at load, naming the field */
+  rc = load_variant("C", "100", "", "float", "3", ", \"FillType\": \"BinaryRaw\", \"DataSource\": \"nothere.bin\"", "",
+                    &ks, &p, &err);
+  assert_int_equal(rc, MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "Arguments[0].DataSource"));
+  mpt_problem_free(p);
+}
+
 static void test_half(void **state) {
   (void)state;
   float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f};
@@ -414,7 +461,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_convolution_milo), cmocka_unit_test(test_hotspot_milo),
     cmocka_unit_test(test_missing_kernel_file), cmocka_unit_test(test_cpu_example),
-    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_reference_compare), cmocka_unit_test(test_half),
+    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_reference_compare), cmocka_unit_test(test_binary_raw),
+    cmocka_unit_test(test_half),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
