@@ -57,6 +57,8 @@ def mpirun(np, *args, timeout=120, env=None, check_rc=None):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=e)
     dt = time.time() - t0
     print(f"$ {' '.join(cmd)}  -> rc {p.returncode} in {dt:.1f} s", flush=True)
+    check("Sanitizer" not in p.stderr and "runtime error:" not in p.stderr,
+          f"sanitizer report from {' '.join(cmd)}: {p.stderr[-1500:]}")
     if check_rc is not None and p.returncode != check_rc:
         print(p.stdout[-3000:])
         print(p.stderr[-3000:])
@@ -198,6 +200,11 @@ def t_tune(np):
             check(p.stdout.count("replay") >= (np - 1 if np > 1 else 1), f"{what}: device table lacks the workers")
             recs = t4_records(t4)
             verify_run(p.stdout, recs, replay_table(replay), budget, what)
+            import h5py
+            with h5py.File(log, "r") as f:  # the device table is stored in the log: one row per worker
+                devs = f["devices"][:]
+            check(sorted(int(d["rank"]) for d in devs) == (list(range(1, np)) if np > 1 else [0]) and
+                  all(d["vendor"].split(b"\0")[0] == b"replay" for d in devs), f"{what}: device table in the log: {devs}")
             if strategy == "brute_force":
                 # brute force in id order: the first `budget` valid configurations, each once
                 check(len(set(r[0] for r in recs)) == budget, f"{what}: brute force repeated a configuration")
@@ -474,6 +481,11 @@ def t_bad():
         if os.geteuid() != 0:
             cases.append(("unreadable T1", ["tune", unreadable, "--budget", 5, "--simulate", A100, "--log", log],
                           "unreadable.json"))
+            unreadable_replay = os.path.join(tmp, "unreadable_T4.json.gz")
+            shutil.copy(A100, unreadable_replay)
+            os.chmod(unreadable_replay, 0)
+            cases.append(("unreadable replay", ["tune", T1, "--budget", 5, "--simulate", unreadable_replay, "--log", log],
+                          "unreadable_T4.json.gz"))
         for np in (1, 3):
             for what, args, needle in cases:
                 t0 = time.time()
@@ -508,6 +520,9 @@ def t_bad():
         check(q.returncode != 0 and "finished" in q.stderr and len(q.stderr.strip().splitlines()) == 1,
               f"--resume of a finished run: rc {q.returncode}: {q.stderr[-400:]}")
         check(len(t4_records(t4)) == 4, "--resume of a finished run touched its T4")
+        # --force overwrites it
+        q = mpirun(3, "tune", T1, "--budget", 7, "--simulate", A100, "--log", log, "--t4", t4, "--force", "--progress", "off")
+        check(q.returncode == 0 and len(log_ids(log)) == 7 and len(t4_records(t4)) == 7, f"--force: {q.stderr[-300:]}")
         # a worker-side failure after rank 0 checked fine (the replay file vanishes on the workers only is
         # not possible here; the mismatched replay above fails on the workers only with -n 3)
     finally:
