@@ -97,6 +97,10 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
   /* die with the worker; a variant that hangs must never outlive it */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(120);
+  /* keep only stdio and our socket: another isolation's socket inherited here would keep that child
+   * from seeing its parent close it */
+  if (fd > 3) close_range(3, (unsigned)fd - 1, 0);
+  close_range((unsigned)fd + 1, ~0U, 0);
   /* SIGINT/SIGTERM (Ctrl-C on the process group, Slurm's SIGTERM to every process of the job) are the
    * worker's business: it finishes or cancels the evaluation in flight and then stops the child, which
    * must not die first and turn that evaluation into a false `crash` */

@@ -89,7 +89,7 @@ EOF
 MPT_CPU_MEMORY_LIMIT_MB=256 "$MPIEXEC" -n 3 "$MPTUNE" tune "$MPT_SOURCE_DIR/tests/kernels/failing.json" \
   --strategy brute_force --budget 14 --timeout 1 --log "$tmp/fail.h5" >"$tmp/fout.txt" 2>&1 \
   || { cat "$tmp/fout.txt"; exit 1; }
-grep -q 'evaluation budget reached' "$tmp/fout.txt" || { cat "$tmp/fout.txt"; exit 1; }
+grep -qE '^stopped: (evaluation budget reached|every configuration evaluated)' "$tmp/fout.txt" || { cat "$tmp/fout.txt"; exit 1; }
 "$PYTHON" - "$tmp/fail.h5" <<'EOF'
 import sys
 import h5py
