@@ -177,7 +177,7 @@ def main():
             with open(path, "w") as f:
                 json.dump(doc, f)
             problems.append((doc, params, conds, path, os.path.join(tmp, f"gen{i}.csv")))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             results = list(pool.map(run_one, [(p[3], p[4]) for p in problems]))
         for i, ((doc, params, conds, path, out), r) in enumerate(zip(problems, results)):
             want = reference(params, conds)
