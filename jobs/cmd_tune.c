@@ -69,8 +69,9 @@ static void usage(FILE *f, int collect) {
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S] [--progress auto|tty|lines|off]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
-            "configurations when only --time is given, --grace 20 (seconds to finish in-flight\n"
-            "evaluations after SIGINT/SIGTERM).\n");
+            "configurations when only --time is given, the logged budget with --resume, --grace 20\n"
+            "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
+            "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n");
 }
 
 static int parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
@@ -162,7 +163,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
   if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
   if (collect) a->strategy = "brute_force";
   else if (!a->strategy) a->strategy = "random";
-  if (!collect && a->budget < 0 && a->time_budget <= 0)
+  if (!collect && a->budget < 0 && a->time_budget <= 0 && !a->resume) /* resume: the logged budget */
     return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
   if (a->log && a->t4 && strcmp(a->log, a->t4) == 0)
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
@@ -267,7 +268,8 @@ static int run(int argc, char **argv, int collect) {
       rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
   }
   if (rc == 0 && collect) a.budget = mpt_space_size(space);
-  if (rc == 0 && a.budget < 0) a.budget = mpt_space_size(space); /* --time only */
+  int budget_given = a.budget > 0;
+  if (rc == 0 && a.budget < 0) a.budget = mpt_space_size(space); /* --time only (or resume, below) */
 
   /* rank 0: the run itself (strategy, log) */
   if (rc == 0 && rank == 0) {
@@ -280,6 +282,17 @@ static int run(int argc, char **argv, int collect) {
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
+      }
+      if (rc == 0 && !collect && !budget_given && a.time_budget <= 0) { /* continue to the logged budget */
+        const char *b = mpt_runlog_meta(log, "budget");
+        long long v = b ? strtoll(b, NULL, 10) : 0;
+        if (v > 0) a.budget = v;
+        else rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget: give --budget N or --time SECONDS", a.log);
+      }
+      if (rc == 0 && !collect) {
+        const char *st = mpt_runlog_meta(log, "strategy");
+        if (st && strcmp(st, a.strategy) != 0)
+          printf("note: %s was started with strategy '%s'; continuing with '%s'\n", a.log, st, a.strategy);
       }
     } else if (exists && !a.force) {
       rc = mpt_error_set(&err, MPT_ERR_STATE, "run log '%s' already exists: use --resume to continue that run or --force to overwrite it", a.log);
