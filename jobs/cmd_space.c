@@ -230,7 +230,11 @@ int mpt_cmd_space(int argc, char **argv) {
     else
       printf("construction: %.3f ms\n", median * 1e3);
     printf("memory: %lld bytes (%.2f MiB)\n", (long long)st.bytes, (double)st.bytes / 1048576.0);
+    int complete = 1;
+    for (int i = 0; i < p->n_params; i++)
+      if (p->params[i].default_index < 0) complete = 0;
     if (def >= 0) printf("default: valid (id %lld)\n", (long long)def);
+    else if (!complete) printf("default: not given (or not among the values) for every parameter\n");
     else printf("default: not a valid configuration\n");
     if (st.eval_errors) printf("evaluation errors: %lld\n", (long long)st.eval_errors);
   }

@@ -181,7 +181,16 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   if (cJSON_IsArray(jd) && cJSON_GetArraySize(jd) == 1) jd = cJSON_GetArrayItem(jd, 0); /* gemm_milo: [0] */
   if (jd && !cJSON_IsNull(jd)) {
     mpt_value dv = {0};
-    if (json_to_value(jd, par->type, &dv) == 0) {
+    int drc;
+    if (cJSON_IsString(jd) && par->type != MPT_P_STRING) { /* lenient: "Default": "16" for an int */
+      int col;
+      mpt_error e2;
+      drc = mpt_expr_eval_const(jd->valuestring, &dv, &col, &e2);
+      if (drc) drc = json_to_value(jd, par->type, &dv);
+    } else {
+      drc = json_to_value(jd, par->type, &dv);
+    }
+    if (drc == 0) {
       for (int k = 0; k < par->n_values; k++)
         if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
       if (par->default_index < 0) {
