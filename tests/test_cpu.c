@@ -169,6 +169,44 @@ static void test_failures(void **state) {
   unsetenv("MPT_CPU_MEMORY_LIMIT_MB");
 }
 
+/* a fresh child per evaluation (MPT_CPU_ISOLATION=fork), --iterations and --workdir */
+static void test_fork_mode_settings(void **state) {
+  (void)state;
+  char path[512], wd[] = "/tmp/mpt_test_cpu_wd_XXXXXX";
+  assert_non_null(mkdtemp(wd));
+  snprintf(path, sizeof path, "%s/tests/kernels/failing.json", src_dir());
+  setenv("MPT_CPU_ISOLATION", "fork", 1);
+  mpt_eval_settings set = {0};
+  set.iterations = 5;
+  set.workdir = wd;
+  fixture f;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &f, &err);
+  unsetenv("MPT_CPU_ISOLATION");
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  int v[2] = {0, 1};
+  mpt_obs o;
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, id_of(f.s, f.p, v), &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  assert_int_equal(o.n_times, 5);
+  v[0] = 3;
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, id_of(f.s, f.p, v), &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_CRASH);
+  v[0] = 2;
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, id_of(f.s, f.p, v), &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_WRONG_RESULT); /* the reference survives the children */
+  v[0] = 0;
+  v[1] = 2;
+  assert_int_equal(mpt_evaluator_evaluate(f.ev, id_of(f.s, f.p, v), &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq 1", wd); /* one scratch directory inside */
+  assert_int_equal(system(cmd), 0);
+  close_problem(&f);
+  assert_int_equal(rmdir(wd), 0); /* close removed the scratch directory */
+}
+
 /* bad input: a T1 variant of failing.json written next to a copy of the kernel */
 static int open_variant(const char *from, const char *to, mpt_error *err) {
   char src[512], dir[] = "/tmp/mpt_test_cpu_XXXXXX";
@@ -239,6 +277,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_matmul_example),
     cmocka_unit_test(test_failures),
+    cmocka_unit_test(test_fork_mode_settings),
     cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
