@@ -212,6 +212,16 @@ def t_tune(np):
             p2, recs2 = export(log, os.path.join(tmp, "again.json"))
             check(p2.returncode == 0 and recs2 == recs, f"{what}: exporting the log again differs from --t4")
             # the same run again with the same seed on one rank evaluates the same set (reproducible)
+        if np == 5:  # every registered strategy runs distributed: batched asks, exact budget, no duplicates
+            for strategy in ("bo", "ga", "de", "pso", "firefly", "sa", "mls"):
+                log, t4 = os.path.join(tmp, f"s_{strategy}.h5"), os.path.join(tmp, f"s_{strategy}.json")
+                p = mpirun(np, "tune", T1, "--strategy", strategy, "--budget", 24, "--seed", 1, "--simulate", W7800,
+                           "--log", log, "--t4", t4, "--progress", "off")
+                if "unknown strategy" in p.stderr:
+                    print(f"strategy {strategy} not registered: skipped")
+                    continue
+                if check(p.returncode == 0, f"tune -n 5 --strategy {strategy}: rc {p.returncode}: {p.stderr[-400:]}"):
+                    verify_run(p.stdout, t4_records(t4), replay_table(W7800), 24, f"tune -n 5 {strategy}")
         # reproducibility across rank counts: random with a seed proposes the same set of configurations
         log1 = os.path.join(tmp, "repro.h5")
         t41 = os.path.join(tmp, "repro.json")
