@@ -14,6 +14,7 @@ int mpt_cmd_tune(int argc, char **argv);    /* jobs/cmd_tune.c */
 int mpt_cmd_collect(int argc, char **argv); /* jobs/cmd_tune.c */
 int mpt_cmd_devices(int argc, char **argv); /* jobs/cmd_devices.c */
 int mpt_cmd_export(int argc, char **argv);  /* jobs/cmd_export.c */
+int mpt_cmd_bench(int argc, char **argv);   /* jobs/cmd_bench.c */
 
 extern const mpt_command mpt_commands[];
 

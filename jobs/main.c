@@ -10,6 +10,7 @@ const mpt_command mpt_commands[] = {
   {"collect", "evaluate every valid configuration across all workers (resumable)", mpt_cmd_collect},
   {"devices", "print the device each worker rank is bound to", mpt_cmd_devices},
   {"export", "write a run log as a T4 results file (--t4 FILE)", mpt_cmd_export},
+  {"bench", "score strategies on replayed brute-forced spaces (mpiexec spreads the runs)", mpt_cmd_bench},
   {NULL, NULL, NULL},
 };
 

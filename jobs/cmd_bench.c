@@ -1,0 +1,724 @@
+/* jobs/cmd_bench.c: `mptune bench`: runs strategies (and option variants of them) R times on replayed
+ * brute-forced spaces, in process (ask/tell against mpt_replay_get), the (space, strategy, repeat)
+ * jobs spread round-robin over the MPI ranks and gathered on rank 0, which scores them (jobs/bench.h),
+ * prints the tables and writes curves.csv, runs.csv, summary.csv and bench.png (scripts/plot_bench.py). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "evaluators/replay.h"
+#include "jobs/bench.h"
+#include "jobs/commands.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
+#include "strategies/strategy.h"
+
+extern char **environ;
+
+#define MAX_ITEMS 64
+#define MAX_OPTS 32
+
+typedef struct bench_space {
+  const char *problem_path, *data_path;
+  char label[128];
+  int problem;          /* index into problems */
+  mpt_replay *replay;
+  mpt_bench_ref ref;
+} bench_space;
+
+typedef struct bench_problem {
+  const char *path;
+  mpt_problem *p;
+  mpt_space *s;
+} bench_problem;
+
+typedef struct bench_strategy {
+  char label[256];
+  char name[64];
+  char *opts[MAX_OPTS];
+  int n_opts;
+  char buf[256];
+} bench_strategy;
+
+typedef struct bench_args {
+  const char *problem;
+  const char *space_args[MAX_ITEMS];
+  int n_space_args;
+  const char *strategy_args[MAX_ITEMS];
+  int n_strategy_args;
+  const char *options[MAX_OPTS];
+  int n_options;
+  int64_t repeats, budget, batch, step;
+  uint64_t seed;
+  const char *out;
+  const char *plot_script;
+  int no_plot, progress, help;
+} bench_args;
+
+static void usage(FILE *f) {
+  fprintf(f,
+    "usage: [mpiexec.mpich -n P] mptune bench --problem T1.json --space DATA.json.gz [--space ...]\n"
+    "         --strategy NAME[,NAME[:key=value[,key=value]]...] [--strategy ...] [--option key=value]...\n"
+    "         [--repeats R] [--budget N] [--batch B] [--seed S] [--out DIR] [--no-plot] [--progress]\n"
+    "Runs every strategy R times on every replayed brute-forced space (T4 or Kernel Tuner cache file,\n"
+    "gzip or plain) and scores the runs against random search.\n"
+    "  --problem FILE   T1 problem of the spaces (required unless every --space names its own)\n"
+    "  --space FILE     brute-forced file of the problem; PROBLEM.json:FILE gives a space its own problem\n"
+    "  --strategy LIST  comma-separated strategy names; a variant is NAME:key=value with more options\n"
+    "                   after further commas (ga,ga:constraint_aware=0,de:popsize=30,F=0.5,pso)\n"
+    "  --option k=v     passed to every selected strategy that has option k (error if none has it);\n"
+    "                   a variant's own options take precedence\n"
+    "  --repeats R      runs per strategy and space (default 10); run r uses seed S + r\n"
+    "  --budget N       evaluations per run (default 220)\n"
+    "  --batch B        rounds of ask(B) then tell of all B (default 1): batched strategies\n"
+    "  --seed S         base seed (default 1): repeat r of every strategy and space uses S + r\n"
+    "  --out DIR        where curves.csv, runs.csv, summary.csv and bench.png go (default bench-out;\n"
+    "                   created if missing)\n"
+    "  --no-plot        skip the PNG (scripts/plot_bench.py through $PYTHON or /usr/bin/python3; the\n"
+    "                   script is found via $MPT_PLOT_BENCH, --plot-script FILE, or next to the binary)\n"
+    "  --progress       rank 0 prints its progress on stderr\n"
+    "Under mpiexec the (space, strategy, repeat) jobs go round-robin to the ranks; results do not\n"
+    "depend on the number of ranks (only the ask times do).\n"
+    "Score of a run: mean over k = 20, 40, ..., N of (E_random(k) - best(k)) / (E_random(k) - optimum),\n"
+    "E_random(k) the exact expected best of k draws of random search without replacement over the\n"
+    "space's configurations; invalid, failed and unrecorded configurations count as evaluations and are\n"
+    "never best; while a run (or a random draw) has no valid objective its best is the worst valid\n"
+    "objective of the space. 1 = optimum at once, 0 = random search, < 0 = worse (see jobs/bench.h).\n"
+    "Reported per strategy and space: mean score, mean best after 20/60/100/220 evaluations, runs that\n"
+    "found the optimum, median time per ask.\n");
+}
+
+static int parse_i64(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
+  *out = v;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
+  memset(a, 0, sizeof *a);
+  a->repeats = 10;
+  a->budget = 220;
+  a->batch = 1;
+  a->step = 20;
+  a->seed = 1;
+  a->out = "bench-out";
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) { a->help = 1; return 0; }
+    if (!strcmp(o, "--no-plot")) { a->no_plot = 1; continue; }
+    if (!strcmp(o, "--progress")) { a->progress = 1; continue; }
+    if (o[0] != '-') return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (see mptune bench --help)", o);
+    if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
+    const char *v = argv[++i];
+    int rc = 0;
+    if (!strcmp(o, "--problem")) a->problem = v;
+    else if (!strcmp(o, "--space")) {
+      if (a->n_space_args == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --space", MAX_ITEMS);
+      a->space_args[a->n_space_args++] = v;
+    } else if (!strcmp(o, "--strategy")) {
+      if (a->n_strategy_args == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --strategy", MAX_ITEMS);
+      a->strategy_args[a->n_strategy_args++] = v;
+    } else if (!strcmp(o, "--option")) {
+      if (!strchr(v, '=') || v[0] == '=')
+        return mpt_error_set(err, MPT_ERR_VALUE, "--option: expected key=value, got '%s'", v);
+      if (a->n_options == MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --option", MAX_OPTS);
+      a->options[a->n_options++] = v;
+    } else if (!strcmp(o, "--repeats")) rc = parse_i64(o, v, 1, &a->repeats, err);
+    else if (!strcmp(o, "--budget")) rc = parse_i64(o, v, 1, &a->budget, err);
+    else if (!strcmp(o, "--batch")) rc = parse_i64(o, v, 1, &a->batch, err);
+    else if (!strcmp(o, "--step")) rc = parse_i64(o, v, 1, &a->step, err);
+    else if (!strcmp(o, "--seed")) {
+      int64_t s = 0;
+      rc = parse_i64(o, v, 0, &s, err);
+      a->seed = (uint64_t)s;
+    } else if (!strcmp(o, "--out")) a->out = v;
+    else if (!strcmp(o, "--plot-script")) a->plot_script = v;
+    else return mpt_error_set(err, MPT_ERR_VALUE, "unknown option '%s' (see mptune bench --help)", o);
+    if (rc) return rc;
+  }
+  if (!a->n_space_args) return mpt_error_set(err, MPT_ERR_VALUE, "no --space given (see mptune bench --help)");
+  if (!a->n_strategy_args) return mpt_error_set(err, MPT_ERR_VALUE, "no --strategy given (see mptune bench --help)");
+  if (a->batch > INT_MAX) return mpt_error_set(err, MPT_ERR_VALUE, "--batch: too large");
+  if (a->budget > 100000000) return mpt_error_set(err, MPT_ERR_VALUE, "--budget: too large");
+  return 0;
+}
+
+/* "ga,ga:constraint_aware=0,popsize=30,de": a token with '=' and no ':' continues the previous variant */
+static int parse_strategies(const bench_args *a, bench_strategy *st, int *n_st, mpt_error *err) {
+  *n_st = 0;
+  for (int i = 0; i < a->n_strategy_args; i++) {
+    char list[1024];
+    if (strlen(a->strategy_args[i]) >= sizeof list)
+      return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: list too long");
+    strcpy(list, a->strategy_args[i]);
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      int cont = strchr(tok, '=') && !strchr(tok, ':');
+      if (cont) {
+        if (!*n_st || !strchr(st[*n_st - 1].label, ':'))
+          return mpt_error_set(err, MPT_ERR_VALUE,
+                               "--strategy: '%s' is an option but follows no NAME:key=value variant", tok);
+        bench_strategy *b = &st[*n_st - 1];
+        size_t len = strlen(b->label);
+        if (len + 1 + strlen(tok) >= sizeof b->label) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: variant too long");
+        b->label[len] = ',';
+        strcpy(b->label + len + 1, tok);
+        continue;
+      }
+      if (*n_st == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d strategies", MAX_ITEMS);
+      if (strlen(tok) >= sizeof st[0].label) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: '%s' too long", tok);
+      memset(&st[*n_st], 0, sizeof st[0]);
+      strcpy(st[*n_st].label, tok);
+      (*n_st)++;
+    }
+  }
+  if (!*n_st) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: no strategy named");
+  for (int i = 0; i < *n_st; i++) {
+    bench_strategy *b = &st[i];
+    strcpy(b->buf, b->label);
+    char *colon = strchr(b->buf, ':');
+    if (colon) *colon = '\0';
+    if (!b->buf[0] || strlen(b->buf) >= sizeof b->name)
+      return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: bad strategy name in '%s'", b->label);
+    strcpy(b->name, b->buf);
+    if (colon) {
+      char *save = NULL;
+      for (char *tok = strtok_r(colon + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strchr(tok, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy %s: '%s' is not key=value", b->label, tok);
+        if (b->n_opts == MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy %s: too many options", b->label);
+        b->opts[b->n_opts++] = tok;
+      }
+      if (!b->n_opts) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy %s: no key=value after ':'", b->label);
+    }
+    for (int j = 0; j < i; j++)
+      if (!strcmp(st[j].label, b->label)) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy: '%s' named twice", b->label);
+  }
+  return 0;
+}
+
+static int has_opt(const mpt_strategy_type *t, const char *key, size_t klen) {
+  for (const mpt_option_spec *o = t->options; o && o->key; o++)
+    if (strlen(o->key) == klen && !strncmp(o->key, key, klen)) return 1;
+  return 0;
+}
+
+/* --option k=v goes to every strategy with option k whose variant does not set k itself */
+static int apply_global_options(const bench_args *a, bench_strategy *st, int n_st, mpt_error *err) {
+  for (int i = 0; i < n_st; i++)
+    if (!mpt_strategy_find(st[i].name)) {
+      char names[1024] = "";
+      for (int k = 0; k < mpt_strategy_count(); k++) {
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", mpt_strategy_at(k)->name);
+      }
+      return mpt_error_set(err, MPT_ERR_NAME, "--strategy: unknown strategy '%s' (known: %s)", st[i].name, names);
+    }
+  for (int g = 0; g < a->n_options; g++) {
+    const char *kv = a->options[g];
+    size_t klen = (size_t)(strchr(kv, '=') - kv);
+    int used = 0;
+    for (int i = 0; i < n_st; i++) {
+      if (!has_opt(mpt_strategy_find(st[i].name), kv, klen)) continue;
+      used = 1;
+      int own = 0;
+      for (int j = 0; j < st[i].n_opts; j++)
+        if (!strncmp(st[i].opts[j], kv, klen) && st[i].opts[j][klen] == '=') own = 1;
+      if (own) continue;
+      if (st[i].n_opts == MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy %s: too many options", st[i].label);
+      st[i].opts[st[i].n_opts++] = (char *)kv;
+    }
+    if (!used) return mpt_error_set(err, MPT_ERR_NAME, "--option %s: no selected strategy has option '%.*s'", kv, (int)klen, kv);
+  }
+  return 0;
+}
+
+static const char *base_name(const char *p) {
+  const char *b = strrchr(p, '/');
+  return b ? b + 1 : p;
+}
+
+/* labels: file base names without .gz/.json/_T4/_kerneltuner, then without a prefix shared by all
+ * (up to and including an '_'), so convolution_A100_T4.json.gz, convolution_A4000... -> A100, A4000 */
+static void make_labels(bench_space *sp, int n) {
+  static const char *suffixes[] = {".gz", ".json", "_T4", "_kerneltuner", "_cache"};
+  for (int i = 0; i < n; i++) {
+    snprintf(sp[i].label, sizeof sp[i].label, "%s", base_name(sp[i].data_path));
+    for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes; s++) {
+      size_t l = strlen(sp[i].label), ls = strlen(suffixes[s]);
+      if (l > ls && !strcmp(sp[i].label + l - ls, suffixes[s])) sp[i].label[l - ls] = '\0';
+    }
+  }
+  if (n < 2) return;
+  size_t common = strlen(sp[0].label);
+  for (int i = 1; i < n; i++) {
+    size_t k = 0;
+    while (k < common && sp[i].label[k] == sp[0].label[k]) k++;
+    common = k;
+  }
+  while (common > 0 && sp[0].label[common - 1] != '_') common--;
+  for (int i = 0; i < n && common; i++)
+    if (!sp[i].label[common]) return; /* a label would become empty */
+  for (int i = 0; i < n && common; i++) memmove(sp[i].label, sp[i].label + common, strlen(sp[i].label + common) + 1);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(sp[i].label, sp[j].label)) snprintf(sp[i].label, sizeof sp[i].label, "%s#%d", sp[j].label, i);
+}
+
+static int file_exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int setup_spaces(const bench_args *a, bench_space *sp, bench_problem *pr, int *n_pr, mpt_error *err) {
+  *n_pr = 0;
+  for (int i = 0; i < a->n_space_args; i++) {
+    const char *arg = a->space_args[i];
+    const char *colon = strchr(arg, ':');
+    char *pp = NULL;
+    if (colon) {
+      pp = strndup(arg, (size_t)(colon - arg));
+      if (!pp) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      if (!file_exists(pp)) {
+        free(pp);
+        pp = NULL; /* a ':' inside a file name */
+      }
+    }
+    sp[i].problem_path = pp ? pp : a->problem;
+    sp[i].data_path = pp ? colon + 1 : arg;
+    if (!sp[i].problem_path)
+      return mpt_error_set(err, MPT_ERR_VALUE, "--space %s: no T1 problem (give --problem FILE or --space PROBLEM.json:%s)", arg, arg);
+    int k;
+    for (k = 0; k < *n_pr; k++)
+      if (!strcmp(pr[k].path, sp[i].problem_path)) break;
+    if (k == *n_pr) {
+      pr[k].path = sp[i].problem_path;
+      int rc = mpt_problem_load(pr[k].path, &pr[k].p, err);
+      if (!rc) rc = mpt_space_build(pr[k].p, &pr[k].s, err);
+      (*n_pr)++;
+      if (rc) return rc;
+    }
+    sp[i].problem = k;
+    struct stat fs;
+    if (stat(sp[i].data_path, &fs))
+      return mpt_error_set(err, MPT_ERR_IO, "--space: cannot open brute-forced file %s: %s", sp[i].data_path, strerror(errno));
+    if (!S_ISREG(fs.st_mode))
+      return mpt_error_set(err, MPT_ERR_IO, "--space: %s is not a regular file", sp[i].data_path);
+    int rc = mpt_replay_load(sp[i].data_path, pr[k].s, &sp[i].replay, err);
+    if (!rc) rc = mpt_bench_ref_from_replay(&sp[i].ref, pr[k].s, sp[i].replay, err);
+    if (rc) return mpt_error_prefix(err, "--space %s", sp[i].data_path);
+  }
+  make_labels(sp, a->n_space_args);
+  return 0;
+}
+
+/* ---- output ---- */
+
+static int mkdir_p(const char *dir, mpt_error *err) {
+  char tmp[4096];
+  if (strlen(dir) >= sizeof tmp) return mpt_error_set(err, MPT_ERR_VALUE, "--out: path too long");
+  strcpy(tmp, dir);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(tmp, 0777) && errno != EEXIST) return mpt_error_set(err, MPT_ERR_IO, "--out: cannot create %s: %s", tmp, strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(tmp, 0777) && errno != EEXIST) return mpt_error_set(err, MPT_ERR_IO, "--out: cannot create %s: %s", tmp, strerror(errno));
+  struct stat st;
+  if (stat(tmp, &st) || !S_ISDIR(st.st_mode)) return mpt_error_set(err, MPT_ERR_IO, "--out: %s is not a directory", tmp);
+  return 0;
+}
+
+static FILE *open_out(const char *dir, const char *name, char *path, size_t cap, mpt_error *err) {
+  snprintf(path, cap, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  return f;
+}
+
+/* the CSV field of a label: quoted (labels hold commas: ga:a=1,b=2) */
+static void csv_label(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static int find_plot_script(const bench_args *a, char *out, size_t cap) {
+  const char *env = getenv("MPT_PLOT_BENCH");
+  if (a->plot_script) { snprintf(out, cap, "%s", a->plot_script); return file_exists(out); }
+  if (env && *env) { snprintf(out, cap, "%s", env); return file_exists(out); }
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    const char *rel[] = {"../scripts/plot_bench.py", "scripts/plot_bench.py", "../share/mptune/plot_bench.py"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+      snprintf(out, cap, "%s/%s", exe, rel[i]);
+      if (file_exists(out)) return 1;
+    }
+  }
+  const char *src = getenv("MPT_SOURCE_DIR");
+  if (src) {
+    snprintf(out, cap, "%s/scripts/plot_bench.py", src);
+    if (file_exists(out)) return 1;
+  }
+  return 0;
+}
+
+static int run_plot(const bench_args *a, const char *csv, const char *png, mpt_error *err) {
+  char script[4096];
+  if (!find_plot_script(a, script, sizeof script))
+    return mpt_error_set(err, MPT_ERR_IO, "plot: scripts/plot_bench.py not found (set MPT_PLOT_BENCH or --plot-script, or use --no-plot)");
+  const char *py = getenv("PYTHON");
+  if (!py || !*py) py = "/usr/bin/python3";
+  char *argv[] = {(char *)py, script, (char *)csv, (char *)png, NULL};
+  pid_t pid;
+  fflush(stdout);
+  fflush(stderr);
+  int rc = posix_spawn(&pid, py, NULL, NULL, argv, environ);
+  if (rc) return mpt_error_set(err, MPT_ERR_IO, "plot: cannot run %s: %s", py, strerror(rc));
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return mpt_error_set(err, MPT_ERR_IO, "plot: waitpid: %s", strerror(errno));
+  if (!WIFEXITED(status) || WEXITSTATUS(status))
+    return mpt_error_set(err, MPT_ERR_IO, "plot: %s %s failed (status %d); %s is written", py, script,
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, csv);
+  if (!file_exists(png)) return mpt_error_set(err, MPT_ERR_IO, "plot: %s did not write %s", script, png);
+  return 0;
+}
+
+/* ---- the run ---- */
+
+enum { REC_JOB, REC_RC, REC_EVALS, REC_FAILED, REC_ASKS, REC_STRAT_S, REC_HEAD };
+
+typedef struct bench_ctx {
+  bench_args a;
+  bench_space sp[MAX_ITEMS];
+  bench_problem pr[MAX_ITEMS];
+  int n_sp, n_pr;
+  bench_strategy st[MAX_ITEMS];
+  int n_st;
+} bench_ctx;
+
+static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
+  const bench_args *a = &c->a;
+  int S = c->n_st;
+  printf("## Scores (%lld repeats, budget %lld, batch %lld, seeds %llu..%llu; 1 = optimum at once, 0 = random search)\n\n",
+         (long long)a->repeats, (long long)a->budget, (long long)a->batch, (unsigned long long)a->seed,
+         (unsigned long long)(a->seed + (uint64_t)a->repeats - 1));
+  printf("| space |");
+  for (int s = 0; s < S; s++) printf(" %s |", c->st[s].label);
+  printf("\n| --- |");
+  for (int s = 0; s < S; s++) printf(" ---: |");
+  printf("\n");
+  for (int p = 0; p < c->n_sp; p++) {
+    printf("| %s |", c->sp[p].label);
+    for (int s = 0; s < S; s++) printf(" %.3f |", sum[p * S + s].score_mean);
+    printf("\n");
+  }
+  printf("| mean |");
+  for (int s = 0; s < S; s++) {
+    double m = 0;
+    for (int p = 0; p < c->n_sp; p++) m += sum[p * S + s].score_mean;
+    printf(" %.3f |", m / c->n_sp);
+  }
+  printf("\n\n");
+  for (int p = 0; p < c->n_sp; p++) {
+    const bench_space *b = &c->sp[p];
+    printf("### %s: %lld configurations, %lld valid, optimum %.6g, E_random(%lld) %.6g\n\n", b->label,
+           (long long)b->ref.n, (long long)b->ref.n_valid, mpt_bench_optimum(&b->ref), (long long)a->budget,
+           mpt_bench_expected_random(&b->ref, a->budget));
+    const mpt_bench_summary *s0 = &sum[p * S];
+    printf("| strategy | score | sd |");
+    for (int k = 0; k < s0->n_checkpoints; k++) printf(" best@%lld |", (long long)s0->checkpoint[k]);
+    printf(" optimum found | ask ms (median) | strategy s/run |\n| --- | ---: | ---: |");
+    for (int k = 0; k < s0->n_checkpoints; k++) printf(" ---: |");
+    printf(" ---: | ---: | ---: |\n");
+    for (int s = 0; s < S; s++) {
+      const mpt_bench_summary *m = &sum[p * S + s];
+      printf("| %s | %.3f | %.3f |", c->st[s].label, m->score_mean, m->score_sd);
+      for (int k = 0; k < m->n_checkpoints; k++) printf(" %.6g |", m->best_mean[k]);
+      printf(" %d/%d | %.3g | %.3g |\n", m->found_optimum, m->n_runs, 1e3 * m->ask_median_s, m->strategy_mean_s);
+    }
+    printf("\n");
+  }
+  fflush(stdout);
+}
+
+static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const double *scores,
+                         const mpt_bench_summary *sum, char *curves_path, size_t cap, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int S = c->n_st;
+  int64_t R = a->repeats, B = a->budget;
+  char path[4096];
+  FILE *f = open_out(a->out, "curves.csv", curves_path, cap, err);
+  if (!f) return err->code;
+  double *col = malloc((size_t)R * sizeof *col);
+  if (!col) { fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  fprintf(f, "space,strategy,evaluations,median,q25,q75,mean,min,max,e_random,optimum\n");
+  for (int p = 0; p < c->n_sp; p++) {
+    const mpt_bench_ref *ref = &c->sp[p].ref;
+    for (int s = 0; s < S; s++) {
+      const mpt_bench_run *rr = &runs[(int64_t)(p * S + s) * R];
+      for (int64_t k = 1; k <= B; k++) {
+        double mean = 0;
+        for (int64_t r = 0; r < R; r++) {
+          double b = rr[r].best[k - 1];
+          col[r] = isfinite(b) ? b : mpt_bench_worst(ref);
+          mean += col[r] / (double)R;
+        }
+        double q25 = mpt_bench_quantile(col, R, 0.25), med = mpt_bench_quantile(col, R, 0.5),
+               q75 = mpt_bench_quantile(col, R, 0.75);
+        csv_label(f, c->sp[p].label);
+        fputc(',', f);
+        csv_label(f, c->st[s].label);
+        fprintf(f, ",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (long long)k, med, q25, q75, mean, col[0],
+                col[R - 1], mpt_bench_expected_random(ref, k), mpt_bench_optimum(ref));
+      }
+    }
+  }
+  free(col);
+  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", curves_path);
+
+  if (!(f = open_out(a->out, "runs.csv", path, sizeof path, err))) return err->code;
+  fprintf(f, "space,strategy,repeat,seed,score,best,found_optimum,evaluations,failed,asks,ask_median_ms,strategy_s\n");
+  for (int p = 0; p < c->n_sp; p++)
+    for (int s = 0; s < S; s++)
+      for (int64_t r = 0; r < R; r++) {
+        int64_t j = (int64_t)(p * S + s) * R + r;
+        const mpt_bench_run *run = &runs[j];
+        double *t = malloc((size_t)(run->n_asks > 0 ? run->n_asks : 1) * sizeof *t);
+        if (!t) { fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+        memcpy(t, run->ask_s, (size_t)run->n_asks * sizeof *t);
+        double med = mpt_bench_quantile(t, run->n_asks, 0.5);
+        free(t);
+        double best = run->best[B - 1];
+        csv_label(f, c->sp[p].label);
+        fputc(',', f);
+        csv_label(f, c->st[s].label);
+        fprintf(f, ",%lld,%llu,%.9g,%.9g,%d,%lld,%lld,%d,%.6g,%.6g\n", (long long)r,
+                (unsigned long long)(a->seed + (uint64_t)r), scores[j], isfinite(best) ? best : NAN,
+                best <= mpt_bench_optimum(&c->sp[p].ref), (long long)run->n_evals, (long long)run->n_failed,
+                run->n_asks, 1e3 * med, run->strategy_s);
+      }
+  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", path);
+
+  if (!(f = open_out(a->out, "summary.csv", path, sizeof path, err))) return err->code;
+  fprintf(f, "space,strategy,runs,score_mean,score_sd");
+  for (int k = 0; k < sum[0].n_checkpoints; k++) fprintf(f, ",best_mean_%lld", (long long)sum[0].checkpoint[k]);
+  fprintf(f, ",found_optimum,ask_median_ms,strategy_mean_s\n");
+  for (int p = 0; p < c->n_sp; p++)
+    for (int s = 0; s < S; s++) {
+      const mpt_bench_summary *m = &sum[p * S + s];
+      csv_label(f, c->sp[p].label);
+      fputc(',', f);
+      csv_label(f, c->st[s].label);
+      fprintf(f, ",%d,%.9g,%.9g", m->n_runs, m->score_mean, m->score_sd);
+      for (int k = 0; k < m->n_checkpoints; k++) fprintf(f, ",%.9g", m->best_mean[k]);
+      fprintf(f, ",%d,%.6g,%.6g\n", m->found_optimum, 1e3 * m->ask_median_s, m->strategy_mean_s);
+    }
+  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", path);
+  return 0;
+}
+
+static void free_ctx(bench_ctx *c) {
+  for (int i = 0; i < c->a.n_space_args; i++) {
+    mpt_replay_free(c->sp[i].replay);
+    mpt_bench_ref_free(&c->sp[i].ref);
+    /* problem paths of PROBLEM:DATA arguments were strndup'ed, one per --space */
+    if (c->sp[i].problem_path && c->sp[i].problem_path != c->a.problem) free((char *)c->sp[i].problem_path);
+  }
+  for (int i = 0; i < c->n_pr; i++) {
+    mpt_space_free(c->pr[i].s);
+    mpt_problem_free(c->pr[i].p);
+  }
+}
+
+int mpt_cmd_bench(int argc, char **argv) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  bench_ctx *c = calloc(1, sizeof *c);
+  mpt_error err;
+  mpt_error_clear(&err);
+  if (!c) {
+    if (rank == 0) fprintf(stderr, "mptune bench: out of memory\n");
+    return 1;
+  }
+  int rc = parse_args(argc, argv, &c->a, &err);
+  if (!rc && c->a.help) {
+    if (rank == 0) usage(stdout);
+    free(c);
+    return 0;
+  }
+  const bench_args *a = &c->a;
+  if (!rc) rc = parse_strategies(a, c->st, &c->n_st, &err);
+  if (!rc) rc = apply_global_options(a, c->st, c->n_st, &err);
+  if (!rc) {
+    c->n_sp = a->n_space_args;
+    rc = setup_spaces(a, c->sp, c->pr, &c->n_pr, &err);
+  }
+  /* every variant must be creatable (options checked by the strategy) before any run */
+  for (int s = 0; !rc && s < c->n_st; s++) {
+    mpt_strategy *t = NULL;
+    const bench_space *b = &c->sp[0];
+    rc = mpt_strategy_create(c->st[s].name, c->pr[b->problem].s, (const char *const *)c->st[s].opts,
+                             c->st[s].n_opts, a->seed, a->budget, &t, &err);
+    if (rc) mpt_error_prefix(&err, "--strategy %s", c->st[s].label);
+    mpt_strategy_destroy(t);
+  }
+  if (!rc && rank == 0) rc = mkdir_p(a->out, &err);
+  int64_t S = c->n_st, R = a->repeats, B = a->budget;
+  int64_t n_jobs = (int64_t)c->n_sp * S * R, L = REC_HEAD + 2 * B;
+  if (!rc && n_jobs * L > INT_MAX)
+    rc = mpt_error_set(&err, MPT_ERR_VALUE, "too many runs x budget for one gather (%lld values)", (long long)(n_jobs * L));
+  /* go/no-go: every rank stops on any rank's setup error */
+  int bad = rc != 0, any_bad = 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_bad) {
+    if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
+    free_ctx(c);
+    free(c);
+    return 1;
+  }
+
+  /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */
+  int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
+  double *rec = calloc((size_t)(mine * L > 0 ? mine * L : 1), sizeof *rec);
+  if (!rec) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
+  double t_start = MPI_Wtime(), t_last = t_start;
+  int64_t done = 0;
+  for (int64_t j = rank; !rc && j < n_jobs; j += size, done++) {
+    int64_t p = j / (S * R), s = (j / R) % S, r = j % R;
+    const bench_space *b = &c->sp[p];
+    mpt_bench_run run;
+    rc = mpt_bench_run_strategy(c->pr[b->problem].s, b->replay, c->st[s].name, (const char *const *)c->st[s].opts,
+                                c->st[s].n_opts, a->seed + (uint64_t)r, B, (int)a->batch, &run, &err);
+    if (rc) mpt_error_prefix(&err, "%s on %s, repeat %lld", c->st[s].label, b->label, (long long)r);
+    double *o = rec + done * L;
+    o[REC_JOB] = (double)j;
+    o[REC_RC] = rc;
+    o[REC_EVALS] = (double)run.n_evals;
+    o[REC_FAILED] = (double)run.n_failed;
+    o[REC_ASKS] = run.n_asks;
+    o[REC_STRAT_S] = run.strategy_s;
+    if (!rc) {
+      memcpy(o + REC_HEAD, run.best, (size_t)B * sizeof *o);
+      memcpy(o + REC_HEAD + B, run.ask_s, (size_t)run.n_asks * sizeof *o);
+    }
+    mpt_bench_run_free(&run);
+    if (a->progress && rank == 0 && MPI_Wtime() - t_last > 5) {
+      t_last = MPI_Wtime();
+      fprintf(stderr, "mptune bench: rank 0: %lld/%lld runs (%.0f s)\n", (long long)(done + 1), (long long)mine,
+              t_last - t_start);
+    }
+  }
+  if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
+  bad = rc != 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_bad) {
+    free(rec);
+    free_ctx(c);
+    free(c);
+    return 1;
+  }
+
+  int *counts = NULL, *displs = NULL;
+  double *all = NULL;
+  if (rank == 0) {
+    counts = malloc((size_t)size * sizeof *counts);
+    displs = malloc((size_t)size * sizeof *displs);
+    all = malloc((size_t)(n_jobs * L) * sizeof *all);
+    if (!counts || !displs || !all) {
+      fprintf(stderr, "mptune bench: out of memory\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int64_t off = 0;
+    for (int q = 0; q < size; q++) {
+      int64_t m = n_jobs > q ? (n_jobs - q + size - 1) / size : 0;
+      counts[q] = (int)(m * L);
+      displs[q] = (int)off;
+      off += m * L;
+    }
+  }
+  MPI_Gatherv(rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  free(rec);
+  if (rank != 0) {
+    free_ctx(c);
+    free(c);
+    return 0;
+  }
+
+  double elapsed = MPI_Wtime() - t_start;
+  mpt_bench_run *runs = calloc((size_t)n_jobs, sizeof *runs);
+  double *scores = malloc((size_t)n_jobs * sizeof *scores);
+  mpt_bench_summary *sum = calloc((size_t)(c->n_sp * S), sizeof *sum);
+  if (!runs || !scores || !sum) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
+  for (int64_t i = 0; !rc && i < n_jobs; i++) {
+    const double *o = all + i * L;
+    int64_t j = (int64_t)o[REC_JOB];
+    mpt_bench_run *run = &runs[j];
+    run->n_evals = (int64_t)o[REC_EVALS];
+    run->n_failed = (int64_t)o[REC_FAILED];
+    run->n_asks = (int)o[REC_ASKS];
+    run->strategy_s = o[REC_STRAT_S];
+    run->best = malloc((size_t)B * sizeof *run->best);
+    run->ask_s = malloc((size_t)(B > 0 ? B : 1) * sizeof *run->ask_s);
+    if (!run->best || !run->ask_s) { rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory"); break; }
+    memcpy(run->best, o + REC_HEAD, (size_t)B * sizeof *run->best);
+    memcpy(run->ask_s, o + REC_HEAD + B, (size_t)run->n_asks * sizeof *run->ask_s);
+    int64_t p = j / (S * R);
+    scores[j] = mpt_bench_score(&c->sp[p].ref, run->best, run->n_evals, B, a->step);
+  }
+  free(all);
+  free(counts);
+  free(displs);
+  static const int64_t checkpoints[] = {20, 60, 100, 220};
+  int64_t cps[5];
+  int n_cps = 0;
+  for (int k = 0; k < 4; k++)
+    if (checkpoints[k] <= B) cps[n_cps++] = checkpoints[k];
+  if (!n_cps || cps[n_cps - 1] != B) cps[n_cps++] = B;
+  for (int64_t q = 0; !rc && q < c->n_sp * S; q++)
+    rc = mpt_bench_summarize(&c->sp[q / S].ref, &runs[q * R], &scores[q * R], (int)R, B, cps, n_cps, &sum[q], &err);
+  char curves[4096];
+  if (!rc) {
+    print_tables(c, sum);
+    rc = write_outputs(c, runs, scores, sum, curves, sizeof curves, &err);
+  }
+  if (!rc) {
+    printf("%lld runs on %d rank%s in %.1f s; wrote %s/curves.csv, runs.csv, summary.csv", (long long)n_jobs, size,
+           size > 1 ? "s" : "", elapsed, a->out);
+    if (!a->no_plot) {
+      char png[4096];
+      snprintf(png, sizeof png, "%s/bench.png", a->out);
+      rc = run_plot(a, curves, png, &err);
+      if (!rc) printf(", bench.png");
+    }
+    printf("\n");
+  }
+  if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
+  for (int64_t i = 0; runs && i < n_jobs; i++) mpt_bench_run_free(&runs[i]);
+  free(runs);
+  free(scores);
+  free(sum);
+  free_ctx(c);
+  free(c);
+  return rc ? 1 : 0;
+}
