@@ -335,6 +335,24 @@ static void test_bad_input(void **state) {
   mpt_launch_free(&l);
   mpt_kspec_free(ks);
   mpt_problem_free(p);
+  /* GlobalSizeType CUDA: GlobalSize counts blocks; OpenCL: threads, rounded up to whole blocks */
+  assert_int_equal(load_variant("C", "100", ", \"GlobalSizeType\": \"CUDA\", \"SharedMemory\": \"block_size_x * 4\"",
+                                "float", "10", "", "", &ks, &p, &err), 0);
+  idx[0] = 1;
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), 0);
+  assert_int_equal(l.grid[0], 100);
+  assert_int_equal(l.block[0], 64);
+  assert_int_equal(l.shared_bytes, 256);
+  assert_true(has_define(&l, "grid_size_x=100"));
+  mpt_launch_free(&l);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float", "10", "", "", &ks, &p, &err), 0);
+  assert_int_equal(mpt_kspec_launch(ks, idx, &l, &err), 0);
+  assert_int_equal(l.grid[0], 2); /* ceil(100 / 64) */
+  mpt_launch_free(&l);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
 }
 
 /* references from ReferenceArguments and the comparison rules */
