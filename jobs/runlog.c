@@ -1,11 +1,17 @@
 /* jobs/runlog.c: the HDF5 run log (jobs/runlog.h, layout in docs/RUNLOG.md). One file per run, written by
- * rank 0 with serial HDF5 calls. Crash safety: the file is created complete (all groups, datasets and
- * attributes) under NAME.tmp and renamed, then reopened in SWMR-write mode (latest file format), in
- * which HDF5 orders its metadata writes so that the file on disk is readable at every moment; every
- * append extends the chunked datasets, writes and H5Fflush-es before returning. A record not yet
- * written when the process died reads as the fill value (id -1) and is dropped. Reopening a file whose
- * writer was killed clears the superblock's "open for writing" mark (what h5clear -s does). */
+ * rank 0 with serial HDF5 calls.
+ *
+ * Crash safety without trusting HDF5's metadata writes: a SIGKILL can interrupt a large write() between
+ * pages, so any HDF5 metadata update in flight may be torn (SWMR included). So the hot path never changes
+ * HDF5 metadata: /evaluations is a contiguous dataset allocated up front (capacity records, fill id -1)
+ * and an append only overwrites raw bytes in place: the records (each carrying a CRC-32), then the
+ * 8-byte /count, then H5Fflush. Everything that changes metadata (new log, more capacity, devices, a new
+ * session, finishing) writes a complete new file NAME.tmp from the in-memory state plus the records, and
+ * renames it over NAME, which is atomic. So the file under the real name is always a complete HDF5 file,
+ * and its records are those acknowledged plus at most a torn one, which the CRC rejects. */
 #include "jobs/runlog_priv.h"
+#include <errno.h>
+#include <stdarg.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,17 +19,20 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define FORMAT_NAME "mptune-runlog"
-#define FORMAT_VERSION 1
-#define CHUNK_RECORDS 64
+#define FORMAT_VERSION 2
 #define REASON_LEN MPT_OBS_REASON
-#define STOP_LEN 64
+#define COPY_BLOCK 1024
 
-/* one evaluation in memory; the value indices (int32 per parameter) follow at sizeof(rec_fixed) */
+/* one evaluation in memory and in the file (same layout: no conversion); the value indices (int32 per
+ * parameter) follow at sizeof(rec_fixed), and the config id comes last (ID_OFF): a write torn by a kill
+ * stops at a page boundary with the later bytes unwritten, so a record whose id reads >= 0 was written
+ * up to its end (the CRC double-checks) */
 typedef struct rec_fixed {
-  int64_t id;
-  int32_t status, rank, device, session, n_times, pad_;
+  int32_t status, rank, device, session, n_times;
+  uint32_t crc; /* CRC-32 of the whole record with this field 0 */
   double objective, median, times[MPT_OBS_MAX_TIMES];
   double compile_ms, benchmark_ms, framework_ms, t_start, t_end;
   char reason[REASON_LEN];
@@ -42,9 +51,17 @@ typedef struct session_rec {
   char start_time[40];
 } session_rec;
 
-typedef struct meta_cache {
-  char *key, *value;
-} meta_cache;
+/* the root attributes, their HDF5 types, in the order written */
+typedef enum { A_STR, A_I32, A_I64, A_U64, A_F64 } attr_kind;
+static const struct { const char *key; attr_kind kind; } ATTRS[] = {
+  {"mptune_format", A_STR}, {"format_version", A_I32}, {"mptune_version", A_STR}, {"mode", A_STR},
+  {"problem_path", A_STR}, {"problem_name", A_STR}, {"problem_text", A_STR}, {"strategy", A_STR},
+  {"options", A_STR}, {"evaluator", A_STR}, {"simulate", A_STR}, {"seed", A_U64}, {"budget", A_I64},
+  {"time_budget", A_F64}, {"command_line", A_STR}, {"start_time", A_STR}, {"start_unix", A_F64},
+  {"host", A_STR}, {"space_size", A_I64}, {"finished", A_I32}, {"stop_reason", A_STR},
+  {"finish_time", A_STR},
+};
+#define N_ATTRS ((int)(sizeof ATTRS / sizeof ATTRS[0]))
 
 typedef struct param_table {
   char *name;
@@ -55,19 +72,22 @@ typedef struct param_table {
 } param_table;
 
 struct mpt_runlog {
-  char *path;
-  hid_t file, evals, devices, sessions;
-  hid_t rec_type, dev_type, ses_type; /* memory types */
-  int readonly, swmr, finished;
+  char *path, *tmp;
+  hid_t file, evals, countd;
+  hid_t rec_type, dev_type, ses_type; /* memory = file types */
+  int readonly, finished;
   int dims;
   size_t rec_size;
-  int64_t count;
+  int64_t count, capacity;
   int32_t session;
   const mpt_space *space;
   param_table *params;
-  meta_cache *meta;
-  int n_meta;
-  unsigned char *buf; /* scratch records */
+  char *attr[N_ATTRS];     /* root attributes as text */
+  dev_rec *devs;
+  int n_devs;
+  session_rec *sess;
+  int n_sess;
+  unsigned char *buf;      /* scratch records */
   size_t buf_cap;
 };
 
@@ -119,19 +139,6 @@ static int attr_str(hid_t obj, const char *name, const char *value) {
   return rc < 0 ? -1 : 0;
 }
 
-static int attr_fixstr(hid_t obj, const char *name, size_t len, const char *value) {
-  hid_t t = fixstr_type(len), sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  char *v = calloc(1, len);
-  if (v && value) snprintf(v, len, "%s", value);
-  herr_t rc = (a < 0 || !v) ? -1 : H5Awrite(a, t, v);
-  free(v);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? -1 : 0;
-}
-
 static int attr_num(hid_t obj, const char *name, hid_t type, const void *value) {
   hid_t sp = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
@@ -141,30 +148,22 @@ static int attr_num(hid_t obj, const char *name, hid_t type, const void *value) 
   return rc < 0 ? -1 : 0;
 }
 
-/* rewrites an existing attribute in place (same type and size) */
-static int attr_rewrite(hid_t obj, const char *name, hid_t memtype, const void *value) {
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  herr_t rc = H5Awrite(a, memtype, value);
-  H5Aclose(a);
-  return rc < 0 ? -1 : 0;
-}
-
-/* reads a string attribute (fixed or variable length); malloc'd, NULL when absent or not a string */
+/* reads an attribute as text (strings as they are, numbers printed exactly); malloc'd, NULL if absent */
 static char *attr_read_str(hid_t obj, const char *name) {
   if (H5Aexists(obj, name) <= 0) return NULL;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0) return NULL;
   hid_t ft = H5Aget_type(a);
   char *out = NULL;
+  char b[64];
   H5T_class_t cls = H5Tget_class(ft);
   if (cls == H5T_STRING) {
     if (H5Tis_variable_str(ft) > 0) {
       hid_t mt = vlstr_type();
       char *v = NULL;
-      if (H5Aread(a, mt, &v) >= 0 && v) {
-        out = strdup(v);
-        H5free_memory(v);
+      if (H5Aread(a, mt, &v) >= 0) {
+        out = strdup(v ? v : "");
+        if (v) H5free_memory(v);
       }
       H5Tclose(mt);
     } else {
@@ -175,17 +174,15 @@ static char *attr_read_str(hid_t obj, const char *name) {
       H5Tclose(mt);
     }
   } else if (cls == H5T_INTEGER) {
-    char b[64];
     if (H5Tget_sign(ft) == H5T_SGN_NONE) {
-      uint64_t v = 0;
-      if (H5Aread(a, H5T_NATIVE_UINT64, &v) >= 0) { snprintf(b, sizeof b, "%llu", (unsigned long long)v); out = strdup(b); }
+      unsigned long long v = 0;
+      if (H5Aread(a, H5T_NATIVE_ULLONG, &v) >= 0) { snprintf(b, sizeof b, "%llu", v); out = strdup(b); }
     } else {
-      int64_t v = 0;
-      if (H5Aread(a, H5T_NATIVE_INT64, &v) >= 0) { snprintf(b, sizeof b, "%lld", (long long)v); out = strdup(b); }
+      long long v = 0;
+      if (H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0) { snprintf(b, sizeof b, "%lld", v); out = strdup(b); }
     }
   } else if (cls == H5T_FLOAT) {
     double v = 0;
-    char b[64];
     if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) { snprintf(b, sizeof b, "%.17g", v); out = strdup(b); }
   }
   H5Tclose(ft);
@@ -193,13 +190,35 @@ static char *attr_read_str(hid_t obj, const char *name) {
   return out;
 }
 
-static int attr_read_int(hid_t obj, const char *name, int64_t *v) {
-  if (H5Aexists(obj, name) <= 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  herr_t rc = H5Aread(a, H5T_NATIVE_INT64, v);
-  H5Aclose(a);
-  return rc < 0 ? -1 : 0;
+static int attr_index(const char *key) {
+  for (int i = 0; i < N_ATTRS; i++)
+    if (strcmp(ATTRS[i].key, key) == 0) return i;
+  return -1;
+}
+
+static int set_attr(mpt_runlog *log, const char *key, const char *value) {
+  int i = attr_index(key);
+  if (i < 0) return -1;
+  char *v = strdup(value ? value : "");
+  if (!v) return -1;
+  free(log->attr[i]);
+  log->attr[i] = v;
+  return 0;
+}
+
+static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) {
+  char b[64];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  return set_attr(log, key, b);
+}
+
+static const char *get_attr(const mpt_runlog *log, const char *key) {
+  int i = attr_index(key);
+  return i < 0 ? NULL : log->attr[i];
 }
 
 /* ---- types ---- */
@@ -212,8 +231,17 @@ static hid_t status_enum(void) {
 
 static size_t rec_size_for(int dims) {
   size_t sz = sizeof(rec_fixed) + sizeof(int32_t) * (size_t)(dims > 0 ? dims : 1);
-  return (sz + 7) & ~(size_t)7;
+  return ((sz + 7) & ~(size_t)7) + sizeof(int64_t);
 }
+#define ID_OFF(size) ((size) - sizeof(int64_t))
+
+static int64_t rec_id(const unsigned char *rec, size_t size) {
+  int64_t id;
+  memcpy(&id, rec + ID_OFF(size), sizeof id);
+  return id;
+}
+
+static void rec_set_id(unsigned char *rec, size_t size, int64_t id) { memcpy(rec + ID_OFF(size), &id, sizeof id); }
 
 static hid_t make_rec_type(int dims) {
   hid_t t = H5Tcreate(H5T_COMPOUND, rec_size_for(dims));
@@ -222,7 +250,6 @@ static hid_t make_rec_type(int dims) {
   hid_t times_t = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nt);
   hid_t cfg_t = H5Tarray_create2(H5T_NATIVE_INT32, 1, &nd);
   hid_t reason_t = fixstr_type(REASON_LEN);
-  H5Tinsert(t, "id", HOFFSET(rec_fixed, id), H5T_NATIVE_INT64);
   H5Tinsert(t, "config", sizeof(rec_fixed), cfg_t);
   H5Tinsert(t, "status", HOFFSET(rec_fixed, status), st);
   H5Tinsert(t, "objective", HOFFSET(rec_fixed, objective), H5T_NATIVE_DOUBLE);
@@ -238,6 +265,8 @@ static hid_t make_rec_type(int dims) {
   H5Tinsert(t, "t_start", HOFFSET(rec_fixed, t_start), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "t_end", HOFFSET(rec_fixed, t_end), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "reason", HOFFSET(rec_fixed, reason), reason_t);
+  H5Tinsert(t, "crc", HOFFSET(rec_fixed, crc), H5T_NATIVE_UINT32);
+  H5Tinsert(t, "id", ID_OFF(rec_size_for(dims)), H5T_NATIVE_INT64);
   H5Tclose(st);
   H5Tclose(times_t);
   H5Tclose(cfg_t);
@@ -274,59 +303,160 @@ static hid_t make_ses_type(void) {
 
 static hid_t make_fapl(void) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  H5Pset_sieve_buf_size(fapl, 0);  /* raw data straight to the file, in the order written */
   H5Pset_file_locking(fapl, 1, 1); /* lock against a second writer; go on where the file system cannot */
   return fapl;
-}
-
-/* an extensible 1-D dataset of `type`, chunked, with a fill value */
-static hid_t create_ext(hid_t file, const char *name, hid_t ftype, hid_t mtype, hsize_t chunk, const void *fill) {
-  hsize_t dim = 0, maxdim = H5S_UNLIMITED;
-  hid_t sp = H5Screate_simple(1, &dim, &maxdim);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(dcpl, 1, &chunk);
-  if (fill) H5Pset_fill_value(dcpl, mtype, fill);
-  hid_t d = H5Dcreate2(file, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  H5Pclose(dcpl);
-  H5Sclose(sp);
-  return d;
-}
-
-/* appends n records of memtype at the end of 1-D dataset d (current extent *cur) */
-static int append_rows(hid_t d, hid_t memtype, const void *rows, hsize_t n, hsize_t cur) {
-  hsize_t newdim = cur + n;
-  if (H5Dset_extent(d, &newdim) < 0) return -1;
-  hid_t fs = H5Dget_space(d);
-  hsize_t start = cur, count = n;
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
-  hid_t ms = H5Screate_simple(1, &count, NULL);
-  herr_t rc = H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, rows);
-  H5Sclose(ms);
-  H5Sclose(fs);
-  return rc < 0 ? -1 : 0;
 }
 
 static hsize_t extent_of(hid_t d) {
   hid_t fs = H5Dget_space(d);
   hsize_t dim = 0;
-  H5Sget_simple_extent_dims(fs, &dim, NULL);
+  if (H5Sget_simple_extent_type(fs) == H5S_SIMPLE) H5Sget_simple_extent_dims(fs, &dim, NULL);
   H5Sclose(fs);
   return dim;
 }
 
+/* a 1-D dataset holding exactly n rows */
+static int write_table(hid_t file, const char *name, hid_t type, const void *rows, hsize_t n) {
+  hsize_t dim = n;
+  hid_t sp = H5Screate_simple(1, &dim, NULL);
+  hid_t d = H5Dcreate2(file, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t rc = d < 0 ? -1 : (n ? H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) : 0);
+  if (d >= 0) H5Dclose(d);
+  H5Sclose(sp);
+  return rc < 0 ? -1 : 0;
+}
+
+static void *read_table(hid_t file, const char *name, hid_t type, size_t row, int *n_out) {
+  *n_out = 0;
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return NULL;
+  hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  if (d < 0) return NULL;
+  hsize_t n = extent_of(d);
+  void *rows = calloc(n ? n : 1, row);
+  if (rows && n && H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) { free(rows); rows = NULL; }
+  H5Dclose(d);
+  if (rows) *n_out = (int)n;
+  return rows;
+}
+
+/* ---- records ---- */
+
+static uint32_t rec_crc(const unsigned char *rec, size_t size) {
+  rec_fixed *r = (rec_fixed *)rec;
+  uint32_t saved = r->crc;
+  r->crc = 0;
+  uint32_t c = (uint32_t)crc32(0L, rec, (uInt)size);
+  r->crc = saved;
+  return c;
+}
+
+/* a record that was written completely */
+static int rec_valid(const unsigned char *rec, size_t size) {
+  const rec_fixed *r = (const rec_fixed *)rec;
+  return rec_id(rec, size) >= 0 && r->crc == rec_crc((unsigned char *)rec, size);
+}
+
+static void obs_to_rec(const mpt_runlog *log, const mpt_obs *o, unsigned char *dst) {
+  memset(dst, 0, log->rec_size);
+  rec_fixed *r = (rec_fixed *)dst;
+  rec_set_id(dst, log->rec_size, o->id);
+  r->status = o->status;
+  r->rank = o->rank;
+  r->device = o->device;
+  r->session = log->session;
+  r->n_times = o->n_times < 0 ? 0 : o->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : o->n_times;
+  r->objective = o->objective;
+  r->median = o->median;
+  memcpy(r->times, o->times, sizeof r->times);
+  r->compile_ms = o->compile_ms;
+  r->benchmark_ms = o->benchmark_ms;
+  r->framework_ms = o->framework_ms;
+  r->t_start = o->t_start;
+  r->t_end = o->t_end;
+  memcpy(r->reason, o->reason, REASON_LEN);
+  r->reason[REASON_LEN - 1] = '\0';
+  size_t rl = strlen(r->reason);
+  memset(r->reason + rl, 0, REASON_LEN - rl); /* no stray bytes after the string */
+  int32_t *cfg = (int32_t *)(dst + sizeof(rec_fixed));
+  if (log->space && o->id >= 0 && o->id < mpt_space_size(log->space) && log->dims > 0) {
+    int idx[log->dims];
+    mpt_space_config(log->space, o->id, idx);
+    for (int p = 0; p < log->dims; p++) cfg[p] = idx[p];
+  } else {
+    for (int p = 0; p < log->dims; p++) cfg[p] = -1;
+  }
+  r->crc = rec_crc(dst, log->rec_size);
+}
+
+static void rec_to_obs(const unsigned char *src, size_t size, mpt_obs *o) {
+  const rec_fixed *r = (const rec_fixed *)src;
+  memset(o, 0, sizeof *o);
+  o->id = rec_id(src, size);
+  o->status = r->status;
+  o->rank = r->rank;
+  o->device = r->device;
+  o->n_times = r->n_times < 0 ? 0 : r->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : r->n_times;
+  o->objective = r->objective;
+  o->median = r->median;
+  memcpy(o->times, r->times, sizeof o->times);
+  o->compile_ms = r->compile_ms;
+  o->benchmark_ms = r->benchmark_ms;
+  o->framework_ms = r->framework_ms;
+  o->t_start = r->t_start;
+  o->t_end = r->t_end;
+  memcpy(o->reason, r->reason, REASON_LEN);
+  o->reason[REASON_LEN - 1] = '\0';
+}
+
+static int ensure_buf(mpt_runlog *log, size_t n) {
+  size_t need = n * log->rec_size;
+  if (need <= log->buf_cap) return 0;
+  unsigned char *b = realloc(log->buf, need);
+  if (!b) return -1;
+  log->buf = b;
+  log->buf_cap = need;
+  return 0;
+}
+
+/* reads records [start, start+n) of the open log into log->buf */
+static int read_block(mpt_runlog *log, hsize_t start, hsize_t n) {
+  hid_t fs = H5Dget_space(log->evals);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL);
+  hid_t ms = H5Screate_simple(1, &n, NULL);
+  herr_t rc = H5Dread(log->evals, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  return rc < 0 ? -1 : 0;
+}
+
+/* the number of leading records written completely (append order) */
+static int count_valid(mpt_runlog *log, int64_t *out) {
+  *out = 0;
+  if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
+  for (hsize_t start = 0; start < (hsize_t)log->capacity; start += COPY_BLOCK) {
+    hsize_t n = (hsize_t)log->capacity - start < COPY_BLOCK ? (hsize_t)log->capacity - start : COPY_BLOCK;
+    if (read_block(log, start, n) < 0) return -1;
+    for (hsize_t i = 0; i < n; i++) {
+      if (!rec_valid(log->buf + i * log->rec_size, log->rec_size)) return 0;
+      (*out)++;
+    }
+  }
+  return 0;
+}
+
 /* ---- parameter tables ---- */
 
-static void free_params(mpt_runlog *log) {
-  if (!log->params) return;
-  for (int p = 0; p < log->dims; p++) {
-    free(log->params[p].name);
-    free(log->params[p].num);
-    if (log->params[p].str)
-      for (int i = 0; i < log->params[p].n; i++) free(log->params[p].str[i]);
-    free(log->params[p].str);
+static void free_params(param_table *params, int dims) {
+  if (!params) return;
+  for (int p = 0; p < dims; p++) {
+    free(params[p].name);
+    free(params[p].num);
+    if (params[p].str)
+      for (int i = 0; i < params[p].n; i++) free(params[p].str[i]);
+    free(params[p].str);
   }
-  free(log->params);
-  log->params = NULL;
+  free(params);
 }
 
 static const char *kind_name(mpt_runlog_vkind k) {
@@ -334,13 +464,12 @@ static const char *kind_name(mpt_runlog_vkind k) {
 }
 
 /* parameter tables of a problem */
-static int params_from_problem(mpt_runlog *log, const mpt_problem *pr) {
-  log->dims = pr->n_params;
-  log->params = calloc((size_t)(pr->n_params > 0 ? pr->n_params : 1), sizeof *log->params);
-  if (!log->params) return -1;
+static param_table *params_from_problem(const mpt_problem *pr) {
+  param_table *tab = calloc((size_t)(pr->n_params > 0 ? pr->n_params : 1), sizeof *tab);
+  if (!tab) return NULL;
   for (int p = 0; p < pr->n_params; p++) {
     const mpt_param *mp = &pr->params[p];
-    param_table *t = &log->params[p];
+    param_table *t = &tab[p];
     t->name = strdup(mp->name);
     t->n = mp->n_values;
     int all_num = 1, all_int = 1, all_bool = 1;
@@ -352,32 +481,35 @@ static int params_from_problem(mpt_runlog *log, const mpt_problem *pr) {
     }
     t->kind = !all_num ? MPT_RL_STRING : (all_bool && mp->type == MPT_P_BOOL) ? MPT_RL_BOOL
               : (all_int && mp->type != MPT_P_FLOAT) ? MPT_RL_INT : MPT_RL_FLOAT;
+    if (!t->name) goto fail;
     if (t->kind == MPT_RL_STRING) {
       t->str = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      if (!t->str || !t->name) return -1;
+      if (!t->str) goto fail;
       for (int i = 0; i < t->n; i++) {
         int need = mpt_value_str_repr(&mp->values[i], NULL, 0);
         t->str[i] = malloc((size_t)need + 1);
-        if (!t->str[i]) return -1;
+        if (!t->str[i]) goto fail;
         mpt_value_str_repr(&mp->values[i], t->str[i], need + 1);
       }
     } else {
       t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
-      if (!t->num || !t->name) return -1;
+      if (!t->num) goto fail;
       for (int i = 0; i < t->n; i++) {
         int ok = 0;
         t->num[i] = mpt_value_as_double(&mp->values[i], &ok);
       }
     }
   }
-  return 0;
+  return tab;
+fail:
+  free_params(tab, pr->n_params);
+  return NULL;
 }
 
-static int write_params(mpt_runlog *log, hid_t file) {
+static int write_params(const mpt_runlog *log, hid_t file) {
   hid_t g = H5Gcreate2(file, "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   int rc = 0;
-  /* the order of the parameters: a string array attribute of the group */
   {
     hid_t t = vlstr_type();
     hsize_t n = (hsize_t)log->dims;
@@ -392,8 +524,7 @@ static int write_params(mpt_runlog *log, hid_t file) {
     H5Tclose(t);
   }
   for (int p = 0; p < log->dims && rc == 0; p++) {
-    param_table *t = &log->params[p];
-    if (strchr(t->name, '/') || strcmp(t->name, ".") == 0) { rc = -2; break; }
+    const param_table *t = &log->params[p];
     hsize_t n = (hsize_t)t->n;
     hid_t sp = H5Screate_simple(1, &n, NULL);
     hid_t ft, mt;
@@ -414,7 +545,7 @@ static int write_params(mpt_runlog *log, hid_t file) {
       data = iv;
     }
     hid_t d = H5Dcreate2(g, t->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d < 0 || !data || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) rc = -1;
+    if (d < 0 || !data || (n && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)) rc = -1;
     if (d >= 0) {
       if (attr_str(d, "type", kind_name(t->kind)) < 0) rc = -1;
       int32_t idx = p;
@@ -438,8 +569,7 @@ static int read_params(mpt_runlog *log) {
   hid_t a = H5Aopen(g, "names", H5P_DEFAULT);
   if (a < 0) { H5Gclose(g); return -1; }
   hid_t sp = H5Aget_space(a);
-  hssize_t n = H5Sget_simple_extent_npoints(sp);
-  if (H5Sget_simple_extent_type(sp) == H5S_NULL) n = 0;
+  hssize_t n = H5Sget_simple_extent_type(sp) == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(sp);
   H5Sclose(sp);
   log->dims = (int)n;
   log->params = calloc((size_t)(n > 0 ? n : 1), sizeof *log->params);
@@ -449,8 +579,8 @@ static int read_params(mpt_runlog *log) {
   H5Aclose(a);
   for (int p = 0; p < log->dims && rc == 0; p++) {
     param_table *t = &log->params[p];
-    t->name = strdup(names[p]);
-    hid_t d = H5Dopen2(g, names[p], H5P_DEFAULT);
+    t->name = strdup(names[p] ? names[p] : "");
+    hid_t d = t->name ? H5Dopen2(g, t->name, H5P_DEFAULT) : -1;
     if (d < 0) { rc = -1; break; }
     char *kind = attr_read_str(d, "type");
     t->kind = !kind ? MPT_RL_STRING : strcmp(kind, "int") == 0 ? MPT_RL_INT : strcmp(kind, "float") == 0 ? MPT_RL_FLOAT
@@ -462,7 +592,7 @@ static int read_params(mpt_runlog *log) {
       char **tmp = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
       if (!t->str || !tmp || (t->n && H5Dread(d, vt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0)) rc = -1;
       for (int i = 0; tmp && i < t->n; i++) {
-        if (rc == 0) t->str[i] = strdup(tmp[i] ? tmp[i] : "");
+        if (rc == 0 && t->str) t->str[i] = strdup(tmp[i] ? tmp[i] : "");
         if (tmp[i]) H5free_memory(tmp[i]);
       }
       free(tmp);
@@ -473,53 +603,54 @@ static int read_params(mpt_runlog *log) {
     H5Dclose(d);
   }
   for (int p = 0; p < n; p++)
-    if (names[p]) H5free_memory(names[p]);
+    if (names && names[p]) H5free_memory(names[p]);
   free(names);
   H5Tclose(vt);
   H5Gclose(g);
   return rc;
 }
 
-/* describes the first difference between the log's parameter tables and the problem's, or "" */
-static void params_diff(const mpt_runlog *log, const mpt_runlog *want, char *msg, size_t cap) {
+/* describes the differences between the log's parameter tables and the problem's, or "" */
+static void params_diff(const param_table *have, int nh, const param_table *want, int nw, char *msg, size_t cap) {
   msg[0] = '\0';
   size_t len = 0;
-  for (int p = 0; p < want->dims; p++) {
+  for (int p = 0; p < nw; p++) {
     int q = -1;
-    for (int j = 0; j < log->dims; j++)
-      if (strcmp(log->params[j].name, want->params[p].name) == 0) q = j;
-    if (q < 0) { snprintf(msg + len, cap - len, "%sparameter '%s' is not in the log", len ? "; " : "", want->params[p].name); len = strlen(msg); continue; }
-    if (q != p) { snprintf(msg + len, cap - len, "%sparameter '%s' is at position %d in the log, %d in the problem", len ? "; " : "", want->params[p].name, q, p); len = strlen(msg); continue; }
-    const param_table *a = &log->params[q], *b = &want->params[p];
+    for (int j = 0; j < nh; j++)
+      if (strcmp(have[j].name, want[p].name) == 0) q = j;
+    if (q < 0) { snprintf(msg + len, cap - len, "%sparameter '%s' is not in the log", len ? "; " : "", want[p].name); len = strlen(msg); continue; }
+    if (q != p) { snprintf(msg + len, cap - len, "%sparameter '%s' is at position %d in the log, %d in the problem", len ? "; " : "", want[p].name, q, p); len = strlen(msg); continue; }
+    const param_table *a = &have[q], *b = &want[p];
     int same = a->n == b->n && (a->kind == MPT_RL_STRING) == (b->kind == MPT_RL_STRING);
     for (int i = 0; same && i < a->n; i++)
       same = a->kind == MPT_RL_STRING ? strcmp(a->str[i], b->str[i]) == 0 : a->num[i] == b->num[i];
     if (!same) { snprintf(msg + len, cap - len, "%sthe values of parameter '%s' differ", len ? "; " : "", b->name); len = strlen(msg); }
   }
-  for (int j = 0; j < log->dims; j++) {
+  for (int j = 0; j < nh; j++) {
     int found = 0;
-    for (int p = 0; p < want->dims; p++) found |= strcmp(log->params[j].name, want->params[p].name) == 0;
-    if (!found) { snprintf(msg + len, cap - len, "%sparameter '%s' of the log is not in the problem", len ? "; " : "", log->params[j].name); len = strlen(msg); }
+    for (int p = 0; p < nw; p++) found |= strcmp(have[j].name, want[p].name) == 0;
+    if (!found) { snprintf(msg + len, cap - len, "%sparameter '%s' of the log is not in the problem", len ? "; " : "", have[j].name); len = strlen(msg); }
   }
 }
 
-/* ---- open/close ---- */
+/* ---- the log object ---- */
 
 static void close_handles(mpt_runlog *log) {
   if (log->evals >= 0) H5Dclose(log->evals);
-  if (log->devices >= 0) H5Dclose(log->devices);
-  if (log->sessions >= 0) H5Dclose(log->sessions);
+  if (log->countd >= 0) H5Dclose(log->countd);
   if (log->file >= 0) H5Fclose(log->file);
-  log->evals = log->devices = log->sessions = log->file = -1;
+  log->evals = log->countd = log->file = -1;
 }
 
 static mpt_runlog *new_log(const char *path) {
   mpt_runlog *log = calloc(1, sizeof *log);
   if (!log) return NULL;
   log->path = strdup(path);
-  log->file = log->evals = log->devices = log->sessions = -1;
+  log->tmp = malloc(strlen(path) + 5);
+  log->file = log->evals = log->countd = -1;
   log->rec_type = log->dev_type = log->ses_type = -1;
-  if (!log->path) { free(log); return NULL; }
+  if (!log->path || !log->tmp) { free(log->path); free(log->tmp); free(log); return NULL; }
+  sprintf(log->tmp, "%s.tmp", path);
   return log;
 }
 
@@ -529,76 +660,125 @@ static void free_log(mpt_runlog *log) {
   if (log->rec_type >= 0) H5Tclose(log->rec_type);
   if (log->dev_type >= 0) H5Tclose(log->dev_type);
   if (log->ses_type >= 0) H5Tclose(log->ses_type);
-  free_params(log);
-  for (int i = 0; i < log->n_meta; i++) { free(log->meta[i].key); free(log->meta[i].value); }
-  free(log->meta);
+  free_params(log->params, log->dims);
+  for (int i = 0; i < N_ATTRS; i++) free(log->attr[i]);
+  free(log->devs);
+  free(log->sess);
   free(log->buf);
   free(log->path);
+  free(log->tmp);
   free(log);
 }
 
-static int ensure_buf(mpt_runlog *log, size_t n) {
-  size_t need = n * log->rec_size;
-  if (need <= log->buf_cap) return 0;
-  unsigned char *b = realloc(log->buf, need);
-  if (!b) return -1;
-  log->buf = b;
-  log->buf_cap = need;
-  return 0;
-}
-
-static int open_datasets(mpt_runlog *log) {
-  log->evals = H5Dopen2(log->file, "evaluations", H5P_DEFAULT);
-  log->devices = H5Dopen2(log->file, "devices", H5P_DEFAULT);
-  log->sessions = H5Dopen2(log->file, "sessions", H5P_DEFAULT);
-  return (log->evals < 0 || log->devices < 0 || log->sessions < 0) ? -1 : 0;
-}
-
-/* opens the file, clearing the "open for writing" superblock mark a killed writer leaves */
-static hid_t open_file(const char *path, unsigned flags) {
-  hid_t fapl = make_fapl();
-  hid_t f = H5Fopen(path, flags, fapl);
-  if (f < 0) {
-    hbool_t clear = 1;
-    if (H5Pexist(fapl, "clear_status_flags") > 0 && H5Pset(fapl, "clear_status_flags", &clear) >= 0)
-      f = H5Fopen(path, flags, fapl);
-  }
-  H5Pclose(fapl);
-  return f;
-}
-
-/* checks the format mark; 0 when this is an mptune log */
-static int check_format(mpt_runlog *log, mpt_error *err) {
-  char *fmt = attr_read_str(log->file, "mptune_format");
-  int ok = fmt && strcmp(fmt, FORMAT_NAME) == 0;
-  free(fmt);
-  int64_t ver = 0;
-  if (!ok || attr_read_int(log->file, "format_version", &ver) < 0 || H5Lexists(log->file, "evaluations", H5P_DEFAULT) <= 0)
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", log->path);
-  if (ver > FORMAT_VERSION)
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of a newer format (%lld; this mptune reads %d)",
-                         log->path, (long long)ver, FORMAT_VERSION);
-  return 0;
-}
-
-static int read_state(mpt_runlog *log, mpt_error *err) {
-  int64_t fin = 0;
-  attr_read_int(log->file, "finished", &fin);
-  log->finished = fin != 0;
-  if (read_params(log) < 0) return h5err(err, log->path, "reading the parameter tables");
+static void make_types(mpt_runlog *log) {
   log->rec_size = rec_size_for(log->dims);
   log->rec_type = make_rec_type(log->dims);
   log->dev_type = make_dev_type();
   log->ses_type = make_ses_type();
-  if (open_datasets(log) < 0) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", log->path);
-  log->count = (int64_t)extent_of(log->evals);
-  log->session = (int32_t)extent_of(log->sessions) - 1;
+}
+
+static int open_datasets(mpt_runlog *log) {
+  log->evals = H5Dopen2(log->file, "evaluations", H5P_DEFAULT);
+  log->countd = H5Dopen2(log->file, "count", H5P_DEFAULT);
+  if (log->evals < 0 || log->countd < 0) return -1;
+  log->capacity = (int64_t)extent_of(log->evals);
   return 0;
 }
 
-static int is_hdf5(const char *path) {
-  quiet_hdf5();
-  return H5Fis_hdf5(path) > 0;
+/* Writes the whole log (state in memory + the first n_copy records of the open file, if any) as a new
+ * file log->tmp with room for `capacity` records, then renames it over log->path and reopens it. */
+static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error *err) {
+  if (capacity < n_copy) capacity = n_copy;
+  if (capacity < 16) capacity = 16;
+  unlink(log->tmp);
+  hid_t fapl = make_fapl();
+  hid_t f = H5Fcreate(log->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (f < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s (is the directory writable?)", log->tmp);
+  int bad = 0;
+  for (int i = 0; i < N_ATTRS; i++) {
+    const char *v = log->attr[i] ? log->attr[i] : "";
+    switch (ATTRS[i].kind) {
+      case A_STR: bad |= attr_str(f, ATTRS[i].key, v); break;
+      case A_I32: { int32_t x = (int32_t)strtol(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_INT32, &x); break; }
+      case A_I64: { long long x = strtoll(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_LLONG, &x); break; }
+      case A_U64: { unsigned long long x = strtoull(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_ULLONG, &x); break; }
+      case A_F64: { double x = strtod(v, NULL); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_DOUBLE, &x); break; }
+    }
+  }
+  bad |= write_params(log, f);
+  bad |= write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
+  bad |= write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
+  /* /evaluations: contiguous, allocated now, never-written records have id -1 */
+  hsize_t cap = (hsize_t)capacity;
+  hid_t sp = H5Screate_simple(1, &cap, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+  unsigned char *fill = calloc(1, log->rec_size);
+  if (fill) rec_set_id(fill, log->rec_size, -1);
+  if (!fill || H5Pset_fill_value(dcpl, log->rec_type, fill) < 0) bad = 1;
+  free(fill);
+  hid_t d = H5Dcreate2(f, "evaluations", log->rec_type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  if (d < 0) bad = 1;
+  /* copy the records */
+  if (!bad && n_copy > 0) {
+    if (ensure_buf(log, COPY_BLOCK) < 0) bad = 1;
+    for (hsize_t start = 0; !bad && start < (hsize_t)n_copy; start += COPY_BLOCK) {
+      hsize_t n = (hsize_t)n_copy - start < COPY_BLOCK ? (hsize_t)n_copy - start : COPY_BLOCK;
+      if (read_block(log, start, n) < 0) { bad = 1; break; }
+      hid_t fs = H5Dget_space(d);
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL);
+      hid_t ms = H5Screate_simple(1, &n, NULL);
+      if (H5Dwrite(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf) < 0) bad = 1;
+      H5Sclose(ms);
+      H5Sclose(fs);
+    }
+  }
+  if (d >= 0) H5Dclose(d);
+  /* /count: written in place after the records of every append */
+  hid_t csp = H5Screate(H5S_SCALAR);
+  hid_t cdcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(cdcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(cdcpl, H5D_ALLOC_TIME_EARLY);
+  hid_t c = H5Dcreate2(f, "count", H5T_STD_I64LE, csp, H5P_DEFAULT, cdcpl, H5P_DEFAULT);
+  int64_t nc = n_copy;
+  if (c < 0 || H5Dwrite(c, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &nc) < 0) bad = 1;
+  if (c >= 0) H5Dclose(c);
+  H5Pclose(cdcpl);
+  H5Sclose(csp);
+  if (H5Fclose(f) < 0) bad = 1;
+  if (bad) {
+    unlink(log->tmp);
+    return h5err(err, log->path, "writing the file");
+  }
+  /* the old file (if open) is replaced atomically */
+  close_handles(log);
+  if (rename(log->tmp, log->path) != 0) {
+    mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s: %s", log->tmp, log->path, strerror(errno));
+    unlink(log->tmp);
+    return MPT_ERR_IO;
+  }
+  fapl = make_fapl();
+  log->file = H5Fopen(log->path, H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (log->file < 0 || open_datasets(log) < 0) return h5err(err, log->path, "reopening the file");
+  log->count = n_copy;
+  return 0;
+}
+
+static session_rec this_session(void) {
+  session_rec s;
+  memset(&s, 0, sizeof s);
+  s.start_unix = now_unix();
+  s.pid = (int32_t)getpid();
+  gethostname(s.host, sizeof s.host);
+  s.host[sizeof s.host - 1] = '\0';
+  iso_time(s.start_unix, s.start_time, sizeof s.start_time);
+  return s;
 }
 
 int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta, mpt_runlog **out,
@@ -607,269 +787,179 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   quiet_hdf5();
   const mpt_problem *pr = mpt_space_problem(space);
   mpt_runlog *log = new_log(path);
-  char *tmp = malloc(strlen(path) + 8);
-  if (!log || !tmp) { free(tmp); free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
-  sprintf(tmp, "%s.tmp", path);
+  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->space = space;
-  if (params_from_problem(log, pr) < 0) { free(tmp); free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
-  log->rec_size = rec_size_for(log->dims);
-  log->rec_type = make_rec_type(log->dims);
-  log->dev_type = make_dev_type();
-  log->ses_type = make_ses_type();
-
-  hid_t fapl = make_fapl();
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  H5Pclose(fapl);
-  if (f < 0) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s (is the directory writable?)", tmp);
-    free(tmp); free_log(log);
-    return MPT_ERR_IO;
-  }
-  int bad = 0;
-  double t0 = now_unix();
-  char start[40], host[64] = "";
-  iso_time(t0, start, sizeof start);
-  gethostname(host, sizeof host);
-  host[sizeof host - 1] = '\0';
+  log->dims = pr->n_params;
+  log->params = params_from_problem(pr);
+  if (!log->params) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  for (int p = 0; p < log->dims; p++)
+    if (strchr(log->params[p].name, '/') || strcmp(log->params[p].name, ".") == 0) {
+      free_log(log);
+      return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: parameter name '%s' can not be stored", path, pr->params[p].name);
+    }
+  make_types(log);
   const mpt_run_meta empty = {0};
   if (!meta) meta = &empty;
-  int32_t fv = FORMAT_VERSION, fin = 0;
-  bad |= attr_str(f, "mptune_format", FORMAT_NAME);
-  bad |= attr_num(f, "format_version", H5T_NATIVE_INT32, &fv);
-  bad |= attr_str(f, "mptune_version", MPT_VERSION);
-  bad |= attr_str(f, "mode", meta->mode ? meta->mode : "tune");
-  bad |= attr_str(f, "problem_path", meta->problem_path ? meta->problem_path : pr->path);
-  bad |= attr_str(f, "problem_name", pr->name);
-  bad |= attr_str(f, "problem_text", meta->problem_text ? meta->problem_text : pr->text);
-  bad |= attr_str(f, "strategy", meta->strategy);
-  bad |= attr_str(f, "options", meta->options);
-  bad |= attr_str(f, "evaluator", meta->evaluator);
-  bad |= attr_str(f, "simulate", meta->simulate);
-  bad |= attr_num(f, "seed", H5T_NATIVE_UINT64, &meta->seed);
-  bad |= attr_num(f, "budget", H5T_NATIVE_INT64, &meta->budget);
-  bad |= attr_num(f, "time_budget", H5T_NATIVE_DOUBLE, &meta->time_budget);
-  bad |= attr_str(f, "command_line", meta->command_line);
-  bad |= attr_str(f, "start_time", start);
-  bad |= attr_num(f, "start_unix", H5T_NATIVE_DOUBLE, &t0);
-  bad |= attr_str(f, "host", host);
-  int64_t size = mpt_space_size(space);
-  bad |= attr_num(f, "space_size", H5T_NATIVE_INT64, &size);
-  bad |= attr_num(f, "finished", H5T_NATIVE_INT32, &fin);
-  bad |= attr_fixstr(f, "stop_reason", STOP_LEN, "");
-  bad |= attr_fixstr(f, "finish_time", 40, "");
-  int prc = write_params(log, f);
-  if (prc == -2) {
-    H5Fclose(f); unlink(tmp); free(tmp); free_log(log);
-    return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: a parameter name contains '/'", path);
-  }
-  bad |= prc;
-  /* the extensible datasets, fill value marks records never written */
-  unsigned char *fill = calloc(1, log->rec_size);
-  if (fill) ((rec_fixed *)fill)->id = -1;
-  hid_t ftype = H5Tcopy(log->rec_type);
-  H5Tpack(ftype);
-  hid_t d1 = fill ? create_ext(f, "evaluations", ftype, log->rec_type, CHUNK_RECORDS, fill) : -1;
-  H5Tclose(ftype);
-  free(fill);
-  hid_t dt = H5Tcopy(log->dev_type), stt = H5Tcopy(log->ses_type);
-  H5Tpack(dt);
-  H5Tpack(stt);
-  hid_t d2 = create_ext(f, "devices", dt, log->dev_type, 16, NULL);
-  hid_t d3 = create_ext(f, "sessions", stt, log->ses_type, 8, NULL);
-  H5Tclose(dt);
-  H5Tclose(stt);
-  if (d1 < 0 || d2 < 0 || d3 < 0) bad = 1;
-  session_rec s0;
-  memset(&s0, 0, sizeof s0);
-  s0.start_unix = t0;
-  s0.pid = (int32_t)getpid();
-  snprintf(s0.host, sizeof s0.host, "%s", host);
-  snprintf(s0.start_time, sizeof s0.start_time, "%s", start);
-  if (d3 >= 0 && append_rows(d3, log->ses_type, &s0, 1, 0) < 0) bad = 1;
-  if (d1 >= 0) H5Dclose(d1);
-  if (d2 >= 0) H5Dclose(d2);
-  if (d3 >= 0) H5Dclose(d3);
-  if (H5Fclose(f) < 0) bad = 1;
-  if (bad) {
-    unlink(tmp); free(tmp); free_log(log);
-    return h5err(err, path, "creating the file");
-  }
-  if (rename(tmp, path) != 0) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s", tmp, path);
-    unlink(tmp); free(tmp); free_log(log);
-    return MPT_ERR_IO;
-  }
-  free(tmp);
-  log->file = open_file(path, H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE);
-  if (log->file < 0 || open_datasets(log) < 0) { free_log(log); return h5err(err, path, "reopening the new file for writing"); }
-  log->swmr = 1;
-  log->count = 0;
+  session_rec s = this_session();
+  log->sess = malloc(sizeof s);
+  if (!log->sess) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  log->sess[0] = s;
+  log->n_sess = 1;
   log->session = 0;
+  int bad = 0;
+  bad |= set_attr(log, "mptune_format", FORMAT_NAME);
+  bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
+  bad |= set_attr(log, "mptune_version", MPT_VERSION);
+  bad |= set_attr(log, "mode", meta->mode ? meta->mode : "tune");
+  bad |= set_attr(log, "problem_path", meta->problem_path ? meta->problem_path : pr->path);
+  bad |= set_attr(log, "problem_name", pr->name);
+  bad |= set_attr(log, "problem_text", meta->problem_text ? meta->problem_text : pr->text);
+  bad |= set_attr(log, "strategy", meta->strategy);
+  bad |= set_attr(log, "options", meta->options);
+  bad |= set_attr(log, "evaluator", meta->evaluator);
+  bad |= set_attr(log, "simulate", meta->simulate);
+  bad |= set_attr_num(log, "seed", "%llu", (unsigned long long)meta->seed);
+  bad |= set_attr_num(log, "budget", "%lld", (long long)meta->budget);
+  bad |= set_attr_num(log, "time_budget", "%.17g", meta->time_budget);
+  bad |= set_attr(log, "command_line", meta->command_line);
+  bad |= set_attr(log, "start_time", s.start_time);
+  bad |= set_attr_num(log, "start_unix", "%.17g", s.start_unix);
+  bad |= set_attr(log, "host", s.host);
+  bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
+  bad |= set_attr(log, "finished", "0");
+  bad |= set_attr(log, "stop_reason", "");
+  bad |= set_attr(log, "finish_time", "");
+  if (bad) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  /* room for the whole run when its size is known, else grown by doubling */
+  int64_t size = mpt_space_size(space), cap = 1024;
+  if (meta->budget > 0) cap = meta->budget + 16;
+  if (cap > size + 16) cap = size + 16;
+  int rc = rewrite(log, 0, cap, err);
+  if (rc < 0) { free_log(log); return rc; }
+  *out = log;
+  return 0;
+}
+
+static int is_hdf5(const char *path) {
+  quiet_hdf5();
+  return H5Fis_hdf5(path) > 0;
+}
+
+/* opens path and reads the state; readonly or read-write */
+static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err) {
+  *out = NULL;
+  quiet_hdf5();
+  if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
+  if (access(path, readonly ? R_OK : R_OK | W_OK) != 0)
+    return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s%s: permission denied", path, readonly ? "" : " for writing");
+  if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
+  mpt_runlog *log = new_log(path);
+  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  log->readonly = readonly;
+  hid_t fapl = make_fapl();
+  log->file = H5Fopen(path, readonly ? H5F_ACC_RDONLY : H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (log->file < 0) {
+    free_log(log);
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (or another process has it open for writing)", path);
+  }
+  char *fmt = attr_read_str(log->file, "mptune_format");
+  int ok = fmt && strcmp(fmt, FORMAT_NAME) == 0;
+  free(fmt);
+  char *ver = ok ? attr_read_str(log->file, "format_version") : NULL;
+  if (!ok || !ver || H5Lexists(log->file, "evaluations", H5P_DEFAULT) <= 0) {
+    free(ver);
+    free_log(log);
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
+  }
+  int v = atoi(ver);
+  free(ver);
+  if (v != FORMAT_VERSION) {
+    free_log(log);
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads format %d",
+                         path, v, MPT_VERSION, FORMAT_VERSION);
+  }
+  for (int i = 0; i < N_ATTRS; i++) log->attr[i] = attr_read_str(log->file, ATTRS[i].key);
+  const char *fin = get_attr(log, "finished");
+  log->finished = fin && atoi(fin) != 0;
+  if (read_params(log) < 0) { free_log(log); return h5err(err, path, "reading the parameter tables"); }
+  make_types(log);
+  log->devs = read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
+  log->sess = read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
+  if (open_datasets(log) < 0) { free_log(log); return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", path); }
+  log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
+  if (count_valid(log, &log->count) < 0) { free_log(log); return h5err(err, path, "reading the evaluations"); }
   *out = log;
   return 0;
 }
 
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
-  *out = NULL;
-  if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
-  if (access(path, R_OK | W_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s for writing: permission denied", path);
-  if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
-  mpt_runlog *log = new_log(path);
-  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_runlog *log;
+  int rc = load(path, 0, &log, err);
+  if (rc < 0) return rc;
   log->space = space;
-  log->file = open_file(path, H5F_ACC_RDWR);
-  if (log->file < 0) {
-    free_log(log);
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (or is open in another process)", path);
-  }
-  int rc = check_format(log, err);
-  if (rc == 0) rc = read_state(log, err);
-  if (rc == 0 && log->finished) {
-    char *why = attr_read_str(log->file, "stop_reason");
-    const char *w = why ? why : "";
+  if (log->finished) {
+    const char *w = get_attr(log, "stop_reason");
+    w = w ? w : "";
     const char *text = strcmp(w, "budget") == 0 ? "budget reached" : strcmp(w, "time") == 0 ? "time budget reached"
                        : strcmp(w, "exhausted") == 0 ? "space exhausted" : w;
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s); nothing to resume", path, text);
-    free(why);
   }
   if (rc == 0) {
-    mpt_runlog want = {0};
-    want.path = log->path;
-    if (params_from_problem(&want, mpt_space_problem(space)) < 0) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    if (rc == 0) {
+    const mpt_problem *pr = mpt_space_problem(space);
+    param_table *want = params_from_problem(pr);
+    if (!want) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    else {
       char diff[1024];
-      params_diff(log, &want, diff, sizeof diff);
-      if (diff[0])
-        rc = mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: %s", path, diff);
+      params_diff(log->params, log->dims, want, pr->n_params, diff, sizeof diff);
+      if (diff[0]) rc = mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: %s", path, diff);
+      free_params(want, pr->n_params);
     }
-    free_params(&want);
-  }
-  if (rc == 0) {
-    /* count the records written; those allocated but never written (a kill between extend and write)
-     * are dropped below */
-    mpt_obs *all = NULL;
-    int64_t n = 0;
-    rc = mpt_runlog_read(log, &all, &n, err); /* sets log->count */
-    free(all);
   }
   if (rc < 0) { free_log(log); return rc; }
-  /* switch to SWMR writing and start a new session */
-  close_handles(log);
-  log->file = open_file(path, H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE);
-  if (log->file < 0 || open_datasets(log) < 0) { free_log(log); return h5err(err, path, "reopening for writing"); }
-  log->swmr = 1;
-  hsize_t ext = extent_of(log->evals);
-  if ((int64_t)ext != log->count) {
-    hsize_t c = (hsize_t)log->count;
-    if (H5Dset_extent(log->evals, &c) < 0) { free_log(log); return h5err(err, path, "dropping unwritten records"); }
-  }
-  session_rec s;
-  memset(&s, 0, sizeof s);
-  s.start_unix = now_unix();
-  s.pid = (int32_t)getpid();
-  gethostname(s.host, sizeof s.host);
-  s.host[sizeof s.host - 1] = '\0';
-  iso_time(s.start_unix, s.start_time, sizeof s.start_time);
-  hsize_t ns = extent_of(log->sessions);
-  if (append_rows(log->sessions, log->ses_type, &s, 1, ns) < 0 || H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) {
-    free_log(log);
-    return h5err(err, path, "starting a new session");
-  }
-  log->session = (int32_t)ns;
-  *out = log;
-  return 0;
-}
-
-int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) {
-  *out = NULL;
-  if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
-  if (access(path, R_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot read run log %s: permission denied", path);
-  if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
-  mpt_runlog *log = new_log(path);
-  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  log->readonly = 1;
-  /* SWMR read works both on closed files and on files a killed writer left open */
-  log->file = open_file(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ);
-  log->swmr = log->file >= 0;
-  if (log->file < 0) log->file = open_file(path, H5F_ACC_RDONLY);
-  if (log->file < 0) { free_log(log); return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (HDF5 cannot open it)", path); }
-  int rc = check_format(log, err);
-  if (rc == 0) rc = read_state(log, err);
-  if (rc == 0) {
-    mpt_obs *all = NULL;
-    int64_t n = 0;
-    rc = mpt_runlog_read(log, &all, &n, err); /* exact count of written records */
-    free(all);
-  }
+  /* a new session: its row, and a fresh copy without any torn record */
+  session_rec s = this_session();
+  session_rec *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
+  if (!ns) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  log->sess = ns;
+  log->sess[log->n_sess++] = s;
+  log->session = log->n_sess - 1;
+  rc = rewrite(log, log->count, log->capacity, err);
   if (rc < 0) { free_log(log); return rc; }
   *out = log;
   return 0;
 }
 
-/* ---- records ---- */
-
-static void obs_to_rec(const mpt_runlog *log, const mpt_obs *o, unsigned char *dst) {
-  memset(dst, 0, log->rec_size);
-  rec_fixed *r = (rec_fixed *)dst;
-  r->id = o->id;
-  r->status = o->status;
-  r->rank = o->rank;
-  r->device = o->device;
-  r->session = log->session;
-  r->n_times = o->n_times < 0 ? 0 : o->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : o->n_times;
-  r->objective = o->objective;
-  r->median = o->median;
-  memcpy(r->times, o->times, sizeof r->times);
-  r->compile_ms = o->compile_ms;
-  r->benchmark_ms = o->benchmark_ms;
-  r->framework_ms = o->framework_ms;
-  r->t_start = o->t_start;
-  r->t_end = o->t_end;
-  memcpy(r->reason, o->reason, REASON_LEN);
-  r->reason[REASON_LEN - 1] = '\0';
-  int32_t *cfg = (int32_t *)(dst + sizeof(rec_fixed));
-  if (log->space && o->id >= 0 && o->id < mpt_space_size(log->space) && log->dims > 0) {
-    int idx[log->dims];
-    mpt_space_config(log->space, o->id, idx);
-    for (int p = 0; p < log->dims; p++) cfg[p] = idx[p];
-  } else {
-    for (int p = 0; p < log->dims; p++) cfg[p] = -1;
-  }
-}
-
-static void rec_to_obs(const unsigned char *src, mpt_obs *o) {
-  const rec_fixed *r = (const rec_fixed *)src;
-  memset(o, 0, sizeof *o);
-  o->id = r->id;
-  o->status = r->status;
-  o->rank = r->rank;
-  o->device = r->device;
-  o->n_times = r->n_times < 0 ? 0 : r->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : r->n_times;
-  o->objective = r->objective;
-  o->median = r->median;
-  memcpy(o->times, r->times, sizeof o->times);
-  o->compile_ms = r->compile_ms;
-  o->benchmark_ms = r->benchmark_ms;
-  o->framework_ms = r->framework_ms;
-  o->t_start = r->t_start;
-  o->t_end = r->t_end;
-  memcpy(o->reason, r->reason, REASON_LEN);
-  o->reason[REASON_LEN - 1] = '\0';
-}
+int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) { return load(path, 1, out, err); }
 
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err) {
   quiet_hdf5();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  if (ensure_buf(log, (size_t)n) < 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
     if (obs[i].id < 0) return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: observation with id %lld", log->path, (long long)obs[i].id);
-    obs_to_rec(log, &obs[i], log->buf + (size_t)i * log->rec_size);
+  if (log->count + n > log->capacity) {
+    int64_t cap = 2 * log->capacity;
+    if (cap < log->count + n + 16) cap = log->count + n + 16;
+    int rc = rewrite(log, log->count, cap, err);
+    if (rc < 0) return rc;
   }
-  if (append_rows(log->evals, log->rec_type, log->buf, (hsize_t)n, (hsize_t)log->count) < 0)
-    return h5err(err, log->path, "appending evaluations");
+  if (ensure_buf(log, (size_t)n) < 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) obs_to_rec(log, &obs[i], log->buf + (size_t)i * log->rec_size);
+  /* the records, then the count: raw bytes in place, no HDF5 metadata changes */
+  hsize_t start = (hsize_t)log->count, cnt = (hsize_t)n;
+  hid_t fs = H5Dget_space(log->evals);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL);
+  hid_t ms = H5Screate_simple(1, &cnt, NULL);
+  herr_t rc = H5Dwrite(log->evals, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  if (rc < 0) return h5err(err, log->path, "appending evaluations");
+  int64_t c = log->count + n;
+  if (H5Dwrite(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c) < 0)
+    return h5err(err, log->path, "updating the count");
   if (H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) return h5err(err, log->path, "flushing");
-  log->count += n;
+  log->count = c;
   return 0;
 }
 
@@ -880,40 +970,29 @@ int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64
   *obs = NULL;
   if (config) *config = NULL;
   *n = 0;
-  if (log->swmr && log->readonly) H5Drefresh(log->evals);
-  hsize_t ext = extent_of(log->evals);
-  mpt_obs *o = malloc(sizeof(mpt_obs) * (size_t)(ext ? ext : 1));
-  int32_t *cfg = config ? malloc(sizeof(int32_t) * (size_t)(ext ? ext : 1) * (size_t)(log->dims ? log->dims : 1)) : NULL;
-  if (!o || (config && !cfg) || ensure_buf(log, ext > CHUNK_RECORDS ? CHUNK_RECORDS * 16 : (ext ? ext : 1)) < 0) {
+  int64_t total = log->count;
+  mpt_obs *o = malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1));
+  int32_t *cfg = config ? malloc(sizeof(int32_t) * (size_t)(total ? total : 1) * (size_t)(log->dims ? log->dims : 1)) : NULL;
+  if (!o || (config && !cfg) || ensure_buf(log, COPY_BLOCK) < 0) {
     free(o); free(cfg);
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", log->path);
   }
-  /* read in blocks; keep records that were written (id >= 0), in append order */
-  hsize_t block = log->buf_cap / log->rec_size, k = 0;
-  hid_t fs = H5Dget_space(log->evals);
-  for (hsize_t start = 0; start < ext; start += block) {
-    hsize_t cnt = ext - start < block ? ext - start : block;
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL);
-    hid_t ms = H5Screate_simple(1, &cnt, NULL);
-    herr_t rc = H5Dread(log->evals, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
-    H5Sclose(ms);
-    if (rc < 0) {
-      H5Sclose(fs); free(o); free(cfg);
+  int64_t k = 0;
+  for (hsize_t start = 0; start < (hsize_t)total; start += COPY_BLOCK) {
+    hsize_t cnt = (hsize_t)total - start < COPY_BLOCK ? (hsize_t)total - start : COPY_BLOCK;
+    if (read_block(log, start, cnt) < 0) {
+      free(o); free(cfg);
       return h5err(err, log->path, "reading evaluations");
     }
-    for (hsize_t i = 0; i < cnt; i++) {
+    for (hsize_t i = 0; i < cnt; i++, k++) {
       const unsigned char *src = log->buf + i * log->rec_size;
-      if (((const rec_fixed *)src)->id < 0) continue;
-      rec_to_obs(src, &o[k]);
-      if (cfg) memcpy(cfg + k * (hsize_t)log->dims, src + sizeof(rec_fixed), sizeof(int32_t) * (size_t)log->dims);
-      k++;
+      rec_to_obs(src, log->rec_size, &o[k]);
+      if (cfg) memcpy(cfg + k * log->dims, src + sizeof(rec_fixed), sizeof(int32_t) * (size_t)log->dims);
     }
   }
-  H5Sclose(fs);
-  log->count = (int64_t)k;
   *obs = o;
   if (config) *config = cfg;
-  *n = (int64_t)k;
+  *n = k;
   return 0;
 }
 
@@ -925,69 +1004,41 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
   quiet_hdf5();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  dev_rec *rows = calloc((size_t)n, sizeof *rows);
+  dev_rec *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
   if (!rows) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  log->devs = rows;
   for (int i = 0; i < n; i++) {
-    rows[i].session = log->session;
-    rows[i].rank = devs[i].rank;
-    rows[i].index = devs[i].index;
-    rows[i].memory_gib = devs[i].memory_gib;
-    snprintf(rows[i].host, sizeof rows[i].host, "%.*s", (int)sizeof rows[i].host - 1, devs[i].host);
-    snprintf(rows[i].vendor, sizeof rows[i].vendor, "%.*s", (int)sizeof rows[i].vendor - 1, devs[i].vendor);
-    snprintf(rows[i].name, sizeof rows[i].name, "%.*s", (int)sizeof rows[i].name - 1, devs[i].name);
-    snprintf(rows[i].arch, sizeof rows[i].arch, "%.*s", (int)sizeof rows[i].arch - 1, devs[i].arch);
-    snprintf(rows[i].evaluator, sizeof rows[i].evaluator, "%.*s", (int)sizeof rows[i].evaluator - 1, devs[i].evaluator);
+    dev_rec *r = &rows[log->n_devs + i];
+    memset(r, 0, sizeof *r);
+    r->session = log->session;
+    r->rank = devs[i].rank;
+    r->index = devs[i].index;
+    r->memory_gib = devs[i].memory_gib;
+    snprintf(r->host, sizeof r->host, "%.*s", (int)sizeof r->host - 1, devs[i].host);
+    snprintf(r->vendor, sizeof r->vendor, "%.*s", (int)sizeof r->vendor - 1, devs[i].vendor);
+    snprintf(r->name, sizeof r->name, "%.*s", (int)sizeof r->name - 1, devs[i].name);
+    snprintf(r->arch, sizeof r->arch, "%.*s", (int)sizeof r->arch - 1, devs[i].arch);
+    snprintf(r->evaluator, sizeof r->evaluator, "%.*s", (int)sizeof r->evaluator - 1, devs[i].evaluator);
   }
-  int rc = append_rows(log->devices, log->dev_type, rows, (hsize_t)n, extent_of(log->devices));
-  free(rows);
-  if (rc < 0) return h5err(err, log->path, "writing the device table");
-  if (H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) return h5err(err, log->path, "flushing");
-  return 0;
+  log->n_devs += n;
+  return rewrite(log, log->count, log->capacity, err);
 }
 
-const char *mpt_runlog_meta(mpt_runlog *log, const char *key) {
-  quiet_hdf5();
-  for (int i = 0; i < log->n_meta; i++)
-    if (strcmp(log->meta[i].key, key) == 0) return log->meta[i].value;
-  char *v = attr_read_str(log->file, key);
-  if (!v) return NULL;
-  meta_cache *m = realloc(log->meta, sizeof *m * (size_t)(log->n_meta + 1));
-  char *k = strdup(key);
-  if (!m || !k) { free(v); free(k); if (m) log->meta = m; return NULL; }
-  log->meta = m;
-  m[log->n_meta].key = k;
-  m[log->n_meta].value = v;
-  log->n_meta++;
-  return v;
-}
+const char *mpt_runlog_meta(mpt_runlog *log, const char *key) { return get_attr(log, key); }
 
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   quiet_hdf5();
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
   if (!reason) reason = "";
-  if (strcmp(reason, "signal") == 0) {
-    /* a stopped run stays resumable: just make sure everything is on disk */
-    return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
-  }
-  /* attributes can not be written in SWMR mode: close, reopen normally, rewrite in place */
-  close_handles(log);
-  log->swmr = 0;
-  log->file = open_file(log->path, H5F_ACC_RDWR);
-  if (log->file < 0 || open_datasets(log) < 0) return h5err(err, log->path, "reopening to mark it finished");
-  int32_t one = 1;
-  char stop[STOP_LEN] = "", when[40] = "";
-  snprintf(stop, sizeof stop, "%s", reason);
+  /* a stopped run stays resumable: everything is on disk already */
+  if (strcmp(reason, "signal") == 0) return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
+  char when[40];
   iso_time(now_unix(), when, sizeof when);
-  hid_t st = fixstr_type(STOP_LEN), wt = fixstr_type(40);
-  int bad = attr_rewrite(log->file, "stop_reason", st, stop) | attr_rewrite(log->file, "finish_time", wt, when) |
-            attr_rewrite(log->file, "finished", H5T_NATIVE_INT32, &one);
-  H5Tclose(st);
-  H5Tclose(wt);
-  if (bad || H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) return h5err(err, log->path, "marking it finished");
-  log->finished = 1;
-  for (int i = 0; i < log->n_meta; i++) { free(log->meta[i].key); free(log->meta[i].value); }
-  log->n_meta = 0;
-  return 0;
+  if (set_attr(log, "finished", "1") || set_attr(log, "stop_reason", reason) || set_attr(log, "finish_time", when))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = rewrite(log, log->count, log->count, err); /* no spare room left in a finished log */
+  if (rc == 0) log->finished = 1;
+  return rc;
 }
 
 int mpt_runlog_is_finished(mpt_runlog *log) { return log ? log->finished : 0; }

@@ -5,3 +5,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
   mpt_unit_test(test_runlog SOURCES test_runlog.c)
 endif()
 mpt_script_test(t4_validate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/t4_validate.py)
+# benchmark program (not a test): replay load, run-log append+flush, read, T4 export
+if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
+  add_executable(bench_runlog bench_runlog.c)
+  target_link_libraries(bench_runlog PRIVATE mptune_core)
+endif()
