@@ -6,6 +6,7 @@
  * constraint_aware=0 is the penalty variant: random Cartesian initial population, mutation changes one
  * parameter to any value, invalid children stay in the population with a penalty fitness (they cost
  * no evaluation but occupy a population slot, i.e. a wasted iteration). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
@@ -14,6 +15,11 @@ typedef struct ga_state {
   evo e;
   int P, aware, elitism, method; /* method: 0 single_point, 1 two_point, 2 uniform */
   int64_t mut;
+  double immig, pressure;
+  int repair, steady, n_child;
+  double local;
+  int stag_limit, stag;
+  double best_seen;
   int n_pop;
   int *pop, *npop;               /* P x dims value indices */
   int64_t *pid, *npid;           /* ids (-1: invalid, penalty variant only) */
@@ -26,6 +32,14 @@ static const mpt_option_spec ga_options[] = {
   {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
   {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0},
   {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0},
+  {"pressure", MPT_OPT_DOUBLE, "2.5", "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000},
+  {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0},
+  {"mode", MPT_OPT_STRING, "generational", "generational: a new population each generation; steady: each ask breeds "
+   "children that replace the worst members when better", "generational|steady", 1, 0},
+  {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members "
+   "(memetic local search)", NULL, 0, 1},
+  {"immigrants", MPT_OPT_DOUBLE, "0", "fraction of each generation replaced by random unseen configurations", NULL, 0, 1},
+  {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -42,6 +56,8 @@ static void rank(ga_state *g) {
 static int ga_init_pop(ga_state *g) {
   evo *e = &g->e;
   int dims = e->dims, n = 0;
+  /* a restart keeps the best member of the old population (not the best told: see evo_common.h) */
+  int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->n_pop) : -1;
   if (g->aware) {
     int64_t *ids = malloc((size_t)g->P * sizeof *ids);
     if (!ids) return MPT_ERR_NOMEM;
@@ -58,10 +74,9 @@ static int ga_init_pop(ga_state *g) {
       g->pid[n] = evo_lookup(e, g->pop + (size_t)n * dims);
     }
   }
-  /* a restart keeps the best configuration found so far */
-  if (e->best_id >= 0 && n > 0 && e->generations > 0) {
-    g->pid[0] = e->best_id;
-    mpt_space_config(e->sp, e->best_id, g->pop);
+  if (keep >= 0 && n > 0) {
+    g->pid[0] = keep;
+    mpt_space_config(e->sp, keep, g->pop);
   }
   g->n_pop = n;
   e->free_gens = 0;
@@ -83,12 +98,127 @@ static void mutate(ga_state *g, int *child) {
   }
 }
 
+/* fills npop/npid[m0..target) with distinct children of the ranked population (order[]), each also
+ * distinct from avoid[0..n_avoid) (ids); *m_out = members written in total */
+static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_avoid, int *m_out) {
+  evo *e = &g->e;
+  mpt_strategy *s = e->s;
+  int dims = e->dims, m = m0;
+  int *c1 = e->idx_tmp;
+  int *c2 = malloc((size_t)dims * 2 * sizeof *c2);
+  if (!c2) return MPT_ERR_NOMEM;
+  int *c3 = c2 + dims;
+  for (int tries = 0; m < target && tries < 20 * g->P; tries++) {
+    if (g->local > 0 && mpt_rng_uniform(&s->rng) < g->local) {
+      /* memetic step: an untried Hamming neighbour of the best member that still has one */
+      int64_t pick = -1;
+      for (int r = 0; r < g->n_pop && pick < 0; r++) {
+        int64_t c = evo_neighbors(e, g->pop + (size_t)g->order[r] * dims, MPT_NB_HAMMING);
+        int64_t fresh = 0;
+        for (int64_t i = 0; i < c; i++)
+          if (!e->mine[e->nb[i]] && isnan(e->fit[e->nb[i]])) e->nb[fresh++] = e->nb[i];
+        for (int64_t i = 0; i < fresh && pick < 0; i++) {
+          int64_t cand = e->nb[(i + (int64_t)mpt_rng_below(&s->rng, (uint64_t)fresh)) % fresh];
+          int dup = 0;
+          for (int j = 0; j < m && !dup; j++) dup = g->npid[j] == cand;
+          if (!dup) pick = cand;
+        }
+      }
+      if (pick >= 0) {
+        mpt_space_config(e->sp, pick, g->npop + (size_t)m * dims);
+        g->npid[m++] = pick;
+        continue;
+      }
+    }
+    int a = g->order[(int)(evo_beta1(&s->rng, g->pressure) * g->n_pop)];
+    int b = a;
+    for (int t = 0; t < 50 && b == a; t++) b = g->order[(int)(evo_beta1(&s->rng, g->pressure) * g->n_pop)];
+    const int *pa = g->pop + (size_t)a * dims, *pb = g->pop + (size_t)b * dims;
+    if (g->method == 2) {
+      for (int d = 0; d < dims; d++) {
+        int sw = (int)mpt_rng_below(&s->rng, 2);
+        c2[d] = sw ? pb[d] : pa[d];
+        c3[d] = sw ? pa[d] : pb[d];
+      }
+    } else {
+      int p1 = dims > 1 ? 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1)) : 0, p2 = dims;
+      if (g->method == 1 && dims > 2) {
+        p2 = 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1));
+        if (p2 < p1) { int t = p1; p1 = p2; p2 = t; }
+      }
+      for (int d = 0; d < dims; d++) {
+        int sw = d >= p1 && d < p2;
+        c2[d] = sw ? pb[d] : pa[d];
+        c3[d] = sw ? pa[d] : pb[d];
+      }
+    }
+    for (int ch = 0; ch < 2 && m < target; ch++) {
+      memcpy(c1, ch ? c3 : c2, (size_t)dims * sizeof(int));
+      mutate(g, c1);
+      int64_t id;
+      if (g->aware) {
+        id = g->repair ? evo_repair(e, c1, 0) : evo_lookup(e, c1);
+        if (id < 0) continue;
+        mpt_space_config(e->sp, id, c1);
+      } else {
+        id = evo_lookup(e, c1);
+      }
+      int dup = 0;
+      for (int j = 0; j < m && !dup; j++)
+        dup = memcmp(g->npop + (size_t)j * dims, c1, (size_t)dims * sizeof(int)) == 0;
+      for (int j = 0; j < n_avoid && !dup; j++) dup = id >= 0 && avoid[j] == id;
+      if (dup) continue;
+      memcpy(g->npop + (size_t)m * dims, c1, (size_t)dims * sizeof(int));
+      g->npid[m++] = id;
+    }
+  }
+  free(c2);
+  *m_out = m;
+  return 0;
+}
+
 static int ga_step(mpt_strategy *s, evo *e) {
   ga_state *g = s->data;
   int dims = e->dims;
-  if (g->n_pop == 0 || e->free_gens >= EVO_STALL_LIMIT) {
+  if (g->n_pop > 0) { /* stagnation: no better best member for stag_limit generations */
+    int64_t b = evo_best_of(e, g->pid, g->n_pop);
+    double fb = evo_fitness(e, b);
+    if (fb < g->best_seen) { g->best_seen = fb; g->stag = 0; }
+    else g->stag++;
+  }
+  if (g->n_pop == 0 || e->free_gens >= EVO_STALL_LIMIT || (g->stag_limit > 0 && g->stag >= g->stag_limit)) {
+    g->stag = 0;
     int rc = ga_init_pop(g);
     if (rc < 0) return rc;
+    g->n_child = 0;
+  } else if (g->steady) {
+    /* children evaluated: each replaces the worst member when better and not already a member */
+    for (int c = 0; c < g->n_child; c++) {
+      int64_t id = g->npid[c];
+      double fc = evo_fitness(e, id);
+      int in = 0, worst = 0;
+      for (int i = 0; i < g->n_pop; i++) {
+        in |= id >= 0 && g->pid[i] == id;
+        if (evo_fitness(e, g->pid[i]) > evo_fitness(e, g->pid[worst])) worst = i;
+      }
+      if (in || !(fc < evo_fitness(e, g->pid[worst]))) continue;
+      g->pid[worst] = id;
+      memcpy(g->pop + (size_t)worst * dims, g->npop + (size_t)c * dims, (size_t)dims * sizeof(int));
+    }
+    for (int i = 0; i < g->n_pop; i++) {
+      g->f[i] = evo_fitness(e, g->pid[i]);
+      g->order[i] = i;
+    }
+    rank(g);
+    int want = e->want < 1 ? 1 : e->want > g->P ? g->P : e->want, m = 0;
+    int rc = breed(g, 0, want, g->pid, g->n_pop, &m);
+    if (rc < 0) return rc;
+    g->n_child = m;
+    evo_gen_begin(e);
+    for (int i = 0; i < m; i++)
+      if (evo_gen_add(e, g->npid[i])) return MPT_ERR_NOMEM;
+    evo_gen_end(e);
+    return 0;
   } else {
     for (int i = 0; i < g->n_pop; i++) {
       g->f[i] = evo_fitness(e, g->pid[i]);
@@ -101,53 +231,15 @@ static int ga_step(mpt_strategy *s, evo *e) {
       g->npid[0] = g->pid[g->order[0]];
       m = 1;
     }
-    int *c1 = e->idx_tmp;
-    int *c2 = malloc((size_t)dims * 2 * sizeof *c2);
-    if (!c2) return MPT_ERR_NOMEM;
-    int *c3 = c2 + dims;
-    for (int tries = 0; m < g->P && tries < 20 * g->P; tries++) {
-      int a = g->order[(int)(evo_beta1(&s->rng, 2.5) * g->n_pop)];
-      int b = a;
-      for (int t = 0; t < 50 && b == a; t++) b = g->order[(int)(evo_beta1(&s->rng, 2.5) * g->n_pop)];
-      const int *pa = g->pop + (size_t)a * dims, *pb = g->pop + (size_t)b * dims;
-      if (g->method == 2) {
-        for (int d = 0; d < dims; d++) {
-          int sw = (int)mpt_rng_below(&s->rng, 2);
-          c2[d] = sw ? pb[d] : pa[d];
-          c3[d] = sw ? pa[d] : pb[d];
-        }
-      } else {
-        int p1 = dims > 1 ? 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1)) : 0, p2 = dims;
-        if (g->method == 1 && dims > 2) {
-          p2 = 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1));
-          if (p2 < p1) { int t = p1; p1 = p2; p2 = t; }
-        }
-        for (int d = 0; d < dims; d++) {
-          int sw = d >= p1 && d < p2;
-          c2[d] = sw ? pb[d] : pa[d];
-          c3[d] = sw ? pa[d] : pb[d];
-        }
-      }
-      for (int ch = 0; ch < 2 && m < g->P; ch++) {
-        memcpy(c1, ch ? c3 : c2, (size_t)dims * sizeof(int));
-        mutate(g, c1);
-        int64_t id;
-        if (g->aware) {
-          id = evo_repair(e, c1, 0);
-          if (id < 0) continue;
-          mpt_space_config(e->sp, id, c1);
-        } else {
-          id = evo_lookup(e, c1);
-        }
-        int dup = 0;
-        for (int j = 0; j < m && !dup; j++)
-          dup = memcmp(g->npop + (size_t)j * dims, c1, (size_t)dims * sizeof(int)) == 0;
-        if (dup) continue;
-        memcpy(g->npop + (size_t)m * dims, c1, (size_t)dims * sizeof(int));
-        g->npid[m++] = id;
-      }
+    int n_imm = (int)(g->immig * g->P + 0.5);
+    for (int i = 0; i < n_imm && m < g->P; i++) { /* random immigrants */
+      int64_t id = evo_random_unseen(e);
+      if (id < 0) break;
+      mpt_space_config(e->sp, id, g->npop + (size_t)m * dims);
+      g->npid[m++] = id;
     }
-    free(c2);
+    int rc = breed(g, m, g->P, NULL, 0, &m);
+    if (rc < 0) return rc;
     int *tp = g->pop; g->pop = g->npop; g->npop = tp;
     int64_t *ti = g->pid; g->pid = g->npid; g->npid = ti;
     g->n_pop = m;
@@ -178,6 +270,13 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   g->mut = mpt_strategy_opt_int(s, "mutation_chance");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->elitism = mpt_strategy_opt_bool(s, "elitism");
+  g->immig = mpt_strategy_opt_double(s, "immigrants");
+  g->pressure = mpt_strategy_opt_double(s, "pressure");
+  g->repair = mpt_strategy_opt_bool(s, "repair");
+  g->local = mpt_strategy_opt_double(s, "local");
+  g->steady = strcmp(mpt_strategy_opt_str(s, "mode"), "steady") == 0;
+  g->stag_limit = (int)mpt_strategy_opt_int(s, "stagnation");
+  g->best_seen = INFINITY;
   const char *m = mpt_strategy_opt_str(s, "method");
   g->method = strcmp(m, "two_point") == 0 ? 1 : strcmp(m, "uniform") == 0 ? 2 : 0;
   size_t pd = (size_t)g->P * (size_t)(g->e.dims > 0 ? g->e.dims : 1);

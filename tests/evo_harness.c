@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
           mpt_strategy_tell(s, obs, got);
         }
         mpt_strategy_destroy(s);
+        if (getenv("EVO_HARNESS_RUNS")) fprintf(stderr, "run %s %s %d %.4f\n", spaces[sp_i], strats[st], r, run / (budget / 20));
         sum += run / (budget / 20);
       }
       score[st * n_spaces + sp_i] = sum / repeats;
