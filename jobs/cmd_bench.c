@@ -589,10 +589,12 @@ int mpt_cmd_bench(int argc, char **argv) {
   if (!rc && n_jobs * L > INT_MAX)
     rc = mpt_error_set(&err, MPT_ERR_VALUE, "too many runs x budget for one gather (%lld values)", (long long)(n_jobs * L));
   /* go/no-go: every rank stops on any rank's setup error */
-  int bad = rc != 0, any_bad = 0;
+  int bad = rc != 0, any_bad = 0, bad0 = bad;
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Bcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (any_bad) {
-    if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
+    /* the same bad input fails on every rank: one message (rank 0's), else the failing rank's */
+    if (rc && (rank == 0 || !bad0)) fprintf(stderr, "mptune bench: %s\n", err.msg);
     free_ctx(c);
     free(c);
     return 1;

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tests/bench_cli.sh: end-to-end test of `mptune bench`: tables, curves.csv/runs.csv/summary.csv and the
+# PNG; the same scores, curves and runs under mpiexec.mpich -n 4 as with one rank; variants and
+# --option; bad input (unknown strategy, missing file, budget 0, ...) gives a clear message and a
+# non-zero exit. Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
+set -u
+fail() { echo "FAIL: $*" >&2; exit 1; }
+: "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SHARED_DATA:?}"
+D=$MPT_SHARED_DATA
+P=$D/t1/convolution_milo.json
+A=$D/brute-forced/convolution_A100_T4.json.gz
+W=$D/brute-forced/convolution_W6600_T4.json.gz
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export OPENBLAS_NUM_THREADS=1
+
+ARGS=(bench --problem "$P" --space "$A" --space "$W" --strategy random,ga:constraint_aware=0,popsize=10
+      --strategy sa --option T=2 --repeats 3 --budget 60 --seed 5)
+
+# ---- one rank, with the plot
+"$MPTUNE" "${ARGS[@]}" --out "$T/one/sub" >"$T/one.out" 2>"$T/one.err" || { cat "$T/one.err"; fail "mptune bench -n 1 exited $?"; }
+cat "$T/one.out"
+grep -q '^| space | random | ga:constraint_aware=0,popsize=10 | sa |$' "$T/one.out" || fail "score table header"
+grep -q '^| A100 | ' "$T/one.out" || fail "no A100 row (labels without the common prefix)"
+grep -q '^| W6600 | ' "$T/one.out" || fail "no W6600 row"
+grep -q '^| mean | ' "$T/one.out" || fail "no mean row"
+grep -q 'best@20 | best@60 | optimum found | ask ms (median)' "$T/one.out" || fail "detail table header"
+for f in curves.csv runs.csv summary.csv bench.png; do [ -s "$T/one/sub/$f" ] || fail "$f not written"; done
+head -c 8 "$T/one/sub/bench.png" | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a' || fail "bench.png is not a PNG"
+[ "$(wc -l <"$T/one/sub/curves.csv")" -eq $((2 * 3 * 60 + 1)) ] || fail "curves.csv: expected 361 lines"
+[ "$(wc -l <"$T/one/sub/runs.csv")" -eq $((2 * 3 * 3 + 1)) ] || fail "runs.csv: expected 19 lines"
+[ "$(wc -l <"$T/one/sub/summary.csv")" -eq $((2 * 3 + 1)) ] || fail "summary.csv: expected 7 lines"
+# CSV content: every run made 60 evaluations; seeds are seed + repeat; curves are monotone, q25<=median<=q75
+"${PYTHON:-/usr/bin/python3}" - "$T/one/sub" <<'EOF' || fail "CSV content"
+import csv, sys, math
+d = sys.argv[1]
+runs = list(csv.DictReader(open(d + "/runs.csv")))
+assert {r["strategy"] for r in runs} == {"random", "ga:constraint_aware=0,popsize=10", "sa"}, runs[0]
+for r in runs:
+    assert int(r["evaluations"]) == 60 and int(r["seed"]) == 5 + int(r["repeat"]), r
+    assert -50 < float(r["score"]) <= 1.0 + 1e-12, r
+cur = list(csv.DictReader(open(d + "/curves.csv")))
+prev = {}
+for c in cur:
+    key = (c["space"], c["strategy"])
+    med, q25, q75, e = (float(c[k]) for k in ("median", "q25", "q75", "e_random"))
+    assert q25 <= med <= q75 and float(c["optimum"]) <= min(q25, e), c
+    if key in prev:
+        assert med <= prev[key][0] + 1e-12 and e <= prev[key][1] + 1e-12, c
+    prev[key] = (med, e)
+summ = list(csv.DictReader(open(d + "/summary.csv")))
+for s in summ:
+    mine = [float(r["score"]) for r in runs if r["space"] == s["space"] and r["strategy"] == s["strategy"]]
+    assert abs(sum(mine) / len(mine) - float(s["score_mean"])) < 1e-6, s
+EOF
+
+# ---- four ranks: same scores, curves and runs (ask times aside)
+"$MPIEXEC" -n 4 "$MPTUNE" "${ARGS[@]}" --out "$T/four" --no-plot >"$T/four.out" 2>"$T/four.err" \
+  || { cat "$T/four.err"; fail "mpiexec -n 4 mptune bench exited $?"; }
+grep -q 'on 4 ranks' "$T/four.out" || fail "-n 4 run does not report 4 ranks"
+[ ! -e "$T/four/bench.png" ] || fail "--no-plot wrote a PNG"
+sed -n '/^## Scores/,/^### /p' "$T/one.out" >"$T/t1"
+sed -n '/^## Scores/,/^### /p' "$T/four.out" >"$T/t4"
+diff "$T/t1" "$T/t4" || fail "score table differs between -n 1 and -n 4"
+cmp "$T/one/sub/curves.csv" "$T/four/curves.csv" || fail "curves.csv differs between -n 1 and -n 4"
+diff <(cut -d, -f1-10 "$T/one/sub/runs.csv") <(cut -d, -f1-10 "$T/four/runs.csv") || fail "runs.csv differs"
+diff <(cut -d, -f1-8 "$T/one/sub/summary.csv") <(cut -d, -f1-8 "$T/four/summary.csv") || fail "summary.csv differs"
+
+# ---- PROBLEM:DATA form, batch, budget below the score step
+"$MPTUNE" bench --space "$P:$A" --strategy random --repeats 2 --budget 10 --batch 4 --out "$T/b" --no-plot >"$T/b.out" 2>&1 \
+  || { cat "$T/b.out"; fail "PROBLEM:DATA form"; }
+grep -q '^| convolution_A100 | ' "$T/b.out" || fail "single-space label"
+grep -q 'batch 4' "$T/b.out" || fail "batch not reported"
+
+# ---- bad input: message on stderr, non-zero exit, nothing on stdout
+bad() { # expected-message args...
+  local msg=$1; shift
+  "$@" >"$T/bad.out" 2>"$T/bad.err" && fail "exit 0 for: $*"
+  grep -qF -- "$msg" "$T/bad.err" || { cat "$T/bad.err"; fail "message '$msg' missing for: $*"; }
+  grep -q 'Segmentation\|Assertion\|core dumped' "$T/bad.err" && fail "crash for: $*"
+  [ ! -s "$T/bad.out" ] || fail "stdout not empty for: $*"
+}
+bad "unknown strategy 'nope'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random,nope --out "$T/x"
+bad "no_such_file.json.gz" "$MPTUNE" bench --problem "$P" --space "$D/no_such_file.json.gz" --strategy random --out "$T/x"
+bad "no_such_problem.json" "$MPTUNE" bench --problem "$D/no_such_problem.json" --space "$A" --strategy random --out "$T/x"
+bad "--budget: bad value '0'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --budget 0 --out "$T/x"
+bad "--repeats: bad value 'x'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --repeats x --out "$T/x"
+bad "no T1 problem" "$MPTUNE" bench --space "$A" --strategy random --out "$T/x"
+bad "no --strategy" "$MPTUNE" bench --problem "$P" --space "$A" --out "$T/x"
+bad "no selected strategy has option 'popsize'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --option popsize=3 --out "$T/x"
+bad "ga:bogus=1" "$MPTUNE" bench --problem "$P" --space "$A" --strategy ga:bogus=1 --out "$T/x"
+bad "follows no NAME:key=value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random,popsize=3 --out "$T/x"
+bad "--batch: bad value '0'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --batch 0 --out "$T/x"
+# under mpiexec: the message once, non-zero exit
+bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --space "$A" --strategy nope --out "$T/x"
+[ "$(grep -c "unknown strategy 'nope'" "$T/bad.err")" -eq 1 ] || fail "message not printed once under -n 2"
+[ ! -e "$T/x" ] || fail "bad input created the output directory"
+"$MPTUNE" bench --help | grep -q 'seed S + r' || fail "--help does not document the seeds"
+echo "bench_cli: OK"
