@@ -2,6 +2,7 @@
  * MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves its core to compilers. */
 #include "coordinator/coordinator.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -271,22 +272,16 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
     if (size > 1) mpt_wire_stop_all(c->comm, 1);
     return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: %s", c->budget <= 0 ? "the budget must be positive" : "no strategy or evaluator");
   }
-  /* warm start: every logged observation goes to the strategy; cancelled ones are not measurements */
-  if (c->n_resumed > 0) {
-    mpt_obs *told = malloc(sizeof *told * (size_t)c->n_resumed);
-    if (!told) {
-      if (size > 1) mpt_wire_stop_all(c->comm, 1);
-      return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %lld logged observations", (long long)c->n_resumed);
-    }
-    int64_t n = 0;
-    for (int64_t i = 0; i < c->n_resumed; i++) {
-      if (c->resumed[i].status == MPT_STATUS_CANCELLED) continue;
-      if (c->resumed[i].id < 0 || c->resumed[i].id >= mpt_space_size(c->space)) continue;
-      told[n++] = c->resumed[i];
-      count_obs(r, &c->resumed[i]);
-    }
-    if (n > 0) mpt_strategy_tell(c->strategy, told, (int)n);
-    free(told);
+  /* warm start: every logged observation goes to the strategy (in runs, without copying); cancelled
+   * ones are not measurements and records of ids outside the space are skipped */
+  int64_t size_space = mpt_space_size(c->space);
+  for (int64_t i = 0; i < c->n_resumed;) {
+    int64_t j = i;
+    while (j < c->n_resumed && j - i < INT32_MAX && c->resumed[j].status != MPT_STATUS_CANCELLED &&
+           c->resumed[j].id >= 0 && c->resumed[j].id < size_space)
+      count_obs(r, &c->resumed[j++]);
+    if (j > i) mpt_strategy_tell(c->strategy, c->resumed + i, (int)(j - i));
+    i = j > i ? j : i + 1; /* skip the record that ended the run */
   }
   coord_state s = {c, r, {0}};
   double t0 = mpt_wire_now(), cpu0 = cpu_seconds();
