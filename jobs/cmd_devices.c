@@ -113,7 +113,8 @@ int mpt_cmd_devices(int argc, char **argv) {
       if (all) mpt_device_table_print(stdout, all + first, size - first);
       if (!problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0)) {
         /* rank 0's view of why there is no GPU (rank 0 itself is a worker only with -n 1) */
-        printf("no GPU: %s\n", why);
+        for (char *line = strtok(why, "\n"); line; line = strtok(NULL, "\n"))
+          if (line[0]) printf("no GPU: %s\n", line);
       }
       fflush(stdout);
     }
