@@ -12,6 +12,7 @@ void mpt_expr_free(mpt_expr *e) {
     free(e->nodes[i].name);
     mpt_value_free(&e->nodes[i].k);
   }
+  xf_free(e->fast);
   free(e->nodes);
   free(e->args);
   free(e->uses);
@@ -72,6 +73,7 @@ int mpt_expr_compile(const char *src, const char *const *names, int n_names, mpt
   for (int i = 0; i < n_names; i++)
     if (used[i]) e->uses[e->n_uses++] = i;
   free(used);
+  e->fast = xf_compile(e); /* optional: NULL keeps the general evaluator */
   *out = e;
   *column = -1;
   return 0;
@@ -81,11 +83,23 @@ const char *mpt_expr_source(const mpt_expr *e) { return e ? e->src : NULL; }
 int mpt_expr_n_uses(const mpt_expr *e) { return e ? e->n_uses : 0; }
 const int *mpt_expr_uses(const mpt_expr *e) { return e ? e->uses : NULL; }
 
+static int fast_enabled = 1;
+void xe_set_fast(int on) { fast_enabled = on; }
+
 int mpt_expr_eval(const mpt_expr *e, const mpt_value *vars, mpt_value *out, mpt_error *err) {
   mpt_value locals[XP_MAX_LOCALS];
   xval x;
   out->kind = MPT_V_NONE;
   if (e->n_uses && !vars) return mpt_error_set(err, MPT_ERR_VALUE, "expression reads variables but none were given");
+  if (e->fast && fast_enabled) {
+    int is_float, pk;
+    double f;
+    int64_t i;
+    if (xf_run(e->fast, vars, &is_float, &pk, &f, &i) == 0 && pk != XF_PK_INTBOOL) {
+      *out = is_float ? mpt_value_float(f) : pk == XF_PK_BOOL ? mpt_value_bool(i != 0) : mpt_value_int(i);
+      return 0;
+    }
+  }
   int rc = xe_eval(e, e->root, vars, locals, &x, err);
   if (rc) return rc;
   if (!x.own && (x.v.kind == MPT_V_STR || x.v.kind == MPT_V_LIST)) {
@@ -100,6 +114,15 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
   mpt_value locals[XP_MAX_LOCALS];
   xval x;
   if (e->n_uses && !vars) return mpt_error_set(err, MPT_ERR_VALUE, "expression reads variables but none were given");
+  if (e->fast && fast_enabled) {
+    int is_float, pk;
+    double f;
+    int64_t i;
+    if (xf_run(e->fast, vars, &is_float, &pk, &f, &i) == 0) {
+      *truth = is_float ? f != 0.0 : i != 0;
+      return 0;
+    }
+  }
   int rc = xe_eval(e, e->root, vars, locals, &x, err);
   if (rc) return rc;
   *truth = mpt_value_truthy(&x.v);

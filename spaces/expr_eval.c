@@ -71,6 +71,61 @@ static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   return set_owned(o, l);
 }
 
+/* range(...) without materializing it (len, `in` and comprehension iteration): its arguments */
+typedef struct xrange {
+  int64_t start, step;
+  __int128 len;
+} xrange;
+
+static int range_of(const ctx *c, const xnode *rn, xrange *r) {
+  int64_t v[3] = {0, 0, 1};
+  for (int i = 0; i < rn->n; i++) {
+    xval a;
+    int rc = ev(c, c->e->args[rn->first + i], &a);
+    if (rc) return rc;
+    rc = need_int(&a.v, c->err);
+    int64_t x = a.v.u.i;
+    xv_release(&a);
+    if (rc) return rc;
+    v[i] = x;
+  }
+  int64_t start = 0, stop, step = 1;
+  if (rn->n == 1) stop = v[0];
+  else { start = v[0]; stop = v[1]; }
+  if (rn->n == 3) step = v[2];
+  if (step == 0) return mpt_error_set(c->err, MPT_ERR_EVAL, "ValueError: range() arg 3 must not be zero");
+  r->start = start;
+  r->step = step;
+  r->len = 0;
+  if (step > 0 && start < stop) r->len = ((__int128)stop - start - 1) / step + 1;
+  if (step < 0 && start > stop) r->len = ((__int128)start - stop - 1) / (-(__int128)step) + 1;
+  return 0;
+}
+
+static int is_range_call(const ctx *c, int32_t ni) {
+  const xnode *n = &c->e->nodes[ni];
+  return n->op == X_CALL && n->slot == B_RANGE;
+}
+
+/* Python's `x in range(...)`: ints arithmetically, integral floats as their int, others never */
+static int range_contains(const xrange *r, const mpt_value *x) {
+  __int128 v;
+  if (x->kind == MPT_V_INT || x->kind == MPT_V_BOOL) {
+    v = x->u.i;
+  } else if (x->kind == MPT_V_FLOAT) {
+    double f = x->u.f;
+    if (!isfinite(f) || f != trunc(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0) return 0;
+    v = (__int128)(int64_t)f;
+  } else {
+    return 0;
+  }
+  if (r->len == 0) return 0;
+  __int128 d = v - r->start;
+  if (r->step > 0 ? d < 0 : d > 0) return 0;
+  if (d % r->step != 0) return 0;
+  return d / r->step < r->len;
+}
+
 /* a list/str operand as a list value (strings split into 1-character strings) */
 static int as_list(xval *x, xval *o, mpt_error *err) {
   if (x->v.kind == MPT_V_LIST) {
@@ -329,7 +384,7 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
     if (nd < -18) return set_owned(o, mpt_value_int(0));
     int64_t pw = 1;
     for (int64_t i = 0; i < -nd; i++) pw *= 10;
-    int64_t r;
+    int64_t r = 0;
     xv_int_mod(x, pw, &r, err);
     int64_t q = x - r; /* multiple of pw, floor */
     int up = r * 2 > pw || (r * 2 == pw && ((q / pw) % 2 != 0));
@@ -340,7 +395,7 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
   if (nd > 323) return set_owned(o, mpt_value_float(x));
   if (nd < -308) return set_owned(o, mpt_value_float(0.0 * x));
   if (x == 0.0 || !isfinite(x)) return set_owned(o, mpt_value_float(x));
-  double r;
+  double r = 0.0;
   if (nd >= 0) {
     char buf[800];
     snprintf(buf, sizeof buf, "%.*f", (int)nd, x);
@@ -381,6 +436,13 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
   if (cnt > 8) {
     a = calloc((size_t)cnt, sizeof(xval));
     if (!a) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  }
+  if (n->slot == B_LEN && is_range_call(c, c->e->args[n->first])) {
+    xrange r;
+    int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
+    if (rc) return rc;
+    if (r.len > INT64_MAX) return xv_overflow(c->err);
+    return set_owned(o, mpt_value_int((int64_t)r.len));
   }
   int rc = 0, done = 0;
   for (; done < cnt; done++) {
@@ -496,22 +558,34 @@ static int ev_index(const ctx *c, const xnode *n, xval *o) {
 
 static int ev_comp(const ctx *c, const xnode *n, xval *o) {
   xval it;
-  int rc = ev(c, n->b, &it);
-  if (rc) return rc;
-  if (it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
+  int rc;
+  xrange rg = {0, 1, 0};
+  int lazy = is_range_call(c, n->b);
+  if (lazy) { /* iterate range() without building it */
+    rc = range_of(c, &c->e->nodes[n->b], &rg);
+    if (rc) return rc;
+    it.own = 0;
+    it.v = mpt_value_int(0);
+  } else {
+    rc = ev(c, n->b, &it);
+    if (rc) return rc;
+  }
+  if (!lazy && it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
     rc = not_iterable(&it.v, c->err);
     xv_release(&it);
     return rc;
   }
-  int64_t cnt = it.v.kind == MPT_V_LIST ? it.v.u.list.n : (int64_t)strlen(it.v.u.s);
+  __int128 cnt = lazy ? rg.len : it.v.kind == MPT_V_LIST ? it.v.u.list.n : (int64_t)strlen(it.v.u.s);
   mpt_value res;
   rc = xv_new_list(&res, 0, c->err);
   if (rc) { xv_release(&it); return rc; }
   int64_t cap = 1;
   char chbuf[2] = {0, 0};
   mpt_value *slot = &c->locals[n->slot];
-  for (int64_t i = 0; i < cnt && !rc; i++) {
-    if (it.v.kind == MPT_V_LIST) {
+  for (__int128 i = 0; i < cnt && !rc; i++) {
+    if (lazy) {
+      *slot = mpt_value_int((int64_t)(rg.start + i * rg.step));
+    } else if (it.v.kind == MPT_V_LIST) {
       *slot = it.v.u.list.items[i];
     } else {
       chbuf[0] = it.v.u.s[i];
@@ -549,7 +623,11 @@ static int ev_list(const ctx *c, const xnode *n, xval *o) {
   for (int i = 0; i < n->n; i++) {
     xval x;
     rc = ev(c, c->e->args[n->first + i], &x);
-    if (!rc) rc = take(&x, &l.u.list.items[i], c->err);
+    if (rc) { /* x was not set */
+      mpt_value_free(&l);
+      return rc;
+    }
+    rc = take(&x, &l.u.list.items[i], c->err);
     if (rc) {
       xv_release(&x);
       mpt_value_free(&l);
@@ -566,9 +644,18 @@ static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
   if (rc) return rc;
   int truth = 1;
   for (int i = 1; i < n->n; i++) {
+    int code = args[n->n + i - 1];
+    if ((code == C_IN || code == C_NOTIN) && is_range_call(c, args[i])) {
+      /* the last operand (compile-time rule): decide without building the range */
+      xrange rg;
+      rc = range_of(c, &c->e->nodes[args[i]], &rg);
+      if (rc) break;
+      int found = range_contains(&rg, &l.v);
+      truth = code == C_IN ? found : !found;
+      break;
+    }
     rc = ev(c, args[i], &r);
     if (rc) break;
-    int code = args[n->n + i - 1];
     int res = 0;
     if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
       int64_t a = l.v.u.i, b = r.v.u.i;

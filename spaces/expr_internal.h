@@ -48,8 +48,11 @@ typedef struct xnode {
   mpt_value k;       /* X_CONST (owned by the expression) */
 } xnode;
 
+typedef struct xfast xfast;
+
 struct mpt_expr {
   char *src;
+  xfast *fast;       /* numeric register program (expr_fast.c), NULL when the expression needs more */
   xnode *nodes;
   int32_t n_nodes, cap_nodes;
   int32_t *args;
@@ -111,5 +114,15 @@ int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *l
             mpt_error *err);
 /* constant folding of subtrees without variables; never fails (errors stay for run time) */
 void xe_fold(mpt_expr *e);
+
+/* ---- expr_fast.c: typed register program for numeric expressions ---- */
+enum { XF_PK_INT, XF_PK_BOOL, XF_PK_FLOAT, XF_PK_INTBOOL };
+xfast *xf_compile(const mpt_expr *e);  /* NULL when not applicable */
+void xf_free(xfast *f);
+/* 0: result in *iout or *fout (*is_float) with its Python kind XF_PK_*; 1: use the general evaluator */
+int xf_run(const xfast *f, const mpt_value *vars, int *is_float, int *pykind, double *fout, int64_t *iout);
+
+/* ---- expr.c: test hook (tests/expr_driver.c): 0 disables the fast path, to compare both paths ---- */
+void xe_set_fast(int on);
 
 #endif

@@ -944,6 +944,47 @@ static int resolve(P *p, int ni, int height) {
   }
 }
 
+/* range() is materialized as a list, so it is accepted only where a list and a range behave the same
+ * in Python (as the whole expression, the argument of list/len/sum/one-argument min and max, the
+ * iterable of a comprehension, the last right operand of `in`, an indexed value); elsewhere
+ * (`range(3) == [0, 1, 2]`, `range(3) * 2`) Python's answer would differ, so it is an error. */
+static int check_ranges(P *p, int ni, int allowed) {
+  if (ni < 0) return 0;
+  const xnode *n = &p->e->nodes[ni];
+  const int32_t *args = p->e->args + n->first;
+  switch (n->op) {
+  case X_CALL:
+    if (n->slot == B_RANGE && !allowed)
+      return fail(p, MPT_ERR_PARSE, n->col,
+                  "range() is only supported as a whole expression, in list(), len(), sum(), min(), max(), after 'in', "
+                  "indexed, or as the iterable of a comprehension%s", "");
+    for (int i = 0; i < n->n; i++) {
+      int ok = (n->slot == B_LIST || n->slot == B_LEN || (n->slot == B_SUM && i == 0) ||
+                ((n->slot == B_MIN || n->slot == B_MAX) && n->n == 1));
+      if (check_ranges(p, args[i], ok)) return -1;
+    }
+    return 0;
+  case X_COMP:
+    if (check_ranges(p, n->b, 1) || check_ranges(p, n->a, 0)) return -1;
+    for (int i = 0; i < n->n; i++)
+      if (check_ranges(p, args[i], 0)) return -1;
+    return 0;
+  case X_CMP:
+    for (int i = 0; i < n->n; i++) {
+      int ok = i == n->n - 1 && (args[n->n + i - 1] == C_IN || args[n->n + i - 1] == C_NOTIN);
+      if (check_ranges(p, args[i], ok)) return -1;
+    }
+    return 0;
+  case X_INDEX:
+    return check_ranges(p, n->a, 1) || check_ranges(p, n->b, 0) ? -1 : 0;
+  default:
+    if (check_ranges(p, n->a, 0) || check_ranges(p, n->b, 0) || check_ranges(p, n->c, 0)) return -1;
+    for (int i = 0; i < n->n; i++)
+      if (check_ranges(p, args[i], 0)) return -1;
+    return 0;
+  }
+}
+
 int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, int *column, mpt_error *err) {
   P p;
   memset(&p, 0, sizeof p);
@@ -969,7 +1010,7 @@ int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names
       if (root >= 0) {
         e->root = root;
         /* resolve iteratively-deep chains: resolve() recursion is bounded by its height check */
-        if (resolve(&p, root, 0) >= 0) rc = 0;
+        if (resolve(&p, root, 0) >= 0 && check_ranges(&p, root, 1) == 0) rc = 0;
       }
     }
   }

@@ -485,7 +485,7 @@ int xv_float_pow(double iv, double iw, double *r, mpt_error *err) {
 
 int xv_int_pow(int64_t a, int64_t b, mpt_value *out, mpt_error *err) {
   if (b < 0) {
-    double r;
+    double r = 0.0;
     int rc = xv_float_pow((double)a, (double)b, &r, err);
     if (rc) return rc;
     *out = mpt_value_float(r);
@@ -615,7 +615,7 @@ int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt
   if (is_num(l) && is_num(r)) {
     double a = l->kind == MPT_V_FLOAT ? l->u.f : (double)l->u.i;
     double b = r->kind == MPT_V_FLOAT ? r->u.f : (double)r->u.i;
-    double x;
+    double x = 0.0;
     switch (op) {
     case X_ADD: *out = mpt_value_float(a + b); return 0;
     case X_SUB: *out = mpt_value_float(a - b); return 0;

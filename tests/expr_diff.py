@@ -12,7 +12,8 @@ outcome of such a case is OverflowError, exactly where mptune reports it (nothin
 a complex result (negative float ** fractional power) is expected as ValueError: mptune has no complex.
 
 The driver also runs with --bool (mpt_expr_eval_bool, the constraint hot path), which must give
-bool(result) for every successful case and the same exception class otherwise.
+bool(result) for every successful case and the same exception class otherwise, and both again with
+--slow (numeric register program disabled), which must print exactly the same.
 
 usage: expr_diff.py DRIVER [N] [SEED]
 """
@@ -59,8 +60,15 @@ def _mul(x, y):
     return x * y
 
 
+def _shl(x, y):
+    """x << y; a shift that cannot fit int64 is OverflowError at once (Python would try to build it)"""
+    if isinstance(x, int) and isinstance(y, int) and x != 0 and y >= 64:
+        raise OverflowError('int64')
+    return x << y
+
+
 class Checked(ast.NodeTransformer):
-    """wraps every operator and call result in _chk(...); `*` goes through _mul"""
+    """wraps every operator and call result in _chk(...); `*` goes through _mul, `<<` through _shl"""
 
     def _wrap(self, node):
         self.generic_visit(node)
@@ -68,8 +76,9 @@ class Checked(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, ast.Mult):
-            node = ast.copy_location(ast.Call(func=ast.Name('_mul', ast.Load()), args=[node.left, node.right],
+        if isinstance(node.op, (ast.Mult, ast.LShift)):
+            fn = '_mul' if isinstance(node.op, ast.Mult) else '_shl'
+            node = ast.copy_location(ast.Call(func=ast.Name(fn, ast.Load()), args=[node.left, node.right],
                                               keywords=[]), node)
         return ast.copy_location(ast.Call(func=ast.Name('_chk', ast.Load()), args=[node], keywords=[]), node)
 
@@ -87,6 +96,7 @@ def py_eval(src):
     env['L'], env['E'], env['F'], env['M'] = [1, 2, 3], [], [1.5, -2, True, 'x'], [[1, 2], [3]]
     env['_chk'] = _chk
     env['_mul'] = _mul
+    env['_shl'] = _shl
     env['__builtins__'] = BUILTINS
     try:
         v = eval(compile(tree, '<expr>', 'eval'), env)
@@ -230,7 +240,9 @@ class Gen:
         if r == 9:
             return 'bool(' + self.gen('any', d) + ')'
         if r == 10:
-            return self.gen('int', d) + ' in range(' + self.r.choice(['5', '-3, 4', '10, 0, -2', 'a', 'b, a']) + ')'
+            # always parenthesized: mptune accepts range() only where it behaves as a list would
+            return '(' + self.gen('int', d) + ' ' + self.r.choice(['in', 'not in']) + ' range(' + self.r.choice(
+                ['5', '-3, 4', '10, 0, -2', 'a', 'b, a', '10**5', '-10**5, 10**5, 7', 'z, 9, t', '1, 10, 0']) + '))'
         return self.par(self.gen('list', d)) + ' ' + self.cmp_op() + ' ' + self.par(self.gen('list', d))
 
     def g_str(self, d):
@@ -292,7 +304,10 @@ FIXED = [
     'round(1e300)', 'int(1e19)', 'int(-1e18)', 'round(123.456, -1)', 'round(-0.0)', 'round(0.5, 0)',
     'round(-2.5, 0)', 'round(5e-324, 400)', 'round(1.5e300, -300)', 'round(1.7e308, -308)', "int('-0')",
     "[c for c in 'hello' if c != 'l']", "'ell' in 'hello'", "'' in 'abc'", '[] in [[]]', "[1, [2]] == [1, [2.0]]",
-    "max([[1, 2], [1, 3]])", "min('b', 'a', 'c')", 'sorted', 'x', 'foo(1)',
+    "max([[1, 2], [1, 3]])", "min('b', 'a', 'c')", 'len(range(10**15))', 'len(range(-5, 10**18, 3))',
+    '[x for x in range(10**12) if x < 3][-1]' if False else 'sum([x for x in range(-10, 10, 3)])',
+    '2.0 in range(5)', '2.5 in range(5)', "'a' in range(5)", '10**13 in range(0, 10**14, 10**13)',
+    'range(5)[-2]', 'max(range(3, 9, 2))', 'list(range(5)) == [0, 1, 2, 3, 4]', 'range(3)', '[range(3)][0]' if False else '1', 'sorted', 'x', 'foo(1)',
     "'ab' * 134217729", '[0] * 16777217', '[0, 1] * 8388609',
 ]
 
@@ -311,19 +326,24 @@ def main():
             seen.add(e)
             exprs.append(e)
     inp = '\n'.join(exprs) + '\n'
-    out = subprocess.run([driver], input=inp, capture_output=True, text=True, timeout=600)
-    outb = subprocess.run([driver, '--bool'], input=inp, capture_output=True, text=True, timeout=600)
-    if out.returncode != 0 or outb.returncode != 0:
-        print('driver failed:', out.returncode, outb.returncode, out.stderr[-2000:], outb.stderr[-2000:])
-        return 1
-    got = out.stdout.split('\n')[:-1]
-    gotb = outb.stdout.split('\n')[:-1]
-    if len(got) != len(exprs) or len(gotb) != len(exprs):
-        print('driver printed %d/%d lines for %d expressions' % (len(got), len(gotb), len(exprs)))
-        return 1
+    runs = {}
+    for mode in ('', '--bool', '--slow', '--slow --bool'):
+        out = subprocess.run([driver] + mode.split(), input=inp, capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            print('driver %s failed (%d): %s' % (mode, out.returncode, out.stderr[-2000:]))
+            return 1
+        runs[mode] = out.stdout.split('\n')[:-1]
+        if len(runs[mode]) != len(exprs):
+            print('driver %s printed %d lines for %d expressions' % (mode, len(runs[mode]), len(exprs)))
+            return 1
     mismatches = []
     stats = {}
-    for e, c, cb in zip(exprs, got, gotb):
+    for k, e in enumerate(exprs):
+        c, cb = runs[''][k], runs['--bool'][k]
+        if runs['--slow'][k] != c or runs['--slow --bool'][k] != cb:
+            mismatches.append((e + '   [fast vs general path]', c + ' / ' + cb,
+                               runs['--slow'][k] + ' / ' + runs['--slow --bool'][k]))
+            continue
         expect, v = py_eval(e)
         key = expect.split(' ', 1)[0] if expect.startswith('OK') else expect
         stats[key] = stats.get(key, 0) + 1

@@ -3,11 +3,13 @@
  * for Python) and prints one line each: "OK <repr>" or "ERR <ExceptionClass>" (SyntaxError for compile
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
- * mpt_expr_eval_bool instead, to check the hot path against the general one. */
+ * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
+ * register program (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr.h"
+#include "spaces/expr_internal.h" /* xe_set_fast: test hook */
 
 static int build_vars(mpt_value *v) {
   v[0] = mpt_value_int(3);      /* a */
@@ -40,7 +42,11 @@ static void err_class(const mpt_error *err, int code, char *out, size_t cap) {
 }
 
 int main(int argc, char **argv) {
-  int as_bool = argc > 1 && strcmp(argv[1], "--bool") == 0;
+  int as_bool = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--bool")) as_bool = 1;
+    else if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
+  }
   mpt_value vars[N_NAMES];
   if (build_vars(vars)) {
     fprintf(stderr, "expr_driver: cannot build the variables\n");

@@ -284,6 +284,21 @@ static void test_builtins(void **state) {
   OK("str(2.5)", "'2.5'");
   OK("str(L)", "'[1, 2, 3]'");
   OK("max(x * x for x in range(-4, 3))", "16");
+  /* range() is lazy where it can be, and accepted only where it behaves like a list */
+  OK("len(range(10**15))", "1000000000000000");
+  OK("len(range(10, -10**18, -7))", "142857142857142859");
+  OK("10**13 in range(0, 10**14, 10**13)", "True");
+  OK("10**13 + 1 in range(0, 10**14, 10**13)", "False");
+  OK("-4 in range(10, -10, -7)", "True");
+  OK("2.0 in range(5)", "True");
+  OK("2.5 not in range(5)", "True");
+  OK("'a' in range(5)", "False");
+  OK("[x for x in range(10**6) if x % 250000 == 3]", "[3, 250003, 500003, 750003]");
+  OK("range(5)[-2]", "3");
+  OK("range(3)", "[0, 1, 2]");
+  OK("sum(range(101))", "5050");
+  ERR("len(range(0, 10**12, 0))", "ValueError");
+  ERR("list(range(10**12))", "MemoryError");
 }
 
 static void test_t1_expressions(void **state) {
@@ -370,6 +385,10 @@ static void test_compile_errors(void **state) {
   expect_compile_error("s.upper()", MPT_ERR_PARSE, 1, "attribute");
   expect_compile_error("1 2", MPT_ERR_PARSE, 2, "unexpected '2'");
   expect_compile_error("a and or b", MPT_ERR_PARSE, 6, "unexpected 'or'");
+  expect_compile_error("range(3) == [0, 1, 2]", MPT_ERR_PARSE, 0, "range() is only supported");
+  expect_compile_error("a * range(3)", MPT_ERR_PARSE, 4, "range() is only supported");
+  expect_compile_error("1 in range(3) == L", MPT_ERR_PARSE, 5, "range() is only supported");
+  expect_compile_error("max(range(3), L)", MPT_ERR_PARSE, 4, "range() is only supported");
   /* deep nesting is an error, not a stack overflow */
   char deep[4000];
   memset(deep, '(', 1000);
