@@ -1,13 +1,53 @@
 /* coordinator/progress.c: the progress line (see coordinator/progress.h). */
 #include "coordinator/progress.h"
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* Under mpiexec (or srun) a rank's stderr is a pipe to the launcher, which copies it byte for byte to
+ * its own stderr: the line is a terminal's when the launcher's is. Walks up to 4 ancestors. */
+static int launcher_on_terminal(void) {
+  pid_t pid = getppid();
+  for (int depth = 0; depth < 4 && pid > 1; depth++) {
+    char path[64], comm[64] = "", buf[512];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
+    fclose(f);
+    if (strncmp(comm, "mpiexec", 7) == 0 || strncmp(comm, "mpirun", 6) == 0 || strncmp(comm, "srun", 4) == 0) {
+      snprintf(path, sizeof path, "/proc/%d/fd/2", (int)pid);
+      ssize_t n = readlink(path, buf, sizeof buf - 1);
+      if (n <= 0) return 0;
+      buf[n] = '\0';
+      return strncmp(buf, "/dev/pts/", 9) == 0 || strncmp(buf, "/dev/tty", 8) == 0;
+    }
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid); /* "pid (comm) state ppid ..." */
+    f = fopen(path, "r");
+    if (!f) return 0;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *close = strrchr(buf, ')');
+    int ppid = 0;
+    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1) return 0;
+    pid = (pid_t)ppid;
+  }
+  return 0;
+}
+
+int mpt_progress_terminal(FILE *f) {
+  if (!f) return 0;
+  if (isatty(fileno(f))) return 1;
+  return f == stderr && launcher_on_terminal();
+}
 
 void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t budget, double time_budget,
                        int64_t done0, double now) {
   p->f = f;
   p->off = mode == MPT_PROGRESS_OFF || !f;
-  p->tty = mode == MPT_PROGRESS_TTY || (mode == MPT_PROGRESS_AUTO && f && isatty(fileno(f)));
+  p->tty = mode == MPT_PROGRESS_TTY || (mode == MPT_PROGRESS_AUTO && mpt_progress_terminal(f));
   p->budget = budget;
   p->time_budget = time_budget;
   p->done0 = done0;

@@ -1,6 +1,6 @@
 /* coordinator/progress.h: the progress line on stderr: evaluations done / budget, valid / failed, best
- * so far, evaluations per second, ETA. Redrawn in place (\r) on a terminal; periodic plain lines (every
- * 5 s or 10 % of the budget) otherwise. */
+ * so far, evaluations per second, ETA. Redrawn in place (\r) on a terminal (also when stderr goes
+ * through mpiexec to one); periodic plain lines (every 5 s or 10 % of the budget) otherwise. */
 #ifndef MPT_PROGRESS_H
 #define MPT_PROGRESS_H
 #include <stdint.h>
@@ -22,6 +22,9 @@ typedef struct mpt_progress {
   int64_t last_done;     /* done count of the last line drawn (-1: none) */
   double interval;       /* plain-line period (s) */
 } mpt_progress;
+
+/* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */
+int mpt_progress_terminal(FILE *f);
 
 void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t budget, double time_budget,
                        int64_t done0, double now);

@@ -629,6 +629,21 @@ def t_time():
         check(el < 20, f"time budget of 2 s took {el:.0f} s")
         q = mpirun(2, "tune", T1, "--time", 2, "--simulate", A100, "--log", log, "--resume")
         check(q.returncode != 0 and "finished" in q.stderr, "a run stopped by its time budget is finished")
+        # on a terminal (through mpiexec's forwarding) the progress line is redrawn in place
+        script = shutil.which("script")
+        log2 = os.path.join(tmp, "tty.h5")
+        cmd = f"{MPIEXEC} -n 2 {MPTUNE} tune {T1} --budget 20 --simulate {A100} --simulate-delay 0.01 --log {log2}"
+        if script:
+            r = subprocess.run([script, "-qec", cmd, "/dev/null"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               timeout=60, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            if r.returncode == 0 and os.path.exists(log2):
+                out = r.stdout.decode(errors="replace")
+                check("\033[K" in out and "progress:" not in out and "20/20 evaluations" in out,
+                      f"progress on a terminal is not redrawn in place: {out[-500:]!r}")
+            else:
+                print("SKIPPED: the terminal progress check (script(1) could not run here)")
+        else:
+            print("SKIPPED: the terminal progress check (no script(1))")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -70,6 +70,15 @@ static void test_tty(void **state) {
   assert_non_null(strstr(buf, "10/100 evaluations"));
 }
 
+static void test_terminal(void **state) {
+  (void)state;
+  char buf[64];
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  assert_int_equal(mpt_progress_terminal(f), 0); /* a memory stream is no terminal */
+  fclose(f);
+  assert_int_equal(mpt_progress_terminal(NULL), 0);
+}
+
 static void test_off(void **state) {
   (void)state;
   char buf[256] = "";
@@ -99,7 +108,7 @@ static void test_signals(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_format), cmocka_unit_test(test_lines), cmocka_unit_test(test_tty),
+    cmocka_unit_test(test_format), cmocka_unit_test(test_lines), cmocka_unit_test(test_tty), cmocka_unit_test(test_terminal),
     cmocka_unit_test(test_off),    cmocka_unit_test(test_signals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
