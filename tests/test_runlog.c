@@ -516,6 +516,88 @@ static void test_export_roundtrip(void **state) {
   assert_non_null(strstr(err.msg, "no/such/dir"));
 }
 
+/* string, float, bool and int parameters: replay matching, the log's parameter tables, the T4 export's
+ * JSON types, and the round trip */
+static void test_mixed_types(void **state) {
+  fixture *f = *state;
+  const char *t1 =
+    "{\"General\": {\"BenchmarkName\": \"mixed\"}, \"ConfigurationSpace\": {\"TuningParameters\": ["
+    "{\"Name\": \"method\", \"Type\": \"string\", \"Values\": \"['fast', 'exact', 'x y']\"},"
+    "{\"Name\": \"scale\", \"Type\": \"float\", \"Values\": \"[0.5, 1.0, 2.25]\"},"
+    "{\"Name\": \"flag\", \"Type\": \"bool\", \"Values\": \"[True, False]\"},"
+    "{\"Name\": \"n\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}],"
+    "\"Conditions\": [{\"Expression\": \"n == 1 or method == 'fast'\", \"Parameters\": [\"n\", \"method\"]}]}}";
+  mpt_problem *p;
+  mpt_space *s;
+  mpt_error err;
+  int rc = mpt_problem_parse(t1, "mixed.json", &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_space_build(p, &s, &err), 0);
+  assert_int_equal(mpt_space_size(s), 3 * 3 * 2 * 1 + 1 * 3 * 2 * 1); /* n=1: all; n=2: only fast */
+  /* a Kernel Tuner cache with all of them, values as Kernel Tuner writes them */
+  char path[400], log_path[400], t4[400];
+  snprintf(path, sizeof path, "%s/mixed_cache.json", f->tmpdir);
+  FILE *fp = fopen(path, "w");
+  fprintf(fp, "{\"tune_params_keys\": [\"method\", \"scale\", \"flag\", \"n\"], \"cache\": {");
+  int k = 0;
+  for (int64_t id = 0; id < mpt_space_size(s); id++) {
+    int idx[4];
+    mpt_space_config(s, id, idx);
+    const mpt_param *pp = p->params;
+    fprintf(fp, "%s\"%lld\": {\"method\": \"%s\", \"scale\": %s, \"flag\": %s, \"n\": %d, \"time\": %s, \"compile_time\": 1.5}",
+            k++ ? "," : "", (long long)id, pp[0].values[idx[0]].u.s, idx[1] == 0 ? "0.5" : idx[1] == 1 ? "1" : "2.25",
+            idx[2] == 0 ? "true" : "false", (int)pp[3].values[idx[3]].u.i,
+            id % 4 == 1 ? "\"CompilationFailedConfig\"" : (id == 2 ? "0.125" : "3.5"));
+  }
+  fprintf(fp, "}}");
+  fclose(fp);
+  mpt_replay *r, *back;
+  rc = mpt_replay_load(path, s, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(r), mpt_space_size(s));
+  assert_true(mpt_replay_optimum(r) == 0.125);
+  /* log every record, export, load the export */
+  snprintf(log_path, sizeof log_path, "%s/mixed.h5", f->tmpdir);
+  snprintf(t4, sizeof t4, "%s/mixed_T4.json", f->tmpdir);
+  mpt_run_meta m = test_meta(p);
+  mpt_runlog *log;
+  assert_int_equal(mpt_runlog_create(log_path, s, &m, &log, &err), 0);
+  for (int64_t id = mpt_space_size(s) - 1; id >= 0; id--) {
+    mpt_obs o = *mpt_replay_get(r, id);
+    assert_int_equal(mpt_runlog_append(log, &o, 1, &err), 0);
+  }
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_export_t4(log_path, t4, &err), 0);
+  rc = mpt_replay_load(t4, s, &back, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(back), mpt_space_size(s));
+  for (int64_t id = 0; id < mpt_space_size(s); id++) {
+    const mpt_obs *a = mpt_replay_get(r, id), *b = mpt_replay_get(back, id);
+    assert_int_equal(a->status, b->status);
+    if (a->status == MPT_STATUS_OK) assert_true(a->objective == b->objective);
+  }
+  /* the export writes strings as strings, floats and ints as numbers, bools as booleans */
+  fp = fopen(t4, "r");
+  char buf[65536];
+  size_t len = fread(buf, 1, sizeof buf - 1, fp);
+  buf[len] = '\0';
+  fclose(fp);
+  assert_non_null(strstr(buf, "\"method\":\t\"x y\""));
+  assert_non_null(strstr(buf, "\"scale\":\t2.25"));
+  assert_non_null(strstr(buf, "\"flag\":\ttrue"));
+  assert_non_null(strstr(buf, "\"n\":\t2"));
+  mpt_replay_free(r);
+  mpt_replay_free(back);
+  /* the stored tables match the problem: a resume is accepted */
+  assert_int_equal(mpt_runlog_open(log_path, s, &log, &err), 0);
+  mpt_runlog_close(log);
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_create_append_read),
@@ -525,6 +607,7 @@ int main(void) {
     cmocka_unit_test(test_sigkill),
     cmocka_unit_test(test_torn_record),
     cmocka_unit_test(test_export_roundtrip),
+    cmocka_unit_test(test_mixed_types),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
