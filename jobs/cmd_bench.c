@@ -272,7 +272,11 @@ static void make_labels(bench_space *sp, int n) {
   for (int i = 0; i < n && common; i++) memmove(sp[i].label, sp[i].label + common, strlen(sp[i].label + common) + 1);
   for (int i = 0; i < n; i++)
     for (int j = 0; j < i; j++)
-      if (!strcmp(sp[i].label, sp[j].label)) snprintf(sp[i].label, sizeof sp[i].label, "%s#%d", sp[j].label, i);
+      if (!strcmp(sp[i].label, sp[j].label)) {
+        char tmp[sizeof sp[i].label + 16];
+        snprintf(tmp, sizeof tmp, "%s#%d", sp[j].label, i);
+        snprintf(sp[i].label, sizeof sp[i].label, "%.*s", (int)sizeof sp[i].label - 1, tmp);
+      }
 }
 
 static int file_exists(const char *p) {
