@@ -3,7 +3,9 @@
  * workers open their evaluator bound to their node-local device; a go/no-go makes every rank exit
  * together on any error; then rank 0 runs the coordinator loop and the workers the worker loop. Rank 0
  * owns the run log: create (or --resume), device table, one flushed record per evaluation, finish
- * reason, optional T4 export. `collect` is a brute-force run over the whole valid set. */
+ * reason, optional T4 export. `collect` is a brute-force run over the whole valid set.
+ * Test hook: with MPT_TRACE_APPENDS=FILE the coordinator appends "id status" to FILE after each record
+ * is flushed to the log (the SIGKILL test checks that every traced record survives). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
