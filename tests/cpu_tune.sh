@@ -86,8 +86,8 @@ assert best["objective"] < dflt, "the best configuration is not faster than the 
 EOF
 
 # ---- (2) failures: every configuration of the failing kernel ----
-MPT_CPU_MEMORY_LIMIT_MB=256 "$MPIEXEC" -n 3 "$MPTUNE" tune "$MPT_SOURCE_DIR/tests/kernels/failing.json" \
-  --strategy brute_force --budget 14 --timeout 1 --log "$tmp/fail.h5" >"$tmp/fout.txt" 2>&1 \
+MPT_CPU_MEMORY_LIMIT_MB=64 "$MPIEXEC" -n 3 "$MPTUNE" tune "$MPT_SOURCE_DIR/tests/kernels/failing.json" \
+  --strategy brute_force --budget 14 --timeout 2 --log "$tmp/fail.h5" >"$tmp/fout.txt" 2>&1 \
   || { cat "$tmp/fout.txt"; exit 1; }
 grep -qE '^stopped: (evaluation budget reached|every configuration evaluated)' "$tmp/fout.txt" || { cat "$tmp/fout.txt"; exit 1; }
 "$PYTHON" - "$tmp/fail.h5" <<'EOF'
