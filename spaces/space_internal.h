@@ -42,6 +42,15 @@ struct mpt_space {
 /* hash slot probe for a packed key; row index or -1 */
 int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key);
 
+/* A box: per parameter a list of candidate value indices (ascending, within range). */
+typedef struct mpt_box {
+  int *n;
+  const int **v;
+} mpt_box;
+/* Visits every valid id whose value indices all lie in the box, in ascending id order, until visit()
+ * returns nonzero. 0 or MPT_ERR_NOMEM. */
+int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx);
+
 /* fills emin/emax/lmin/lmax/logok; 0 or MPT_ERR_NOMEM */
 int mpt_space__prepare_encoding(mpt_space *s);
 

@@ -80,38 +80,33 @@ static int centre_ok(const mpt_space *s, const int *c) {
   return 1;
 }
 
-/* ---- box query: every valid configuration with idx[p] in cand[p] (lists sorted ascending) ---- */
+/* ---- box query: every valid configuration with idx[p] in a candidate list per parameter ---- */
 
-typedef struct box {
-  int *n;       /* per parameter: number of candidate values (1..3) */
-  int (*v)[3];  /* per parameter: the candidates, ascending */
-} box;
+typedef struct boxq {
+  const mpt_space *s;
+  const mpt_box *bx;
+  int nf, *fn, *it;      /* free parameters: number of candidate positions, odometer */
+  int **fp;              /* their candidate positions in allowed[] (ascending) */
+  int (*visit)(void *, int64_t);
+  void *ctx;
+  int stop;
+} boxq;
 
-/* free-part enumeration for one row: appends ids in ascending order */
-static void box_emit_row(const mpt_space *s, const box *bx, int64_t row, int64_t skip, idbuf *out) {
-  int nf = s->n_free;
+/* free-part enumeration for one row: visits ids in ascending order */
+static void box_emit_row(boxq *Q, int64_t row) {
+  const mpt_space *s = Q->s;
+  int nf = Q->nf;
   if (nf == 0) {
-    if (row != skip) ib_push(out, row);
+    if (Q->visit(Q->ctx, row)) Q->stop = 1;
     return;
   }
-  int fp[nf][3], fn[nf], it[nf];
-  for (int k = 0; k < nf; k++) {
-    int x = s->freep[k];
-    fn[k] = 0;
-    for (int t = 0; t < bx->n[x]; t++) {
-      int j = s->pos[x][bx->v[x][t]];
-      if (j >= 0) fp[k][fn[k]++] = j;
-    }
-    if (!fn[k]) return;
-  }
-  memset(it, 0, sizeof it);
+  memset(Q->it, 0, sizeof(int) * (size_t)nf);
   for (;;) {
     int64_t sfx = 0;
-    for (int k = 0; k < nf; k++) sfx += (int64_t)fp[k][it[k]] * s->fstride[s->freep[k]];
-    int64_t id = row * s->q + sfx;
-    if (id != skip) ib_push(out, id);
+    for (int k = 0; k < nf; k++) sfx += (int64_t)Q->fp[k][Q->it[k]] * s->fstride[s->freep[k]];
+    if (Q->visit(Q->ctx, row * s->q + sfx)) { Q->stop = 1; return; }
     int k = nf - 1;
-    while (k >= 0 && ++it[k] == fn[k]) it[k--] = 0;
+    while (k >= 0 && ++Q->it[k] == Q->fn[k]) Q->it[k--] = 0;
     if (k < 0) break;
   }
 }
@@ -120,48 +115,69 @@ static inline uint64_t shr(uint64_t x, int sh) { return sh >= 64 ? 0 : x >> sh; 
 
 /* single-word rows are sorted with the first constrained parameter in the highest bits, so the rows that
  * share the values of con[0..k] form a contiguous range: narrow it parameter by parameter */
-static void box_rec(const mpt_space *s, const box *bx, int k, int64_t lo, int64_t hi, uint64_t prefix, int64_t skip,
-                    idbuf *out) {
+static void box_rec(boxq *Q, int k, int64_t lo, int64_t hi, uint64_t prefix) {
+  const mpt_space *s = Q->s;
   if (k == s->n_con) {
-    for (int64_t r = lo; r < hi; r++) box_emit_row(s, bx, r, skip, out);
+    for (int64_t r = lo; r < hi && !Q->stop; r++) box_emit_row(Q, r);
     return;
   }
   int x = s->con[k], sh = s->fshift[x];
   if (s->fmask[x] == 0) { /* single-valued parameter: no field, nothing to narrow */
-    box_rec(s, bx, k + 1, lo, hi, prefix, skip, out);
+    box_rec(Q, k + 1, lo, hi, prefix);
     return;
   }
   const uint64_t *rows = s->rows;
-  for (int t = 0; t < bx->n[x]; t++) {
-    uint64_t target = prefix | ((uint64_t)bx->v[x][t] << sh);
+  const int *cv = Q->bx->v[x];
+  for (int t = 0; t < Q->bx->n[x] && !Q->stop && lo < hi; t++) {
+    uint64_t target = prefix | ((uint64_t)cv[t] << sh);
     uint64_t want = shr(target, sh);
     int64_t a = lo, b = hi;
     while (a < b) { /* first row with prefix >= want */
       int64_t m = a + (b - a) / 2;
       if (shr(rows[m], sh) < want) a = m + 1; else b = m;
     }
-    if (a == hi || shr(rows[a], sh) != want) continue;
+    if (a == hi || shr(rows[a], sh) != want) { lo = a; continue; }
     int64_t e = a + 1, f = hi;
     while (e < f) { /* first row with prefix > want */
       int64_t m = e + (f - e) / 2;
       if (shr(rows[m], sh) <= want) e = m + 1; else f = m;
     }
-    box_rec(s, bx, k + 1, a, e, target, skip, out);
+    box_rec(Q, k + 1, a, e, target);
     lo = e; /* candidates ascend: the next range starts after this one */
   }
 }
 
-static void box_query(const mpt_space *s, const box *bx, int64_t skip, idbuf *out) {
-  int nc = s->n_con, W = s->words;
-  if (W == 1) {
-    if (s->n_rows > 0) box_rec(s, bx, 0, 0, s->n_rows, 0, skip, out);
-    return;
+int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx) {
+  if (s->size == 0) return 0;
+  int nc = s->n_con, W = s->words, nf = s->n_free, rc = 0;
+  boxq Q = {s, bx, nf, NULL, NULL, NULL, visit, ctx, 0};
+  int total = 0;
+  for (int k = 0; k < nf; k++) total += bx->n[s->freep[k]];
+  int *mem = malloc(sizeof(int) * (size_t)(2 * nf + total + 1));
+  int **fp = malloc(sizeof(int *) * (size_t)(nf + 1));
+  if (!mem || !fp) { free(mem); free(fp); return MPT_ERR_NOMEM; }
+  Q.fn = mem;
+  Q.it = mem + nf;
+  Q.fp = fp;
+  int *cur = mem + 2 * nf;
+  for (int k = 0; k < nf; k++) {
+    int x = s->freep[k];
+    fp[k] = cur;
+    Q.fn[k] = 0;
+    for (int t = 0; t < bx->n[x]; t++) {
+      int j = s->pos[x][bx->v[x][t]];
+      if (j >= 0) cur[Q.fn[k]++] = j;
+    }
+    cur += Q.fn[k];
+    if (!Q.fn[k]) goto out; /* no allowed value of a free parameter: empty */
   }
   double pc = 1;
   for (int k = 0; k < nc; k++) pc *= bx->n[s->con[k]];
-  if (pc == 0) return;
-  if (pc <= 256 || pc * 16 <= (double)s->n_rows * (nc ? nc : 1)) {
-    /* probe every combination of the constrained parameters (file order, last fastest: rows ascend) */
+  if (pc == 0) goto out;
+  if (W == 1) {
+    box_rec(&Q, 0, 0, s->n_rows, 0);
+  } else if (pc <= 256 || pc * 16 <= (double)s->n_rows * (nc ? nc : 1)) {
+    /* probe every combination of the constrained parameters (key order: rows ascend) */
     int it[nc + 1];
     uint64_t key[W];
     memset(it, 0, sizeof it);
@@ -172,26 +188,45 @@ static void box_query(const mpt_space *s, const box *bx, int64_t skip, idbuf *ou
         key[s->fword[x]] |= (uint64_t)bx->v[x][it[k]] << s->fshift[x];
       }
       int64_t row = nc ? mpt_space__find_row(s, key) : 0;
-      if (row >= 0) box_emit_row(s, bx, row, skip, out);
+      if (row >= 0) box_emit_row(&Q, row);
+      if (Q.stop) break;
       int k = nc - 1;
       while (k >= 0 && ++it[k] == bx->n[s->con[k]]) it[k--] = 0;
       if (k < 0) break;
     }
-    return;
-  }
-  /* scan the rows */
-  for (int64_t r = 0; r < s->n_rows; r++) {
-    const uint64_t *row = s->rows + (size_t)r * (size_t)W;
-    int ok = 1;
-    for (int k = 0; k < nc && ok; k++) {
-      int x = s->con[k];
-      int v = (int)((row[s->fword[x]] >> s->fshift[x]) & s->fmask[x]);
-      const int *cv = bx->v[x];
-      int n = bx->n[x];
-      ok = (v == cv[0]) || (n > 1 && v == cv[1]) || (n > 2 && v == cv[2]);
+  } else { /* scan the rows */
+    size_t tot = 0, off[nc + 1];
+    for (int k = 0; k < nc; k++) { off[k] = tot; tot += (size_t)s->nv[s->con[k]]; }
+    uint8_t *mark = calloc(tot + 1, 1);
+    if (!mark) { rc = MPT_ERR_NOMEM; goto out; }
+    for (int k = 0; k < nc; k++)
+      for (int t = 0; t < bx->n[s->con[k]]; t++) mark[off[k] + (size_t)bx->v[s->con[k]][t]] = 1;
+    for (int64_t r = 0; r < s->n_rows && !Q.stop; r++) {
+      const uint64_t *row = s->rows + (size_t)r * (size_t)W;
+      int ok = 1;
+      for (int k = 0; k < nc && ok; k++) {
+        int x = s->con[k];
+        ok = mark[off[k] + ((row[s->fword[x]] >> s->fshift[x]) & s->fmask[x])];
+      }
+      if (ok) box_emit_row(&Q, r);
     }
-    if (ok) box_emit_row(s, bx, r, skip, out);
+    free(mark);
   }
+out:
+  free(mem);
+  free(fp);
+  return rc;
+}
+
+typedef struct collect_ctx {
+  idbuf *out;
+  int64_t skip;
+} collect_ctx;
+
+static int visit_box_collect(void *ctx, int64_t id) {
+  collect_ctx *c = ctx;
+  if (id != c->skip) ib_push(c->out, id);
+  return 0;
 }
 
 /* ---- ring search: valid configurations at L1 index distance exactly r ---- */
@@ -279,7 +314,9 @@ int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kin
     case MPT_NB_STRICTLY_ADJACENT:
     case MPT_NB_ADJACENT: {
       int bn[d], bv[d][3];
-      box bx = {bn, bv};
+      const int *bp[d];
+      mpt_box bx = {bn, bp};
+      for (int p = 0; p < d; p++) bp[p] = bv[p];
       for (int p = 0; p < d; p++) {
         int c = idx[p], n = 0;
         int lo = -1, hi = -1;
@@ -290,12 +327,14 @@ int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kin
           for (int v = c - 1; v >= 0; v--) if (s->present[p][v]) { lo = v; break; }
           for (int v = c + 1; v < s->nv[p]; v++) if (s->present[p][v]) { hi = v; break; }
         }
-        if (lo >= 0) bx.v[p][n++] = lo;
-        bx.v[p][n++] = c;
-        if (hi >= 0) bx.v[p][n++] = hi;
+        if (lo >= 0) bv[p][n++] = lo;
+        bv[p][n++] = c;
+        if (hi >= 0) bv[p][n++] = hi;
         bx.n[p] = n;
       }
-      box_query(s, &bx, self, &out);
+      collect_ctx cc = {&out, self};
+      int rc = mpt_space__box(s, &bx, visit_box_collect, &cc);
+      if (rc) { ib_free(&out); return rc; }
       return ib_finish(&out, ids, cap, 1);
     }
     case MPT_NB_HAMMING: {

@@ -359,6 +359,48 @@ static void test_sampling(void **state) {
   unload(&l);
 }
 
+/* mean over parameters with 2+ values: strata (of n) covered by the sample / strata holding a value that
+ * occurs in the valid set; a value counts for its first still uncovered stratum */
+static void possible_strata(const mpt_space *s, int n, int *possible) {
+  int d = mpt_space_dims(s);
+  for (int p = 0; p < d; p++) {
+    int V = mpt_space_n_values(s, p);
+    uint8_t *pres = calloc((size_t)V, 1);
+    for (int64_t id = 0; id < mpt_space_size(s); id++) pres[mpt_space_value_index(s, id, p)] = 1;
+    possible[p] = 0;
+    for (int t = 0; t < n; t++) {
+      int lo = (int)((int64_t)t * V / n), hi = (int)((int64_t)(t + 1) * V / n - 1), ok = 0;
+      if (hi < lo) hi = lo;
+      for (int x = lo; x <= hi; x++) ok |= pres[x];
+      possible[p] += ok;
+    }
+    free(pres);
+  }
+}
+
+static double strata_coverage(const mpt_space *s, const int64_t *ids, int n, const int *possible) {
+  int d = mpt_space_dims(s), cnt = 0;
+  double tot = 0;
+  for (int p = 0; p < d; p++) {
+    int V = mpt_space_n_values(s, p);
+    if (V < 2) continue;
+    uint8_t *u = calloc((size_t)n, 1);
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+      int v = mpt_space_value_index(s, ids[i], p);
+      for (int t = 0; t < n; t++) {
+        int lo = (int)((int64_t)t * V / n), hi = (int)((int64_t)(t + 1) * V / n - 1);
+        if (hi < lo) hi = lo;
+        if (v >= lo && v <= hi && !u[t]) { u[t] = 1; c++; break; }
+      }
+    }
+    tot += (double)c / possible[p];
+    cnt++;
+    free(u);
+  }
+  return tot / cnt;
+}
+
 static void test_lhs_strata(void **state) {
   (void)state;
   /* unconstrained: every stratum of every parameter is used exactly once */
@@ -384,17 +426,30 @@ static void test_lhs_strata(void **state) {
     for (int k = 0; k < 10; k++) assert_int_equal(used[k], 1);
   }
   unload(&l);
-  /* constrained (hotspot): every block_size_y value (6 values, 6 strata) and most block_size_x strata */
-  l = load_file("paper_hotspot.json");
-  int64_t h[6];
-  mpt_rng_seed(&rng, 2);
-  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 6, h), 6);
-  check_distinct_valid(l.s, h, 6);
-  int by = mpt_problem_param_index(l.p, "block_size_y");
-  int seen[6] = {0};
-  for (int i = 0; i < 6; i++) seen[mpt_space_value_index(l.s, h[i], by)]++;
-  for (int k = 0; k < 6; k++) assert_int_equal(seen[k], 1);
-  unload(&l);
+  /* constrained spaces: the share of the strata that hold a value present in the valid set which the
+   * sample covers, for LHS against uniform random samples of the same size (10 seeds each) */
+  const char *files[] = {"paper_hotspot.json", "paper_prl_8x8.json", "convolution_milo.json"};
+  for (int f = 0; f < 3; f++) {
+    l = load_file(files[f]);
+    int64_t h[12];
+    int possible[32];
+    possible_strata(l.s, 12, possible);
+    double c_lhs = 0, c_rand = 0;
+    for (int seed = 0; seed < 10; seed++) {
+      mpt_rng_seed(&rng, (uint64_t)seed);
+      assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 12, h), 12);
+      check_distinct_valid(l.s, h, 12);
+      c_lhs += strata_coverage(l.s, h, 12, possible);
+      assert_int_equal(mpt_space_sample_random(l.s, &rng, 12, h), 12);
+      c_rand += strata_coverage(l.s, h, 12, possible);
+    }
+    c_lhs /= 10;
+    c_rand /= 10;
+    if (c_lhs < 0.8 || c_lhs < c_rand + 0.1) fprintf(stderr, "%s: LHS coverage %.3f, random %.3f\n", files[f], c_lhs, c_rand);
+    assert_true(c_lhs >= 0.8);
+    assert_true(c_lhs >= c_rand + 0.1);
+    unload(&l);
+  }
 }
 
 static void test_encoding(void **state) {
