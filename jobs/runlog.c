@@ -304,7 +304,9 @@ static hid_t make_ses_type(void) {
 static hid_t make_fapl(void) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_sieve_buf_size(fapl, 0);  /* raw data straight to the file, in the order written */
-  H5Pset_file_locking(fapl, 1, 1); /* lock against a second writer; go on where the file system cannot */
+  /* no HDF5 file lock: the writer would lock readers out (h5py, mptune export) for the whole run. A reader
+   * needs none: appends change no metadata, and every other change comes as a new file by rename */
+  H5Pset_file_locking(fapl, 0, 1);
   return fapl;
 }
 
@@ -861,7 +863,7 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
   H5Pclose(fapl);
   if (log->file < 0) {
     free_log(log);
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (or another process has it open for writing)", path);
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (HDF5 can not open it)", path);
   }
   char *fmt = attr_read_str(log->file, "mptune_format");
   int ok = fmt && strcmp(fmt, FORMAT_NAME) == 0;
