@@ -291,15 +291,147 @@ int mpt_space__rings(const mpt_space *s, const int *c, int rmin, int64_t budget,
   return rc; /* 0 found at *radius, 1 nothing at any radius, -1 budget exhausted */
 }
 
-static int64_t l1(const int *a, const int *b, int d) {
-  int64_t t = 0;
-  for (int i = 0; i < d; i++) t += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
-  return t;
-}
 
 static int visit_collect(void *ctx, int64_t id) {
   ib_push((idbuf *)ctx, id);
   return 1;
+}
+
+/* free parameters at a fixed remaining distance: ids of one row in ascending order */
+typedef struct fdist {
+  const mpt_space *s;
+  const int *c;
+  const int64_t *minrest; /* minrest[k]: smallest distance free params k.. can contribute */
+  idbuf *out;
+} fdist;
+
+static void free_at(const fdist *F, int k, int64_t base, int64_t rem) {
+  const mpt_space *s = F->s;
+  if (k == s->n_free) {
+    if (rem == 0) ib_push(F->out, base);
+    return;
+  }
+  int x = s->freep[k];
+  for (int j = 0; j < s->n_allowed[x]; j++) {
+    int v = s->allowed[x][j];
+    int64_t dd = v > F->c[x] ? v - F->c[x] : F->c[x] - v;
+    if (dd + F->minrest[k + 1] > rem) continue;
+    free_at(F, k + 1, base + (int64_t)j * s->fstride[x], rem - dd);
+  }
+}
+
+/* branch and bound over the sorted single-word rows: runs of equal values of con[k] within a prefix range,
+ * nearest first, pruned when the distance so far plus the free parameters' least contribution exceeds the
+ * best found */
+typedef struct idscan {
+  const mpt_space *s;
+  const int *c;
+  int64_t best, best_f, second_gap;
+  const int64_t *minrest;
+  idbuf *out;
+} idscan;
+
+typedef struct run { int64_t a, e, dd; } run;
+static int cmp_run(const void *x, const void *y) {
+  const run *p = x, *q = y;
+  return p->dd < q->dd ? -1 : p->dd > q->dd;
+}
+
+static void id_rec(idscan *S, int k, int64_t lo, int64_t hi, int64_t acc) {
+  const mpt_space *s = S->s;
+  if (acc + S->best_f > S->best) return;
+  if (k == s->n_con) {
+    for (int64_t r = lo; r < hi; r++) {
+      int64_t t = acc + S->best_f;
+      if (t == 0) t = S->second_gap;
+      if (t == INT64_MAX || t > S->best) continue;
+      if (t < S->best) { S->best = t; S->out->n = 0; }
+      fdist F = {s, S->c, S->minrest, S->out};
+      free_at(&F, 0, r * s->q, S->best - acc);
+    }
+    return;
+  }
+  int x = s->con[k], sh = s->fshift[x];
+  if (s->fmask[x] == 0) { id_rec(S, k + 1, lo, hi, acc); return; }
+  const uint64_t *rows = s->rows;
+  run stack_runs[64], *runs = stack_runs;
+  int cap = 64, n = 0;
+  for (int64_t r = lo; r < hi;) {
+    uint64_t want = shr(rows[r], sh);
+    int64_t step = 1, a = r + 1, e;
+    while (a < hi && shr(rows[a], sh) == want) { a = r + step; step *= 2; if (a >= hi) a = hi; }
+    /* the run ends in (previous probe, a]: binary search for the first row with a larger prefix */
+    int64_t b0 = r + 1, b1 = a;
+    while (b0 < b1) {
+      int64_t m = b0 + (b1 - b0) / 2;
+      if (shr(rows[m], sh) <= want) b0 = m + 1; else b1 = m;
+    }
+    e = b0;
+    if (n == cap) {
+      run *nr = malloc(sizeof(run) * (size_t)cap * 2);
+      if (!nr) { S->out->oom = 1; break; }
+      memcpy(nr, runs, sizeof(run) * (size_t)n);
+      if (runs != stack_runs) free(runs);
+      runs = nr;
+      cap *= 2;
+    }
+    int v = (int)(want & s->fmask[x]);
+    runs[n].a = r;
+    runs[n].e = e;
+    runs[n].dd = v > S->c[x] ? v - S->c[x] : S->c[x] - v;
+    n++;
+    r = e;
+  }
+  qsort(runs, (size_t)n, sizeof(run), cmp_run);
+  for (int i = 0; i < n; i++) id_rec(S, k + 1, runs[i].a, runs[i].e, acc + runs[i].dd);
+  if (runs != stack_runs) free(runs);
+}
+
+/* index distance by one pass over the packed rows: the distance of a row's constrained fields plus the
+ * best the (independent) free parameters can add */
+static int index_distance_scan(const mpt_space *s, const int *c, idbuf *out) {
+  int nf = s->n_free, W = s->words;
+  int64_t minrest[nf + 1], best_f = 0, second_gap = INT64_MAX;
+  minrest[nf] = 0;
+  for (int k = nf - 1; k >= 0; k--) {
+    int x = s->freep[k];
+    int64_t m1 = INT64_MAX, m2 = INT64_MAX;
+    for (int j = 0; j < s->n_allowed[x]; j++) {
+      int v = s->allowed[x][j];
+      int64_t dd = v > c[x] ? v - c[x] : c[x] - v;
+      if (dd < m1) { m2 = m1; m1 = dd; } else if (dd < m2) m2 = dd;
+    }
+    minrest[k] = minrest[k + 1] + m1;
+    if (m2 != INT64_MAX && m2 - m1 < second_gap) second_gap = m2 - m1;
+  }
+  best_f = minrest[0]; /* the free parameters' smallest contribution; next one: best_f + second_gap */
+  if (W == 1) {
+    idscan S = {s, c, INT64_MAX, best_f, second_gap, minrest, out};
+    id_rec(&S, 0, 0, s->n_rows, 0);
+    return out->oom ? MPT_ERR_NOMEM : 0;
+  }
+  int64_t best = INT64_MAX;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t r = 0; r < s->n_rows; r++) {
+      const uint64_t *row = s->rows + (size_t)r * (size_t)W;
+      int64_t dc = 0;
+      for (int k = 0; k < s->n_con; k++) {
+        int x = s->con[k];
+        int v = (int)((row[s->fword[x]] >> s->fshift[x]) & s->fmask[x]);
+        dc += v > c[x] ? v - c[x] : c[x] - v;
+      }
+      if (pass == 0) {
+        int64_t t = dc + best_f;
+        if (t == 0) t = second_gap == INT64_MAX ? INT64_MAX : second_gap;
+        if (t < best) best = t;
+      } else if (dc <= best) {
+        fdist F = {s, c, minrest, out};
+        free_at(&F, 0, r * s->q, best - dc);
+      }
+    }
+    if (best == INT64_MAX) break; /* no other valid configuration */
+  }
+  return out->oom ? MPT_ERR_NOMEM : 0;
 }
 
 int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kind kind, int64_t *ids,
@@ -357,24 +489,15 @@ int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kin
     }
     case MPT_NB_INDEX_DISTANCE: {
       int radius = 0;
-      int64_t budget = s->size / 2 + 256;
+      /* rings of radius 1 (and part of 2) by probing the hash index, then branch and bound on the rows */
+      int64_t budget = 64 + 8 * (int64_t)d;
       int rc = mpt_space__rings(s, idx, 1, budget, visit_collect, &out, &radius);
       if (rc == MPT_ERR_NOMEM) { ib_free(&out); return rc; }
-      if (rc < 0) { /* scan every id */
+      if (rc < 0) { /* scan the rows */
         out.n = 0;
-        int ib[64];
-        int *cfg = d <= 64 ? ib : malloc(sizeof(int) * (size_t)d);
-        if (!cfg) { ib_free(&out); return MPT_ERR_NOMEM; }
-        int64_t best = INT64_MAX;
-        for (int64_t id = 0; id < s->size; id++) {
-          mpt_space_config(s, id, cfg);
-          int64_t t = l1(cfg, idx, d);
-          if (t == 0 || t > best) continue;
-          if (t < best) { best = t; out.n = 0; }
-          ib_push(&out, id);
-        }
-        if (cfg != ib) free(cfg);
-        return ib_finish(&out, ids, cap, 1);
+        rc = index_distance_scan(s, idx, &out);
+        if (rc) { ib_free(&out); return rc; }
+        return ib_finish(&out, ids, cap, 0);
       }
       return ib_finish(&out, ids, cap, 0);
     }
