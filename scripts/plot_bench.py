@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """scripts/plot_bench.py: the plot of `mptune bench`: best found versus evaluations, median line and
-interquartile band per strategy, one panel per space, the expected best of random search (exact,
-E_random) dashed and the optimum dotted.
+interquartile band per strategy (variants NAME:key=value in their base strategy's colour, another line
+style), one panel per space (y axis from about 20 evaluations on), the expected best of random
+search (exact E_random) dash-dotted and the optimum dotted.
 
 usage: /usr/bin/python3 scripts/plot_bench.py CURVES.csv OUT.png   (CURVES.csv as written by mptune bench)
 """
@@ -47,22 +48,32 @@ def main(argv):
     cols = min(3, len(spaces))
     nrows = math.ceil(len(spaces) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
-    cmap = plt.get_cmap("tab20" if len(strategies) > 10 else "tab10")
+    # one colour per base strategy; its variants (NAME:key=value) share it with another line style
+    bases = []
+    for st in strategies:
+        if st.split(":")[0] not in bases:
+            bases.append(st.split(":")[0])
+    cmap = plt.get_cmap("tab10" if len(bases) <= 10 else "tab20")
+    styles = ["-", "--", ":", "-."]
+    style = {}
+    for st in strategies:
+        base = st.split(":")[0]
+        n = sum(1 for s in style if s.split(":")[0] == base)
+        style[st] = (cmap(bases.index(base) % cmap.N), styles[n % len(styles)])
     for i, sp in enumerate(spaces):
         ax = axes[i // cols][i % cols]
-        for j, st in enumerate(strategies):
+        for st in strategies:
             if (sp, st) not in data:
                 continue
             k, med, q25, q75 = data[(sp, st)]
-            c = cmap(j % cmap.N)
-            ax.plot(k, med, color=c, lw=1.3, label=st)
-            ax.fill_between(k, q25, q75, color=c, alpha=0.15, lw=0)
+            c, ls = style[st]
+            ax.plot(k, med, color=c, ls=ls, lw=1.3, label=st)
+            ax.fill_between(k, q25, q75, color=c, alpha=0.15 if len(strategies) <= 6 else 0.07, lw=0)
         ek, ev, opt = ref[sp]
-        ax.plot(ek, ev, color="black", ls="--", lw=1.0, label="E[random] (exact)")
-        ax.axhline(opt, color="black", ls=":", lw=0.8, label="optimum")
-        lo = opt * 0.98
-        hi = max(ev[min(len(ev) - 1, 9)], opt * 1.05)  # the curves after ~10 evaluations
-        ax.set_ylim(lo, hi)
+        ax.plot(ek, ev, color="black", ls="-.", lw=1.6, label="E[random] (exact)")
+        ax.axhline(opt, color="grey", ls=":", lw=1.0, label="optimum")
+        hi = max(ev[min(len(ev) - 1, 19)] * 1.05, opt * 1.05)  # the curves from ~20 evaluations on
+        ax.set_ylim(opt * 0.98, hi)
         ax.set_title(sp)
         ax.set_xlabel("evaluations")
         ax.set_ylabel("best found (median, IQR)")
