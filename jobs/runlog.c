@@ -836,6 +836,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   int64_t size = mpt_space_size(space), cap = 1024;
   if (meta->budget > 0) cap = meta->budget + 16;
   if (cap > size + 16) cap = size + 16;
+  if (cap > 16384) cap = 16384; /* 23 MB; a longer run grows by doubling */
   int rc = rewrite(log, 0, cap, err);
   if (rc < 0) { free_log(log); return rc; }
   *out = log;

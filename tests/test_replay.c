@@ -309,6 +309,15 @@ static void test_bad_files(void **state) {
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_IO);
   assert_non_null(strstr(err.msg, path));
   assert_null(r);
+  /* a directory: opens, but can not be read */
+  assert_int_equal(mpt_replay_load(f->tmpdir, f->s, &r, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, f->tmpdir));
+  assert_null(r);
+  /* empty */
+  snprintf(path, sizeof path, "%s/empty.json", f->tmpdir);
+  write_file(path, "");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, path));
   /* not JSON */
   snprintf(path, sizeof path, "%s/garbage.json", f->tmpdir);
   write_file(path, "this is not json");
