@@ -29,9 +29,13 @@ static double cpu_seconds(void) {
          1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-static void count_obs(mpt_coord_result *r, const mpt_obs *o) {
+static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o) {
   if (o->status == MPT_STATUS_CANCELLED) return;
   r->done++;
+  if (o->id == c->default_id) {
+    r->default_seen = 1;
+    r->default_objective = mpt_obs_valid(o) ? o->objective : NAN;
+  }
   if (mpt_obs_valid(o)) {
     r->valid++;
     if (!isfinite(r->best) || o->objective < r->best) {
@@ -54,7 +58,7 @@ static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
     return 0;
   }
   mpt_strategy_tell(s->c->strategy, o, 1);
-  count_obs(s->r, o);
+  count_obs(s->c, s->r, o);
   s->r->new_evals++;
   if (o->t_end > o->t_start) s->r->eval_s += o->t_end - o->t_start;
   return 0;
@@ -81,6 +85,15 @@ static void cancelled_obs(mpt_obs *o, int64_t id, int rank, const char *why) {
   snprintf(o->reason, sizeof o->reason, "%s", why);
 }
 
+/* the default configuration goes first in a fresh run (so the speed-up over it can be reported);
+ * returns 1 and writes its id when it is to be dispatched now */
+static int take_default(const mpt_coord_config *c, int64_t *id) {
+  if (!c->default_first || c->default_id < 0) return 0;
+  if (mpt_strategy_reserve(c->strategy, c->default_id) != 0) return 0; /* logged or already taken */
+  *id = c->default_id;
+  return 1;
+}
+
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
@@ -94,7 +107,7 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
       return 0;
     }
     int64_t id;
-    int n = mpt_strategy_ask(c->strategy, 1, &id);
+    int n = take_default(c, &id) ? 1 : mpt_strategy_ask(c->strategy, 1, &id);
     if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration", c->strategy->type->name);
     if (n == 0) {
       exhausted = 1;
@@ -149,7 +162,9 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       int64_t room = c->budget - r->done - in_flight;
       int k = (int)(room < n_idle ? room : n_idle);
       if (k > 0) {
-        int n = mpt_strategy_ask(c->strategy, k, ids);
+        int nd = take_default(c, ids);
+        int n = k - nd > 0 ? mpt_strategy_ask(c->strategy, k - nd, ids + nd) : 0;
+        if (n >= 0) n += nd;
         if (n < 0) {
           rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations", c->strategy->type->name);
           stopping = "error";
@@ -264,6 +279,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   memset(r, 0, sizeof *r);
   r->best = NAN;
   r->best_id = -1;
+  r->default_objective = NAN;
   r->reason = "error";
   int size;
   MPI_Comm_size(c->comm, &size);
@@ -279,7 +295,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
     int64_t j = i;
     while (j < c->n_resumed && j - i < INT32_MAX && c->resumed[j].status != MPT_STATUS_CANCELLED &&
            c->resumed[j].id >= 0 && c->resumed[j].id < size_space)
-      count_obs(r, &c->resumed[j++]);
+      count_obs(c, r, &c->resumed[j++]);
     if (j > i) mpt_strategy_tell(c->strategy, c->resumed + i, (int)(j - i));
     i = j > i ? j : i + 1; /* skip the record that ended the run */
   }

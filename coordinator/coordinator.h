@@ -29,6 +29,8 @@ typedef struct mpt_coord_config {
                                   record them as cancelled (a second signal cancels at once) */
   const mpt_obs *resumed;      /* observations already in the log (resume); cancelled ones are ignored */
   int64_t n_resumed;
+  int64_t default_id;          /* the problem's default configuration (-1: none); its result is reported */
+  int default_first;           /* evaluate default_id before anything else when it is not logged yet */
   mpt_coord_record_fn record;
   void *record_ctx;
   mpt_progress_mode progress;
@@ -50,6 +52,8 @@ typedef struct mpt_coord_result {
   double cpu_s;                /* CPU time of the coordinator process during the loop (getrusage) */
   double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
   int n_workers;
+  int default_seen;            /* default_id was evaluated (this session or logged) */
+  double default_objective;    /* its objective (NAN when it failed) */
 } mpt_coord_result;
 
 /* Runs the loop on rank 0. Always ends by sending STOP to every worker (status 0, or 1 on error).

@@ -388,6 +388,8 @@ static int run(int argc, char **argv, int collect) {
     cc.grace_s = a.grace_s;
     cc.resumed = resumed;
     cc.n_resumed = n_resumed;
+    cc.default_id = mpt_space_default_id(space);
+    cc.default_first = !collect; /* a tuning run measures the default first: the baseline of its speed-up */
     cc.record = record_obs;
     cc.record_ctx = &rctx;
     cc.progress = a.progress;
@@ -426,6 +428,16 @@ static int run(int argc, char **argv, int collect) {
       mpt_space_format(space, res.best_id, cfg, sizeof cfg);
       printf("best: %s\n", cfg);
       printf("objective: %.6g\n", res.best);
+      if (res.default_seen && isfinite(res.default_objective)) {
+        mpt_space_format(space, cc.default_id, cfg, sizeof cfg);
+        printf("default: %s\n", cfg);
+        printf("default objective: %.6g\n", res.default_objective);
+        if (res.best > 0) printf("speed-up over default: %.2fx\n", res.default_objective / res.best);
+      } else if (res.default_seen) {
+        printf("default: failed (%s configuration did not produce a valid measurement)\n", "the default");
+      } else if (cc.default_id < 0) {
+        printf("default: not a valid configuration of the space (no speed-up reported)\n");
+      }
     } else {
       printf("best: none (no valid configuration among %lld evaluations)\n", (long long)res.done);
     }

@@ -314,6 +314,13 @@ void mpt_strategy_destroy(mpt_strategy *s) {
   free(s);
 }
 
+int mpt_strategy_reserve(mpt_strategy *s, int64_t id) {
+  if (mpt_strategy_is_seen(s, id)) return MPT_ERR_VALUE;
+  s->seen[id] = 1;
+  s->n_seen++;
+  return 0;
+}
+
 int mpt_strategy_is_seen(const mpt_strategy *s, int64_t id) {
   if (id < 0 || id >= mpt_space_size(s->space)) return 1;
   return s->seen[id] != 0;

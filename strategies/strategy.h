@@ -66,6 +66,9 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
 /* Asks for up to n candidates; the base layer marks them seen and guarantees they are distinct, valid
  * and never seen before. Returns the number written (0 when the space is exhausted), <0 on error. */
 int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids);
+/* Marks id as taken without asking the strategy (the caller evaluates it itself, e.g. the problem's
+ * default configuration first, and tells its observation later). 0, or <0 when already seen/invalid. */
+int mpt_strategy_reserve(mpt_strategy *s, int64_t id);
 /* Tells observations (also for warm starting from a log before the first ask). */
 void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
 void mpt_strategy_destroy(mpt_strategy *s);
