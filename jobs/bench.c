@@ -61,16 +61,15 @@ int mpt_bench_ref_from_replay(mpt_bench_ref *ref, const mpt_space *space, const 
 void mpt_bench_ref_free(mpt_bench_ref *ref) {
   if (!ref) return;
   free(ref->sorted);
+  free(ref->expected);
   memset(ref, 0, sizeof *ref);
 }
 
 double mpt_bench_optimum(const mpt_bench_ref *ref) { return ref->sorted[0]; }
 double mpt_bench_worst(const mpt_bench_ref *ref) { return ref->sorted[ref->n_valid - 1]; }
 
-double mpt_bench_expected_random(const mpt_bench_ref *ref, int64_t k) {
+static double expected_random(const mpt_bench_ref *ref, int64_t k) {
   int64_t N = ref->n, V = ref->n_valid;
-  if (k < 1) k = 1;
-  if (k > N) k = N;
   double lc = log_choose((double)N, (double)k), e = 0, mass = 0;
   /* P(best = y_j) = C(N-j, k-1) / C(N, k) decreases with j: stop once it underflows */
   for (int64_t j = 1; j <= V; j++) {
@@ -88,6 +87,24 @@ double mpt_bench_expected_random(const mpt_bench_ref *ref, int64_t k) {
   }
   /* mass is 1 up to rounding (hockey-stick identity); dividing removes the rounding from e */
   return mass > 0 ? e / mass : ref->sorted[V - 1];
+}
+
+double mpt_bench_expected_random(const mpt_bench_ref *ref, int64_t k) {
+  if (k < 1) k = 1;
+  if (k > ref->n) k = ref->n;
+  if (k <= ref->n_expected) return ref->expected[k - 1];
+  return expected_random(ref, k);
+}
+
+int mpt_bench_ref_tabulate(mpt_bench_ref *ref, int64_t kmax, mpt_error *err) {
+  if (kmax > ref->n) kmax = ref->n;
+  if (kmax <= ref->n_expected) return 0;
+  double *t = realloc(ref->expected, (size_t)kmax * sizeof *t);
+  if (!t) return mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
+  for (int64_t k = ref->n_expected + 1; k <= kmax; k++) t[k - 1] = expected_random(ref, k);
+  ref->expected = t;
+  ref->n_expected = kmax;
+  return 0;
 }
 
 double mpt_bench_score_at(const mpt_bench_ref *ref, int64_t k, double best_k) {

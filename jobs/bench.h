@@ -27,6 +27,8 @@ typedef struct mpt_bench_ref {
   int64_t n;        /* N: configurations random search draws from (the space's valid set) */
   int64_t n_valid;  /* V: those with a valid objective, V >= 1 */
   double *sorted;   /* the V valid objectives, ascending */
+  double *expected; /* E_random(k) for k = 1..n_expected (mpt_bench_ref_tabulate), else NULL */
+  int64_t n_expected;
 } mpt_bench_ref;
 
 /* From n configurations and the valid objectives among them (any order, n_valid >= 1, n_valid <= n,
@@ -39,8 +41,10 @@ int mpt_bench_ref_from_replay(mpt_bench_ref *ref, const mpt_space *space, const 
 void mpt_bench_ref_free(mpt_bench_ref *ref);
 double mpt_bench_optimum(const mpt_bench_ref *ref);  /* y_1 */
 double mpt_bench_worst(const mpt_bench_ref *ref);    /* y_V */
-/* E_random(k), exact, for 1 <= k <= N (k > N is treated as N). */
+/* E_random(k), exact, for 1 <= k <= N (k > N is treated as N); O(V) lgamma calls unless tabulated. */
 double mpt_bench_expected_random(const mpt_bench_ref *ref, int64_t k);
+/* Tabulates E_random(1..kmax) so that later calls are lookups (scoring thousands of runs). */
+int mpt_bench_ref_tabulate(mpt_bench_ref *ref, int64_t kmax, mpt_error *err);
 
 /* The term of one k: (E_random(k) - b) / (E_random(k) - optimum), b = best(k) (INFINITY or NAN = no
  * valid observation yet = y_V). NAN when E_random(k) equals the optimum. */

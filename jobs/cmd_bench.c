@@ -79,6 +79,7 @@ static void usage(FILE *f) {
     "  --budget N       evaluations per run (default 220)\n"
     "  --batch B        rounds of ask(B) then tell of all B (default 1): batched strategies\n"
     "  --seed S         base seed (default 1): repeat r of every strategy and space uses S + r\n"
+    "  --step K         score terms every K evaluations (default 20, as below)\n"
     "  --out DIR        where curves.csv, runs.csv, summary.csv and bench.png go (default bench-out;\n"
     "                   created if missing)\n"
     "  --no-plot        skip the PNG (scripts/plot_bench.py through $PYTHON or /usr/bin/python3; the\n"
@@ -320,6 +321,7 @@ static int setup_spaces(const bench_args *a, bench_space *sp, bench_problem *pr,
       return mpt_error_set(err, MPT_ERR_IO, "--space: %s is not a regular file", sp[i].data_path);
     int rc = mpt_replay_load(sp[i].data_path, pr[k].s, &sp[i].replay, err);
     if (!rc) rc = mpt_bench_ref_from_replay(&sp[i].ref, pr[k].s, sp[i].replay, err);
+    if (!rc) rc = mpt_bench_ref_tabulate(&sp[i].ref, a->budget, err);
     if (rc) return mpt_error_prefix(err, "--space %s", sp[i].data_path);
   }
   make_labels(sp, a->n_space_args);

@@ -148,6 +148,12 @@ static void test_expected_random_monte_carlo(void **state) {
       if (fabs(mean - e) > 5 * se + 1e-9 * e)
         fail_msg("replay %d k=%d: Monte Carlo %.6g +- %.2g vs exact %.6g", q, ks[c], mean, se, e);
     }
+    /* the tabulated values are the same numbers */
+    double direct[221];
+    for (int k = 1; k <= 220; k++) direct[k] = mpt_bench_expected_random(&ref, k);
+    assert_int_equal(mpt_bench_ref_tabulate(&ref, 200, &err), 0);
+    assert_int_equal(ref.n_expected, 200);
+    for (int k = 1; k <= 220; k++) assert_true(mpt_bench_expected_random(&ref, k) == direct[k]);
     /* E_random decreases with k towards the optimum */
     for (int k = 2; k <= 220; k++)
       assert_true(mpt_bench_expected_random(&ref, k) <= mpt_bench_expected_random(&ref, k - 1) + 1e-12);
