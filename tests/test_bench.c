@@ -27,7 +27,7 @@
 typedef struct fixture {
   mpt_problem *p;
   mpt_space *s;
-  mpt_replay *a100, *w6600;
+  mpt_replay *a100, *a6000;
 } fixture;
 
 static int setup(void **state) {
@@ -41,8 +41,8 @@ static int setup(void **state) {
   if (mpt_problem_load(path, &f->p, &err) || mpt_space_build(f->p, &f->s, &err)) goto fail;
   snprintf(path, sizeof path, "%s/brute-forced/convolution_A100_T4.json.gz", dir);
   if (mpt_replay_load(path, f->s, &f->a100, &err)) goto fail;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_W6600_T4.json.gz", dir);
-  if (mpt_replay_load(path, f->s, &f->w6600, &err)) goto fail;
+  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", dir);
+  if (mpt_replay_load(path, f->s, &f->a6000, &err)) goto fail;
   *state = f;
   return 0;
 fail:
@@ -53,7 +53,7 @@ fail:
 static int teardown(void **state) {
   fixture *f = *state;
   mpt_replay_free(f->a100);
-  mpt_replay_free(f->w6600);
+  mpt_replay_free(f->a6000);
   mpt_space_free(f->s);
   mpt_problem_free(f->p);
   free(f);
@@ -106,10 +106,11 @@ static void test_expected_random_enumeration(void **state) {
   mpt_bench_ref_free(&ref);
 }
 
-/* Monte Carlo of random search without replacement over a real space (W6600 has failed configs) */
+/* Monte Carlo of random search without replacement over real spaces (A100 and A6000 have 161 and 473
+ * configurations without a valid objective) */
 static void test_expected_random_monte_carlo(void **state) {
   fixture *f = *state;
-  const mpt_replay *reps[2] = {f->a100, f->w6600};
+  const mpt_replay *reps[2] = {f->a100, f->a6000};
   for (int q = 0; q < 2; q++) {
     mpt_bench_ref ref;
     mpt_error err;
@@ -166,7 +167,7 @@ static void test_score_optimum_first_and_worst(void **state) {
   fixture *f = *state;
   mpt_bench_ref ref;
   mpt_error err;
-  assert_int_equal(mpt_bench_ref_from_replay(&ref, f->s, f->w6600, &err), 0);
+  assert_int_equal(mpt_bench_ref_from_replay(&ref, f->s, f->a6000, &err), 0);
   double *best = malloc(220 * sizeof *best);
   for (int i = 0; i < 220; i++) best[i] = mpt_bench_optimum(&ref);
   for (int k = 20; k <= 220; k += 20) assert_near(mpt_bench_score_at(&ref, k, best[k - 1]), 1.0, 1e-12);
@@ -199,22 +200,23 @@ static void test_run_brute_force_trace(void **state) {
   mpt_bench_ref ref;
   mpt_bench_run run;
   mpt_error err;
-  assert_int_equal(mpt_bench_ref_from_replay(&ref, f->s, f->w6600, &err), 0);
-  assert_int_equal(mpt_bench_run_strategy(f->s, f->w6600, "brute_force", NULL, 0, 1, 100, 7, &run, &err), 0);
-  assert_int_equal(run.n_evals, 100);
-  assert_int_equal(run.n_asks, 15); /* 14 x 7 + 2 */
+  assert_int_equal(mpt_bench_ref_from_replay(&ref, f->s, f->a6000, &err), 0);
+  assert_int_equal(mpt_bench_run_strategy(f->s, f->a6000, "brute_force", NULL, 0, 1, 1000, 7, &run, &err), 0);
+  assert_int_equal(run.n_evals, 1000);
+  assert_int_equal(run.n_asks, 143); /* 142 x 7 + 6 */
   double best = INFINITY;
   int64_t failed = 0;
-  for (int i = 0; i < 100; i++) {
+  for (int i = 0; i < 1000; i++) {
     assert_int_equal(run.ids[i], i); /* brute force walks ids in order */
-    const mpt_obs *o = mpt_replay_get(f->w6600, i);
+    const mpt_obs *o = mpt_replay_get(f->a6000, i);
     if (o && mpt_obs_valid(o)) { if (o->objective < best) best = o->objective; }
     else failed++;
     assert_true(run.best[i] == best || (isinf(best) && isinf(run.best[i])));
   }
   assert_int_equal(run.n_failed, failed);
-  double s = mpt_bench_score(&ref, run.best, run.n_evals, 100, 20), manual = 0;
-  for (int k = 20; k <= 100; k += 20) manual += mpt_bench_score_at(&ref, k, run.best[k - 1]) / 5;
+  assert_true(failed > 0); /* the trace covers failed evaluations */
+  double s = mpt_bench_score(&ref, run.best, run.n_evals, 1000, 20), manual = 0;
+  for (int k = 20; k <= 1000; k += 20) manual += mpt_bench_score_at(&ref, k, run.best[k - 1]) / 50;
   assert_near(s, manual, 1e-12);
   mpt_bench_run_free(&run);
   mpt_bench_ref_free(&ref);
@@ -222,7 +224,7 @@ static void test_run_brute_force_trace(void **state) {
 
 static void test_random_scores_near_zero(void **state) {
   fixture *f = *state;
-  const mpt_replay *reps[2] = {f->a100, f->w6600};
+  const mpt_replay *reps[2] = {f->a100, f->a6000};
   for (int q = 0; q < 2; q++) {
     mpt_bench_ref ref;
     mpt_error err;
@@ -252,14 +254,14 @@ static void test_run_properties_and_determinism(void **state) {
   const char *names[] = {"ga", "sa", "random"};
   for (int n = 0; n < 3; n++) {
     mpt_bench_run a, b;
-    assert_int_equal(mpt_bench_run_strategy(f->s, f->w6600, names[n], NULL, 0, 7, 120, 4, &a, &err), 0);
-    assert_int_equal(mpt_bench_run_strategy(f->s, f->w6600, names[n], NULL, 0, 7, 120, 4, &b, &err), 0);
+    assert_int_equal(mpt_bench_run_strategy(f->s, f->a6000, names[n], NULL, 0, 7, 120, 4, &a, &err), 0);
+    assert_int_equal(mpt_bench_run_strategy(f->s, f->a6000, names[n], NULL, 0, 7, 120, 4, &b, &err), 0);
     assert_int_equal(a.n_evals, 120);
     assert_memory_equal(a.ids, b.ids, 120 * sizeof(int64_t));
     int64_t failed = 0;
     for (int i = 0; i < 120; i++) {
       for (int j = 0; j < i; j++) assert_true(a.ids[i] != a.ids[j]);
-      const mpt_obs *o = mpt_replay_get(f->w6600, a.ids[i]);
+      const mpt_obs *o = mpt_replay_get(f->a6000, a.ids[i]);
       if (!o || !mpt_obs_valid(o)) failed++;
       if (i) assert_true(a.best[i] <= a.best[i - 1]);
     }
