@@ -143,19 +143,49 @@ int xv_float_repr(double d, char *buf, int cap) {
   } else if (d == 0.0) {
     snprintf(out, sizeof out, "%s", signbit(d) ? "-0.0" : "0.0");
   } else {
-    /* shortest round-trip digits: %.{p-1}e for the smallest p that reads back as d */
-    char e[48];
-    for (int p = 1; p <= 17; p++) {
-      snprintf(e, sizeof e, "%.*e", p - 1, d);
-      if (strtod(e, NULL) == d) break;
-    }
+    /* shortest round-trip digits (what Python's repr gives): for p = 1..17 the correctly rounded p
+     * digits (%.{p-1}e), or, next to a power of two where the rounding interval is lopsided, the
+     * p-digit neighbour one unit above or below */
     char digits[24];
-    int nd = 0, neg = 0;
-    const char *q = e;
-    if (*q == '-') { neg = 1; q++; }
-    for (; *q && *q != 'e'; q++)
-      if (*q >= '0' && *q <= '9') digits[nd++] = *q;
-    int exp10 = atoi(q + 1);
+    int nd = 0, neg = signbit(d) != 0, exp10 = 0;
+    for (int p = 1; p <= 17; p++) {
+      char e[48];
+      snprintf(e, sizeof e, "%.*e", p - 1, fabs(d));
+      nd = 0;
+      const char *q = e;
+      for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9') digits[nd++] = *q;
+      digits[nd] = '\0';
+      exp10 = atoi(q + 1);
+      if (strtod(e, NULL) == fabs(d) || p == 17) break;
+      int found = 0;
+      for (int dir = 1; dir >= -1 && !found; dir -= 2) {
+        char cand[24];
+        int ce = exp10;
+        memcpy(cand, digits, (size_t)nd + 1);
+        int i = nd - 1;
+        if (dir > 0) {
+          while (i >= 0 && cand[i] == '9') cand[i--] = '0';
+          if (i >= 0) cand[i]++;
+          else { cand[0] = '1'; ce++; } /* 99..9 + 1 = 100..0 (p digits, one more decade) */
+        } else {
+          while (i >= 0 && cand[i] == '0') cand[i--] = '9';
+          if (i >= 0) cand[i]--;
+          if (cand[0] == '0') { /* 100..0 - 1 = 99..9, one decade less */
+            for (int j = 0; j < nd; j++) cand[j] = '9';
+            ce--;
+          }
+        }
+        char t[64];
+        snprintf(t, sizeof t, "%c.%se%d", cand[0], cand + 1, ce);
+        if (strtod(t, NULL) == fabs(d)) {
+          memcpy(digits, cand, (size_t)nd + 1);
+          exp10 = ce;
+          found = 1;
+        }
+      }
+      if (found) break;
+    }
     while (nd > 1 && digits[nd - 1] == '0') nd--;
     digits[nd] = '\0';
     int o = 0;

@@ -20,6 +20,7 @@ usage: expr_diff.py DRIVER [N] [SEED]
 import ast
 import math
 import random
+import struct
 import subprocess
 import sys
 import warnings
@@ -29,7 +30,7 @@ warnings.filterwarnings('ignore')
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 VARS = dict(a=3, b=-2, z=0, f=2.5, g=-0.5, s='ab', t=True, L=[1, 2, 3], E=[],
-            F=[1.5, -2, True, 'x'], M=[[1, 2], [3]])
+            F=[1.5, -2, True, 'x'], M=[[1, 2], [3]], n=-7, B=2**62)
 
 BUILTINS = dict(range=range, list=list, len=len, min=min, max=max, abs=abs, int=int, float=float,
                 round=round, sum=sum, bool=bool, str=str)
@@ -290,6 +291,45 @@ class Gen:
         return self.gen('list', d) + ' if ' + self.gen('bool', d) + ' else ' + self.gen('list', d)
 
 
+class NumGen(Gen):
+    """numeric expressions over the int/bool variables only: what constraints look like, and what the
+    numeric register program (spaces/expr_fast.c) compiles; includes overflow and zero divisors"""
+
+    def leaf(self, kind):
+        r = self.r.random()
+        if r < 0.45:
+            return self.r.choice(['a', 'b', 'z', 't', 'n', 'B', 'a', 'b', 'n'])
+        if r < 0.85:
+            return self.r.choice(['0', '1', '2', '3', '7', '32', '1024', '49152', 'True', 'False', '-1', '-3'])
+        return self.r.choice(['2.5', '0.5', '-1.5', '0.0', '1e300', '3.0', '0.1'])
+
+    def gen(self, kind, d):
+        if d <= 0 or self.r.random() < 0.15:
+            return self.leaf(kind)
+        r = self.r.randrange(16)
+        if r < 6:
+            return self.par(self.gen(kind, d - 1)) + ' ' + self.r.choice(
+                ['+', '-', '*', '//', '%', '*', '+', '/', '&', '|', '^', '>>', '<<']) + ' ' + self.par(self.gen(kind, d - 1))
+        if r == 6:
+            return self.par(self.gen(kind, d - 1)) + ' ** ' + self.r.choice(['0', '1', '2', '3', '-1', '-2', '0.5', 'True'])
+        if r == 7:
+            return self.r.choice(['-', '+', '~', 'not ']) + self.par(self.gen(kind, d - 1))
+        if r in (8, 9, 10):
+            parts = [self.par(self.gen(kind, d - 1)) for _ in range(self.r.choice([2, 2, 2, 3]))]
+            out = parts[0]
+            for p in parts[1:]:
+                out += ' ' + self.cmp_op() + ' ' + p
+            return out
+        if r in (11, 12):
+            return self.par(self.gen(kind, d - 1)) + ' ' + self.r.choice(['and', 'or']) + ' ' + self.par(self.gen(kind, d - 1))
+        if r == 13:
+            return self.par(self.gen(kind, d - 1)) + ' if ' + self.par(self.gen(kind, d - 1)) + ' else ' + self.par(self.gen(kind, d - 1))
+        if r == 14:
+            return self.par(self.gen(kind, d - 1)) + ' ' + self.r.choice(['in', 'not in']) + ' ' + self.r.choice(
+                ['[1, 2, 4]', '[0, 2.0, -3]', '[True]', '[]', "[1, 'a']"])
+        return self.par(self.gen(kind, d - 1)) + ' ' + self.cmp_op() + ' ' + self.par(self.gen(kind, d - 1)) + ' ' + self.cmp_op() + ' ' + self.par(self.gen(kind, d - 1))
+
+
 FIXED = [
     # documented cases and syntax errors (both sides must agree)
     '-7 // 2', '-7 % 2', '7.5 // 2', '-2**2', '2**-1', '0.0 ** -1', '0 ** -1', '1/0', '1 == 1.0', 'True + 1',
@@ -320,15 +360,40 @@ def main():
     g = Gen(rng)
     exprs = list(FIXED)
     seen = set(exprs)
+    ng = NumGen(rng)
+    while len(exprs) < n // 3:
+        e = ng.gen('int', rng.randint(1, 5))
+        if e not in seen:
+            seen.add(e)
+            exprs.append(e)
     while len(exprs) < n:
         e = g.gen(rng.choice(['int', 'int', 'float', 'bool', 'bool', 'list', 'str', 'any']), rng.randint(1, 4))
         if e not in seen and '\n' not in e:
             seen.add(e)
             exprs.append(e)
     inp = '\n'.join(exprs) + '\n'
+    # float formatting: repr of every power of two and of random doubles (all bit patterns)
+    vals = [math.ldexp(1.0, e) for e in range(-1074, 1024)]
+    while len(vals) < 60000:
+        v = struct.unpack('<d', struct.pack('<Q', rng.getrandbits(64)))[0]
+        if math.isfinite(v):
+            vals.append(v)
+    vals += [rng.uniform(-1e4, 1e4) for _ in range(10000)] + [round(rng.uniform(0, 100), rng.randint(0, 6)) for _ in range(10000)]
+    vals += [0.0, -0.0, math.inf, -math.inf, math.nan]
+    out = subprocess.run([driver, '--float-repr'], input='\n'.join(v.hex() for v in vals) + '\n',
+                         capture_output=True, text=True, timeout=600)
+    reprs = out.stdout.split('\n')[:-1]
+    bad = [(v.hex(), repr(v), r) for v, r in zip(vals, reprs) if repr(v) != r]
+    if out.returncode != 0 or len(reprs) != len(vals) or bad:
+        print('expr_diff: float repr differs from Python for %d of %d values: %s' % (len(bad), len(vals), bad[:10]))
+        return 1
+    print('expr_diff: float repr identical to Python for %d doubles' % len(vals))
+
     runs = {}
     for mode in ('', '--bool', '--slow', '--slow --bool'):
         out = subprocess.run([driver] + mode.split(), input=inp, capture_output=True, text=True, timeout=600)
+        if not mode:
+            print(out.stderr.strip())
         if out.returncode != 0:
             print('driver %s failed (%d): %s' % (mode, out.returncode, out.stderr[-2000:]))
             return 1

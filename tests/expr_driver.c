@@ -4,7 +4,8 @@
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
  * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
- * register program (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone. */
+ * register program (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone.
+ * With --float-repr each line is a C float literal (e.g. hex 0x1.8p+1) and it prints mpt_value_repr of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,13 @@ static int build_vars(mpt_value *v) {
   rc |= mpt_expr_eval_const("[]", &v[8], NULL, NULL);               /* E */
   rc |= mpt_expr_eval_const("[1.5, -2, True, 'x']", &v[9], NULL, NULL); /* F */
   rc |= mpt_expr_eval_const("[[1, 2], [3]]", &v[10], NULL, NULL);   /* M */
+  v[11] = mpt_value_int(-7);                   /* n */
+  v[12] = mpt_value_int(4611686018427387904);  /* B = 2**62 */
   return rc;
 }
 
-static const char *const names[] = {"a", "b", "z", "f", "g", "s", "t", "L", "E", "F", "M"};
-#define N_NAMES 11
+static const char *const names[] = {"a", "b", "z", "f", "g", "s", "t", "L", "E", "F", "M", "n", "B"};
+#define N_NAMES 13
 
 static void err_class(const mpt_error *err, int code, char *out, size_t cap) {
   if (code == MPT_ERR_PARSE) { snprintf(out, cap, "SyntaxError"); return; }
@@ -42,9 +45,10 @@ static void err_class(const mpt_error *err, int code, char *out, size_t cap) {
 }
 
 int main(int argc, char **argv) {
-  int as_bool = 0;
+  int as_bool = 0, float_repr = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--bool")) as_bool = 1;
+    if (!strcmp(argv[i], "--float-repr")) float_repr = 1;
+    else if (!strcmp(argv[i], "--bool")) as_bool = 1;
     else if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
   }
   mpt_value vars[N_NAMES];
@@ -58,8 +62,16 @@ int main(int argc, char **argv) {
   size_t rcap = 1 << 16;
   char *rep = malloc(rcap);
   if (!rep) return 2;
+  long n_fast = 0, n_lines = 0;
   while ((len = getline(&line, &cap, stdin)) >= 0) {
+    n_lines++;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    if (float_repr) {
+      mpt_value d = mpt_value_float(strtod(line, NULL));
+      mpt_value_repr(&d, rep, (int)rcap);
+      printf("%s\n", rep);
+      continue;
+    }
     mpt_error err;
     mpt_error_clear(&err);
     mpt_expr *e;
@@ -71,6 +83,7 @@ int main(int argc, char **argv) {
       printf("ERR %s\n", cls);
       continue;
     }
+    n_fast += e->fast != NULL;
     if (as_bool) {
       int truth;
       rc = mpt_expr_eval_bool(e, vars, &truth, &err);
@@ -101,6 +114,7 @@ int main(int argc, char **argv) {
     }
     mpt_expr_free(e);
   }
+  fprintf(stderr, "expr_driver: %ld expressions, %ld compiled to the numeric register program\n", n_lines, n_fast);
   free(line);
   free(rep);
   for (int i = 0; i < N_NAMES; i++) mpt_value_free(&vars[i]);
