@@ -87,7 +87,7 @@ static void usage(FILE *f) {
     "  --progress       rank 0 prints its progress on stderr\n"
     "Under mpiexec the (space, strategy, repeat) jobs go round-robin to the ranks; results do not\n"
     "depend on the number of ranks (only the ask times do).\n"
-    "Score of a run: mean over k = 20, 40, ..., N of (E_random(k) - best(k)) / (E_random(k) - optimum),\n"
+    "Score of a run: mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) / (E_random(k) - optimum),\n"
     "E_random(k) the exact expected best of k draws of random search without replacement over the\n"
     "space's configurations; invalid, failed and unrecorded configurations count as evaluations and are\n"
     "never best; while a run (or a random draw) has no valid objective its best is the worst valid\n"
