@@ -245,6 +245,7 @@ int mpt_bench_summarize(const mpt_bench_ref *ref, const mpt_bench_run *runs, con
   for (int r = 0; r < n_runs; r++) {
     if (runs[r].best[budget - 1] <= mpt_bench_optimum(ref)) out->found_optimum++;
     n_asks += runs[r].n_asks;
+    out->failed_mean += (double)runs[r].n_failed / n_runs;
     out->strategy_mean_s += runs[r].strategy_s / n_runs;
   }
   double *t = malloc((size_t)(n_asks > 0 ? n_asks : 1) * sizeof *t);

@@ -85,6 +85,7 @@ typedef struct mpt_bench_summary {
   int64_t checkpoint[MPT_BENCH_MAX_CHECKPOINTS];
   double best_mean[MPT_BENCH_MAX_CHECKPOINTS]; /* mean best(k) (no valid yet = y_V) */
   int found_optimum;                    /* runs whose best after the budget is the optimum */
+  double failed_mean;                   /* mean evaluations per run without a valid objective */
   double ask_median_s;                  /* median over every ask call of every run */
   double strategy_mean_s;               /* mean ask+tell seconds per run */
 } mpt_bench_summary;

@@ -93,7 +93,7 @@ static void usage(FILE *f) {
     "never best; while a run (or a random draw) has no valid objective its best is the worst valid\n"
     "objective of the space. 1 = optimum at once, 0 = random search, < 0 = worse (see jobs/bench.h).\n"
     "Reported per strategy and space: mean score, mean best after 20/60/100/220 evaluations, runs that\n"
-    "found the optimum, median time per ask.\n");
+    "found the optimum, mean failed evaluations, median time per ask.\n");
 }
 
 static int parse_i64(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
@@ -453,14 +453,15 @@ static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
     const mpt_bench_summary *s0 = &sum[p * S];
     printf("| strategy | score | sd |");
     for (int k = 0; k < s0->n_checkpoints; k++) printf(" best@%lld |", (long long)s0->checkpoint[k]);
-    printf(" optimum found | ask ms (median) | strategy s/run |\n| --- | ---: | ---: |");
+    printf(" optimum found | failed evals (mean) | ask ms (median) | strategy s/run |\n| --- | ---: | ---: |");
     for (int k = 0; k < s0->n_checkpoints; k++) printf(" ---: |");
-    printf(" ---: | ---: | ---: |\n");
+    printf(" ---: | ---: | ---: | ---: |\n");
     for (int s = 0; s < S; s++) {
       const mpt_bench_summary *m = &sum[p * S + s];
       printf("| %s | %.3f | %.3f |", c->st[s].label, m->score_mean, m->score_sd);
       for (int k = 0; k < m->n_checkpoints; k++) printf(" %.6g |", m->best_mean[k]);
-      printf(" %d/%d | %.3g | %.3g |\n", m->found_optimum, m->n_runs, 1e3 * m->ask_median_s, m->strategy_mean_s);
+      printf(" %d/%d | %.1f | %.3g | %.3g |\n", m->found_optimum, m->n_runs, m->failed_mean, 1e3 * m->ask_median_s,
+             m->strategy_mean_s);
     }
     printf("\n");
   }
@@ -528,7 +529,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
   if (!(f = open_out(a->out, "summary.csv", path, sizeof path, err))) return err->code;
   fprintf(f, "space,strategy,runs,score_mean,score_sd");
   for (int k = 0; k < sum[0].n_checkpoints; k++) fprintf(f, ",best_mean_%lld", (long long)sum[0].checkpoint[k]);
-  fprintf(f, ",found_optimum,ask_median_ms,strategy_mean_s\n");
+  fprintf(f, ",found_optimum,failed_mean,ask_median_ms,strategy_mean_s\n");
   for (int p = 0; p < c->n_sp; p++)
     for (int s = 0; s < S; s++) {
       const mpt_bench_summary *m = &sum[p * S + s];
@@ -537,7 +538,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
       csv_label(f, c->st[s].label);
       fprintf(f, ",%d,%.9g,%.9g", m->n_runs, m->score_mean, m->score_sd);
       for (int k = 0; k < m->n_checkpoints; k++) fprintf(f, ",%.9g", m->best_mean[k]);
-      fprintf(f, ",%d,%.6g,%.6g\n", m->found_optimum, 1e3 * m->ask_median_s, m->strategy_mean_s);
+      fprintf(f, ",%d,%.9g,%.6g,%.6g\n", m->found_optimum, m->failed_mean, 1e3 * m->ask_median_s, m->strategy_mean_s);
     }
   if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", path);
   return 0;

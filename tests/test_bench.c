@@ -297,6 +297,7 @@ static void test_summarize_and_quantile(void **state) {
   assert_near(s.best_mean[0], (runs[0].best[19] + runs[1].best[19] + runs[2].best[19]) / 3, 1e-12);
   assert_near(s.score_mean, (scores[0] + scores[1] + scores[2]) / 3, 1e-12);
   assert_int_equal(s.found_optimum, 1);
+  assert_near(s.failed_mean, (double)(runs[0].n_failed + runs[1].n_failed + runs[2].n_failed) / 3, 1e-12);
   assert_true(s.ask_median_s >= 0 && s.ask_median_s < 0.1);
   for (int r = 0; r < 3; r++) mpt_bench_run_free(&runs[r]);
   assert_int_equal(mpt_bench_summarize(&ref, runs, scores, 0, 60, cps, 3, &s, &err), MPT_ERR_VALUE);
