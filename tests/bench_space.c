@@ -36,10 +36,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   double total = 0, total_cpu = 0;
-  printf("%-26s %10s %9s %8s %9s %9s | %8s %8s %8s %8s %8s %8s\n", "file", "valid", "build_ms", "min_ms", "cpu_ms", "MiB",
-         "lookup", "strict", "adjac", "hamming", "idxdist", "rand100");
-  printf("%-26s %10s %9s %8s %9s %9s | %8s %8s %8s %8s %8s %8s\n", "", "", "(median)", "", "(median)", "", "ns", "us", "us", "us",
-         "us", "us");
+  printf("%-26s %10s %9s %8s %9s %9s | %8s %8s %8s %8s %8s %8s | %8s %8s %8s\n", "file", "valid", "build_ms", "min_ms", "cpu_ms", "MiB",
+         "lookup", "strict", "adjac", "hamming", "idxdist", "rand100", "idx_any", "lhs20", "mm20x20");
+  printf("%-26s %10s %9s %8s %9s %9s | %8s %8s %8s %8s %8s %8s | %8s %8s %8s\n", "", "", "(median)", "", "(median)", "", "ns", "us", "us", "us",
+         "us", "us", "cpu us", "cpu ms", "cpu ms");
   for (int f = first; f < argc; f++) {
     mpt_problem *p = NULL;
     mpt_error err = {0};
@@ -95,10 +95,23 @@ int main(int argc, char **argv) {
     t0 = now_s();
     for (int q = 0; q < 20; q++) sink += mpt_space_sample_random(s, &rng, n < 100 ? n : 100, ids);
     double rand_us = (now_s() - t0) / 20 * 1e6;
+    /* index distance from arbitrary (mostly invalid) configurations, LHS and maximin designs of 20 */
+    for (int q = 0; q < 200; q++)
+      for (int p = 0; p < d; p++) cent[q * d + p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(s, p));
+    t0 = cpu_s();
+    for (int q = 0; q < 200; q++) sink += mpt_space_neighbors(s, cent + q * d, MPT_NB_INDEX_DISTANCE, buf, 4096);
+    double idx_any_us = (cpu_s() - t0) / 200 * 1e6;
+    t0 = cpu_s();
+    for (int q = 0; q < 5; q++) sink += mpt_space_sample_lhs(s, &rng, 20, ids);
+    double lhs_ms = (cpu_s() - t0) / 5 * 1e3;
+    t0 = cpu_s();
+    sink += mpt_space_sample_maximin(s, &rng, 20, 20, ids);
+    double mm_ms = (cpu_s() - t0) * 1e3;
     const char *base = strrchr(argv[f], '/');
-    printf("%-26s %10lld %9.3f %8.3f %9.3f %9.2f | %8.0f %8.1f %8.1f %8.1f %8.1f %8.1f%s\n", base ? base + 1 : argv[f],
-           (long long)st.valid, med * 1e3, t[0] * 1e3, cmed * 1e3, st.bytes / 1048576.0, lookup_ns, nb_us[0], nb_us[1], nb_us[2],
-           nb_us[3], rand_us, sink == 42 ? " " : "");
+    printf("%-26s %10lld %9.3f %8.3f %9.3f %9.2f | %8.0f %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.2f %8.1f%s\n",
+           base ? base + 1 : argv[f], (long long)st.valid, med * 1e3, t[0] * 1e3, cmed * 1e3, st.bytes / 1048576.0,
+           lookup_ns, nb_us[0], nb_us[1], nb_us[2], nb_us[3], rand_us, idx_any_us, lhs_ms, mm_ms,
+           sink == 42 ? " " : "");
     free(buf);
     free(cent);
     free(t);
