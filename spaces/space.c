@@ -72,7 +72,7 @@ typedef struct builder {
   mpt_error err;
 } builder;
 
-static void note_eval_error(builder *b, int ci, int nfix) {
+static void note_eval_error(builder *b, int ci) {
   b->eval_errors++;
   if (b->first_error) return;
   const mpt_condition *c = &b->cs[ci];
@@ -84,7 +84,6 @@ static void note_eval_error(builder *b, int ci, int nfix) {
     mpt_value_repr(&b->vars[pp], v, sizeof v);
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, "%s%s=%s", k ? ", " : "", b->p->params[pp].name, v);
   }
-  (void)nfix;
   char msg[2048];
   snprintf(msg, sizeof msg,
            "%s: Conditions[%d] '%s': %s (at %s); configurations where it fails are not valid (reported once)",
@@ -97,7 +96,7 @@ static int conds_hold(builder *b, const int *conds, int n) {
   for (int k = 0; k < n; k++) {
     int truth = 0;
     int rc = mpt_expr_eval_bool(b->cs[conds[k]].expr, b->vars, &truth, &b->err);
-    if (rc) { note_eval_error(b, conds[k], 0); return 0; }
+    if (rc) { note_eval_error(b, conds[k]); return 0; }
     if (!truth) return 0;
   }
   return 1;
@@ -199,12 +198,11 @@ static void order_params(const mpt_space *s, const builder *bd, const uint8_t *m
   free(placed);
 }
 
-static int build_valid_set(builder *b, uint8_t *multi, int64_t *rows_cap_out) {
+static int build_valid_set(builder *b, uint8_t *multi) {
   mpt_space *s = b->s;
   const mpt_problem *p = b->p;
   int n = s->n_con, W = s->words;
   int rc = 0;
-  (void)rows_cap_out;
   if (n == 0) { /* one empty row */
     s->rows = calloc((size_t)W, sizeof(uint64_t));
     if (!s->rows) return MPT_ERR_NOMEM;
@@ -636,7 +634,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     s->q = st;
   }
   if (!empty) {
-    rc = build_valid_set(&b, multi, NULL);
+    rc = build_valid_set(&b, multi);
     if (rc == MPT_ERR_VALUE) {
       rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: more than 2^32 valid combinations of the constrained parameters",
                          p->path);

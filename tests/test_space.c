@@ -109,14 +109,12 @@ static void test_counts(void **state) {
     int d = mpt_space_dims(l.s);
     int idx[64];
     int64_t step = T[i].valid > 150000 ? 7 : 1;
-    int64_t prev_key_ok = 1;
     for (int64_t id = 0; id < T[i].valid; id += step) {
       mpt_space_config(l.s, id, idx);
       assert_int_equal(mpt_space_lookup(l.s, idx), id);
       if (id % 97 == 0) assert_int_equal(mpt_space_check(l.s, idx), 1);
       for (int p = 0; p < d; p++) assert_int_equal(mpt_space_value_index(l.s, id, p), idx[p]);
     }
-    (void)prev_key_ok;
     unload(&l);
   }
 }
