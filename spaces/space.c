@@ -34,7 +34,20 @@ static inline uint64_t hash_key(const uint64_t *k, int w) {
 int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key) {
   if (!s->table) return -1;
   int w = s->words;
-  uint64_t h = hash_key(key, w) & s->tmask;
+  uint64_t hk = hash_key(key, w), h = hk & s->tmask;
+  if (s->tagged) { /* the top 8 bits of a slot hold 8 other bits of the hash: most misses skip the row */
+    uint32_t tag = (uint32_t)(hk >> 56) << 24;
+    for (;;) {
+      uint32_t e = s->table[h];
+      if (e == MPT_SPACE_EMPTY_SLOT) return -1;
+      if ((e & 0xff000000u) == tag) {
+        uint32_t row = e & 0xffffffu;
+        const uint64_t *r = s->rows + (uint64_t)row * (uint64_t)w;
+        if (r[0] == key[0] && (w == 1 || memcmp(r, key, sizeof(uint64_t) * (size_t)w) == 0)) return (int64_t)row;
+      }
+      h = (h + 1) & s->tmask;
+    }
+  }
   for (;;) {
     uint32_t e = s->table[h];
     if (e == MPT_SPACE_EMPTY_SLOT) return -1;
@@ -674,15 +687,16 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     if (!s->table) { rc = MPT_ERR_NOMEM; goto fail; }
     memset(s->table, 0xff, sizeof(uint32_t) * cap);
     s->tmask = cap - 1;
+    s->tagged = s->n_rows < (1 << 24) - 1; /* row indices fit 24 bits; a slot is never all ones */
     int W = s->words;
     const int PF = 16; /* prefetch the slots of the rows inserted PF steps later */
     for (int64_t r = 0; r < s->n_rows; r++) {
       if (r + PF < s->n_rows)
         __builtin_prefetch(&s->table[hash_key(s->rows + (size_t)(r + PF) * (size_t)W, W) & s->tmask], 1);
       const uint64_t *key = s->rows + (size_t)r * (size_t)W;
-      uint64_t h = hash_key(key, W) & s->tmask;
+      uint64_t hk = hash_key(key, W), h = hk & s->tmask;
       while (s->table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & s->tmask;
-      s->table[h] = (uint32_t)r;
+      s->table[h] = s->tagged ? (uint32_t)r | ((uint32_t)(hk >> 56) << 24) : (uint32_t)r;
     }
     /* values present in the valid set */
     for (int k = 0; k < s->n_con; k++) {

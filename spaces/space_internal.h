@@ -30,6 +30,7 @@ struct mpt_space {
   int64_t q;           /* product of n_allowed over free parameters */
   uint32_t *table;     /* hash: row index or MPT_SPACE_EMPTY_SLOT */
   uint64_t tmask;
+  int tagged;          /* slots hold a 24-bit row index and an 8-bit hash tag */
   int64_t size;
   int64_t default_id;
   mpt_space_stats st;
