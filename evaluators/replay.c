@@ -19,7 +19,17 @@ struct mpt_replay {
   int64_t n_unmatched; /* records whose configuration is not a valid config of the space */
   char device[128];
   char path[1024];
+  char first_miss[512]; /* why the first unmatched record did not match */
 };
+
+/* remembers why the first unmatched record did not match */
+static void note_value_miss(mpt_replay *r, const char *where, const char *param, const cJSON *v) {
+  if (r->first_miss[0]) return;
+  char *txt = cJSON_PrintUnformatted(v);
+  snprintf(r->first_miss, sizeof r->first_miss, "%s: %s = %s is not one of the parameter's values", where, param,
+           txt ? txt : "?");
+  free(txt);
+}
 
 /* ---- reading the file ---- */
 
@@ -202,7 +212,21 @@ static int status_from_kt_string(const char *s) {
 /* stores o for the configuration idx; duplicates: the later record wins */
 static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t cap) {
   int64_t id = mpt_space_lookup(r->space, idx);
-  if (id < 0) { r->n_unmatched++; return 0; }
+  if (id < 0) {
+    if (!r->first_miss[0]) {
+      char cfg[400] = "";
+      const mpt_problem *pr = mpt_space_problem(r->space);
+      for (int p = 0; p < pr->n_params; p++) {
+        char v[64];
+        mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
+        size_t len = strlen(cfg);
+        snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
+      }
+      snprintf(r->first_miss, sizeof r->first_miss, "%s violates the problem's constraints", cfg);
+    }
+    r->n_unmatched++;
+    return 0;
+  }
   if (r->slot[id] >= 0) {
     r->obs[r->slot[id]] = *o;
     r->obs[r->slot[id]].id = id;
@@ -268,7 +292,12 @@ static int load_t4(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
         return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].configuration: extra parameter '%s'", path, ri, c->string);
       }
       idx[p] = match_value(&pr->params[p], c);
-      if (idx[p] < 0) matched = 0;
+      if (idx[p] < 0) {
+        char where[64];
+        snprintf(where, sizeof where, "results[%d]", ri);
+        note_value_miss(r, where, c->string, c);
+        matched = 0;
+      }
     }
     r->n_records++;
     if (!matched) { r->n_unmatched++; ri++; continue; }
@@ -373,13 +402,17 @@ static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
       size_t tl = comma ? (size_t)(comma - kp) : strlen(kp);
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, names[j]);
       int p = map[j];
+      char where[300];
+      snprintf(where, sizeof where, "cache[\"%.250s\"]", key);
       if (v) {
         idx[p] = match_value(&pr->params[p], v);
+        if (idx[p] < 0) note_value_miss(r, where, names[j], v);
       } else {
         char tok[256];
         snprintf(tok, sizeof tok, "%.*s", (int)(tl < 255 ? tl : 255), kp);
         cJSON *sv = cJSON_CreateString(tok);
         idx[p] = sv ? match_value(&pr->params[p], sv) : -1;
+        if (idx[p] < 0 && sv) note_value_miss(r, where, names[j], sv);
         cJSON_Delete(sv);
       }
       if (idx[p] < 0) matched = 0;
@@ -446,6 +479,10 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     rc = mpt_error_set(err, MPT_ERR_PARSE,
                        "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   cJSON_Delete(doc);
+  if (rc == 0 && r->n_obs == 0)
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no configuration of the space of %s (%lld records%s%s)",
+                       path, mpt_space_problem(space)->path ? mpt_space_problem(space)->path : "the problem",
+                       (long long)r->n_records, r->first_miss[0] ? "; the first: " : "", r->first_miss);
   if (rc < 0) {
     mpt_replay_free(r);
     return rc;

@@ -345,6 +345,22 @@ static void test_bad_files(void **state) {
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "extra parameter 'nope'"));
   assert_non_null(strstr(err.msg, "missing parameter 'tile_size_x'"));
+  /* no record matches a configuration of the space: says why for the first one */
+  snprintf(path, sizeof path, "%s/nomatch_cache.json", f->tmpdir);
+  write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", "
+                   "\"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"], "
+                   "\"cache\": {\"16,1,1,1,0,0,0,1,15,99\": {\"time\": 1.0}}}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "has no configuration of the space"));
+  assert_non_null(strstr(err.msg, "filter_width = \"99\" is not one of the parameter's values"));
+  snprintf(path, sizeof path, "%s/violates_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [{\"configuration\": {\"block_size_x\": 256, \"block_size_y\": 16, \"tile_size_x\": 1, "
+                   "\"tile_size_y\": 1, \"read_only\": 0, \"use_padding\": 0, \"use_shmem\": 0, \"use_cmem\": 1, "
+                   "\"filter_height\": 15, \"filter_width\": 15}, \"times\": {}, \"invalidity\": \"correct\", \"correctness\": 1, "
+                   "\"measurements\": [{\"name\": \"time\", \"value\": 1.0}], \"objectives\": [\"time\"]}]}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "block_size_x=256,block_size_y=16"));
+  assert_non_null(strstr(err.msg, "violates the problem's constraints"));
   /* an unknown invalidity */
   snprintf(path, sizeof path, "%s/badinv_T4.json", f->tmpdir);
   write_file(path, "{\"results\": [" REC(1, 1, "exploded", "1.0") "]}");
