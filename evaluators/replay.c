@@ -217,8 +217,8 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t c
       char cfg[400] = "";
       const mpt_problem *pr = mpt_space_problem(r->space);
       for (int p = 0; p < pr->n_params; p++) {
-        char v[64];
-        mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
+        char v[64] = "?";
+        if (idx[p] >= 0 && idx[p] < pr->params[p].n_values) mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
         size_t len = strlen(cfg);
         snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
       }
