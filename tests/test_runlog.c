@@ -177,6 +177,8 @@ static void test_create_append_read(void **state) {
   mpt_runlog_close(log);
   free(want);
   free(ids);
+  /* nothing left open in HDF5 */
+  assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
 
 static void test_finish_and_resume(void **state) {
@@ -530,6 +532,7 @@ static void test_export_roundtrip(void **state) {
   mpt_replay_free(back);
   mpt_evaluator_close(ev);
   free(ids);
+  assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 
   /* an unwritable output: an error, nothing left behind */
   char bad[500];
