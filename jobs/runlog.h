@@ -1,6 +1,7 @@
 /* jobs/runlog.h: the HDF5 run log: one file per run, written by rank 0 only (serial HDF5 calls on the
  * MPI build of the library). Run metadata, parameter tables, the device table, and one record per
- * evaluation in extensible chunked datasets, flushed on every append. Layout: docs/RUNLOG.md. */
+ * evaluation in preallocated record storage with a CRC per record and a /count written last, flushed
+ * on every append, so a killed run's log opens as it is. Layout: docs/RUNLOG.md. */
 #ifndef MPT_RUNLOG_H
 #define MPT_RUNLOG_H
 #include <stdint.h>
