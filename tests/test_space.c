@@ -181,6 +181,9 @@ static void test_mixed_free_params(void **state) {
   int n = mpt_space_format(l.s, def, buf, sizeof buf);
   assert_int_equal(n, (int)strlen(buf));
   assert_string_equal(buf, "a=2,f=1,b=1,c=1.0,g=True,s=x");
+  char small[6];
+  assert_int_equal(mpt_space_format(l.s, def, small, sizeof small), n); /* the length it needs */
+  assert_string_equal(small, "a=2,f");
   unload(&l);
 }
 
