@@ -387,6 +387,10 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     ENTER(L);
   }
 #undef ENTER
+  if (nrows > 0 && nrows < cap) { /* give back the unused capacity */
+    uint64_t *fit = realloc(rows, sizeof(uint64_t) * (size_t)nrows * (size_t)W);
+    if (fit) rows = fit;
+  }
   s->rows = rows;
   s->n_rows = nrows;
   rows = NULL;
