@@ -211,6 +211,20 @@ static void order_params(const mpt_space *s, const builder *bd, const uint8_t *m
   free(placed);
 }
 
+/* Most rows of constrained values the enumeration may produce before it gives up with an error: 2^26
+ * (512 MiB per row word), or MPT_SPACE_MAX_ROWS from the environment; never more than 2^32 - 2. */
+static int64_t mpt_space__max_rows(void) {
+  int64_t lim = (int64_t)1 << 26;
+  const char *e = getenv("MPT_SPACE_MAX_ROWS");
+  if (e && *e) {
+    char *end = NULL;
+    long long v = strtoll(e, &end, 10);
+    if (end && !*end && v > 0) lim = v;
+  }
+  if (lim > (int64_t)UINT32_MAX - 2) lim = (int64_t)UINT32_MAX - 2;
+  return lim;
+}
+
 static int build_valid_set(builder *b, uint8_t *multi) {
   mpt_space *s = b->s;
   const mpt_problem *p = b->p;
@@ -288,7 +302,7 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     }
   }
 
-  int64_t cap = 4096, nrows = 0;
+  int64_t cap = 4096, nrows = 0, max_rows = mpt_space__max_rows();
   uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)cap * (size_t)W);
   if (!rows) { rc = MPT_ERR_NOMEM; goto out; }
 
@@ -373,7 +387,7 @@ static int build_valid_set(builder *b, uint8_t *multi) {
         }
       }
       nrows += c;
-      if (nrows >= (int64_t)UINT32_MAX) { rc = MPT_ERR_VALUE; goto fail_rows; }
+      if (nrows > max_rows) { rc = MPT_ERR_VALUE; goto fail_rows; }
       lit[L] = c;
       continue;
     }
@@ -653,8 +667,10 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   if (!empty) {
     rc = build_valid_set(&b, multi);
     if (rc == MPT_ERR_VALUE) {
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: more than 2^32 valid combinations of the constrained parameters",
-                         p->path);
+      rc = mpt_error_set(err, MPT_ERR_VALUE,
+                         "%s: more than %lld valid combinations of the constrained parameters; the space is too "
+                         "large to enumerate (raise the limit with MPT_SPACE_MAX_ROWS)",
+                         p->path, (long long)mpt_space__max_rows());
       goto fail;
     }
     if (rc) goto fail;

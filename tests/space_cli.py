@@ -119,6 +119,12 @@ with tempfile.TemporaryDirectory() as tmp:
     i = next((k for k, l in enumerate(lines) if l.strip() == "a * 2 < blocksize"), None)
     check(i is not None and lines[i + 1].index("^") == lines[i].index("blocksize"), f"caret column: {r.stderr!r}")
 
+    # a space too large to enumerate: a clear error, not an out-of-memory kill
+    r = subprocess.run([MPTUNE, "space", os.path.join(DATA, "t1", "paper_hotspot.json")], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, MPT_SPACE_MAX_ROWS="1000"))
+    check(r.returncode == 1 and "MPT_SPACE_MAX_ROWS" in r.stderr and "more than 1000" in r.stderr,
+          f"row limit: exit {r.returncode}, {r.stderr!r}")
+
     # usage errors
     r = run()
     check(r.returncode == 2, "no file: exit 2")
