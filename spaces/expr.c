@@ -1,6 +1,30 @@
 /* spaces/expr.c: public API of the expression language (spaces/expr.h): compile (parse, resolve,
  * fold constants, collect used variables), evaluate, the allocation-free truth-value hot path,
- * constant expressions, and the user-facing error message with a caret under the column. */
+ * constant expressions, and the user-facing error message with a caret under the column.
+ *
+ * The language (what T1 Values, Conditions and KernelSpecification sizes may use) is Python's expression
+ * grammar and semantics restricted to:
+ *   literals: int (decimal, 0x/0o/0b, underscores), float, 'str'/"str" (adjacent ones concatenate),
+ *     True, False, None; list displays [a, b] and comprehensions [e for x in it if c ...] (one `for`,
+ *     any number of `if`; the variable is local; the iterable is evaluated in the enclosing scope);
+ *     generator arguments of list/min/max/sum: max(x for x in L)
+ *   operators with Python precedence: x if c else y; or; and; not; chained comparisons < <= > >= == !=
+ *     in, not in; | ^ & << >>; + -; * / // %; unary - + ~; ** (right-assoc., binds tighter than a unary
+ *     minus on its left); indexing a[i] (negative i) on lists and strings
+ *   builtins: range, list, len, min, max, abs, int, float, round, sum, bool, str (positional arguments)
+ * Deliberate differences from Python, all reported as errors rather than different answers:
+ *   - ints are int64: a result outside it is "OverflowError: integer result does not fit in 64 bits";
+ *   - a negative float to a fractional power (a complex number in Python) is a ValueError;
+ *   - one list holds at most 2^24 items and one string 2^28 bytes (MemoryError beyond);
+ *   - range() is a list, so it is accepted only where a list and a range agree (whole expression,
+ *     list/len/sum/one-argument min/max, comprehension iterable, last operand of `in`, indexing);
+ *     len(), `in` and comprehensions use it without building it;
+ *   - wrong argument counts of builtins, unknown names, slices, tuples, dicts, attributes, lambdas,
+ *     keyword arguments and `is` are compile-time errors with a column; string % formatting is a
+ *     TypeError at run time;
+ *   - strings are byte strings: len() and indexing count bytes (identical to Python for ASCII).
+ * int / int beyond 2^53 is computed in long double (x86: 64-bit mantissa) and may differ from Python's
+ * correctly rounded quotient in the last bit in rare cases. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,494 +1,587 @@
 /* spaces/expr_fast.c: the numeric fast path of the expression language. An expression made only of
  * numbers, variables, arithmetic, comparisons, and/or/not, ternaries and `in` a constant list is
- * compiled a second time into a statically typed register program (int64 or double registers, no
- * tags, no allocation). It runs when every variable it reads is an int or bool; whenever a case
- * needs Python's error or an exact slow path (overflow, division by zero, huge ints in true division…)
- * it gives up and the general evaluator (expr_eval.c) computes the result and the error. */
+ * compiled a second time into a statically typed tree of C functions (each node returns an int64 or a
+ * double in a machine register: no tags, no allocation, constant operands folded into the node). It
+ * runs when every variable it reads is an int or bool; whenever a case needs Python's error or an
+ * exact slow path (overflow, division by zero, huge ints in true division…) it sets `bail` and the
+ * general evaluator (expr_eval.c) computes the result and the error. Nodes have no side effects, so
+ * after a bail the remaining work is harmless (every operation still checks its own preconditions). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr_internal.h"
 
-#define XF_MAX_REGS 256
-#define XF_MAX_CODE 2048
+typedef struct cn cn;
+typedef int64_t (*ifn)(const cn *, const mpt_value *, int *);
+typedef double (*dfn)(const cn *, const mpt_value *, int *);
 
-enum fop {
-  F_MOV, F_I2F,
-  F_ADD_I, F_SUB_I, F_MUL_I, F_FLOORDIV_I, F_MOD_I, F_TDIV_I, F_POW_I, F_BAND_I, F_BOR_I, F_BXOR_I,
-  F_SHL_I, F_SHR_I,
-  F_ADD_F, F_SUB_F, F_MUL_F, F_DIV_F, F_FLOORDIV_F, F_MOD_F, F_POW_F,
-  F_NEG_I, F_INV_I, F_NEG_F, F_NOT_I, F_NOT_F,
-  F_CMP_I, F_CMP_F, F_CMP_IF, F_CMP_FI, F_IN_I, F_IN_F,
-  F_JF_I, F_JT_I, F_JF_F, F_JT_F, F_JMP,
-  F_RET,
+struct cn {
+  ifn fi;             /* set for int-typed nodes (ints and bools) */
+  dfn fd;             /* set for double-typed nodes */
+  const cn *a, *b, *c;
+  int64_t k;          /* int constant (also a constant right operand) */
+  double kd;          /* double constant */
+  int slot, cc;
+  int ta, tb;         /* operand register types for mixed comparisons */
+  const int64_t *ilist; /* `in` an all-int constant list */
+  const mpt_value *list;
+  int64_t nlist;
+  const cn **ops;     /* chained comparison operands (nops) and codes (nops-1) */
+  const int *codes;
+  int nops;
 };
 
-typedef struct xins {
-  uint8_t op, cc;      /* cc: comparison code for F_CMP_* / F_IN_* */
-  uint16_t dst, a, b;  /* registers; b is the jump target for jumps and the list index for F_IN_* */
-} xins;
-
-typedef union xreg {
-  int64_t i;
-  double f;
-} xreg;
-
-/* static kinds: register type (int64 or double) and the Python kind of the value */
 enum { T_I = 0, T_F = 1 };
-enum { PK_INT = XF_PK_INT, PK_BOOL = XF_PK_BOOL, PK_FLOAT = XF_PK_FLOAT, PK_INTBOOL = XF_PK_INTBOOL /* int or bool, known only at run time */ };
+enum { PK_INT = XF_PK_INT, PK_BOOL = XF_PK_BOOL, PK_FLOAT = XF_PK_FLOAT, PK_INTBOOL = XF_PK_INTBOOL };
 
 struct xfast {
-  int n_regs, n_k, n_v, n_code, n_lists;
-  xreg k[XF_MAX_REGS];               /* constant registers 0..n_k-1 */
-  int vslot[XF_MAX_REGS];            /* variable registers n_k..n_k+n_v-1 read vars[vslot[i]] */
-  xins code[XF_MAX_CODE];
-  const mpt_value *lists[64];        /* constant lists for F_IN_* (owned by the expression's nodes) */
-  int ret, ret_type, ret_pk;
+  cn *nodes;
+  int n_nodes, cap_nodes;
+  void **blocks;      /* extra arrays (chain operands, int lists) */
+  int n_blocks;
+  const cn *root;
+  int ret_type, ret_pk;
+  const int *uses;
+  int n_uses;
 };
+
+/* leaves (variables, constants) are read in place instead of called: most operands are leaves */
+static int64_t i_const(const cn *n, const mpt_value *v, int *bail);
+static int64_t i_var(const cn *n, const mpt_value *v, int *bail);
+static inline int64_t evi(const cn *x, const mpt_value *v, int *bail) {
+  if (x->fi == i_var) return v[x->slot].u.i;
+  if (x->fi == i_const) return x->k;
+  return x->fi(x, v, bail);
+}
+#define EVI(x) evi((x), v, bail)
+static double d_const(const cn *n, const mpt_value *v, int *bail);
+static double d_from_i(const cn *n, const mpt_value *v, int *bail);
+static inline double evd(const cn *x, const mpt_value *v, int *bail) {
+  if (x->fd == d_const) return x->kd;
+  if (x->fd == d_from_i) return (double)evi(x->a, v, bail);
+  return x->fd(x, v, bail);
+}
+#define EVD(x) evd((x), v, bail)
+#define BAIL() do { *bail = 1; return 0; } while (0)
+#define LIM53 ((int64_t)1 << 53)
+
+/* ------------------------------------------------------------------ int nodes */
+
+static int64_t i_const(const cn *n, const mpt_value *v, int *bail) { (void)v; (void)bail; return n->k; }
+static int64_t i_var(const cn *n, const mpt_value *v, int *bail) { (void)bail; return v[n->slot].u.i; }
+
+static int64_t i_add(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_add_overflow(EVI(n->a), EVI(n->b), &x)) BAIL();
+  return x;
+}
+static int64_t i_add_k(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_add_overflow(EVI(n->a), n->k, &x)) BAIL();
+  return x;
+}
+static int64_t i_sub(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_sub_overflow(EVI(n->a), EVI(n->b), &x)) BAIL();
+  return x;
+}
+static int64_t i_sub_k(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_sub_overflow(EVI(n->a), n->k, &x)) BAIL();
+  return x;
+}
+static int64_t i_mul(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_mul_overflow(EVI(n->a), EVI(n->b), &x)) BAIL();
+  return x;
+}
+static int64_t i_mul_k(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x;
+  if (__builtin_mul_overflow(EVI(n->a), n->k, &x)) BAIL();
+  return x;
+}
+static inline int64_t floordiv(int64_t a, int64_t b, int *bail) {
+  if (b > 0 && a >= 0) return a / b;
+  if (b == 0 || (b == -1 && a == INT64_MIN)) BAIL();
+  int64_t x = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) x--;
+  return x;
+}
+static inline int64_t modulo(int64_t a, int64_t b, int *bail) {
+  if (b > 0 && a >= 0) return a % b;
+  if (b == 0) BAIL();
+  if (b == -1) return 0;
+  int64_t x = a % b;
+  if (x != 0 && ((x < 0) != (b < 0))) x += b;
+  return x;
+}
+static int64_t i_floordiv(const cn *n, const mpt_value *v, int *bail) { return floordiv(EVI(n->a), EVI(n->b), bail); }
+static int64_t i_floordiv_k(const cn *n, const mpt_value *v, int *bail) { return floordiv(EVI(n->a), n->k, bail); }
+static int64_t i_mod(const cn *n, const mpt_value *v, int *bail) { return modulo(EVI(n->a), EVI(n->b), bail); }
+static int64_t i_mod_k(const cn *n, const mpt_value *v, int *bail) { return modulo(EVI(n->a), n->k, bail); }
+static int64_t i_pow_k(const cn *n, const mpt_value *v, int *bail) {
+  int64_t base = EVI(n->a), e = n->k, r = 1;
+  while (e) {
+    if ((e & 1) && __builtin_mul_overflow(r, base, &r)) BAIL();
+    e >>= 1;
+    if (e && __builtin_mul_overflow(base, base, &base)) BAIL();
+  }
+  return r;
+}
+static int64_t i_band(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) & EVI(n->b); }
+static int64_t i_bor(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) | EVI(n->b); }
+static int64_t i_bxor(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) ^ EVI(n->b); }
+static int64_t i_shl(const cn *n, const mpt_value *v, int *bail) {
+  int64_t a = EVI(n->a), b = EVI(n->b);
+  if (b < 0 || b > 62) BAIL();
+  __int128 w = (__int128)a * ((__int128)1 << b);
+  if (w > INT64_MAX || w < INT64_MIN) BAIL();
+  return (int64_t)w;
+}
+static int64_t i_shr(const cn *n, const mpt_value *v, int *bail) {
+  int64_t a = EVI(n->a), b = EVI(n->b);
+  if (b < 0) BAIL();
+  return b >= 63 ? (a < 0 ? -1 : 0) : (a >> b);
+}
+static int64_t i_neg(const cn *n, const mpt_value *v, int *bail) {
+  int64_t a = EVI(n->a);
+  if (a == INT64_MIN) BAIL();
+  return -a;
+}
+static int64_t i_inv(const cn *n, const mpt_value *v, int *bail) { return ~EVI(n->a); }
+static int64_t i_not_i(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) == 0; }
+static int64_t i_not_d(const cn *n, const mpt_value *v, int *bail) { return EVD(n->a) == 0.0; }
+static int64_t i_and(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x = EVI(n->a);
+  return x ? EVI(n->b) : x;
+}
+static int64_t i_or(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x = EVI(n->a);
+  return x ? x : EVI(n->b);
+}
+static int64_t i_if_i(const cn *n, const mpt_value *v, int *bail) { return EVI(n->b) ? EVI(n->a) : EVI(n->c); }
+static int64_t i_if_d(const cn *n, const mpt_value *v, int *bail) { return EVD(n->b) != 0.0 ? EVI(n->a) : EVI(n->c); }
+
+#define CMP_FUNCS(name, op)                                                                                         \
+  static int64_t i_##name##_ii(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) op EVI(n->b); }      \
+  static int64_t i_##name##_ik(const cn *n, const mpt_value *v, int *bail) { return EVI(n->a) op n->k; }           \
+  static int64_t i_##name##_dd(const cn *n, const mpt_value *v, int *bail) { return EVD(n->a) op EVD(n->b); }
+CMP_FUNCS(lt, <)
+CMP_FUNCS(le, <=)
+CMP_FUNCS(gt, >)
+CMP_FUNCS(ge, >=)
+CMP_FUNCS(eq, ==)
+CMP_FUNCS(ne, !=)
+static const ifn cmp_ii[6] = {i_lt_ii, i_le_ii, i_gt_ii, i_ge_ii, i_eq_ii, i_ne_ii};
+static const ifn cmp_ik[6] = {i_lt_ik, i_le_ik, i_gt_ik, i_ge_ik, i_eq_ik, i_ne_ik};
+static const ifn cmp_dd[6] = {i_lt_dd, i_le_dd, i_gt_dd, i_ge_dd, i_eq_dd, i_ne_dd};
+
+static int apply3(int cc, int c3) { /* c3: -1, 0, 1, or 2 = unordered (nan) */
+  if (c3 == 2) return cc == C_NE;
+  switch (cc) {
+  case C_LT: return c3 < 0;
+  case C_LE: return c3 <= 0;
+  case C_GT: return c3 > 0;
+  case C_GE: return c3 >= 0;
+  case C_EQ: return c3 == 0;
+  default: return c3 != 0;
+  }
+}
+
+/* one comparison of values of register types ta/tb (exact between int64 and double, as Python) */
+static int cmp_mixed(int cc, int ta, int64_t ia, double da, int tb, int64_t ib, double db) {
+  if (ta == T_I && tb == T_I) return apply3(cc, ia < ib ? -1 : ia > ib);
+  if (ta == T_F && tb == T_F) return apply3(cc, da < db ? -1 : da > db ? 1 : da == db ? 0 : 2);
+  if (ta == T_I) return apply3(cc, xv_cmp_int_float(ia, db));
+  int c3 = xv_cmp_int_float(ib, da);
+  return apply3(cc, c3 == 2 ? 2 : -c3);
+}
+
+static int64_t i_cmp_mixed(const cn *n, const mpt_value *v, int *bail) {
+  int64_t ia = 0, ib = 0;
+  double da = 0, db = 0;
+  if (n->ta == T_I) ia = EVI(n->a); else da = EVD(n->a);
+  if (n->tb == T_I) ib = EVI(n->b); else db = EVD(n->b);
+  return cmp_mixed(n->cc, n->ta, ia, da, n->tb, ib, db);
+}
+
+/* a < b <= c …: each operand evaluated once, stops at the first false comparison */
+static int64_t i_chain(const cn *n, const mpt_value *v, int *bail) {
+  const cn *x = n->ops[0];
+  int tp = x->fi ? T_I : T_F;
+  int64_t ip = tp == T_I ? EVI(x) : 0;
+  double dp = tp == T_F ? EVD(x) : 0;
+  for (int i = 1; i < n->nops; i++) {
+    x = n->ops[i];
+    int tc = x->fi ? T_I : T_F;
+    int64_t ic = tc == T_I ? EVI(x) : 0;
+    double dc = tc == T_F ? EVD(x) : 0;
+    if (!cmp_mixed(n->codes[i - 1], tp, ip, dp, tc, ic, dc)) return 0;
+    tp = tc;
+    ip = ic;
+    dp = dc;
+  }
+  return 1;
+}
+
+static int64_t i_in_ilist(const cn *n, const mpt_value *v, int *bail) {
+  int64_t x = EVI(n->a);
+  int found = 0;
+  for (int64_t i = 0; i < n->nlist; i++)
+    if (n->ilist[i] == x) { found = 1; break; }
+  return n->cc == C_IN ? found : !found;
+}
+
+static int64_t i_in_list(const cn *n, const mpt_value *v, int *bail) {
+  mpt_value x = n->a->fi ? mpt_value_int(EVI(n->a)) : mpt_value_float(EVD(n->a));
+  int found = 0;
+  for (int64_t i = 0; i < n->list->u.list.n && !found; i++) found = mpt_value_equal(&n->list->u.list.items[i], &x);
+  return n->cc == C_IN ? found : !found;
+}
+
+/* ------------------------------------------------------------------ double nodes */
+
+static double d_const(const cn *n, const mpt_value *v, int *bail) { (void)v; (void)bail; return n->kd; }
+static double d_from_i(const cn *n, const mpt_value *v, int *bail) { return (double)EVI(n->a); }
+static double d_add(const cn *n, const mpt_value *v, int *bail) { return EVD(n->a) + EVD(n->b); }
+static double d_sub(const cn *n, const mpt_value *v, int *bail) { return EVD(n->a) - EVD(n->b); }
+static double d_mul(const cn *n, const mpt_value *v, int *bail) { return EVD(n->a) * EVD(n->b); }
+static double d_div(const cn *n, const mpt_value *v, int *bail) {
+  double a = EVD(n->a), b = EVD(n->b);
+  if (b == 0.0) BAIL();
+  return a / b;
+}
+static double d_tdiv_ii(const cn *n, const mpt_value *v, int *bail) {
+  int64_t a = EVI(n->a), b = EVI(n->b);
+  if (b == 0 || a > LIM53 || a < -LIM53 || b > LIM53 || b < -LIM53) BAIL();
+  return (double)a / (double)b;
+}
+static double d_floordiv(const cn *n, const mpt_value *v, int *bail) {
+  double r = 0;
+  if (xv_float_floordiv(EVD(n->a), EVD(n->b), &r, NULL)) BAIL();
+  return r;
+}
+static double d_mod(const cn *n, const mpt_value *v, int *bail) {
+  double r = 0;
+  if (xv_float_mod(EVD(n->a), EVD(n->b), &r, NULL)) BAIL();
+  return r;
+}
+static double d_pow(const cn *n, const mpt_value *v, int *bail) {
+  double r = 0;
+  if (xv_float_pow(EVD(n->a), EVD(n->b), &r, NULL)) BAIL();
+  return r;
+}
+static double d_neg(const cn *n, const mpt_value *v, int *bail) { return -EVD(n->a); }
+static double d_and(const cn *n, const mpt_value *v, int *bail) {
+  double x = EVD(n->a);
+  return x != 0.0 ? EVD(n->b) : x;
+}
+static double d_or(const cn *n, const mpt_value *v, int *bail) {
+  double x = EVD(n->a);
+  return x != 0.0 ? x : EVD(n->b);
+}
+static double d_if_i(const cn *n, const mpt_value *v, int *bail) { return EVI(n->b) ? EVD(n->a) : EVD(n->c); }
+static double d_if_d(const cn *n, const mpt_value *v, int *bail) { return EVD(n->b) != 0.0 ? EVD(n->a) : EVD(n->c); }
+
+/* ------------------------------------------------------------------ compiler */
 
 typedef struct fcomp {
   const mpt_expr *e;
   xfast *f;
-  int *reg_of;   /* node -> register for constants and variables */
-  int *type_of;  /* their register type */
-  int *pk_of;
-  int *var_reg;  /* slot -> register */
   int fail;
 } fcomp;
 
-static int emit(fcomp *c, int op, int dst, int a, int b, int cc) {
-  if (c->f->n_code >= XF_MAX_CODE) { c->fail = 1; return -1; }
-  xins *i = &c->f->code[c->f->n_code];
-  i->op = (uint8_t)op;
-  i->cc = (uint8_t)cc;
-  i->dst = (uint16_t)dst;
-  i->a = (uint16_t)a;
-  i->b = (uint16_t)b;
-  return c->f->n_code++;
+static cn *node(fcomp *c) {
+  if (c->f->n_nodes >= c->f->cap_nodes) { c->fail = 1; return NULL; }
+  cn *n = &c->f->nodes[c->f->n_nodes++];
+  memset(n, 0, sizeof *n);
+  return n;
 }
 
-static int new_reg(fcomp *c) {
-  if (c->f->n_regs >= XF_MAX_REGS) { c->fail = 1; return 0; }
-  return c->f->n_regs++;
+static void *block(fcomp *c, size_t bytes) {
+  void *p = calloc(1, bytes ? bytes : 1);
+  void **nb = p ? realloc(c->f->blocks, (size_t)(c->f->n_blocks + 1) * sizeof(void *)) : NULL;
+  if (!nb) { free(p); c->fail = 1; return NULL; }
+  c->f->blocks = nb;
+  c->f->blocks[c->f->n_blocks++] = p;
+  return p;
 }
 
-/* pass 1: constants and variables get fixed registers */
-static void collect(fcomp *c, int32_t ni) {
-  if (ni < 0 || c->fail) return;
-  const xnode *n = &c->e->nodes[ni];
-  switch (n->op) {
-  case X_CONST:
-    if (n->k.kind == MPT_V_INT || n->k.kind == MPT_V_BOOL || n->k.kind == MPT_V_FLOAT) {
-      if (c->f->n_k >= XF_MAX_REGS / 2) { c->fail = 1; return; }
-      int r = c->f->n_k++;
-      c->reg_of[ni] = r;
-      if (n->k.kind == MPT_V_FLOAT) {
-        c->f->k[r].f = n->k.u.f;
-        c->type_of[ni] = T_F;
-        c->pk_of[ni] = PK_FLOAT;
-      } else {
-        c->f->k[r].i = n->k.u.i;
-        c->type_of[ni] = T_I;
-        c->pk_of[ni] = n->k.kind == MPT_V_BOOL ? PK_BOOL : PK_INT;
-      }
-    }
-    return;
-  case X_VAR: return;
-  case X_LOCAL: case X_INDEX: case X_LIST: case X_COMP: case X_CALL: case X_NAME:
-    c->fail = 1;
-    return;
-  default: break;
+static const cn *as_double(fcomp *c, const cn *x) {
+  if (!x || x->fd) return x;
+  cn *n = node(c);
+  if (!n) return NULL;
+  n->fd = d_from_i;
+  n->a = x;
+  return n;
+}
+
+static int is_const_int(const cn *x) { return x && x->fi == i_const; }
+
+static const cn *build(fcomp *c, int32_t ni, int *pk);
+
+static const cn *build_binop(fcomp *c, const xnode *xn, int *pk) {
+  int pa, pb;
+  const cn *a = build(c, xn->a, &pa);
+  const cn *b = build(c, xn->b, &pb);
+  if (c->fail) return NULL;
+  cn *n = node(c);
+  if (!n) return NULL;
+  int op = xn->op;
+  if (op >= X_BAND) { /* bitwise and shifts: ints only */
+    if (!a->fi || !b->fi) { c->fail = 1; return NULL; }
+    static const ifn fns[] = {i_band, i_bor, i_bxor, i_shl, i_shr};
+    n->fi = fns[op - X_BAND];
+    n->a = a;
+    n->b = b;
+    if (op > X_BXOR) *pk = PK_INT;
+    else if (pa == PK_BOOL && pb == PK_BOOL) *pk = PK_BOOL;
+    else if (pa == PK_INT || pb == PK_INT) *pk = PK_INT;
+    else *pk = PK_INTBOOL;
+    return n;
   }
-  collect(c, n->a);
-  collect(c, n->b);
-  collect(c, n->c);
-  if (n->op == X_CMP) {
-    for (int i = 0; i < n->n; i++) {
-      int32_t arg = c->e->args[n->first + i];
-      int code = i > 0 ? c->e->args[n->first + n->n + i - 1] : -1;
-      const xnode *an = &c->e->nodes[arg];
-      /* `x in [constants]`: the list stays a node constant */
-      if ((code == C_IN || code == C_NOTIN) && an->op == X_CONST && an->k.kind == MPT_V_LIST) continue;
-      collect(c, arg);
+  if (a->fi && b->fi && op == X_POW) {
+    /* int ** int: int for a constant exponent >= 0, float for a negative one, unknown otherwise */
+    if (!is_const_int(b)) { c->fail = 1; return NULL; }
+    if (b->k >= 0) {
+      n->fi = i_pow_k;
+      n->a = a;
+      n->k = b->k;
+      *pk = PK_INT;
+      return n;
     }
   }
-}
-
-static int to_float(fcomp *c, int r, int t) {
-  if (t == T_F) return r;
-  int d = new_reg(c);
-  emit(c, F_I2F, d, r, 0, 0);
-  return d;
-}
-
-static int gen(fcomp *c, int32_t ni, int *type, int *pk);
-
-static int gen_cmp_pair(fcomp *c, int dst, int ra, int ta, int32_t bnode, int code, int *rb_out, int *tb_out) {
-  const xnode *bn = &c->e->nodes[bnode];
-  if (code == C_IN || code == C_NOTIN) {
-    if (bn->op != X_CONST || bn->k.kind != MPT_V_LIST || c->f->n_lists >= 64) { c->fail = 1; return -1; }
-    int li = c->f->n_lists++;
-    c->f->lists[li] = &bn->k;
-    emit(c, ta == T_I ? F_IN_I : F_IN_F, dst, ra, li, code);
-    *rb_out = -1; /* a list cannot be the left operand of a following comparison */
-    *tb_out = -1;
-    return 0;
-  }
-  int tb, pkb;
-  int rb = gen(c, bnode, &tb, &pkb);
-  if (c->fail) return -1;
-  int op = ta == T_I ? (tb == T_I ? F_CMP_I : F_CMP_IF) : (tb == T_I ? F_CMP_FI : F_CMP_F);
-  emit(c, op, dst, ra, rb, code);
-  *rb_out = rb;
-  *tb_out = tb;
-  return 0;
-}
-
-static int gen(fcomp *c, int32_t ni, int *type, int *pk) {
-  if (c->fail) return 0;
-  const xnode *n = &c->e->nodes[ni];
-  switch (n->op) {
-  case X_CONST:
-    if (c->reg_of[ni] < 0) { c->fail = 1; return 0; }
-    *type = c->type_of[ni];
-    *pk = c->pk_of[ni];
-    return c->reg_of[ni];
-  case X_VAR:
-    *type = T_I;
-    *pk = PK_INTBOOL;
-    return c->var_reg[n->slot];
-  case X_ADD: case X_SUB: case X_MUL: case X_DIV: case X_FLOORDIV: case X_MOD: case X_POW:
-  case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT: {
-    int ta, tb, pa, pb;
-    int ra = gen(c, n->a, &ta, &pa);
-    int rb = gen(c, n->b, &tb, &pb);
-    if (c->fail) return 0;
-    int d = new_reg(c);
-    if (n->op >= X_BAND) {
-      if (ta != T_I || tb != T_I) { c->fail = 1; return 0; }
-      static const int ops[] = {F_BAND_I, F_BOR_I, F_BXOR_I, F_SHL_I, F_SHR_I};
-      emit(c, ops[n->op - X_BAND], d, ra, rb, 0);
-      *type = T_I;
-      if (n->op > X_BXOR) *pk = PK_INT;
-      else if (pa == PK_BOOL && pb == PK_BOOL) *pk = PK_BOOL;
-      else if (pa == PK_INT || pb == PK_INT) *pk = PK_INT;
-      else *pk = PK_INTBOOL;
-      return d;
-    }
-    if (n->op == X_POW && ta == T_I && tb == T_I) {
-      /* int ** int: int for a constant exponent >= 0, float for a negative one, unknown otherwise */
-      const xnode *bn = &c->e->nodes[n->b];
-      if (bn->op != X_CONST) { c->fail = 1; return 0; }
-      if (bn->k.u.i >= 0) {
-        emit(c, F_POW_I, d, ra, rb, 0);
-        *type = T_I;
-        *pk = PK_INT;
-        return d;
-      }
-    }
-    if (ta == T_I && tb == T_I && n->op != X_POW) {
-      static const int iops[] = {F_ADD_I, F_SUB_I, F_MUL_I, F_TDIV_I, F_FLOORDIV_I, F_MOD_I};
-      emit(c, iops[n->op - X_ADD], d, ra, rb, 0);
-      *type = n->op == X_DIV ? T_F : T_I;
-      *pk = n->op == X_DIV ? PK_FLOAT : PK_INT;
-      return d;
-    }
-    ra = to_float(c, ra, ta);
-    rb = to_float(c, rb, tb);
-    static const int fops[] = {F_ADD_F, F_SUB_F, F_MUL_F, F_DIV_F, F_FLOORDIV_F, F_MOD_F, F_POW_F};
-    emit(c, fops[n->op - X_ADD], d, ra, rb, 0);
-    *type = T_F;
-    *pk = PK_FLOAT;
-    return d;
-  }
-  case X_NEG: case X_POS: case X_INV: case X_NOT: {
-    int ta, pa;
-    int ra = gen(c, n->a, &ta, &pa);
-    if (c->fail) return 0;
-    int d = new_reg(c);
-    if (n->op == X_NOT) {
-      emit(c, ta == T_I ? F_NOT_I : F_NOT_F, d, ra, 0, 0);
-      *type = T_I;
-      *pk = PK_BOOL;
-      return d;
-    }
-    if (ta == T_F) {
-      if (n->op == X_INV) { c->fail = 1; return 0; }
-      if (n->op == X_NEG) emit(c, F_NEG_F, d, ra, 0, 0);
-      else emit(c, F_MOV, d, ra, 0, 0);
-      *type = T_F;
-      *pk = PK_FLOAT;
-      return d;
-    }
-    if (n->op == X_POS) emit(c, F_MOV, d, ra, 0, 0);
-    else emit(c, n->op == X_NEG ? F_NEG_I : F_INV_I, d, ra, 0, 0);
-    *type = T_I;
+  if (a->fi && b->fi && op != X_POW) {
+    n->a = a;
+    n->b = b;
     *pk = PK_INT;
-    return d;
+    int k = is_const_int(b);
+    n->k = k ? b->k : 0;
+    switch (op) {
+    case X_ADD: n->fi = k ? i_add_k : i_add; break;
+    case X_SUB: n->fi = k ? i_sub_k : i_sub; break;
+    case X_MUL: n->fi = k ? i_mul_k : i_mul; break;
+    case X_FLOORDIV: n->fi = k ? i_floordiv_k : i_floordiv; break;
+    case X_MOD: n->fi = k ? i_mod_k : i_mod; break;
+    case X_DIV: n->fd = d_tdiv_ii; *pk = PK_FLOAT; break;
+    default: c->fail = 1; return NULL;
+    }
+    return n;
+  }
+  n->a = as_double(c, a);
+  n->b = as_double(c, b);
+  static const dfn fns[] = {d_add, d_sub, d_mul, d_div, d_floordiv, d_mod, d_pow};
+  n->fd = fns[op - X_ADD];
+  *pk = PK_FLOAT;
+  return n;
+}
+
+static const cn *build_cmp(fcomp *c, const xnode *xn, int *pk) {
+  const int32_t *args = c->e->args + xn->first;
+  *pk = PK_BOOL;
+  int pa;
+  if (xn->n == 2) {
+    int code = args[2];
+    const cn *a = build(c, args[0], &pa);
+    if (c->fail) return NULL;
+    cn *n = node(c);
+    if (!n) return NULL;
+    n->fi = NULL;
+    n->a = a;
+    n->cc = code;
+    if (code == C_IN || code == C_NOTIN) {
+      const xnode *ln = &c->e->nodes[args[1]];
+      if (ln->op != X_CONST || ln->k.kind != MPT_V_LIST) { c->fail = 1; return NULL; }
+      int all_int = a->fi != NULL;
+      for (int64_t i = 0; i < ln->k.u.list.n && all_int; i++)
+        all_int = ln->k.u.list.items[i].kind == MPT_V_INT || ln->k.u.list.items[i].kind == MPT_V_BOOL;
+      n->nlist = ln->k.u.list.n;
+      n->list = &ln->k;
+      if (all_int) {
+        int64_t *il = block(c, (size_t)n->nlist * sizeof(int64_t));
+        if (!il) return NULL;
+        for (int64_t i = 0; i < n->nlist; i++) il[i] = ln->k.u.list.items[i].u.i;
+        n->ilist = il;
+        n->fi = i_in_ilist;
+      } else {
+        n->fi = i_in_list;
+      }
+      return n;
+    }
+    int pb;
+    const cn *b = build(c, args[1], &pb);
+    if (c->fail) return NULL;
+    n->b = b;
+    if (a->fi && b->fi) {
+      if (is_const_int(b)) { n->fi = cmp_ik[code]; n->k = b->k; }
+      else n->fi = cmp_ii[code];
+    } else if (a->fd && b->fd) {
+      n->fi = cmp_dd[code];
+    } else {
+      n->fi = i_cmp_mixed;
+      n->ta = a->fi ? T_I : T_F;
+      n->tb = b->fi ? T_I : T_F;
+    }
+    return n;
+  }
+  /* chains: all comparisons must be orderings/equalities (no `in`) */
+  const cn **ops = block(c, (size_t)xn->n * sizeof(cn *));
+  int *codes = block(c, (size_t)xn->n * sizeof(int));
+  if (!ops || !codes) return NULL;
+  for (int i = 0; i < xn->n; i++) {
+    if (i > 0) {
+      codes[i - 1] = args[xn->n + i - 1];
+      if (codes[i - 1] == C_IN || codes[i - 1] == C_NOTIN) { c->fail = 1; return NULL; }
+    }
+    ops[i] = build(c, args[i], &pa);
+    if (c->fail) return NULL;
+  }
+  cn *n = node(c);
+  if (!n) return NULL;
+  n->fi = i_chain;
+  n->ops = ops;
+  n->codes = codes;
+  n->nops = xn->n;
+  return n;
+}
+
+static const cn *build(fcomp *c, int32_t ni, int *pk) {
+  if (c->fail) return NULL;
+  const xnode *xn = &c->e->nodes[ni];
+  switch (xn->op) {
+  case X_CONST: {
+    cn *n;
+    if (xn->k.kind == MPT_V_INT || xn->k.kind == MPT_V_BOOL) {
+      if (!(n = node(c))) return NULL;
+      n->fi = i_const;
+      n->k = xn->k.u.i;
+      *pk = xn->k.kind == MPT_V_BOOL ? PK_BOOL : PK_INT;
+      return n;
+    }
+    if (xn->k.kind == MPT_V_FLOAT) {
+      if (!(n = node(c))) return NULL;
+      n->fd = d_const;
+      n->kd = xn->k.u.f;
+      *pk = PK_FLOAT;
+      return n;
+    }
+    c->fail = 1;
+    return NULL;
+  }
+  case X_VAR: {
+    cn *n = node(c);
+    if (!n) return NULL;
+    n->fi = i_var;
+    n->slot = xn->slot;
+    *pk = PK_INTBOOL;
+    return n;
+  }
+  case X_ADD: case X_SUB: case X_MUL: case X_DIV: case X_FLOORDIV: case X_MOD: case X_POW:
+  case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT:
+    return build_binop(c, xn, pk);
+  case X_NEG: case X_POS: case X_INV: case X_NOT: {
+    int pa;
+    const cn *a = build(c, xn->a, &pa);
+    if (c->fail) return NULL;
+    if (xn->op == X_POS && a->fd) { *pk = PK_FLOAT; return a; }
+    cn *n = node(c);
+    if (!n) return NULL;
+    n->a = a;
+    if (xn->op == X_NOT) {
+      n->fi = a->fi ? i_not_i : i_not_d;
+      *pk = PK_BOOL;
+      return n;
+    }
+    if (a->fd) {
+      if (xn->op == X_INV) { c->fail = 1; return NULL; }
+      n->fd = d_neg;
+      *pk = PK_FLOAT;
+      return n;
+    }
+    if (xn->op == X_POS) { /* +bool is an int: same register, Python kind int */
+      n->fi = i_add_k;
+      n->k = 0;
+    } else {
+      n->fi = xn->op == X_NEG ? i_neg : i_inv;
+    }
+    *pk = PK_INT;
+    return n;
   }
   case X_AND: case X_OR: case X_IFELSE: {
-    /* result register d receives one of two operands, which must share a register type */
-    int d = new_reg(c);
-    int t1, p1, t2, p2;
-    if (n->op == X_IFELSE) {
-      int tc, pc;
-      int rc = gen(c, n->b, &tc, &pc);
-      if (c->fail) return 0;
-      int jf = emit(c, tc == T_I ? F_JF_I : F_JF_F, 0, rc, 0, 0);
-      int r1 = gen(c, n->a, &t1, &p1);
-      emit(c, F_MOV, d, r1, 0, 0);
-      int jend = emit(c, F_JMP, 0, 0, 0, 0);
-      if (c->fail) return 0;
-      c->f->code[jf].b = (uint16_t)c->f->n_code;
-      int r2 = gen(c, n->c, &t2, &p2);
-      emit(c, F_MOV, d, r2, 0, 0);
-      if (c->fail) return 0;
-      c->f->code[jend].b = (uint16_t)c->f->n_code;
+    int p1, p2, pc = 0;
+    const cn *cond = xn->op == X_IFELSE ? build(c, xn->b, &pc) : NULL;
+    const cn *a = build(c, xn->a, &p1);
+    const cn *b = build(c, xn->op == X_IFELSE ? xn->c : xn->b, &p2);
+    if (c->fail) return NULL;
+    if (!a->fi != !b->fi) { c->fail = 1; return NULL; } /* both operands must share a register type */
+    cn *n = node(c);
+    if (!n) return NULL;
+    n->a = a;
+    if (xn->op == X_IFELSE) {
+      n->b = cond;
+      n->c = b;
+      if (a->fi) n->fi = cond->fi ? i_if_i : i_if_d;
+      else n->fd = cond->fi ? d_if_i : d_if_d;
     } else {
-      int r1 = gen(c, n->a, &t1, &p1);
-      if (c->fail) return 0;
-      emit(c, F_MOV, d, r1, 0, 0);
-      int op = n->op == X_AND ? (t1 == T_I ? F_JF_I : F_JF_F) : (t1 == T_I ? F_JT_I : F_JT_F);
-      int j = emit(c, op, 0, d, 0, 0);
-      int r2 = gen(c, n->b, &t2, &p2);
-      emit(c, F_MOV, d, r2, 0, 0);
-      if (c->fail) return 0;
-      c->f->code[j].b = (uint16_t)c->f->n_code;
+      n->b = b;
+      if (a->fi) n->fi = xn->op == X_AND ? i_and : i_or;
+      else n->fd = xn->op == X_AND ? d_and : d_or;
     }
-    if (t1 != t2) { c->fail = 1; return 0; }
-    *type = t1;
-    *pk = p1 == p2 ? p1 : (t1 == T_I ? PK_INTBOOL : PK_FLOAT);
-    return d;
+    *pk = p1 == p2 ? p1 : (a->fi ? PK_INTBOOL : PK_FLOAT);
+    return n;
   }
-  case X_CMP: {
-    int d = new_reg(c);
-    const int32_t *args = c->e->args + n->first;
-    int ta, pa;
-    int ra = gen(c, args[0], &ta, &pa);
-    if (c->fail) return 0;
-    int jumps[64], nj = 0;
-    for (int i = 1; i < n->n; i++) {
-      if (i > 1) {
-        if (ra < 0 || nj >= 64) { c->fail = 1; return 0; }
-        jumps[nj++] = emit(c, F_JF_I, 0, d, 0, 0);
-      }
-      int code = args[n->n + i - 1];
-      int rb, tb;
-      if (gen_cmp_pair(c, d, ra, ta, args[i], code, &rb, &tb)) return 0;
-      ra = rb;
-      ta = tb;
-    }
-    if (c->fail) return 0;
-    for (int j = 0; j < nj; j++) c->f->code[jumps[j]].b = (uint16_t)c->f->n_code;
-    *type = T_I;
-    *pk = PK_BOOL;
-    return d;
-  }
+  case X_CMP: return build_cmp(c, xn, pk);
   default:
     c->fail = 1;
-    return 0;
+    return NULL;
   }
+}
+
+void xf_free(xfast *f) {
+  if (!f) return;
+  for (int i = 0; i < f->n_blocks; i++) free(f->blocks[i]);
+  free(f->blocks);
+  free(f->nodes);
+  free(f);
 }
 
 xfast *xf_compile(const mpt_expr *e) {
   xfast *f = calloc(1, sizeof *f);
-  fcomp c;
-  memset(&c, 0, sizeof c);
-  c.e = e;
-  c.f = f;
-  c.reg_of = malloc((size_t)e->n_nodes * sizeof(int));
-  c.type_of = calloc((size_t)e->n_nodes, sizeof(int));
-  c.pk_of = calloc((size_t)e->n_nodes, sizeof(int));
-  c.var_reg = malloc((size_t)(e->n_names > 0 ? e->n_names : 1) * sizeof(int));
-  if (!f || !c.reg_of || !c.type_of || !c.pk_of || !c.var_reg) c.fail = 1;
-  if (!c.fail) {
-    for (int i = 0; i < e->n_nodes; i++) c.reg_of[i] = -1;
-    collect(&c, e->root);
-  }
-  if (!c.fail) {
-    f->n_v = e->n_uses;
-    if (f->n_k + f->n_v > XF_MAX_REGS / 2) c.fail = 1;
-  }
-  if (!c.fail) {
-    for (int i = 0; i < e->n_uses; i++) {
-      f->vslot[i] = e->uses[i];
-      c.var_reg[e->uses[i]] = f->n_k + i;
-    }
-    f->n_regs = f->n_k + f->n_v;
-    int t, pk;
-    int r = gen(&c, e->root, &t, &pk);
-    if (!c.fail) {
-      emit(&c, F_RET, 0, r, 0, 0);
-      f->ret = r;
-      f->ret_type = t;
-      f->ret_pk = pk;
-    }
-  }
-  free(c.reg_of);
-  free(c.type_of);
-  free(c.pk_of);
-  free(c.var_reg);
-  if (c.fail) {
-    free(f);
+  if (!f) return NULL;
+  f->cap_nodes = 2 * e->n_nodes + 4; /* each expression node, plus int-to-double conversions */
+  f->nodes = calloc((size_t)f->cap_nodes, sizeof(cn));
+  fcomp c = {e, f, f->nodes == NULL};
+  int pk = PK_INT;
+  const cn *root = c.fail ? NULL : build(&c, e->root, &pk);
+  if (c.fail || !root) {
+    xf_free(f);
     return NULL;
   }
+  f->root = root;
+  f->ret_type = root->fi ? T_I : T_F;
+  f->ret_pk = pk;
+  f->uses = e->uses;
+  f->n_uses = e->n_uses;
   return f;
 }
 
-void xf_free(xfast *f) { free(f); }
-
-#define LIM53 ((int64_t)1 << 53)
-
-static int cmp_ii(int cc, int64_t a, int64_t b) {
-  switch (cc) {
-  case C_LT: return a < b;
-  case C_LE: return a <= b;
-  case C_GT: return a > b;
-  case C_GE: return a >= b;
-  case C_EQ: return a == b;
-  default: return a != b;
-  }
-}
-
-static int cmp_ff(int cc, double a, double b) {
-  switch (cc) {
-  case C_LT: return a < b;
-  case C_LE: return a <= b;
-  case C_GT: return a > b;
-  case C_GE: return a >= b;
-  case C_EQ: return a == b;
-  default: return a != b;
-  }
-}
-
-static int cmp_c3(int cc, int c3) { /* c3: -1, 0, 1, 2 = unordered */
-  if (c3 == 2) return cc == C_NE;
-  return cmp_ii(cc, c3, 0);
-}
-
-/* 0 with *out and the kinds set; 1 when the general evaluator must take over */
+/* 0 with the result set; 1 when the general evaluator must take over */
 int xf_run(const xfast *f, const mpt_value *vars, int *is_float, int *pykind, double *fout, int64_t *iout) {
-  xreg R[XF_MAX_REGS];
-  memcpy(R, f->k, (size_t)f->n_k * sizeof(xreg));
-  for (int i = 0; i < f->n_v; i++) {
-    const mpt_value *v = &vars[f->vslot[i]];
-    if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL) return 1;
-    R[f->n_k + i].i = v->u.i;
+  for (int i = 0; i < f->n_uses; i++) {
+    mpt_vkind k = vars[f->uses[i]].kind;
+    if (k != MPT_V_INT && k != MPT_V_BOOL) return 1;
   }
-  const xins *code = f->code;
-  int pc = 0;
-  for (;;) {
-    const xins *in = &code[pc++];
-    int64_t a, b, x;
-    switch (in->op) {
-    case F_MOV: R[in->dst] = R[in->a]; break;
-    case F_I2F: R[in->dst].f = (double)R[in->a].i; break;
-    case F_ADD_I: if (__builtin_add_overflow(R[in->a].i, R[in->b].i, &R[in->dst].i)) return 1; break;
-    case F_SUB_I: if (__builtin_sub_overflow(R[in->a].i, R[in->b].i, &R[in->dst].i)) return 1; break;
-    case F_MUL_I: if (__builtin_mul_overflow(R[in->a].i, R[in->b].i, &R[in->dst].i)) return 1; break;
-    case F_FLOORDIV_I:
-      a = R[in->a].i; b = R[in->b].i;
-      if (b <= 0 || a < 0) {
-        if (b == 0 || (b == -1 && a == INT64_MIN)) return 1;
-        x = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) x--;
-        R[in->dst].i = x;
-      } else {
-        R[in->dst].i = a / b;
-      }
-      break;
-    case F_MOD_I:
-      a = R[in->a].i; b = R[in->b].i;
-      if (b <= 0 || a < 0) {
-        if (b == 0) return 1;
-        if (b == -1) { R[in->dst].i = 0; break; }
-        x = a % b;
-        if (x != 0 && ((x < 0) != (b < 0))) x += b;
-        R[in->dst].i = x;
-      } else {
-        R[in->dst].i = a % b;
-      }
-      break;
-    case F_TDIV_I:
-      a = R[in->a].i; b = R[in->b].i;
-      if (b == 0 || a > LIM53 || a < -LIM53 || b > LIM53 || b < -LIM53) return 1;
-      R[in->dst].f = (double)a / (double)b;
-      break;
-    case F_POW_I: {
-      int64_t base = R[in->a].i, e = R[in->b].i, r = 1;
-      while (e) {
-        if ((e & 1) && __builtin_mul_overflow(r, base, &r)) return 1;
-        e >>= 1;
-        if (e && __builtin_mul_overflow(base, base, &base)) return 1;
-      }
-      R[in->dst].i = r;
-      break;
-    }
-    case F_BAND_I: R[in->dst].i = R[in->a].i & R[in->b].i; break;
-    case F_BOR_I: R[in->dst].i = R[in->a].i | R[in->b].i; break;
-    case F_BXOR_I: R[in->dst].i = R[in->a].i ^ R[in->b].i; break;
-    case F_SHL_I:
-      a = R[in->a].i; b = R[in->b].i;
-      if (b < 0 || b > 62) return 1;
-      {
-        __int128 w = (__int128)a * ((__int128)1 << b);
-        if (w > INT64_MAX || w < INT64_MIN) return 1;
-        R[in->dst].i = (int64_t)w;
-      }
-      break;
-    case F_SHR_I:
-      a = R[in->a].i; b = R[in->b].i;
-      if (b < 0) return 1;
-      R[in->dst].i = b >= 63 ? (a < 0 ? -1 : 0) : (a >> b);
-      break;
-    case F_ADD_F: R[in->dst].f = R[in->a].f + R[in->b].f; break;
-    case F_SUB_F: R[in->dst].f = R[in->a].f - R[in->b].f; break;
-    case F_MUL_F: R[in->dst].f = R[in->a].f * R[in->b].f; break;
-    case F_DIV_F:
-      if (R[in->b].f == 0.0) return 1;
-      R[in->dst].f = R[in->a].f / R[in->b].f;
-      break;
-    case F_FLOORDIV_F: if (xv_float_floordiv(R[in->a].f, R[in->b].f, &R[in->dst].f, NULL)) return 1; break;
-    case F_MOD_F: if (xv_float_mod(R[in->a].f, R[in->b].f, &R[in->dst].f, NULL)) return 1; break;
-    case F_POW_F: if (xv_float_pow(R[in->a].f, R[in->b].f, &R[in->dst].f, NULL)) return 1; break;
-    case F_NEG_I:
-      if (R[in->a].i == INT64_MIN) return 1;
-      R[in->dst].i = -R[in->a].i;
-      break;
-    case F_INV_I: R[in->dst].i = ~R[in->a].i; break;
-    case F_NEG_F: R[in->dst].f = -R[in->a].f; break;
-    case F_NOT_I: R[in->dst].i = R[in->a].i == 0; break;
-    case F_NOT_F: R[in->dst].i = R[in->a].f == 0.0; break;
-    case F_CMP_I: R[in->dst].i = cmp_ii(in->cc, R[in->a].i, R[in->b].i); break;
-    case F_CMP_F: R[in->dst].i = cmp_ff(in->cc, R[in->a].f, R[in->b].f); break;
-    case F_CMP_IF: R[in->dst].i = cmp_c3(in->cc, xv_cmp_int_float(R[in->a].i, R[in->b].f)); break;
-    case F_CMP_FI: {
-      int c3 = xv_cmp_int_float(R[in->b].i, R[in->a].f);
-      R[in->dst].i = cmp_c3(in->cc, c3 == 2 ? 2 : -c3);
-      break;
-    }
-    case F_IN_I: case F_IN_F: {
-      const mpt_value *l = f->lists[in->b];
-      mpt_value x = in->op == F_IN_I ? mpt_value_int(R[in->a].i) : mpt_value_float(R[in->a].f);
-      int found = 0;
-      for (int64_t i = 0; i < l->u.list.n && !found; i++) found = mpt_value_equal(&l->u.list.items[i], &x);
-      R[in->dst].i = in->cc == C_IN ? found : !found;
-      break;
-    }
-    case F_JF_I: if (R[in->a].i == 0) pc = in->b; break;
-    case F_JT_I: if (R[in->a].i != 0) pc = in->b; break;
-    case F_JF_F: if (R[in->a].f == 0.0) pc = in->b; break;
-    case F_JT_F: if (R[in->a].f != 0.0) pc = in->b; break;
-    case F_JMP: pc = in->b; break;
-    case F_RET:
-      *is_float = f->ret_type == T_F;
-      *pykind = f->ret_pk;
-      if (f->ret_type == T_F) *fout = R[in->a].f;
-      else *iout = R[in->a].i;
-      return 0;
-    default: return 1;
-    }
+  int bail = 0;
+  const cn *r = f->root;
+  *pykind = f->ret_pk;
+  if (f->ret_type == T_I) {
+    int64_t x = r->fi(r, vars, &bail);
+    *is_float = 0;
+    *iout = x;
+  } else {
+    double x = r->fd(r, vars, &bail);
+    *is_float = 1;
+    *fout = x;
   }
+  return bail;
 }
-
-int xf_ret_kind(const xfast *f) { return f->ret_pk; }

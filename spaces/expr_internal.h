@@ -52,7 +52,7 @@ typedef struct xfast xfast;
 
 struct mpt_expr {
   char *src;
-  xfast *fast;       /* numeric register program (expr_fast.c), NULL when the expression needs more */
+  xfast *fast;       /* numeric fast path (expr_fast.c), NULL when the expression needs more */
   xnode *nodes;
   int32_t n_nodes, cap_nodes;
   int32_t *args;
@@ -115,7 +115,7 @@ int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *l
 /* constant folding of subtrees without variables; never fails (errors stay for run time) */
 void xe_fold(mpt_expr *e);
 
-/* ---- expr_fast.c: typed register program for numeric expressions ---- */
+/* ---- expr_fast.c: statically typed function tree for numeric expressions ---- */
 enum { XF_PK_INT, XF_PK_BOOL, XF_PK_FLOAT, XF_PK_INTBOOL };
 xfast *xf_compile(const mpt_expr *e);  /* NULL when not applicable */
 void xf_free(xfast *f);

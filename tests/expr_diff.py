@@ -13,7 +13,7 @@ a complex result (negative float ** fractional power) is expected as ValueError:
 
 The driver also runs with --bool (mpt_expr_eval_bool, the constraint hot path), which must give
 bool(result) for every successful case and the same exception class otherwise, and both again with
---slow (numeric register program disabled), which must print exactly the same.
+--slow (numeric fast path disabled), which must print exactly the same.
 
 usage: expr_diff.py DRIVER [N] [SEED]
 """
@@ -293,7 +293,7 @@ class Gen:
 
 class NumGen(Gen):
     """numeric expressions over the int/bool variables only: what constraints look like, and what the
-    numeric register program (spaces/expr_fast.c) compiles; includes overflow and zero divisors"""
+    numeric fast path (spaces/expr_fast.c) compiles; includes overflow and zero divisors"""
 
     def leaf(self, kind):
         r = self.r.random()

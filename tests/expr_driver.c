@@ -4,7 +4,7 @@
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
  * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
- * register program (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone.
+ * fast path (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone.
  * With --float-repr each line is a C float literal (e.g. hex 0x1.8p+1) and it prints mpt_value_repr of it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
     }
     mpt_expr_free(e);
   }
-  fprintf(stderr, "expr_driver: %ld expressions, %ld compiled to the numeric register program\n", n_lines, n_fast);
+  fprintf(stderr, "expr_driver: %ld expressions, %ld compiled to the numeric fast path\n", n_lines, n_fast);
   free(line);
   free(rep);
   for (int i = 0; i < N_NAMES; i++) mpt_value_free(&vars[i]);
