@@ -49,8 +49,10 @@ typedef struct mpt_box {
   const int **v;
 } mpt_box;
 /* Visits every valid id whose value indices all lie in the box, in ascending id order, until visit()
- * returns nonzero. 0 or MPT_ERR_NOMEM. */
-int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx);
+ * returns nonzero. With count: *count receives the number of such ids, and the traversal goes on
+ * (counting whole rows at once) after visit() asked to stop. 0 or MPT_ERR_NOMEM. */
+int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx,
+                   int64_t *count);
 
 /* fills emin/emax/lmin/lmax/logok; 0 or MPT_ERR_NOMEM */
 int mpt_space__prepare_encoding(mpt_space *s);

@@ -89,22 +89,32 @@ typedef struct boxq {
   int **fp;              /* their candidate positions in allowed[] (ascending) */
   int (*visit)(void *, int64_t);
   void *ctx;
-  int stop;
+  int stop;              /* stop the traversal */
+  int64_t *count;        /* counting mode: add every match here, keep traversing after visit() said stop */
+  int quiet;             /* counting mode: visit() said stop, only count */
+  int64_t combos;        /* product of fn[]: matches per matching row */
 } boxq;
 
 /* free-part enumeration for one row: visits ids in ascending order */
 static void box_emit_row(boxq *Q, int64_t row) {
   const mpt_space *s = Q->s;
   int nf = Q->nf;
+  if (Q->count) {
+    *Q->count += Q->combos;
+    if (Q->quiet) return;
+  }
   if (nf == 0) {
-    if (Q->visit(Q->ctx, row)) Q->stop = 1;
+    if (Q->visit(Q->ctx, row)) { if (Q->count) Q->quiet = 1; else Q->stop = 1; }
     return;
   }
   memset(Q->it, 0, sizeof(int) * (size_t)nf);
   for (;;) {
     int64_t sfx = 0;
     for (int k = 0; k < nf; k++) sfx += (int64_t)Q->fp[k][Q->it[k]] * s->fstride[s->freep[k]];
-    if (Q->visit(Q->ctx, row * s->q + sfx)) { Q->stop = 1; return; }
+    if (Q->visit(Q->ctx, row * s->q + sfx)) {
+      if (Q->count) Q->quiet = 1; else Q->stop = 1;
+      return;
+    }
     int k = nf - 1;
     while (k >= 0 && ++Q->it[k] == Q->fn[k]) Q->it[k--] = 0;
     if (k < 0) break;
@@ -147,10 +157,12 @@ static void box_rec(boxq *Q, int k, int64_t lo, int64_t hi, uint64_t prefix) {
   }
 }
 
-int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx) {
+int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx,
+                   int64_t *count) {
+  if (count) *count = 0;
   if (s->size == 0) return 0;
   int nc = s->n_con, W = s->words, nf = s->n_free, rc = 0;
-  boxq Q = {s, bx, nf, NULL, NULL, NULL, visit, ctx, 0};
+  boxq Q = {s, bx, nf, NULL, NULL, NULL, visit, ctx, 0, count, 0, 1};
   int total = 0;
   for (int k = 0; k < nf; k++) total += bx->n[s->freep[k]];
   int *mem = malloc(sizeof(int) * (size_t)(2 * nf + total + 1));
@@ -170,6 +182,7 @@ int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, i
     }
     cur += Q.fn[k];
     if (!Q.fn[k]) goto out; /* no allowed value of a free parameter: empty */
+    Q.combos *= Q.fn[k];    /* <= q, which fits */
   }
   double pc = 1;
   for (int k = 0; k < nc; k++) pc *= bx->n[s->con[k]];
@@ -220,13 +233,20 @@ out:
 
 typedef struct collect_ctx {
   idbuf *out;
-  int64_t skip;
+  int64_t skip, cap;
 } collect_ctx;
 
+static int visit_box_none(void *ctx, int64_t id) {
+  (void)ctx;
+  (void)id;
+  return 1;
+}
+
+/* keeps the first cap ids (they arrive in ascending order), then only counting goes on */
 static int visit_box_collect(void *ctx, int64_t id) {
   collect_ctx *c = ctx;
   if (id != c->skip) ib_push(c->out, id);
-  return 0;
+  return c->out->n >= c->cap;
 }
 
 /* ---- ring search: valid configurations at L1 index distance exactly r ---- */
@@ -464,10 +484,14 @@ int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kin
         if (hi >= 0) bv[p][n++] = hi;
         bx.n[p] = n;
       }
-      collect_ctx cc = {&out, self};
-      int rc = mpt_space__box(s, &bx, visit_box_collect, &cc);
+      collect_ctx cc = {&out, self, cap};
+      int64_t total = 0;
+      int rc = cap > 0 ? mpt_space__box(s, &bx, visit_box_collect, &cc, &total)
+                       : mpt_space__box(s, &bx, visit_box_none, NULL, &total);
       if (rc) { ib_free(&out); return rc; }
-      return ib_finish(&out, ids, cap, 1);
+      if (self >= 0) total--; /* the centre lies in its own box */
+      if (ib_finish(&out, ids, cap, 1) < 0) return MPT_ERR_NOMEM;
+      return total;
     }
     case MPT_NB_HAMMING: {
       int ib[64];

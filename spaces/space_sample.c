@@ -161,7 +161,7 @@ static int64_t lhs_once(const mpt_space *s, mpt_rng *rng, int64_t n, int64_t *id
     }
     cell_pick C = {&used, rng, -1, 0};
     mpt_box bx = {bn, bv};
-    int r = mpt_space__box(s, &bx, visit_cell, &C);
+    int r = mpt_space__box(s, &bx, visit_cell, &C, NULL);
     if (r) { rc = r; goto out; }
     int64_t pick = C.chosen;
     if (pick >= 0) {

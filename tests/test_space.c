@@ -608,6 +608,68 @@ static void test_wide_rows(void **state) {
   }
 }
 
+static void test_many_params(void **state) {
+  (void)state;
+  /* 30 parameters, 8 conditions over the first 10: ~1e12 valid configurations, 20 parameters free */
+  char text[16384];
+  int len = snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  mpt_rng g;
+  mpt_rng_seed(&g, 5);
+  for (int i = 0; i < 30; i++)
+    len += snprintf(text + len, sizeof text - (size_t)len,
+                    "%s{\"Name\": \"x%d\", \"Type\": \"int\", \"Values\": \"list(range(%d))\"}", i ? ", " : "", i,
+                    2 + (int)mpt_rng_below(&g, 3));
+  len += snprintf(text + len, sizeof text - (size_t)len, "], \"Conditions\": [");
+  for (int k = 0; k < 8; k++) /* x0..x9 constrained, x10..x29 free */
+    len += snprintf(text + len, sizeof text - (size_t)len, "%s{\"Expression\": \"x%d + x%d < 3 or x%d == 0\"}",
+                    k ? ", " : "", k, k + 1, k + 2);
+  snprintf(text + len, sizeof text - (size_t)len, "]}}");
+  loaded l = load_text(text);
+  int64_t size = mpt_space_size(l.s);
+  assert_true(size > 1000000000LL);
+  int idx[30], c[30];
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 8);
+  for (int t = 0; t < 5000; t++) {
+    int64_t id = (int64_t)mpt_rng_below(&rng, (uint64_t)size);
+    mpt_space_config(l.s, id, idx);
+    assert_int_equal(mpt_space_lookup(l.s, idx), id);
+    assert_int_equal(mpt_space_check(l.s, idx), 1);
+    for (int p = 0; p < 30; p++) idx[p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(l.s, p));
+    assert_int_equal(mpt_space_lookup(l.s, idx) >= 0, mpt_space_check(l.s, idx));
+  }
+  /* neighbourhoods with millions of members: exact counts, the first ids, each one by definition */
+  int64_t ids[64];
+  for (int t = 0; t < 20; t++) {
+    mpt_space_config(l.s, (int64_t)mpt_rng_below(&rng, (uint64_t)size), c);
+    for (int k = 0; k < 4; k++) {
+      int64_t m = mpt_space_neighbors(l.s, c, (mpt_neighbor_kind)k, ids, 64);
+      assert_true(m > 0);
+      for (int64_t i = 0; i < m && i < 64; i++) {
+        if (i) assert_true(ids[i] > ids[i - 1]);
+        mpt_space_config(l.s, ids[i], idx);
+        int diff = 0, far = 0, dist = 0;
+        for (int p = 0; p < 30; p++) {
+          int dd = abs(idx[p] - c[p]);
+          diff += dd != 0;
+          far += dd > 1;
+          dist += dd;
+        }
+        assert_true(diff > 0);
+        if (k == MPT_NB_STRICTLY_ADJACENT) assert_int_equal(far, 0);
+        if (k == MPT_NB_HAMMING) assert_int_equal(diff, 1);
+        if (k == MPT_NB_INDEX_DISTANCE) assert_int_equal(dist, 1);
+      }
+      if (k == MPT_NB_STRICTLY_ADJACENT) assert_true(m > 1000000);
+    }
+  }
+  int64_t lhs[40];
+  assert_int_equal(mpt_space_sample_lhs(l.s, &rng, 40, lhs), 40);
+  for (int i = 0; i < 40; i++)
+    for (int j = 0; j < i; j++) assert_true(lhs[i] != lhs[j]);
+  unload(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
@@ -615,6 +677,7 @@ int main(void) {
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
       cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
+      cmocka_unit_test(test_many_params),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   mpt_space_free(g_hot.s);
