@@ -709,12 +709,19 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     s->tmask = cap - 1;
     s->tagged = s->n_rows < (1 << 24) - 1; /* row indices fit 24 bits; a slot is never all ones */
     int W = s->words;
-    const int PF = 16; /* prefetch the slots of the rows inserted PF steps later */
+    enum { PF = 16 }; /* prefetch the slots of the rows inserted PF steps later; hashes kept in a ring */
+    uint64_t ring[PF];
+    for (int64_t r = 0; r < PF && r < s->n_rows; r++) {
+      ring[r] = hash_key(s->rows + (size_t)r * (size_t)W, W);
+      __builtin_prefetch(&s->table[ring[r] & s->tmask], 1);
+    }
     for (int64_t r = 0; r < s->n_rows; r++) {
-      if (r + PF < s->n_rows)
-        __builtin_prefetch(&s->table[hash_key(s->rows + (size_t)(r + PF) * (size_t)W, W) & s->tmask], 1);
-      const uint64_t *key = s->rows + (size_t)r * (size_t)W;
-      uint64_t hk = hash_key(key, W), h = hk & s->tmask;
+      uint64_t hk = ring[r % PF], h = hk & s->tmask;
+      if (r + PF < s->n_rows) {
+        uint64_t nx = hash_key(s->rows + (size_t)(r + PF) * (size_t)W, W);
+        ring[r % PF] = nx;
+        __builtin_prefetch(&s->table[nx & s->tmask], 1);
+      }
       while (s->table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & s->tmask;
       s->table[h] = s->tagged ? (uint32_t)r | ((uint32_t)(hk >> 56) << 24) : (uint32_t)r;
     }
