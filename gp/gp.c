@@ -241,6 +241,28 @@ int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
   return 0;
 }
 
+int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err) {
+  int n = gp->n;
+  for (int i = 0; i < n; i++)
+    if (!isfinite(y[i])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: output %d is not finite", i);
+  if (n == 0) return 0;
+  memcpy(gp->yo, y, sizeof(double) * (size_t)n);
+  memcpy(gp->wy, y, sizeof(double) * (size_t)n);
+  cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, gp->cap, gp->wy, 1);
+  /* A = V^T wy, accumulated in double (wy can be large and cancel) blockwise over the candidates */
+  for (int64_t b = 0; b < gp->n_cand; b += GP_BLOCK) {
+    int64_t bc = gp->n_cand - b < GP_BLOCK ? gp->n_cand - b : GP_BLOCK;
+    double *acc = gp->A + b;
+    for (int64_t j = 0; j < bc; j++) acc[j] = 0;
+    for (int i = 0; i < n; i++) {
+      const float *v = gp->V + (size_t)i * (size_t)gp->n_cand + b;
+      double w = gp->wy[i];
+      for (int64_t j = 0; j < bc; j++) acc[j] += (double)v[j] * w;
+    }
+  }
+  return 0;
+}
+
 void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale) {
   double m = 0, s = 1;
   int n = gp->n;

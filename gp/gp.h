@@ -69,6 +69,10 @@ int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err);
  * exactly up to rounding: used to fantasize pending points and roll back. */
 int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err);
 
+/* Replaces the outputs of all observations (y: n_obs values, same points, e.g. after re-transforming
+ * the objective); the factor is kept: O(n_obs^2 + n_cand * n_obs). */
+int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err);
+
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);

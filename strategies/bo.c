@@ -7,9 +7,23 @@
  * minimum-feasibility threshold), and batched asks by fantasizing pending and already chosen points
  * (kriging believer, or constant liar).
  *
- * Model. Objectives are modelled as log(objective) (option transform=log; falls back to the raw value
- * when a non-positive objective is seen), standardized by the GP. Failed evaluations are never put
- * into the GP: they feed the feasibility model only.
+ * Model. By default the objective is replaced by the normal scores of its ranks among the valid
+ * observations (transform=rank: robust to the heavy tail of kernel times; the GP keeps its factor and
+ * only its outputs change, gp/gp.h mpt_gp_set_outputs); transform=log models log(objective) (falls
+ * back to the raw value when a non-positive objective is seen). Failed evaluations are never put into
+ * the objective's GP: they feed the feasibility model only, a second GP regressing 1 (ok) / 0 (failed)
+ * labels, created at the first failure; its mean is the probability of feasibility that multiplies EI
+ * and POI, and candidates below feasibility_threshold are not proposed (unless nothing else is left).
+ *
+ * Portfolios (mptune's reading of Kernel Tuner's): `multi` takes ei, poi, lcb in turn and drops a
+ * function after skip_threshold proposals that duplicate another function's (the counter is multiplied
+ * by multi_discount on a fresh proposal); `advanced-multi` lets the function with the best discounted
+ * record of observed improvements (advanced_discount) propose, and benches one whose record falls
+ * below required_improvement for skip_threshold picks.
+ *
+ * Resume: the initial sample is drawn at creation from the seed, and observations enter the model in
+ * the order they are told, so telling a run's log before the first ask continues it exactly (with
+ * fit_hyperparameters=1 the refit points may differ, so the continuation may differ slightly).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick. */
@@ -34,6 +48,8 @@ typedef struct bo_state {
   mpt_gp *gp;
   mpt_gp_config gcfg;
   /* options */
+  int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */
+  double *ty;            /* transformed outputs of the GP's observations (scratch) */
   int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
   int explore_cv;
   double explore_factor, lcb_kappa, noise, feas_threshold, feas_ls, req_improvement, disc_multi, disc_adv;
@@ -48,7 +64,8 @@ typedef struct bo_state {
   double best_t;         /* best transformed objective among processed ok observations */
   int64_t ok_since_fit;
   /* feasibility model (allocated at the first failure) */
-  double *fnum, *fden;
+  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed) */
+  double *pbuf;          /* prediction block buffer of fgp */
   int64_t feas_processed;
   /* initial sample */
   int64_t *init_ids;
@@ -63,6 +80,10 @@ typedef struct bo_state {
   int dup_count[AF_N];
   double score[AF_N];
   int64_t iter;          /* model-based picks so far */
+  int *act, n_act;       /* active parameter indices */
+  int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
+  int local_radius;      /* neighbourhood: every parameter within this many value indices */
+  int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
 } bo_state;
 
@@ -71,7 +92,7 @@ typedef struct bo_state {
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
     {"kernel", MPT_OPT_STRING, "matern32", "GP covariance function", "matern12|matern32|matern52|se", 1, 0},
-    {"lengthscale", MPT_OPT_DOUBLE, "0.5", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
+    {"lengthscale", MPT_OPT_DOUBLE, "1.5", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
     {"initial_samples", MPT_OPT_INT, "20", "size of the initial sample (valid observations)", NULL, 1, 1e9},
     {"sampling", MPT_OPT_STRING, "maximin", "initial sample method", "maximin|lhs|random", 1, 0},
@@ -79,14 +100,16 @@ static const mpt_option_spec bo_options[] = {
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
     {"encoding", MPT_OPT_STRING, "index", "numeric encoding of parameter values for the GP", "index|value|log2", 1, 0},
-    {"transform", MPT_OPT_STRING, "log", "objective transform before modelling", "log|none", 1, 0},
+    {"transform", MPT_OPT_STRING, "rank", "objective transform before modelling: log, none, rank (normal scores of the ranks), log-clip (log, clipped at the median)", "log|none|rank|log-clip", 1, 0},
     {"exploration", MPT_OPT_STRING, "cv", "exploration margin of EI/POI: contextual variance, fixed value, or none", "cv|fixed|none", 1, 0},
     {"exploration_factor", MPT_OPT_DOUBLE, "1.0", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
     {"lcb_kappa", MPT_OPT_DOUBLE, "2.0", "LCB: mean - kappa * sd", NULL, 0, 100},
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
-    {"feasibility_threshold", MPT_OPT_DOUBLE, "0.5", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
-    {"feasibility_lengthscale", MPT_OPT_DOUBLE, "0.15", "lengthscale of the feasibility model (index encoding units)", NULL, 1e-3, 1e3},
+    {"feasibility_threshold", MPT_OPT_DOUBLE, "0.7", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
+    {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
+    {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
+    {"local_radius", MPT_OPT_INT, "1", "neighbourhood of local picks: every parameter within this many value indices of the incumbent", NULL, 1, 1e6},
     {"skip_threshold", MPT_OPT_INT, "5", "portfolios: skip an acquisition function after this many duplicate/unimproving proposals", NULL, 1, 1e6},
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
     {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
@@ -160,28 +183,65 @@ static int rebuild_gp(bo_state *b, mpt_error *err) {
   return rc;
 }
 
-/* adds the kernel row of observation id (feasible or not) to the feasibility sums */
-static void feas_add(bo_state *b, int64_t id, int ok) {
-  const double *x = b->X + (size_t)id * b->D;
-  double inv = 1.0 / b->feas_ls;
-  for (int64_t c = 0; c < b->N; c++) {
-    const double *xc = b->X + (size_t)c * b->D;
-    double r2 = 0;
-    for (int d = 0; d < b->D; d++) {
-      double t = (xc[d] - x[d]) * inv;
-      r2 += t * t;
-    }
-    if (r2 > 36.0) continue; /* exp(-6) and below: negligible weight */
-    double k = mpt_gp_kernel_eval(MPT_GP_MATERN32, sqrt(r2));
-    b->fden[c] += k;
-    if (ok) b->fnum[c] += k;
+/* inverse standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9) */
+static double norm_inv(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549671010366142e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  if (p < 0.02425) {
+    double q = sqrt(-2 * log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
+  if (p > 1 - 0.02425) return -norm_inv(1 - p);
+  double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-static double feas_prob(const bo_state *b, int64_t c) {
-  /* Beta-like prior: weight 1 at the observed feasible fraction */
-  double p0 = b->n_obs > 0 ? (double)b->n_ok / (double)(b->n_ok + b->n_fail) : 0.5;
-  return (p0 + b->fnum[c]) / (1.0 + b->fden[c]);
+static const double *sort_base;
+static int cmp_idx(const void *x, const void *y) {
+  double a = sort_base[*(const int *)x], c = sort_base[*(const int *)y];
+  return a < c ? -1 : a > c ? 1 : (*(const int *)x - *(const int *)y);
+}
+
+/* non-incremental output transforms (rank -> normal scores, clip at the median) over all valid
+ * observations: the GP keeps its factor and only its outputs change */
+static int retransform(bo_state *b, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp);
+  if (b->post == 0 || n < 2) return 0;
+  double *ty = realloc(b->ty, sizeof(double) * (size_t)n * 2);
+  int *idx = malloc(sizeof(int) * (size_t)n);
+  if (!ty || !idx) { free(idx); if (ty) b->ty = ty; return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
+  b->ty = ty;
+  double *base = ty + n;
+  int k = 0;
+  for (int64_t i = 0; i < b->n_processed && k < n; i++)
+    if (b->obs_ok[i]) base[k++] = transform(b, b->obs_y[i]);
+  for (int i = 0; i < n; i++) idx[i] = i;
+  sort_base = base;
+  qsort(idx, (size_t)n, sizeof(int), cmp_idx);
+  if (b->post == 1) {
+    for (int r = 0; r < n;) { /* ties share their average rank */
+      int e = r;
+      while (e + 1 < n && base[idx[e + 1]] == base[idx[r]]) e++;
+      double z = norm_inv((0.5 * (r + e) + 0.5) / n);
+      for (int q = r; q <= e; q++) ty[idx[q]] = z;
+      r = e + 1;
+    }
+  } else {
+    double med = base[idx[n / 2]];
+    for (int i = 0; i < n; i++) ty[i] = base[i] < med ? base[i] : med;
+  }
+  free(idx);
+  b->best_t = INFINITY;
+  for (int i = 0; i < n; i++) if (ty[i] < b->best_t) b->best_t = ty[i];
+  return mpt_gp_set_outputs(b->gp, ty, err);
 }
 
 /* puts queued observations into the GP and the feasibility model */
@@ -207,6 +267,7 @@ static int process_queue(bo_state *b, mpt_error *err) {
     new_ok++;
   }
   b->ok_since_fit += new_ok;
+  if (new_ok > 0 && (rc = retransform(b, err)) != 0) return rc;
   if (b->fit && b->n_ok >= 2 && b->n_ok >= b->n_init && (b->ok_since_fit >= b->refit_interval || b->iter == 0) &&
       new_ok > 0) {
     mpt_gp_fit_options fo;
@@ -217,14 +278,22 @@ static int process_queue(bo_state *b, mpt_error *err) {
     b->ok_since_fit = 0;
   }
   if (b->feas_mode && b->n_fail > 0) {
-    if (!b->fnum) {
-      b->fnum = calloc((size_t)b->N, sizeof(double));
-      b->fden = calloc((size_t)b->N, sizeof(double));
-      if (!b->fnum || !b->fden) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory (feasibility model)");
+    if (!b->fgp) {
+      mpt_gp_config fc = b->gcfg;
+      fc.lengthscale = b->feas_ls;
+      fc.noise = 0.1;
+      fc.normalize_scale = 0;
+      fc.mean = MPT_GP_MEAN_OBSERVED;
+      b->pbuf = malloc(sizeof(double) * BO_BLOCK);
+      if (!b->pbuf) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory (feasibility model)");
+      if ((rc = mpt_gp_create(&fc, b->D, b->N, b->X, &b->fgp, err)) != 0) return rc;
       b->feas_processed = 0;
     }
-    for (; b->feas_processed < b->n_obs; b->feas_processed++)
-      feas_add(b, b->obs_id[b->feas_processed], b->obs_ok[b->feas_processed]);
+    for (; b->feas_processed < b->n_obs; b->feas_processed++) {
+      int64_t i = b->feas_processed;
+      rc = mpt_gp_add(b->fgp, b->X + (size_t)b->obs_id[i] * b->D, b->obs_ok[i] ? 1.0 : 0.0, err);
+      if (rc) return rc;
+    }
   }
   return 0;
 }
@@ -249,7 +318,9 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->fit = mpt_strategy_opt_bool(s, "fit_hyperparameters");
   b->ard = mpt_strategy_opt_bool(s, "ard");
   b->refit_interval = (int)mpt_strategy_opt_int(s, "refit_interval");
-  b->transform_log = strcmp(mpt_strategy_opt_str(s, "transform"), "log") == 0;
+  const char *tr = mpt_strategy_opt_str(s, "transform");
+  b->transform_log = strcmp(tr, "none") != 0;
+  b->post = strcmp(tr, "rank") == 0 ? 1 : strcmp(tr, "log-clip") == 0 ? 2 : 0;
   const char *ex = mpt_strategy_opt_str(s, "exploration");
   b->explore_cv = strcmp(ex, "cv") == 0;
   b->explore_factor = strcmp(ex, "none") == 0 ? 0.0 : mpt_strategy_opt_double(s, "exploration_factor");
@@ -259,6 +330,8 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->feas_ls = mpt_strategy_opt_double(s, "feasibility_lengthscale");
   b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
+  b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
+  b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
   b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
   b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
@@ -288,8 +361,10 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
     mpt_space_encode(sp, c, enc, xfull);
     for (int d = 0; d < b->D; d++) b->X[(size_t)c * b->D + d] = xfull[act[d]];
   }
-  free(act);
   free(xfull);
+  b->act = act;
+  b->n_act = b->D;
+  b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
   b->D = D;
   int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
   if (rc) return rc;
@@ -313,7 +388,8 @@ static void bo_destroy(mpt_strategy *s) {
   bo_state *b = s->data;
   if (!b) return;
   mpt_gp_free(b->gp);
-  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); free(b->fnum); free(b->fden);
+  free(b->ty); free(b->act); free(b->inc_idx);
+  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->pbuf);
   free(b->init_ids); free(b->pend); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
@@ -372,26 +448,39 @@ typedef struct pick {
 } pick;
 
 /* one scan over all free candidates: the argmax of every acquisition function */
-static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, pick *pk) {
+/* 1 when candidate c lies within the local neighbourhood of the incumbent */
+static int in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
+  for (int d = 0; d < b->n_act; d++) {
+    int p = b->act[d];
+    int diff = mpt_space_value_index(sp, c, p) - b->inc_idx[p];
+    if (diff > b->local_radius || diff < -b->local_radius) return 0;
+  }
+  return 1;
+}
+
+static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
   double fb = (b->best_t - m) / sc;
   for (int a = 0; a < AF_N; a++) { pk->val[a] = -INFINITY; pk->id[a] = -1; }
   pk->val_any = -INFINITY;
   pk->id_any = -1;
-  int use_feas = b->fnum != NULL;
+  int use_feas = b->fgp != NULL;
   for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
     int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
+    if (use_feas) mpt_gp_predict_block(b->fgp, b0, b1, b->pbuf, NULL);
     for (int64_t c = b0; c < b1; c++) {
       if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      if (local && !in_local(b, s->space, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, sd = b->sbuf[c - b0] / sc;
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
       double lei = log(sd) + log_ei_unit(z);
       double lp = 0;
       if (use_feas) {
-        double p = feas_prob(b, c);
+        double p = b->pbuf[c - b0];
+        if (p > 1) p = 1;
         if (lei + log(p > 1e-300 ? p : 1e-300) > pk->val_any) { pk->val_any = lei + log(p > 1e-300 ? p : 1e-300); pk->id_any = c; }
         if (p < b->feas_threshold) continue;
         lp = log(p);
@@ -518,11 +607,15 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     /* fantasize pending evaluations (kriging believer / constant liar), pick, repeat */
     int base = mpt_gp_n_obs(b->gp);
     double worst = -INFINITY;
-    for (int64_t i = 0; i < b->n_processed; i++)
-      if (b->obs_ok[i]) {
-        double t = transform(b, b->obs_y[i]);
-        if (t > worst) worst = t;
-      }
+    if (b->post && b->ty && base >= 2) {
+      for (int i = 0; i < base; i++) if (b->ty[i] > worst) worst = b->ty[i];
+    } else {
+      for (int64_t i = 0; i < b->n_processed; i++)
+        if (b->obs_ok[i]) {
+          double t = transform(b, b->obs_y[i]);
+          if (t > worst) worst = t;
+        }
+    }
     int64_t n_fant_from = 0;
     double xi = exploration(b, s);
     double d = (double)b->D, t = (double)(b->n_ok + 1);
@@ -538,7 +631,20 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       }
       if (rc) break;
       pick pk;
-      scan(b, s, xi, kappa_s, &pk);
+      int local = 0;
+      if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx) {
+        /* incumbent: the best valid observation */
+        int64_t inc = -1;
+        double bv = INFINITY;
+        for (int64_t i = 0; i < b->n_processed; i++)
+          if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; inc = b->obs_id[i]; }
+        if (inc >= 0) {
+          mpt_space_config(s->space, inc, b->inc_idx);
+          local = 1;
+        }
+      }
+      scan(b, s, xi, kappa_s, local, &pk);
+      if (local && pk.id_any < 0) scan(b, s, xi, kappa_s, 0, &pk); /* neighbourhood exhausted */
       int af;
       int64_t id = choose(b, &pk, &af);
       if (id < 0) break; /* nothing left */

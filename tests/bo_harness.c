@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
     double *E = malloc(sizeof(double) * (size_t)nk);
     for (int q = 0; q < nk; q++) E[q] = expected_random_best(ys, V, N, 20 * (q + 1));
     double sum = 0, sum2 = 0, fails = 0, t_strat = 0;
+    double *curve = calloc((size_t)nk, sizeof(double));
     int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
     mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
     for (int rep_i = 0; rep_i < repeats; rep_i++) {
@@ -126,6 +127,7 @@ int main(int argc, char **argv) {
           if (done % 20 == 0 && q < nk) {
             double b = isfinite(best) ? best : ys[V - 1];
             score += (E[q] - b) / (E[q] - opt);
+            if (getenv("BO_HARNESS_CURVE")) curve[q] += (E[q] - b) / (E[q] - opt) / repeats;
             q++;
           }
         }
@@ -147,6 +149,12 @@ int main(int argc, char **argv) {
            1e3 * t_strat / repeats);
     fflush(stdout);
     total += mean;
+    if (getenv("BO_HARNESS_CURVE")) {
+      printf("  score at k=20,40,...:");
+      for (int q2 = 0; q2 < nk; q2++) printf(" %.2f", curve[q2]);
+      printf("\n");
+    }
+    free(curve);
     free(ys); free(E); free(ids); free(obs);
     mpt_replay_free(rep);
   }

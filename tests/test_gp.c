@@ -186,6 +186,34 @@ static void test_vs_dense(void **state) {
       assert_true(fabs(lml - ref) < 1e-6 * (1 + fabs(ref)));
       free(K);
     }
+    /* new outputs for the same points (re-transformed objective): matches the dense solve */
+    {
+      double y2[NO];
+      for (int i = 0; i < NO; i++) y2[i] = exp(y[i]) - 0.3 * i / NO;
+      assert_int_equal(mpt_gp_set_outputs(gp, y2, &err), 0);
+      dense_predict(kernel, DIM, ls2, 1.7, 1e-2, NO, Xo, y2, NC, X, rm, rs);
+      mpt_gp_predict_block(gp, 0, NC, mean, sd);
+      for (int c = 0; c < NC; c++) {
+        assert_true(fabs(mean[c] - rm[c]) < 2e-3);
+        assert_true(fabs(sd[c] - rs[c]) < 2e-3);
+      }
+      /* and adding one more observation afterwards stays consistent */
+      double *Xo2 = malloc(sizeof(double) * (NO + 1) * DIM), y3[NO + 1];
+      memcpy(Xo2, Xo, sizeof(double) * NO * DIM);
+      memcpy(y3, y2, sizeof y2);
+      for (int d = 0; d < DIM; d++) Xo2[NO * DIM + d] = 0.5;
+      y3[NO] = 1.25;
+      assert_int_equal(mpt_gp_add(gp, Xo2 + NO * DIM, y3[NO], &err), 0);
+      dense_predict(kernel, DIM, ls2, 1.7, 1e-2, NO + 1, Xo2, y3, NC, X, rm, rs);
+      mpt_gp_predict_block(gp, 0, NC, mean, sd);
+      for (int c = 0; c < NC; c++) {
+        assert_true(fabs(mean[c] - rm[c]) < 2e-3);
+        assert_true(fabs(sd[c] - rs[c]) < 2e-3);
+      }
+      assert_int_equal(mpt_gp_truncate(gp, NO, &err), 0);
+      assert_int_equal(mpt_gp_set_outputs(gp, y, &err), 0);
+      free(Xo2);
+    }
     /* fantasize 10 points, truncate, and compare with a GP that never saw them */
     mpt_gp_predict_block(gp, 0, NC, rm, rs);
     double s_before, s_after;

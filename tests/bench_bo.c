@@ -1,0 +1,112 @@
+/* tests/bench_bo.c: ask time and memory of the `bo` strategy after a given number of observations on a
+ * T1 space with a synthetic objective (no replay file needed):
+ *
+ *   bench_bo PROBLEM.json [--obs 220] [--measure 21] [--batch 1] [--option key=value]...
+ *
+ * Runs ask/tell with the synthetic objective until --obs observations, then times --measure more
+ * ask(batch) calls (each ask includes putting the previous tell into the model) and prints the median
+ * and max ask time, the GP's memory and the process's peak RSS. Run with OPENBLAS_NUM_THREADS=1 for
+ * the one-core figure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "spaces/space.h"
+#include "strategies/strategy.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* smooth positive objective with a heavy tail, a few interactions and 5% failures */
+static void synthetic(const mpt_space *sp, int64_t id, mpt_obs *o) {
+  int D = mpt_space_dims(sp);
+  double x[256];
+  mpt_space_encode(sp, id, MPT_ENC_INDEX, x);
+  double f = 0;
+  for (int d = 0; d < D && d < 256; d++) {
+    double c = 0.3 + 0.4 * ((d * 37) % 11) / 10.0;
+    f += (1.0 + d % 3) * (x[d] - c) * (x[d] - c);
+    if (d > 0) f += 0.5 * x[d] * x[d - 1];
+  }
+  mpt_obs_init(o, id);
+  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 29;
+  if (h % 20 == 0) {
+    o->status = MPT_STATUS_RUNTIME_ERROR;
+    return;
+  }
+  o->objective = o->median = exp(2.0 * f);
+}
+
+int main(int argc, char **argv) {
+  const char *problem = NULL;
+  int n_obs = 220, measure = 21, batch = 1;
+  const char *opts[64];
+  int n_opts = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--obs") == 0 && i + 1 < argc) n_obs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) measure = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
+    else problem = argv[i];
+  }
+  if (!problem || measure < 1 || batch < 1) {
+    fprintf(stderr, "usage: bench_bo PROBLEM.json [--obs N] [--measure M] [--batch B] [--option k=v]...\n");
+    return 2;
+  }
+  mpt_error err;
+  mpt_problem *p;
+  mpt_space *sp;
+  if (mpt_problem_load(problem, &p, &err) || mpt_space_build(p, &sp, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  int64_t budget = n_obs + (int64_t)measure * batch;
+  mpt_strategy *s;
+  double t0 = now();
+  if (mpt_strategy_create("bo", sp, opts, n_opts, 1, budget, &s, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  double t_create = now() - t0;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
+  double *times = malloc(sizeof(double) * (size_t)measure);
+  int done = 0, m = 0;
+  t0 = now();
+  double t_warm = 0;
+  while (m < measure) {
+    int want = done < n_obs ? 1 : batch;
+    double ta = now();
+    int got = mpt_strategy_ask(s, want, ids);
+    double dt = now() - ta;
+    if (got <= 0) break;
+    if (done >= n_obs) times[m++] = dt;
+    else if (done + got >= n_obs) t_warm = now() - t0;
+    for (int i = 0; i < got; i++) synthetic(sp, ids[i], &obs[i]);
+    mpt_strategy_tell(s, obs, got);
+    done += got;
+  }
+  qsort(times, (size_t)m, sizeof(double), cmpd);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("%s: %lld configurations, %d observations, ask(%d): median %.3f ms, max %.3f ms over %d asks; "
+         "create %.3f s, first %d evaluations %.2f s; peak RSS %.1f MiB\n",
+         problem, (long long)mpt_space_size(sp), n_obs, batch, 1e3 * times[m / 2], 1e3 * times[m - 1], m,
+         t_create, n_obs, t_warm, ru.ru_maxrss / 1024.0);
+  mpt_strategy_destroy(s);
+  free(ids); free(obs); free(times);
+  mpt_space_free(sp);
+  mpt_problem_free(p);
+  return 0;
+}
