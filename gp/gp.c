@@ -29,7 +29,7 @@ struct mpt_gp {
   double *A, *B, *var;  /* n_cand: V^T wy, V^T w1, variance - sum V^2 */
   float *tmpf;          /* n_cand scratch */
   double *tmpd;         /* cap scratch */
-  float *lf;            /* cap scratch */
+  float *lf, *wf;       /* cap scratch */
 };
 
 void mpt_gp_config_default(mpt_gp_config *c) {
@@ -129,7 +129,7 @@ void mpt_gp_free(mpt_gp *gp) {
   if (!gp) return;
   free(gp->X); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->yo); free(gp->L);
   free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
-  free(gp->tmpf); free(gp->tmpd); free(gp->lf);
+  free(gp->tmpf); free(gp->tmpd); free(gp->lf); free(gp->wf);
   free(gp);
 }
 
@@ -157,10 +157,12 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   if (td) gp->tmpd = td;
   float *lf = realloc(gp->lf, sizeof(float) * (size_t)ncap);
   if (lf) gp->lf = lf;
+  float *wf = realloc(gp->wf, sizeof(float) * (size_t)ncap);
+  if (wf) gp->wf = wf;
   float *V = gp->n_cand > 0 ? realloc(gp->V, sizeof(float) * (size_t)ncap * (size_t)gp->n_cand) : gp->V;
   if (V) gp->V = V;
   double *L = calloc((size_t)ncap * (size_t)ncap, sizeof(double));
-  if (!Xo || !yo || !wy || !w1 || !td || !lf || (gp->n_cand > 0 && !V) || !L) {
+  if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_cand > 0 && !V) || !L) {
     free(L);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory growing to %d observations", ncap);
   }
@@ -178,8 +180,28 @@ static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, 
     kx[i] = variance * kern_r2(gp->cfg.kernel, dist2(x, gp->Xo + (size_t)i * gp->dim, inv_ls, gp->dim));
 }
 
-int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) {
+/* acc[j] += sum_r v_r[j] * w_r for 4 rows (stride ld); written for the vectorizer (hot loop of
+ * mpt_gp_set_outputs: 4 rows per pass over acc keep the accumulator traffic low) */
+__attribute__((optimize("O3"))) static void axpy4_fd(int64_t n, const double *w, const float *restrict v,
+                                                    size_t ld, double *restrict acc) {
+  const float *restrict v0 = v, *restrict v1 = v + ld, *restrict v2 = v + 2 * ld, *restrict v3 = v + 3 * ld;
+  double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+  for (int64_t j = 0; j < n; j++)
+    acc[j] += ((double)v0[j] * w0 + (double)v1[j] * w1) + ((double)v2[j] * w2 + (double)v3[j] * w3);
+}
+
+__attribute__((optimize("O3"))) static void axpy_fd(int64_t n, double w, const float *restrict v,
+                                                   double *restrict acc) {
+  for (int64_t j = 0; j < n; j++) acc[j] += (double)v[j] * w;
+}
+
+/* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
+ * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
+static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
+  if (y_all)
+    for (int i = 0; i < gp->n; i++)
+      if (!isfinite(y_all[i])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: output %d is not finite", i);
   if (gp->n == gp->cap) {
     int rc = grow(gp, err);
     if (rc) return rc;
@@ -194,18 +216,33 @@ int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) {
   if (d < ne) d = ne; /* the posterior variance is >= 0: only rounding can push it below */
   double lnn = sqrt(d);
   l[n] = lnn;
-  double wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
   double w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
+  double wyn;
+  if (y_all) { /* all outputs change: wy = L^-1 y over the extended factor */
+    memcpy(gp->yo, y_all, sizeof(double) * (size_t)n);
+    memcpy(gp->wy, y_all, sizeof(double) * (size_t)n);
+    if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, gp->wy, 1);
+  }
+  wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
   for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
+  if (y_all)
+    for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
   float *vrow = gp->V ? gp->V + (size_t)n * (size_t)gp->n_cand : NULL;
   double inv_lnn = 1.0 / lnn;
-  for (int64_t b = 0; b < gp->n_cand; b += GP_BLOCK) {
-    int64_t bc = gp->n_cand - b < GP_BLOCK ? gp->n_cand - b : GP_BLOCK;
+  const int64_t blk = y_all ? 1024 : GP_BLOCK;
+  for (int64_t b = 0; b < gp->n_cand; b += blk) {
+    int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
     float *t = gp->tmpf + b;
     if (n > 0)
       cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->lf, 1, 0.0f, t, 1);
     else
       memset(t, 0, sizeof(float) * (size_t)bc);
+    if (y_all) { /* the block of V is in cache now: recompute A = V^T wy for it (float gemv) */
+      float ta[1024];
+      if (n > 0)
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->wf, 1, 0.0f, ta, 1);
+      for (int64_t j = 0; j < bc; j++) gp->A[b + j] = n > 0 ? (double)ta[j] : 0.0;
+    }
     for (int64_t j = 0; j < bc; j++) {
       int64_t c = b + j;
       double kc = gp->variance * kern_r2(gp->cfg.kernel, dist2(x, gp->X + (size_t)c * dim, gp->inv_ls, dim));
@@ -222,6 +259,12 @@ int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) {
   gp->w1[n] = w1n;
   gp->n = n + 1;
   return 0;
+}
+
+int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) { return add_impl(gp, x, y, NULL, err); }
+
+int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err) {
+  return add_impl(gp, x, y_all[gp->n], y_all, err);
 }
 
 int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
@@ -250,15 +293,15 @@ int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err) {
   memcpy(gp->wy, y, sizeof(double) * (size_t)n);
   cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, gp->cap, gp->wy, 1);
   /* A = V^T wy, accumulated in double (wy can be large and cancel) blockwise over the candidates */
-  for (int64_t b = 0; b < gp->n_cand; b += GP_BLOCK) {
-    int64_t bc = gp->n_cand - b < GP_BLOCK ? gp->n_cand - b : GP_BLOCK;
+  const int64_t blk = 1024; /* 8 KiB of accumulators stay in L1 */
+  for (int64_t b = 0; b < gp->n_cand; b += blk) {
+    int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
     double *acc = gp->A + b;
     for (int64_t j = 0; j < bc; j++) acc[j] = 0;
-    for (int i = 0; i < n; i++) {
-      const float *v = gp->V + (size_t)i * (size_t)gp->n_cand + b;
-      double w = gp->wy[i];
-      for (int64_t j = 0; j < bc; j++) acc[j] += (double)v[j] * w;
-    }
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+      axpy4_fd(bc, gp->wy + i, gp->V + (size_t)i * (size_t)gp->n_cand + b, (size_t)gp->n_cand, acc);
+    for (; i < n; i++) axpy_fd(bc, gp->wy[i], gp->V + (size_t)i * (size_t)gp->n_cand + b, acc);
   }
   return 0;
 }

@@ -73,6 +73,10 @@ int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err);
  * the objective); the factor is kept: O(n_obs^2 + n_cand * n_obs). */
 int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err);
 
+/* mpt_gp_add and mpt_gp_set_outputs in one pass over the candidates: adds point x with output
+ * y_all[n_obs] and gives all n_obs + 1 observations the outputs y_all. */
+int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err);
+
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);

@@ -64,8 +64,7 @@ typedef struct bo_state {
   double best_t;         /* best transformed objective among processed ok observations */
   int64_t ok_since_fit;
   /* feasibility model (allocated at the first failure) */
-  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed) */
-  double *pbuf;          /* prediction block buffer of fgp */
+  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
   int64_t feas_processed;
   /* initial sample */
   int64_t *init_ids;
@@ -212,16 +211,15 @@ static int cmp_idx(const void *x, const void *y) {
 
 /* non-incremental output transforms (rank -> normal scores, clip at the median) over all valid
  * observations: the GP keeps its factor and only its outputs change */
-static int retransform(bo_state *b, mpt_error *err) {
-  int n = mpt_gp_n_obs(b->gp);
-  if (b->post == 0 || n < 2) return 0;
+/* fills b->ty with the transformed outputs of the first n valid observations among obs [0, upto) */
+static int compute_ty(bo_state *b, int n, int64_t upto, mpt_error *err) {
   double *ty = realloc(b->ty, sizeof(double) * (size_t)n * 2);
   int *idx = malloc(sizeof(int) * (size_t)n);
   if (!ty || !idx) { free(idx); if (ty) b->ty = ty; return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
   b->ty = ty;
   double *base = ty + n;
   int k = 0;
-  for (int64_t i = 0; i < b->n_processed && k < n; i++)
+  for (int64_t i = 0; i < upto && k < n; i++)
     if (b->obs_ok[i]) base[k++] = transform(b, b->obs_y[i]);
   for (int i = 0; i < n; i++) idx[i] = i;
   sort_base = base;
@@ -241,7 +239,14 @@ static int retransform(bo_state *b, mpt_error *err) {
   free(idx);
   b->best_t = INFINITY;
   for (int i = 0; i < n; i++) if (ty[i] < b->best_t) b->best_t = ty[i];
-  return mpt_gp_set_outputs(b->gp, ty, err);
+  return 0;
+}
+
+static int retransform(bo_state *b, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp);
+  if (b->post == 0 || n < 2) return 0;
+  int rc = compute_ty(b, n, b->n_processed, err);
+  return rc ? rc : mpt_gp_set_outputs(b->gp, b->ty, err);
 }
 
 /* puts queued observations into the GP and the feasibility model */
@@ -256,18 +261,31 @@ static int process_queue(bo_state *b, mpt_error *err) {
         if (rc) return rc;
         break;
       }
-  int64_t new_ok = 0;
+  int64_t new_ok = 0, last_ok = -1;
+  int post_done = 0;
+  if (b->post)
+    for (int64_t i = b->n_processed; i < b->n_obs; i++)
+      if (b->obs_ok[i]) last_ok = i;
   for (; b->n_processed < b->n_obs; b->n_processed++) {
     int64_t i = b->n_processed;
     if (!b->obs_ok[i]) continue;
-    double t = transform(b, b->obs_y[i]);
-    rc = mpt_gp_add(b->gp, b->X + (size_t)b->obs_id[i] * b->D, t, err);
+    const double *x = b->X + (size_t)b->obs_id[i] * b->D;
+    int n1 = mpt_gp_n_obs(b->gp) + 1;
+    if (i == last_ok && n1 >= 2) {
+      /* the last new one re-transforms every output in the same pass over the candidates */
+      rc = compute_ty(b, n1, i + 1, err);
+      if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
+      post_done = 1;
+    } else {
+      double t = transform(b, b->obs_y[i]);
+      rc = mpt_gp_add(b->gp, x, t, err);
+      if (t < b->best_t && !b->post) b->best_t = t;
+    }
     if (rc) return rc;
-    if (t < b->best_t) b->best_t = t;
     new_ok++;
   }
   b->ok_since_fit += new_ok;
-  if (new_ok > 0 && (rc = retransform(b, err)) != 0) return rc;
+  if (new_ok > 0 && b->post && !post_done && (rc = retransform(b, err)) != 0) return rc;
   if (b->fit && b->n_ok >= 2 && b->n_ok >= b->n_init && (b->ok_since_fit >= b->refit_interval || b->iter == 0) &&
       new_ok > 0) {
     mpt_gp_fit_options fo;
@@ -284,9 +302,8 @@ static int process_queue(bo_state *b, mpt_error *err) {
       fc.noise = 0.1;
       fc.normalize_scale = 0;
       fc.mean = MPT_GP_MEAN_OBSERVED;
-      b->pbuf = malloc(sizeof(double) * BO_BLOCK);
-      if (!b->pbuf) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory (feasibility model)");
-      if ((rc = mpt_gp_create(&fc, b->D, b->N, b->X, &b->fgp, err)) != 0) return rc;
+      /* no candidate block: probabilities are computed on demand for the few contenders */
+      if ((rc = mpt_gp_create(&fc, b->D, 0, NULL, &b->fgp, err)) != 0) return rc;
       b->feas_processed = 0;
     }
     for (; b->feas_processed < b->n_obs; b->feas_processed++) {
@@ -389,7 +406,7 @@ static void bo_destroy(mpt_strategy *s) {
   if (!b) return;
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx);
-  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->pbuf);
+  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp);
   free(b->init_ids); free(b->pend); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
@@ -458,47 +475,86 @@ static int in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
   return 1;
 }
 
+/* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
+static double feas_p(bo_state *b, int64_t c) {
+  double p;
+  mpt_gp_predict_point(b->fgp, b->X + (size_t)c * b->D, &p, NULL);
+  return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
+}
+
+/* One scan over all free candidates: the argmax of every acquisition function the mode needs.
+ * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
+ * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
+ * while none has: this keeps log/erfc off the hot path. Feasibility multiplies EI and POI; candidates
+ * under the threshold are skipped, and the most probably feasible one is the fallback. */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
   double fb = (b->best_t - m) / sc;
+  double lin[2] = {-INFINITY, -INFINITY}, lg[2] = {-INFINITY, -INFINITY};
+  int64_t lin_id[2] = {-1, -1}, lg_id[2] = {-1, -1};
+  double any_lin = -INFINITY, any_lg = -INFINITY;
+  int64_t any_lin_id = -1, any_lg_id = -1;
   for (int a = 0; a < AF_N; a++) { pk->val[a] = -INFINITY; pk->id[a] = -1; }
-  pk->val_any = -INFINITY;
-  pk->id_any = -1;
+  int multi = b->acq == ACQ_MULTI || b->acq == ACQ_ADVANCED;
+  int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
+  int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
   int use_feas = b->fgp != NULL;
   for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
     int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
-    if (use_feas) mpt_gp_predict_block(b->fgp, b0, b1, b->pbuf, NULL);
     for (int64_t c = b0; c < b1; c++) {
       if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
       if (local && !in_local(b, s->space, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, sd = b->sbuf[c - b0] / sc;
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
-      double lei = log(sd) + log_ei_unit(z);
-      double lp = 0;
-      if (use_feas) {
-        double p = b->pbuf[c - b0];
-        if (p > 1) p = 1;
-        if (lei + log(p > 1e-300 ? p : 1e-300) > pk->val_any) { pk->val_any = lei + log(p > 1e-300 ? p : 1e-300); pk->id_any = c; }
-        if (p < b->feas_threshold) continue;
-        lp = log(p);
-      } else if (lei > pk->val_any) {
-        pk->val_any = lei;
-        pk->id_any = c;
+      double p = -1; /* probability of feasibility, computed on demand (p <= 1 bounds every product) */
+#define FEAS_OK() (!use_feas || (p < 0 ? (p = feas_p(b, c)) : p) >= b->feas_threshold)
+      if (z > -6) {
+        double cdf = norm_cdf(z);
+        double ei = sd * (z * cdf + exp(log_norm_pdf(z)));
+        if (ei > any_lin) { any_lin = ei; any_lin_id = c; }
+        if (ei > lin[0] && FEAS_OK()) {
+          double v = use_feas ? ei * p : ei;
+          if (v > lin[0]) { lin[0] = v; lin_id[0] = c; }
+        }
+        if (need_poi && cdf > lin[1] && FEAS_OK()) {
+          double v = use_feas ? cdf * p : cdf;
+          if (v > lin[1]) { lin[1] = v; lin_id[1] = c; }
+        }
+      } else if (any_lin_id < 0 || (need_poi && lin_id[1] < 0)) {
+        double le = log(sd) + log_ei_unit(z);
+        if (le > any_lg) { any_lg = le; any_lg_id = c; }
+        if (lin_id[0] < 0 && le > lg[0] && FEAS_OK()) {
+          double v = use_feas ? le + log(p) : le;
+          if (v > lg[0]) { lg[0] = v; lg_id[0] = c; }
+        }
+        if (need_poi && lin_id[1] < 0) {
+          double lq = log_poi(z);
+          if (lq > lg[1] && FEAS_OK()) {
+            double v = use_feas ? lq + log(p) : lq;
+            if (v > lg[1]) { lg[1] = v; lg_id[1] = c; }
+          }
+        }
       }
-      double v;
-      v = lei + lp;
-      if (v > pk->val[AF_EI]) { pk->val[AF_EI] = v; pk->id[AF_EI] = c; }
-      v = log_poi(z) + lp;
-      if (v > pk->val[AF_POI]) { pk->val[AF_POI] = v; pk->id[AF_POI] = c; }
-      v = -(mu - b->lcb_kappa * sd);
-      if (v > pk->val[AF_LCB]) { pk->val[AF_LCB] = v; pk->id[AF_LCB] = c; }
-      v = -(mu - kappa_s * sd);
-      if (v > pk->val[AF_LCBS]) { pk->val[AF_LCBS] = v; pk->id[AF_LCBS] = c; }
+      if (need_lcb) {
+        double v = -(mu - b->lcb_kappa * sd);
+        if (v > pk->val[AF_LCB] && FEAS_OK()) { pk->val[AF_LCB] = v; pk->id[AF_LCB] = c; }
+      }
+      if (need_lcbs) {
+        double v = -(mu - kappa_s * sd);
+        if (v > pk->val[AF_LCBS] && FEAS_OK()) { pk->val[AF_LCBS] = v; pk->id[AF_LCBS] = c; }
+      }
+#undef FEAS_OK
     }
   }
+  (void)need_ei;
+  pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
+  pk->id[AF_POI] = lin_id[1] >= 0 ? lin_id[1] : lg_id[1];
+  /* fallback when every candidate is under the feasibility threshold: the best EI */
+  pk->id_any = any_lin_id >= 0 ? any_lin_id : any_lg_id;
+  pk->val_any = any_lin_id >= 0 ? any_lin : any_lg;
 }
 
 /* contextual variance (Willemsen et al.): mean posterior variance over the free candidates divided by
