@@ -381,20 +381,24 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
   if (is_intlike(v)) {
     int64_t x = v->u.i;
     if (nd >= 0) return set_owned(o, mpt_value_int(x));
-    if (nd < -18) return set_owned(o, mpt_value_int(0));
+    if (nd < -18) { /* 10**19 and beyond: only |x| > 5*10**18 rounds away from 0, to +-10**19 */
+      if (nd == -19 && (x > 5000000000000000000LL || x < -5000000000000000000LL)) return xv_overflow(err);
+      return set_owned(o, mpt_value_int(0));
+    }
     int64_t pw = 1;
     for (int64_t i = 0; i < -nd; i++) pw *= 10;
     int64_t r = 0;
     xv_int_mod(x, pw, &r, err);
-    int64_t q = x - r; /* multiple of pw, floor */
-    int up = r * 2 > pw || (r * 2 == pw && ((q / pw) % 2 != 0));
-    if (up && __builtin_add_overflow(q, pw, &q)) return xv_overflow(err);
-    return set_owned(o, mpt_value_int(q));
+    __int128 q = (__int128)x - r; /* multiple of pw, floor; half to even */
+    int up = (__int128)r * 2 > pw || ((__int128)r * 2 == pw && ((q / pw) % 2 != 0));
+    if (up) q += pw;
+    if (q > INT64_MAX || q < INT64_MIN) return xv_overflow(err);
+    return set_owned(o, mpt_value_int((int64_t)q));
   }
   double x = v->u.f;
+  if (x == 0.0 || !isfinite(x)) return set_owned(o, mpt_value_float(x)); /* before the ndigits limits */
   if (nd > 323) return set_owned(o, mpt_value_float(x));
   if (nd < -308) return set_owned(o, mpt_value_float(0.0 * x));
-  if (x == 0.0 || !isfinite(x)) return set_owned(o, mpt_value_float(x));
   double r = 0.0;
   if (nd >= 0) {
     char buf[800];
@@ -415,17 +419,24 @@ static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
       return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
     if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   }
-  if (a[0].v.kind != MPT_V_LIST) {
+  xval items = {{0}, 0};
+  if (a[0].v.kind == MPT_V_LIST) {
+    items.v = a[0].v; /* borrowed */
+  } else if (a[0].v.kind == MPT_V_STR) {
+    int rc = as_list(&a[0], &items, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
+    if (rc) { mpt_value_free(&acc); return rc; }
+  } else {
     mpt_value_free(&acc);
     return not_iterable(&a[0].v, err);
   }
-  for (int64_t i = 0; i < a[0].v.u.list.n; i++) {
+  for (int64_t i = 0; i < items.v.u.list.n; i++) {
     mpt_value r;
-    int rc = xv_binop(X_ADD, &acc, &a[0].v.u.list.items[i], &r, err);
+    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, err);
     mpt_value_free(&acc);
-    if (rc) return rc;
+    if (rc) { xv_release(&items); return rc; }
     acc = r;
   }
+  xv_release(&items);
   return set_owned(o, acc);
 }
 

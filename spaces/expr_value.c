@@ -557,6 +557,7 @@ static int unsupported(int op, const mpt_value *l, const mpt_value *r, mpt_error
 
 static int repeat(const mpt_value *seq, int64_t times, mpt_value *out, mpt_error *err) {
   if (times < 0) times = 0;
+  if (seq->kind == MPT_V_STR ? seq->u.s[0] == '\0' : seq->u.list.n == 0) times = 0; /* '' * 10**18 */
   if (seq->kind == MPT_V_STR) {
     size_t len = strlen(seq->u.s);
     if (len && (uint64_t)times > (uint64_t)XP_MAX_STR / len)

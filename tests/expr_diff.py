@@ -15,6 +15,9 @@ The driver also runs with --bool (mpt_expr_eval_bool, the constraint hot path), 
 bool(result) for every successful case and the same exception class otherwise, and both again with
 --slow (numeric fast path disabled), which must print exactly the same.
 
+The expressions: a fixed list of documented cases, an edge table (every operator on every pair of 26
+edge values, every builtin on each), and N (default 10,500) generated ones.
+
 usage: expr_diff.py DRIVER [N] [SEED]
 """
 import ast
@@ -61,6 +64,13 @@ def _mul(x, y):
     return x * y
 
 
+def _pow(x, y):
+    """x ** y; an int power that cannot fit int64 is OverflowError at once (Python would build it)"""
+    if isinstance(x, int) and isinstance(y, int) and y > 64 and abs(x) > 1:
+        raise OverflowError('int64')
+    return x ** y
+
+
 def _shl(x, y):
     """x << y; a shift that cannot fit int64 is OverflowError at once (Python would try to build it)"""
     if isinstance(x, int) and isinstance(y, int) and x != 0 and y >= 64:
@@ -69,7 +79,7 @@ def _shl(x, y):
 
 
 class Checked(ast.NodeTransformer):
-    """wraps every operator and call result in _chk(...); `*` goes through _mul, `<<` through _shl"""
+    """wraps every operator and call result in _chk(...); `*`, `<<` and `**` go through _mul, _shl, _pow"""
 
     def _wrap(self, node):
         self.generic_visit(node)
@@ -77,8 +87,8 @@ class Checked(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, (ast.Mult, ast.LShift)):
-            fn = '_mul' if isinstance(node.op, ast.Mult) else '_shl'
+        if isinstance(node.op, (ast.Mult, ast.LShift, ast.Pow)):
+            fn = {ast.Mult: '_mul', ast.LShift: '_shl', ast.Pow: '_pow'}[type(node.op)]
             node = ast.copy_location(ast.Call(func=ast.Name(fn, ast.Load()), args=[node.left, node.right],
                                               keywords=[]), node)
         return ast.copy_location(ast.Call(func=ast.Name('_chk', ast.Load()), args=[node], keywords=[]), node)
@@ -98,6 +108,7 @@ def py_eval(src):
     env['_chk'] = _chk
     env['_mul'] = _mul
     env['_shl'] = _shl
+    env['_pow'] = _pow
     env['__builtins__'] = BUILTINS
     try:
         v = eval(compile(tree, '<expr>', 'eval'), env)
@@ -348,25 +359,54 @@ FIXED = [
     '[x for x in range(10**12) if x < 3][-1]' if False else 'sum([x for x in range(-10, 10, 3)])',
     '2.0 in range(5)', '2.5 in range(5)', "'a' in range(5)", '10**13 in range(0, 10**14, 10**13)',
     'range(5)[-2]', 'max(range(3, 9, 2))', 'list(range(5)) == [0, 1, 2, 3, 4]', 'range(3)', '[range(3)][0]' if False else '1', 'sorted', 'x', 'foo(1)',
-    "'ab' * 134217729", '[0] * 16777217', '[0, 1] * 8388609',
+    "'ab' * 134217729", '[0] * 16777217', '[0, 1] * 8388609', 'round(5 * 10**18, -19)',
+    'round(5 * 10**18 + 1, -19)', 'round(-6 * 10**18, -19)', 'round(9 * 10**18, -20)', 'round(-15, -1)',
+    'round(25, -1)', 'round(-25, -1)', 'round(35, -1)', 'round(9223372036854775807, -1)',
+    'round(-9223372036854775807 - 1, -18)', 'round(2.5, None)' if False else 'round(0.5)',
 ]
+
+
+EDGE_VALUES = ['0', '1', '-1', '2', '-3', '7', '9223372036854775807', '(-9223372036854775807 - 1)', '2**62',
+               '3037000499', '0.0', '-0.0', '0.5', '-2.5', '1e308', "float('inf')", "float('-inf')", "float('nan')",
+               '2.0**53', 'True', 'False', "'ab'", "''", '[1]', '[]', '[0.5, True]']
+EDGE_BINOPS = ['+', '-', '*', '/', '//', '%', '**', '&', '|', '^', '<<', '>>', '<', '<=', '==', '!=', '>', '>=',
+               'in', 'not in', 'and', 'or']
+EDGE_CALLS = ['abs', 'int', 'float', 'round', 'bool', 'str', 'len', 'list', 'min', 'max', 'sum', '-', '+', '~', 'not ']
+
+
+def edge_table():
+    """every operator on every pair of edge values, every builtin on every edge value (string `%`
+    formatting is left out: mptune does not implement it)"""
+    out = []
+    for x in EDGE_VALUES:
+        for y in EDGE_VALUES:
+            for op in EDGE_BINOPS:
+                if op == '%' and x.startswith("'"):
+                    continue
+                out.append('%s %s %s' % (x, op, y))
+        for f in EDGE_CALLS:
+            out.append(f + ('(%s)' % x if f[-1].isalpha() else x if f[-1] == ' ' else '(%s)' % x))
+        for nd in ('0', '1', '-1', '-19', '400', '-400'):
+            out.append('round(%s, %s)' % (x, nd))
+    return out
 
 
 def main():
     driver = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 12000
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 10500
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20261121
     rng = random.Random(seed)
     g = Gen(rng)
-    exprs = list(FIXED)
+    exprs = list(FIXED) + edge_table()
     seen = set(exprs)
+    base = len(exprs)  # then n generated expressions: a third numeric (NumGen), the rest of every kind
     ng = NumGen(rng)
-    while len(exprs) < n // 3:
+    while len(exprs) < base + n // 3:
         e = ng.gen('int', rng.randint(1, 5))
         if e not in seen:
             seen.add(e)
             exprs.append(e)
-    while len(exprs) < n:
+    while len(exprs) < base + n:
         e = g.gen(rng.choice(['int', 'int', 'float', 'bool', 'bool', 'list', 'str', 'any']), rng.randint(1, 4))
         if e not in seen and '\n' not in e:
             seen.add(e)
