@@ -388,6 +388,10 @@ def edge_table():
             out.append(f + ('(%s)' % x if f[-1].isalpha() else x if f[-1] == ' ' else '(%s)' % x))
         for nd in ('0', '1', '-1', '-19', '400', '-400'):
             out.append('round(%s, %s)' % (x, nd))
+        out += ['max(%s, %s)' % (x, y) for y in EDGE_VALUES] + ['min(%s, %s)' % (x, y) for y in EDGE_VALUES]
+        out += ['[10, 20, 30][%s]' % x, "'abc'[%s]" % x, 'len(range(%s))' % x, '%s in range(-2, 5)' % x,
+                'range(10, -10, -3)[%s]' % x, 'len(range(-5, %s, 3))' % x, '[%s][0]' % x, '[%s] * 2' % x,
+                '%s if %s else 0' % (x, x), '[v for v in [%s] if v]' % x]
     return out
 
 
