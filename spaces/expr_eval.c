@@ -19,6 +19,17 @@ typedef struct ctx {
 
 static int ev(const ctx *c, int32_t ni, xval *o);
 
+/* leaves (constants, variables, comprehension variables) are read in place instead of called */
+static inline int evl(const ctx *c, int32_t ni, xval *o) {
+  const xnode *n = &c->e->nodes[ni];
+  switch (n->op) {
+  case X_CONST: o->v = n->k; o->own = 0; return 0;
+  case X_VAR: o->v = c->vars[n->slot]; o->own = 0; return 0;
+  case X_LOCAL: o->v = c->locals[n->slot]; o->own = 0; return 0;
+  default: return ev(c, ni, o);
+  }
+}
+
 static inline int is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
 
 /* moves an evaluated value into a container slot (deep-copies borrowed strings/lists) */
@@ -67,7 +78,7 @@ static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   mpt_value l;
   int rc = xv_new_list(&l, (int64_t)len, err);
   if (rc) return rc;
-  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = mpt_value_int((int64_t)(start + (__int128)i * step));
+  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
   return set_owned(o, l);
 }
 
@@ -272,15 +283,15 @@ static int float_to_int(double f, int64_t *out, mpt_error *err) {
 }
 
 static int b_int(xval *a, int n, xval *o, mpt_error *err) {
-  if (n == 0) return set_owned(o, mpt_value_int(0));
+  if (n == 0) return set_owned(o, xv_i(0));
   const mpt_value *v = &a[0].v;
   int64_t r = 0;
   switch (v->kind) {
   case MPT_V_BOOL:
-  case MPT_V_INT: return set_owned(o, mpt_value_int(v->u.i));
+  case MPT_V_INT: return set_owned(o, xv_i(v->u.i));
   case MPT_V_FLOAT:
     if (float_to_int(v->u.f, &r, err)) return MPT_ERR_EVAL;
-    return set_owned(o, mpt_value_int(r));
+    return set_owned(o, xv_i(r));
   case MPT_V_STR: {
     int rc = parse_int_str(v->u.s, &r);
     if (rc == -2) return xv_overflow(err);
@@ -289,7 +300,7 @@ static int b_int(xval *a, int n, xval *o, mpt_error *err) {
       mpt_value_repr(v, rep, sizeof rep);
       return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: invalid literal for int() with base 10: %s", rep);
     }
-    return set_owned(o, mpt_value_int(r));
+    return set_owned(o, xv_i(r));
   }
   default:
     return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: int() argument must be a string, a bytes-like object or a real number, not '%s'",
@@ -298,12 +309,12 @@ static int b_int(xval *a, int n, xval *o, mpt_error *err) {
 }
 
 static int b_float(xval *a, int n, xval *o, mpt_error *err) {
-  if (n == 0) return set_owned(o, mpt_value_float(0.0));
+  if (n == 0) return set_owned(o, xv_f(0.0));
   const mpt_value *v = &a[0].v;
   switch (v->kind) {
   case MPT_V_BOOL:
-  case MPT_V_INT: return set_owned(o, mpt_value_float((double)v->u.i));
-  case MPT_V_FLOAT: return set_owned(o, mpt_value_float(v->u.f));
+  case MPT_V_INT: return set_owned(o, xv_f((double)v->u.i));
+  case MPT_V_FLOAT: return set_owned(o, xv_f(v->u.f));
   case MPT_V_STR: {
     double d;
     if (parse_float_str(v->u.s, &d)) {
@@ -311,7 +322,7 @@ static int b_float(xval *a, int n, xval *o, mpt_error *err) {
       mpt_value_repr(v, rep, sizeof rep);
       return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: could not convert string to float: %s", rep);
     }
-    return set_owned(o, mpt_value_float(d));
+    return set_owned(o, xv_f(d));
   }
   default:
     return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: float() argument must be a string or a real number, not '%s'", xv_type_name(v));
@@ -367,23 +378,23 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
   if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
     return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: type %s doesn't define __round__ method", xv_type_name(v));
   if (n == 1) {
-    if (is_intlike(v)) return set_owned(o, mpt_value_int(v->u.i));
+    if (is_intlike(v)) return set_owned(o, xv_i(v->u.i));
     double f = v->u.f;
     if (isnan(f)) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: cannot convert float NaN to integer");
     if (isinf(f)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: cannot convert float infinity to integer");
     double r = nearbyint(f); /* default rounding mode: half to even */
     int64_t i = 0;
     if (float_to_int(r, &i, err)) return MPT_ERR_EVAL;
-    return set_owned(o, mpt_value_int(i));
+    return set_owned(o, xv_i(i));
   }
   if (need_int(&a[1].v, err)) return MPT_ERR_EVAL;
   int64_t nd = a[1].v.u.i;
   if (is_intlike(v)) {
     int64_t x = v->u.i;
-    if (nd >= 0) return set_owned(o, mpt_value_int(x));
+    if (nd >= 0) return set_owned(o, xv_i(x));
     if (nd < -18) { /* 10**19 and beyond: only |x| > 5*10**18 rounds away from 0, to +-10**19 */
       if (nd == -19 && (x > 5000000000000000000LL || x < -5000000000000000000LL)) return xv_overflow(err);
-      return set_owned(o, mpt_value_int(0));
+      return set_owned(o, xv_i(0));
     }
     int64_t pw = 1;
     for (int64_t i = 0; i < -nd; i++) pw *= 10;
@@ -393,12 +404,12 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
     int up = (__int128)r * 2 > pw || ((__int128)r * 2 == pw && ((q / pw) % 2 != 0));
     if (up) q += pw;
     if (q > INT64_MAX || q < INT64_MIN) return xv_overflow(err);
-    return set_owned(o, mpt_value_int((int64_t)q));
+    return set_owned(o, xv_i((int64_t)q));
   }
   double x = v->u.f;
-  if (x == 0.0 || !isfinite(x)) return set_owned(o, mpt_value_float(x)); /* before the ndigits limits */
-  if (nd > 323) return set_owned(o, mpt_value_float(x));
-  if (nd < -308) return set_owned(o, mpt_value_float(0.0 * x));
+  if (x == 0.0 || !isfinite(x)) return set_owned(o, xv_f(x)); /* before the ndigits limits */
+  if (nd > 323) return set_owned(o, xv_f(x));
+  if (nd < -308) return set_owned(o, xv_f(0.0 * x));
   double r = 0.0;
   if (nd >= 0) {
     char buf[800];
@@ -409,11 +420,11 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
     round_float_neg(x, nd, &r);
   }
   if (isinf(r)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: rounded value too large to represent");
-  return set_owned(o, mpt_value_float(r));
+  return set_owned(o, xv_f(r));
 }
 
 static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
-  mpt_value acc = mpt_value_int(0);
+  mpt_value acc = xv_i(0);
   if (n == 2) {
     if (a[1].v.kind == MPT_V_STR)
       return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
@@ -440,8 +451,9 @@ static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
   return set_owned(o, acc);
 }
 
-static int ev_call(const ctx *c, const xnode *n, xval *o) {
+__attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval *o) {
   xval small[8];
+  memset(small, 0, sizeof small);
   xval *a = small;
   int cnt = n->n;
   if (cnt > 8) {
@@ -453,7 +465,7 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
     int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
     if (rc) return rc;
     if (r.len > INT64_MAX) return xv_overflow(c->err);
-    return set_owned(o, mpt_value_int((int64_t)r.len));
+    return set_owned(o, xv_i((int64_t)r.len));
   }
   int rc = 0, done = 0;
   for (; done < cnt; done++) {
@@ -475,8 +487,8 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
       }
       break;
     case B_LEN:
-      if (v->kind == MPT_V_LIST) set_owned(o, mpt_value_int(v->u.list.n));
-      else if (v->kind == MPT_V_STR) set_owned(o, mpt_value_int((int64_t)strlen(v->u.s)));
+      if (v->kind == MPT_V_LIST) set_owned(o, xv_i(v->u.list.n));
+      else if (v->kind == MPT_V_STR) set_owned(o, xv_i((int64_t)strlen(v->u.s)));
       else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", xv_type_name(v));
       break;
     case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
@@ -484,9 +496,9 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
     case B_ABS:
       if (is_intlike(v)) {
         if (v->u.i == INT64_MIN) rc = xv_overflow(err);
-        else set_owned(o, mpt_value_int(v->u.i < 0 ? -v->u.i : v->u.i));
+        else set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
       } else if (v->kind == MPT_V_FLOAT) {
-        set_owned(o, mpt_value_float(fabs(v->u.f)));
+        set_owned(o, xv_f(fabs(v->u.f)));
       } else {
         rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", xv_type_name(v));
       }
@@ -495,7 +507,7 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
     case B_FLOAT: rc = b_float(a, cnt, o, err); break;
     case B_ROUND: rc = b_round(a, cnt, o, err); break;
     case B_SUM: rc = b_sum(a, cnt, o, err); break;
-    case B_BOOL: set_owned(o, mpt_value_bool(cnt ? mpt_value_truthy(v) : 0)); break;
+    case B_BOOL: set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
     case B_STR: {
       if (cnt == 0) {
         set_owned(o, mpt_value_str(""));
@@ -530,7 +542,7 @@ static int ev_call(const ctx *c, const xnode *n, xval *o) {
 
 /* ------------------------------------------------------------------ evaluation */
 
-static int ev_index(const ctx *c, const xnode *n, xval *o) {
+__attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval *o) {
   xval con, idx;
   int rc = ev(c, n->a, &con);
   if (rc) return rc;
@@ -567,7 +579,7 @@ static int ev_index(const ctx *c, const xnode *n, xval *o) {
   return rc;
 }
 
-static int ev_comp(const ctx *c, const xnode *n, xval *o) {
+__attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval *o) {
   xval it;
   int rc;
   xrange rg = {0, 1, 0};
@@ -576,7 +588,7 @@ static int ev_comp(const ctx *c, const xnode *n, xval *o) {
     rc = range_of(c, &c->e->nodes[n->b], &rg);
     if (rc) return rc;
     it.own = 0;
-    it.v = mpt_value_int(0);
+    it.v = xv_i(0);
   } else {
     rc = ev(c, n->b, &it);
     if (rc) return rc;
@@ -595,7 +607,7 @@ static int ev_comp(const ctx *c, const xnode *n, xval *o) {
   mpt_value *slot = &c->locals[n->slot];
   for (__int128 i = 0; i < cnt && !rc; i++) {
     if (lazy) {
-      *slot = mpt_value_int((int64_t)(rg.start + i * rg.step));
+      *slot = xv_i((int64_t)(rg.start + i * rg.step));
     } else if (it.v.kind == MPT_V_LIST) {
       *slot = it.v.u.list.items[i];
     } else {
@@ -627,7 +639,7 @@ static int ev_comp(const ctx *c, const xnode *n, xval *o) {
   return set_owned(o, res);
 }
 
-static int ev_list(const ctx *c, const xnode *n, xval *o) {
+__attribute__((noinline)) static int ev_list(const ctx *c, const xnode *n, xval *o) {
   mpt_value l;
   int rc = xv_new_list(&l, n->n, c->err);
   if (rc) return rc;
@@ -648,10 +660,10 @@ static int ev_list(const ctx *c, const xnode *n, xval *o) {
   return set_owned(o, l);
 }
 
-static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
+__attribute__((noinline)) static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
   const int32_t *args = c->e->args + n->first;
   xval l, r;
-  int rc = ev(c, args[0], &l);
+  int rc = evl(c, args[0], &l);
   if (rc) return rc;
   int truth = 1;
   for (int i = 1; i < n->n; i++) {
@@ -665,7 +677,7 @@ static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
       truth = code == C_IN ? found : !found;
       break;
     }
-    rc = ev(c, args[i], &r);
+    rc = evl(c, args[i], &r);
     if (rc) break;
     int res = 0;
     if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
@@ -689,7 +701,7 @@ static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
   }
   xv_release(&l);
   if (rc) return rc;
-  o->v = mpt_value_bool(truth);
+  o->v = xv_b(truth);
   o->own = 0;
   return 0;
 }
@@ -712,9 +724,9 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
   case X_ADD: case X_SUB: case X_MUL: case X_FLOORDIV: case X_MOD: case X_DIV: case X_POW:
   case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT: {
     xval l, r;
-    int rc = ev(c, n->a, &l);
+    int rc = evl(c, n->a, &l);
     if (rc) return rc;
-    rc = ev(c, n->b, &r);
+    rc = evl(c, n->b, &r);
     if (rc) { xv_release(&l); return rc; }
     if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
       int64_t a = l.v.u.i, b = r.v.u.i, x;
@@ -722,25 +734,25 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
       switch (n->op) {
       case X_ADD:
         if (__builtin_add_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = mpt_value_int(x);
+        o->v = xv_i(x);
         return 0;
       case X_SUB:
         if (__builtin_sub_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = mpt_value_int(x);
+        o->v = xv_i(x);
         return 0;
       case X_MUL:
         if (__builtin_mul_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = mpt_value_int(x);
+        o->v = xv_i(x);
         return 0;
       case X_FLOORDIV:
-        if (b > 0 && a >= 0) { o->v = mpt_value_int(a / b); return 0; }
+        if (b > 0 && a >= 0) { o->v = xv_i(a / b); return 0; }
         if (xv_int_floordiv(a, b, &x, c->err)) return MPT_ERR_EVAL;
-        o->v = mpt_value_int(x);
+        o->v = xv_i(x);
         return 0;
       case X_MOD:
-        if (b > 0 && a >= 0) { o->v = mpt_value_int(a % b); return 0; }
+        if (b > 0 && a >= 0) { o->v = xv_i(a % b); return 0; }
         if (xv_int_mod(a, b, &x, c->err)) return MPT_ERR_EVAL;
-        o->v = mpt_value_int(x);
+        o->v = xv_i(x);
         return 0;
       default: break;
       }
@@ -759,7 +771,7 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
     if (n->op == X_NOT) {
       int t = mpt_value_truthy(&a.v);
       xv_release(&a);
-      o->v = mpt_value_bool(!t);
+      o->v = xv_b(!t);
       o->own = 0;
       return 0;
     }

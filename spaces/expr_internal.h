@@ -71,6 +71,26 @@ typedef struct xval {
   int own;
 } xval;
 
+/* inline scalar constructors for the evaluators' hot paths (mpt_value_int & co. live in another file) */
+static inline mpt_value xv_i(int64_t i) {
+  mpt_value v;
+  v.kind = MPT_V_INT;
+  v.u.i = i;
+  return v;
+}
+static inline mpt_value xv_b(int b) {
+  mpt_value v;
+  v.kind = MPT_V_BOOL;
+  v.u.i = b != 0;
+  return v;
+}
+static inline mpt_value xv_f(double f) {
+  mpt_value v;
+  v.kind = MPT_V_FLOAT;
+  v.u.f = f;
+  return v;
+}
+
 static inline void xv_release(xval *x) {
   if (x->own && (x->v.kind == MPT_V_STR || x->v.kind == MPT_V_LIST)) mpt_value_free(&x->v);
   x->v.kind = MPT_V_NONE;
