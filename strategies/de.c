@@ -29,6 +29,8 @@ static const mpt_option_spec de_options[] = {
   {"CR", MPT_OPT_DOUBLE, "0.6", "crossover probability", NULL, 0, 1},
   {"method", MPT_OPT_STRING, "best1bin", "mutation scheme", "best1bin|rand1bin|best2bin|rand2bin|currenttobest1bin", 1, 0},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
+   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -36,10 +38,11 @@ static int de_init_pop(de_state *g) {
   evo *e = &g->e;
   int dims = e->dims;
   int n = 0;
-  if (g->aware) {
+  int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->P) : -1; /* a restart keeps the best member */
+  {
     int64_t *ids = malloc((size_t)g->P * sizeof *ids);
     if (!ids) return MPT_ERR_NOMEM;
-    int64_t c = evo_sample_lhs(e, g->P, ids);
+    int64_t c = evo_sample_init(e, g->aware, g->P, ids);
     if (c < 0) { free(ids); return (int)c; }
     for (; n < c; n++) {
       g->pid[n] = ids[n];
@@ -51,15 +54,10 @@ static int de_init_pop(de_state *g) {
       g->pid[i] = g->pid[i % n];
       memcpy(g->pop + (size_t)i * dims, g->pop + (size_t)(i % n) * dims, (size_t)dims * sizeof(int));
     }
-  } else {
-    for (int i = 0; i < g->P; i++) {
-      evo_random_cartesian(e, g->pop + (size_t)i * dims);
-      g->pid[i] = evo_lookup(e, g->pop + (size_t)i * dims);
-    }
   }
-  if (e->best_id >= 0 && e->generations > 0) {
-    g->pid[0] = e->best_id;
-    mpt_space_config(e->sp, e->best_id, g->pop);
+  if (keep >= 0) {
+    g->pid[0] = keep;
+    mpt_space_config(e->sp, keep, g->pop);
   }
   e->free_gens = 0;
   return 0;
@@ -154,6 +152,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   g->F = mpt_strategy_opt_double(s, "F");
   g->CR = mpt_strategy_opt_double(s, "CR");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
   const char *m = mpt_strategy_opt_str(s, "method");
   g->method = strcmp(m, "rand1bin") == 0 ? DE_RAND1 : strcmp(m, "best2bin") == 0 ? DE_BEST2
             : strcmp(m, "rand2bin") == 0 ? DE_RAND2 : strcmp(m, "currenttobest1bin") == 0 ? DE_CUR2BEST1 : DE_BEST1;

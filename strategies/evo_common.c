@@ -67,6 +67,7 @@ void evo_gen_begin(evo *e) {
 }
 
 int evo_gen_add(evo *e, int64_t id) {
+  if (id < 0 && e->burn_invalid) id = evo_random_unseen(e);
   if (id < 0 || id >= e->size) return 0;
   for (int i = 0; i < e->n_need; i++)
     if (e->need[i] == id) return 0;
@@ -109,7 +110,7 @@ static int explore(evo *e, int n, int64_t *ids, int k0) {
 
 int evo_ask(evo *e, int n, int64_t *ids, evo_step_fn step) {
   int k = 0;
-  for (int guard = 0; guard < 200000; guard++) {
+  for (int guard = 0; guard < 20000; guard++) { /* then the base layer's fallback */
     int waiting = 0;
     for (int i = 0; i < e->n_need; i++) {
       int64_t id = e->need[i];
@@ -202,7 +203,9 @@ int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids) {
 
 int64_t evo_random_unseen(evo *e) {
   if (e->size <= 0) return -1;
-#define FREE_ID(id) (!mpt_strategy_is_seen(e->s, id) && isnan(e->fit[id]) && !e->mine[id])
+  /* only the strategy's own proposals are excluded (not ids told from a log): a fresh instance told a
+   * run's observations then retraces that run exactly (resume) */
+#define FREE_ID(id) (!e->mine[id])
   for (int t = 0; t < 64; t++) {
     int64_t id = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
     if (FREE_ID(id)) return id;
@@ -214,6 +217,35 @@ int64_t evo_random_unseen(evo *e) {
   }
 #undef FREE_ID
   return -1;
+}
+
+int64_t evo_best_of(const evo *e, const int64_t *ids, int n) {
+  int64_t best = -1;
+  double fb = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (ids[i] < 0 || ids[i] >= e->size) continue;
+    double f = e->fit[ids[i]];
+    if (f < fb) { fb = f; best = ids[i]; }
+  }
+  return best;
+}
+
+int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
+  if (e->generations > 0) { /* a restart: configurations this search has not tried yet */
+    int64_t k = 0;
+    while (k < n) {
+      int64_t id = evo_random_unseen(e);
+      if (id < 0) break;
+      e->mine[id] = 1; /* reserved; evo_gen_add counts it as new all the same */
+      ids[k++] = id;
+    }
+    for (int64_t i = 0; i < k; i++) e->mine[ids[i]] = 0;
+    return k;
+  }
+  if (aware) return evo_sample_lhs(e, n, ids);
+  if (n > e->size) n = e->size;
+  if (n <= 0) return 0;
+  return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
 }
 
 double evo_beta1(mpt_rng *r, double b) {

@@ -39,6 +39,7 @@ struct evo {
   int *idx_tmp;          /* dims ints of scratch */
   int64_t best_id;
   double best;
+  int burn_invalid;      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
 };
 
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
@@ -51,7 +52,11 @@ static inline int evo_known(const evo *e, int64_t id) { return id < 0 || e->fit[
 
 /* generation bookkeeping */
 void evo_gen_begin(evo *e);
-int evo_gen_add(evo *e, int64_t id);   /* id < 0 (invalid, penalty) is ignored; 0 or NOMEM */
+/* adds id to the current generation (once). id < 0 is an invalid candidate of a penalty variant: it
+ * keeps its penalty fitness in the population and, with burn_invalid, costs one evaluation as it did
+ * before constraint-awareness: a random unseen configuration is evaluated in its place and its result
+ * is not used by the population (only cached). 0 or NOMEM. */
+int evo_gen_add(evo *e, int64_t id);
 void evo_gen_end(evo *e);
 /* the driver: emits unseen ids of the current generation, advances with step when it is complete,
  * explores around the best while it waits for pending evaluations */
@@ -73,8 +78,15 @@ int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind);
 void evo_random_cartesian(evo *e, int *idx);
 /* ids of up to n valid configurations by LHS (distinct); returns the count */
 int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids);
-/* a random id not yet seen, nor known, nor proposed by this strategy (-1 when none) */
+/* a random id not yet proposed by this strategy (-1 when none) */
 int64_t evo_random_unseen(evo *e);
+/* the id with the lowest known fitness among ids[0..n) (ids < 0 skipped), -1 when none */
+int64_t evo_best_of(const evo *e, const int64_t *ids, int n);
+/* the initial population: n valid configurations, by LHS (constraint-aware) or uniformly at random
+ * (penalty variants, as Kernel Tuner's get_random_sample): both start from n evaluations, so the
+ * variants differ only in how invalid offspring and moves are handled. A restart (generations > 0)
+ * draws configurations this search has not proposed yet instead. */
+int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids);
 /* beta(1, b) variate, for rank-based selection */
 double evo_beta1(mpt_rng *r, double b);
 

@@ -26,6 +26,8 @@ static const mpt_option_spec ff_options[] = {
   {"gamma", MPT_OPT_DOUBLE, "1.0", "light absorption coefficient", NULL, 0, 100},
   {"alpha", MPT_OPT_DOUBLE, "0.2", "random step size", NULL, 0, 10},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
+   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -33,26 +35,23 @@ static int ff_init(ff_state *g) {
   evo *e = &g->e;
   int dims = e->dims;
   int *idx = e->idx_tmp;
+  int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->P) : -1; /* a restart keeps the best member */
   int64_t *ids = NULL, c = 0;
-  if (g->aware) {
+  {
     ids = malloc((size_t)g->P * sizeof *ids);
     if (!ids) return MPT_ERR_NOMEM;
-    c = evo_sample_lhs(e, g->P, ids);
+    c = evo_sample_init(e, g->aware, g->P, ids);
+    if (c == 0 && e->generations > 0) { free(ids); e->free_gens = 0; return 0; } /* nothing untried: keep */
     if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
   }
   for (int i = 0; i < g->P; i++) {
-    if (g->aware) {
-      g->pid[i] = ids[i % c];
-      mpt_space_config(e->sp, g->pid[i], idx);
-    } else {
-      evo_random_cartesian(e, idx);
-      g->pid[i] = evo_lookup(e, idx);
-    }
+    g->pid[i] = ids[i % c];
+    mpt_space_config(e->sp, g->pid[i], idx);
     evo_to_unit(e, idx, g->x + (size_t)i * dims);
   }
-  if (e->best_id >= 0 && e->generations > 0) {
-    g->pid[0] = e->best_id;
-    mpt_space_config(e->sp, e->best_id, idx);
+  if (keep >= 0) {
+    g->pid[0] = keep;
+    mpt_space_config(e->sp, keep, idx);
     evo_to_unit(e, idx, g->x);
   }
   free(ids);
@@ -133,6 +132,7 @@ static int ff_create(mpt_strategy *s, mpt_error *err) {
   g->gamma = mpt_strategy_opt_double(s, "gamma");
   g->alpha = mpt_strategy_opt_double(s, "alpha");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1);
   g->x = malloc((size_t)g->P * dims * sizeof(double));
   g->f = malloc((size_t)g->P * sizeof(double));

@@ -16,7 +16,12 @@ typedef struct ga_state {
   int P, aware, elitism, method; /* method: 0 single_point, 1 two_point, 2 uniform */
   int64_t mut;
   double immig, pressure;
-  int repair, steady, n_child;
+  int repair, steady, memetic, n_child;
+  int64_t climb;                 /* memetic: the configuration being improved, -1 none */
+  int64_t *list, n_list, lpos, cap_list; /* its untried Hamming neighbours, shuffled */
+  int64_t *prop;
+  int n_prop;
+  uint8_t *climbed;              /* memetic: per member, already improved by local search */
   double local;
   int stag_limit, stag;
   double best_seen;
@@ -35,12 +40,37 @@ static const mpt_option_spec ga_options[] = {
   {"pressure", MPT_OPT_DOUBLE, "2.5", "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000},
   {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0},
   {"mode", MPT_OPT_STRING, "generational", "generational: a new population each generation; steady: each ask breeds "
-   "children that replace the worst members when better", "generational|steady", 1, 0},
+   "children that replace the worst members when better; memetic: each child is improved by first-improvement "
+   "Hamming local search before it replaces the worst member", "generational|steady|memetic", 1, 0},
   {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members "
    "(memetic local search)", NULL, 0, 1},
   {"immigrants", MPT_OPT_DOUBLE, "0", "fraction of each generation replaced by random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
+   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+/* `ga_memetic`: the same GA with defaults for the memetic mode (Lamarckian local search of children,
+ * low selection pressure, 30% random starts), tuned on the convolution spaces (docs/PERFORMANCE.md) */
+static const mpt_option_spec memetic_options[] = {
+  {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
+  {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
+  {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0},
+  {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0},
+  {"pressure", MPT_OPT_DOUBLE, "0.5", "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000},
+  {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0},
+  {"mode", MPT_OPT_STRING, "memetic", "generational: a new population each generation; steady: each ask breeds "
+   "children that replace the worst members when better; memetic: each child is improved by first-improvement "
+   "Hamming local search before it replaces the worst member", "generational|steady|memetic", 1, 0},
+  {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members "
+   "(memetic local search)", NULL, 0, 1},
+  {"immigrants", MPT_OPT_DOUBLE, "0.3", "fraction of each generation (memetic: of the local searches) started from random unseen configurations", NULL, 0, 1},
+  {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
+  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
+   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -58,27 +88,24 @@ static int ga_init_pop(ga_state *g) {
   int dims = e->dims, n = 0;
   /* a restart keeps the best member of the old population (not the best told: see evo_common.h) */
   int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->n_pop) : -1;
-  if (g->aware) {
+  {
     int64_t *ids = malloc((size_t)g->P * sizeof *ids);
     if (!ids) return MPT_ERR_NOMEM;
-    int64_t c = evo_sample_lhs(e, g->P, ids);
+    int64_t c = evo_sample_init(e, g->aware, g->P, ids);
     if (c < 0) { free(ids); return (int)c; }
     for (int64_t i = 0; i < c; i++, n++) {
       g->pid[n] = ids[i];
       mpt_space_config(e->sp, ids[i], g->pop + (size_t)n * dims);
     }
     free(ids);
-  } else {
-    for (; n < g->P; n++) {
-      evo_random_cartesian(e, g->pop + (size_t)n * dims);
-      g->pid[n] = evo_lookup(e, g->pop + (size_t)n * dims);
-    }
-  }
-  if (keep >= 0 && n > 0) {
-    g->pid[0] = keep;
-    mpt_space_config(e->sp, keep, g->pop);
   }
   g->n_pop = n;
+  memset(g->climbed, 0, (size_t)g->P);
+  if (keep >= 0 && n > 0) {
+    g->pid[0] = keep;
+    g->climbed[0] = 1;
+    mpt_space_config(e->sp, keep, g->pop);
+  }
   e->free_gens = 0;
   return 0;
 }
@@ -116,7 +143,7 @@ static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_av
         int64_t c = evo_neighbors(e, g->pop + (size_t)g->order[r] * dims, MPT_NB_HAMMING);
         int64_t fresh = 0;
         for (int64_t i = 0; i < c; i++)
-          if (!e->mine[e->nb[i]] && isnan(e->fit[e->nb[i]])) e->nb[fresh++] = e->nb[i];
+          if (!e->mine[e->nb[i]]) /* untried by this search (not: unknown, see resume) */ e->nb[fresh++] = e->nb[i];
         for (int64_t i = 0; i < fresh && pick < 0; i++) {
           int64_t cand = e->nb[(i + (int64_t)mpt_rng_below(&s->rng, (uint64_t)fresh)) % fresh];
           int dup = 0;
@@ -177,6 +204,106 @@ static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_av
   return 0;
 }
 
+/* memetic: the climber's Hamming neighbours in random order */
+static int load_list(ga_state *g) {
+  evo *e = &g->e;
+  mpt_space_config(e->sp, g->climb, e->idx_tmp);
+  int64_t c = evo_neighbors(e, e->idx_tmp, MPT_NB_HAMMING);
+  if (c < 0) return (int)c;
+  if (c > g->cap_list) {
+    int64_t *nl = realloc(g->list, (size_t)c * sizeof *nl);
+    if (!nl) return MPT_ERR_NOMEM;
+    g->list = nl;
+    g->cap_list = c;
+  }
+  memcpy(g->list, e->nb, (size_t)c * sizeof *g->list);
+  mpt_rng_shuffle(&e->s->rng, g->list, c);
+  g->n_list = c;
+  g->lpos = 0;
+  return 0;
+}
+
+static int memetic_step(ga_state *g) {
+  evo *e = &g->e;
+  int dims = e->dims;
+  if (g->climb >= 0) { /* first improvement among the evaluated proposals */
+    int64_t best = -1;
+    double fb = evo_fitness(e, g->climb);
+    for (int i = 0; i < g->n_prop; i++)
+      if (evo_fitness(e, g->prop[i]) < fb) { fb = evo_fitness(e, g->prop[i]); best = g->prop[i]; }
+    g->n_prop = 0;
+    if (best >= 0) {
+      g->climb = best;
+      int rc = load_list(g);
+      if (rc < 0) return rc;
+    }
+    if (g->lpos >= g->n_list) { /* local optimum: replaces the worst member when better */
+      int in = 0, worst = 0;
+      for (int i = 0; i < g->n_pop; i++) {
+        in |= g->pid[i] == g->climb;
+        if (evo_fitness(e, g->pid[i]) > evo_fitness(e, g->pid[worst])) worst = i;
+      }
+      if (!in && evo_fitness(e, g->climb) < evo_fitness(e, g->pid[worst])) {
+        g->pid[worst] = g->climb;
+        g->climbed[worst] = 1;
+        mpt_space_config(e->sp, g->climb, g->pop + (size_t)worst * dims);
+      }
+      g->climb = -1;
+    }
+  }
+  evo_gen_begin(e);
+  if (g->climb < 0) { /* the best member when it was never improved (Lamarckian start) */
+    int b = 0;
+    for (int i = 1; i < g->n_pop; i++)
+      if (evo_fitness(e, g->pid[i]) < evo_fitness(e, g->pid[b])) b = i;
+    if (g->n_pop > 0 && !g->climbed[b] && g->pid[b] >= 0) {
+      g->climbed[b] = 1;
+      g->climb = g->pid[b];
+      int rc = load_list(g);
+      if (rc < 0) return rc;
+    }
+  }
+  if (g->climb < 0) { /* a new child to improve */
+    for (int i = 0; i < g->n_pop; i++) {
+      g->f[i] = evo_fitness(e, g->pid[i]);
+      g->order[i] = i;
+    }
+    rank(g);
+    int m = 0;
+    int rc = 0;
+    if (!(g->immig > 0 && mpt_rng_uniform(&e->s->rng) < g->immig)) /* else an immigrant: a random start */
+      rc = breed(g, 0, 1, g->pid, g->n_pop, &m);
+    if (rc < 0) return rc;
+    if (m > 0 && g->npid[0] < 0) { /* penalty variant: an invalid child is a wasted iteration */
+      if (evo_gen_add(e, -1)) return MPT_ERR_NOMEM;
+      evo_gen_end(e);
+      return 0;
+    }
+    g->climb = m > 0 ? g->npid[0] : evo_random_unseen(e);
+    if (g->climb < 0) { evo_gen_end(e); return 0; }
+    rc = load_list(g);
+    if (rc < 0) return rc;
+    if (evo_gen_add(e, g->climb)) return MPT_ERR_NOMEM;
+  } else {
+    int want = e->want < 1 ? 1 : e->want > g->P ? g->P : e->want;
+    while (g->n_prop < want && g->lpos < g->n_list) {
+      int64_t nb = g->list[g->lpos++];
+      if (e->mine[nb] && evo_known(e, nb)) { /* tried before: first improvement at no cost */
+        if (g->n_prop == 0 && evo_fitness(e, nb) < evo_fitness(e, g->climb)) {
+          g->climb = nb;
+          int rc = load_list(g);
+          if (rc < 0) return rc;
+        }
+        continue;
+      }
+      g->prop[g->n_prop++] = nb;
+      if (evo_gen_add(e, nb)) return MPT_ERR_NOMEM;
+    }
+  }
+  evo_gen_end(e);
+  return 0;
+}
+
 static int ga_step(mpt_strategy *s, evo *e) {
   ga_state *g = s->data;
   int dims = e->dims;
@@ -191,6 +318,10 @@ static int ga_step(mpt_strategy *s, evo *e) {
     int rc = ga_init_pop(g);
     if (rc < 0) return rc;
     g->n_child = 0;
+    g->climb = -1;
+    g->n_prop = 0;
+  } else if (g->memetic) {
+    return memetic_step(g);
   } else if (g->steady) {
     /* children evaluated: each replaces the worst member when better and not already a member */
     for (int c = 0; c < g->n_child; c++) {
@@ -255,6 +386,7 @@ static void ga_destroy(mpt_strategy *s) {
   ga_state *g = s->data;
   if (!g) return;
   evo_free(&g->e);
+  free(g->list); free(g->prop); free(g->climbed);
   free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
   free(g);
   s->data = NULL;
@@ -269,12 +401,18 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
   g->mut = mpt_strategy_opt_int(s, "mutation_chance");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
   g->elitism = mpt_strategy_opt_bool(s, "elitism");
   g->immig = mpt_strategy_opt_double(s, "immigrants");
   g->pressure = mpt_strategy_opt_double(s, "pressure");
   g->repair = mpt_strategy_opt_bool(s, "repair");
   g->local = mpt_strategy_opt_double(s, "local");
   g->steady = strcmp(mpt_strategy_opt_str(s, "mode"), "steady") == 0;
+  g->memetic = strcmp(mpt_strategy_opt_str(s, "mode"), "memetic") == 0;
+  g->climb = -1;
+  g->prop = malloc((size_t)g->P * sizeof(int64_t));
+  g->climbed = calloc((size_t)g->P, 1);
+  if (!g->prop || !g->climbed) { ga_destroy(s); return mpt_error_set(err, MPT_ERR_NOMEM, "ga: out of memory"); }
   g->stag_limit = (int)mpt_strategy_opt_int(s, "stagnation");
   g->best_seen = INFINITY;
   const char *m = mpt_strategy_opt_str(s, "method");
@@ -307,6 +445,16 @@ const mpt_strategy_type mpt_strategy_ga = {
   .name = "ga",
   .summary = "constraint-aware genetic algorithm (Willemsen et al.)",
   .options = ga_options,
+  .create = ga_create,
+  .ask = ga_ask,
+  .tell = ga_tell,
+  .destroy = ga_destroy,
+};
+
+const mpt_strategy_type mpt_strategy_ga_memetic = {
+  .name = "ga_memetic",
+  .summary = "memetic GA: children improved by Hamming local search (ga with mode=memetic defaults)",
+  .options = memetic_options,
   .create = ga_create,
   .ask = ga_ask,
   .tell = ga_tell,

@@ -6,11 +6,12 @@
 /* one extern per strategy file */
 extern const mpt_strategy_type mpt_strategy_bo;
 extern const mpt_strategy_type mpt_strategy_random, mpt_strategy_brute_force, mpt_strategy_ga, mpt_strategy_de,
-  mpt_strategy_pso, mpt_strategy_firefly, mpt_strategy_sa, mpt_strategy_mls;
+  mpt_strategy_pso, mpt_strategy_firefly, mpt_strategy_sa, mpt_strategy_mls,
+  mpt_strategy_ga_memetic;
 
 static const mpt_strategy_type *const registry[] = {
   &mpt_strategy_random, &mpt_strategy_brute_force, &mpt_strategy_ga, &mpt_strategy_de, &mpt_strategy_pso,
-  &mpt_strategy_firefly, &mpt_strategy_sa, &mpt_strategy_mls,
+  &mpt_strategy_firefly, &mpt_strategy_sa, &mpt_strategy_mls, &mpt_strategy_ga_memetic,
   &mpt_strategy_bo,
   NULL, /* keeps the array non-empty; rows go above */
 };

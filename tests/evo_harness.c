@@ -127,6 +127,7 @@ int main(int argc, char **argv) {
             if (used % 20 == 0) {
               double b = isfinite(best) ? best : er[0];
               run += (er[used] - b) / (er[used] - opt);
+              if (getenv("EVO_HARNESS_K")) fprintf(stderr, "k %s %d %.4f\n", strats[st], used, (er[used] - b) / (er[used] - opt));
             }
           }
           mpt_strategy_tell(s, obs, got);

@@ -1,5 +1,6 @@
 # tests/strategies.cmake: tests of the strategy base layer and the random, brute_force and
-# evolutionary strategies (strategies/).
-if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c) # until spaces/ lands
-  mpt_unit_test(test_strategy_base SOURCES test_strategy_base.c)
-endif()
+# evolutionary strategies (strategies/), and the scoring harness evo_harness (a plain executable).
+mpt_unit_test(test_strategy_base SOURCES test_strategy_base.c)
+mpt_unit_test(test_strategy_evo SOURCES test_strategy_evo.c)
+add_executable(evo_harness evo_harness.c)
+target_link_libraries(evo_harness PRIVATE mpt_strategies mpt_evaluators mpt_spaces m)
