@@ -29,6 +29,8 @@ static const mpt_option_spec de_options[] = {
   {"CR", MPT_OPT_DOUBLE, "0.6", "crossover probability", NULL, 0, 1},
   {"method", MPT_OPT_STRING, "best1bin", "mutation scheme", "best1bin|rand1bin|best2bin|rand2bin|currenttobest1bin", 1, 0},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -153,6 +155,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   g->CR = mpt_strategy_opt_double(s, "CR");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
+  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   const char *m = mpt_strategy_opt_str(s, "method");
   g->method = strcmp(m, "rand1bin") == 0 ? DE_RAND1 : strcmp(m, "best2bin") == 0 ? DE_BEST2
             : strcmp(m, "rand2bin") == 0 ? DE_RAND2 : strcmp(m, "currenttobest1bin") == 0 ? DE_CUR2BEST1 : DE_BEST1;

@@ -242,7 +242,7 @@ int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
     for (int64_t i = 0; i < k; i++) e->mine[ids[i]] = 0;
     return k;
   }
-  if (aware) return evo_sample_lhs(e, n, ids);
+  if (aware && !e->init_random) return evo_sample_lhs(e, n, ids);
   if (n > e->size) n = e->size;
   if (n <= 0) return 0;
   return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);

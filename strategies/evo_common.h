@@ -39,7 +39,8 @@ struct evo {
   int *idx_tmp;          /* dims ints of scratch */
   int64_t best_id;
   double best;
-  int burn_invalid;      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
+  int burn_invalid;
+  int init_random;       /* initial population uniformly at random instead of LHS (option init=random) */      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
 };
 
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);

@@ -26,6 +26,8 @@ static const mpt_option_spec ff_options[] = {
   {"gamma", MPT_OPT_DOUBLE, "1.0", "light absorption coefficient", NULL, 0, 100},
   {"alpha", MPT_OPT_DOUBLE, "0.2", "random step size", NULL, 0, 10},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -133,6 +135,7 @@ static int ff_create(mpt_strategy *s, mpt_error *err) {
   g->alpha = mpt_strategy_opt_double(s, "alpha");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
+  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1);
   g->x = malloc((size_t)g->P * dims * sizeof(double));
   g->f = malloc((size_t)g->P * sizeof(double));

@@ -47,13 +47,16 @@ static const mpt_option_spec ga_options[] = {
   {"immigrants", MPT_OPT_DOUBLE, "0", "fraction of each generation replaced by random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 /* `ga_memetic`: the same GA with defaults for the memetic mode (Lamarckian local search of children,
- * low selection pressure, 30% random starts), tuned on the convolution spaces (docs/PERFORMANCE.md) */
+ * low selection pressure, 30% random starts, uniformly random initial population), tuned on the
+ * convolution spaces (docs/PERFORMANCE.md) */
 static const mpt_option_spec memetic_options[] = {
   {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
   {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
@@ -69,6 +72,8 @@ static const mpt_option_spec memetic_options[] = {
   {"immigrants", MPT_OPT_DOUBLE, "0.3", "fraction of each generation (memetic: of the local searches) started from random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"init", MPT_OPT_STRING, "random", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -402,6 +407,7 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   g->mut = mpt_strategy_opt_int(s, "mutation_chance");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
+  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   g->elitism = mpt_strategy_opt_bool(s, "elitism");
   g->immig = mpt_strategy_opt_double(s, "immigrants");
   g->pressure = mpt_strategy_opt_double(s, "pressure");

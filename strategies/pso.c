@@ -27,6 +27,8 @@ static const mpt_option_spec pso_options[] = {
   {"c1", MPT_OPT_DOUBLE, "3.0", "cognitive coefficient (pull to the particle's best)", NULL, 0, 10},
   {"c2", MPT_OPT_DOUBLE, "0.5", "social coefficient (pull to the swarm's best)", NULL, 0, 10},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
   {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -134,6 +136,7 @@ static int pso_create(mpt_strategy *s, mpt_error *err) {
   g->c2 = mpt_strategy_opt_double(s, "c2");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
+  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1), pd = (size_t)g->P * dims;
   g->x = malloc(pd * sizeof(double));
   g->v = malloc(pd * sizeof(double));
