@@ -22,9 +22,9 @@
  *   - wrong argument counts of builtins, unknown names, slices, tuples, dicts, attributes, lambdas,
  *     keyword arguments and `is` are compile-time errors with a column; string % formatting is a
  *     TypeError at run time;
- *   - strings are byte strings: len() and indexing count bytes (identical to Python for ASCII).
- * int / int beyond 2^53 is computed in long double (x86: 64-bit mantissa) and may differ from Python's
- * correctly rounded quotient in the last bit in rare cases. */
+ *   - strings are byte strings: len() and indexing count bytes (identical to Python for ASCII);
+ *   - `x in L` compares with == only (Python also accepts the identical object, which matters for nan).
+ * int / int is correctly rounded like Python's, also beyond 2^53 (128-bit integer quotient). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

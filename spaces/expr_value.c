@@ -440,10 +440,24 @@ int xv_int_mod(int64_t a, int64_t b, int64_t *r, mpt_error *err) {
   return 0;
 }
 
+/* int / int correctly rounded, as Python: exact in double when both fit in 53 bits; otherwise the
+ * quotient of |a| * 2^s by |b| is taken in 128-bit integers with at least 63 significant bits and a
+ * sticky bit for a non-zero remainder, so the one rounding to double (__floatuntidf, to nearest even)
+ * is the correct one; the scaling back by 2^-s is exact. */
 double xv_int_truediv(int64_t a, int64_t b) {
   const int64_t lim = (int64_t)1 << 53;
-  if (a <= lim && a >= -lim && b <= lim && b >= -lim) return (double)a / (double)b;
-  return (double)((long double)a / (long double)b);
+  if ((a <= lim && a >= -lim && b <= lim && b >= -lim) || a == 0) return (double)a / (double)b;
+  int neg = (a < 0) != (b < 0);
+  unsigned __int128 ua = a < 0 ? (unsigned __int128)(-(__int128)a) : (unsigned __int128)a;
+  unsigned __int128 ub = b < 0 ? (unsigned __int128)(-(__int128)b) : (unsigned __int128)b;
+  int bits = 0;
+  for (unsigned __int128 t = ua; t; t >>= 1) bits++;
+  int s = 126 - bits;
+  unsigned __int128 x = ua << s;
+  unsigned __int128 q = x / ub, r = x % ub;
+  if (r) q |= 1;
+  double d = ldexp((double)q, -s);
+  return neg ? -d : d;
 }
 
 int xv_float_floordiv(double vx, double wx, double *q, mpt_error *err) {

@@ -9,7 +9,8 @@ each with Python (same variables), then compares: identical repr, or the same ex
 int64: mptune's ints are 64-bit and overflow is an error. Python is evaluated on a rewritten tree in
 which every operator and call result that is an int outside int64 raises OverflowError, so the expected
 outcome of such a case is OverflowError, exactly where mptune reports it (nothing is skipped). Likewise
-a complex result (negative float ** fractional power) is expected as ValueError: mptune has no complex.
+a complex result (negative float ** fractional power) is expected as ValueError: mptune has no complex,
+and str % x as TypeError: mptune has no printf-style formatting.
 
 The driver also runs with --bool (mpt_expr_eval_bool, the constraint hot path), which must give
 bool(result) for every successful case and the same exception class otherwise, and both again with
@@ -71,6 +72,13 @@ def _pow(x, y):
     return x ** y
 
 
+def _mod(x, y):
+    """x % y; mptune has no printf-style string formatting: str % anything is a TypeError there"""
+    if isinstance(x, str):
+        raise TypeError('str %')
+    return x % y
+
+
 def _shl(x, y):
     """x << y; a shift that cannot fit int64 is OverflowError at once (Python would try to build it)"""
     if isinstance(x, int) and isinstance(y, int) and x != 0 and y >= 64:
@@ -79,7 +87,8 @@ def _shl(x, y):
 
 
 class Checked(ast.NodeTransformer):
-    """wraps every operator and call result in _chk(...); `*`, `<<` and `**` go through _mul, _shl, _pow"""
+    """wraps every operator and call result in _chk(...); `*`, `<<`, `**`, `%` go through _mul, _shl, _pow,
+    _mod"""
 
     def _wrap(self, node):
         self.generic_visit(node)
@@ -87,8 +96,8 @@ class Checked(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, (ast.Mult, ast.LShift, ast.Pow)):
-            fn = {ast.Mult: '_mul', ast.LShift: '_shl', ast.Pow: '_pow'}[type(node.op)]
+        if isinstance(node.op, (ast.Mult, ast.LShift, ast.Pow, ast.Mod)):
+            fn = {ast.Mult: '_mul', ast.LShift: '_shl', ast.Pow: '_pow', ast.Mod: '_mod'}[type(node.op)]
             node = ast.copy_location(ast.Call(func=ast.Name(fn, ast.Load()), args=[node.left, node.right],
                                               keywords=[]), node)
         return ast.copy_location(ast.Call(func=ast.Name('_chk', ast.Load()), args=[node], keywords=[]), node)
@@ -109,6 +118,7 @@ def py_eval(src):
     env['_mul'] = _mul
     env['_shl'] = _shl
     env['_pow'] = _pow
+    env['_mod'] = _mod
     env['__builtins__'] = BUILTINS
     try:
         v = eval(compile(tree, '<expr>', 'eval'), env)
@@ -403,6 +413,11 @@ def main():
     g = Gen(rng)
     exprs = list(FIXED) + edge_table()
     seen = set(exprs)
+    # true division of large ints (correct rounding beyond 2^53)
+    for _ in range(3000):
+        x = rng.choice([rng.randrange(-2**63, 2**63), rng.randrange(-2**56, 2**56), rng.randrange(-2**40, 2**40)])
+        y = rng.choice([rng.randrange(-2**63, 2**63), rng.randrange(-2**56, 2**56), rng.randrange(1, 2**30)]) or 1
+        exprs.append('%d / %d' % (x, y) if x != -2**63 else '(%d - 1) / %d' % (x + 1, y))
     base = len(exprs)  # then n generated expressions: a third numeric (NumGen), the rest of every kind
     ng = NumGen(rng)
     while len(exprs) < base + n // 3:
