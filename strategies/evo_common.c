@@ -195,10 +195,64 @@ void evo_random_cartesian(evo *e, int *idx) {
   for (int d = 0; d < e->dims; d++) idx[d] = (int)mpt_rng_below(&e->s->rng, (uint64_t)e->nv[d]);
 }
 
+/* Latin hypercube over the valid set's own marginals: per parameter, the valid configurations are cut
+ * into n strata of equal count by that parameter's value index (quantiles of its marginal in the
+ * valid set) and each stratum is used once, in an independent random order per parameter; the
+ * resulting configuration is repaired to a valid neighbour when invalid and redrawn when a duplicate.
+ * (mpt_space_sample_lhs stratifies the value-index range uniformly instead, which over-samples the
+ * rare corners that constraints leave valid; that measured 0.1-0.4 of score worse here.) */
 int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids) {
   if (n > e->size) n = e->size;
   if (n <= 0) return 0;
-  return mpt_space_sample_lhs(e->sp, &e->s->rng, n, ids);
+  int dims = e->dims;
+  int64_t tot = 0;
+  for (int d = 0; d < dims; d++) tot += e->nv[d];
+  int64_t *cum = calloc((size_t)tot + 1, sizeof *cum);
+  int64_t *perm = malloc((size_t)n * (size_t)(dims > 0 ? dims : 1) * sizeof *perm);
+  int *idx = malloc((size_t)(dims > 0 ? dims : 1) * sizeof *idx);
+  if (!cum || !perm || !idx) { free(cum); free(perm); free(idx); return MPT_ERR_NOMEM; }
+  /* counts per value index, then cumulative per parameter */
+  for (int64_t id = 0; id < e->size; id++) {
+    int64_t o = 0;
+    for (int d = 0; d < dims; d++) {
+      cum[o + mpt_space_value_index(e->sp, id, d)]++;
+      o += e->nv[d];
+    }
+  }
+  for (int d = 0, o = 0; d < dims; o += e->nv[d], d++)
+    for (int v = 1; v < e->nv[d]; v++) cum[o + v] += cum[o + v - 1];
+  for (int d = 0; d < dims; d++) {
+    int64_t *p = perm + (size_t)d * (size_t)n;
+    for (int64_t t = 0; t < n; t++) p[t] = t;
+    mpt_rng_shuffle(&e->s->rng, p, n);
+  }
+  int64_t k = 0;
+  for (int64_t t = 0; t < n; t++) {
+    int64_t o = 0;
+    for (int d = 0; d < dims; d++) {
+      int64_t st = perm[(size_t)d * (size_t)n + (size_t)t];
+      double u = ((double)st + mpt_rng_uniform(&e->s->rng)) / (double)n * (double)e->size;
+      int v = 0;
+      while (v < e->nv[d] - 1 && (double)cum[o + v] <= u) v++;
+      idx[d] = v;
+      o += e->nv[d];
+    }
+    int64_t id = evo_repair(e, idx, 0);
+    int dup = id < 0;
+    for (int64_t j = 0; j < k && !dup; j++) dup = ids[j] == id;
+    if (dup) id = -1;
+    for (int tries = 0; id < 0 && tries < 64; tries++) {
+      int64_t c = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
+      int dd = 0;
+      for (int64_t j = 0; j < k && !dd; j++) dd = ids[j] == c;
+      if (!dd) id = c;
+    }
+    if (id >= 0) ids[k++] = id;
+  }
+  free(cum);
+  free(perm);
+  free(idx);
+  return k;
 }
 
 int64_t evo_random_unseen(evo *e) {

@@ -55,8 +55,7 @@ static const mpt_option_spec ga_options[] = {
 };
 
 /* `ga_memetic`: the same GA with defaults for the memetic mode (Lamarckian local search of children,
- * low selection pressure, 30% random starts, uniformly random initial population), tuned on the
- * convolution spaces (docs/PERFORMANCE.md) */
+ * low selection pressure, 30% random starts), tuned on the convolution spaces (docs/PERFORMANCE.md) */
 static const mpt_option_spec memetic_options[] = {
   {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
   {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
@@ -72,7 +71,7 @@ static const mpt_option_spec memetic_options[] = {
   {"immigrants", MPT_OPT_DOUBLE, "0.3", "fraction of each generation (memetic: of the local searches) started from random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "random", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
    "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
