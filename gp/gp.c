@@ -354,6 +354,23 @@ void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, doubl
   if (sd) *sd = s * sqrt(var > 0 ? var : 0.0);
 }
 
+void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0) {
+  double m, s;
+  mpt_gp_normalization(gp, &m, &s);
+  int n = gp->n;
+  for (int i = 0; i < n; i++) alpha[i] = gp->wy[i] - m * gp->w1[i];
+  if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, n, gp->L, gp->cap, alpha, 1);
+  *m0 = m;
+}
+
+double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x) {
+  double mu = m0;
+  for (int i = 0; i < gp->n; i++)
+    mu += alpha[i] * gp->variance *
+          kern_r2(gp->cfg.kernel, dist2(x, gp->Xo + (size_t)i * gp->dim, gp->inv_ls, gp->dim));
+  return mu;
+}
+
 void mpt_gp_get_hyper(const mpt_gp *gp, double *ls, double *variance, double *noise) {
   if (ls) memcpy(ls, gp->ls, sizeof(double) * (size_t)gp->dim);
   if (variance) *variance = gp->variance;

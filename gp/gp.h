@@ -82,6 +82,10 @@ int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_err
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);
 /* Posterior mean and sd at any point x (O(n_obs^2)). */
 void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd);
+/* Posterior mean at many single points cheaply: alpha (n_obs values) with mean(x) = m0 + sum_i alpha_i
+ * k(x, x_i); computing the weights is O(n_obs^2), each mean then O(n_obs * dim). */
+void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0);
+double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x);
 /* the output normalization in use: prior mean and scale */
 void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale);
 

@@ -65,6 +65,7 @@ typedef struct bo_state {
   int64_t ok_since_fit;
   /* feasibility model (allocated at the first failure) */
   mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
+  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
   int64_t feas_processed;
   /* initial sample */
   int64_t *init_ids;
@@ -120,16 +121,6 @@ static const mpt_option_spec bo_options[] = {
 
 static double norm_cdf(double z) { return 0.5 * erfc(-z / M_SQRT2); }
 static double log_norm_pdf(double z) { return -0.5 * z * z - 0.9189385332046727; }
-
-/* log of (z*Phi(z) + phi(z)), stable for very negative z (Mills-ratio asymptotics) */
-static double log_ei_unit(double z) {
-  if (z > -6) {
-    double v = z * norm_cdf(z) + exp(log_norm_pdf(z));
-    return v > 0 ? log(v) : -1e300;
-  }
-  double z2 = z * z;
-  return log_norm_pdf(z) - log(z2) + log1p(-3.0 / z2 + 15.0 / (z2 * z2));
-}
 
 static double log_poi(double z) {
   if (z > -6) return log(norm_cdf(z));
@@ -406,7 +397,7 @@ static void bo_destroy(mpt_strategy *s) {
   if (!b) return;
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx);
-  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp);
+  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
@@ -477,8 +468,7 @@ static int in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
 
 /* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
 static double feas_p(bo_state *b, int64_t c) {
-  double p;
-  mpt_gp_predict_point(b->fgp, b->X + (size_t)c * b->D, &p, NULL);
+  double p = mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, b->X + (size_t)c * b->D);
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
@@ -500,6 +490,15 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
   int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
   int use_feas = b->fgp != NULL;
+  if (use_feas) {
+    double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
+    if (fa) {
+      b->falpha = fa;
+      mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+    } else {
+      use_feas = 0; /* out of memory: no feasibility model for this pick */
+    }
+  }
   for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
     int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
@@ -524,7 +523,8 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
           if (v > lin[1]) { lin[1] = v; lin_id[1] = c; }
         }
       } else if (any_lin_id < 0 || (need_poi && lin_id[1] < 0)) {
-        double le = log(sd) + log_ei_unit(z);
+        /* log EI for z <= -6: log sd + log phi(z) - 2 log|z| (+ log1p(-3/z^2) < 0.09, dropped) */
+        double le = log(sd / (z * z)) - 0.5 * z * z - 0.9189385332046727;
         if (le > any_lg) { any_lg = le; any_lg_id = c; }
         if (lin_id[0] < 0 && le > lg[0] && FEAS_OK()) {
           double v = use_feas ? le + log(p) : le;

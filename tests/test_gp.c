@@ -148,12 +148,15 @@ static void test_vs_dense(void **state) {
       assert_true(fabs(mean[c] - rm[c]) < 2e-3);
       assert_true(fabs(sd[c] - rs[c]) < 2e-3);
     }
-    /* point prediction (double precision path) matches tightly */
+    /* point prediction (double precision path) matches tightly, and so does the weights form */
+    double alpha[NO], m0;
+    mpt_gp_mean_weights(gp, alpha, &m0);
     for (int c = 0; c < NC; c += 37) {
       double pm, ps;
       mpt_gp_predict_point(gp, X + c * DIM, &pm, &ps);
       assert_true(fabs(pm - rm[c]) < 1e-6);
       assert_true(fabs(ps - rs[c]) < 1e-5);
+      assert_true(fabs(mpt_gp_mean_with_weights(gp, alpha, m0, X + c * DIM) - rm[c]) < 1e-6);
     }
     /* new per-dimension hyperparameters: refactor from scratch */
     double ls2[DIM] = {0.3, 1.0, 2.0, 0.5};
