@@ -14,7 +14,7 @@ enum { DE_BEST1, DE_RAND1, DE_BEST2, DE_RAND2, DE_CUR2BEST1 };
 
 typedef struct de_state {
   evo e;
-  int P, aware, method, phase; /* phase 0: nothing yet, 1: population in evaluation, 2: trials */
+  int P, aware, method, phase, chain; /* phase 0: nothing yet, 1: population in evaluation, 2: trials */
   double F, CR;
   int *pop, *trial;            /* P x dims value indices */
   int64_t *pid, *tid;
@@ -28,6 +28,9 @@ static const mpt_option_spec de_options[] = {
   {"F", MPT_OPT_DOUBLE, "0.7", "differential weight (mutation)", NULL, 0, 2},
   {"CR", MPT_OPT_DOUBLE, "0.6", "crossover probability", NULL, 0, 1},
   {"method", MPT_OPT_STRING, "best1bin", "mutation scheme", "best1bin|rand1bin|best2bin|rand2bin|currenttobest1bin", 1, 0},
+  {"repair", MPT_OPT_STRING, "index_distance", "constraint-aware: an invalid trial goes to a random valid configuration at "
+   "the smallest index distance, or along the neighbour chain (strictly-adjacent, adjacent, Hamming, index-distance)",
+   "index_distance|chain", 1, 0},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
   {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
    "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
@@ -120,7 +123,7 @@ static int de_step(mpt_strategy *s, evo *e) {
     evo_round_index(e, g->v, t);
     int64_t id;
     if (g->aware) {
-      id = evo_repair(e, t, 1);
+      id = evo_repair(e, t, !g->chain);
       if (id < 0) { id = g->pid[i]; memcpy(t, xi, (size_t)dims * sizeof(int)); }
       else mpt_space_config(e->sp, id, t);
     } else {
@@ -154,6 +157,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   g->F = mpt_strategy_opt_double(s, "F");
   g->CR = mpt_strategy_opt_double(s, "CR");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->chain = strcmp(mpt_strategy_opt_str(s, "repair"), "chain") == 0;
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
   g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   const char *m = mpt_strategy_opt_str(s, "method");
