@@ -14,7 +14,8 @@ enum { DE_BEST1, DE_RAND1, DE_BEST2, DE_RAND2, DE_CUR2BEST1 };
 
 typedef struct de_state {
   evo e;
-  int P, aware, method, phase, chain; /* phase 0: nothing yet, 1: population in evaluation, 2: trials */
+  int P, aware, method, phase, chain, immediate;
+  int lo, hi;                  /* members [lo, hi) have trials in evaluation */ /* phase 0: nothing yet, 1: population in evaluation, 2: trials */
   double F, CR;
   int *pop, *trial;            /* P x dims value indices */
   int64_t *pid, *tid;
@@ -31,6 +32,9 @@ static const mpt_option_spec de_options[] = {
   {"repair", MPT_OPT_STRING, "index_distance", "constraint-aware: an invalid trial goes to a random valid configuration at "
    "the smallest index distance, or along the neighbour chain (strictly-adjacent, adjacent, Hamming, index-distance)",
    "index_distance|chain", 1, 0},
+  {"updating", MPT_OPT_STRING, "immediate", "immediate: trials are made for as many members as an ask wants and the "
+   "best vector is updated as soon as they are told (scipy's default); deferred: one batch of popsize trials per "
+   "generation", "immediate|deferred", 1, 0},
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
   {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
    "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
@@ -90,7 +94,7 @@ static int de_step(mpt_strategy *s, evo *e) {
     return 0;
   }
   if (g->phase == 2) { /* greedy selection */
-    for (int i = 0; i < P; i++) {
+    for (int i = g->lo; i < g->hi; i++) {
       if (evo_fitness(e, g->tid[i]) <= evo_fitness(e, g->pid[i])) {
         g->pid[i] = g->tid[i];
         memcpy(g->pop + (size_t)i * dims, g->trial + (size_t)i * dims, (size_t)dims * sizeof(int));
@@ -100,8 +104,17 @@ static int de_step(mpt_strategy *s, evo *e) {
   int best = 0;
   for (int i = 1; i < P; i++)
     if (evo_fitness(e, g->pid[i]) < evo_fitness(e, g->pid[best])) best = i;
+  /* the members that get a trial now: all (deferred) or the next `want` in turn (immediate) */
+  int lo = 0, hi = P;
+  if (g->immediate) {
+    lo = g->phase == 2 && g->hi < P ? g->hi : 0;
+    int want = e->want < 1 ? 1 : e->want;
+    hi = lo + want < P ? lo + want : P;
+  }
+  g->lo = lo;
+  g->hi = hi;
   evo_gen_begin(e);
-  for (int i = 0; i < P; i++) {
+  for (int i = lo; i < hi; i++) {
     int r1 = pick(g, i, best, -1, -1), r2 = pick(g, i, best, r1, -1), r3 = pick(g, i, best, r1, r2);
     int r4 = pick(g, i, r1, r2, r3);
     const int *xi = g->pop + (size_t)i * dims, *xb = g->pop + (size_t)best * dims;
@@ -158,6 +171,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   g->CR = mpt_strategy_opt_double(s, "CR");
   g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
   g->chain = strcmp(mpt_strategy_opt_str(s, "repair"), "chain") == 0;
+  g->immediate = strcmp(mpt_strategy_opt_str(s, "updating"), "immediate") == 0;
   g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
   g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   const char *m = mpt_strategy_opt_str(s, "method");
