@@ -172,12 +172,18 @@ static void test_resume_random(void **state) {
     mpt_obs_init(&o, first[i]);
     mpt_strategy_tell(b, &o, 1);
   }
-  int64_t *rest = malloc((size_t)size * sizeof *rest), n;
+  int64_t *rest = malloc((size_t)size * sizeof *rest), *cont = malloc((size_t)size * sizeof *cont), n, nc;
   drain(b, size, rest, &n);
   assert_int_equal(n, size - 100);
   for (int64_t i = 0; i < n; i++)
     for (int j = 0; j < 100; j++) assert_true(rest[i] != first[j]);
+  /* the lazily shuffled permutation draws the same positions whether or not an id was told: the
+   * resumed run continues exactly like the uninterrupted one */
+  drain(a, size, cont, &nc);
+  assert_int_equal(nc, n);
+  assert_memory_equal(rest, cont, (size_t)n * sizeof *rest);
   free(rest);
+  free(cont);
   mpt_strategy_destroy(a);
   mpt_strategy_destroy(b);
 }
