@@ -35,11 +35,7 @@ static const mpt_option_spec de_options[] = {
   {"updating", MPT_OPT_STRING, "immediate", "immediate: trials are made for as many members as an ask wants and the "
    "best vector is updated as soon as they are told (scipy's default); deferred: one batch of popsize trials per "
    "generation", "immediate|deferred", 1, 0},
-  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
-  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
-   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  EVO_AWARE_OPTIONS,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -86,10 +82,7 @@ static int de_step(mpt_strategy *s, evo *e) {
   if (g->phase == 0 || e->free_gens >= EVO_STALL_LIMIT) {
     int rc = de_init_pop(g);
     if (rc < 0) return rc;
-    evo_gen_begin(e);
-    for (int i = 0; i < P; i++)
-      if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
-    evo_gen_end(e);
+    if (evo_submit(e, g->pid, P)) return MPT_ERR_NOMEM;
     g->phase = 1;
     return 0;
   }
@@ -134,14 +127,8 @@ static int de_step(mpt_strategy *s, evo *e) {
     }
     int *t = g->trial + (size_t)i * dims;
     evo_round_index(e, g->v, t);
-    int64_t id;
-    if (g->aware) {
-      id = evo_repair(e, t, !g->chain);
-      if (id < 0) { id = g->pid[i]; memcpy(t, xi, (size_t)dims * sizeof(int)); }
-      else mpt_space_config(e->sp, id, t);
-    } else {
-      id = evo_lookup(e, t);
-    }
+    int64_t id = evo_place(e, t, g->aware, !g->chain);
+    if (g->aware && id < 0) { id = g->pid[i]; memcpy(t, xi, (size_t)dims * sizeof(int)); } /* keeps the member */
     g->tid[i] = id;
     if (evo_gen_add(e, id)) return MPT_ERR_NOMEM;
   }
@@ -169,11 +156,9 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   if (g->P < 4) g->P = 4;
   g->F = mpt_strategy_opt_double(s, "F");
   g->CR = mpt_strategy_opt_double(s, "CR");
-  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
+  g->aware = evo_read_aware(&g->e);
   g->chain = strcmp(mpt_strategy_opt_str(s, "repair"), "chain") == 0;
   g->immediate = strcmp(mpt_strategy_opt_str(s, "updating"), "immediate") == 0;
-  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
-  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
   const char *m = mpt_strategy_opt_str(s, "method");
   g->method = strcmp(m, "rand1bin") == 0 ? DE_RAND1 : strcmp(m, "best2bin") == 0 ? DE_BEST2
             : strcmp(m, "rand2bin") == 0 ? DE_RAND2 : strcmp(m, "currenttobest1bin") == 0 ? DE_CUR2BEST1 : DE_BEST1;

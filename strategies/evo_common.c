@@ -35,6 +35,13 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
+int evo_read_aware(evo *e) {
+  int aware = mpt_strategy_opt_bool(e->s, "constraint_aware");
+  e->burn_invalid = !aware && mpt_strategy_opt_bool(e->s, "invalid_costs");
+  e->init_random = strcmp(mpt_strategy_opt_str(e->s, "init"), "random") == 0;
+  return aware;
+}
+
 void evo_free(evo *e) {
   free(e->nv);
   free(e->idx_tmp);
@@ -87,6 +94,14 @@ void evo_gen_end(evo *e) {
   if (e->gen_new == 0) e->free_gens++;
   else e->free_gens = 0;
   e->generations++;
+}
+
+int evo_submit(evo *e, const int64_t *ids, int n) {
+  evo_gen_begin(e);
+  for (int i = 0; i < n; i++)
+    if (evo_gen_add(e, ids[i])) return MPT_ERR_NOMEM;
+  evo_gen_end(e);
+  return 0;
 }
 
 /* while the current generation waits for evaluations in flight: unseen Hamming neighbours of the best
@@ -183,6 +198,25 @@ int64_t evo_repair(evo *e, const int *idx, int index_distance_only) {
     if (c > 0) return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
   }
   return -1;
+}
+
+int64_t evo_place(evo *e, int *idx, int aware, int index_distance_only) {
+  if (!aware) return evo_lookup(e, idx);
+  int64_t id = evo_repair(e, idx, index_distance_only);
+  if (id >= 0) mpt_space_config(e->sp, id, idx);
+  return id;
+}
+
+int64_t evo_place_unit(evo *e, double *x, int aware) {
+  int *idx = e->idx_tmp;
+  evo_round_unit(e, x, idx);
+  if (!aware) return evo_lookup(e, idx);
+  int64_t id = evo_repair(e, idx, 0);
+  if (id >= 0) {
+    mpt_space_config(e->sp, id, idx);
+    evo_to_unit(e, idx, x);
+  }
+  return id;
 }
 
 int64_t evo_random_hamming(evo *e, const int *idx) {
@@ -300,6 +334,54 @@ int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
   if (n > e->size) n = e->size;
   if (n <= 0) return 0;
   return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
+}
+
+int evo_unit_population(evo *e, int aware, int P, int64_t *pid, double *x) {
+  int dims = e->dims;
+  int *idx = e->idx_tmp;
+  int64_t keep = e->generations > 0 ? evo_best_of(e, pid, P) : -1; /* a restart keeps the best member */
+  int64_t *ids = malloc((size_t)P * sizeof *ids);
+  if (!ids) return MPT_ERR_NOMEM;
+  int64_t c = evo_sample_init(e, aware, P, ids);
+  if (c == 0 && e->generations > 0) { free(ids); e->free_gens = 0; return 1; } /* nothing untried: keep */
+  if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
+  for (int i = 0; i < P; i++) {
+    pid[i] = ids[i % c];
+    mpt_space_config(e->sp, pid[i], idx);
+    evo_to_unit(e, idx, x + (size_t)i * dims);
+  }
+  if (keep >= 0) {
+    pid[0] = keep;
+    mpt_space_config(e->sp, keep, idx);
+    evo_to_unit(e, idx, x);
+  }
+  free(ids);
+  e->free_gens = 0;
+  return 0;
+}
+
+int evo_shuffled_neighbors(evo *e, int64_t id, mpt_neighbor_kind kind, int64_t **list, int64_t *cap, int64_t *n) {
+  mpt_space_config(e->sp, id, e->idx_tmp);
+  int64_t c = evo_neighbors(e, e->idx_tmp, kind);
+  if (c < 0) return (int)c;
+  if (c > *cap) {
+    int64_t *nl = realloc(*list, (size_t)c * sizeof *nl);
+    if (!nl) return MPT_ERR_NOMEM;
+    *list = nl;
+    *cap = c;
+  }
+  memcpy(*list, e->nb, (size_t)c * sizeof **list);
+  mpt_rng_shuffle(&e->s->rng, *list, c);
+  *n = c;
+  return 0;
+}
+
+int64_t evo_first_improvement(const evo *e, int64_t cur, const int64_t *prop, int n) {
+  int64_t best = -1;
+  double fb = evo_fitness(e, cur);
+  for (int i = 0; i < n; i++)
+    if (evo_fitness(e, prop[i]) < fb) { fb = evo_fitness(e, prop[i]); best = prop[i]; }
+  return best;
 }
 
 double evo_beta1(mpt_rng *r, double b) {

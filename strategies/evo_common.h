@@ -43,7 +43,17 @@ struct evo {
   int init_random;       /* initial population uniformly at random instead of LHS (option init=random) */      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
 };
 
+/* the option rows shared by the constraint-aware strategies (ga, de, pso, firefly) */
+#define EVO_AWARE_OPTIONS \
+  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0}, \
+  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly " \
+   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0}, \
+  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random " \
+   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0}
+
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
+/* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_random); returns constraint_aware */
+int evo_read_aware(evo *e);
 void evo_free(evo *e);
 
 /* fitness cache */
@@ -59,6 +69,8 @@ void evo_gen_begin(evo *e);
  * is not used by the population (only cached). 0 or NOMEM. */
 int evo_gen_add(evo *e, int64_t id);
 void evo_gen_end(evo *e);
+/* one whole generation: evo_gen_begin, evo_gen_add of ids[0..n), evo_gen_end. 0 or NOMEM */
+int evo_submit(evo *e, const int64_t *ids, int n);
 /* the driver: emits unseen ids of the current generation, advances with step when it is complete,
  * explores around the best while it waits for pending evaluations */
 int evo_ask(evo *e, int n, int64_t *ids, evo_step_fn step);
@@ -71,6 +83,12 @@ void evo_to_unit(const evo *e, const int *idx, double *x);      /* idx -> [0,1] 
 /* a valid id close to idx: idx itself when valid, else a random neighbour by strictly-adjacent, then
  * adjacent, then Hamming, then index-distance (index_distance_only: index-distance at once, as DE) */
 int64_t evo_repair(evo *e, const int *idx, int index_distance_only);
+/* a proposal at idx: constraint-aware, evo_repair'ed and idx set to the repaired configuration (left as is
+ * when no valid neighbour exists: -1); otherwise evo_lookup (-1 when invalid) */
+int64_t evo_place(evo *e, int *idx, int aware, int index_distance_only);
+/* the same for a position x in [0,1] per parameter (rounded into e->idx_tmp); when aware and repaired, x
+ * moves to the repaired configuration */
+int64_t evo_place_unit(evo *e, double *x, int aware);
 /* a random valid Hamming neighbour of idx (any configuration), or -1 when there is none */
 int64_t evo_random_hamming(evo *e, const int *idx);
 /* n neighbours of kind around idx into e->nb; returns the count (<0 on error) */
@@ -88,6 +106,14 @@ int64_t evo_best_of(const evo *e, const int64_t *ids, int n);
  * variants differ only in how invalid offspring and moves are handled. A restart (generations > 0)
  * draws configurations this search has not proposed yet instead. */
 int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids);
+/* the initial or restart population of a swarm (pso, firefly): ids[0..P) and unit positions x (P x dims)
+ * from evo_sample_init, repeated when fewer than P; a restart keeps the best old member in slot 0.
+ * Returns 0, 1 when a restart found nothing untried (population kept), or <0 on error. */
+int evo_unit_population(evo *e, int aware, int P, int64_t *ids, double *x);
+/* the neighbours of kind around id, shuffled, into *list (grown as needed, *cap entries); *n = count */
+int evo_shuffled_neighbors(evo *e, int64_t id, mpt_neighbor_kind kind, int64_t **list, int64_t *cap, int64_t *n);
+/* the proposal of prop[0..n) with the lowest fitness below that of cur, -1 when none improves */
+int64_t evo_first_improvement(const evo *e, int64_t cur, const int64_t *prop, int n);
 /* beta(1, b) variate, for rank-based selection */
 double evo_beta1(mpt_rng *r, double b);
 

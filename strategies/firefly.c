@@ -25,52 +25,19 @@ static const mpt_option_spec ff_options[] = {
   {"B0", MPT_OPT_DOUBLE, "1.0", "attractiveness at distance 0", NULL, 0, 10},
   {"gamma", MPT_OPT_DOUBLE, "1.0", "light absorption coefficient", NULL, 0, 100},
   {"alpha", MPT_OPT_DOUBLE, "0.2", "random step size", NULL, 0, 10},
-  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
-  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
-   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  EVO_AWARE_OPTIONS,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
-
-static int ff_init(ff_state *g) {
-  evo *e = &g->e;
-  int dims = e->dims;
-  int *idx = e->idx_tmp;
-  int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->P) : -1; /* a restart keeps the best member */
-  int64_t *ids = NULL, c = 0;
-  {
-    ids = malloc((size_t)g->P * sizeof *ids);
-    if (!ids) return MPT_ERR_NOMEM;
-    c = evo_sample_init(e, g->aware, g->P, ids);
-    if (c == 0 && e->generations > 0) { free(ids); e->free_gens = 0; return 0; } /* nothing untried: keep */
-    if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
-  }
-  for (int i = 0; i < g->P; i++) {
-    g->pid[i] = ids[i % c];
-    mpt_space_config(e->sp, g->pid[i], idx);
-    evo_to_unit(e, idx, g->x + (size_t)i * dims);
-  }
-  if (keep >= 0) {
-    g->pid[0] = keep;
-    mpt_space_config(e->sp, keep, idx);
-    evo_to_unit(e, idx, g->x);
-  }
-  free(ids);
-  e->free_gens = 0;
-  return 0;
-}
 
 static int ff_step(mpt_strategy *s, evo *e) {
   ff_state *g = s->data;
   int dims = e->dims;
   if (!g->started || e->free_gens >= EVO_STALL_LIMIT) {
-    int rc = ff_init(g);
+    int rc = evo_unit_population(e, g->aware, g->P, g->pid, g->x);
     if (rc < 0) return rc;
     g->started = 1;
   } else {
     for (int i = 0; i < g->P; i++) g->f[i] = evo_fitness(e, g->pid[i]);
-    int *idx = e->idx_tmp;
     for (int i = 0; i < g->P; i++) {
       double *xi = g->x + (size_t)i * dims;
       int moved = 0;
@@ -94,24 +61,10 @@ static int ff_step(mpt_strategy *s, evo *e) {
           if (xi[d] > 1) xi[d] = 1;
         }
       }
-      evo_round_unit(e, xi, idx);
-      if (g->aware) {
-        int64_t id = evo_repair(e, idx, 0);
-        if (id >= 0) {
-          mpt_space_config(e->sp, id, idx);
-          evo_to_unit(e, idx, xi);
-        }
-        g->pid[i] = id;
-      } else {
-        g->pid[i] = evo_lookup(e, idx);
-      }
+      g->pid[i] = evo_place_unit(e, xi, g->aware);
     }
   }
-  evo_gen_begin(e);
-  for (int i = 0; i < g->P; i++)
-    if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
-  evo_gen_end(e);
-  return 0;
+  return evo_submit(e, g->pid, g->P);
 }
 
 static void ff_destroy(mpt_strategy *s) {
@@ -133,9 +86,7 @@ static int ff_create(mpt_strategy *s, mpt_error *err) {
   g->B0 = mpt_strategy_opt_double(s, "B0");
   g->gamma = mpt_strategy_opt_double(s, "gamma");
   g->alpha = mpt_strategy_opt_double(s, "alpha");
-  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
-  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
-  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
+  g->aware = evo_read_aware(&g->e);
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1);
   g->x = malloc((size_t)g->P * dims * sizeof(double));
   g->f = malloc((size_t)g->P * sizeof(double));

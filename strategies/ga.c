@@ -46,11 +46,7 @@ static const mpt_option_spec ga_options[] = {
    "(memetic local search)", NULL, 0, 1},
   {"immigrants", MPT_OPT_DOUBLE, "0", "fraction of each generation replaced by random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
-  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
-  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
-   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  EVO_AWARE_OPTIONS,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -70,11 +66,7 @@ static const mpt_option_spec memetic_options[] = {
    "(memetic local search)", NULL, 0, 1},
   {"immigrants", MPT_OPT_DOUBLE, "0.3", "fraction of each generation (memetic: of the local searches) started from random unseen configurations", NULL, 0, 1},
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
-  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
-  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
-   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  EVO_AWARE_OPTIONS,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -210,31 +202,16 @@ static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_av
 
 /* memetic: the climber's Hamming neighbours in random order */
 static int load_list(ga_state *g) {
-  evo *e = &g->e;
-  mpt_space_config(e->sp, g->climb, e->idx_tmp);
-  int64_t c = evo_neighbors(e, e->idx_tmp, MPT_NB_HAMMING);
-  if (c < 0) return (int)c;
-  if (c > g->cap_list) {
-    int64_t *nl = realloc(g->list, (size_t)c * sizeof *nl);
-    if (!nl) return MPT_ERR_NOMEM;
-    g->list = nl;
-    g->cap_list = c;
-  }
-  memcpy(g->list, e->nb, (size_t)c * sizeof *g->list);
-  mpt_rng_shuffle(&e->s->rng, g->list, c);
-  g->n_list = c;
-  g->lpos = 0;
-  return 0;
+  int rc = evo_shuffled_neighbors(&g->e, g->climb, MPT_NB_HAMMING, &g->list, &g->cap_list, &g->n_list);
+  if (rc == 0) g->lpos = 0;
+  return rc;
 }
 
 static int memetic_step(ga_state *g) {
   evo *e = &g->e;
   int dims = e->dims;
   if (g->climb >= 0) { /* first improvement among the evaluated proposals */
-    int64_t best = -1;
-    double fb = evo_fitness(e, g->climb);
-    for (int i = 0; i < g->n_prop; i++)
-      if (evo_fitness(e, g->prop[i]) < fb) { fb = evo_fitness(e, g->prop[i]); best = g->prop[i]; }
+    int64_t best = evo_first_improvement(e, g->climb, g->prop, g->n_prop);
     g->n_prop = 0;
     if (best >= 0) {
       g->climb = best;
@@ -349,11 +326,7 @@ static int ga_step(mpt_strategy *s, evo *e) {
     int rc = breed(g, 0, want, g->pid, g->n_pop, &m);
     if (rc < 0) return rc;
     g->n_child = m;
-    evo_gen_begin(e);
-    for (int i = 0; i < m; i++)
-      if (evo_gen_add(e, g->npid[i])) return MPT_ERR_NOMEM;
-    evo_gen_end(e);
-    return 0;
+    return evo_submit(e, g->npid, m);
   } else {
     for (int i = 0; i < g->n_pop; i++) {
       g->f[i] = evo_fitness(e, g->pid[i]);
@@ -379,11 +352,7 @@ static int ga_step(mpt_strategy *s, evo *e) {
     int64_t *ti = g->pid; g->pid = g->npid; g->npid = ti;
     g->n_pop = m;
   }
-  evo_gen_begin(e);
-  for (int i = 0; i < g->n_pop; i++)
-    if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
-  evo_gen_end(e);
-  return 0;
+  return evo_submit(e, g->pid, g->n_pop);
 }
 
 static void ga_destroy(mpt_strategy *s) {
@@ -404,9 +373,7 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   if (rc) { free(g); s->data = NULL; return rc; }
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
   g->mut = mpt_strategy_opt_int(s, "mutation_chance");
-  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
-  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
-  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
+  g->aware = evo_read_aware(&g->e);
   g->elitism = mpt_strategy_opt_bool(s, "elitism");
   g->immig = mpt_strategy_opt_double(s, "immigrants");
   g->pressure = mpt_strategy_opt_double(s, "pressure");

@@ -24,35 +24,20 @@ static const mpt_option_spec mls_options[] = {
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-static int load_neighbours(mpt_strategy *s, mls_state *g) {
-  evo *e = &g->e;
-  mpt_space_config(e->sp, g->cur, e->idx_tmp);
-  int64_t c = evo_neighbors(e, e->idx_tmp, (mpt_neighbor_kind)g->kind);
-  if (c < 0) return (int)c;
-  if (c > g->cap_list) {
-    int64_t *nl = realloc(g->list, (size_t)c * sizeof *nl);
-    if (!nl) return MPT_ERR_NOMEM;
-    g->list = nl;
-    g->cap_list = c;
-  }
-  memcpy(g->list, e->nb, (size_t)c * sizeof *g->list);
-  mpt_rng_shuffle(&s->rng, g->list, c);
-  g->n_list = c;
-  g->pos = 0;
-  return 0;
+static int load_neighbours(mls_state *g) {
+  int rc = evo_shuffled_neighbors(&g->e, g->cur, (mpt_neighbor_kind)g->kind, &g->list, &g->cap_list, &g->n_list);
+  if (rc == 0) g->pos = 0;
+  return rc;
 }
 
 static int mls_step(mpt_strategy *s, evo *e) {
   mls_state *g = s->data;
   if (g->cur >= 0) {
-    int64_t best = -1;
-    double fb = evo_fitness(e, g->cur);
-    for (int i = 0; i < g->n_prop; i++)
-      if (evo_fitness(e, g->prop[i]) < fb) { fb = evo_fitness(e, g->prop[i]); best = g->prop[i]; }
+    int64_t best = evo_first_improvement(e, g->cur, g->prop, g->n_prop);
     g->n_prop = 0;
     if (best >= 0) {
       g->cur = best;
-      int rc = load_neighbours(s, g);
+      int rc = load_neighbours(g);
       if (rc < 0) return rc;
     }
   }
@@ -61,12 +46,9 @@ static int mls_step(mpt_strategy *s, evo *e) {
     if (id < 0) return 0;
     g->cur = id;
     e->free_gens = 0;
-    int rc = load_neighbours(s, g);
+    int rc = load_neighbours(g);
     if (rc < 0) return rc;
-    evo_gen_begin(e);
-    if (evo_gen_add(e, id)) return MPT_ERR_NOMEM;
-    evo_gen_end(e);
-    return 0;
+    return evo_submit(e, &id, 1);
   }
   int m = e->want < 1 ? 1 : e->want;
   if (m > g->cap_prop) m = g->cap_prop;

@@ -26,43 +26,17 @@ static const mpt_option_spec pso_options[] = {
   {"w", MPT_OPT_DOUBLE, "0.5", "inertia weight", NULL, 0, 10},
   {"c1", MPT_OPT_DOUBLE, "3.0", "cognitive coefficient (pull to the particle's best)", NULL, 0, 10},
   {"c2", MPT_OPT_DOUBLE, "0.5", "social coefficient (pull to the swarm's best)", NULL, 0, 10},
-  {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0},
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly "
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0},
-  {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random "
-   "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0},
+  EVO_AWARE_OPTIONS,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+/* (re)starts the swarm at zero velocity with unknown bests (evo_unit_population) */
 static int pso_init(pso_state *g) {
-  evo *e = &g->e;
-  int dims = e->dims;
-  int *idx = e->idx_tmp;
-  int64_t keep = e->generations > 0 ? evo_best_of(e, g->pid, g->P) : -1; /* a restart keeps the best member */
-  int64_t *ids = NULL;
-  int64_t c = 0;
-  {
-    ids = malloc((size_t)g->P * sizeof *ids);
-    if (!ids) return MPT_ERR_NOMEM;
-    c = evo_sample_init(e, g->aware, g->P, ids);
-    if (c == 0 && e->generations > 0) { free(ids); e->free_gens = 0; return 0; } /* nothing untried: keep */
-    if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
-  }
-  for (int i = 0; i < g->P; i++) {
-    g->pid[i] = ids[i % c];
-    mpt_space_config(e->sp, g->pid[i], idx);
-    evo_to_unit(e, idx, g->x + (size_t)i * dims);
-    memset(g->v + (size_t)i * dims, 0, (size_t)dims * sizeof(double));
-    g->pbf[i] = INFINITY;
-  }
-  if (keep >= 0) {
-    g->pid[0] = keep;
-    mpt_space_config(e->sp, keep, idx);
-    evo_to_unit(e, idx, g->x);
-  }
+  int rc = evo_unit_population(&g->e, g->aware, g->P, g->pid, g->x);
+  if (rc != 0) return rc < 0 ? rc : 0; /* 1: nothing untried, the swarm goes on */
+  memset(g->v, 0, (size_t)g->P * (size_t)g->e.dims * sizeof(double));
+  for (int i = 0; i < g->P; i++) g->pbf[i] = INFINITY;
   g->gbf = INFINITY;
-  free(ids);
-  e->free_gens = 0;
   return 0;
 }
 
@@ -85,7 +59,6 @@ static int pso_step(mpt_strategy *s, evo *e) {
         memcpy(g->gb, g->x + (size_t)i * dims, (size_t)dims * sizeof(double));
       }
     }
-    int *idx = e->idx_tmp;
     for (int i = 0; i < g->P; i++) {
       double *x = g->x + (size_t)i * dims, *v = g->v + (size_t)i * dims, *pb = g->pb + (size_t)i * dims;
       for (int d = 0; d < dims; d++) {
@@ -95,24 +68,10 @@ static int pso_step(mpt_strategy *s, evo *e) {
         if (x[d] < 0) x[d] = 0;
         if (x[d] > 1) x[d] = 1;
       }
-      evo_round_unit(e, x, idx);
-      if (g->aware) {
-        int64_t id = evo_repair(e, idx, 0);
-        if (id >= 0) {
-          mpt_space_config(e->sp, id, idx);
-          evo_to_unit(e, idx, x);
-        }
-        g->pid[i] = id;
-      } else {
-        g->pid[i] = evo_lookup(e, idx);
-      }
+      g->pid[i] = evo_place_unit(e, x, g->aware);
     }
   }
-  evo_gen_begin(e);
-  for (int i = 0; i < g->P; i++)
-    if (evo_gen_add(e, g->pid[i])) return MPT_ERR_NOMEM;
-  evo_gen_end(e);
-  return 0;
+  return evo_submit(e, g->pid, g->P);
 }
 
 static void pso_destroy(mpt_strategy *s) {
@@ -134,9 +93,7 @@ static int pso_create(mpt_strategy *s, mpt_error *err) {
   g->w = mpt_strategy_opt_double(s, "w");
   g->c1 = mpt_strategy_opt_double(s, "c1");
   g->c2 = mpt_strategy_opt_double(s, "c2");
-  g->aware = mpt_strategy_opt_bool(s, "constraint_aware");
-  g->e.burn_invalid = !g->aware && mpt_strategy_opt_bool(s, "invalid_costs");
-  g->e.init_random = strcmp(mpt_strategy_opt_str(s, "init"), "random") == 0;
+  g->aware = evo_read_aware(&g->e);
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1), pd = (size_t)g->P * dims;
   g->x = malloc(pd * sizeof(double));
   g->v = malloc(pd * sizeof(double));

@@ -49,10 +49,7 @@ static int sa_step(mpt_strategy *s, evo *e) {
     g->cur = id;
     g->n_prop = 0;
     e->free_gens = 0;
-    evo_gen_begin(e);
-    if (evo_gen_add(e, id)) return MPT_ERR_NOMEM;
-    evo_gen_end(e);
-    return 0;
+    return evo_submit(e, &id, 1);
   }
   int *idx = e->idx_tmp;
   mpt_space_config(e->sp, g->cur, idx);
@@ -68,12 +65,8 @@ static int sa_step(mpt_strategy *s, evo *e) {
     int64_t t = e->nb[i]; e->nb[i] = e->nb[j]; e->nb[j] = t;
     g->prop[g->n_prop++] = e->nb[i];
   }
-  evo_gen_begin(e);
-  for (int i = 0; i < g->n_prop; i++)
-    if (evo_gen_add(e, g->prop[i])) return MPT_ERR_NOMEM;
   if (g->n_prop == 0) e->free_gens = EVO_STALL_LIMIT; /* no neighbours: restart next time */
-  evo_gen_end(e);
-  return 0;
+  return evo_submit(e, g->prop, g->n_prop);
 }
 
 static void sa_destroy(mpt_strategy *s) {
