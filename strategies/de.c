@@ -147,11 +147,9 @@ static void de_destroy(mpt_strategy *s) {
 }
 
 static int de_create(mpt_strategy *s, mpt_error *err) {
-  de_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "de: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(de_state), "de", err);
+  if (rc) return rc;
+  de_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize") * g->e.free_dims;
   if (g->P < 4) g->P = 4;
   g->F = mpt_strategy_opt_double(s, "F");
@@ -184,17 +182,12 @@ static int de_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, de_step);
 }
 
-static void de_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  de_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_de = {
   .name = "de",
   .summary = "constraint-aware differential evolution (Willemsen et al.)",
   .options = de_options,
   .create = de_create,
   .ask = de_ask,
-  .tell = de_tell,
+  .tell = evo_strategy_tell,
   .destroy = de_destroy,
 };

@@ -35,6 +35,17 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
+int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err) {
+  evo *e = calloc(1, size);
+  if (!e) return mpt_error_set(err, MPT_ERR_NOMEM, "%s: out of memory", name);
+  s->data = e;
+  int rc = evo_init(e, s, err);
+  if (rc) { free(e); s->data = NULL; return rc; }
+  return 0;
+}
+
+void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) { evo_tell(s->data, obs, n); }
+
 int evo_read_aware(evo *e) {
   int aware = mpt_strategy_opt_bool(e->s, "constraint_aware");
   e->burn_invalid = !aware && mpt_strategy_opt_bool(e->s, "invalid_costs");

@@ -6,6 +6,7 @@
  * index-distance). Private to strategies/. */
 #ifndef MPT_EVO_COMMON_H
 #define MPT_EVO_COMMON_H
+#include <stddef.h>
 #include <stdint.h>
 #include "strategies/strategy.h"
 
@@ -52,6 +53,11 @@ struct evo {
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0}
 
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
+/* a strategy's state: s->data = a zeroed struct of size bytes whose FIRST member is its evo, evo_init'ed
+ * (freed again on error; name goes in the out-of-memory message). 0 or <0 */
+int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err);
+/* the tell of every strategy whose state starts with its evo: evo_tell */
+void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
 /* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_random); returns constraint_aware */
 int evo_read_aware(evo *e);
 void evo_free(evo *e);

@@ -77,11 +77,9 @@ static void ff_destroy(mpt_strategy *s) {
 }
 
 static int ff_create(mpt_strategy *s, mpt_error *err) {
-  ff_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "firefly: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(ff_state), "firefly", err);
+  if (rc) return rc;
+  ff_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
   g->B0 = mpt_strategy_opt_double(s, "B0");
   g->gamma = mpt_strategy_opt_double(s, "gamma");
@@ -103,17 +101,12 @@ static int ff_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, ff_step);
 }
 
-static void ff_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  ff_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_firefly = {
   .name = "firefly",
   .summary = "constraint-aware firefly algorithm (Willemsen et al.)",
   .options = ff_options,
   .create = ff_create,
   .ask = ff_ask,
-  .tell = ff_tell,
+  .tell = evo_strategy_tell,
   .destroy = ff_destroy,
 };

@@ -32,43 +32,33 @@ typedef struct ga_state {
   double *f;
 } ga_state;
 
-static const mpt_option_spec ga_options[] = {
-  {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
-  {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
-  {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0},
-  {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0},
-  {"pressure", MPT_OPT_DOUBLE, "2.5", "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000},
-  {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0},
-  {"mode", MPT_OPT_STRING, "generational", "generational: a new population each generation; steady: each ask breeds "
-   "children that replace the worst members when better; memetic: each child is improved by first-improvement "
-   "Hamming local search before it replaces the worst member", "generational|steady|memetic", 1, 0},
-  {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members "
-   "(memetic local search)", NULL, 0, 1},
-  {"immigrants", MPT_OPT_DOUBLE, "0", "fraction of each generation replaced by random unseen configurations", NULL, 0, 1},
-  {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
-  EVO_AWARE_OPTIONS,
-  {NULL, 0, NULL, NULL, NULL, 0, 0},
-};
+/* the GA's option rows; ga and ga_memetic differ only in the defaults of pressure, mode and immigrants */
+#define GA_OPTIONS(PRESSURE, MODE, IMMIGRANTS, IMMIGRANTS_HELP) { \
+  {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000}, \
+  {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000}, \
+  {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0}, \
+  {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0}, \
+  {"pressure", MPT_OPT_DOUBLE, PRESSURE, "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000}, \
+  {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0}, \
+  {"mode", MPT_OPT_STRING, MODE, "generational: a new population each generation; steady: each ask breeds " \
+   "children that replace the worst members when better; memetic: each child is improved by first-improvement " \
+   "Hamming local search before it replaces the worst member", "generational|steady|memetic", 1, 0}, \
+  {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members " \
+   "(memetic local search)", NULL, 0, 1}, \
+  {"immigrants", MPT_OPT_DOUBLE, IMMIGRANTS, IMMIGRANTS_HELP, NULL, 0, 1}, \
+  {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000}, \
+  EVO_AWARE_OPTIONS, \
+  {NULL, 0, NULL, NULL, NULL, 0, 0}, \
+}
+
+static const mpt_option_spec ga_options[] =
+  GA_OPTIONS("2.5", "generational", "0", "fraction of each generation replaced by random unseen configurations");
 
 /* `ga_memetic`: the same GA with defaults for the memetic mode (Lamarckian local search of children,
  * low selection pressure, 30% random starts), tuned on the convolution spaces (docs/PERFORMANCE.md) */
-static const mpt_option_spec memetic_options[] = {
-  {"popsize", MPT_OPT_INT, "20", "population size", NULL, 2, 10000},
-  {"mutation_chance", MPT_OPT_INT, "5", "a child mutates with chance 1/mutation_chance", NULL, 1, 1000000},
-  {"method", MPT_OPT_STRING, "single_point", "crossover", "single_point|two_point|uniform", 1, 0},
-  {"elitism", MPT_OPT_BOOL, "1", "carry the best member into the next generation", NULL, 1, 0},
-  {"pressure", MPT_OPT_DOUBLE, "0.5", "selection pressure: parents are ranks drawn from beta(1, pressure)", NULL, 0.1, 1000},
-  {"repair", MPT_OPT_BOOL, "1", "constraint-aware: repair an invalid child (1) or draw another (0)", NULL, 1, 0},
-  {"mode", MPT_OPT_STRING, "memetic", "generational: a new population each generation; steady: each ask breeds "
-   "children that replace the worst members when better; memetic: each child is improved by first-improvement "
-   "Hamming local search before it replaces the worst member", "generational|steady|memetic", 1, 0},
-  {"local", MPT_OPT_DOUBLE, "0", "fraction of children that are untried Hamming neighbours of the best members "
-   "(memetic local search)", NULL, 0, 1},
-  {"immigrants", MPT_OPT_DOUBLE, "0.3", "fraction of each generation (memetic: of the local searches) started from random unseen configurations", NULL, 0, 1},
-  {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000},
-  EVO_AWARE_OPTIONS,
-  {NULL, 0, NULL, NULL, NULL, 0, 0},
-};
+static const mpt_option_spec memetic_options[] =
+  GA_OPTIONS("0.5", "memetic", "0.3", "fraction of each generation (memetic: of the local searches) started from random "
+             "unseen configurations");
 
 /* order[] = member indices by ascending fitness (stable insertion sort: populations are small) */
 static void rank(ga_state *g) {
@@ -366,11 +356,9 @@ static void ga_destroy(mpt_strategy *s) {
 }
 
 static int ga_create(mpt_strategy *s, mpt_error *err) {
-  ga_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "ga: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(ga_state), "ga", err);
+  if (rc) return rc;
+  ga_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
   g->mut = mpt_strategy_opt_int(s, "mutation_chance");
   g->aware = evo_read_aware(&g->e);
@@ -408,18 +396,13 @@ static int ga_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, ga_step);
 }
 
-static void ga_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  ga_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_ga = {
   .name = "ga",
   .summary = "constraint-aware genetic algorithm (Willemsen et al.)",
   .options = ga_options,
   .create = ga_create,
   .ask = ga_ask,
-  .tell = ga_tell,
+  .tell = evo_strategy_tell,
   .destroy = ga_destroy,
 };
 
@@ -429,6 +412,6 @@ const mpt_strategy_type mpt_strategy_ga_memetic = {
   .options = memetic_options,
   .create = ga_create,
   .ask = ga_ask,
-  .tell = ga_tell,
+  .tell = evo_strategy_tell,
   .destroy = ga_destroy,
 };

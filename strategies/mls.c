@@ -72,11 +72,9 @@ static void mls_destroy(mpt_strategy *s) {
 }
 
 static int mls_create(mpt_strategy *s, mpt_error *err) {
-  mls_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "mls: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(mls_state), "mls", err);
+  if (rc) return rc;
+  mls_state *g = s->data;
   g->cur = -1;
   const char *nb = mpt_strategy_opt_str(s, "neighbor");
   g->kind = strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
@@ -91,17 +89,12 @@ static int mls_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, mls_step);
 }
 
-static void mls_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  mls_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_mls = {
   .name = "mls",
   .summary = "multi-start greedy local search (Kernel Tuner's baseline)",
   .options = mls_options,
   .create = mls_create,
   .ask = mls_ask,
-  .tell = mls_tell,
+  .tell = evo_strategy_tell,
   .destroy = mls_destroy,
 };

@@ -84,11 +84,9 @@ static void pso_destroy(mpt_strategy *s) {
 }
 
 static int pso_create(mpt_strategy *s, mpt_error *err) {
-  pso_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "pso: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(pso_state), "pso", err);
+  if (rc) return rc;
+  pso_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
   g->w = mpt_strategy_opt_double(s, "w");
   g->c1 = mpt_strategy_opt_double(s, "c1");
@@ -113,17 +111,12 @@ static int pso_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, pso_step);
 }
 
-static void pso_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  pso_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_pso = {
   .name = "pso",
   .summary = "constraint-aware particle swarm optimization (Willemsen et al.)",
   .options = pso_options,
   .create = pso_create,
   .ask = pso_ask,
-  .tell = pso_tell,
+  .tell = evo_strategy_tell,
   .destroy = pso_destroy,
 };

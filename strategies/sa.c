@@ -79,11 +79,9 @@ static void sa_destroy(mpt_strategy *s) {
 }
 
 static int sa_create(mpt_strategy *s, mpt_error *err) {
-  sa_state *g = calloc(1, sizeof *g);
-  if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "sa: out of memory");
-  s->data = g;
-  int rc = evo_init(&g->e, s, err);
-  if (rc) { free(g); s->data = NULL; return rc; }
+  int rc = evo_state_new(s, sizeof(sa_state), "sa", err);
+  if (rc) return rc;
+  sa_state *g = s->data;
   g->cur = -1;
   g->T0 = g->T = mpt_strategy_opt_double(s, "T");
   g->Tmin = mpt_strategy_opt_double(s, "T_min");
@@ -105,17 +103,12 @@ static int sa_ask(mpt_strategy *s, int n, int64_t *ids) {
   return evo_ask(&g->e, n, ids, sa_step);
 }
 
-static void sa_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
-  sa_state *g = s->data;
-  evo_tell(&g->e, obs, n);
-}
-
 const mpt_strategy_type mpt_strategy_sa = {
   .name = "sa",
   .summary = "simulated annealing (Kernel Tuner's baseline)",
   .options = sa_options,
   .create = sa_create,
   .ask = sa_ask,
-  .tell = sa_tell,
+  .tell = evo_strategy_tell,
   .destroy = sa_destroy,
 };
