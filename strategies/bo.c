@@ -15,6 +15,12 @@
  * labels, created at the first failure; its mean is the probability of feasibility that multiplies EI
  * and POI, and candidates below feasibility_threshold are not proposed (unless nothing else is left).
  *
+ * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): 10 initial samples
+ * (not Kernel Tuner's 20: the first score term at k = 20 is then model-based), and a stall rule: after
+ * stall_after = 30 evaluations without a new best valid objective the exploration margin is multiplied
+ * by stall_boost (5) until the next improvement (stall_action=variance instead alternates EI picks with
+ * largest-posterior-variance picks). The stall test reads only the told sequence (resume-exact).
+ *
  * Portfolios (mptune's reading of Kernel Tuner's): `multi` takes ei, poi, lcb in turn and drops a
  * function after skip_threshold proposals that duplicate another function's (the counter is multiplied
  * by multi_discount on a fresh proposal); `advanced-multi` lets the function with the best discounted
@@ -23,7 +29,8 @@
  *
  * Resume: the initial sample is drawn at creation from the seed, and observations enter the model in
  * the order they are told, so telling a run's log before the first ask continues it exactly (with
- * fit_hyperparameters=1 the refit points may differ, so the continuation may differ slightly).
+ * fit_hyperparameters=1 too: refits happen at fixed counts of valid observations, n_init + j *
+ * refit_interval, each on exactly the observations up to that count).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick. */
@@ -82,6 +89,8 @@ typedef struct bo_state {
   int64_t iter;          /* model-based picks so far */
   int *act, n_act;       /* active parameter indices */
   int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
+  int stall_after, stall_variance;
+  double stall_boost;
   int local_radius;      /* neighbourhood: every parameter within this many value indices */
   int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
@@ -94,7 +103,7 @@ static const mpt_option_spec bo_options[] = {
     {"kernel", MPT_OPT_STRING, "matern32", "GP covariance function", "matern12|matern32|matern52|se", 1, 0},
     {"lengthscale", MPT_OPT_DOUBLE, "1.5", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
-    {"initial_samples", MPT_OPT_INT, "20", "size of the initial sample (valid observations)", NULL, 1, 1e9},
+    {"initial_samples", MPT_OPT_INT, "10", "size of the initial sample (valid observations)", NULL, 1, 1e9},
     {"sampling", MPT_OPT_STRING, "maximin", "initial sample method", "maximin|lhs|random", 1, 0},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
@@ -109,6 +118,9 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
     {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
+    {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
+    {"stall_action", MPT_OPT_STRING, "boost", "while stalled: multiply the exploration margin by stall_boost, or pick the candidate of largest posterior variance every other pick", "boost|variance", 1, 0},
+    {"stall_boost", MPT_OPT_DOUBLE, "5.0", "multiplier of the exploration margin while stalled", NULL, 0, 1e6},
     {"local_radius", MPT_OPT_INT, "1", "neighbourhood of local picks: every parameter within this many value indices of the incumbent", NULL, 1, 1e6},
     {"skip_threshold", MPT_OPT_INT, "5", "portfolios: skip an acquisition function after this many duplicate/unimproving proposals", NULL, 1, 1e6},
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
@@ -262,7 +274,27 @@ static int process_queue(bo_state *b, mpt_error *err) {
     if (!b->obs_ok[i]) continue;
     const double *x = b->X + (size_t)b->obs_id[i] * b->D;
     int n1 = mpt_gp_n_obs(b->gp) + 1;
-    if (i == last_ok && n1 >= 2) {
+    /* refits happen when the GP reaches n_init, n_init + refit_interval, ... valid observations, on
+     * exactly those observations: the schedule depends only on the told sequence, so a resumed run
+     * (all logged observations processed at once) refits at the same points as the original */
+    int refit_here = b->fit && n1 >= 2 && n1 >= b->n_init && (n1 - b->n_init) % b->refit_interval == 0;
+    if (refit_here) {
+      if (b->post) {
+        rc = compute_ty(b, n1, i + 1, err);
+        if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
+        post_done = i == last_ok;
+      } else {
+        double t = transform(b, b->obs_y[i]);
+        rc = mpt_gp_add(b->gp, x, t, err);
+        if (t < b->best_t) b->best_t = t;
+      }
+      if (rc == 0) {
+        mpt_gp_fit_options fo;
+        mpt_gp_fit_options_default(&fo);
+        fo.ard = b->ard;
+        rc = mpt_gp_fit(b->gp, &fo, NULL, err);
+      }
+    } else if (i == last_ok && n1 >= 2) {
       /* the last new one re-transforms every output in the same pass over the candidates */
       rc = compute_ty(b, n1, i + 1, err);
       if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
@@ -277,15 +309,6 @@ static int process_queue(bo_state *b, mpt_error *err) {
   }
   b->ok_since_fit += new_ok;
   if (new_ok > 0 && b->post && !post_done && (rc = retransform(b, err)) != 0) return rc;
-  if (b->fit && b->n_ok >= 2 && b->n_ok >= b->n_init && (b->ok_since_fit >= b->refit_interval || b->iter == 0) &&
-      new_ok > 0) {
-    mpt_gp_fit_options fo;
-    mpt_gp_fit_options_default(&fo);
-    fo.ard = b->ard;
-    rc = mpt_gp_fit(b->gp, &fo, NULL, err);
-    if (rc) return rc;
-    b->ok_since_fit = 0;
-  }
   if (b->feas_mode && b->n_fail > 0) {
     if (!b->fgp) {
       mpt_gp_config fc = b->gcfg;
@@ -340,6 +363,9 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
   b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
+  b->stall_after = (int)mpt_strategy_opt_int(s, "stall_after");
+  b->stall_variance = strcmp(mpt_strategy_opt_str(s, "stall_action"), "variance") == 0;
+  b->stall_boost = mpt_strategy_opt_double(s, "stall_boost");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
   b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
   b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
@@ -453,6 +479,8 @@ typedef struct pick {
   int64_t id[AF_N];
   double val_any;        /* best EI ignoring the feasibility threshold (fallback) */
   int64_t id_any;
+  double val_var;        /* largest posterior sd among feasible candidates (when asked for) */
+  int64_t id_var;
 } pick;
 
 /* one scan over all free candidates: the argmax of every acquisition function */
@@ -477,7 +505,7 @@ static double feas_p(bo_state *b, int64_t c) {
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
  * while none has: this keeps log/erfc off the hot path. Feasibility multiplies EI and POI; candidates
  * under the threshold are skipped, and the most probably feasible one is the fallback. */
-static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, pick *pk) {
+static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
   double fb = (b->best_t - m) / sc;
@@ -486,6 +514,8 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   double any_lin = -INFINITY, any_lg = -INFINITY;
   int64_t any_lin_id = -1, any_lg_id = -1;
   for (int a = 0; a < AF_N; a++) { pk->val[a] = -INFINITY; pk->id[a] = -1; }
+  pk->val_var = -INFINITY;
+  pk->id_var = -1;
   int multi = b->acq == ACQ_MULTI || b->acq == ACQ_ADVANCED;
   int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
   int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
@@ -542,6 +572,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
         double v = -(mu - b->lcb_kappa * sd);
         if (v > pk->val[AF_LCB] && FEAS_OK()) { pk->val[AF_LCB] = v; pk->id[AF_LCB] = c; }
       }
+      if (need_var && sd > pk->val_var && FEAS_OK()) { pk->val_var = sd; pk->id_var = c; }
       if (need_lcbs) {
         double v = -(mu - kappa_s * sd);
         if (v > pk->val[AF_LCBS] && FEAS_OK()) { pk->val[AF_LCBS] = v; pk->id[AF_LCBS] = c; }
@@ -674,6 +705,17 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     }
     int64_t n_fant_from = 0;
     double xi = exploration(b, s);
+    /* stall: evaluations since the last new best valid objective, from the told sequence only (so a
+     * resumed run decides the same) */
+    int64_t stalled = 0;
+    if (b->stall_after > 0) {
+      double bv = INFINITY;
+      int64_t last = 0;
+      for (int64_t i = 0; i < b->n_obs; i++)
+        if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
+      stalled = b->n_obs - 1 - last >= b->stall_after;
+      if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
+    }
     double d = (double)b->D, t = (double)(b->n_ok + 1);
     double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
     int rc = 0;
@@ -699,10 +741,12 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
           local = 1;
         }
       }
-      scan(b, s, xi, kappa_s, local, &pk);
-      if (local && pk.id_any < 0) scan(b, s, xi, kappa_s, 0, &pk); /* neighbourhood exhausted */
+      int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
+      scan(b, s, xi, kappa_s, local, var_pick, &pk);
+      if (local && pk.id_any < 0) scan(b, s, xi, kappa_s, 0, var_pick, &pk); /* neighbourhood exhausted */
       int af;
       int64_t id = choose(b, &pk, &af);
+      if (var_pick && pk.id_var >= 0) id = pk.id_var;
       if (id < 0) break; /* nothing left */
       b->taken[id] = 1;
       ids[k++] = id;

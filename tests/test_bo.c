@@ -112,14 +112,13 @@ static void test_determinism_budget_validity(void **state) {
 }
 
 /* resume: a new instance told the first 60 observations (warm start) continues like the original */
-static void test_resume(void **state) {
-  (void)state;
+static void check_resume(const char *const *opts, int n_opts) {
   int64_t ids[100], ids2[40];
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 100);
-  run(NULL, 0, 7, 220, 1, 100, ids, obs);
+  run(opts, n_opts, 7, 220, 1, 100, ids, obs);
   mpt_strategy *s;
   mpt_error err;
-  assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, 7, 220, &s, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", space, opts, n_opts, 7, 220, &s, &err), 0);
   mpt_strategy_tell(s, obs, 60);
   for (int i = 0; i < 40; i++) {
     assert_int_equal(mpt_strategy_ask(s, 1, &ids2[i]), 1);
@@ -129,7 +128,7 @@ static void test_resume(void **state) {
   assert_memory_equal(ids + 60, ids2, sizeof ids2);
   mpt_strategy_destroy(s);
   /* resume in the middle of the initial sample as well */
-  assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, 7, 220, &s, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", space, opts, n_opts, 7, 220, &s, &err), 0);
   mpt_strategy_tell(s, obs, 10);
   for (int i = 0; i < 30; i++) {
     assert_int_equal(mpt_strategy_ask(s, 1, &ids2[i]), 1);
@@ -139,6 +138,17 @@ static void test_resume(void **state) {
   assert_memory_equal(ids + 10, ids2, 30 * sizeof(int64_t));
   mpt_strategy_destroy(s);
   free(obs);
+}
+
+static void test_resume(void **state) {
+  (void)state;
+  check_resume(NULL, 0);
+  /* hyperparameter refits at fixed counts of valid observations: resume is exact too */
+  const char *fit[] = {"fit_hyperparameters=1", "refit_interval=7"};
+  check_resume(fit, 2);
+  /* the stall rule in its other mode, triggered early */
+  const char *stall[] = {"stall_after=5", "stall_action=variance"};
+  check_resume(stall, 2);
 }
 
 /* ask(16): 16 distinct unseen candidates per round, every option set */
