@@ -21,40 +21,10 @@
 #include "evaluators/replay.h"
 #include "jobs/runlog.h"
 
-typedef struct fixture {
-  mpt_problem *p;
-  mpt_space *s;
-  char dir[1024];
-  char tmpdir[256];
-} fixture;
+#include "tests/conv_fixture.h"
 
-static int setup(void **state) {
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) return -1;
-  fixture *f = calloc(1, sizeof *f);
-  snprintf(f->dir, sizeof f->dir, "%s", dir);
-  char path[1200];
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  mpt_error err;
-  mpt_error_clear(&err);
-  if (mpt_problem_load(path, &f->p, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  if (mpt_space_build(f->p, &f->s, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  snprintf(f->tmpdir, sizeof f->tmpdir, "/tmp/mpt_test_runlog_XXXXXX");
-  if (!mkdtemp(f->tmpdir)) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", f->tmpdir);
-  mpt_space_free(f->s);
-  mpt_problem_free(f->p);
-  free(f);
-  return 0;
-}
+static int setup(void **state) { return conv_fixture_setup(state, "runlog"); }
+static int teardown(void **state) { return conv_fixture_teardown(state); }
 
 static mpt_run_meta test_meta(const mpt_problem *p) {
   mpt_run_meta m = {0};
