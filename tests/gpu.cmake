@@ -4,6 +4,10 @@ mpt_unit_test(test_gpu_compile SOURCES test_gpu_compile.c)
 set_tests_properties(test_gpu_compile PROPERTIES TIMEOUT 300)
 mpt_unit_test(test_gpu_eval SOURCES test_gpu_eval.c)
 set_tests_properties(test_gpu_eval PROPERTIES TIMEOUT 300)
+# the same program's on-device tests: ctest reports "Skipped" (exit 77) where no GPU is present
+add_test(NAME test_gpu_device COMMAND test_gpu_eval --device)
+set_tests_properties(test_gpu_device PROPERTIES ENVIRONMENT "${MPT_TEST_ENV}" LABELS "gpu" SKIP_RETURN_CODE 77
+                     TIMEOUT 600)
 # NVRTC/hiprtc compile times of the GPU examples (docs/PERFORMANCE.md):
 #   bench_gpu_compile -n 20 nvrtc sm_90 examples/gpu/*.json ; bench_gpu_compile -n 20 hiprtc gfx90a ...
 add_executable(bench_gpu_compile bench_gpu_compile.c)
