@@ -434,7 +434,7 @@ static int run(int argc, char **argv, int collect) {
         printf("default objective: %.6g\n", res.default_objective);
         if (res.best > 0) printf("speed-up over default: %.2fx\n", res.default_objective / res.best);
       } else if (res.default_seen) {
-        printf("default: failed (%s configuration did not produce a valid measurement)\n", "the default");
+        printf("default: failed (no valid measurement of the default configuration)\n");
       } else if (cc.default_id < 0) {
         printf("default: not a valid configuration of the space (no speed-up reported)\n");
       }
