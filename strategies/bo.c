@@ -92,11 +92,18 @@ typedef struct bo_state {
   int stall_after, stall_variance;
   double stall_boost;
   int local_radius;      /* neighbourhood: every parameter within this many value indices */
+  int local_kind;        /* -1: box of local_radius around the incumbent, else an mpt_neighbor_kind */
+  int local_top;         /* neighbourhoods of this many best observations with free neighbours */
+  int local_stalled;     /* 1: local picks only while stalled */
+  int local_children, elite_size;
+  uint8_t *nbmark;       /* N: candidate in the current local set */
+  int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
   int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
 } bo_state;
 
 #define BO_BLOCK 4096
+enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -114,14 +121,19 @@ static const mpt_option_spec bo_options[] = {
     {"exploration_factor", MPT_OPT_DOUBLE, "1.0", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
     {"lcb_kappa", MPT_OPT_DOUBLE, "2.0", "LCB: mean - kappa * sd", NULL, 0, 100},
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
-    {"feasibility_threshold", MPT_OPT_DOUBLE, "0.7", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
+    {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
-    {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
+    {"local_every", MPT_OPT_INT, "2", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
     {"stall_action", MPT_OPT_STRING, "boost", "while stalled: multiply the exploration margin by stall_boost, or pick the candidate of largest posterior variance every other pick", "boost|variance", 1, 0},
     {"stall_boost", MPT_OPT_DOUBLE, "5.0", "multiplier of the exploration margin while stalled", NULL, 0, 1e6},
-    {"local_radius", MPT_OPT_INT, "1", "neighbourhood of local picks: every parameter within this many value indices of the incumbent", NULL, 1, 1e6},
+    {"local_radius", MPT_OPT_INT, "1", "neighbourhood of local picks (local_kind=box): every parameter within this many value indices of the incumbent", NULL, 1, 1e6},
+    {"local_kind", MPT_OPT_STRING, "hamming", "neighbourhood of local picks", "box|hamming|adjacent|strictly-adjacent|elite|hamming+elite|cross|hamming+cross", 1, 0},
+    {"local_children", MPT_OPT_INT, "8", "local_kind=cross: crossover children of the elite offered to the acquisition per local pick", NULL, 1, 1e6},
+    {"elite_size", MPT_OPT_INT, "8", "local_kind=cross: parents are drawn from this many best valid observations", NULL, 2, 1e6},
+    {"local_top", MPT_OPT_INT, "1", "local picks search the neighbourhoods of this many best observations (those with unevaluated neighbours)", NULL, 1, 1e6},
+    {"local_when", MPT_OPT_STRING, "always", "local picks (local_every) always, or only while stalled (stall_after)", "always|stalled", 1, 0},
     {"skip_threshold", MPT_OPT_INT, "5", "portfolios: skip an acquisition function after this many duplicate/unimproving proposals", NULL, 1, 1e6},
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
     {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
@@ -363,6 +375,16 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
   b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
+  {
+    const char *lk = mpt_strategy_opt_str(s, "local_kind");
+    b->local_kind = strcmp(lk, "box") == 0 ? -1 : strcmp(lk, "elite") == 0 ? LOCAL_ELITE
+                  : strcmp(lk, "hamming+elite") == 0 ? LOCAL_ALTERNATE : strcmp(lk, "cross") == 0 ? LOCAL_CROSS
+                  : strcmp(lk, "hamming+cross") == 0 ? LOCAL_ALT_CROSS : mpt_neighbor_kind_parse(lk);
+    b->local_children = (int)mpt_strategy_opt_int(s, "local_children");
+    b->elite_size = (int)mpt_strategy_opt_int(s, "elite_size");
+  }
+  b->local_top = (int)mpt_strategy_opt_int(s, "local_top");
+  b->local_stalled = strcmp(mpt_strategy_opt_str(s, "local_when"), "stalled") == 0;
   b->stall_after = (int)mpt_strategy_opt_int(s, "stall_after");
   b->stall_variance = strcmp(mpt_strategy_opt_str(s, "stall_action"), "variance") == 0;
   b->stall_boost = mpt_strategy_opt_double(s, "stall_boost");
@@ -424,7 +446,7 @@ static void bo_destroy(mpt_strategy *s) {
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx);
   free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
-  free(b->init_ids); free(b->pend); free(b->taken); free(b->mbuf); free(b->sbuf);
+  free(b->init_ids); free(b->pend); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
 }
@@ -494,6 +516,124 @@ static int in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
   return 1;
 }
 
+static const double *obs_sort_y;
+static int cmp_obs(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
+  double ya = obs_sort_y[a], yc = obs_sort_y[c];
+  return ya < yc ? -1 : ya > yc ? 1 : (a > c) - (a < c);
+}
+
+static int nb_push(bo_state *b, int64_t id) {
+  if (b->n_nb == b->cap_nb) {
+    int64_t nc = b->cap_nb ? b->cap_nb * 2 : 256;
+    int64_t *l = realloc(b->nblist, sizeof(int64_t) * (size_t)nc);
+    if (!l) return -1;
+    b->nblist = l;
+    b->cap_nb = nc;
+  }
+  b->nblist[b->n_nb++] = id;
+  b->nbmark[id] = 1;
+  return 0;
+}
+
+/* The candidate set of a local pick. local_kind=box: the incumbent (best valid observation) is
+ * stored for in_local (returns 1). Otherwise marks the free neighbours (nbmark/nblist) of the best
+ * local_top valid observations that still have free neighbours, best first (returns 2, or 0 when no
+ * observation has a free neighbour); -1 when out of memory. */
+static int mark_local(bo_state *b, mpt_strategy *s) {
+  int64_t n_ok_obs = 0;
+  int64_t *ord = malloc(sizeof(int64_t) * (size_t)(b->n_processed > 0 ? b->n_processed : 1));
+  if (!ord) return -1;
+  for (int64_t i = 0; i < b->n_processed; i++)
+    if (b->obs_ok[i]) ord[n_ok_obs++] = i;
+  if (n_ok_obs == 0) { free(ord); return 0; }
+  obs_sort_y = b->obs_y;
+  qsort(ord, (size_t)n_ok_obs, sizeof(int64_t), cmp_obs);
+  if (b->local_kind < 0) {
+    mpt_space_config(s->space, b->obs_id[ord[0]], b->inc_idx);
+    free(ord);
+    return 1;
+  }
+  if (!b->nbmark && !(b->nbmark = calloc((size_t)b->N, 1))) { free(ord); return -1; }
+  int kind = b->local_kind;
+  if (kind == LOCAL_ALTERNATE) kind = (b->iter / b->local_every) % 2 ? LOCAL_ELITE : MPT_NB_HAMMING;
+  if (kind == LOCAL_ALT_CROSS) kind = (b->iter / b->local_every) % 2 ? LOCAL_CROSS : MPT_NB_HAMMING;
+  if (kind == LOCAL_CROSS) {
+    /* crossover children of the elite (uniform crossover of two distinct parents among the best
+     * elite_size valid observations), offered to the acquisition. The generator is seeded from the
+     * run's seed and the number of observations told and pending, so a resumed run draws the same. */
+    int dims = mpt_space_dims(s->space);
+    int64_t ne = n_ok_obs < b->elite_size ? n_ok_obs : b->elite_size;
+    int *pa = malloc(sizeof(int) * (size_t)dims * 2);
+    if (!pa) { free(ord); return -1; }
+    int *pb = pa + dims;
+    mpt_rng r;
+    mpt_rng_seed(&r, s->seed * 0x9E3779B97F4A7C15ull + (uint64_t)(b->n_obs + b->n_pend) * 0xBF58476D1CE4E5B9ull + 1);
+    int rc = 0;
+    for (int t = 0; t < 4 * b->local_children && b->n_nb < b->local_children && ne >= 2 && rc == 0; t++) {
+      int64_t i = (int64_t)mpt_rng_below(&r, (uint64_t)ne), j = (int64_t)mpt_rng_below(&r, (uint64_t)ne - 1);
+      if (j >= i) j++;
+      mpt_space_config(s->space, b->obs_id[ord[i]], pa);
+      mpt_space_config(s->space, b->obs_id[ord[j]], pb);
+      for (int p = 0; p < dims; p++)
+        if (mpt_rng_below(&r, 2)) pa[p] = pb[p];
+      int64_t c = mpt_space_lookup(s->space, pa);
+      if (c < 0 || b->nbmark[c] || b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      rc = nb_push(b, c);
+    }
+    free(pa); free(ord);
+    return rc ? -1 : b->n_nb > 0 ? 2 : 0;
+  }
+  if (kind == LOCAL_ELITE) {
+    /* the elite subspace: configurations whose every parameter takes a value seen among the best
+     * local_top valid observations (the recombinations of the elite, as a crossover would form) */
+    int dims = mpt_space_dims(s->space), tot = 0;
+    for (int p = 0; p < dims; p++) tot += mpt_space_n_values(s->space, p);
+    uint8_t *allowed = calloc((size_t)tot, 1);
+    int *off = malloc(sizeof(int) * (size_t)dims);
+    if (!allowed || !off) { free(allowed); free(off); free(ord); return -1; }
+    for (int p = 0, o = 0; p < dims; p++) { off[p] = o; o += mpt_space_n_values(s->space, p); }
+    for (int64_t r = 0; r < n_ok_obs && r < b->local_top; r++) {
+      mpt_space_config(s->space, b->obs_id[ord[r]], b->inc_idx);
+      for (int p = 0; p < dims; p++) allowed[off[p] + b->inc_idx[p]] = 1;
+    }
+    int rc = 0;
+    for (int64_t c = 0; c < b->N && rc == 0; c++) {
+      if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      int ok = 1;
+      for (int d = 0; d < b->n_act && ok; d++) {
+        int p = b->act[d];
+        ok = allowed[off[p] + mpt_space_value_index(s->space, c, p)];
+      }
+      if (ok) rc = nb_push(b, c);
+    }
+    free(allowed); free(off); free(ord);
+    return rc ? -1 : b->n_nb > 0 ? 2 : 0;
+  }
+  int64_t cap = 0, *buf = NULL;
+  int used = 0;
+  for (int64_t r = 0; r < n_ok_obs && used < b->local_top; r++) {
+    mpt_space_config(s->space, b->obs_id[ord[r]], b->inc_idx);
+    int64_t cnt = mpt_space_neighbors(s->space, b->inc_idx, (mpt_neighbor_kind)kind, buf, cap);
+    if (cnt > cap) {
+      free(buf);
+      cap = cnt;
+      if (!(buf = malloc(sizeof(int64_t) * (size_t)cap))) { free(ord); return -1; }
+      cnt = mpt_space_neighbors(s->space, b->inc_idx, (mpt_neighbor_kind)kind, buf, cap);
+    }
+    int64_t before = b->n_nb;
+    for (int64_t q = 0; q < cnt; q++) {
+      int64_t c = buf[q];
+      if (b->nbmark[c] || b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      if (nb_push(b, c)) { free(buf); free(ord); return -1; }
+    }
+    if (b->n_nb > before) used++;
+  }
+  free(buf);
+  free(ord);
+  return b->n_nb > 0 ? 2 : 0;
+}
+
 /* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
 static double feas_p(bo_state *b, int64_t c) {
   double p = mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, b->X + (size_t)c * b->D);
@@ -529,12 +669,15 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }
   }
-  for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
-    int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+  /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
+  int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
+  for (int64_t bi = 0; bi < n_blocks; bi++) {
+    int64_t b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
+    int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
     for (int64_t c = b0; c < b1; c++) {
       if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
-      if (local && !in_local(b, s->space, c)) continue;
+      if (local == 1 && !in_local(b, s->space, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, sd = b->sbuf[c - b0] / sc;
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
@@ -730,20 +873,17 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       if (rc) break;
       pick pk;
       int local = 0;
-      if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx) {
-        /* incumbent: the best valid observation */
-        int64_t inc = -1;
-        double bv = INFINITY;
-        for (int64_t i = 0; i < b->n_processed; i++)
-          if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; inc = b->obs_id[i]; }
-        if (inc >= 0) {
-          mpt_space_config(s->space, inc, b->inc_idx);
-          local = 1;
-        }
+      if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
+          (!b->local_stalled || stalled)) {
+        local = mark_local(b, s);
+        if (local < 0) { rc = MPT_ERR_NOMEM; break; }
       }
       int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
       scan(b, s, xi, kappa_s, local, var_pick, &pk);
-      if (local && pk.id_any < 0) scan(b, s, xi, kappa_s, 0, var_pick, &pk); /* neighbourhood exhausted */
+      for (int64_t q = 0; q < b->n_nb; q++) b->nbmark[b->nblist[q]] = 0;
+      b->n_nb = 0;
+      /* neighbourhood exhausted, or none of it likely feasible: a global pick instead */
+      if (local && (pk.id_any < 0 || (b->fgp && pk.id[AF_EI] < 0))) scan(b, s, xi, kappa_s, 0, var_pick, &pk);
       int af;
       int64_t id = choose(b, &pk, &af);
       if (var_pick && pk.id_var >= 0) id = pk.id_var;

@@ -4,6 +4,8 @@
  *
  *   bo_harness PROBLEM.json REPLAY.json.gz [REPLAY...] [--strategy S] [--repeats R] [--batch B]
  *              [--budget N] [--seed0 S] [--option key=value]...
+ * Environment: BO_HARNESS_VERBOSE (score per seed), BO_HARNESS_CURVE (score per k), BO_HARNESS_TRACE
+ * (every evaluation: k, objective, best so far, configuration).
  *
  * Score of one run = mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) / (E_random(k) - opt).
  * E_random(k) is the exact expected best of k draws without replacement from the N configurations of the
@@ -123,6 +125,12 @@ int main(int argc, char **argv) {
           obs[i].id = ids[i];
           if (mpt_obs_valid(&obs[i])) { if (obs[i].objective < best) best = obs[i].objective; }
           else nfail++;
+          if (getenv("BO_HARNESS_TRACE")) { /* one line per evaluation: k, objective, best, configuration */
+            char cfg[512];
+            mpt_space_format(sp, ids[i], cfg, sizeof cfg);
+            printf("    %4lld %10.4f %10.4f %s\n", (long long)done + 1,
+                   mpt_obs_valid(&obs[i]) ? obs[i].objective : NAN, best, cfg);
+          }
           done++;
           if (done % 20 == 0 && q < nk) {
             double b = isfinite(best) ? best : ys[V - 1];

@@ -149,6 +149,16 @@ static void test_resume(void **state) {
   /* the stall rule in its other mode, triggered early */
   const char *stall[] = {"stall_after=5", "stall_action=variance"};
   check_resume(stall, 2);
+  /* every kind of local pick (the default is hamming every 2nd pick); cross draws its children from
+   * a generator seeded by the told count, so resume stays exact */
+  const char *kinds[] = {"box", "adjacent", "strictly-adjacent", "elite", "hamming+elite", "cross", "hamming+cross"};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "local_kind=%s", kinds[k]);
+    const char *lk[] = {opt, "local_when=stalled", "stall_after=4"};
+    check_resume(lk, 1);
+    check_resume(lk, 3);
+  }
 }
 
 /* ask(16): 16 distinct unseen candidates per round, every option set */
@@ -161,6 +171,9 @@ static void test_batch(void **state) {
       {"acquisition=lcb-srinivas", "encoding=log2", NULL},
       {"acquisition=poi", "fit_hyperparameters=1", "refit_interval=20"},
       {"acquisition=lcb", "feasibility=off", "exploration=none"},
+      {"local_kind=cross", "local_every=1", NULL},
+      {"local_kind=hamming+elite", "local_top=3", NULL},
+      {"local_kind=box", "local_radius=2", NULL},
   };
   for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
     int n_opts = variants[v][2] ? 3 : 2;
