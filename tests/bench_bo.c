@@ -6,7 +6,11 @@
  * Runs ask/tell with the synthetic objective until --obs observations, then times --measure more
  * ask(batch) calls (each ask includes putting the previous tell into the model) and prints the median
  * ask time (wall and thread CPU time) and the max, and the process's peak RSS. Run with OPENBLAS_NUM_THREADS=1 for
- * the one-core figure. */
+ * the one-core figure.
+ *
+ * --ids FILE: writes every asked id (one per line), to compare the proposals of two builds.
+ * --perf-ctl FIFO: writes "enable" to FIFO when the timed asks start and "disable" after them, so
+ * `perf record -D -1 --control fifo:FIFO -- bench_bo ...` profiles the timed asks only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,12 +62,14 @@ static void synthetic(const mpt_space *sp, int64_t id, mpt_obs *o) {
 int main(int argc, char **argv) {
   const char *problem = NULL;
   int n_obs = 220, measure = 21, batch = 1;
-  const char *opts[64];
+  const char *opts[64], *perf_ctl = NULL, *ids_path = NULL;
   int n_opts = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--obs") == 0 && i + 1 < argc) n_obs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) measure = atoi(argv[++i]);
     else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc) perf_ctl = argv[++i];
+    else if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_path = argv[++i];
     else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
     else problem = argv[i];
   }
@@ -92,8 +98,17 @@ int main(int argc, char **argv) {
   int done = 0, m = 0;
   t0 = now();
   double t_warm = 0;
+  FILE *ctl = NULL, *idf = NULL;
+  if (ids_path && !(idf = fopen(ids_path, "w"))) {
+    fprintf(stderr, "cannot write %s\n", ids_path);
+    return 1;
+  }
   while (m < measure) {
     int want = done < n_obs ? 1 : batch;
+    if (perf_ctl && !ctl && done >= n_obs && (ctl = fopen(perf_ctl, "w")) != NULL) {
+      fputs("enable\n", ctl);
+      fflush(ctl);
+    }
     double ta = now(), ca = cpu_now();
     int got = mpt_strategy_ask(s, want, ids);
     double dt = now() - ta, dc = cpu_now() - ca;
@@ -101,9 +116,15 @@ int main(int argc, char **argv) {
     if (done >= n_obs) { ctimes[m] = dc; times[m++] = dt; }
     else if (done + got >= n_obs) t_warm = now() - t0;
     for (int i = 0; i < got; i++) synthetic(sp, ids[i], &obs[i]);
+    for (int i = 0; idf && i < got; i++) fprintf(idf, "%lld\n", (long long)ids[i]);
     mpt_strategy_tell(s, obs, got);
     done += got;
   }
+  if (ctl) {
+    fputs("disable\n", ctl);
+    fclose(ctl);
+  }
+  if (idf) fclose(idf);
   qsort(times, (size_t)m, sizeof(double), cmpd);
   qsort(ctimes, (size_t)m, sizeof(double), cmpd);
   struct rusage ru;

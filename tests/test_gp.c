@@ -1,6 +1,7 @@
 /* tests/test_gp.c: gp/ against a direct dense solve (LAPACK dposv on the full covariance) and against
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
- * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit. */
+ * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
+ * kernel row (against libm, far candidates exactly at the prior) and add_outputs over several blocks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -238,6 +239,123 @@ static void test_vs_dense(void **state) {
   free(Xo);
 }
 
+/* The kernel row of a new observation (vectorized exp, argument clamped far away): one observation,
+ * constant zero mean, no scaling, so mean = k/(v+noise) y and sd = sqrt(v - k^2/(v+noise)) at every
+ * candidate, k from libm (mpt_gp_kernel_eval); candidates far away get exactly the prior. */
+static void test_kernel_row_accuracy(void **state) {
+  (void)state;
+  enum { DIM = 3, NC = 5000, NFAR = 40 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 11);
+  double *X = malloc(sizeof(double) * NC * DIM), *mean = malloc(sizeof(double) * NC), *sd = malloc(sizeof(double) * NC);
+  random_points(&r, NC, DIM, X);
+  for (int c = 0; c < NFAR; c++) /* far: scaled distances from ~570 to ~23000 (exp argument beyond 708) */
+    for (int d = 0; d < DIM; d++) X[c * DIM + d] = 100.0 + 100.0 * c + d;
+  double ls[DIM] = {0.3, 0.3, 0.3};
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.kernel = kernel;
+    cfg.mean = MPT_GP_MEAN_CONSTANT;
+    cfg.mean_constant = 0;
+    cfg.normalize_scale = 0;
+    cfg.noise = 0.1;
+    cfg.lengthscale = 0.3;
+    mpt_gp *gp;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &gp, &err), 0);
+    double x0[DIM] = {0.4, 0.5, 0.6}, y0 = 2.0, nv = 1 + 0.1 + 1e-8;
+    assert_int_equal(mpt_gp_add(gp, x0, y0, &err), 0);
+    mpt_gp_predict_block(gp, 0, NC, mean, sd);
+    for (int c = 0; c < NC; c++) {
+      double k = kfun(kernel, x0, X + c * DIM, ls, DIM);
+      assert_true(isfinite(mean[c]) && isfinite(sd[c]));
+      /* V is float: relative 6e-8 from rounding k / L into it, nothing more */
+      assert_true(fabs(mean[c] - k / nv * y0) <= 2e-7 * fabs(k / nv * y0) + 1e-44); /* + float subnormals */
+      assert_true(fabs(sd[c] - sqrt(1 - k * k / nv)) < 2e-7);
+      if (c < NFAR) { /* k < 1e-300: the observation tells nothing here */
+        assert_true(mean[c] == 0.0);
+        assert_true(sd[c] == 1.0);
+      }
+    }
+    mpt_gp_free(gp);
+  }
+  free(X); free(mean); free(sd);
+}
+
+/* mpt_gp_add_outputs (new row of V and the re-transformed outputs in one pass over the blocks of V) against
+ * mpt_gp_add + mpt_gp_set_outputs and against the dense solve, with several candidate blocks and an
+ * observation count that is not a multiple of the 8-row groups; also from an empty GP */
+static void test_add_outputs_blocks(void **state) {
+  (void)state;
+  enum { DIM = 3, NC = 2600, NO = 45 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 5);
+  double *X = malloc(sizeof(double) * NC * DIM), Xo[NO * DIM], y[NO], y2[NO];
+  double *m1 = malloc(sizeof(double) * NC), *s1 = malloc(sizeof(double) * NC);
+  double *m2 = malloc(sizeof(double) * NC), *s2 = malloc(sizeof(double) * NC);
+  double *rm = malloc(sizeof(double) * NC), *rs = malloc(sizeof(double) * NC);
+  random_points(&r, NC, DIM, X);
+  for (int i = 0; i < NO; i++) {
+    int c = (int)mpt_rng_below(&r, NC);
+    memcpy(Xo + i * DIM, X + c * DIM, sizeof(double) * DIM);
+    Xo[i * DIM + 1] += 0.003 * i;
+    y[i] = sin(4 * Xo[i * DIM]) + Xo[i * DIM + 2] + 0.05 * mpt_rng_normal(&r);
+    y2[i] = exp(y[i]) * (1 + 0.01 * i); /* every output changes, as with a rank transform */
+  }
+  double ls[DIM] = {0.4, 0.4, 0.4};
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.kernel = kernel;
+    cfg.noise = 1e-3;
+    cfg.lengthscale = 0.4;
+    mpt_gp *g1, *g2;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &g1, &err), 0);
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &g2, &err), 0);
+    /* from empty: add_outputs with one output is add */
+    assert_int_equal(mpt_gp_add_outputs(g1, Xo, y, &err), 0);
+    assert_int_equal(mpt_gp_add(g2, Xo, y[0], &err), 0);
+    mpt_gp_predict_block(g1, 0, NC, m1, s1);
+    mpt_gp_predict_block(g2, 0, NC, m2, s2);
+    for (int c = 0; c < NC; c++) {
+      assert_true(m1[c] == m2[c]);
+      assert_true(s1[c] == s2[c]);
+    }
+    for (int i = 1; i < NO - 1; i++) {
+      assert_int_equal(mpt_gp_add(g1, Xo + i * DIM, y[i], &err), 0);
+      assert_int_equal(mpt_gp_add(g2, Xo + i * DIM, y[i], &err), 0);
+    }
+    assert_int_equal(mpt_gp_add_outputs(g1, Xo + (NO - 1) * DIM, y2, &err), 0);
+    assert_int_equal(mpt_gp_add(g2, Xo + (NO - 1) * DIM, y2[NO - 1], &err), 0);
+    assert_int_equal(mpt_gp_set_outputs(g2, y2, &err), 0);
+    assert_int_equal(mpt_gp_n_obs(g1), NO);
+    mpt_gp_predict_block(g1, 0, NC, m1, s1);
+    mpt_gp_predict_block(g2, 0, NC, m2, s2);
+    dense_predict(kernel, DIM, ls, 1.0, 1e-3, NO, Xo, y2, NC, X, rm, rs);
+    double scale;
+    mpt_gp_normalization(g1, NULL, &scale);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(m1[c] - m2[c]) < 1e-4 * scale);
+      assert_true(fabs(s1[c] - s2[c]) < 1e-4 * scale);
+      assert_true(fabs(m1[c] - rm[c]) < 2e-3 * scale);
+      assert_true(fabs(s1[c] - rs[c]) < 2e-3 * scale);
+    }
+    /* a fantasy and its rollback restore the state after add_outputs */
+    assert_int_equal(mpt_gp_add(g1, X, 0.5, &err), 0);
+    assert_int_equal(mpt_gp_truncate(g1, NO, &err), 0);
+    mpt_gp_predict_block(g1, 0, NC, m2, s2);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(m1[c] - m2[c]) < 1e-6 * scale);
+      assert_true(fabs(s1[c] - s2[c]) < 1e-5 * scale);
+    }
+    mpt_gp_free(g1);
+    mpt_gp_free(g2);
+  }
+  free(X); free(m1); free(s1); free(m2); free(s2); free(rm); free(rs);
+}
+
 /* the fit recovers a short lengthscale on a fast-varying function and a long one on a slow one */
 static void test_fit(void **state) {
   (void)state;
@@ -305,6 +423,8 @@ int main(void) {
       cmocka_unit_test(test_kernels_closed_form),
       cmocka_unit_test(test_one_and_two_obs_closed_form),
       cmocka_unit_test(test_vs_dense),
+      cmocka_unit_test(test_kernel_row_accuracy),
+      cmocka_unit_test(test_add_outputs_blocks),
       cmocka_unit_test(test_fit),
       cmocka_unit_test(test_bad_input),
   };
