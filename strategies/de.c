@@ -36,6 +36,7 @@ static const mpt_option_spec de_options[] = {
    "best vector is updated as soon as they are told (scipy's default); deferred: one batch of popsize trials per "
    "generation", "immediate|deferred", 1, 0},
   EVO_AWARE_OPTIONS,
+  EVO_FRESH_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -155,6 +156,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   g->F = mpt_strategy_opt_double(s, "F");
   g->CR = mpt_strategy_opt_double(s, "CR");
   g->aware = evo_read_aware(&g->e);
+  evo_read_fresh(&g->e, g->aware);
   g->chain = strcmp(mpt_strategy_opt_str(s, "repair"), "chain") == 0;
   g->immediate = strcmp(mpt_strategy_opt_str(s, "updating"), "immediate") == 0;
   const char *m = mpt_strategy_opt_str(s, "method");

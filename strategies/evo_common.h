@@ -40,8 +40,10 @@ struct evo {
   int *idx_tmp;          /* dims ints of scratch */
   int64_t best_id;
   double best;
-  int burn_invalid;
-  int init_random;       /* initial population uniformly at random instead of LHS (option init=random) */      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
+  int burn_invalid;      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
+  int init_random;       /* initial population uniformly at random instead of LHS (option init=random) */
+  int fresh;             /* constraint-aware placement never lands on a configuration proposed before
+                            (evo_place, evo_place_unit; option fresh) */
 };
 
 /* the option rows shared by the constraint-aware strategies (ga, de, pso, firefly) */
@@ -52,6 +54,14 @@ struct evo {
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random " \
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0}
 
+/* the option row of the strategies whose constraint-aware placement can avoid configurations already
+ * proposed (de, pso, firefly); read with evo_read_fresh */
+#define EVO_FRESH_OPTION \
+  {"fresh", MPT_OPT_BOOL, "1", "constraint-aware: a candidate that lands (rounded, repaired) on a configuration " \
+   "this search already proposed moves to the nearest valid " \
+   "configuration it has not proposed (repair chain, smallest index distance, ties at random) instead of " \
+   "re-proposing a known one", NULL, 1, 0}
+
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
 /* a strategy's state: s->data = a zeroed struct of size bytes whose FIRST member is its evo, evo_init'ed
  * (freed again on error; name goes in the out-of-memory message). 0 or <0 */
@@ -60,6 +70,8 @@ int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err
 void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
 /* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_random); returns constraint_aware */
 int evo_read_aware(evo *e);
+/* reads EVO_FRESH_OPTION into e->fresh (only for a constraint-aware strategy: aware != 0) */
+void evo_read_fresh(evo *e, int aware);
 void evo_free(evo *e);
 
 /* fitness cache */
@@ -89,8 +101,16 @@ void evo_to_unit(const evo *e, const int *idx, double *x);      /* idx -> [0,1] 
 /* a valid id close to idx: idx itself when valid, else a random neighbour by strictly-adjacent, then
  * adjacent, then Hamming, then index-distance (index_distance_only: index-distance at once, as DE) */
 int64_t evo_repair(evo *e, const int *idx, int index_distance_only);
-/* a proposal at idx: constraint-aware, evo_repair'ed and idx set to the repaired configuration (left as is
- * when no valid neighbour exists: -1); otherwise evo_lookup (-1 when invalid) */
+/* the same chain, but within the first non-empty neighbourhood only the neighbours at the smallest index
+ * distance from idx (one of them uniformly at random): the minimal repair (LHS points) */
+int64_t evo_repair_nearest(evo *e, const int *idx);
+/* the valid configuration nearest to idx (value indices, valid or not) that this search has not proposed:
+ * the first neighbourhood of the repair chain (DE: index-distance first) that has one, smallest index
+ * distance, ties at random; -1 when none */
+int64_t evo_fresh(evo *e, const int *idx, int index_distance_only);
+/* a proposal at idx: constraint-aware, evo_repair'ed (with e->fresh: moved on by evo_fresh when the result
+ * was proposed before) and idx set to that configuration (left as is when no valid neighbour exists: -1);
+ * otherwise evo_lookup (-1 when invalid) */
 int64_t evo_place(evo *e, int *idx, int aware, int index_distance_only);
 /* the same for a position x in [0,1] per parameter (rounded into e->idx_tmp); when aware and repaired, x
  * moves to the repaired configuration */

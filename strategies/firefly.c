@@ -26,6 +26,7 @@ static const mpt_option_spec ff_options[] = {
   {"gamma", MPT_OPT_DOUBLE, "1.0", "light absorption coefficient", NULL, 0, 100},
   {"alpha", MPT_OPT_DOUBLE, "0.2", "random step size", NULL, 0, 10},
   EVO_AWARE_OPTIONS,
+  EVO_FRESH_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -85,6 +86,7 @@ static int ff_create(mpt_strategy *s, mpt_error *err) {
   g->gamma = mpt_strategy_opt_double(s, "gamma");
   g->alpha = mpt_strategy_opt_double(s, "alpha");
   g->aware = evo_read_aware(&g->e);
+  evo_read_fresh(&g->e, g->aware);
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1);
   g->x = malloc((size_t)g->P * dims * sizeof(double));
   g->f = malloc((size_t)g->P * sizeof(double));

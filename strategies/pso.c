@@ -27,6 +27,7 @@ static const mpt_option_spec pso_options[] = {
   {"c1", MPT_OPT_DOUBLE, "3.0", "cognitive coefficient (pull to the particle's best)", NULL, 0, 10},
   {"c2", MPT_OPT_DOUBLE, "0.5", "social coefficient (pull to the swarm's best)", NULL, 0, 10},
   EVO_AWARE_OPTIONS,
+  EVO_FRESH_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -92,6 +93,7 @@ static int pso_create(mpt_strategy *s, mpt_error *err) {
   g->c1 = mpt_strategy_opt_double(s, "c1");
   g->c2 = mpt_strategy_opt_double(s, "c2");
   g->aware = evo_read_aware(&g->e);
+  evo_read_fresh(&g->e, g->aware);
   size_t dims = (size_t)(g->e.dims > 0 ? g->e.dims : 1), pd = (size_t)g->P * dims;
   g->x = malloc(pd * sizeof(double));
   g->v = malloc(pd * sizeof(double));
