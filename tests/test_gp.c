@@ -342,6 +342,14 @@ static void test_add_outputs_blocks(void **state) {
       assert_true(fabs(m1[c] - rm[c]) < 2e-3 * scale);
       assert_true(fabs(s1[c] - rs[c]) < 2e-3 * scale);
     }
+    /* the fused variant (one pass over V) agrees within float rounding */
+    assert_int_equal(mpt_gp_truncate(g2, NO - 1, &err), 0);
+    assert_int_equal(mpt_gp_add_outputs_fused(g2, Xo + (NO - 1) * DIM, y2, &err), 0);
+    mpt_gp_predict_block(g2, 0, NC, m2, s2);
+    for (int c = 0; c < NC; c++) {
+      assert_true(fabs(m1[c] - m2[c]) < 1e-4 * scale);
+      assert_true(fabs(s1[c] - s2[c]) < 1e-4 * scale);
+    }
     /* a fantasy and its rollback restore the state after add_outputs */
     assert_int_equal(mpt_gp_add(g1, X, 0.5, &err), 0);
     assert_int_equal(mpt_gp_truncate(g1, NO, &err), 0);
