@@ -2,8 +2,9 @@
  * constraint_aware=0 penalty variants, sa, mls) on the real convolution space with the measured
  * objectives of convolution_A100_T4.json.gz (replay): every ask fulfilled with valid, distinct, unseen
  * ids until the whole space is used (sequential and batched asks), determinism per seed, resume (a fresh
- * instance told a run's observations continues exactly like the uninterrupted run), option errors, and
- * that the search beats the starting point. */
+ * instance told a run's observations continues exactly like the uninterrupted run), option errors, that
+ * the search beats the starting point, and the constraint-aware placement helpers of evo_common (nearest
+ * repair, the nearest untried configuration of option fresh) against brute force on the same space. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "evaluators/replay.h"
+#include "strategies/evo_common.h"
 #include "strategies/strategy.h"
 
 typedef struct fixture { mpt_problem *p; mpt_space *s; mpt_replay *r; } fixture;
@@ -22,6 +24,7 @@ static const char *const specs[] = {
   "ga", "ga:constraint_aware=0", "de", "de:constraint_aware=0", "pso", "pso:constraint_aware=0",
   "firefly", "firefly:constraint_aware=0", "sa", "mls", "ga:method=uniform,elitism=0", "de:method=rand1bin",
   "ga_memetic", "ga_memetic:constraint_aware=0", "ga:mode=steady,local=0.3", "pso:constraint_aware=0,invalid_costs=0",
+  "pso:fresh=0", "firefly:fresh=0", "de:fresh=0,repair=chain",
 };
 #define N_SPECS ((int)(sizeof specs / sizeof specs[0]))
 
@@ -232,6 +235,150 @@ static void test_improves_on_random(void **state) {
   free(hit);
 }
 
+
+/* index distance between configuration id and the value indices idx */
+static int64_t idist(const mpt_space *sp, int64_t id, const int *idx) {
+  int64_t d = 0;
+  for (int p = 0; p < mpt_space_dims(sp); p++) {
+    int v = mpt_space_value_index(sp, id, p);
+    d += v > idx[p] ? v - idx[p] : idx[p] - v;
+  }
+  return d;
+}
+
+/* brute force: within the first neighbourhood of chain[] (n kinds) that has a member passing `skip`
+ * (NULL: all), the smallest index distance to idx and how many members have it; -1 when none */
+static int64_t nearest_in_chain(const mpt_space *sp, const int *idx, const mpt_neighbor_kind *chain, int n,
+                                const uint8_t *skip, mpt_neighbor_kind *kind, int64_t *ties) {
+  int64_t size = mpt_space_size(sp);
+  int64_t *nb = malloc((size_t)size * sizeof *nb);
+  int64_t best = -1;
+  for (int i = 0; i < n && best < 0; i++) {
+    int64_t c = mpt_space_neighbors(sp, idx, chain[i], nb, size);
+    assert_true(c >= 0);
+    *ties = 0;
+    for (int64_t j = 0; j < c; j++) {
+      if (skip && skip[nb[j]]) continue;
+      int64_t d = idist(sp, nb[j], idx);
+      if (best < 0 || d < best) { best = d; *ties = 0; }
+      if (d == best) (*ties)++;
+    }
+    *kind = chain[i];
+  }
+  free(nb);
+  return best;
+}
+
+/* is id a member of the neighbourhood kind of idx */
+static int in_neighbourhood(const mpt_space *sp, const int *idx, mpt_neighbor_kind kind, int64_t id) {
+  int64_t size = mpt_space_size(sp);
+  int64_t *nb = malloc((size_t)size * sizeof *nb);
+  int64_t c = mpt_space_neighbors(sp, idx, kind, nb, size);
+  int in = 0;
+  for (int64_t j = 0; j < c && !in; j++) in = nb[j] == id;
+  free(nb);
+  return in;
+}
+
+/* evo_repair_nearest (LHS points) and evo_fresh (option fresh) pick, within the first non-empty
+ * neighbourhood of the repair chain, a configuration at the smallest index distance, every tie reachable;
+ * evo_fresh skips what the search proposed; evo_place_unit/evo_place apply fresh only when asked */
+static void test_nearest_repair_and_fresh(void **state) {
+  fixture *f = *state;
+  const mpt_space *sp = f->s;
+  int dims = mpt_space_dims(sp);
+  int64_t size = mpt_space_size(sp);
+  static const mpt_neighbor_kind chain[] = {MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT, MPT_NB_HAMMING,
+                                            MPT_NB_INDEX_DISTANCE};
+  static const mpt_neighbor_kind de_chain[] = {MPT_NB_INDEX_DISTANCE, MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT,
+                                               MPT_NB_HAMMING};
+  mpt_strategy *s = make(f, "pso", 3, 220);
+  evo *e = s->data; /* pso's state starts with its evo (evo_state_new) */
+  assert_int_equal(e->fresh, 1);
+  int idx[16], back[16];
+  mpt_rng r;
+  mpt_rng_seed(&r, 99);
+  int invalid = 0, multi_tie = 0;
+  for (int t = 0; t < 400; t++) {
+    for (int p = 0; p < dims; p++) idx[p] = (int)mpt_rng_below(&r, (uint64_t)mpt_space_n_values(sp, p));
+    int64_t direct = mpt_space_lookup(sp, idx);
+    int64_t id = evo_repair_nearest(e, idx);
+    assert_true(id >= 0 && id < size);
+    if (direct >= 0) { assert_int_equal(id, direct); continue; }
+    invalid++;
+    mpt_neighbor_kind kind;
+    int64_t ties, best = nearest_in_chain(sp, idx, chain, 4, NULL, &kind, &ties);
+    assert_true(best > 0);
+    assert_true(in_neighbourhood(sp, idx, kind, id));
+    assert_int_equal(idist(sp, id, idx), best);
+    if (ties > 1 && ties <= 8 && multi_tie < 20) { /* ties uniformly at random: each is reached */
+      multi_tie++;
+      uint8_t *got = calloc((size_t)size, 1);
+      int64_t distinct = 0;
+      for (int k = 0; k < 400; k++) {
+        int64_t x = evo_repair_nearest(e, idx);
+        if (!got[x]) { got[x] = 1; distinct++; }
+      }
+      free(got);
+      assert_int_equal(distinct, ties);
+    }
+  }
+  assert_true(invalid > 100); /* the convolution space is 43% of its Cartesian product */
+  assert_true(multi_tie > 0);
+
+  /* evo_fresh: mark a random half of the space as proposed by this search */
+  for (int64_t id = 0; id < size; id++) e->mine[id] = (uint8_t)mpt_rng_below(&r, 2);
+  for (int t = 0; t < 300; t++) {
+    for (int p = 0; p < dims; p++) idx[p] = (int)mpt_rng_below(&r, (uint64_t)mpt_space_n_values(sp, p));
+    for (int de = 0; de < 2; de++) {
+      int64_t id = evo_fresh(e, idx, de);
+      mpt_neighbor_kind kind;
+      int64_t ties, best = nearest_in_chain(sp, idx, de ? de_chain : chain, 4, e->mine, &kind, &ties);
+      if (best < 0) { assert_int_equal(id, -1); continue; }
+      assert_true(id >= 0 && !e->mine[id]);
+      assert_true(in_neighbourhood(sp, idx, kind, id));
+      assert_int_equal(idist(sp, id, idx), best);
+    }
+  }
+
+  /* evo_place_unit: a position on a proposed configuration moves to the nearest untried one (fresh), and
+   * stays (fresh=0); the position follows the configuration */
+  double x[16];
+  for (int t = 0; t < 100; t++) {
+    int64_t id0 = (int64_t)mpt_rng_below(&r, (uint64_t)size);
+    e->mine[id0] = 1;
+    mpt_space_config(sp, id0, idx);
+    evo_to_unit(e, idx, x);
+    e->fresh = 1;
+    int64_t id = evo_place_unit(e, x, 1);
+    int64_t want = evo_fresh(e, idx, 0) >= 0 ? 1 : 0;
+    if (want) {
+      assert_true(id >= 0 && id != id0 && !e->mine[id]);
+      assert_int_equal(idist(sp, id, idx), nearest_in_chain(sp, idx, chain, 4, e->mine, &(mpt_neighbor_kind){0}, &(int64_t){0}));
+    }
+    evo_round_unit(e, x, back);
+    assert_int_equal(mpt_space_lookup(sp, back), id);
+    /* DE's placement in value-index space, index-distance first */
+    memcpy(back, idx, sizeof idx);
+    int64_t idd = evo_place(e, back, 1, 1);
+    if (want) assert_true(idd >= 0 && !e->mine[idd] && mpt_space_lookup(sp, back) == idd);
+    e->fresh = 0;
+    evo_to_unit(e, idx, x);
+    assert_int_equal(evo_place_unit(e, x, 1), id0);
+    memcpy(back, idx, sizeof idx);
+    assert_int_equal(evo_place(e, back, 1, 1), id0);
+    assert_int_equal(evo_place_unit(e, x, 0), id0); /* penalty variants: a plain lookup */
+  }
+  mpt_strategy_destroy(s);
+  /* fresh is read only for the constraint-aware variant */
+  s = make(f, "firefly:constraint_aware=0", 3, 220);
+  assert_int_equal(((evo *)s->data)->fresh, 0);
+  mpt_strategy_destroy(s);
+  s = make(f, "de:fresh=0", 3, 220);
+  assert_int_equal(((evo *)s->data)->fresh, 0);
+  mpt_strategy_destroy(s);
+}
+
 static void test_option_errors(void **state) {
   fixture *f = *state;
   mpt_strategy *s = NULL;
@@ -280,6 +427,7 @@ int main(void) {
     cmocka_unit_test(test_warm_start_foreign),
     cmocka_unit_test(test_improves_on_random),
     cmocka_unit_test(test_whole_space_sequential_and_batched),
+    cmocka_unit_test(test_nearest_repair_and_fresh),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
