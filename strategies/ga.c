@@ -1,8 +1,9 @@
 /* strategies/ga.c: `ga`, the constraint-aware genetic algorithm of Willemsen et al. ("Constraint-aware
  * Optimization in Auto-Tuning"): valid initial population by LHS, rank-based parent selection
  * (beta(1, 2.5) over the sorted population, as Kernel Tuner), single-point (or two-point / uniform)
- * crossover, mutation with chance 1/mutation_chance to a random valid Hamming neighbour, invalid
- * children repaired to a valid neighbour (strictly-adjacent, adjacent, Hamming, index-distance).
+ * crossover, an invalid child repaired to a valid neighbour (strictly-adjacent, adjacent, Hamming,
+ * index-distance) and then, with chance 1/mutation_chance, mutated to a random valid Hamming neighbour
+ * (repair before mutation, as the paper: the mutation never stands in for the repair chain).
  * constraint_aware=0 is the penalty variant: random Cartesian initial population, mutation changes one
  * parameter to any value, invalid children stay in the population with a penalty fitness (they cost
  * no evaluation but occupy a population slot, i.e. a wasted iteration). */
@@ -167,13 +168,17 @@ static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_av
     }
     for (int ch = 0; ch < 2 && m < target; ch++) {
       memcpy(c1, ch ? c3 : c2, (size_t)dims * sizeof(int));
-      mutate(g, c1);
       int64_t id;
       if (g->aware) {
+        /* as the paper: the crossover child is repaired first (strictly-adjacent, adjacent, Hamming, index
+         * distance), then mutated to a random valid Hamming neighbour of that valid configuration */
         id = g->repair ? evo_repair(e, c1, 0) : evo_lookup(e, c1);
         if (id < 0) continue;
         mpt_space_config(e->sp, id, c1);
+        mutate(g, c1);
+        id = evo_lookup(e, c1);
       } else {
+        mutate(g, c1);
         id = evo_lookup(e, c1);
       }
       int dup = 0;
