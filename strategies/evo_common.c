@@ -16,13 +16,14 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   size_t sz = e->size > 0 ? (size_t)e->size : 1;
   e->nv = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->nv);
   e->idx_tmp = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->idx_tmp);
+  e->dim_mark = calloc((size_t)(e->dims > 0 ? e->dims : 1), 1);
   e->fit = malloc(sz * sizeof *e->fit);
   e->mine = calloc(sz, 1);
   e->nb_cap = 256;
   e->nb = malloc((size_t)e->nb_cap * sizeof *e->nb);
   e->cap_need = 64;
   e->need = malloc((size_t)e->cap_need * sizeof *e->need);
-  if (!e->nv || !e->idx_tmp || !e->fit || !e->mine || !e->nb || !e->need) {
+  if (!e->nv || !e->idx_tmp || !e->dim_mark || !e->fit || !e->mine || !e->nb || !e->need) {
     evo_free(e);
     return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
   }
@@ -58,6 +59,7 @@ void evo_read_fresh(evo *e, int aware) { e->fresh = aware && mpt_strategy_opt_bo
 void evo_free(evo *e) {
   free(e->nv);
   free(e->idx_tmp);
+  free(e->dim_mark);
   free(e->fit);
   free(e->mine);
   free(e->nb);
@@ -297,6 +299,27 @@ int64_t evo_random_hamming(evo *e, const int *idx) {
   int64_t c = evo_neighbors(e, idx, MPT_NB_HAMMING);
   if (c <= 0) return -1;
   return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
+}
+
+int64_t evo_random_hamming_gene(evo *e, const int *idx) {
+  int64_t c = evo_neighbors(e, idx, MPT_NB_HAMMING);
+  if (c <= 0) return -1;
+  /* the parameter each neighbour changes (exactly one): mark them, pick one of the marked uniformly */
+  int np = 0;
+  for (int64_t j = 0; j < c; j++) {
+    int d = 0;
+    while (d < e->dims - 1 && mpt_space_value_index(e->sp, e->nb[j], d) == idx[d]) d++;
+    if (!e->dim_mark[d]) { e->dim_mark[d] = 1; np++; }
+  }
+  int r = (int)mpt_rng_below(&e->s->rng, (uint64_t)np), pick = -1;
+  for (int d = 0; d < e->dims; d++) {
+    if (e->dim_mark[d] && r-- == 0) pick = d;
+    e->dim_mark[d] = 0;
+  }
+  int64_t n = 0;
+  for (int64_t j = 0; j < c; j++)
+    if (mpt_space_value_index(e->sp, e->nb[j], pick) != idx[pick]) e->nb[n++] = e->nb[j];
+  return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)n)];
 }
 
 void evo_random_cartesian(evo *e, int *idx) {

@@ -38,6 +38,7 @@ struct evo {
   int64_t *nb;           /* neighbour scratch */
   int64_t nb_cap;
   int *idx_tmp;          /* dims ints of scratch */
+  uint8_t *dim_mark;     /* dims bytes of scratch, all 0 between calls */
   int64_t best_id;
   double best;
   int burn_invalid;      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
@@ -117,6 +118,10 @@ int64_t evo_place(evo *e, int *idx, int aware, int index_distance_only);
 int64_t evo_place_unit(evo *e, double *x, int aware);
 /* a random valid Hamming neighbour of idx (any configuration), or -1 when there is none */
 int64_t evo_random_hamming(evo *e, const int *idx);
+/* the same, drawn gene-wise: a parameter uniformly at random among those that have a valid other value
+ * (the others fixed), then one of those values uniformly; evo_random_hamming instead draws uniformly over
+ * the neighbours, so parameters with many values are changed more often */
+int64_t evo_random_hamming_gene(evo *e, const int *idx);
 /* n neighbours of kind around idx into e->nb; returns the count (<0 on error) */
 int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind);
 /* a uniformly random configuration of the Cartesian product (valid or not) */

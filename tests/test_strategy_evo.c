@@ -24,7 +24,7 @@ static const char *const specs[] = {
   "ga", "ga:constraint_aware=0", "de", "de:constraint_aware=0", "pso", "pso:constraint_aware=0",
   "firefly", "firefly:constraint_aware=0", "sa", "mls", "ga:method=uniform,elitism=0", "de:method=rand1bin",
   "ga_memetic", "ga_memetic:constraint_aware=0", "ga:mode=steady,local=0.3", "pso:constraint_aware=0,invalid_costs=0",
-  "pso:fresh=0", "firefly:fresh=0", "de:fresh=0,repair=chain",
+  "pso:fresh=0", "firefly:fresh=0", "de:fresh=0,repair=chain", "ga:mutation=neighbour",
 };
 #define N_SPECS ((int)(sizeof specs / sizeof specs[0]))
 
@@ -379,6 +379,68 @@ static void test_nearest_repair_and_fresh(void **state) {
   mpt_strategy_destroy(s);
 }
 
+
+/* evo_random_hamming_gene: a valid Hamming neighbour whose changed parameter is uniform over the parameters
+ * that have a valid other value (evo_random_hamming: uniform over neighbours, so block_size_x with 16
+ * values dominates) */
+static void test_gene_mutation(void **state) {
+  fixture *f = *state;
+  const mpt_space *sp = f->s;
+  int dims = mpt_space_dims(sp);
+  int64_t size = mpt_space_size(sp);
+  mpt_strategy *s = make(f, "ga", 5, 220);
+  evo *e = s->data;
+  int idx[16], nidx[16];
+  int64_t *nb = malloc((size_t)size * sizeof *nb);
+  mpt_rng r;
+  mpt_rng_seed(&r, 7);
+  double chi_gene = 0, chi_nb = 0;
+  int tested = 0;
+  for (int t = 0; t < 40; t++) {
+    int64_t id0 = (int64_t)mpt_rng_below(&r, (uint64_t)size);
+    mpt_space_config(sp, id0, idx);
+    int64_t c = mpt_space_neighbors(sp, idx, MPT_NB_HAMMING, nb, size);
+    int per[16] = {0}, np = 0;
+    for (int64_t j = 0; j < c; j++) {
+      mpt_space_config(sp, nb[j], nidx);
+      int d = 0, diff = 0;
+      for (int p = 0; p < dims; p++) if (nidx[p] != idx[p]) { d = p; diff++; }
+      assert_int_equal(diff, 1);
+      if (per[d]++ == 0) np++;
+    }
+    if (np < 2) continue;
+    tested++;
+    int hits_gene[16] = {0}, hits_nb[16] = {0}, n = 2000;
+    for (int k = 0; k < n; k++) {
+      int64_t a = evo_random_hamming_gene(e, idx), b = evo_random_hamming(e, idx);
+      assert_true(a >= 0 && b >= 0);
+      for (int w = 0; w < 2; w++) {
+        mpt_space_config(sp, w ? b : a, nidx);
+        int d = -1, diff = 0;
+        for (int p = 0; p < dims; p++) if (nidx[p] != idx[p]) { d = p; diff++; }
+        assert_int_equal(diff, 1); /* a valid Hamming neighbour */
+        assert_true(per[d] > 0);
+        if (w) hits_nb[d]++; else hits_gene[d]++;
+      }
+    }
+    /* chi-square against uniform over parameters, per start configuration (np - 1 degrees of freedom) */
+    double cg = 0, cn = 0, ex = (double)n / np;
+    for (int p = 0; p < dims; p++) {
+      if (!per[p]) continue;
+      cg += (hits_gene[p] - ex) * (hits_gene[p] - ex) / ex;
+      cn += (hits_nb[p] - ex) * (hits_nb[p] - ex) / ex;
+    }
+    chi_gene += cg / (np - 1);
+    chi_nb += cn / (np - 1);
+  }
+  assert_true(tested > 20);
+  /* per degree of freedom: ~1 for a uniform draw; the neighbour-uniform draw is far from it */
+  assert_true(chi_gene / tested < 2.0);
+  assert_true(chi_nb / tested > 10.0);
+  free(nb);
+  mpt_strategy_destroy(s);
+}
+
 static void test_option_errors(void **state) {
   fixture *f = *state;
   mpt_strategy *s = NULL;
@@ -397,6 +459,7 @@ static void test_option_errors(void **state) {
     {"ga", "popsize=abc", "popsize"}, {"ga", "popsize=1", "2..10000"}, {"ga", "method=three_point", "single_point|two_point|uniform"},
     {"ga", "constraint_aware=maybe", "boolean"}, {"de", "CR=1.5", "CR"}, {"de", "F=nan", "F"}, {"pso", "w=", "w"},
     {"sa", "neighbor=far", "Hamming"}, {"firefly", "gamma=-1", "gamma"}, {"mls", "max_batch=0", "max_batch"},
+    {"ga", "mutation=swap", "gene|neighbour"}, {"pso", "fresh=perhaps", "boolean"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     mpt_error_clear(&err);
@@ -428,6 +491,7 @@ int main(void) {
     cmocka_unit_test(test_improves_on_random),
     cmocka_unit_test(test_whole_space_sequential_and_batched),
     cmocka_unit_test(test_nearest_repair_and_fresh),
+    cmocka_unit_test(test_gene_mutation),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
