@@ -290,34 +290,137 @@ static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc,
   kernel_from_t(kernel, bc, gp->variance, t, k);
 }
 
-/* t[j] = sum_i V_i[j] lf[i] and a[j] = sum_i V_i[j] wf[i] (rows i < n, stride ld) in one pass over V:
- * the rows are summed 8 at a time in a fixed order, accumulators in float (as sgemv) */
-GP_HOT static void gemv2_t(int n, int64_t bc, const float *restrict V, size_t ld, const float *lf,
-                           const float *wf, float *restrict t, float *restrict a) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define GP_HAVE_SGEMV2_REPLICA 1
+/* t = V^T l and a = V^T w for n rows of bc values (stride ld) with exactly the arithmetic of
+ * cblas_sgemv(RowMajor, Trans, alpha 1, beta 0) in OpenBLAS 0.3.21 on its SkylakeX kernels, one thread
+ * (driver kernel/x86_64/sgemv_n_4.c: groups of 8 rows by the Haswell 4x8 microkernel, one FMA chain per
+ * element, or two chains of alternate rows for the first (NB & 12) elements; 4 rows by the 4x4
+ * microkernel alike; 2 and 1 remaining rows and n <= 48 by the SkylakeX kernels; the last bc & 3
+ * elements by scalar FMA chains over all rows), for both vectors in one pass over V */
+__attribute__((target("avx2,fma"), optimize("O3", "fp-contract=off"))) static void
+sgemv2_replica(int n, int64_t bc, const float *restrict V, size_t ld, const float *restrict l,
+               const float *restrict w, float *restrict t, float *restrict a) {
+  int64_t m3 = bc & 3, NB = bc - m3, pre = NB & 12;
   for (int64_t j = 0; j < bc; j++) t[j] = a[j] = 0.0f;
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
+  if (n <= 48 && n != 4) { /* sgemv_kernel_n_128: one chain over all rows, then + y */
+    for (int r = 0; r < n; r++) {
+      const float *restrict v = V + (size_t)r * ld;
+      float lr = l[r], wr = w[r];
+      for (int64_t j = 0; j < bc; j++) {
+        t[j] = fmaf(v[j], lr, t[j]);
+        a[j] = fmaf(v[j], wr, a[j]);
+      }
+    }
+    for (int64_t j = 0; j < bc; j++) {
+      t[j] += 0.0f;
+      a[j] += 0.0f;
+    }
+    return;
+  }
+  int n1 = n >> 3, n2 = n & 7, i = 0;
+  for (int g = 0; g < n1; g++, i += 8) {
     const float *restrict v0 = V + (size_t)i * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld,
                           *restrict v3 = v2 + ld, *restrict v4 = v3 + ld, *restrict v5 = v4 + ld,
                           *restrict v6 = v5 + ld, *restrict v7 = v6 + ld;
-    float l0 = lf[i], l1 = lf[i + 1], l2 = lf[i + 2], l3 = lf[i + 3], l4 = lf[i + 4], l5 = lf[i + 5],
-          l6 = lf[i + 6], l7 = lf[i + 7];
-    float w0 = wf[i], w1 = wf[i + 1], w2 = wf[i + 2], w3 = wf[i + 3], w4 = wf[i + 4], w5 = wf[i + 5],
-          w6 = wf[i + 6], w7 = wf[i + 7];
-    for (int64_t j = 0; j < bc; j++) {
-      float x0 = v0[j], x1 = v1[j], x2 = v2[j], x3 = v3[j], x4 = v4[j], x5 = v5[j], x6 = v6[j], x7 = v7[j];
-      t[j] += ((x0 * l0 + x1 * l1) + (x2 * l2 + x3 * l3)) + ((x4 * l4 + x5 * l5) + (x6 * l6 + x7 * l7));
-      a[j] += ((x0 * w0 + x1 * w1) + (x2 * w2 + x3 * w3)) + ((x4 * w4 + x5 * w5) + (x6 * w6 + x7 * w7));
+    const float *x = l + i, *y = w + i;
+    for (int64_t j = 0; j < pre; j++) {
+      float c4 = fmaf(v6[j], x[6], fmaf(v4[j], x[4], fmaf(v2[j], x[2], fmaf(v0[j], x[0], 0.0f))));
+      float c5 = fmaf(v7[j], x[7], fmaf(v5[j], x[5], fmaf(v3[j], x[3], fmaf(v1[j], x[1], 0.0f))));
+      t[j] = (c5 + c4) + t[j];
+      float d4 = fmaf(v6[j], y[6], fmaf(v4[j], y[4], fmaf(v2[j], y[2], fmaf(v0[j], y[0], 0.0f))));
+      float d5 = fmaf(v7[j], y[7], fmaf(v5[j], y[5], fmaf(v3[j], y[3], fmaf(v1[j], y[1], 0.0f))));
+      a[j] = (d5 + d4) + a[j];
+    }
+    for (int64_t j = pre; j < NB; j++) {
+      float c = fmaf(v0[j], x[0], 0.0f);
+      c = fmaf(v1[j], x[1], c);
+      c = fmaf(v2[j], x[2], c);
+      c = fmaf(v3[j], x[3], c);
+      c = fmaf(v4[j], x[4], c);
+      c = fmaf(v5[j], x[5], c);
+      c = fmaf(v6[j], x[6], c);
+      c = fmaf(v7[j], x[7], c);
+      t[j] = c + t[j];
+      float d = fmaf(v0[j], y[0], 0.0f);
+      d = fmaf(v1[j], y[1], d);
+      d = fmaf(v2[j], y[2], d);
+      d = fmaf(v3[j], y[3], d);
+      d = fmaf(v4[j], y[4], d);
+      d = fmaf(v5[j], y[5], d);
+      d = fmaf(v6[j], y[6], d);
+      d = fmaf(v7[j], y[7], d);
+      a[j] = d + a[j];
     }
   }
-  for (; i < n; i++) {
+  if (n2 & 4) {
+    const float *restrict v0 = V + (size_t)i * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld,
+                          *restrict v3 = v2 + ld;
+    const float *x = l + i, *y = w + i;
+    for (int64_t j = 0; j < pre; j++) {
+      float c4 = fmaf(v2[j], x[2], fmaf(v0[j], x[0], 0.0f)), c5 = fmaf(v3[j], x[3], fmaf(v1[j], x[1], 0.0f));
+      t[j] = (c5 + c4) + t[j];
+      float d4 = fmaf(v2[j], y[2], fmaf(v0[j], y[0], 0.0f)), d5 = fmaf(v3[j], y[3], fmaf(v1[j], y[1], 0.0f));
+      a[j] = (d5 + d4) + a[j];
+    }
+    for (int64_t j = pre; j < NB; j++) {
+      float c = fmaf(v0[j], x[0], 0.0f);
+      c = fmaf(v1[j], x[1], c);
+      c = fmaf(v2[j], x[2], c);
+      c = fmaf(v3[j], x[3], c);
+      t[j] = c + t[j];
+      float d = fmaf(v0[j], y[0], 0.0f);
+      d = fmaf(v1[j], y[1], d);
+      d = fmaf(v2[j], y[2], d);
+      d = fmaf(v3[j], y[3], d);
+      a[j] = d + a[j];
+    }
+    i += 4;
+  }
+  if (n2 & 2) {
+    const float *restrict v0 = V + (size_t)i * ld, *restrict v1 = v0 + ld;
+    for (int64_t j = 0; j < NB; j++) {
+      t[j] = fmaf(v1[j], l[i + 1], fmaf(v0[j], l[i], 0.0f)) + t[j];
+      a[j] = fmaf(v1[j], w[i + 1], fmaf(v0[j], w[i], 0.0f)) + a[j];
+    }
+    i += 2;
+  }
+  if (n2 & 1) {
     const float *restrict v0 = V + (size_t)i * ld;
-    float l0 = lf[i], w0 = wf[i];
-    for (int64_t j = 0; j < bc; j++) {
-      t[j] += v0[j] * l0;
-      a[j] += v0[j] * w0;
+    for (int64_t j = 0; j < NB; j++) {
+      t[j] = fmaf(v0[j], l[i], 0.0f) + t[j];
+      a[j] = fmaf(v0[j], w[i], 0.0f) + a[j];
     }
   }
+  for (int64_t j = NB; j < bc; j++) { /* the last bc & 3 elements: scalar chains over all rows */
+    float c = 0.0f, d = 0.0f;
+    for (int r = 0; r < n; r++) {
+      c = fmaf(V[(size_t)r * ld + j], l[r], c);
+      d = fmaf(V[(size_t)r * ld + j], w[r], d);
+    }
+    t[j] = c;
+    a[j] = d;
+  }
+}
+#endif
+
+int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, const float *w, float *t,
+                  float *a) {
+  if (n < 1 || bc < 1) {
+    for (int64_t j = 0; j < bc; j++) t[j] = a[j] = 0.0f;
+    return 0;
+  }
+#ifdef GP_HAVE_SGEMV2_REPLICA
+  if (bc <= 4096 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      openblas_get_num_threads() == 1 && strcmp(openblas_get_corename(), "SkylakeX") == 0 &&
+      strncmp(openblas_get_config(), "OpenBLAS 0.3.21 ", 16) == 0) {
+    sgemv2_replica(n, bc, V, ld, l, w, t, a);
+    return 1;
+  }
+#endif
+  cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, V, (int)ld, l, 1, 0.0f, t, 1);
+  cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, V, (int)ld, w, 1, 0.0f, a, 1);
+  return 0;
 }
 
 /* the new row of V for a block and the rank-one update of the posterior state */
@@ -335,7 +438,7 @@ GP_HOT static void update_block(int64_t bc, const double *restrict k, const floa
 
 /* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
  * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
-static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, int fused, mpt_error *err) {
+static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
   if (y_all)
     for (int i = 0; i < gp->n; i++)
@@ -371,20 +474,14 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   for (int64_t b = 0; b < gp->n_cand; b += blk) {
     int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
     float *t = gp->tmpf + b;
-    if (y_all && fused) { /* one pass over this block of V: L^-1 k (t) and A = V^T wy together */
+    if (y_all) { /* this block of V: L^-1 k (t) and A = V^T wy, one pass where possible */
       float ta[1024];
-      gemv2_t(n, bc, gp->V + b, (size_t)gp->n_cand, gp->lf, gp->wf, t, ta);
-      for (int64_t j = 0; j < bc; j++) gp->A[b + j] = (double)ta[j];
+      mpt_gp_sgemv2(n, bc, gp->V + b, (size_t)gp->n_cand, gp->lf, gp->wf, t, ta);
+      for (int64_t j = 0; j < bc; j++) gp->A[b + j] = n > 0 ? (double)ta[j] : 0.0;
     } else if (n > 0) {
       cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->lf, 1, 0.0f, t, 1);
     } else {
       memset(t, 0, sizeof(float) * (size_t)bc);
-    }
-    if (y_all && !fused) { /* the block of V is in cache now: recompute A = V^T wy for it (float gemv) */
-      float ta[1024];
-      if (n > 0)
-        cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->wf, 1, 0.0f, ta, 1);
-      for (int64_t j = 0; j < bc; j++) gp->A[b + j] = n > 0 ? (double)ta[j] : 0.0;
     }
     kernel_row(gp, x, b, bc, gp->kbuf);
     update_block(bc, gp->kbuf, t, inv_lnn, wyn, w1n, vrow + b, gp->A + b, gp->B + b, gp->var + b);
@@ -397,14 +494,10 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   return 0;
 }
 
-int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) { return add_impl(gp, x, y, NULL, 0, err); }
+int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err) { return add_impl(gp, x, y, NULL, err); }
 
 int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err) {
-  return add_impl(gp, x, y_all[gp->n], y_all, 0, err);
-}
-
-int mpt_gp_add_outputs_fused(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err) {
-  return add_impl(gp, x, y_all[gp->n], y_all, 1, err);
+  return add_impl(gp, x, y_all[gp->n], y_all, err);
 }
 
 int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {

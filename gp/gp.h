@@ -16,6 +16,7 @@
  * the small n_obs x n_obs factor (the ScaLAPACK variant can replace the factor later). */
 #ifndef MPT_GP_H
 #define MPT_GP_H
+#include <stddef.h>
 #include <stdint.h>
 #include "spaces/error.h"
 
@@ -76,11 +77,14 @@ int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err);
 /* mpt_gp_add and mpt_gp_set_outputs in one pass over the candidates: adds point x with output
  * y_all[n_obs] and gives all n_obs + 1 observations the outputs y_all. */
 int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err);
-/* mpt_gp_add_outputs reading V once instead of twice (both products of V accumulated in float, 8 rows
- * at a time, in a fixed order instead of the BLAS library's): ~0.15-0.2 ms less per call at 11,130
- * candidates x 220 observations (docs/PERFORMANCE.md), results within float rounding (~1e-7
- * relative) of mpt_gp_add_outputs but not bit-identical to them, the same on every x86-64 machine. */
-int mpt_gp_add_outputs_fused(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err);
+
+/* t = V^T l and a = V^T w for a row-major float block V (n rows of bc values, row stride ld), exactly
+ * as two cblas_sgemv(CblasRowMajor, CblasTrans, n, bc, 1, V, ld, x, 1, 0, y, 1) calls compute them.
+ * Where the running OpenBLAS is one whose kernel arithmetic this replicates (0.3.21 on SkylakeX, one
+ * thread) it reads V once for both (bit-identical, checked by tests/test_gp.c) and returns 1; otherwise
+ * it makes the two calls and returns 0. (mpt_gp_add_outputs uses it; exposed for that test.) */
+int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, const float *w, float *t,
+                  float *a);
 
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
