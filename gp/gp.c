@@ -423,10 +423,22 @@ int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, 
   return 0;
 }
 
-/* the new row of V for a block and the rank-one update of the posterior state */
+/* the new row of V for a block and the rank-one update of the posterior state; with ta (the block's
+ * V^T wy before the new row, add_outputs) A is replaced by ta plus the new row's term */
 GP_HOT static void update_block(int64_t bc, const double *restrict k, const float *restrict t,
-                                double inv_lnn, double wyn, double w1n, float *restrict vrow,
-                                double *restrict A, double *restrict B, double *restrict var) {
+                                const float *restrict ta, double inv_lnn, double wyn, double w1n,
+                                float *restrict vrow, double *restrict A, double *restrict B,
+                                double *restrict var) {
+  if (ta) {
+    for (int64_t j = 0; j < bc; j++) {
+      float v = (float)((k[j] - (double)t[j]) * inv_lnn);
+      vrow[j] = v;
+      A[j] = (double)ta[j] + (double)v * wyn;
+      B[j] += (double)v * w1n;
+      var[j] -= (double)v * (double)v;
+    }
+    return;
+  }
   for (int64_t j = 0; j < bc; j++) {
     float v = (float)((k[j] - (double)t[j]) * inv_lnn);
     vrow[j] = v;
@@ -474,17 +486,17 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   for (int64_t b = 0; b < gp->n_cand; b += blk) {
     int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
     float *t = gp->tmpf + b;
-    if (y_all) { /* this block of V: L^-1 k (t) and A = V^T wy, one pass where possible */
-      float ta[1024];
+    float ta[1024];
+    if (y_all) { /* this block of V: L^-1 k (t) and V^T wy (ta, zeros when n = 0), one pass where possible */
       mpt_gp_sgemv2(n, bc, gp->V + b, (size_t)gp->n_cand, gp->lf, gp->wf, t, ta);
-      for (int64_t j = 0; j < bc; j++) gp->A[b + j] = n > 0 ? (double)ta[j] : 0.0;
     } else if (n > 0) {
       cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->lf, 1, 0.0f, t, 1);
     } else {
       memset(t, 0, sizeof(float) * (size_t)bc);
     }
     kernel_row(gp, x, b, bc, gp->kbuf);
-    update_block(bc, gp->kbuf, t, inv_lnn, wyn, w1n, vrow + b, gp->A + b, gp->B + b, gp->var + b);
+    update_block(bc, gp->kbuf, t, y_all ? ta : NULL, inv_lnn, wyn, w1n, vrow + b, gp->A + b, gp->B + b,
+                 gp->var + b);
   }
   memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
   gp->yo[n] = y;
