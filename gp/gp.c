@@ -7,6 +7,10 @@
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdatomic.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,7 +285,20 @@ static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc,
   int dim = gp->dim, kernel = gp->cfg.kernel;
   double *t = k; /* in place: r2, then the argument of exp, then the kernel */
   dist2_row(bc, dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, t);
-  for (int64_t j = 0; j < bc; j++) { /* scalar: sqrt does not vectorize with errno semantics */
+  int64_t j = 0;
+#if defined(__SSE2__)
+  /* sqrt does not auto-vectorize (errno semantics): SSE2 pairs, the same correctly rounded roots */
+  if (kernel != MPT_GP_SE) {
+    const __m128d c = _mm_set1_pd(kernel == MPT_GP_MATERN12 ? 1.0 : kernel == MPT_GP_MATERN32 ? 3.0 : 5.0);
+    const __m128d cap = _mm_set1_pd(708.0);
+    for (; j + 2 <= bc; j += 2) {
+      __m128d r2 = _mm_loadu_pd(t + j);
+      __m128d a = kernel == MPT_GP_MATERN12 ? _mm_sqrt_pd(r2) : _mm_sqrt_pd(_mm_mul_pd(c, r2));
+      _mm_storeu_pd(t + j, _mm_min_pd(a, cap)); /* a < 708 ? a : 708 */
+    }
+  }
+#endif
+  for (; j < bc; j++) {
     double r2 = t[j];
     double a = kernel == MPT_GP_MATERN12 ? sqrt(r2) : kernel == MPT_GP_MATERN32 ? sqrt(3.0 * r2)
              : kernel == MPT_GP_MATERN52 ? sqrt(5.0 * r2) : 0.5 * r2;
@@ -411,9 +428,16 @@ int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, 
     return 0;
   }
 #ifdef GP_HAVE_SGEMV2_REPLICA
-  if (bc <= 4096 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      openblas_get_num_threads() == 1 && strcmp(openblas_get_corename(), "SkylakeX") == 0 &&
-      strncmp(openblas_get_config(), "OpenBLAS 0.3.21 ", 16) == 0) {
+  /* the library and CPU checks once (openblas_get_config formats a string), the thread count per call */
+  static atomic_int replicated = -1;
+  int r = atomic_load_explicit(&replicated, memory_order_relaxed);
+  if (r < 0) {
+    r = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        strcmp(openblas_get_corename(), "SkylakeX") == 0 &&
+        strncmp(openblas_get_config(), "OpenBLAS 0.3.21 ", 16) == 0;
+    atomic_store_explicit(&replicated, r, memory_order_relaxed);
+  }
+  if (r && bc <= 4096 && openblas_get_num_threads() == 1) {
     sgemv2_replica(n, bc, V, ld, l, w, t, a);
     return 1;
   }
