@@ -108,23 +108,24 @@ enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
     {"kernel", MPT_OPT_STRING, "matern32", "GP covariance function", "matern12|matern32|matern52|se", 1, 0},
-    {"lengthscale", MPT_OPT_DOUBLE, "1.5", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
+    {"lengthscale", MPT_OPT_DOUBLE, "2.0", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
     {"initial_samples", MPT_OPT_INT, "10", "size of the initial sample (valid observations)", NULL, 1, 1e9},
     {"sampling", MPT_OPT_STRING, "maximin", "initial sample method", "maximin|lhs|random", 1, 0},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
-    {"encoding", MPT_OPT_STRING, "index", "numeric encoding of parameter values for the GP", "index|value|log2", 1, 0},
+    {"encoding", MPT_OPT_STRING, "index+onehot", "numeric encoding of parameter values for the GP (onehot: distance = number of differing parameters; index+onehot: both, the one-hot part weighted by onehot_weight)", "index|value|log2|onehot|index+onehot", 1, 0},
+    {"onehot_weight", MPT_OPT_DOUBLE, "0.5", "encoding=index+onehot: each differing parameter adds onehot_weight^2 to the squared distance (a full-range step of one index-encoded parameter adds 1)", NULL, 0, 100},
     {"transform", MPT_OPT_STRING, "rank", "objective transform before modelling: log, none, rank (normal scores of the ranks), log-clip (log, clipped at the median)", "log|none|rank|log-clip", 1, 0},
     {"exploration", MPT_OPT_STRING, "cv", "exploration margin of EI/POI: contextual variance, fixed value, or none", "cv|fixed|none", 1, 0},
-    {"exploration_factor", MPT_OPT_DOUBLE, "1.0", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
+    {"exploration_factor", MPT_OPT_DOUBLE, "0.5", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
     {"lcb_kappa", MPT_OPT_DOUBLE, "2.0", "LCB: mean - kappa * sd", NULL, 0, 100},
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
     {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
-    {"local_every", MPT_OPT_INT, "2", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
+    {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
     {"stall_action", MPT_OPT_STRING, "boost", "while stalled: multiply the exploration margin by stall_boost, or pick the candidate of largest posterior variance every other pick", "boost|variance", 1, 0},
     {"stall_boost", MPT_OPT_DOUBLE, "5.0", "multiplier of the exploration margin while stalled", NULL, 0, 1e6},
@@ -398,28 +399,45 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   /* pruning: parameters with one value carry no information */
   const char *encs = mpt_strategy_opt_str(s, "encoding");
   mpt_encoding enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
+  int use_index = strcmp(encs, "onehot") != 0;
+  int use_onehot = !use_index || strcmp(encs, "index+onehot") == 0;
+  double ohw = use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
   int dims = mpt_space_dims(sp);
   int *act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
   double *xfull = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
-  if (!act || !xfull) { free(act); free(xfull); return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
+  int *cfg = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+  if (!act || !xfull || !cfg) { free(act); free(xfull); free(cfg); return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
+  int n_act = 0, n_oh = 0;
   for (int p = 0; p < dims; p++)
-    if (mpt_space_n_values(sp, p) > 1) act[b->D++] = p;
+    if (mpt_space_n_values(sp, p) > 1) { act[n_act++] = p; n_oh += mpt_space_n_values(sp, p); }
+  /* GP inputs: the active parameters' encodings and/or their one-hot codes (w / sqrt 2 per set bit,
+   * so each differing parameter adds w^2 to the squared distance) */
+  b->D = (use_index ? n_act : 0) + (use_onehot ? n_oh : 0);
   int D = b->D > 0 ? b->D : 1;
   b->X = calloc((size_t)(b->N > 0 ? b->N : 1) * (size_t)D, sizeof(double));
   b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
   b->mbuf = malloc(sizeof(double) * BO_BLOCK);
   b->sbuf = malloc(sizeof(double) * BO_BLOCK);
   if (!b->X || !b->taken || !b->mbuf || !b->sbuf) {
-    free(act); free(xfull);
+    free(act); free(xfull); free(cfg);
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
   }
   for (int64_t c = 0; c < b->N && b->D > 0; c++) {
-    mpt_space_encode(sp, c, enc, xfull);
-    for (int d = 0; d < b->D; d++) b->X[(size_t)c * b->D + d] = xfull[act[d]];
+    double *x = b->X + (size_t)c * b->D;
+    if (use_index) {
+      mpt_space_encode(sp, c, enc, xfull);
+      for (int d = 0; d < n_act; d++) x[d] = xfull[act[d]];
+      x += n_act;
+    }
+    if (use_onehot) {
+      mpt_space_config(sp, c, cfg);
+      for (int d = 0, o = 0; d < n_act; o += mpt_space_n_values(sp, act[d]), d++) x[o + cfg[act[d]]] = ohw * M_SQRT1_2;
+    }
   }
   free(xfull);
+  free(cfg);
   b->act = act;
-  b->n_act = b->D;
+  b->n_act = n_act;
   b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
   b->D = D;
   int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
