@@ -33,7 +33,10 @@ struct mpt_gp {
   mpt_gp_config cfg;
   int dim;
   int64_t n_cand;
-  double *X;            /* candidates by dimension: X[d * n_cand + c] (contiguous per dimension) */
+  double *X;            /* candidates by dimension: X[d * n_cand + c] (contiguous per dimension), or NULL: */
+  uint8_t *Xc;          /* when every dimension has <= 256 distinct values: codes by dimension */
+  double *Xv;           /* dim x 256: the distinct values (Xc[d * n_cand + c] indexes Xv + 256 d) */
+  int *nv;              /* dim: number of distinct values */
   double *ls, *inv_ls;  /* dim */
   double variance, noise;
   int n, cap;
@@ -104,6 +107,56 @@ static double noise_eff(double noise, double variance) {
   return noise + GP_JITTER * variance;
 }
 
+/* Keeps the candidates (row-major n_cand x dim in X) by dimension: as one-byte codes into per-dimension
+ * tables of distinct values when every dimension has at most 256 (encodings of tuning parameters
+ * have a few values per parameter; one-hot codes two), else as doubles. The codes give the same
+ * doubles back, so distances are the same; they are 8x less to read per new observation.
+ * Returns 0 or -1 (out of memory). */
+static int store_candidates(mpt_gp *gp, const double *X) {
+  int64_t n = gp->n_cand;
+  int dim = gp->dim;
+  if (n > 256) {
+    gp->Xc = malloc((size_t)n * (size_t)dim);
+    gp->Xv = malloc(sizeof(double) * 256 * (size_t)dim);
+    gp->nv = calloc((size_t)dim, sizeof(int));
+    int16_t *slot = malloc(sizeof(int16_t) * 512 * (size_t)dim); /* per dimension: hash of value bits */
+    int ok = gp->Xc && gp->Xv && gp->nv && slot;
+    if (ok) memset(slot, 0xff, sizeof(int16_t) * 512 * (size_t)dim);
+    for (int64_t c = 0; ok && c < n; c++)
+      for (int d = 0; d < dim && ok; d++) {
+        double v = X[(size_t)c * (size_t)dim + d];
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        int16_t *sl = slot + 512 * (size_t)d;
+        double *vals = gp->Xv + 256 * (size_t)d;
+        unsigned h = (unsigned)((bits * 0x9e3779b97f4a7c15ULL) >> 55);
+        int code = -1;
+        while (sl[h] >= 0) {
+          uint64_t b2;
+          memcpy(&b2, &vals[sl[h]], sizeof b2);
+          if (b2 == bits) { code = sl[h]; break; }
+          h = (h + 1) & 511;
+        }
+        if (code < 0) {
+          if (gp->nv[d] == 256) { ok = 0; break; } /* too many distinct values: doubles */
+          code = gp->nv[d]++;
+          vals[code] = v;
+          sl[h] = (int16_t)code;
+        }
+        gp->Xc[(size_t)d * (size_t)n + (size_t)c] = (uint8_t)code;
+      }
+    free(slot);
+    if (ok) return 0;
+    free(gp->Xc); free(gp->Xv); free(gp->nv);
+    gp->Xc = NULL; gp->Xv = NULL; gp->nv = NULL;
+  }
+  gp->X = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)dim);
+  if (!gp->X) return -1;
+  for (int64_t c = 0; c < n; c++)
+    for (int d = 0; d < dim; d++) gp->X[(size_t)d * (size_t)n + (size_t)c] = X[(size_t)c * (size_t)dim + d];
+  return 0;
+}
+
 int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
                   mpt_error *err) {
   *out = NULL;
@@ -121,7 +174,6 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
   gp->n_cand = n_cand;
   gp->variance = cfg->variance;
   gp->noise = cfg->noise;
-  gp->X = malloc(sizeof(double) * (size_t)(n_cand > 0 ? n_cand : 1) * (size_t)dim);
   gp->ls = malloc(sizeof(double) * (size_t)dim);
   gp->inv_ls = malloc(sizeof(double) * (size_t)dim);
   gp->A = calloc((size_t)(n_cand > 0 ? n_cand : 1), sizeof(double));
@@ -129,12 +181,10 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
   gp->var = malloc(sizeof(double) * (size_t)(n_cand > 0 ? n_cand : 1));
   gp->tmpf = malloc(sizeof(float) * (size_t)(n_cand > 0 ? n_cand : 1));
   gp->kbuf = malloc(sizeof(double) * GP_BLOCK);
-  if (!gp->X || !gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->tmpf || !gp->kbuf) {
+  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->tmpf || !gp->kbuf || store_candidates(gp, X)) {
     mpt_gp_free(gp);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld candidates", (long long)n_cand);
   }
-  for (int64_t c = 0; c < n_cand; c++)
-    for (int d = 0; d < dim; d++) gp->X[(size_t)d * (size_t)n_cand + (size_t)c] = X[(size_t)c * (size_t)dim + d];
   for (int d = 0; d < dim; d++) {
     gp->ls[d] = cfg->lengthscale;
     gp->inv_ls[d] = 1.0 / cfg->lengthscale;
@@ -146,7 +196,7 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
 
 void mpt_gp_free(mpt_gp *gp) {
   if (!gp) return;
-  free(gp->X); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->yo); free(gp->L);
+  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->yo); free(gp->L);
   free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
   free(gp->tmpf); free(gp->kbuf); free(gp->tmpd); free(gp->lf); free(gp->wf);
   free(gp);
@@ -158,7 +208,7 @@ int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
 int64_t mpt_gp_bytes(const mpt_gp *gp) {
   int64_t nc = gp->n_cand, cap = gp->cap, d = gp->dim;
-  return (int64_t)sizeof *gp + nc * d * 8 + nc * (3 * 8 + 4) + cap * nc * 4 + cap * cap * 8 +
+  return (int64_t)sizeof *gp + (gp->Xc ? nc * d + d * 256 * 8 : nc * d * 8) + nc * (3 * 8 + 4) + cap * nc * 4 + cap * cap * 8 +
          cap * (d + 5) * 8 + cap * 4 + GP_BLOCK * 8;
 }
 
@@ -281,10 +331,46 @@ GP_HOT static void dist2_row(int64_t n, int dim, const double *restrict x, const
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK): the same arithmetic as kern_r2/dist2
  * except exp (exp_neg). Beyond t = 708 (exp < 3.3e-308) the argument is clamped: the covariance is
  * then ~1e-303 instead of a subnormal or 0, the same nothing once rounded into V (float). */
+/* r2[j] += q2[code[j]]: a dimension with two distinct values (one-hot codes) by a select, else by a
+ * table lookup */
+GP_HOT static void add_coded(int64_t n, int nv, const uint8_t *restrict cd, const double *restrict q2,
+                             double *restrict r2) {
+  if (nv <= 2) {
+    double a = q2[0], b = q2[nv > 1 ? 1 : 0];
+    for (int64_t j = 0; j < n; j++) r2[j] += cd[j] ? b : a;
+  } else {
+    for (int64_t j = 0; j < n; j++) r2[j] += q2[cd[j]];
+  }
+}
+
+/* r2[j] = dist2(x, candidate j) from codes: per dimension the squared scaled differences of its
+ * distinct values (the same arithmetic as dist2_row), then one lookup per candidate */
+static void dist2_codes(int64_t n, int dim, const double *x, const uint8_t *Xc, size_t ld, const double *Xv,
+                        const int *nv, const double *inv_ls, double *r2) {
+  for (int64_t j = 0; j < n; j++) r2[j] = 0.0;
+  for (int d = 0; d < dim; d++) {
+    double q2[256];
+    double xd = x[d], il = inv_ls[d];
+    for (int k = 0; k < nv[d]; k++) {
+      double q = (xd - Xv[256 * (size_t)d + k]) * il;
+      q2[k] = q * q;
+    }
+    add_coded(n, nv[d], Xc + (size_t)d * ld, q2, r2);
+  }
+}
+
+/* r2[j] = dist2(x, candidate b + j) for j < bc */
+static void cand_dist2(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *r2) {
+  if (gp->Xc)
+    dist2_codes(bc, gp->dim, x, gp->Xc + b, (size_t)gp->n_cand, gp->Xv, gp->nv, gp->inv_ls, r2);
+  else
+    dist2_row(bc, gp->dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, r2);
+}
+
 static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
-  int dim = gp->dim, kernel = gp->cfg.kernel;
+  int kernel = gp->cfg.kernel;
   double *t = k; /* in place: r2, then the argument of exp, then the kernel */
-  dist2_row(bc, dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, t);
+  cand_dist2(gp, x, b, bc, t);
   int64_t j = 0;
 #if defined(__SSE2__)
   /* sqrt does not auto-vectorize (errno semantics): SSE2 pairs, the same correctly rounded roots */
@@ -688,7 +774,7 @@ static int refactor(mpt_gp *gp, mpt_error *err) {
     int64_t bc = gp->n_cand - b < bsz ? gp->n_cand - b : bsz;
     for (int i = 0; i < n; i++) {
       double *kr = K + (size_t)i * bsz;
-      dist2_row(bc, dim, gp->Xo + (size_t)i * dim, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, kr);
+      cand_dist2(gp, gp->Xo + (size_t)i * dim, b, bc, kr);
       for (int64_t j = 0; j < bc; j++) kr[j] = gp->variance * kern_r2(gp->cfg.kernel, kr[j]);
     }
     cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, (int)bc, 1.0, gp->L,

@@ -2,7 +2,7 @@
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
  * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
  * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks, and
- * the one-pass V^T [l w] (mpt_gp_sgemv2) bit for bit against OpenBLAS. */
+ * the one-pass V^T [l w] (mpt_gp_sgemv2) bit for bit against OpenBLAS, coded vs double candidates. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -395,6 +395,66 @@ static void test_sgemv2_exact(void **state) {
   free(V); free(t0); free(a0); free(t1); free(a1);
 }
 
+/* Candidates on a grid are stored as codes into per-dimension value tables; with 256 more random
+ * candidates appended the same GP keeps doubles. Both must give the same bits on the grid candidates
+ * (adds, add_outputs, fantasies and a refactor with new lengthscales), for every kernel. */
+static void test_coded_candidates(void **state) {
+  (void)state;
+  enum { DIM = 4, NG = 2048, NX = 256, NO = 40 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 9);
+  double *X = malloc(sizeof(double) * (NG + NX) * DIM), Xo[NO * DIM], y[NO];
+  for (int c = 0; c < NG; c++) { /* 8 x 16 x 16 grid, and a one-hot-like dimension with 2 values */
+    X[c * DIM + 0] = (c % 8) / 7.0;
+    X[c * DIM + 1] = ((c / 8) % 16) / 15.0;
+    X[c * DIM + 2] = (c / 128) / 15.0;
+    X[c * DIM + 3] = (c % 3 == 0) ? 0.7071067811865476 : 0.0;
+  }
+  random_points(&r, NX, DIM, X + NG * DIM);
+  for (int i = 0; i < NO; i++) {
+    const double *src = X + (size_t)mpt_rng_below(&r, i % 4 == 3 ? NG + NX : NG) * DIM;
+    memcpy(Xo + i * DIM, src, sizeof(double) * DIM);
+    y[i] = sin(5 * Xo[i * DIM]) + Xo[i * DIM + 1] - Xo[i * DIM + 3] + 0.1 * mpt_rng_normal(&r);
+  }
+  double *m1 = malloc(sizeof(double) * NG), *s1 = malloc(sizeof(double) * NG);
+  double *m2 = malloc(sizeof(double) * NG), *s2 = malloc(sizeof(double) * NG);
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.kernel = kernel;
+    cfg.lengthscale = 0.5;
+    cfg.noise = 1e-4;
+    mpt_gp *g1, *g2;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NG, X, &g1, &err), 0);
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NG + NX, X, &g2, &err), 0);
+    assert_true(mpt_gp_bytes(g1) < mpt_gp_bytes(g2) - (int64_t)NG * DIM * 6); /* codes: 1 byte, not 8 */
+    for (int i = 0; i < NO; i++) {
+      if (i % 5 == 4) {
+        assert_int_equal(mpt_gp_add_outputs(g1, Xo + i * DIM, y, &err), 0);
+        assert_int_equal(mpt_gp_add_outputs(g2, Xo + i * DIM, y, &err), 0);
+      } else {
+        assert_int_equal(mpt_gp_add(g1, Xo + i * DIM, y[i], &err), 0);
+        assert_int_equal(mpt_gp_add(g2, Xo + i * DIM, y[i], &err), 0);
+      }
+    }
+    for (int round = 0; round < 2; round++) {
+      mpt_gp_predict_block(g1, 0, NG, m1, s1);
+      mpt_gp_predict_block(g2, 0, NG, m2, s2);
+      for (int c = 0; c < NG; c++) {
+        assert_true(m1[c] == m2[c]);
+        assert_true(s1[c] == s2[c]);
+      }
+      double ls[DIM] = {0.3, 0.8, 1.5, 0.4}; /* refactor from scratch, then compare again */
+      assert_int_equal(mpt_gp_set_hyper(g1, ls, 1.3, 1e-3, &err), 0);
+      assert_int_equal(mpt_gp_set_hyper(g2, ls, 1.3, 1e-3, &err), 0);
+    }
+    mpt_gp_free(g1);
+    mpt_gp_free(g2);
+  }
+  free(X); free(m1); free(s1); free(m2); free(s2);
+}
+
 /* the fit recovers a short lengthscale on a fast-varying function and a long one on a slow one */
 static void test_fit(void **state) {
   (void)state;
@@ -465,6 +525,7 @@ int main(void) {
       cmocka_unit_test(test_kernel_row_accuracy),
       cmocka_unit_test(test_add_outputs_blocks),
       cmocka_unit_test(test_sgemv2_exact),
+      cmocka_unit_test(test_coded_candidates),
       cmocka_unit_test(test_fit),
       cmocka_unit_test(test_bad_input),
   };
