@@ -41,6 +41,7 @@ struct mpt_gp {
   double variance, noise;
   int n, cap;
   double *Xo;           /* cap x dim observed points */
+  double *XoT;          /* dim x cap: the same by dimension (distances to all observations vectorize) */
   double *yo;           /* cap outputs (raw units) */
   double *L;            /* cap x cap, row-major lower factor */
   double *wy, *w1;      /* L^-1 y, L^-1 1 */
@@ -196,7 +197,7 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
 
 void mpt_gp_free(mpt_gp *gp) {
   if (!gp) return;
-  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->yo); free(gp->L);
+  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->XoT); free(gp->yo); free(gp->L);
   free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
   free(gp->tmpf); free(gp->kbuf); free(gp->tmpd); free(gp->lf); free(gp->wf);
   free(gp);
@@ -231,10 +232,16 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   float *V = gp->n_cand > 0 ? realloc(gp->V, sizeof(float) * (size_t)ncap * (size_t)gp->n_cand) : gp->V;
   if (V) gp->V = V;
   double *L = calloc((size_t)ncap * (size_t)ncap, sizeof(double));
-  if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_cand > 0 && !V) || !L) {
+  double *XoT = malloc(sizeof(double) * (size_t)ncap * (size_t)gp->dim);
+  if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_cand > 0 && !V) || !L || !XoT) {
     free(L);
+    free(XoT);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory growing to %d observations", ncap);
   }
+  for (int d = 0; d < gp->dim; d++)
+    if (gp->n > 0) memcpy(XoT + (size_t)d * ncap, gp->XoT + (size_t)d * gp->cap, sizeof(double) * (size_t)gp->n);
+  free(gp->XoT);
+  gp->XoT = XoT;
   for (int i = 0; i < gp->n; i++) memcpy(L + (size_t)i * ncap, gp->L + (size_t)i * gp->cap, sizeof(double) * (size_t)(i + 1));
   free(gp->L);
   gp->L = L;
@@ -242,12 +249,6 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   return 0;
 }
 
-/* kx[i] = variance * k(x, Xo_i), i < n */
-static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, double variance,
-                       double *kx) {
-  for (int i = 0; i < gp->n; i++)
-    kx[i] = variance * kern_r2(gp->cfg.kernel, dist2(x, gp->Xo + (size_t)i * gp->dim, inv_ls, gp->dim));
-}
 
 /* acc[j] += sum_r v_r[j] * w_r for 4 rows (stride ld); written for the vectorizer (hot loop of
  * mpt_gp_set_outputs: 4 rows per pass over acc keep the accumulator traffic low) */
@@ -357,6 +358,14 @@ static void dist2_codes(int64_t n, int dim, const double *x, const uint8_t *Xc, 
     }
     add_coded(n, nv[d], Xc + (size_t)d * ld, q2, r2);
   }
+}
+
+/* kx[i] = variance * k(x, Xo_i), i < n (distances over the observations by dimension: the same sums) */
+static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, double variance,
+                       double *kx) {
+  if (gp->n == 0) return;
+  dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, inv_ls, kx);
+  for (int i = 0; i < gp->n; i++) kx[i] = variance * kern_r2(gp->cfg.kernel, kx[i]);
 }
 
 /* r2[j] = dist2(x, candidate b + j) for j < bc */
@@ -609,6 +618,7 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
                  gp->var + b);
   }
   memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
+  for (int d = 0; d < dim; d++) gp->XoT[(size_t)d * cap + n] = x[d];
   gp->yo[n] = y;
   gp->wy[n] = wyn;
   gp->w1[n] = w1n;
@@ -720,9 +730,10 @@ void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0) {
 
 double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x) {
   double mu = m0;
-  for (int i = 0; i < gp->n; i++)
-    mu += alpha[i] * gp->variance *
-          kern_r2(gp->cfg.kernel, dist2(x, gp->Xo + (size_t)i * gp->dim, gp->inv_ls, gp->dim));
+  if (gp->n == 0) return mu;
+  double *r2 = gp->tmpd; /* distances to all observations at once (the same sums as dist2) */
+  dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, gp->inv_ls, r2);
+  for (int i = 0; i < gp->n; i++) mu += alpha[i] * gp->variance * kern_r2(gp->cfg.kernel, r2[i]);
   return mu;
 }
 
