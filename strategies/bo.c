@@ -150,6 +150,15 @@ static const mpt_option_spec bo_options[] = {
 static double norm_cdf(double z) { return 0.5 * erfc(-z / M_SQRT2); }
 static double log_norm_pdf(double z) { return -0.5 * z * z - 0.9189385332046727; }
 
+/* an upper bound of log(q) for finite q > 0, from its binary exponent: q < 2^e, so log q < e ln 2
+ * (plus a margin for rounding in libm's log) */
+static double log_upper(double q) {
+  uint64_t u;
+  memcpy(&u, &q, sizeof u);
+  int e = (int)((u >> 52) & 0x7ff) - 1022;
+  return e * 0.6931471805599453 + 1e-9;
+}
+
 static double log_poi(double z) {
   if (z > -6) return log(norm_cdf(z));
   return log_norm_pdf(z) - log(-z) + log1p(-1.0 / (z * z));
@@ -746,7 +755,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, b->mbuf, b->sbuf);
     for (int64_t c = b0; c < b1; c++) {
-      if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
+      if (b->taken[c] || s->seen[c]) continue;
       if (local == 1 && !in_local(b, s->space, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, sd = b->sbuf[c - b0] / sc;
       if (sd < 1e-12) sd = 1e-12;
@@ -754,6 +763,9 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
       double p = -1; /* probability of feasibility, computed on demand (p <= 1 bounds every product) */
 #define FEAS_OK() (!use_feas || (p < 0 ? (p = feas_p(b, c)) : p) >= b->feas_threshold)
       if (z > -6) {
+        /* EI = sd (z Phi(z) + phi(z)) <= sd (max(z, 0) + phi(0)): when that cannot beat the best
+         * feasible EI so far (lin[0] <= any_lin) the candidate changes nothing; skips erfc and exp */
+        if (!need_poi && sd * ((z > 0 ? z : 0.0) + 0.3989422804014328) * (1 + 1e-12) <= lin[0]) goto rest;
         double cdf = norm_cdf(z);
         double ei = sd * (z * cdf + exp(log_norm_pdf(z)));
         if (ei > any_lin) { any_lin = ei; any_lin_id = c; }
@@ -769,8 +781,11 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
           if (v > lin[1]) { lin[1] = v; lin_id[1] = c; }
         }
       } else if (any_lin_id < 0 || (need_poi && lin_id[1] < 0)) {
-        /* log EI for z <= -6: log sd + log phi(z) - 2 log|z| (+ log1p(-3/z^2) < 0.09, dropped) */
-        double le = log(sd / (z * z)) - 0.5 * z * z - 0.9189385332046727;
+        /* log EI for z <= -6: log sd + log phi(z) - 2 log|z| (+ log1p(-3/z^2) < 0.09, dropped); with
+         * a bound that cannot beat the best feasible value so far (lg[0] <= any_lg) the log is skipped */
+        double q = sd / (z * z);
+        if (!need_poi && log_upper(q) - 0.5 * z * z - 0.9189385332046727 <= lg[0]) goto rest;
+        double le = log(q) - 0.5 * z * z - 0.9189385332046727;
         if (le > any_lg) { any_lg = le; any_lg_id = c; }
         if (lin_id[0] < 0 && le > lg[0] && FEAS_OK()) {
           double v = use_feas ? le + log(p) : le;
@@ -784,6 +799,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
           }
         }
       }
+    rest:
       if (need_lcb) {
         double v = -(mu - b->lcb_kappa * sd);
         if (v > pk->val[AF_LCB] && FEAS_OK()) { pk->val[AF_LCB] = v; pk->id[AF_LCB] = c; }
@@ -820,7 +836,7 @@ static double exploration(bo_state *b, mpt_strategy *s) {
     int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block(b->gp, b0, b1, NULL, b->sbuf);
     for (int64_t c = b0; c < b1; c++) {
-      if (mpt_strategy_is_seen(s, c)) continue;
+      if (s->seen[c]) continue;
       double sd = b->sbuf[c - b0] / sc;
       sum += sd * sd;
       cnt++;
