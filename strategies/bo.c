@@ -100,8 +100,6 @@ typedef struct bo_state {
   int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
   int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
-  double *hv;            /* N: EI of the candidates of one scan (max-heap with hid), when feasibility is on */
-  int64_t *hid, n_heap;
   int feas_dims;         /* inputs of the feasibility model: the first feas_dims columns of X */
 } bo_state;
 
@@ -480,7 +478,7 @@ static void bo_destroy(mpt_strategy *s) {
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx);
   free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
-  free(b->init_ids); free(b->pend); free(b->hv); free(b->hid); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
+  free(b->init_ids); free(b->pend); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
 }
@@ -674,45 +672,6 @@ static double feas_p(bo_state *b, int64_t c) {
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
-/* max-heap of (hv, hid) by hv */
-static void heap_down(double *v, int64_t *id, int64_t n, int64_t i) {
-  for (;;) {
-    int64_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && v[l] > v[m]) m = l;
-    if (r < n && v[r] > v[m]) m = r;
-    if (m == i) return;
-    double tv = v[i]; v[i] = v[m]; v[m] = tv;
-    int64_t ti = id[i]; id[i] = id[m]; id[m] = ti;
-    i = m;
-  }
-}
-
-/* argmax of EI * p(feasible) over the collected candidates with p >= threshold: candidates are taken
- * in descending EI and p is computed only until no remaining EI can beat the best product (p <= 1),
- * so the O(n_obs * dim) feasibility mean is evaluated for a few candidates, not every one whose EI
- * is a running maximum. Ties go to the lower id, as in the plain scan. -1 when none is feasible. */
-static int64_t feas_argmax(bo_state *b, double *best_v) {
-  double *v = b->hv;
-  int64_t *id = b->hid, n = b->n_heap, best = -1;
-  double bv = -INFINITY;
-  for (int64_t i = n / 2 - 1; i >= 0; i--) heap_down(v, id, n, i);
-  while (n > 0 && v[0] >= bv) {
-    int64_t c = id[0];
-    double ei = v[0];
-    if (!(ei == bv && c > best)) {
-      double p = feas_p(b, c);
-      double prod = ei * p;
-      if (p >= b->feas_threshold && (prod > bv || (prod == bv && c < best))) { bv = prod; best = c; }
-    }
-    v[0] = v[n - 1];
-    id[0] = id[n - 1];
-    n--;
-    heap_down(v, id, n, 0);
-  }
-  *best_v = bv;
-  return best;
-}
-
 /* One scan over all free candidates: the argmax of every acquisition function the mode needs.
  * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
@@ -741,13 +700,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     } else {
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }
-    if (use_feas && !b->hv) {
-      b->hv = malloc(sizeof(double) * (size_t)b->N);
-      b->hid = malloc(sizeof(int64_t) * (size_t)b->N);
-      if (!b->hv || !b->hid) { free(b->hv); free(b->hid); b->hv = NULL; b->hid = NULL; }
-    }
   }
-  b->n_heap = 0;
   /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
   int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
   for (int64_t bi = 0; bi < n_blocks; bi++) {
@@ -769,10 +722,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
         double cdf = norm_cdf(z);
         double ei = sd * (z * cdf + exp(log_norm_pdf(z)));
         if (ei > any_lin) { any_lin = ei; any_lin_id = c; }
-        if (use_feas && b->hv) { /* feasibility later, in descending EI (feas_argmax) */
-          b->hv[b->n_heap] = ei;
-          b->hid[b->n_heap++] = c;
-        } else if (ei > lin[0] && FEAS_OK()) {
+        if (ei > lin[0] && FEAS_OK()) {
           double v = use_feas ? ei * p : ei;
           if (v > lin[0]) { lin[0] = v; lin_id[0] = c; }
         }
@@ -813,10 +763,6 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     }
   }
   (void)need_ei;
-  if (b->n_heap > 0) {
-    lin_id[0] = feas_argmax(b, &lin[0]);
-    b->n_heap = 0;
-  }
   pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
   pk->id[AF_POI] = lin_id[1] >= 0 ? lin_id[1] : lg_id[1];
   /* fallback when every candidate is under the feasibility threshold: the best EI */
