@@ -299,8 +299,8 @@ static inline double exp_neg(double t) {
 }
 
 /* k[j] = variance * kernel(t[j]) where t[j] is the kernel's argument of exp (see kernel_row) */
-GP_HOT static void kernel_from_t(int kernel, int64_t n, double variance, const double *restrict t,
-                                 double *restrict k) {
+GP_HOT static void kernel_from_t(int kernel, int64_t n, double variance, const double *t,
+                                 double *k) { /* t may be k (in place) */
   switch (kernel) {
   case MPT_GP_MATERN32:
     for (int64_t j = 0; j < n; j++) k[j] = variance * ((1.0 + t[j]) * exp_neg(t[j]));
@@ -376,10 +376,8 @@ static void cand_dist2(const mpt_gp *gp, const double *x, int64_t b, int64_t bc,
     dist2_row(bc, gp->dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, r2);
 }
 
-static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
-  int kernel = gp->cfg.kernel;
-  double *t = k; /* in place: r2, then the argument of exp, then the kernel */
-  cand_dist2(gp, x, b, bc, t);
+/* in place: t[j] = squared scaled distance r2 -> variance * kernel(r2), j < bc (vectorized) */
+static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
   int64_t j = 0;
 #if defined(__SSE2__)
   /* sqrt does not auto-vectorize (errno semantics): SSE2 pairs, the same correctly rounded roots */
@@ -399,7 +397,12 @@ static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc,
              : kernel == MPT_GP_MATERN52 ? sqrt(5.0 * r2) : 0.5 * r2;
     t[j] = a < 708.0 ? a : 708.0;
   }
-  kernel_from_t(kernel, bc, gp->variance, t, k);
+  kernel_from_t(kernel, bc, variance, t, t);
+}
+
+static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
+  cand_dist2(gp, x, b, bc, k); /* in place: r2, then the argument of exp, then the kernel */
+  kernel_from_r2(gp->cfg.kernel, bc, gp->variance, k);
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -733,7 +736,8 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
   if (gp->n == 0) return mu;
   double *r2 = gp->tmpd; /* distances to all observations at once (the same sums as dist2) */
   dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, gp->inv_ls, r2);
-  for (int i = 0; i < gp->n; i++) mu += alpha[i] * gp->variance * kern_r2(gp->cfg.kernel, r2[i]);
+  kernel_from_r2(gp->cfg.kernel, gp->n, gp->variance, r2); /* the kernel row's vectorized exp (2 ulp) */
+  for (int i = 0; i < gp->n; i++) mu += alpha[i] * r2[i];
   return mu;
 }
 
