@@ -741,6 +741,12 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
   return mu;
 }
 
+void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k) {
+  if (to <= from) return;
+  dist2_row(to - from, gp->dim, x, gp->XoT + from, (size_t)gp->cap, gp->inv_ls, k);
+  kernel_from_r2(gp->cfg.kernel, to - from, gp->variance, k);
+}
+
 void mpt_gp_get_hyper(const mpt_gp *gp, double *ls, double *variance, double *noise) {
   if (ls) memcpy(ls, gp->ls, sizeof(double) * (size_t)gp->dim);
   if (variance) *variance = gp->variance;

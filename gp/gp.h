@@ -95,6 +95,10 @@ void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, doubl
  * k(x, x_i); computing the weights is O(n_obs^2), each mean then O(n_obs * dim). */
 void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0);
 double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x);
+/* k[i - from] = variance * k(x, x_i) for observations from <= i < to: exactly the values
+ * mpt_gp_mean_with_weights sums (mean = m0 + sum_i alpha_i k[i], in index order), so a caller can keep
+ * a point's kernel values and extend them when observations arrive. */
+void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k);
 /* the output normalization in use: prior mean and scale */
 void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale);
 

@@ -101,6 +101,10 @@ typedef struct bo_state {
   int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
   int feas_dims;         /* inputs of the feasibility model: the first feas_dims columns of X */
+  int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
+  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
+  int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
+  double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
 } bo_state;
 
 #define BO_BLOCK 4096
@@ -478,7 +482,7 @@ static void bo_destroy(mpt_strategy *s) {
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx);
   free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
-  free(b->init_ids); free(b->pend); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
+  free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b);
   s->data = NULL;
 }
@@ -667,8 +671,60 @@ static int mark_local(bo_state *b, mpt_strategy *s) {
 }
 
 /* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
+/* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
+ * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
+ * observations are kept (FEAS_SLOTS candidates, round robin) and only extended by the observations
+ * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights. */
+#define FEAS_SLOTS 512
+#define FEAS_CACHE_MAX_OBS 4096
+static double feas_mean(bo_state *b, int64_t c) {
+  int n = mpt_gp_n_obs(b->fgp);
+  const double *x = b->X + (size_t)c * b->D;
+  if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+  if (!b->fslot) {
+    b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
+    b->fs_id = malloc(sizeof(int64_t) * FEAS_SLOTS);
+    b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
+    if (!b->fslot || !b->fs_id || !b->fs_n) {
+      free(b->fslot); free(b->fs_id); free(b->fs_n);
+      b->fslot = NULL;
+      return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+    }
+    for (int64_t i = 0; i < b->N; i++) b->fslot[i] = -1;
+    for (int i = 0; i < FEAS_SLOTS; i++) b->fs_id[i] = -1;
+  }
+  if (n > b->fs_stride) { /* wider rows: copy the cached values over */
+    int ns = b->fs_stride ? 2 * b->fs_stride : 256;
+    if (ns < n) ns = n;
+    double *nk = malloc(sizeof(double) * (size_t)FEAS_SLOTS * (size_t)ns);
+    if (!nk) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+    for (int i = 0; i < FEAS_SLOTS && b->fs_k; i++)
+      memcpy(nk + (size_t)i * ns, b->fs_k + (size_t)i * b->fs_stride, sizeof(double) * (size_t)b->fs_n[i]);
+    free(b->fs_k);
+    b->fs_k = nk;
+    b->fs_stride = ns;
+  }
+  int sl = b->fslot[c];
+  if (sl < 0) {
+    sl = b->fs_next;
+    b->fs_next = (b->fs_next + 1) % FEAS_SLOTS;
+    if (b->fs_id[sl] >= 0) b->fslot[b->fs_id[sl]] = -1;
+    b->fs_id[sl] = c;
+    b->fs_n[sl] = 0;
+    b->fslot[c] = sl;
+  }
+  double *k = b->fs_k + (size_t)sl * b->fs_stride;
+  if (b->fs_n[sl] < n) {
+    mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
+    b->fs_n[sl] = n;
+  }
+  double mu = b->fm0;
+  for (int i = 0; i < n; i++) mu += b->falpha[i] * k[i];
+  return mu;
+}
+
 static double feas_p(bo_state *b, int64_t c) {
-  double p = mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, b->X + (size_t)c * b->D);
+  double p = feas_mean(b, c);
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
