@@ -160,6 +160,13 @@ static void test_vs_dense(void **state) {
       assert_true(fabs(pm - rm[c]) < 1e-6);
       assert_true(fabs(ps - rs[c]) < 1e-5);
       assert_true(fabs(mpt_gp_mean_with_weights(gp, alpha, m0, X + c * DIM) - rm[c]) < 1e-6);
+      /* kernel values in two ranges (as bo's feasibility cache extends them): the same sum, bit for bit */
+      double k[NO], mu = m0;
+      mpt_gp_kernel_obs_range(gp, X + c * DIM, 0, 23, k);
+      mpt_gp_kernel_obs_range(gp, X + c * DIM, 23, NO, k + 23);
+      for (int i = 0; i < NO; i++) mu += alpha[i] * k[i];
+      assert_true(mu == mpt_gp_mean_with_weights(gp, alpha, m0, X + c * DIM));
+      assert_true(fabs(k[5] - kfun(kernel, X + c * DIM, Xo + 5 * DIM, ls, DIM)) < 1e-12);
     }
     /* new per-dimension hyperparameters: refactor from scratch */
     double ls2[DIM] = {0.3, 1.0, 2.0, 0.5};
