@@ -15,11 +15,24 @@
  * labels, created at the first failure; its mean is the probability of feasibility that multiplies EI
  * and POI, and candidates below feasibility_threshold are not proposed (unless nothing else is left).
  *
- * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): 10 initial samples
- * (not Kernel Tuner's 20: the first score term at k = 20 is then model-based), and a stall rule: after
- * stall_after = 30 evaluations without a new best valid objective the exploration margin is multiplied
- * by stall_boost (5) until the next improvement (stall_action=variance instead alternates EI picks with
+ * Inputs. Each configuration is the index encoding of its active parameters on [0, 1] plus a one-hot
+ * code of every active parameter (encoding=index+onehot, onehot_weight 0.5: each differing parameter
+ * adds 0.25 to the squared distance), so the Matern 3/2 kernel sees both the order of the values and
+ * the Hamming distance; with the index encoding alone configurations one parameter apart are nearly
+ * the same point and their often large differences (block sizes that must be powers of two, options
+ * that only pay off together) are never explored. The feasibility model uses the index part only.
+ *
+ * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): lengthscale 2.0,
+ * exploration factor 0.5, feasibility threshold 0.85, 10 initial samples (not Kernel Tuner's 20: the
+ * first score term at k = 20 is then model-based), and a stall rule: after stall_after = 30
+ * evaluations without a new best valid objective the exploration margin is multiplied by stall_boost
+ * (5) until the next improvement (stall_action=variance instead alternates EI picks with
  * largest-posterior-variance picks). The stall test reads only the told sequence (resume-exact).
+ *
+ * Local picks (off by default; local_every = n > 0): every n-th pick maximizes the acquisition only
+ * over a local set: the Hamming (or adjacent, strictly-adjacent, box) neighbourhood of the best
+ * local_top observations, the elite subspace (every recombination of the best local_top), or crossover
+ * children of the elite (drawn from a generator seeded by the told count, so resume stays exact).
  *
  * Portfolios (mptune's reading of Kernel Tuner's): `multi` takes ei, poi, lcb in turn and drops a
  * function after skip_threshold proposals that duplicate another function's (the counter is multiplied
@@ -33,7 +46,9 @@
  * refit_interval, each on exactly the observations up to that count).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
- * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick. */
+ * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
+ * feasibility probability is computed only for candidates whose EI could win, from cached kernel
+ * values (feas_mean). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
