@@ -145,7 +145,7 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
-    {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over the incumbent's neighbourhood (0: never)", NULL, 0, 1e6},
+    {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over a local set (local_kind; 0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
     {"stall_action", MPT_OPT_STRING, "boost", "while stalled: multiply the exploration margin by stall_boost, or pick the candidate of largest posterior variance every other pick", "boost|variance", 1, 0},
     {"stall_boost", MPT_OPT_DOUBLE, "5.0", "multiplier of the exploration margin while stalled", NULL, 0, 1e6},
