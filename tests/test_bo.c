@@ -149,6 +149,9 @@ static void test_resume(void **state) {
   /* the stall rule in its other mode, triggered early */
   const char *stall[] = {"stall_after=5", "stall_action=variance"};
   check_resume(stall, 2);
+  const char *enc[] = {"encoding=onehot", "encoding=index"};
+  check_resume(enc, 1);
+  check_resume(enc + 1, 1);
   /* every kind of local pick (the default is hamming every 2nd pick); cross draws its children from
    * a generator seeded by the told count, so resume stays exact */
   const char *kinds[] = {"box", "adjacent", "strictly-adjacent", "elite", "hamming+elite", "cross", "hamming+cross"};
@@ -174,6 +177,8 @@ static void test_batch(void **state) {
       {"local_kind=cross", "local_every=1", NULL},
       {"local_kind=hamming+elite", "local_top=3", NULL},
       {"local_kind=box", "local_radius=2", NULL},
+      {"encoding=onehot", "feasibility_threshold=0.5", NULL},
+      {"encoding=index+onehot", "onehot_weight=1.5", NULL},
   };
   for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
     int n_opts = variants[v][2] ? 3 : 2;
