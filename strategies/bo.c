@@ -5,7 +5,8 @@
  * and `advanced-multi` portfolios), the contextual-variance exploration factor, a feasibility model
  * learned from failed evaluations (BaCO-style hidden constraints: probability of feasibility times EI,
  * minimum-feasibility threshold), and batched asks by fantasizing pending and already chosen points
- * (kriging believer, or constant liar).
+ * (kriging believer; constant liar; or batch=quantile, the pessimistic quantile mean + batch_quantile *
+ * sd, which spreads a batch a little further than the believer: docs/PERFORMANCE.md, batched bo).
  *
  * Model. By default the objective is replaced by the normal scores of its ranks among the valid
  * observations (transform=rank: robust to the heavy tail of kernel times; the GP keeps its factor and
@@ -72,6 +73,7 @@ typedef struct bo_state {
   /* options */
   int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */
   double *ty;            /* transformed outputs of the GP's observations (scratch) */
+  double batch_quantile;  /* batch=quantile: fantasy = posterior mean + batch_quantile * sd */
   int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
   int explore_cv;
   double explore_factor, lcb_kappa, noise, feas_threshold, feas_ls, req_improvement, disc_multi, disc_adv;
@@ -144,7 +146,8 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
     {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
-    {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer) or worst observed (constant liar)", "believer|liar", 1, 0},
+    {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
+    {"batch_quantile", MPT_OPT_DOUBLE, "0.5", "batch=quantile: fantasy = posterior mean + this many posterior sd (worse than the mean: the objective is minimized)", NULL, -10, 10},
     {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over a local set (local_kind; 0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
     {"stall_action", MPT_OPT_STRING, "boost", "while stalled: multiply the exploration margin by stall_boost, or pick the candidate of largest posterior variance every other pick", "boost|variance", 1, 0},
@@ -404,6 +407,8 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->feas_threshold = mpt_strategy_opt_double(s, "feasibility_threshold");
   b->feas_ls = mpt_strategy_opt_double(s, "feasibility_lengthscale");
   b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
+  b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
+                          ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
 
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
@@ -976,8 +981,9 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       /* pending ones (earlier asks, and this ask's picks) enter the model as fantasies */
       for (; n_fant_from < b->n_pend && rc == 0; n_fant_from++) {
         const double *x = b->X + (size_t)b->pend[n_fant_from].id * b->D;
-        double mu;
-        mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, NULL);
+        double mu, sdq;
+        mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
+        if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
         rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, &err);
       }
       if (rc) break;

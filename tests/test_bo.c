@@ -1,8 +1,8 @@
 /* tests/test_bo.c: the `bo` strategy on a real brute-forced space (convolution on the A6000, 11% failed
  * configurations, replayed): determinism for a fixed seed, only valid and never repeated ids, the whole
  * budget used, resume (warm start by tell) continuing exactly like the uninterrupted run, batched asks
- * of distinct candidates, bad options rejected, and the feasibility model wasting fewer evaluations
- * on failures than random search and than BO without it. */
+ * of distinct candidates (batch=quantile: resume at a round boundary too), bad options rejected, and the
+ * feasibility model wasting fewer evaluations on failures than random search and than BO without it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -179,6 +179,7 @@ static void test_batch(void **state) {
       {"local_kind=box", "local_radius=2", NULL},
       {"encoding=onehot", "feasibility_threshold=0.5", NULL},
       {"encoding=index+onehot", "onehot_weight=1.5", NULL},
+      {"batch=quantile", "batch_quantile=1.5", NULL},
   };
   for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
     int n_opts = variants[v][2] ? 3 : 2;
@@ -188,6 +189,37 @@ static void test_batch(void **state) {
     check_valid_distinct(ids, 128);
     free(obs);
   }
+}
+
+/* batch=quantile (fantasies at mean + q sd): rounds of ask(16) resume exactly at a round boundary
+ * (10 initial, then rounds of 16: 58 told), its batches differ from the believer's, and q = 0 is the
+ * believer */
+static void test_batch_quantile(void **state) {
+  (void)state;
+  const char *q[] = {"batch=quantile", "batch_quantile=0.5"};
+  const char *q0[] = {"batch=quantile", "batch_quantile=0"};
+  int64_t ids[106], ids2[48], bel[106], zero[106];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 106), *o2 = malloc(sizeof(mpt_obs) * 106);
+  assert_int_equal(run(q, 2, 5, 220, 16, 106, ids, obs), 106);
+  check_valid_distinct(ids, 106);
+  assert_int_equal(run(NULL, 0, 5, 220, 16, 106, bel, o2), 106);
+  assert_memory_equal(ids, bel, 11 * sizeof(int64_t)); /* initial sample and the first model pick ... */
+  assert_memory_not_equal(ids, bel, sizeof ids);       /* ... the rest of the batches differ */
+  assert_int_equal(run(q0, 2, 5, 220, 16, 106, zero, o2), 106);
+  assert_memory_equal(zero, bel, sizeof zero);
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, q, 2, 5, 220, &s, &err), 0);
+  mpt_strategy_tell(s, obs, 58);
+  for (int r = 0; r < 3; r++) {
+    assert_int_equal(mpt_strategy_ask(s, 16, ids2 + 16 * r), 16);
+    for (int i = 0; i < 16; i++) o2[i] = observe(ids2[16 * r + i]);
+    mpt_strategy_tell(s, o2, 16);
+  }
+  assert_memory_equal(ids + 58, ids2, sizeof ids2);
+  mpt_strategy_destroy(s);
+  free(obs);
+  free(o2);
 }
 
 static void test_bad_options(void **state) {
@@ -233,6 +265,7 @@ int main(void) {
       cmocka_unit_test(test_determinism_budget_validity),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_batch),
+      cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };
