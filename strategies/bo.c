@@ -5,8 +5,9 @@
  * and `advanced-multi` portfolios), the contextual-variance exploration factor, a feasibility model
  * learned from failed evaluations (BaCO-style hidden constraints: probability of feasibility times EI,
  * minimum-feasibility threshold), and batched asks by fantasizing pending and already chosen points
- * (kriging believer; constant liar; or batch=quantile, the pessimistic quantile mean + batch_quantile *
- * sd, which spreads a batch a little further than the believer: docs/PERFORMANCE.md, batched bo).
+ * (batch=quantile, the default: the pessimistic quantile mean + batch_quantile * sd, which spreads a
+ * batch a little further than the kriging believer, +0.025 at ask(16): docs/PERFORMANCE.md, batched
+ * bo; or batch=believer, batch=liar).
  *
  * Model. By default the objective is replaced by the normal scores of its ranks among the valid
  * observations (transform=rank: robust to the heavy tail of kernel times; the GP keeps its factor and
@@ -146,7 +147,7 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
     {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
-    {"batch", MPT_OPT_STRING, "believer", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
+    {"batch", MPT_OPT_STRING, "quantile", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
     {"batch_quantile", MPT_OPT_DOUBLE, "0.5", "batch=quantile: fantasy = posterior mean + this many posterior sd (worse than the mean: the objective is minimized)", NULL, -10, 10},
     {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over a local set (local_kind; 0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
@@ -949,7 +950,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   }
   if (k == n || b->n_ok < 1) goto done;
   {
-    /* fantasize pending evaluations (kriging believer / constant liar), pick, repeat */
+    /* fantasize pending evaluations (quantile / kriging believer / constant liar), pick, repeat */
     int base = mpt_gp_n_obs(b->gp);
     double worst = -INFINITY;
     if (b->post && b->ty && base >= 2) {

@@ -198,11 +198,14 @@ static void test_batch_quantile(void **state) {
   (void)state;
   const char *q[] = {"batch=quantile", "batch_quantile=0.5"};
   const char *q0[] = {"batch=quantile", "batch_quantile=0"};
-  int64_t ids[106], ids2[48], bel[106], zero[106];
+  const char *believer[] = {"batch=believer"};
+  int64_t ids[106], ids2[48], bel[106], zero[106], dflt[106];
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 106), *o2 = malloc(sizeof(mpt_obs) * 106);
   assert_int_equal(run(q, 2, 5, 220, 16, 106, ids, obs), 106);
   check_valid_distinct(ids, 106);
-  assert_int_equal(run(NULL, 0, 5, 220, 16, 106, bel, o2), 106);
+  assert_int_equal(run(NULL, 0, 5, 220, 16, 106, dflt, o2), 106);
+  assert_memory_equal(ids, dflt, sizeof ids); /* the default is batch=quantile, batch_quantile=0.5 */
+  assert_int_equal(run(believer, 1, 5, 220, 16, 106, bel, o2), 106);
   assert_memory_equal(ids, bel, 11 * sizeof(int64_t)); /* initial sample and the first model pick ... */
   assert_memory_not_equal(ids, bel, sizeof ids);       /* ... the rest of the batches differ */
   assert_int_equal(run(q0, 2, 5, 220, 16, 106, zero, o2), 106);
