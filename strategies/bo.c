@@ -410,7 +410,6 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
-
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
   b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
@@ -691,7 +690,6 @@ static int mark_local(bo_state *b, mpt_strategy *s) {
   return b->n_nb > 0 ? 2 : 0;
 }
 
-/* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
 /* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
  * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
  * observations are kept (FEAS_SLOTS candidates, round robin) and only extended by the observations
@@ -706,9 +704,11 @@ static double feas_mean(bo_state *b, int64_t c) {
     b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
     b->fs_id = malloc(sizeof(int64_t) * FEAS_SLOTS);
     b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
-    if (!b->fslot || !b->fs_id || !b->fs_n) {
+    if (!b->fslot || !b->fs_id || !b->fs_n) { /* out of memory: no cache (destroy frees them once) */
       free(b->fslot); free(b->fs_id); free(b->fs_n);
       b->fslot = NULL;
+      b->fs_id = NULL;
+      b->fs_n = NULL;
       return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
     }
     for (int64_t i = 0; i < b->N; i++) b->fslot[i] = -1;
@@ -744,6 +744,7 @@ static double feas_mean(bo_state *b, int64_t c) {
   return mu;
 }
 
+/* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
 static double feas_p(bo_state *b, int64_t c) {
   double p = feas_mean(b, c);
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
