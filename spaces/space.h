@@ -60,6 +60,10 @@ typedef enum mpt_neighbor_kind {
 /* Writes up to cap ids and returns how many neighbours exist (may exceed cap), or <0 on error. */
 int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kind kind, int64_t *ids,
                             int64_t cap);
+/* The same into a buffer grown as needed (*ids may be NULL with *cap 0; the caller frees it):
+ * returns the count, every neighbour written, or <0 on error. */
+int64_t mpt_space_neighbors_grow(const mpt_space *s, const int *idx, mpt_neighbor_kind kind, int64_t **ids,
+                                 int64_t *cap);
 const char *mpt_neighbor_kind_name(mpt_neighbor_kind k);
 int mpt_neighbor_kind_parse(const char *name); /* -1 when unknown */
 

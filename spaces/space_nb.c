@@ -529,3 +529,16 @@ int64_t mpt_space_neighbors(const mpt_space *s, const int *idx, mpt_neighbor_kin
   ib_free(&out);
   return MPT_ERR_VALUE;
 }
+
+int64_t mpt_space_neighbors_grow(const mpt_space *s, const int *idx, mpt_neighbor_kind kind, int64_t **ids,
+                                 int64_t *cap) {
+  for (;;) {
+    int64_t c = mpt_space_neighbors(s, idx, kind, *ids, *cap);
+    if (c < 0 || c <= *cap) return c;
+    int64_t nc = c + 64;
+    int64_t *nn = realloc(*ids, (size_t)nc * sizeof *nn);
+    if (!nn) return MPT_ERR_NOMEM;
+    *ids = nn;
+    *cap = nc;
+  }
+}

@@ -670,13 +670,8 @@ static int mark_local(bo_state *b, mpt_strategy *s) {
   int used = 0;
   for (int64_t r = 0; r < n_ok_obs && used < b->local_top; r++) {
     mpt_space_config(s->space, b->obs_id[ord[r]], b->inc_idx);
-    int64_t cnt = mpt_space_neighbors(s->space, b->inc_idx, (mpt_neighbor_kind)kind, buf, cap);
-    if (cnt > cap) {
-      free(buf);
-      cap = cnt;
-      if (!(buf = malloc(sizeof(int64_t) * (size_t)cap))) { free(ord); return -1; }
-      cnt = mpt_space_neighbors(s->space, b->inc_idx, (mpt_neighbor_kind)kind, buf, cap);
-    }
+    int64_t cnt = mpt_space_neighbors_grow(s->space, b->inc_idx, (mpt_neighbor_kind)kind, &buf, &cap);
+    if (cnt < 0) { free(buf); free(ord); return -1; }
     int64_t before = b->n_nb;
     for (int64_t q = 0; q < cnt; q++) {
       int64_t c = buf[q];

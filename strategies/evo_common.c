@@ -192,15 +192,7 @@ void evo_to_unit(const evo *e, const int *idx, double *x) {
 }
 
 int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind) {
-  for (;;) {
-    int64_t c = mpt_space_neighbors(e->sp, idx, kind, e->nb, e->nb_cap);
-    if (c < 0 || c <= e->nb_cap) return c;
-    int64_t nc = c + 64;
-    int64_t *nn = realloc(e->nb, (size_t)nc * sizeof *nn);
-    if (!nn) return MPT_ERR_NOMEM;
-    e->nb = nn;
-    e->nb_cap = nc;
-  }
+  return mpt_space_neighbors_grow(e->sp, idx, kind, &e->nb, &e->nb_cap);
 }
 
 /* sum of absolute value-index differences between configuration id and idx */
