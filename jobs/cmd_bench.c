@@ -96,16 +96,6 @@ static void usage(FILE *f) {
     "found the optimum, mean failed evaluations, median time per ask.\n");
 }
 
-static int parse_i64(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo)
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
-  *out = v;
-  return 0;
-}
-
 static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
   a->repeats = 10;
@@ -135,13 +125,13 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
         return mpt_error_set(err, MPT_ERR_VALUE, "--option: expected key=value, got '%s'", v);
       if (a->n_options == MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --option", MAX_OPTS);
       a->options[a->n_options++] = v;
-    } else if (!strcmp(o, "--repeats")) rc = parse_i64(o, v, 1, &a->repeats, err);
-    else if (!strcmp(o, "--budget")) rc = parse_i64(o, v, 1, &a->budget, err);
-    else if (!strcmp(o, "--batch")) rc = parse_i64(o, v, 1, &a->batch, err);
-    else if (!strcmp(o, "--step")) rc = parse_i64(o, v, 1, &a->step, err);
+    } else if (!strcmp(o, "--repeats")) rc = mpt_cmd_parse_int(o, v, 1, &a->repeats, err);
+    else if (!strcmp(o, "--budget")) rc = mpt_cmd_parse_int(o, v, 1, &a->budget, err);
+    else if (!strcmp(o, "--batch")) rc = mpt_cmd_parse_int(o, v, 1, &a->batch, err);
+    else if (!strcmp(o, "--step")) rc = mpt_cmd_parse_int(o, v, 1, &a->step, err);
     else if (!strcmp(o, "--seed")) {
       int64_t s = 0;
-      rc = parse_i64(o, v, 0, &s, err);
+      rc = mpt_cmd_parse_int(o, v, 0, &s, err);
       a->seed = (uint64_t)s;
     } else if (!strcmp(o, "--out")) a->out = v;
     else if (!strcmp(o, "--plot-script")) a->plot_script = v;

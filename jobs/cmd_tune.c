@@ -86,16 +86,6 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
   return 0;
 }
 
-static int parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo)
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
-  *out = v;
-  return 0;
-}
-
 static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
   a->collect = collect;
@@ -122,7 +112,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
     int rc = 0;
     if (!collect && strcmp(o, "--strategy") == 0) a->strategy = v;
     else if (!collect && strcmp(o, "--budget") == 0) {
-      if ((rc = parse_int(o, v, 0, &n, err)) == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) {
         if (n == 0) return mpt_error_set(err, MPT_ERR_VALUE, "--budget 0: the budget must be at least 1 evaluation");
         a->budget = n;
       }
@@ -132,7 +122,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
         a->time_budget = d;
       }
     } else if (!collect && strcmp(o, "--seed") == 0) {
-      if ((rc = parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
+      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
     } else if (strcmp(o, "--log") == 0) a->log = v;
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
     else if (strcmp(o, "--simulate") == 0) a->simulate = v;
@@ -144,7 +134,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
       a->opts[a->n_opts++] = v;
     } else if (strcmp(o, "--timeout") == 0) rc = parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
-      if ((rc = parse_int(o, v, 1, &n, err)) == 0) a->iterations = (int)(n > 1000000 ? 1000000 : n);
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->iterations = (int)(n > 1000000 ? 1000000 : n);
     } else if (strcmp(o, "--workdir") == 0) a->workdir = v;
     else if (strcmp(o, "--grace") == 0) rc = parse_num(o, v, 0, 1e6, &a->grace_s, err);
     else if (strcmp(o, "--progress") == 0) {

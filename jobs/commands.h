@@ -2,6 +2,8 @@
  * returns the process exit status; MPI is initialized by main() before any of them runs. */
 #ifndef MPT_COMMANDS_H
 #define MPT_COMMANDS_H
+#include <stdint.h>
+#include "spaces/error.h"
 
 typedef struct mpt_command {
   const char *name;
@@ -17,5 +19,8 @@ int mpt_cmd_export(int argc, char **argv);  /* jobs/cmd_export.c */
 int mpt_cmd_bench(int argc, char **argv);   /* jobs/cmd_bench.c */
 
 extern const mpt_command mpt_commands[];
+
+/* "--opt VALUE" as an integer >= lo (jobs/cmd_args.c): 0, or an error naming opt and the value */
+int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err);
 
 #endif

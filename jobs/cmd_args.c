@@ -1,0 +1,15 @@
+/* jobs/cmd_args.c: parsing of option values shared by the sub-commands (jobs/cmd_*.c): one message
+ * naming the option and the bad value. */
+#include <errno.h>
+#include <stdlib.h>
+#include "jobs/commands.h"
+
+int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
+  *out = v;
+  return 0;
+}
