@@ -7,42 +7,18 @@
  * Environment: BO_HARNESS_VERBOSE (score per seed), BO_HARNESS_CURVE (score per k), BO_HARNESS_TRACE
  * (every evaluation: k, objective, best so far, configuration).
  *
- * Score of one run = mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) / (E_random(k) - opt).
- * E_random(k) is the exact expected best of k draws without replacement from the N configurations of the
- * space (V of them valid, sorted y_1 <= ... <= y_V): P(best rank >= j) = C(N-j+1, k) / C(N, k), so
- * P(best = y_j) = P(>= j) - P(>= j+1); failed configurations count as draws and are never best.
- * Choice: E is conditioned on at least one valid draw (divided by 1 - C(N-V, k)/C(N, k)); a run whose
- * first k evaluations are all invalid gets best(k) = y_V (the worst valid value). */
+ * Score of one run = mean over k = 20, 40, ..., budget of the terms of jobs/bench.h
+ * (mpt_bench_score_at: (E_random(k) - best(k)) / (E_random(k) - optimum), E_random exact), the same
+ * definition as `mptune bench`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "evaluators/replay.h"
+#include "jobs/bench.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
-
-static double lchoose(double n, double k) {
-  if (k < 0 || k > n) return -INFINITY;
-  return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* expected best of k random draws without replacement, conditioned on >= 1 valid */
-static double expected_random_best(const double *ys, int64_t V, int64_t N, int64_t k) {
-  double lc = lchoose((double)N, (double)k), e = 0;
-  double p_ge = 1.0; /* P(best rank >= 1) */
-  for (int64_t j = 1; j <= V; j++) {
-    double p_next = exp(lchoose((double)(N - j), (double)k) - lc); /* P(>= j+1) */
-    e += ys[j - 1] * (p_ge - p_next);
-    p_ge = p_next;
-  }
-  return e / (1.0 - p_ge);
-}
 
 static double now(void) {
   struct timespec t;
@@ -79,7 +55,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  int64_t N = mpt_space_size(sp);
   double total = 0;
   for (int r = 0; r < n_replays; r++) {
     mpt_replay *rep;
@@ -87,17 +62,12 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s\n", err.msg);
       return 1;
     }
-    double *ys = malloc(sizeof(double) * (size_t)N);
-    int64_t V = 0;
-    for (int64_t id = 0; id < N; id++) {
-      const mpt_obs *o = mpt_replay_get(rep, id);
-      if (o && mpt_obs_valid(o)) ys[V++] = o->objective;
-    }
-    qsort(ys, (size_t)V, sizeof(double), cmpd);
-    double opt = ys[0];
+    mpt_bench_ref ref;
     int nk = (int)(budget / 20);
-    double *E = malloc(sizeof(double) * (size_t)nk);
-    for (int q = 0; q < nk; q++) E[q] = expected_random_best(ys, V, N, 20 * (q + 1));
+    if (mpt_bench_ref_from_replay(&ref, sp, rep, &err) || mpt_bench_ref_tabulate(&ref, budget, &err)) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
     double sum = 0, sum2 = 0, fails = 0, t_strat = 0;
     double *curve = calloc((size_t)nk, sizeof(double));
     int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
@@ -133,9 +103,9 @@ int main(int argc, char **argv) {
           }
           done++;
           if (done % 20 == 0 && q < nk) {
-            double b = isfinite(best) ? best : ys[V - 1];
-            score += (E[q] - b) / (E[q] - opt);
-            if (getenv("BO_HARNESS_CURVE")) curve[q] += (E[q] - b) / (E[q] - opt) / repeats;
+            double term = mpt_bench_score_at(&ref, done, best);
+            score += term;
+            if (getenv("BO_HARNESS_CURVE")) curve[q] += term / repeats;
             q++;
           }
         }
@@ -163,7 +133,8 @@ int main(int argc, char **argv) {
       printf("\n");
     }
     free(curve);
-    free(ys); free(E); free(ids); free(obs);
+    free(ids); free(obs);
+    mpt_bench_ref_free(&ref);
     mpt_replay_free(rep);
   }
   if (n_replays > 1) printf("mean over %d spaces: %.3f\n", n_replays, total / n_replays);
