@@ -1,8 +1,9 @@
 /* gp/gp.c: Gaussian-process regression (gp/gp.h): covariance functions, the Cholesky factor of the
  * observations (LAPACK dpotrf from scratch, extended by one row per observation), V = L^-1 K(X_obs,
- * X_cand) kept in float and extended by one gemv per observation, incrementally maintained posterior
- * mean/variance of every candidate, marginal likelihood and its maximization (Nelder-Mead with
- * priors). */
+ * X_cand) kept in float in panels of candidates and extended by one fused pass per observation,
+ * incrementally maintained posterior mean/variance of every candidate (and their sum), candidates kept
+ * as one-byte codes per group of dimensions, marginal likelihood and its maximization (Nelder-Mead
+ * with priors). */
 #include "gp/gp.h"
 #include <cblas.h>
 #include <lapacke.h>
@@ -16,6 +17,10 @@
 
 #define GP_BLOCK 4096
 #define GP_JITTER 1e-8
+/* V is kept in panels of GP_VB candidates: panel q holds rows 0..cap-1 of candidates q*GP_VB .. q*GP_VB+31
+ * (GP_VB floats per row, 128 bytes), so the pass over V when an observation is added streams through
+ * contiguous memory (the rows of one panel follow each other) instead of n strided rows */
+#define GP_VB 32
 
 /* Hot loops of adding an observation (distances, kernel row, rank-one update) are compiled once per
  * instruction set and picked at run time (GCC function multiversioning: no -march flag needed). The
@@ -34,9 +39,18 @@ struct mpt_gp {
   int dim;
   int64_t n_cand;
   double *X;            /* candidates by dimension: X[d * n_cand + c] (contiguous per dimension), or NULL: */
-  uint8_t *Xc;          /* when every dimension has <= 256 distinct values: codes by dimension */
-  double *Xv;           /* dim x 256: the distinct values (Xc[d * n_cand + c] indexes Xv + 256 d) */
+  uint8_t *Xc;          /* when every dimension has <= 256 distinct values: codes by group (below) */
+  double *Xv;           /* dim x 256: the distinct values of each dimension */
   int *nv;              /* dim: number of distinct values */
+  int ng;               /* groups of dimensions: a group is a dimension and the later ones that are
+                         * functions of it (the one-hot columns of an index-encoded parameter) */
+  int *gfirst;          /* ng + 1: the dimensions of group g are gdim[gfirst[g] .. gfirst[g+1]) */
+  int *gdim;            /* dim: the dimensions by group, ascending within a group (its first founds it) */
+  uint8_t *gtup;        /* dim x 256: for member m of gdim and a code k of its group, the member's own
+                         * code (into Xv) of the candidates with group code k; Xc[g * n_cand + c] is
+                         * candidate c's group code (the code of the group's first dimension) */
+  int64_t n_pad;        /* n_cand rounded up to a multiple of GP_VB (the per-candidate arrays and V
+                         * have n_pad columns; the padding candidates have V = 0) */
   double *ls, *inv_ls;  /* dim */
   double variance, noise;
   int n, cap;
@@ -45,9 +59,10 @@ struct mpt_gp {
   double *yo;           /* cap outputs (raw units) */
   double *L;            /* cap x cap, row-major lower factor */
   double *wy, *w1;      /* L^-1 y, L^-1 1 */
-  float *V;             /* cap rows of n_cand */
-  double *A, *B, *var;  /* n_cand: V^T wy, V^T w1, variance - sum V^2 */
-  float *tmpf;          /* n_cand scratch */
+  float *V;             /* n_pad / GP_VB panels of cap rows of GP_VB: V[(q * cap + i) * GP_VB + r] is
+                         * row i (observation) of candidate q * GP_VB + r */
+  double *A, *B, *var;  /* n_pad: V^T wy, V^T w1, variance - sum V^2 */
+  double var_sum;       /* sum over the n_cand candidates of max(var, 0) (panel_var_sum order) */
   double *kbuf;         /* GP_BLOCK scratch: kernel row of a block of candidates */
   double *tmpd;         /* cap scratch */
   float *lf, *wf;       /* cap scratch */
@@ -108,6 +123,94 @@ static double noise_eff(double noise, double variance) {
   return noise + GP_JITTER * variance;
 }
 
+/* sum of max(var[r], 0) over the first nr (<= GP_VB) candidates of a panel, in 4 interleaved partial
+ * sums: the one order every pass that changes var uses, so var_sum is a function of var alone */
+static inline double panel_var_sum(const double *var, int64_t nr) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t r = 0;
+  for (; r + 4 <= nr; r += 4) {
+    s0 += var[r] > 0 ? var[r] : 0.0;
+    s1 += var[r + 1] > 0 ? var[r + 1] : 0.0;
+    s2 += var[r + 2] > 0 ? var[r + 2] : 0.0;
+    s3 += var[r + 3] > 0 ? var[r + 3] : 0.0;
+  }
+  for (; r < nr; r++) s0 += var[r] > 0 ? var[r] : 0.0;
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* var_sum from var: the panels' sums in order */
+static double var_total(const mpt_gp *gp) {
+  double s = 0;
+  for (int64_t b = 0; b < gp->n_cand; b += GP_VB)
+    s += panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
+  return s;
+}
+
+/* 1 when the codes b[c] are a function of the codes a[c] over n candidates; then map[k] is the b code
+ * of the candidates with a code k. A strided sample first: an unrelated column shows it there. */
+static int codes_functional(int64_t n, const uint8_t *a, const uint8_t *b, uint8_t *map) {
+  int16_t m[256];
+  for (int k = 0; k < 256; k++) m[k] = -1;
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t c = 0; c < n; c += pass ? 1 : 61) {
+      int k = a[c];
+      if (m[k] < 0) m[k] = b[c];
+      else if (m[k] != b[c]) return 0;
+    }
+  for (int k = 0; k < 256; k++) map[k] = (uint8_t)(m[k] < 0 ? 0 : m[k]);
+  return 1;
+}
+
+/* Groups the coded dimensions: each dimension joins the first group whose code determines its own
+ * (a one-hot column joins its parameter's index column), else founds a group. The squared distance of
+ * a new point to a candidate is then one table lookup per group (the group's terms summed per code)
+ * instead of one per dimension. Xc is compacted to the groups' codes. Returns 0 or -1 (no memory). */
+static int group_codes(mpt_gp *gp) {
+  int64_t n = gp->n_cand;
+  int dim = gp->dim;
+  int *gof = malloc(sizeof(int) * (size_t)dim); /* group of each dimension */
+  int *found = malloc(sizeof(int) * (size_t)dim); /* founding dimension of each group */
+  uint8_t *map = malloc((size_t)dim * 256); /* per dimension: its code per group code */
+  gp->gfirst = malloc(sizeof(int) * (size_t)(dim + 1));
+  gp->gdim = malloc(sizeof(int) * (size_t)dim);
+  gp->gtup = malloc((size_t)dim * 256);
+  if (!gof || !found || !map || !gp->gfirst || !gp->gdim || !gp->gtup) {
+    free(gof); free(found); free(map);
+    return -1;
+  }
+  int ng = 0;
+  for (int d = 0; d < dim; d++) {
+    gof[d] = -1;
+    for (int g = 0; g < ng && gof[d] < 0; g++)
+      if (codes_functional(n, gp->Xc + (size_t)found[g] * (size_t)n, gp->Xc + (size_t)d * (size_t)n,
+                           map + (size_t)d * 256))
+        gof[d] = g;
+    if (gof[d] < 0) {
+      found[ng] = d;
+      gof[d] = ng++;
+      for (int k = 0; k < 256; k++) map[(size_t)d * 256 + k] = (uint8_t)k;
+    }
+  }
+  int m = 0;
+  for (int g = 0; g < ng; g++) {
+    gp->gfirst[g] = m;
+    for (int d = 0; d < dim; d++)
+      if (gof[d] == g) {
+        gp->gdim[m] = d;
+        memcpy(gp->gtup + (size_t)m * 256, map + (size_t)d * 256, 256);
+        m++;
+      }
+  }
+  gp->gfirst[ng] = m;
+  for (int g = 0; g < ng; g++) /* founders ascend, found[g] >= g: moving rows down in order is safe */
+    if (found[g] != g) memmove(gp->Xc + (size_t)g * (size_t)n, gp->Xc + (size_t)found[g] * (size_t)n, (size_t)n);
+  uint8_t *xc = realloc(gp->Xc, (size_t)n * (size_t)ng);
+  if (xc) gp->Xc = xc;
+  gp->ng = ng;
+  free(gof); free(found); free(map);
+  return 0;
+}
+
 /* Keeps the candidates (row-major n_cand x dim in X) by dimension: as one-byte codes into per-dimension
  * tables of distinct values when every dimension has at most 256 (encodings of tuning parameters
  * have a few values per parameter; one-hot codes two), else as doubles. The codes give the same
@@ -147,9 +250,9 @@ static int store_candidates(mpt_gp *gp, const double *X) {
         gp->Xc[(size_t)d * (size_t)n + (size_t)c] = (uint8_t)code;
       }
     free(slot);
-    if (ok) return 0;
-    free(gp->Xc); free(gp->Xv); free(gp->nv);
-    gp->Xc = NULL; gp->Xv = NULL; gp->nv = NULL;
+    if (ok && group_codes(gp) == 0) return 0;
+    free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->gfirst); free(gp->gdim); free(gp->gtup);
+    gp->Xc = NULL; gp->Xv = NULL; gp->nv = NULL; gp->gfirst = NULL; gp->gdim = NULL; gp->gtup = NULL;
   }
   gp->X = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)dim);
   if (!gp->X) return -1;
@@ -177,12 +280,13 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
   gp->noise = cfg->noise;
   gp->ls = malloc(sizeof(double) * (size_t)dim);
   gp->inv_ls = malloc(sizeof(double) * (size_t)dim);
-  gp->A = calloc((size_t)(n_cand > 0 ? n_cand : 1), sizeof(double));
-  gp->B = calloc((size_t)(n_cand > 0 ? n_cand : 1), sizeof(double));
-  gp->var = malloc(sizeof(double) * (size_t)(n_cand > 0 ? n_cand : 1));
-  gp->tmpf = malloc(sizeof(float) * (size_t)(n_cand > 0 ? n_cand : 1));
+  gp->n_pad = (n_cand + GP_VB - 1) / GP_VB * GP_VB;
+  size_t np1 = (size_t)(gp->n_pad > 0 ? gp->n_pad : 1);
+  gp->A = calloc(np1, sizeof(double));
+  gp->B = calloc(np1, sizeof(double));
+  gp->var = malloc(sizeof(double) * np1);
   gp->kbuf = malloc(sizeof(double) * GP_BLOCK);
-  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->tmpf || !gp->kbuf || store_candidates(gp, X)) {
+  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->kbuf || store_candidates(gp, X)) {
     mpt_gp_free(gp);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld candidates", (long long)n_cand);
   }
@@ -190,16 +294,17 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
     gp->ls[d] = cfg->lengthscale;
     gp->inv_ls[d] = 1.0 / cfg->lengthscale;
   }
-  for (int64_t c = 0; c < n_cand; c++) gp->var[c] = gp->variance;
+  for (int64_t c = 0; c < gp->n_pad; c++) gp->var[c] = gp->variance;
+  gp->var_sum = var_total(gp);
   *out = gp;
   return 0;
 }
 
 void mpt_gp_free(mpt_gp *gp) {
   if (!gp) return;
-  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->XoT); free(gp->yo); free(gp->L);
+  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->gfirst); free(gp->gdim); free(gp->gtup); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->XoT); free(gp->yo); free(gp->L);
   free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
-  free(gp->tmpf); free(gp->kbuf); free(gp->tmpd); free(gp->lf); free(gp->wf);
+  free(gp->kbuf); free(gp->tmpd); free(gp->lf); free(gp->wf);
   free(gp);
 }
 
@@ -208,8 +313,9 @@ int64_t mpt_gp_n_cand(const mpt_gp *gp) { return gp->n_cand; }
 int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
 int64_t mpt_gp_bytes(const mpt_gp *gp) {
-  int64_t nc = gp->n_cand, cap = gp->cap, d = gp->dim;
-  return (int64_t)sizeof *gp + (gp->Xc ? nc * d + d * 256 * 8 : nc * d * 8) + nc * (3 * 8 + 4) + cap * nc * 4 + cap * cap * 8 +
+  int64_t nc = gp->n_cand, np = gp->n_pad, cap = gp->cap, d = gp->dim;
+  return (int64_t)sizeof *gp + (gp->Xc ? nc * gp->ng + d * 256 * (8 + 1) + (d + gp->ng) * 8 : nc * d * 8) +
+         np * 3 * 8 + cap * np * 4 + cap * cap * 8 +
          cap * (d + 5) * 8 + cap * 4 + GP_BLOCK * 8;
 }
 
@@ -229,11 +335,12 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   if (lf) gp->lf = lf;
   float *wf = realloc(gp->wf, sizeof(float) * (size_t)ncap);
   if (wf) gp->wf = wf;
-  float *V = gp->n_cand > 0 ? realloc(gp->V, sizeof(float) * (size_t)ncap * (size_t)gp->n_cand) : gp->V;
+  /* V: every panel gets ncap rows (in place: the panels move up below) */
+  float *V = gp->n_pad > 0 ? realloc(gp->V, sizeof(float) * (size_t)ncap * (size_t)gp->n_pad) : gp->V;
   if (V) gp->V = V;
   double *L = calloc((size_t)ncap * (size_t)ncap, sizeof(double));
   double *XoT = malloc(sizeof(double) * (size_t)ncap * (size_t)gp->dim);
-  if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_cand > 0 && !V) || !L || !XoT) {
+  if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_pad > 0 && !V) || !L || !XoT) {
     free(L);
     free(XoT);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory growing to %d observations", ncap);
@@ -242,6 +349,8 @@ static int grow(mpt_gp *gp, mpt_error *err) {
     if (gp->n > 0) memcpy(XoT + (size_t)d * ncap, gp->XoT + (size_t)d * gp->cap, sizeof(double) * (size_t)gp->n);
   free(gp->XoT);
   gp->XoT = XoT;
+  for (int64_t q = gp->n_pad / GP_VB - 1; q >= 1 && gp->n > 0; q--) /* the last first: no overlap */
+    memmove(gp->V + (size_t)q * ncap * GP_VB, gp->V + (size_t)q * gp->cap * GP_VB, sizeof(float) * GP_VB * (size_t)gp->n);
   for (int i = 0; i < gp->n; i++) memcpy(L + (size_t)i * ncap, gp->L + (size_t)i * gp->cap, sizeof(double) * (size_t)(i + 1));
   free(gp->L);
   gp->L = L;
@@ -249,21 +358,6 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   return 0;
 }
 
-
-/* acc[j] += sum_r v_r[j] * w_r for 4 rows (stride ld); written for the vectorizer (hot loop of
- * mpt_gp_set_outputs: 4 rows per pass over acc keep the accumulator traffic low) */
-__attribute__((optimize("O3"))) static void axpy4_fd(int64_t n, const double *w, const float *restrict v,
-                                                    size_t ld, double *restrict acc) {
-  const float *restrict v0 = v, *restrict v1 = v + ld, *restrict v2 = v + 2 * ld, *restrict v3 = v + 3 * ld;
-  double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-  for (int64_t j = 0; j < n; j++)
-    acc[j] += ((double)v0[j] * w0 + (double)v1[j] * w1) + ((double)v2[j] * w2 + (double)v3[j] * w3);
-}
-
-__attribute__((optimize("O3"))) static void axpy_fd(int64_t n, double w, const float *restrict v,
-                                                   double *restrict acc) {
-  for (int64_t j = 0; j < n; j++) acc[j] += (double)v[j] * w;
-}
 
 /* exp(-t) for 0 <= t <= 708 in straight-line arithmetic that vectorizes (glibc's exp does not):
  * t = k ln2 - r with k = round(t / ln2), |r| <= ln2/2 (Cody-Waite, ln2 split so that k * LN2_HI is
@@ -344,19 +438,28 @@ GP_HOT static void add_coded(int64_t n, int nv, const uint8_t *restrict cd, cons
   }
 }
 
-/* r2[j] = dist2(x, candidate j) from codes: per dimension the squared scaled differences of its
- * distinct values (the same arithmetic as dist2_row), then one lookup per candidate */
-static void dist2_codes(int64_t n, int dim, const double *x, const uint8_t *Xc, size_t ld, const double *Xv,
-                        const int *nv, const double *inv_ls, double *r2) {
+/* r2[j] = dist2(x, candidate b + j) for j < n from the group codes: per group and code the sum of its
+ * dimensions' squared scaled differences (in ascending dimension order), then one lookup per group and
+ * candidate. With one dimension per group these are dist2's sums; a group of several sums its terms
+ * first (the same values up to rounding). */
+static void dist2_codes(const mpt_gp *gp, const double *x, const double *inv_ls, int64_t b, int64_t n,
+                        double *r2) {
   for (int64_t j = 0; j < n; j++) r2[j] = 0.0;
-  for (int d = 0; d < dim; d++) {
+  for (int g = 0; g < gp->ng; g++) {
     double q2[256];
-    double xd = x[d], il = inv_ls[d];
-    for (int k = 0; k < nv[d]; k++) {
-      double q = (xd - Xv[256 * (size_t)d + k]) * il;
-      q2[k] = q * q;
+    int nk = gp->nv[gp->gdim[gp->gfirst[g]]];
+    for (int k = 0; k < nk; k++) q2[k] = 0.0;
+    for (int m = gp->gfirst[g]; m < gp->gfirst[g + 1]; m++) {
+      int d = gp->gdim[m];
+      const uint8_t *tup = gp->gtup + (size_t)m * 256;
+      const double *vals = gp->Xv + 256 * (size_t)d;
+      double xd = x[d], il = inv_ls[d];
+      for (int k = 0; k < nk; k++) {
+        double q = (xd - vals[tup[k]]) * il;
+        q2[k] += q * q;
+      }
     }
-    add_coded(n, nv[d], Xc + (size_t)d * ld, q2, r2);
+    add_coded(n, nk, gp->Xc + (size_t)g * (size_t)gp->n_cand + b, q2, r2);
   }
 }
 
@@ -371,7 +474,7 @@ static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, 
 /* r2[j] = dist2(x, candidate b + j) for j < bc */
 static void cand_dist2(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *r2) {
   if (gp->Xc)
-    dist2_codes(bc, gp->dim, x, gp->Xc + b, (size_t)gp->n_cand, gp->Xv, gp->nv, gp->inv_ls, r2);
+    dist2_codes(gp, x, gp->inv_ls, b, bc, r2);
   else
     dist2_row(bc, gp->dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, r2);
 }
@@ -545,29 +648,73 @@ int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, 
   return 0;
 }
 
-/* the new row of V for a block and the rank-one update of the posterior state; with ta (the block's
- * V^T wy before the new row, add_outputs) A is replaced by ta plus the new row's term */
-GP_HOT static void update_block(int64_t bc, const double *restrict k, const float *restrict t,
-                                const float *restrict ta, double inv_lnn, double wyn, double w1n,
-                                float *restrict vrow, double *restrict A, double *restrict B,
-                                double *restrict var) {
-  if (ta) {
-    for (int64_t j = 0; j < bc; j++) {
-      float v = (float)((k[j] - (double)t[j]) * inv_lnn);
-      vrow[j] = v;
-      A[j] = (double)ta[j] + (double)v * wyn;
-      B[j] += (double)v * w1n;
-      var[j] -= (double)v * (double)v;
+typedef float gp_v8f __attribute__((vector_size(32)));
+
+/* One pass over np panels of V (P: the first, ps floats apart) for a new observation: per candidate
+ * t = sum_i V_i l_i and, with w, a = sum_i V_i w_i over rows i < n, summed in row order in float (mul
+ * then add: the same results in every clone and without vector units), then the new row
+ * v = (k - t) / L_nn stored as row n and the rank-one update of the posterior state (with w, A is
+ * replaced by a + v wyn: the outputs changed). Returns the sum of max(var, 0) over the first nvalid
+ * candidates (panel_var_sum order). */
+GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps, const float *restrict l,
+                                const float *restrict w, const double *restrict k, double inv_lnn, double wyn,
+                                double w1n, double *restrict A, double *restrict B, double *restrict var,
+                                int64_t nvalid) {
+  double vs = 0;
+  for (int64_t q = 0; q < np; q++) {
+    float *restrict p = P + (size_t)q * ps;
+    gp_v8f t0 = {0}, t1 = {0}, t2 = {0}, t3 = {0}, a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    if (w) {
+      for (int i = 0; i < n; i++) {
+        gp_v8f r0, r1, r2, r3;
+        const float *row = p + (size_t)i * GP_VB;
+        memcpy(&r0, row, sizeof r0);
+        memcpy(&r1, row + 8, sizeof r1);
+        memcpy(&r2, row + 16, sizeof r2);
+        memcpy(&r3, row + 24, sizeof r3);
+        float li = l[i], wi = w[i];
+        t0 += r0 * li; t1 += r1 * li; t2 += r2 * li; t3 += r3 * li;
+        a0 += r0 * wi; a1 += r1 * wi; a2 += r2 * wi; a3 += r3 * wi;
+      }
+    } else {
+      for (int i = 0; i < n; i++) {
+        gp_v8f r0, r1, r2, r3;
+        const float *row = p + (size_t)i * GP_VB;
+        memcpy(&r0, row, sizeof r0);
+        memcpy(&r1, row + 8, sizeof r1);
+        memcpy(&r2, row + 16, sizeof r2);
+        memcpy(&r3, row + 24, sizeof r3);
+        float li = l[i];
+        t0 += r0 * li; t1 += r1 * li; t2 += r2 * li; t3 += r3 * li;
+      }
     }
-    return;
+    float t[GP_VB], a[GP_VB];
+    memcpy(t, &t0, sizeof t0); memcpy(t + 8, &t1, sizeof t1); memcpy(t + 16, &t2, sizeof t2); memcpy(t + 24, &t3, sizeof t3);
+    memcpy(a, &a0, sizeof a0); memcpy(a + 8, &a1, sizeof a1); memcpy(a + 16, &a2, sizeof a2); memcpy(a + 24, &a3, sizeof a3);
+    const double *restrict kq = k + q * GP_VB;
+    double *restrict Aq = A + q * GP_VB, *restrict Bq = B + q * GP_VB, *restrict vq = var + q * GP_VB;
+    float *restrict vrow = p + (size_t)n * GP_VB;
+    if (w) {
+      for (int r = 0; r < GP_VB; r++) {
+        float v = (float)((kq[r] - (double)t[r]) * inv_lnn);
+        vrow[r] = v;
+        Aq[r] = (double)a[r] + (double)v * wyn;
+        Bq[r] += (double)v * w1n;
+        vq[r] -= (double)v * (double)v;
+      }
+    } else {
+      for (int r = 0; r < GP_VB; r++) {
+        float v = (float)((kq[r] - (double)t[r]) * inv_lnn);
+        vrow[r] = v;
+        Aq[r] += (double)v * wyn;
+        Bq[r] += (double)v * w1n;
+        vq[r] -= (double)v * (double)v;
+      }
+    }
+    int64_t nr = nvalid - q * GP_VB;
+    if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
   }
-  for (int64_t j = 0; j < bc; j++) {
-    float v = (float)((k[j] - (double)t[j]) * inv_lnn);
-    vrow[j] = v;
-    A[j] += (double)v * wyn;
-    B[j] += (double)v * w1n;
-    var[j] -= (double)v * (double)v;
-  }
+  return vs;
 }
 
 /* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
@@ -602,24 +749,17 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
   if (y_all)
     for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
-  float *vrow = gp->V ? gp->V + (size_t)n * (size_t)gp->n_cand : NULL;
-  double inv_lnn = 1.0 / lnn;
-  const int64_t blk = y_all ? 1024 : GP_BLOCK;
-  for (int64_t b = 0; b < gp->n_cand; b += blk) {
-    int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
-    float *t = gp->tmpf + b;
-    float ta[1024];
-    if (y_all) { /* this block of V: L^-1 k (t) and V^T wy (ta, zeros when n = 0), one pass where possible */
-      mpt_gp_sgemv2(n, bc, gp->V + b, (size_t)gp->n_cand, gp->lf, gp->wf, t, ta);
-    } else if (n > 0) {
-      cblas_sgemv(CblasRowMajor, CblasTrans, n, (int)bc, 1.0f, gp->V + b, (int)gp->n_cand, gp->lf, 1, 0.0f, t, 1);
-    } else {
-      memset(t, 0, sizeof(float) * (size_t)bc);
-    }
+  double inv_lnn = 1.0 / lnn, vs = 0;
+  const size_t ps = (size_t)cap * GP_VB; /* floats from one panel to the next */
+  for (int64_t b = 0; b < gp->n_pad; b += GP_BLOCK) { /* GP_BLOCK candidates: GP_BLOCK / GP_VB panels */
+    int64_t bp = gp->n_pad - b < GP_BLOCK ? gp->n_pad - b : GP_BLOCK;
+    int64_t bc = gp->n_cand - b < bp ? gp->n_cand - b : bp;
     kernel_row(gp, x, b, bc, gp->kbuf);
-    update_block(bc, gp->kbuf, t, y_all ? ta : NULL, inv_lnn, wyn, w1n, vrow + b, gp->A + b, gp->B + b,
-                 gp->var + b);
+    for (int64_t j = bc; j < bp; j++) gp->kbuf[j] = 0.0; /* padding: V stays 0 */
+    vs += add_panels(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, gp->lf, y_all ? gp->wf : NULL,
+                     gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
   }
+  gp->var_sum = vs;
   memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
   for (int d = 0; d < dim; d++) gp->XoT[(size_t)d * cap + n] = x[d];
   gp->yo[n] = y;
@@ -635,21 +775,44 @@ int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_err
   return add_impl(gp, x, y_all[gp->n], y_all, err);
 }
 
+/* removes rows n_old - 1 down to n of one panel from its candidates' posterior state */
+GP_HOT static void truncate_panel(int n_old, int n, const float *restrict p, const double *restrict wy,
+                                  const double *restrict w1, double *restrict A, double *restrict B,
+                                  double *restrict var) {
+  for (int k = n_old - 1; k >= n; k--) {
+    const float *restrict vrow = p + (size_t)k * GP_VB;
+    double wyk = wy[k], w1k = w1[k];
+    for (int r = 0; r < GP_VB; r++) {
+      double v = vrow[r];
+      A[r] -= v * wyk;
+      B[r] -= v * w1k;
+      var[r] += v * v;
+    }
+  }
+}
+
 int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
   if (n < 0 || n > gp->n)
     return mpt_error_set(err, MPT_ERR_VALUE, "gp: cannot truncate %d observations to %d", gp->n, n);
-  for (int k = gp->n - 1; k >= n; k--) {
-    const float *vrow = gp->V + (size_t)k * (size_t)gp->n_cand;
-    double wyk = gp->wy[k], w1k = gp->w1[k];
-    for (int64_t c = 0; c < gp->n_cand; c++) {
-      double v = vrow[c];
-      gp->A[c] -= v * wyk;
-      gp->B[c] -= v * w1k;
-      gp->var[c] += v * v;
-    }
+  if (n == gp->n) return 0;
+  double vs = 0;
+  for (int64_t b = 0; b < gp->n_pad; b += GP_VB) {
+    const float *p = gp->V + (size_t)(b / GP_VB) * (size_t)gp->cap * GP_VB;
+    truncate_panel(gp->n, n, p, gp->wy, gp->w1, gp->A + b, gp->B + b, gp->var + b);
+    if (b < gp->n_cand) vs += panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
   }
+  gp->var_sum = vs;
   gp->n = n;
   return 0;
+}
+
+/* A[r] = sum_i V_ir wy_i over the n rows of one panel, in double, in row order */
+GP_HOT static void panel_dot(int n, const float *restrict p, const double *restrict wy, double *restrict A) {
+  double acc[GP_VB];
+  for (int r = 0; r < GP_VB; r++) acc[r] = 0.0;
+  for (int i = 0; i < n; i++)
+    for (int r = 0; r < GP_VB; r++) acc[r] += (double)p[(size_t)i * GP_VB + r] * wy[i];
+  for (int r = 0; r < GP_VB; r++) A[r] = acc[r];
 }
 
 int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err) {
@@ -660,17 +823,9 @@ int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err) {
   memcpy(gp->yo, y, sizeof(double) * (size_t)n);
   memcpy(gp->wy, y, sizeof(double) * (size_t)n);
   cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, gp->cap, gp->wy, 1);
-  /* A = V^T wy, accumulated in double (wy can be large and cancel) blockwise over the candidates */
-  const int64_t blk = 1024; /* 8 KiB of accumulators stay in L1 */
-  for (int64_t b = 0; b < gp->n_cand; b += blk) {
-    int64_t bc = gp->n_cand - b < blk ? gp->n_cand - b : blk;
-    double *acc = gp->A + b;
-    for (int64_t j = 0; j < bc; j++) acc[j] = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4)
-      axpy4_fd(bc, gp->wy + i, gp->V + (size_t)i * (size_t)gp->n_cand + b, (size_t)gp->n_cand, acc);
-    for (; i < n; i++) axpy_fd(bc, gp->wy[i], gp->V + (size_t)i * (size_t)gp->n_cand + b, acc);
-  }
+  /* A = V^T wy, accumulated in double (wy can be large and cancel), panel by panel */
+  for (int64_t b = 0; b < gp->n_pad; b += GP_VB)
+    panel_dot(n, gp->V + (size_t)(b / GP_VB) * (size_t)gp->cap * GP_VB, gp->wy, gp->A + b);
   return 0;
 }
 
@@ -737,8 +892,47 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
   double *r2 = gp->tmpd; /* distances to all observations at once (the same sums as dist2) */
   dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, gp->inv_ls, r2);
   kernel_from_r2(gp->cfg.kernel, gp->n, gp->variance, r2); /* the kernel row's vectorized exp (2 ulp) */
-  for (int i = 0; i < gp->n; i++) mu += alpha[i] * r2[i];
-  return mu;
+  return mpt_gp_mean_from_kernel(alpha, mu, r2, gp->n);
+}
+
+typedef double gp_v4d __attribute__((vector_size(32)));
+
+GP_HOT double mpt_gp_mean_from_kernel(const double *alpha, double m0, const double *k, int n) {
+  gp_v4d s0 = {0}, s1 = {0};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    gp_v4d a0, a1, k0, k1;
+    memcpy(&a0, alpha + i, sizeof a0);
+    memcpy(&a1, alpha + i + 4, sizeof a1);
+    memcpy(&k0, k + i, sizeof k0);
+    memcpy(&k1, k + i + 4, sizeof k1);
+    s0 += a0 * k0;
+    s1 += a1 * k1;
+  }
+  double t[8];
+  memcpy(t, &s0, sizeof s0);
+  memcpy(t + 4, &s1, sizeof s1);
+  for (int r = 0; i < n; i++, r++) t[r] += alpha[i] * k[i];
+  return m0 + (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])));
+}
+
+double mpt_gp_variance_sum(const mpt_gp *gp, const uint8_t *skip, int64_t *count) {
+  double sub = 0;
+  int64_t ns = 0;
+  for (int64_t c = 0; skip && c < gp->n_cand; c++) {
+    if (c + 8 <= gp->n_cand) { /* 8 flags at a time: most candidates are not skipped */
+      uint64_t f;
+      memcpy(&f, skip + c, sizeof f);
+      if (f == 0) { c += 7; continue; }
+    }
+    if (skip[c]) {
+      ns++;
+      sub += gp->var[c] > 0 ? gp->var[c] : 0.0;
+    }
+  }
+  if (count) *count = gp->n_cand - ns;
+  double s = gp->var_sum - sub;
+  return s > 0 && ns < gp->n_cand ? s : 0.0;
 }
 
 void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k) {
@@ -776,11 +970,12 @@ static int factor_obs(const mpt_gp *gp, const double *inv_ls, double variance, d
 
 static int refactor(mpt_gp *gp, mpt_error *err) {
   int n = gp->n, cap = gp->cap, dim = gp->dim;
-  for (int64_t c = 0; c < gp->n_cand; c++) {
+  for (int64_t c = 0; c < gp->n_pad; c++) {
     gp->A[c] = 0;
     gp->B[c] = 0;
     gp->var[c] = gp->variance;
   }
+  gp->var_sum = var_total(gp);
   if (n == 0) return 0;
   int rc = factor_obs(gp, gp->inv_ls, gp->variance, gp->noise, gp->L, cap, err);
   if (rc) return rc;
@@ -801,19 +996,22 @@ static int refactor(mpt_gp *gp, mpt_error *err) {
     cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, (int)bc, 1.0, gp->L,
                 cap, K, (int)bsz);
     for (int i = 0; i < n; i++) {
-      float *vrow = gp->V + (size_t)i * (size_t)gp->n_cand + b;
       const double *krow = K + (size_t)i * bsz;
       double wyi = gp->wy[i], w1i = gp->w1[i];
       for (int64_t j = 0; j < bc; j++) {
         float v = (float)krow[j];
-        vrow[j] = v;
-        gp->A[b + j] += (double)v * wyi;
-        gp->B[b + j] += (double)v * w1i;
-        gp->var[b + j] -= (double)v * (double)v;
+        int64_t c = b + j;
+        gp->V[((size_t)(c / GP_VB) * (size_t)cap + (size_t)i) * GP_VB + (size_t)(c % GP_VB)] = v;
+        gp->A[c] += (double)v * wyi;
+        gp->B[c] += (double)v * w1i;
+        gp->var[c] -= (double)v * (double)v;
       }
+      for (int64_t c = b + bc; c < gp->n_pad && c < b + bsz; c++) /* padding candidates: V = 0 */
+        gp->V[((size_t)(c / GP_VB) * (size_t)cap + (size_t)i) * GP_VB + (size_t)(c % GP_VB)] = 0.0f;
     }
   }
   free(K);
+  gp->var_sum = var_total(gp);
   return 0;
 }
 

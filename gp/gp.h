@@ -5,10 +5,11 @@
  * marginal likelihood with priors that keep lengthscales away from 0.
  *
  * Cost model. The GP keeps the Cholesky factor L of K(X_obs, X_obs) + noise*I (double) and the
- * matrix V = L^-1 K(X_obs, X_cand) (float, one row of n_cand per observation). Adding one observation
- * extends L by one row (a triangular solve of length n_obs, no refactorization) and V by one row
- * (one new kernel row plus one gemv over V: O(n_cand * n_obs)); the posterior mean and variance of
- * every candidate are then updated by a rank-one term in O(n_cand). Changing hyperparameters
+ * matrix V = L^-1 K(X_obs, X_cand) (float, one row of n_cand per observation, stored in panels of 32
+ * candidates so that one pass streams through it). Adding one observation extends L by one row (a
+ * triangular solve of length n_obs, no refactorization) and V by one row (one new kernel row plus one
+ * pass over V: O(n_cand * n_obs)); the posterior mean and variance of every candidate are then updated
+ * by a rank-one term in O(n_cand), in the same pass. Changing hyperparameters
  * refactors from scratch (LAPACK dpotrf, candidates blockwise with BLAS dtrsm).
  *
  * Distribution. The GP object holds only a block of candidates; the observations are given as points
@@ -82,7 +83,8 @@ int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_err
  * as two cblas_sgemv(CblasRowMajor, CblasTrans, n, bc, 1, V, ld, x, 1, 0, y, 1) calls compute them.
  * Where the running OpenBLAS is one whose kernel arithmetic this replicates (0.3.21 on SkylakeX, one
  * thread) it reads V once for both (bit-identical, checked by tests/test_gp.c) and returns 1; otherwise
- * it makes the two calls and returns 0. (mpt_gp_add_outputs uses it; exposed for that test.) */
+ * it makes the two calls and returns 0. (No longer used by the GP itself: since V is kept in panels of
+ * candidates, mpt_gp_add/mpt_gp_add_outputs sum V^T [l w] in their own fixed order.) */
 int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, const float *w, float *t,
                   float *a);
 
@@ -96,9 +98,17 @@ void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, doubl
 void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0);
 double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x);
 /* k[i - from] = variance * k(x, x_i) for observations from <= i < to: exactly the values
- * mpt_gp_mean_with_weights sums (mean = m0 + sum_i alpha_i k[i], in index order), so a caller can keep
- * a point's kernel values and extend them when observations arrive. */
+ * mpt_gp_mean_with_weights sums (mean = mpt_gp_mean_from_kernel(alpha, m0, k, n_obs)), so a caller can
+ * keep a point's kernel values and extend them when observations arrive. */
 void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k);
+/* m0 + sum_i alpha_i k_i over i < n, summed exactly as mpt_gp_mean_with_weights sums (8 interleaved
+ * partial sums, then combined in a fixed order: the same bits on every machine) */
+double mpt_gp_mean_from_kernel(const double *alpha, double m0, const double *k, int n);
+/* Sum of the posterior variances in normalized units ((sd / scale)^2 of mpt_gp_predict_block, sd clipped
+ * at 0) over the candidates c with skip[c] == 0 (every candidate when skip is NULL), and their number in
+ * *count (may be NULL). The GP keeps the total over all candidates from its last pass over them, so
+ * this reads only skip (and the variances of the skipped candidates). */
+double mpt_gp_variance_sum(const mpt_gp *gp, const uint8_t *skip, int64_t *count);
 /* the output normalization in use: prior mean and scale */
 void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale);
 

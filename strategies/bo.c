@@ -688,7 +688,8 @@ static int mark_local(bo_state *b, mpt_strategy *s) {
 /* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
  * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
  * observations are kept (FEAS_SLOTS candidates, round robin) and only extended by the observations
- * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights. */
+ * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights
+ * (mpt_gp_mean_from_kernel). */
 #define FEAS_SLOTS 512
 #define FEAS_CACHE_MAX_OBS 4096
 static double feas_mean(bo_state *b, int64_t c) {
@@ -734,9 +735,7 @@ static double feas_mean(bo_state *b, int64_t c) {
     mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
     b->fs_n[sl] = n;
   }
-  double mu = b->fm0;
-  for (int i = 0; i < n; i++) mu += b->falpha[i] * k[i];
-  return mu;
+  return mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
 }
 
 /* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
@@ -844,23 +843,14 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
 }
 
 /* contextual variance (Willemsen et al.): mean posterior variance over the free candidates divided by
- * the magnitude of the best standardized observation */
+ * the magnitude of the best standardized observation (the GP keeps the sum over all candidates) */
 static double exploration(bo_state *b, mpt_strategy *s) {
   if (b->explore_factor == 0) return 0;
   if (!b->explore_cv) return b->explore_factor;
-  double m, sc, sum = 0;
+  double m, sc;
   int64_t cnt = 0;
   mpt_gp_normalization(b->gp, &m, &sc);
-  for (int64_t b0 = 0; b0 < b->N; b0 += BO_BLOCK) {
-    int64_t b1 = b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
-    mpt_gp_predict_block(b->gp, b0, b1, NULL, b->sbuf);
-    for (int64_t c = b0; c < b1; c++) {
-      if (s->seen[c]) continue;
-      double sd = b->sbuf[c - b0] / sc;
-      sum += sd * sd;
-      cnt++;
-    }
-  }
+  double sum = mpt_gp_variance_sum(b->gp, s->seen, &cnt);
   if (cnt == 0) return 0;
   double fb = fabs((b->best_t - m) / sc);
   if (fb < 0.1) fb = 0.1;

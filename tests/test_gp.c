@@ -2,7 +2,8 @@
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
  * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
  * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks, and
- * the one-pass V^T [l w] (mpt_gp_sgemv2) bit for bit against OpenBLAS, coded vs double candidates. */
+ * the one-pass V^T [l w] (mpt_gp_sgemv2) bit for bit against OpenBLAS, coded vs double candidates, grouped
+ * codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -161,11 +162,19 @@ static void test_vs_dense(void **state) {
       assert_true(fabs(ps - rs[c]) < 1e-5);
       assert_true(fabs(mpt_gp_mean_with_weights(gp, alpha, m0, X + c * DIM) - rm[c]) < 1e-6);
       /* kernel values in two ranges (as bo's feasibility cache extends them): the same sum, bit for bit */
-      double k[NO], mu = m0;
+      double k[NO], mu = m0, mu_seq = m0;
       mpt_gp_kernel_obs_range(gp, X + c * DIM, 0, 23, k);
       mpt_gp_kernel_obs_range(gp, X + c * DIM, 23, NO, k + 23);
-      for (int i = 0; i < NO; i++) mu += alpha[i] * k[i];
+      for (int i = 0; i < NO; i++) mu_seq += alpha[i] * k[i];
+      mu = mpt_gp_mean_from_kernel(alpha, m0, k, NO);
       assert_true(mu == mpt_gp_mean_with_weights(gp, alpha, m0, X + c * DIM));
+      assert_true(fabs(mu - mu_seq) < 1e-12 * (1 + fabs(mu_seq))); /* the same sum in another order */
+      assert_true(mpt_gp_mean_from_kernel(alpha, m0, k, 0) == m0);
+      for (int nn = 1; nn < 12; nn++) { /* tails of every length */
+        double ref = m0;
+        for (int i = 0; i < nn; i++) ref += alpha[i] * k[i];
+        assert_true(fabs(mpt_gp_mean_from_kernel(alpha, m0, k, nn) - ref) < 1e-12 * (1 + fabs(ref)));
+      }
       assert_true(fabs(k[5] - kfun(kernel, X + c * DIM, Xo + 5 * DIM, ls, DIM)) < 1e-12);
     }
     /* new per-dimension hyperparameters: refactor from scratch */
@@ -462,6 +471,129 @@ static void test_coded_candidates(void **state) {
   free(X); free(m1); free(s1); free(m2); free(s2);
 }
 
+/* sum over candidates without skip[c] of (sd / scale)^2 from mpt_gp_predict_block (double reference) */
+static double direct_variance_sum(const mpt_gp *gp, int64_t n, const uint8_t *skip, double *sd, int64_t *cnt) {
+  double scale, s = 0;
+  mpt_gp_normalization(gp, NULL, &scale);
+  mpt_gp_predict_block(gp, 0, n, NULL, sd);
+  *cnt = 0;
+  for (int64_t c = 0; c < n; c++)
+    if (!skip || !skip[c]) {
+      s += (sd[c] / scale) * (sd[c] / scale);
+      (*cnt)++;
+    }
+  return s;
+}
+
+/* An index+one-hot encoding of 4 parameters on a full grid (8 x 8 x 9 x 8 = 4608 candidates: two
+ * blocks, the last panel partial): each one-hot column is a function of its parameter's index column,
+ * so the coded GP sums distances by 4 groups instead of 37 dimensions. Against the dense solve in
+ * double, against the same candidates kept as doubles (256 random candidates appended), through the
+ * growth of the factor from 64 to 128 rows (V's panels move), add_outputs, fantasies and their rollback
+ * and a refactor; the kept sum of the posterior variances against the direct sum, with and without
+ * skipped candidates. */
+static void test_grouped_codes_panels(void **state) {
+  (void)state;
+  enum { P = 4, DIM = 4 + 8 + 8 + 9 + 8, NG = 8 * 8 * 9 * 8, NX = 256, NO = 70 };
+  static const int nvals[P] = {8, 8, 9, 8};
+  mpt_rng r;
+  mpt_rng_seed(&r, 17);
+  double *X = calloc((size_t)(NG + NX) * DIM, sizeof(double)), *Xo = malloc(sizeof(double) * NO * DIM);
+  double y[NO], y2[NO];
+  for (int c = 0; c < NG; c++) {
+    int rest = c, off = P;
+    for (int p = 0; p < P; p++) {
+      int v = rest % nvals[p];
+      rest /= nvals[p];
+      X[c * DIM + p] = v / (nvals[p] - 1.0);
+      X[c * DIM + off + v] = 0.5 * 0.7071067811865476;
+      off += nvals[p];
+    }
+  }
+  random_points(&r, NX, DIM, X + NG * DIM);
+  for (int i = 0; i < NO; i++) {
+    memcpy(Xo + i * DIM, X + (size_t)mpt_rng_below(&r, NG) * DIM, sizeof(double) * DIM);
+    y[i] = sin(4 * Xo[i * DIM]) + Xo[i * DIM + 1] * Xo[i * DIM + 2] - Xo[i * DIM + 3] + 0.05 * mpt_rng_normal(&r);
+    y2[i] = exp(y[i]) * (1 + 0.01 * i);
+  }
+  double *m1 = malloc(sizeof(double) * NG), *s1 = malloc(sizeof(double) * NG);
+  double *m2 = malloc(sizeof(double) * NG), *s2 = malloc(sizeof(double) * NG);
+  double *rm = malloc(sizeof(double) * NG), *rs = malloc(sizeof(double) * NG);
+  uint8_t *skip = calloc(NG, 1);
+  for (int c = 0; c < NG; c += 7) skip[c] = 1;
+  double ls[DIM];
+  for (int d = 0; d < DIM; d++) ls[d] = 0.8;
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++) {
+    mpt_gp_config cfg;
+    mpt_gp_config_default(&cfg);
+    cfg.kernel = kernel;
+    cfg.lengthscale = 0.8;
+    cfg.noise = 1e-3;
+    mpt_gp *g1, *g2;
+    mpt_error err;
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NG, X, &g1, &err), 0);
+    assert_int_equal(mpt_gp_create(&cfg, DIM, NG + NX, X, &g2, &err), 0);
+    /* codes: 4 group bytes per candidate, not 37 (nor 37 doubles) */
+    assert_true(mpt_gp_bytes(g1) < mpt_gp_bytes(g2) - (int64_t)NG * DIM * 7);
+    int64_t cnt, cnt_ref;
+    assert_true(fabs(mpt_gp_variance_sum(g1, NULL, &cnt) - NG * 1.0) < 1e-9 * NG && cnt == NG);
+    for (int i = 0; i < NO; i++) {
+      if (i % 9 == 8) {
+        assert_int_equal(mpt_gp_add_outputs(g1, Xo + i * DIM, y, &err), 0);
+        assert_int_equal(mpt_gp_add_outputs(g2, Xo + i * DIM, y, &err), 0);
+      } else {
+        assert_int_equal(mpt_gp_add(g1, Xo + i * DIM, y[i], &err), 0);
+        assert_int_equal(mpt_gp_add(g2, Xo + i * DIM, y[i], &err), 0);
+      }
+    }
+    dense_predict(kernel, DIM, ls, 1.0, 1e-3, NO, Xo, y, NG, X, rm, rs);
+    mpt_gp_predict_block(g1, 0, NG, m1, s1);
+    mpt_gp_predict_block(g2, 0, NG, m2, s2);
+    double scale;
+    mpt_gp_normalization(g1, NULL, &scale);
+    for (int c = 0; c < NG; c++) {
+      assert_true(fabs(m1[c] - rm[c]) < 2e-3 * scale);
+      assert_true(fabs(s1[c] - rs[c]) < 2e-3 * scale);
+      assert_true(fabs(m1[c] - m2[c]) < 1e-5 * scale); /* the grouped sums differ from dist2 by rounding only */
+      assert_true(fabs(s1[c] - s2[c]) < 1e-5 * scale);
+    }
+    for (int pass = 0; pass < 4; pass++) {
+      /* pass 0: after the adds; 1: after a fantasy rollback; 2: after add_outputs; 3: after a refactor */
+      if (pass == 1) {
+        for (int i = 0; i < 5; i++) assert_int_equal(mpt_gp_add(g1, X + (size_t)(i * 901) * DIM, 0.1 * i, &err), 0);
+        assert_int_equal(mpt_gp_truncate(g1, NO, &err), 0);
+      } else if (pass == 2) {
+        assert_int_equal(mpt_gp_truncate(g1, NO - 1, &err), 0);
+        assert_int_equal(mpt_gp_add_outputs(g1, Xo + (NO - 1) * DIM, y2, &err), 0);
+      } else if (pass == 3) {
+        double ls2[DIM];
+        for (int d = 0; d < DIM; d++) ls2[d] = 0.5 + 0.05 * d;
+        assert_int_equal(mpt_gp_set_hyper(g1, ls2, 1.4, 1e-3, &err), 0);
+      }
+      for (int sk = 0; sk < 2; sk++) {
+        double ref = direct_variance_sum(g1, NG, sk ? skip : NULL, s1, &cnt_ref);
+        double got = mpt_gp_variance_sum(g1, sk ? skip : NULL, &cnt);
+        assert_int_equal(cnt, cnt_ref);
+        assert_true(fabs(got - ref) < 1e-9 * ref);
+      }
+    }
+    if (kernel == MPT_GP_MATERN32) { /* after the refactor, against the dense solve with the new outputs */
+      double ls2[DIM];
+      for (int d = 0; d < DIM; d++) ls2[d] = 0.5 + 0.05 * d;
+      dense_predict(kernel, DIM, ls2, 1.4, 1e-3, NO, Xo, y2, NG, X, rm, rs);
+      mpt_gp_predict_block(g1, 0, NG, m1, s1);
+      mpt_gp_normalization(g1, NULL, &scale);
+      for (int c = 0; c < NG; c++) {
+        assert_true(fabs(m1[c] - rm[c]) < 2e-3 * scale);
+        assert_true(fabs(s1[c] - rs[c]) < 2e-3 * scale);
+      }
+    }
+    mpt_gp_free(g1);
+    mpt_gp_free(g2);
+  }
+  free(X); free(Xo); free(m1); free(s1); free(m2); free(s2); free(rm); free(rs); free(skip);
+}
+
 /* the fit recovers a short lengthscale on a fast-varying function and a long one on a slow one */
 static void test_fit(void **state) {
   (void)state;
@@ -533,6 +665,7 @@ int main(void) {
       cmocka_unit_test(test_add_outputs_blocks),
       cmocka_unit_test(test_sgemv2_exact),
       cmocka_unit_test(test_coded_candidates),
+      cmocka_unit_test(test_grouped_codes_panels),
       cmocka_unit_test(test_fit),
       cmocka_unit_test(test_bad_input),
   };
