@@ -895,6 +895,27 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
   return mpt_gp_mean_from_kernel(alpha, mu, r2, gp->n);
 }
 
+/* r2[j] = dist2(P + ids[j] * ld, x) (the point first, as dist2_row: the same sums) */
+GP_HOT static void dist2_points(int64_t np, int dim, const double *restrict P, size_t ld,
+                                const int64_t *restrict ids, const double *restrict x, size_t xs,
+                                const double *restrict inv_ls, double *restrict r2) {
+  for (int64_t j = 0; j < np; j++) r2[j] = 0.0;
+  for (int d = 0; d < dim; d++) {
+    double xd = x[(size_t)d * xs], il = inv_ls[d];
+    for (int64_t j = 0; j < np; j++) {
+      double q = (P[(size_t)ids[j] * ld + (size_t)d] - xd) * il;
+      r2[j] += q * q;
+    }
+  }
+}
+
+void mpt_gp_kernel_obs_points(const mpt_gp *gp, int i, int64_t np, const double *P, size_t ld, const int64_t *ids,
+                              double *k) {
+  if (np <= 0) return;
+  dist2_points(np, gp->dim, P, ld, ids, gp->XoT + i, (size_t)gp->cap, gp->inv_ls, k);
+  kernel_from_r2(gp->cfg.kernel, np, gp->variance, k);
+}
+
 typedef double gp_v4d __attribute__((vector_size(32)));
 
 GP_HOT double mpt_gp_mean_from_kernel(const double *alpha, double m0, const double *k, int n) {

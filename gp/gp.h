@@ -101,6 +101,11 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
  * mpt_gp_mean_with_weights sums (mean = mpt_gp_mean_from_kernel(alpha, m0, k, n_obs)), so a caller can
  * keep a point's kernel values and extend them when observations arrive. */
 void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k);
+/* k[j] = variance * k(P_j, x_i) for observation i and np points P_j = P + ids[j] * ld (dim values each):
+ * bit for bit what mpt_gp_kernel_obs_range gives for P_j and observation i, so a caller can extend the
+ * kept kernel values of many points by a new observation in one vectorized call */
+void mpt_gp_kernel_obs_points(const mpt_gp *gp, int i, int64_t np, const double *P, size_t ld, const int64_t *ids,
+                              double *k);
 /* m0 + sum_i alpha_i k_i over i < n, summed exactly as mpt_gp_mean_with_weights sums (8 interleaved
  * partial sums, then combined in a fixed order: the same bits on every machine) */
 double mpt_gp_mean_from_kernel(const double *alpha, double m0, const double *k, int n);

@@ -738,6 +738,30 @@ static double feas_mean(bo_state *b, int64_t c) {
   return mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
 }
 
+/* The feasibility observations added since the last scan enter the cached candidates' kernel values
+ * all at once (one vectorized call per observation, the same values as feas_mean's own extension):
+ * slots up to 4 observations behind; staler ones are extended when asked for. */
+static void feas_extend(bo_state *b) {
+  int n = mpt_gp_n_obs(b->fgp);
+  if (!b->fs_k || !b->fs_id || n > b->fs_stride) return;
+  int64_t ids[FEAS_SLOTS];
+  int sls[FEAS_SLOTS];
+  double kv[FEAS_SLOTS];
+  for (int j = n - 4 > 0 ? n - 4 : 0; j < n; j++) {
+    int cnt = 0;
+    for (int sl = 0; sl < FEAS_SLOTS; sl++)
+      if (b->fs_id[sl] >= 0 && b->fs_n[sl] == j) {
+        sls[cnt] = sl;
+        ids[cnt++] = b->fs_id[sl];
+      }
+    mpt_gp_kernel_obs_points(b->fgp, j, cnt, b->X, (size_t)b->D, ids, kv);
+    for (int q = 0; q < cnt; q++) {
+      b->fs_k[(size_t)sls[q] * b->fs_stride + j] = kv[q];
+      b->fs_n[sls[q]] = j + 1;
+    }
+  }
+}
+
 /* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
 static double feas_p(bo_state *b, int64_t c) {
   double p = feas_mean(b, c);
@@ -769,6 +793,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     if (fa) {
       b->falpha = fa;
       mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+      feas_extend(b);
     } else {
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }

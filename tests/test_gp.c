@@ -176,6 +176,16 @@ static void test_vs_dense(void **state) {
         assert_true(fabs(mpt_gp_mean_from_kernel(alpha, m0, k, nn) - ref) < 1e-12 * (1 + fabs(ref)));
       }
       assert_true(fabs(k[5] - kfun(kernel, X + c * DIM, Xo + 5 * DIM, ls, DIM)) < 1e-12);
+      /* one observation against many points (bo extends its kept values so): the same bits */
+      int64_t ids[5] = {c, (c + 11) % NC, (c + 101) % NC, c, (c + 7) % NC};
+      double kp[5], k1[1];
+      for (int i = 0; i < NO; i += 13) {
+        mpt_gp_kernel_obs_points(gp, i, 5, X, DIM, ids, kp);
+        for (int q = 0; q < 5; q++) {
+          mpt_gp_kernel_obs_range(gp, X + ids[q] * DIM, i, i + 1, k1);
+          assert_true(kp[q] == k1[0]);
+        }
+      }
     }
     /* new per-dimension hyperparameters: refactor from scratch */
     double ls2[DIM] = {0.3, 1.0, 2.0, 0.5};
