@@ -859,6 +859,15 @@ void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *
   }
 }
 
+void mpt_gp_predict_block_var(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *var) {
+  double m, s;
+  mpt_gp_normalization(gp, &m, &s);
+  for (int64_t c = begin; c < end; c++) {
+    if (mean) mean[c - begin] = m + gp->A[c] - m * gp->B[c];
+    if (var) var[c - begin] = gp->var[c] > 0 ? gp->var[c] : 0.0;
+  }
+}
+
 void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd) {
   double m, s;
   mpt_gp_normalization(gp, &m, &s);

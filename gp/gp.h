@@ -91,6 +91,10 @@ int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, 
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);
+/* The same means, and the posterior variances in normalized units without the square root:
+ * var[c - begin] = max(v, 0), where mpt_gp_predict_block's sd = scale * sqrt(max(v, 0)) (scale from
+ * mpt_gp_normalization): for callers that can reject most candidates from the variance alone. */
+void mpt_gp_predict_block_var(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *var);
 /* Posterior mean and sd at any point x (O(n_obs^2)). */
 void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd);
 /* Posterior mean at many single points cheaply: alpha (n_obs values) with mean(x) = m0 + sum_i alpha_i
