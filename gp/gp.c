@@ -650,72 +650,85 @@ int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, 
 
 typedef float gp_v8f __attribute__((vector_size(32)));
 
+/* loads one row of a panel (GP_VB = 32 floats) into 4 vectors */
+#define GP_ROW(p, r0, r1, r2, r3)                                                                        \
+  gp_v8f r0, r1, r2, r3;                                                                                 \
+  memcpy(&r0, (p), sizeof r0);                                                                           \
+  memcpy(&r1, (p) + 8, sizeof r1);                                                                       \
+  memcpy(&r2, (p) + 16, sizeof r2);                                                                      \
+  memcpy(&r3, (p) + 24, sizeof r3)
+
 /* One pass over np panels of V (P: the first, ps floats apart) for a new observation: per candidate
  * t = sum_i V_i l_i and, with w, a = sum_i V_i w_i over rows i < n, summed in row order in float (mul
  * then add: the same results in every clone and without vector units), then the new row
  * v = (k - t) / L_nn stored as row n and the rank-one update of the posterior state (with w, A is
- * replaced by a + v wyn: the outputs changed). Returns the sum of max(var, 0) over the first nvalid
- * candidates (panel_var_sum order). */
+ * replaced by a + v wyn: the outputs changed). Two panels are read side by side (two streams keep more
+ * loads in flight than one; the sums are the same). Returns the sum of max(var, 0) over the first
+ * nvalid candidates (panel_var_sum order). */
 GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps, const float *restrict l,
                                 const float *restrict w, const double *restrict k, double inv_lnn, double wyn,
                                 double w1n, double *restrict A, double *restrict B, double *restrict var,
                                 int64_t nvalid) {
   double vs = 0;
-  for (int64_t q = 0; q < np; q++) {
-    float *restrict p = P + (size_t)q * ps;
+  for (int64_t q = 0; q < np; q += 2) {
+    int two = q + 1 < np;
+    const float *restrict p0 = P + (size_t)q * ps, *restrict p1 = two ? p0 + ps : p0;
     gp_v8f t0 = {0}, t1 = {0}, t2 = {0}, t3 = {0}, a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    gp_v8f u0 = {0}, u1 = {0}, u2 = {0}, u3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
     if (w) {
       for (int i = 0; i < n; i++) {
-        gp_v8f r0, r1, r2, r3;
-        const float *row = p + (size_t)i * GP_VB;
-        memcpy(&r0, row, sizeof r0);
-        memcpy(&r1, row + 8, sizeof r1);
-        memcpy(&r2, row + 16, sizeof r2);
-        memcpy(&r3, row + 24, sizeof r3);
+        GP_ROW(p0 + (size_t)i * GP_VB, r0, r1, r2, r3);
+        GP_ROW(p1 + (size_t)i * GP_VB, s0, s1, s2, s3);
         float li = l[i], wi = w[i];
         t0 += r0 * li; t1 += r1 * li; t2 += r2 * li; t3 += r3 * li;
         a0 += r0 * wi; a1 += r1 * wi; a2 += r2 * wi; a3 += r3 * wi;
+        u0 += s0 * li; u1 += s1 * li; u2 += s2 * li; u3 += s3 * li;
+        b0 += s0 * wi; b1 += s1 * wi; b2 += s2 * wi; b3 += s3 * wi;
       }
     } else {
       for (int i = 0; i < n; i++) {
-        gp_v8f r0, r1, r2, r3;
-        const float *row = p + (size_t)i * GP_VB;
-        memcpy(&r0, row, sizeof r0);
-        memcpy(&r1, row + 8, sizeof r1);
-        memcpy(&r2, row + 16, sizeof r2);
-        memcpy(&r3, row + 24, sizeof r3);
+        GP_ROW(p0 + (size_t)i * GP_VB, r0, r1, r2, r3);
+        GP_ROW(p1 + (size_t)i * GP_VB, s0, s1, s2, s3);
         float li = l[i];
         t0 += r0 * li; t1 += r1 * li; t2 += r2 * li; t3 += r3 * li;
+        u0 += s0 * li; u1 += s1 * li; u2 += s2 * li; u3 += s3 * li;
       }
     }
-    float t[GP_VB], a[GP_VB];
+    float t[2 * GP_VB], a[2 * GP_VB];
     memcpy(t, &t0, sizeof t0); memcpy(t + 8, &t1, sizeof t1); memcpy(t + 16, &t2, sizeof t2); memcpy(t + 24, &t3, sizeof t3);
+    memcpy(t + 32, &u0, sizeof u0); memcpy(t + 40, &u1, sizeof u1); memcpy(t + 48, &u2, sizeof u2); memcpy(t + 56, &u3, sizeof u3);
     memcpy(a, &a0, sizeof a0); memcpy(a + 8, &a1, sizeof a1); memcpy(a + 16, &a2, sizeof a2); memcpy(a + 24, &a3, sizeof a3);
-    const double *restrict kq = k + q * GP_VB;
-    double *restrict Aq = A + q * GP_VB, *restrict Bq = B + q * GP_VB, *restrict vq = var + q * GP_VB;
-    float *restrict vrow = p + (size_t)n * GP_VB;
-    if (w) {
-      for (int r = 0; r < GP_VB; r++) {
-        float v = (float)((kq[r] - (double)t[r]) * inv_lnn);
-        vrow[r] = v;
-        Aq[r] = (double)a[r] + (double)v * wyn;
-        Bq[r] += (double)v * w1n;
-        vq[r] -= (double)v * (double)v;
+    memcpy(a + 32, &b0, sizeof b0); memcpy(a + 40, &b1, sizeof b1); memcpy(a + 48, &b2, sizeof b2); memcpy(a + 56, &b3, sizeof b3);
+    for (int64_t h = 0; h <= two; h++) {
+      int64_t qh = q + h;
+      const float *restrict th = t + h * GP_VB, *restrict ah = a + h * GP_VB;
+      const double *restrict kq = k + qh * GP_VB;
+      double *restrict Aq = A + qh * GP_VB, *restrict Bq = B + qh * GP_VB, *restrict vq = var + qh * GP_VB;
+      float *restrict vrow = P + (size_t)qh * ps + (size_t)n * GP_VB;
+      if (w) {
+        for (int r = 0; r < GP_VB; r++) {
+          float v = (float)((kq[r] - (double)th[r]) * inv_lnn);
+          vrow[r] = v;
+          Aq[r] = (double)ah[r] + (double)v * wyn;
+          Bq[r] += (double)v * w1n;
+          vq[r] -= (double)v * (double)v;
+        }
+      } else {
+        for (int r = 0; r < GP_VB; r++) {
+          float v = (float)((kq[r] - (double)th[r]) * inv_lnn);
+          vrow[r] = v;
+          Aq[r] += (double)v * wyn;
+          Bq[r] += (double)v * w1n;
+          vq[r] -= (double)v * (double)v;
+        }
       }
-    } else {
-      for (int r = 0; r < GP_VB; r++) {
-        float v = (float)((kq[r] - (double)t[r]) * inv_lnn);
-        vrow[r] = v;
-        Aq[r] += (double)v * wyn;
-        Bq[r] += (double)v * w1n;
-        vq[r] -= (double)v * (double)v;
-      }
+      int64_t nr = nvalid - qh * GP_VB;
+      if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
     }
-    int64_t nr = nvalid - q * GP_VB;
-    if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
   }
   return vs;
 }
+#undef GP_ROW
 
 /* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
  * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
