@@ -799,53 +799,41 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }
   }
-  /* EI alone (the default): the candidates with z <= -6 matter only when no candidate with z > -6 is
-   * feasible, and then (as in one pass) those before the first with z > -6 in scan order. So the first
-   * pass skips them (most of them by a test without the square root) and a second pass up to that
-   * first candidate takes their log EI only when needed: the same picks as one pass. */
-  int64_t first_lin = -1;
-  int deferred = 0;
   /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
   int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
-  for (int phase = 0; phase < 2 && (phase == 0 || (deferred && lin_id[0] < 0)); phase++) {
-  int stop = 0;
-  for (int64_t bi = 0; bi < n_blocks && !stop; bi++) {
+  for (int64_t bi = 0; bi < n_blocks; bi++) {
     int64_t b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
     int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
     mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf); /* sbuf: normalized variances */
     for (int64_t c = b0; c < b1; c++) {
-      if (phase == 1 && c == first_lin) { stop = 1; break; }
       if (b->taken[c] || s->seen[c]) continue;
       if (local == 1 && !in_local(b, s->space, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
-      if (ei_only && phase == 0) {
-        /* the EI bound below without the square root: sd (max(z, 0) + phi(0)) = max(fb - xi - mu, 0) +
-         * phi(0) sd; when that cannot beat the best feasible EI so far the candidate changes nothing;
-         * and z < -6 when fb - xi - mu < -6 sd (margins far above the rounding of sd and the squares) */
-        double u = fb - xi - mu, r = lin[0] * (1 - 1e-12) - (u > 0 ? u : 0.0);
-        double vr = var > 1e-24 ? var : 1e-24;
+      if (ei_only) {
+        /* EI alone (the default): the bounds below from the variance, without square roots and
+         * divisions (margins far above the rounding of sd and of the squares). With u = fb - xi - mu:
+         * EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd cannot beat the best feasible EI so
+         * far; or z = u / sd < -6, where only the log EI of candidates before the first with z > -6
+         * counts, and log EI = log q - z^2 / 2 - log sqrt(2 pi) with log q = 1.5 log sd^2 - log u^2 <= W
+         * (binary exponents) cannot beat the best feasible log EI so far when u^2 / 2 >= (W - log
+         * sqrt(2 pi) - lg[0]) sd^2. Such candidates change nothing: the same picks. */
+        double u = fb - xi - mu, vr = var > 1e-24 ? var : 1e-24, r = lin[0] * (1 - 1e-12) - (u > 0 ? u : 0.0);
         if (r > 0 && vr * 0.15915494309189535 <= r * r * (1 - 1e-9)) continue;
         if (u < 0 && u * u > 36 * vr * (1 + 1e-9)) {
-          if (any_lin_id < 0) deferred = 1;
-          continue;
+          if (any_lin_id >= 0) continue;
+          if (lg[0] > -INFINITY) {
+            double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
+                       0.9189385332046727 - lg[0];
+            if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) continue;
+          }
         }
-      } else if (phase == 1 && lg[0] > -INFINITY) {
-        /* the log EI bound below without the square root and divisions: with z = u / sd (u < 0) and
-         * sd^2 = vr, log q = 1.5 log vr - log u^2 <= W from binary exponents, so log EI <= W - u^2 / (2 vr)
-         * - log sqrt(2 pi), which cannot beat lg[0] when u^2 / 2 >= w vr (w = W - log sqrt(2 pi) - lg[0]) */
-        double u = fb - xi - mu, vr = var > 1e-24 ? var : 1e-24;
-        double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
-                   0.9189385332046727 - lg[0];
-        if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) continue;
       }
       double sd = sc * sqrt(var) / sc; /* = mpt_gp_predict_block's sd / sc */
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
       double p = -1; /* probability of feasibility, computed on demand (p <= 1 bounds every product) */
 #define FEAS_OK() (!use_feas || (p < 0 ? (p = feas_p(b, c)) : p) >= b->feas_threshold)
-      if (z > -6 && phase == 1) { stop = 1; break; } /* (first_lin itself) */
       if (z > -6) {
-        if (first_lin < 0) first_lin = c;
         /* EI = sd (z Phi(z) + phi(z)) <= sd (max(z, 0) + phi(0)): when that cannot beat the best
          * feasible EI so far (lin[0] <= any_lin) the candidate changes nothing; skips erfc and exp */
         if (!need_poi && sd * ((z > 0 ? z : 0.0) + 0.3989422804014328) * (1 + 1e-12) <= lin[0]) goto rest;
@@ -860,10 +848,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
           double v = use_feas ? cdf * p : cdf;
           if (v > lin[1]) { lin[1] = v; lin_id[1] = c; }
         }
-      } else if (ei_only && phase == 0) {
-        if (any_lin_id < 0) deferred = 1;
-        continue;
-      } else if (phase == 1 || any_lin_id < 0 || (need_poi && lin_id[1] < 0)) {
+      } else if (any_lin_id < 0 || (need_poi && lin_id[1] < 0)) {
         /* log EI for z <= -6: log sd + log phi(z) - 2 log|z| (+ log1p(-3/z^2) < 0.09, dropped); with
          * a bound that cannot beat the best feasible value so far (lg[0] <= any_lg) the log is skipped */
         double q = sd / (z * z);
@@ -894,7 +879,6 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
       }
 #undef FEAS_OK
     }
-  }
   }
   (void)need_ei;
   pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
