@@ -730,6 +730,62 @@ GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps,
 }
 #undef GP_ROW
 
+typedef double gp_v4d __attribute__((vector_size(32)));
+
+/* x = L^-1 x and, with y, y = L^-1 y for the lower factor L (n rows, stride ld) by forward substitution
+ * in one pass over L, by blocks of 32 rows: the dot products of a block's rows with the solved part
+ * before the block are independent (4 interleaved partial sums each: they overlap in the pipeline and in
+ * memory), then the triangle of the block in row order. A fixed order: the same results on every
+ * machine, unlike BLAS kernels chosen by CPU. */
+GP_HOT static void solve_lower2(int n, const double *restrict L, size_t ld, double *restrict x, double *restrict y) {
+  double px[32], py[32];
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    int i1 = i0 + 32 < n ? i0 + 32 : n;
+    for (int i = i0; i < i1; i++) { /* i0 is a multiple of 4 */
+      const double *restrict Li = L + (size_t)i * ld;
+      if (i + 4 < n) /* rows are ld apart and partly used: the prefetcher does not see them coming */
+        for (int j = 0; j <= i + 4; j += 8) __builtin_prefetch(Li + 4 * ld + j);
+      gp_v4d sx = {0}, sy = {0};
+      for (int j = 0; j < i0; j += 4) {
+        gp_v4d lv, xv;
+        memcpy(&lv, Li + j, sizeof lv);
+        memcpy(&xv, x + j, sizeof xv);
+        sx += lv * xv;
+        if (y) {
+          gp_v4d yv;
+          memcpy(&yv, y + j, sizeof yv);
+          sy += lv * yv;
+        }
+      }
+      double t[4];
+      memcpy(t, &sx, sizeof t);
+      px[i - i0] = (t[0] + t[1]) + (t[2] + t[3]);
+      memcpy(t, &sy, sizeof t);
+      py[i - i0] = (t[0] + t[1]) + (t[2] + t[3]);
+    }
+    for (int i = i0; i < i1; i++) {
+      const double *restrict Li = L + (size_t)i * ld;
+      double dx = px[i - i0], dy = py[i - i0];
+      for (int j = i0; j < i; j++) {
+        dx += Li[j] * x[j];
+        if (y) dy += Li[j] * y[j];
+      }
+      x[i] = (x[i] - dx) / Li[i];
+      if (y) y[i] = (y[i] - dy) / Li[i];
+    }
+  }
+}
+
+/* x = L^-T x (backward substitution by rows of L: one axpy per row) */
+GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld, double *restrict x) {
+  for (int i = n - 1; i >= 0; i--) {
+    const double *restrict Li = L + (size_t)i * ld;
+    double xi = x[i] / Li[i];
+    x[i] = xi;
+    for (int j = 0; j < i; j++) x[j] -= Li[j] * xi;
+  }
+}
+
 /* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
  * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
 static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
@@ -745,20 +801,18 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   double ne = noise_eff(gp->noise, gp->variance);
   double *l = gp->L + (size_t)n * cap;          /* new row of L */
   kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
-  if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, l, 1);
+  if (y_all) { /* all outputs change: wy = L^-1 y over the extended factor (solved with l, one pass over L) */
+    memcpy(gp->yo, y_all, sizeof(double) * (size_t)n);
+    memcpy(gp->wy, y_all, sizeof(double) * (size_t)n);
+  }
+  if (n > 0) solve_lower2(n, gp->L, (size_t)cap, l, y_all ? gp->wy : NULL);
   double ll = n > 0 ? cblas_ddot(n, l, 1, l, 1) : 0.0;
   double d = gp->variance + ne - ll;
   if (d < ne) d = ne; /* the posterior variance is >= 0: only rounding can push it below */
   double lnn = sqrt(d);
   l[n] = lnn;
   double w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
-  double wyn;
-  if (y_all) { /* all outputs change: wy = L^-1 y over the extended factor */
-    memcpy(gp->yo, y_all, sizeof(double) * (size_t)n);
-    memcpy(gp->wy, y_all, sizeof(double) * (size_t)n);
-    if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, gp->L, cap, gp->wy, 1);
-  }
-  wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
+  double wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
   for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
   if (y_all)
     for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
@@ -904,7 +958,7 @@ void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0) {
   mpt_gp_normalization(gp, &m, &s);
   int n = gp->n;
   for (int i = 0; i < n; i++) alpha[i] = gp->wy[i] - m * gp->w1[i];
-  if (n > 0) cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, n, gp->L, gp->cap, alpha, 1);
+  if (n > 0) solve_lower_trans(n, gp->L, (size_t)gp->cap, alpha);
   *m0 = m;
 }
 
@@ -937,8 +991,6 @@ void mpt_gp_kernel_obs_points(const mpt_gp *gp, int i, int64_t np, const double 
   dist2_points(np, gp->dim, P, ld, ids, gp->XoT + i, (size_t)gp->cap, gp->inv_ls, k);
   kernel_from_r2(gp->cfg.kernel, np, gp->variance, k);
 }
-
-typedef double gp_v4d __attribute__((vector_size(32)));
 
 GP_HOT double mpt_gp_mean_from_kernel(const double *alpha, double m0, const double *k, int n) {
   gp_v4d s0 = {0}, s1 = {0};
