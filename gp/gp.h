@@ -79,15 +79,6 @@ int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err);
  * y_all[n_obs] and gives all n_obs + 1 observations the outputs y_all. */
 int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err);
 
-/* t = V^T l and a = V^T w for a row-major float block V (n rows of bc values, row stride ld), exactly
- * as two cblas_sgemv(CblasRowMajor, CblasTrans, n, bc, 1, V, ld, x, 1, 0, y, 1) calls compute them.
- * Where the running OpenBLAS is one whose kernel arithmetic this replicates (0.3.21 on SkylakeX, one
- * thread) it reads V once for both (bit-identical, checked by tests/test_gp.c) and returns 1; otherwise
- * it makes the two calls and returns 0. (No longer used by the GP itself: since V is kept in panels of
- * candidates, mpt_gp_add/mpt_gp_add_outputs sum V^T [l w] in their own fixed order.) */
-int mpt_gp_sgemv2(int n, int64_t bc, const float *V, size_t ld, const float *l, const float *w, float *t,
-                  float *a);
-
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);

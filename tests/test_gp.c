@@ -1,9 +1,8 @@
 /* tests/test_gp.c: gp/ against a direct dense solve (LAPACK dposv on the full covariance) and against
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
  * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
- * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks, and
- * the one-pass V^T [l w] (mpt_gp_sgemv2) bit for bit against OpenBLAS, coded vs double candidates, grouped
- * codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
+ * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks,
+ * coded vs double candidates, grouped codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -384,43 +383,6 @@ static void test_add_outputs_blocks(void **state) {
   free(X); free(m1); free(s1); free(m2); free(s2); free(rm); free(rs);
 }
 
-/* mpt_gp_sgemv2 (both products of a block of V in one pass where the BLAS arithmetic is replicated)
- * against two cblas_sgemv calls, bit for bit, over row counts and block widths that reach every
- * branch of the replicated kernels (n <= 48, groups of 8, 4, 2, 1 rows; prefix and tail columns) */
-static void test_sgemv2_exact(void **state) {
-  (void)state;
-  enum { LD = 1300, NMAX = 300 };
-  mpt_rng r;
-  mpt_rng_seed(&r, 21);
-  float *V = malloc(sizeof(float) * NMAX * LD), l[NMAX], w[NMAX];
-  float *t0 = malloc(sizeof(float) * LD), *a0 = malloc(sizeof(float) * LD);
-  float *t1 = malloc(sizeof(float) * LD), *a1 = malloc(sizeof(float) * LD);
-  for (int i = 0; i < NMAX * LD; i++) /* magnitudes over 7 decades, so rounding differences show */
-    V[i] = (float)((mpt_rng_uniform(&r) - 0.5) * pow(10.0, (double)mpt_rng_below(&r, 7) - 3.0));
-  for (int i = 0; i < NMAX; i++) {
-    l[i] = (float)(3.0 * (mpt_rng_uniform(&r) - 0.5));
-    w[i] = (float)(30.0 * (mpt_rng_uniform(&r) - 0.5));
-  }
-  const int ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 47, 48, 49, 50, 51, 52, 53, 55, 56, 100, 219, 220, 221, 222, 223, 300};
-  const int bcs[] = {1, 2, 3, 4, 5, 7, 8, 12, 13, 15, 16, 17, 20, 28, 31, 33, 63, 100, 129, 890, 1023, 1024};
-  int used = 0;
-  for (size_t q = 0; q < sizeof ns / sizeof *ns; q++)
-    for (size_t u = 0; u < sizeof bcs / sizeof *bcs; u++) {
-      int n = ns[q], bc = bcs[u];
-      const float *Vb = V + (q * 7 + u * 13) % 200; /* unaligned starts too */
-      cblas_sgemv(CblasRowMajor, CblasTrans, n, bc, 1.0f, Vb, LD, l, 1, 0.0f, t0, 1);
-      cblas_sgemv(CblasRowMajor, CblasTrans, n, bc, 1.0f, Vb, LD, w, 1, 0.0f, a0, 1);
-      used += mpt_gp_sgemv2(n, bc, Vb, LD, l, w, t1, a1);
-      for (int j = 0; j < bc; j++) {
-        assert_true(t1[j] == t0[j]);
-        assert_true(a1[j] == a0[j]);
-      }
-    }
-  print_message("mpt_gp_sgemv2: one-pass path used for %d of %d shapes (0: this BLAS is not replicated)\n", used,
-                (int)((sizeof ns / sizeof *ns) * (sizeof bcs / sizeof *bcs)));
-  free(V); free(t0); free(a0); free(t1); free(a1);
-}
-
 /* Candidates on a grid are stored as codes into per-dimension value tables; with 256 more random
  * candidates appended the same GP keeps doubles. Both must give the same bits on the grid candidates
  * (adds, add_outputs, fantasies and a refactor with new lengthscales), for every kernel. */
@@ -673,7 +635,6 @@ int main(void) {
       cmocka_unit_test(test_vs_dense),
       cmocka_unit_test(test_kernel_row_accuracy),
       cmocka_unit_test(test_add_outputs_blocks),
-      cmocka_unit_test(test_sgemv2_exact),
       cmocka_unit_test(test_coded_candidates),
       cmocka_unit_test(test_grouped_codes_panels),
       cmocka_unit_test(test_fit),
