@@ -422,9 +422,6 @@ GP_HOT static void dist2_row(int64_t n, int dim, const double *restrict x, const
   }
 }
 
-/* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK): the same arithmetic as kern_r2/dist2
- * except exp (exp_neg). Beyond t = 708 (exp < 3.3e-308) the argument is clamped: the covariance is
- * then ~1e-303 instead of a subnormal or 0, the same nothing once rounded into V (float). */
 /* r2[j] += q2[code[j]]: a dimension with two distinct values (one-hot codes) by a select, else by a
  * table lookup */
 GP_HOT static void add_coded(int64_t n, int nv, const uint8_t *restrict cd, const double *restrict q2,
@@ -502,6 +499,9 @@ static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
   kernel_from_t(kernel, bc, variance, t, t);
 }
 
+/* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK): the same arithmetic as kern_r2/dist2
+ * except exp (exp_neg). Beyond t = 708 (exp < 3.3e-308) the argument is clamped: the covariance is
+ * then ~1e-303 instead of a subnormal or 0, the same nothing once rounded into V (float). */
 static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
   cand_dist2(gp, x, b, bc, k); /* in place: r2, then the argument of exp, then the kernel */
   kernel_from_r2(gp->cfg.kernel, bc, gp->variance, k);
@@ -776,15 +776,6 @@ void mpt_gp_normalization(const mpt_gp *gp, double *mean, double *scale) {
   if (scale) *scale = s;
 }
 
-void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd) {
-  double m, s;
-  mpt_gp_normalization(gp, &m, &s);
-  for (int64_t c = begin; c < end; c++) {
-    if (mean) mean[c - begin] = m + gp->A[c] - m * gp->B[c];
-    if (sd) sd[c - begin] = s * sqrt(gp->var[c] > 0 ? gp->var[c] : 0.0);
-  }
-}
-
 void mpt_gp_predict_block_var(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *var) {
   double m, s;
   mpt_gp_normalization(gp, &m, &s);
@@ -792,6 +783,14 @@ void mpt_gp_predict_block_var(const mpt_gp *gp, int64_t begin, int64_t end, doub
     if (mean) mean[c - begin] = m + gp->A[c] - m * gp->B[c];
     if (var) var[c - begin] = gp->var[c] > 0 ? gp->var[c] : 0.0;
   }
+}
+
+void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd) {
+  mpt_gp_predict_block_var(gp, begin, end, mean, sd);
+  if (!sd) return;
+  double m, s;
+  mpt_gp_normalization(gp, &m, &s);
+  for (int64_t c = 0; c < end - begin; c++) sd[c] = s * sqrt(sd[c]);
 }
 
 void mpt_gp_predict_point(const mpt_gp *gp, const double *x, double *mean, double *sd) {
@@ -822,12 +821,9 @@ void mpt_gp_mean_weights(const mpt_gp *gp, double *alpha, double *m0) {
 }
 
 double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0, const double *x) {
-  double mu = m0;
-  if (gp->n == 0) return mu;
-  double *r2 = gp->tmpd; /* distances to all observations at once (the same sums as dist2) */
-  dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, gp->inv_ls, r2);
-  kernel_from_r2(gp->cfg.kernel, gp->n, gp->variance, r2); /* the kernel row's vectorized exp (2 ulp) */
-  return mpt_gp_mean_from_kernel(alpha, mu, r2, gp->n);
+  if (gp->n == 0) return m0;
+  mpt_gp_kernel_obs_range(gp, x, 0, gp->n, gp->tmpd); /* kernel values to all observations at once */
+  return mpt_gp_mean_from_kernel(alpha, m0, gp->tmpd, gp->n);
 }
 
 /* r2[j] = dist2(P + ids[j] * ld, x) (the point first, as dist2_row: the same sums) */
