@@ -87,7 +87,6 @@ typedef struct bo_state {
   int64_t n_ok;
   int64_t n_fail;
   double best_t;         /* best transformed objective among processed ok observations */
-  int64_t ok_since_fit;
   /* feasibility model (allocated at the first failure) */
   mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
   double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
@@ -324,36 +323,26 @@ static int process_queue(bo_state *b, mpt_error *err) {
      * exactly those observations: the schedule depends only on the told sequence, so a resumed run
      * (all logged observations processed at once) refits at the same points as the original */
     int refit_here = b->fit && n1 >= 2 && n1 >= b->n_init && (n1 - b->n_init) % b->refit_interval == 0;
-    if (refit_here) {
-      if (b->post) {
-        rc = compute_ty(b, n1, i + 1, err);
-        if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
-        post_done = i == last_ok;
-      } else {
-        double t = transform(b, b->obs_y[i]);
-        rc = mpt_gp_add(b->gp, x, t, err);
-        if (t < b->best_t) b->best_t = t;
-      }
-      if (rc == 0) {
-        mpt_gp_fit_options fo;
-        mpt_gp_fit_options_default(&fo);
-        fo.ard = b->ard;
-        rc = mpt_gp_fit(b->gp, &fo, NULL, err);
-      }
-    } else if (i == last_ok && n1 >= 2) {
-      /* the last new one re-transforms every output in the same pass over the candidates */
+    if (n1 >= 2 && (i == last_ok || (refit_here && b->post))) {
+      /* the last new one (and one a refit follows) re-transforms every output in the same pass over
+       * the candidates (last_ok is set only with a non-incremental transform) */
       rc = compute_ty(b, n1, i + 1, err);
       if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
-      post_done = 1;
+      if (i == last_ok) post_done = 1;
     } else {
       double t = transform(b, b->obs_y[i]);
       rc = mpt_gp_add(b->gp, x, t, err);
       if (t < b->best_t && !b->post) b->best_t = t;
     }
+    if (rc == 0 && refit_here) {
+      mpt_gp_fit_options fo;
+      mpt_gp_fit_options_default(&fo);
+      fo.ard = b->ard;
+      rc = mpt_gp_fit(b->gp, &fo, NULL, err);
+    }
     if (rc) return rc;
     new_ok++;
   }
-  b->ok_since_fit += new_ok;
   if (new_ok > 0 && b->post && !post_done && (rc = retransform(b, err)) != 0) return rc;
   if (b->feas_mode && b->n_fail > 0) {
     if (!b->fgp) {
