@@ -239,7 +239,7 @@ static void test_initial_designs(void **state) {
              *rs[] = {"random_samples=4"};
   int64_t a[60], b[60], d[60];
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 60);
-  assert_int_equal(run(NULL, 0, 11, 220, 1, 60, d, obs), 60);
+  assert_int_equal(run(mx, 1, 11, 220, 1, 60, d, obs), 60);
   for (int v = 0; v < 2; v++) {
     assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, a, obs), 60);
     assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, b, obs), 60);
@@ -248,9 +248,10 @@ static void test_initial_designs(void **state) {
     assert_memory_not_equal(a, d, 10 * sizeof(int64_t));
     check_resume(v ? lc : lv, 1);
   }
+  assert_int_equal(run(NULL, 0, 11, 220, 1, 60, d, obs), 60);
   assert_int_equal(run(rs, 1, 11, 220, 1, 60, b, obs), 60);
   check_valid_distinct(b, 60);
-  assert_memory_equal(b, d, 6 * sizeof(int64_t));                    /* the maximin part is kept */
+  assert_memory_equal(b, d, 6 * sizeof(int64_t));                    /* the design's first part is kept */
   for (int i = 6; i < 10; i++)
     for (int j = 0; j < 10; j++) assert_true(b[i] != d[j] || i == j); /* the rest is new */
   assert_memory_not_equal(b + 6, d + 6, 4 * sizeof(int64_t));
