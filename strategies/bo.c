@@ -1,7 +1,7 @@
 /* strategies/bo.c: the `bo` strategy, discrete Bayesian optimization after Willemsen et al. (PMBS 2021,
  * Kernel Tuner's bayes_opt): a GP (gp/) over the numeric encodings of every valid configuration
- * (parameters with one value pruned), an initial maximin-LHS sample (or sampling=lhs-valid /
- * lhs-conditional: LHS with the valid configurations' marginals; random_samples), acquisition maximized
+ * (parameters with one value pruned), an initial Latin-hypercube sample with the marginals of the valid
+ * configurations (sampling=lhs-valid; or maximin, lhs, random, lhs-conditional; random_samples), acquisition maximized
  * exhaustively over every unevaluated valid configuration (EI, POI, LCB, LCB-Srinivas, the `multi`
  * and `advanced-multi` portfolios), the contextual-variance exploration factor, a feasibility model
  * learned from failed evaluations (BaCO-style hidden constraints: probability of feasibility times EI,
@@ -27,7 +27,8 @@
  *
  * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): lengthscale 2.0,
  * exploration factor 0.5, feasibility threshold 0.85, 10 initial samples (not Kernel Tuner's 20: the
- * first score term at k = 20 is then model-based), and a stall rule: after stall_after = 30
+ * first score term at k = 20 is then model-based) stratified by the valid marginals (sampling=lhs-valid:
+ * +0.013 over the index-range maximin LHS at ask(1), +0.044 at ask(16), seeds 36..315), and a stall rule: after stall_after = 30
  * evaluations without a new best valid objective the exploration margin is multiplied by stall_boost
  * (5) until the next improvement (stall_action=variance instead alternates EI picks with
  * largest-posterior-variance picks). The stall test reads only the told sequence (resume-exact).
@@ -134,7 +135,7 @@ static const mpt_option_spec bo_options[] = {
     {"lengthscale", MPT_OPT_DOUBLE, "2.0", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
     {"initial_samples", MPT_OPT_INT, "10", "size of the initial sample (valid observations)", NULL, 1, 1e9},
-    {"sampling", MPT_OPT_STRING, "maximin", "initial sample method (maximin: the best of 20 LHS samples by minimum pairwise distance in index encoding; lhs-valid: each parameter stratified by its marginal among the valid configurations, points the nearest valid configurations; lhs-conditional: LHS of the uniform distribution over the valid configurations through conditional quantiles)", "maximin|lhs|random|lhs-valid|lhs-conditional", 1, 0},
+    {"sampling", MPT_OPT_STRING, "lhs-valid", "initial sample method (maximin: the best of 20 LHS samples by minimum pairwise distance in index encoding; lhs-valid: each parameter stratified by its marginal among the valid configurations, points the nearest valid configurations; lhs-conditional: LHS of the uniform distribution over the valid configurations through conditional quantiles)", "maximin|lhs|random|lhs-valid|lhs-conditional", 1, 0},
     {"random_samples", MPT_OPT_INT, "0", "this many of the initial samples are uniform random valid configurations (distinct from the rest, drawn after them), the others by `sampling`", NULL, 0, 1e9},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
