@@ -28,7 +28,8 @@
  * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): lengthscale 2.0,
  * exploration factor 0.5, feasibility threshold 0.85, 10 initial samples (not Kernel Tuner's 20: the
  * first score term at k = 20 is then model-based) stratified by the valid marginals (sampling=lhs-valid:
- * +0.013 over the index-range maximin LHS at ask(1), +0.044 at ask(16), seeds 36..315), and a stall rule: after stall_after = 30
+ * +0.013 over the index-range maximin LHS at ask(1), +0.051 at ask(16), seeds 36..315:
+ * docs/PERFORMANCE.md, "initial design with the valid marginals"), and a stall rule: after stall_after = 30
  * evaluations without a new best valid objective the exploration margin is multiplied by stall_boost
  * (5) until the next improvement (stall_action=variance instead alternates EI picks with
  * largest-posterior-variance picks). The stall test reads only the told sequence (resume-exact).
