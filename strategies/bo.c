@@ -1,6 +1,7 @@
 /* strategies/bo.c: the `bo` strategy, discrete Bayesian optimization after Willemsen et al. (PMBS 2021,
  * Kernel Tuner's bayes_opt): a GP (gp/) over the numeric encodings of every valid configuration
- * (parameters with one value pruned), an initial maximin-LHS sample, acquisition maximized
+ * (parameters with one value pruned), an initial Latin-hypercube sample with the marginals of the valid
+ * configurations (sampling=lhs-valid; or maximin, lhs, random, lhs-conditional; random_samples), acquisition maximized
  * exhaustively over every unevaluated valid configuration (EI, POI, LCB, LCB-Srinivas, the `multi`
  * and `advanced-multi` portfolios), the contextual-variance exploration factor, a feasibility model
  * learned from failed evaluations (BaCO-style hidden constraints: probability of feasibility times EI,
@@ -26,7 +27,9 @@
  *
  * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): lengthscale 2.0,
  * exploration factor 0.5, feasibility threshold 0.85, 10 initial samples (not Kernel Tuner's 20: the
- * first score term at k = 20 is then model-based), and a stall rule: after stall_after = 30
+ * first score term at k = 20 is then model-based) stratified by the valid marginals (sampling=lhs-valid:
+ * +0.013 over the index-range maximin LHS at ask(1), +0.051 at ask(16), seeds 36..315:
+ * docs/PERFORMANCE.md, "initial design with the valid marginals"), and a stall rule: after stall_after = 30
  * evaluations without a new best valid objective the exploration margin is multiplied by stall_boost
  * (5) until the next improvement (stall_action=variance instead alternates EI picks with
  * largest-posterior-variance picks). The stall test reads only the told sequence (resume-exact).
@@ -133,7 +136,8 @@ static const mpt_option_spec bo_options[] = {
     {"lengthscale", MPT_OPT_DOUBLE, "2.0", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
     {"initial_samples", MPT_OPT_INT, "10", "size of the initial sample (valid observations)", NULL, 1, 1e9},
-    {"sampling", MPT_OPT_STRING, "maximin", "initial sample method", "maximin|lhs|random", 1, 0},
+    {"sampling", MPT_OPT_STRING, "lhs-valid", "initial sample method (maximin: the best of 20 LHS samples by minimum pairwise distance in index encoding; lhs-valid: each parameter stratified by its marginal among the valid configurations, points the nearest valid configurations; lhs-conditional: LHS of the uniform distribution over the valid configurations through conditional quantiles)", "maximin|lhs|random|lhs-valid|lhs-conditional", 1, 0},
+    {"random_samples", MPT_OPT_INT, "0", "this many of the initial samples are uniform random valid configurations (distinct from the rest, drawn after them), the others by `sampling`", NULL, 0, 1e9},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
@@ -368,6 +372,158 @@ static int process_queue(bo_state *b, mpt_error *err) {
 
 /* ---------------------------------------------------------------- create/destroy */
 
+/* sampling=lhs-valid: a Latin hypercube sample with the marginals of the valid configurations. Each
+ * active parameter is stratified by its marginal among the valid configurations (stratum t of n holds
+ * the quantiles [t/n, (t+1)/n) of its value index: a value taking a fraction f of the valid set gets
+ * about f n strata), where the index-range LHS of sampling=lhs/maximin gives every value the same
+ * share, a value the constraints mostly exclude as often as a free one. Point j takes per parameter a
+ * random unused stratum and a uniform quantile in it (independently across parameters, as an LHS
+ * does); the point is the unchosen valid configuration matching most of these target values (ties:
+ * least total index distance, then uniformly at random). Where the targets form an invalid
+ * combination one of the values involved is given up, so values that take part in constraints end
+ * up below their valid share (use_padding=1 of convolution: 10% of the points, 19% of the valid
+ * configurations; sampling=lhs-conditional matches the marginals). O(n * N * active parameters) time
+ * (gemm_milo, 116928 configurations: ~55 ms). Writes init_ids; returns the count or < 0. */
+static int64_t sample_lhs_valid(bo_state *b, mpt_strategy *s, int64_t n) {
+  const mpt_space *sp = s->space;
+  int A = b->n_act > 0 ? b->n_act : 1, tot = 0;
+  int *off = malloc(sizeof(int) * (size_t)A);
+  for (int d = 0; d < b->n_act && off; d++) { off[d] = tot; tot += mpt_space_n_values(sp, b->act[d]); }
+  int64_t *cnt = calloc((size_t)(tot > 0 ? tot : 1), sizeof(int64_t));
+  int64_t *perm = malloc(sizeof(int64_t) * (size_t)n);
+  int *tgt = malloc(sizeof(int) * (size_t)n * (size_t)A);
+  uint8_t *used = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
+  if (!off || !cnt || !perm || !tgt || !used) {
+    free(off); free(cnt); free(perm); free(tgt); free(used);
+    return MPT_ERR_NOMEM;
+  }
+  /* cumulative counts: cnt[off + v] = valid configurations with value index <= v */
+  for (int64_t c = 0; c < b->N; c++)
+    for (int d = 0; d < b->n_act; d++) cnt[off[d] + mpt_space_value_index(sp, c, b->act[d])]++;
+  for (int d = 0; d < b->n_act; d++) {
+    for (int v = 1; v < mpt_space_n_values(sp, b->act[d]); v++) cnt[off[d] + v] += cnt[off[d] + v - 1];
+    for (int64_t j = 0; j < n; j++) perm[j] = j;
+    mpt_rng_shuffle(&s->rng, perm, n);
+    int nv = mpt_space_n_values(sp, b->act[d]);
+    for (int64_t j = 0; j < n; j++) {
+      double u = ((double)perm[j] + mpt_rng_uniform(&s->rng)) / (double)n * (double)b->N;
+      int v = 0;
+      while (v < nv - 1 && (double)cnt[off[d] + v] <= u) v++;
+      tgt[(size_t)j * A + d] = v;
+    }
+  }
+  int64_t m = 0;
+  for (int64_t j = 0; j < n; j++) {
+    const int *tj = tgt + (size_t)j * A;
+    int64_t pick = -1, ties = 0;
+    int bm = -1, bdist = 0;
+    for (int64_t c = 0; c < b->N; c++) {
+      if (used[c]) continue;
+      int match = 0, dist = 0;
+      for (int d = 0; d < b->n_act; d++) {
+        int df = mpt_space_value_index(sp, c, b->act[d]) - tj[d];
+        match += df == 0;
+        dist += df < 0 ? -df : df;
+      }
+      if (match > bm || (match == bm && dist < bdist)) { bm = match; bdist = dist; pick = c; ties = 1; }
+      else if (match == bm && dist == bdist && mpt_rng_below(&s->rng, (uint64_t)++ties) == 0) pick = c;
+    }
+    if (pick < 0) break;
+    used[pick] = 1;
+    b->init_ids[m++] = pick;
+  }
+  free(off); free(cnt); free(perm); free(tgt); free(used);
+  return m;
+}
+
+/* sampling=lhs-conditional: a Latin hypercube sample of the uniform distribution over the valid
+ * configurations through its Rosenblatt transform: point j's value of the d-th active parameter is the
+ * quantile u[j][d] of that parameter's distribution among the valid configurations that agree with the
+ * point's values of the parameters before it, with u[.][d] stratified over the n points (a random
+ * permutation of the strata [t/n, (t+1)/n), uniform within). Each point is thus a uniform random valid
+ * configuration (the design follows the valid marginals exactly, in expectation, as sampling=random
+ * does), and the points spread as an LHS does: the first parameter exactly by its marginal, the others
+ * by their conditional quantiles. A point already chosen is replaced by the
+ * unchosen valid configuration matching most of its values (ties: least total index distance, then
+ * uniformly at random). O(n * N * active parameters) time (gemm_milo, 116928 configurations: ~50 ms).
+ * Writes init_ids; returns the count or < 0. */
+static int64_t sample_lhs_conditional(bo_state *b, mpt_strategy *s, int64_t n) {
+  const mpt_space *sp = s->space;
+  int A = b->n_act > 0 ? b->n_act : 1, maxv = 1;
+  for (int d = 0; d < b->n_act; d++)
+    if (mpt_space_n_values(sp, b->act[d]) > maxv) maxv = mpt_space_n_values(sp, b->act[d]);
+  int64_t *cnt = malloc(sizeof(int64_t) * (size_t)maxv), *perm = malloc(sizeof(int64_t) * (size_t)n);
+  int64_t *set = malloc(sizeof(int64_t) * (size_t)(b->N > 0 ? b->N : 1));
+  double *u = malloc(sizeof(double) * (size_t)n * (size_t)A);
+  int *tgt = malloc(sizeof(int) * (size_t)A);
+  uint8_t *used = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
+  if (!cnt || !perm || !set || !u || !tgt || !used) {
+    free(cnt); free(perm); free(set); free(u); free(tgt); free(used);
+    return MPT_ERR_NOMEM;
+  }
+  for (int d = 0; d < b->n_act; d++) {
+    for (int64_t j = 0; j < n; j++) perm[j] = j;
+    mpt_rng_shuffle(&s->rng, perm, n);
+    for (int64_t j = 0; j < n; j++) u[(size_t)j * A + d] = ((double)perm[j] + mpt_rng_uniform(&s->rng)) / (double)n;
+  }
+  int64_t m = 0;
+  for (int64_t j = 0; j < n && b->N > 0; j++) {
+    int64_t ns = b->N;
+    for (int64_t c = 0; c < ns; c++) set[c] = c;
+    for (int d = 0; d < b->n_act; d++) {
+      int nv = mpt_space_n_values(sp, b->act[d]);
+      memset(cnt, 0, sizeof(int64_t) * (size_t)nv);
+      for (int64_t q = 0; q < ns; q++) cnt[mpt_space_value_index(sp, set[q], b->act[d])]++;
+      double target = u[(size_t)j * A + d] * (double)ns;
+      int v = 0;
+      for (int64_t cum = cnt[0]; v < nv - 1 && (double)cum <= target; cum += cnt[++v]) {}
+      tgt[d] = v;
+      int64_t w = 0;
+      for (int64_t q = 0; q < ns; q++)
+        if (mpt_space_value_index(sp, set[q], b->act[d]) == v) set[w++] = set[q];
+      ns = w;
+    }
+    int64_t pick = ns > 0 ? set[mpt_rng_below(&s->rng, (uint64_t)ns)] : -1;
+    if (pick < 0 || used[pick]) { /* taken: the nearest unchosen configuration */
+      int64_t ties = 0;
+      int bm = -1, bdist = 0;
+      pick = -1;
+      for (int64_t c = 0; c < b->N; c++) {
+        if (used[c]) continue;
+        int match = 0, dist = 0;
+        for (int d = 0; d < b->n_act; d++) {
+          int df = mpt_space_value_index(sp, c, b->act[d]) - tgt[d];
+          match += df == 0;
+          dist += df < 0 ? -df : df;
+        }
+        if (match > bm || (match == bm && dist < bdist)) { bm = match; bdist = dist; pick = c; ties = 1; }
+        else if (match == bm && dist == bdist && mpt_rng_below(&s->rng, (uint64_t)++ties) == 0) pick = c;
+      }
+      if (pick < 0) break;
+    }
+    used[pick] = 1;
+    b->init_ids[m++] = pick;
+  }
+  free(cnt); free(perm); free(set); free(u); free(tgt); free(used);
+  return m;
+}
+
+/* random_samples: init_ids[keep, n) are replaced by uniform random valid configurations not among
+ * init_ids[0, keep) nor drawn before (from the run's generator, after the design: resume-exact) */
+static int mix_random(bo_state *b, mpt_strategy *s, int64_t keep, int64_t n) {
+  int64_t *r = malloc(sizeof(int64_t) * (size_t)n);
+  if (!r) return MPT_ERR_NOMEM;
+  int64_t got = mpt_space_sample_random(s->space, &s->rng, n, r), w = keep;
+  if (got < 0) { free(r); return (int)got; }
+  for (int64_t i = 0; i < got && w < n; i++) {
+    int dup = 0;
+    for (int64_t j = 0; j < keep && !dup; j++) dup = b->init_ids[j] == r[i];
+    if (!dup) b->init_ids[w++] = r[i];
+  }
+  free(r);
+  return 0;
+}
+
 static int bo_create(mpt_strategy *s, mpt_error *err) {
   bo_state *b = calloc(1, sizeof *b);
   if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
@@ -479,8 +635,15 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   if (ni <= 0) got = 0;
   else if (strcmp(sm, "random") == 0) got = mpt_space_sample_random(sp, &s->rng, ni, b->init_ids);
   else if (strcmp(sm, "lhs") == 0) got = mpt_space_sample_lhs(sp, &s->rng, ni, b->init_ids);
+  else if (strcmp(sm, "lhs-valid") == 0) got = sample_lhs_valid(b, s, ni);
+  else if (strcmp(sm, "lhs-conditional") == 0) got = sample_lhs_conditional(b, s, ni);
   else got = mpt_space_sample_maximin(sp, &s->rng, ni, 20, b->init_ids);
   if (got < 0) return mpt_error_set(err, (int)got, "bo: initial sample failed");
+  if (got > 0 && strcmp(sm, "random") != 0 && mpt_strategy_opt_int(s, "random_samples") > 0) {
+    int64_t nr = mpt_strategy_opt_int(s, "random_samples");
+    if (nr > got) nr = got;
+    if ((rc = mix_random(b, s, got - nr, got)) != 0) return mpt_error_set(err, rc, "bo: out of memory");
+  }
   b->n_init_ids = got;
   return 0;
 }

@@ -1,7 +1,8 @@
 /* tests/test_bo.c: the `bo` strategy on a real brute-forced space (convolution on the A6000, 11% failed
  * configurations, replayed): determinism for a fixed seed, only valid and never repeated ids, the whole
  * budget used, resume (warm start by tell) continuing exactly like the uninterrupted run, batched asks
- * of distinct candidates (batch=quantile: resume at a round boundary too), bad options rejected, and the
+ * of distinct candidates (batch=quantile: resume at a round boundary too), the initial designs
+ * (sampling=lhs-valid follows the valid marginals, random_samples), bad options rejected, and the
  * feasibility model wasting fewer evaluations on failures than random search and than BO without it. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +226,72 @@ static void test_batch_quantile(void **state) {
   free(o2);
 }
 
+/* initial designs: sampling=lhs-valid (strata by the valid marginals, nearest valid points),
+ * sampling=lhs-conditional (LHS of the uniform distribution over valid configurations) and
+ * random_samples (part of the design uniform random): deterministic, valid and distinct ids, resume
+ * exact (at 60 and at 10 observations); over 20 designs lhs-conditional follows the valid marginals
+ * and lhs-valid is closer to them than the index-range maximin LHS (which gives every value the same
+ * share); random_samples keeps the first initial_samples - random_samples points of the design and
+ * replaces the rest */
+static void test_initial_designs(void **state) {
+  (void)state;
+  const char *lv[] = {"sampling=lhs-valid"}, *lc[] = {"sampling=lhs-conditional"}, *mx[] = {"sampling=maximin"},
+             *rs[] = {"random_samples=4"};
+  int64_t a[60], b[60], d[60];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 60);
+  assert_int_equal(run(mx, 1, 11, 220, 1, 60, d, obs), 60);
+  for (int v = 0; v < 2; v++) {
+    assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, a, obs), 60);
+    assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, b, obs), 60);
+    assert_memory_equal(a, b, sizeof a);
+    check_valid_distinct(a, 60);
+    assert_memory_not_equal(a, d, 10 * sizeof(int64_t));
+    check_resume(v ? lc : lv, 1);
+  }
+  assert_int_equal(run(NULL, 0, 11, 220, 1, 60, d, obs), 60);
+  assert_int_equal(run(rs, 1, 11, 220, 1, 60, b, obs), 60);
+  check_valid_distinct(b, 60);
+  assert_memory_equal(b, d, 6 * sizeof(int64_t));                    /* the design's first part is kept */
+  for (int i = 6; i < 10; i++)
+    for (int j = 0; j < 10; j++) assert_true(b[i] != d[j] || i == j); /* the rest is new */
+  assert_memory_not_equal(b + 6, d + 6, 4 * sizeof(int64_t));
+  check_resume(rs, 1);
+  /* marginals: the largest difference between a value's share over 20 designs of 10 points and its
+   * share among the valid configurations, every value of every parameter */
+  int dims = mpt_space_dims(space), tot = 0;
+  int *off = malloc(sizeof(int) * (size_t)dims), *cfg = malloc(sizeof(int) * (size_t)dims);
+  for (int p = 0; p < dims; p++) { off[p] = tot; tot += mpt_space_n_values(space, p); }
+  double *share = calloc((size_t)tot * 4, sizeof(double)), worst[3] = {0, 0, 0};
+  for (int64_t c = 0; c < N; c++) {
+    mpt_space_config(space, c, cfg);
+    for (int p = 0; p < dims; p++) share[off[p] + cfg[p]] += 1.0 / (double)N;
+  }
+  const char *const *kind[3] = {lv, lc, mx};
+  for (int v = 0; v < 3; v++) {
+    double *got = share + (size_t)tot * (v + 1);
+    for (int seed = 1; seed <= 20; seed++) {
+      mpt_strategy *s;
+      mpt_error err;
+      int64_t ids[10];
+      assert_int_equal(mpt_strategy_create("bo", space, kind[v], 1, (uint64_t)seed, 220, &s, &err), 0);
+      assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
+      check_valid_distinct(ids, 10);
+      for (int i = 0; i < 10; i++) {
+        mpt_space_config(space, ids[i], cfg);
+        for (int p = 0; p < dims; p++) got[off[p] + cfg[p]] += 1.0 / 200.0;
+      }
+      mpt_strategy_destroy(s);
+    }
+    for (int i = 0; i < tot; i++)
+      if (fabs(got[i] - share[i]) > worst[v]) worst[v] = fabs(got[i] - share[i]);
+  }
+  printf("largest difference of a value's share from the valid marginal: lhs-valid %.3f, lhs-conditional %.3f, maximin %.3f\n",
+         worst[0], worst[1], worst[2]);
+  assert_true(worst[1] < 0.06);
+  assert_true(worst[0] < worst[2] && worst[1] < worst[2]);
+  free(off); free(cfg); free(share); free(obs);
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   mpt_strategy *s;
@@ -269,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
+      cmocka_unit_test(test_initial_designs),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };
