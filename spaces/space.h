@@ -74,6 +74,19 @@ int64_t mpt_space_sample_random(const mpt_space *s, mpt_rng *rng, int64_t n, int
 int64_t mpt_space_sample_lhs(const mpt_space *s, mpt_rng *rng, int64_t n, int64_t *ids);
 /* Maximin LHS: the best of `tries` LHS samples by minimum pairwise distance in index encoding. */
 int64_t mpt_space_sample_maximin(const mpt_space *s, mpt_rng *rng, int64_t n, int tries, int64_t *ids);
+/* LHS with the marginals of the valid configurations (space_sample_valid.c), over the parameters
+ * params[0..np): each parameter is stratified by its value shares among the valid configurations (a
+ * value taking a fraction f of them gets about f n of the n strata); each point draws per parameter an
+ * unused stratum and a quantile in it, and is the unused valid configuration matching most of these
+ * target values (ties: least total index distance, then at random). Returns the count (<= n) or <0. */
+int64_t mpt_space_sample_lhs_valid(const mpt_space *s, const int *params, int np, mpt_rng *rng, int64_t n,
+                                   int64_t *ids);
+/* LHS of the uniform distribution over the valid configurations through conditional quantiles
+ * (Rosenblatt transform): parameter d of point j takes the stratified quantile u[j][d] of its
+ * distribution among the valid configurations agreeing with the point's earlier parameters, so each
+ * point is a uniform valid configuration; a repeated one is replaced as in lhs_valid. Count or <0. */
+int64_t mpt_space_sample_lhs_conditional(const mpt_space *s, const int *params, int np, mpt_rng *rng,
+                                         int64_t n, int64_t *ids);
 
 /* Numeric encodings for models: one double per parameter. */
 typedef enum mpt_encoding {

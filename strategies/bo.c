@@ -372,142 +372,6 @@ static int process_queue(bo_state *b, mpt_error *err) {
 
 /* ---------------------------------------------------------------- create/destroy */
 
-/* sampling=lhs-valid: a Latin hypercube sample with the marginals of the valid configurations. Each
- * active parameter is stratified by its marginal among the valid configurations (stratum t of n holds
- * the quantiles [t/n, (t+1)/n) of its value index: a value taking a fraction f of the valid set gets
- * about f n strata), where the index-range LHS of sampling=lhs/maximin gives every value the same
- * share, a value the constraints mostly exclude as often as a free one. Point j takes per parameter a
- * random unused stratum and a uniform quantile in it (independently across parameters, as an LHS
- * does); the point is the unchosen valid configuration matching most of these target values (ties:
- * least total index distance, then uniformly at random). Where the targets form an invalid
- * combination one of the values involved is given up, so values that take part in constraints end
- * up below their valid share (use_padding=1 of convolution: 10% of the points, 19% of the valid
- * configurations; sampling=lhs-conditional matches the marginals). O(n * N * active parameters) time
- * (gemm_milo, 116928 configurations: ~55 ms). Writes init_ids; returns the count or < 0. */
-static int64_t sample_lhs_valid(bo_state *b, mpt_strategy *s, int64_t n) {
-  const mpt_space *sp = s->space;
-  int A = b->n_act > 0 ? b->n_act : 1, tot = 0;
-  int *off = malloc(sizeof(int) * (size_t)A);
-  for (int d = 0; d < b->n_act && off; d++) { off[d] = tot; tot += mpt_space_n_values(sp, b->act[d]); }
-  int64_t *cnt = calloc((size_t)(tot > 0 ? tot : 1), sizeof(int64_t));
-  int64_t *perm = malloc(sizeof(int64_t) * (size_t)n);
-  int *tgt = malloc(sizeof(int) * (size_t)n * (size_t)A);
-  uint8_t *used = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
-  if (!off || !cnt || !perm || !tgt || !used) {
-    free(off); free(cnt); free(perm); free(tgt); free(used);
-    return MPT_ERR_NOMEM;
-  }
-  /* cumulative counts: cnt[off + v] = valid configurations with value index <= v */
-  for (int64_t c = 0; c < b->N; c++)
-    for (int d = 0; d < b->n_act; d++) cnt[off[d] + mpt_space_value_index(sp, c, b->act[d])]++;
-  for (int d = 0; d < b->n_act; d++) {
-    for (int v = 1; v < mpt_space_n_values(sp, b->act[d]); v++) cnt[off[d] + v] += cnt[off[d] + v - 1];
-    for (int64_t j = 0; j < n; j++) perm[j] = j;
-    mpt_rng_shuffle(&s->rng, perm, n);
-    int nv = mpt_space_n_values(sp, b->act[d]);
-    for (int64_t j = 0; j < n; j++) {
-      double u = ((double)perm[j] + mpt_rng_uniform(&s->rng)) / (double)n * (double)b->N;
-      int v = 0;
-      while (v < nv - 1 && (double)cnt[off[d] + v] <= u) v++;
-      tgt[(size_t)j * A + d] = v;
-    }
-  }
-  int64_t m = 0;
-  for (int64_t j = 0; j < n; j++) {
-    const int *tj = tgt + (size_t)j * A;
-    int64_t pick = -1, ties = 0;
-    int bm = -1, bdist = 0;
-    for (int64_t c = 0; c < b->N; c++) {
-      if (used[c]) continue;
-      int match = 0, dist = 0;
-      for (int d = 0; d < b->n_act; d++) {
-        int df = mpt_space_value_index(sp, c, b->act[d]) - tj[d];
-        match += df == 0;
-        dist += df < 0 ? -df : df;
-      }
-      if (match > bm || (match == bm && dist < bdist)) { bm = match; bdist = dist; pick = c; ties = 1; }
-      else if (match == bm && dist == bdist && mpt_rng_below(&s->rng, (uint64_t)++ties) == 0) pick = c;
-    }
-    if (pick < 0) break;
-    used[pick] = 1;
-    b->init_ids[m++] = pick;
-  }
-  free(off); free(cnt); free(perm); free(tgt); free(used);
-  return m;
-}
-
-/* sampling=lhs-conditional: a Latin hypercube sample of the uniform distribution over the valid
- * configurations through its Rosenblatt transform: point j's value of the d-th active parameter is the
- * quantile u[j][d] of that parameter's distribution among the valid configurations that agree with the
- * point's values of the parameters before it, with u[.][d] stratified over the n points (a random
- * permutation of the strata [t/n, (t+1)/n), uniform within). Each point is thus a uniform random valid
- * configuration (the design follows the valid marginals exactly, in expectation, as sampling=random
- * does), and the points spread as an LHS does: the first parameter exactly by its marginal, the others
- * by their conditional quantiles. A point already chosen is replaced by the
- * unchosen valid configuration matching most of its values (ties: least total index distance, then
- * uniformly at random). O(n * N * active parameters) time (gemm_milo, 116928 configurations: ~50 ms).
- * Writes init_ids; returns the count or < 0. */
-static int64_t sample_lhs_conditional(bo_state *b, mpt_strategy *s, int64_t n) {
-  const mpt_space *sp = s->space;
-  int A = b->n_act > 0 ? b->n_act : 1, maxv = 1;
-  for (int d = 0; d < b->n_act; d++)
-    if (mpt_space_n_values(sp, b->act[d]) > maxv) maxv = mpt_space_n_values(sp, b->act[d]);
-  int64_t *cnt = malloc(sizeof(int64_t) * (size_t)maxv), *perm = malloc(sizeof(int64_t) * (size_t)n);
-  int64_t *set = malloc(sizeof(int64_t) * (size_t)(b->N > 0 ? b->N : 1));
-  double *u = malloc(sizeof(double) * (size_t)n * (size_t)A);
-  int *tgt = malloc(sizeof(int) * (size_t)A);
-  uint8_t *used = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
-  if (!cnt || !perm || !set || !u || !tgt || !used) {
-    free(cnt); free(perm); free(set); free(u); free(tgt); free(used);
-    return MPT_ERR_NOMEM;
-  }
-  for (int d = 0; d < b->n_act; d++) {
-    for (int64_t j = 0; j < n; j++) perm[j] = j;
-    mpt_rng_shuffle(&s->rng, perm, n);
-    for (int64_t j = 0; j < n; j++) u[(size_t)j * A + d] = ((double)perm[j] + mpt_rng_uniform(&s->rng)) / (double)n;
-  }
-  int64_t m = 0;
-  for (int64_t j = 0; j < n && b->N > 0; j++) {
-    int64_t ns = b->N;
-    for (int64_t c = 0; c < ns; c++) set[c] = c;
-    for (int d = 0; d < b->n_act; d++) {
-      int nv = mpt_space_n_values(sp, b->act[d]);
-      memset(cnt, 0, sizeof(int64_t) * (size_t)nv);
-      for (int64_t q = 0; q < ns; q++) cnt[mpt_space_value_index(sp, set[q], b->act[d])]++;
-      double target = u[(size_t)j * A + d] * (double)ns;
-      int v = 0;
-      for (int64_t cum = cnt[0]; v < nv - 1 && (double)cum <= target; cum += cnt[++v]) {}
-      tgt[d] = v;
-      int64_t w = 0;
-      for (int64_t q = 0; q < ns; q++)
-        if (mpt_space_value_index(sp, set[q], b->act[d]) == v) set[w++] = set[q];
-      ns = w;
-    }
-    int64_t pick = ns > 0 ? set[mpt_rng_below(&s->rng, (uint64_t)ns)] : -1;
-    if (pick < 0 || used[pick]) { /* taken: the nearest unchosen configuration */
-      int64_t ties = 0;
-      int bm = -1, bdist = 0;
-      pick = -1;
-      for (int64_t c = 0; c < b->N; c++) {
-        if (used[c]) continue;
-        int match = 0, dist = 0;
-        for (int d = 0; d < b->n_act; d++) {
-          int df = mpt_space_value_index(sp, c, b->act[d]) - tgt[d];
-          match += df == 0;
-          dist += df < 0 ? -df : df;
-        }
-        if (match > bm || (match == bm && dist < bdist)) { bm = match; bdist = dist; pick = c; ties = 1; }
-        else if (match == bm && dist == bdist && mpt_rng_below(&s->rng, (uint64_t)++ties) == 0) pick = c;
-      }
-      if (pick < 0) break;
-    }
-    used[pick] = 1;
-    b->init_ids[m++] = pick;
-  }
-  free(cnt); free(perm); free(set); free(u); free(tgt); free(used);
-  return m;
-}
-
 /* random_samples: init_ids[keep, n) are replaced by uniform random valid configurations not among
  * init_ids[0, keep) nor drawn before (from the run's generator, after the design: resume-exact) */
 static int mix_random(bo_state *b, mpt_strategy *s, int64_t keep, int64_t n) {
@@ -635,8 +499,8 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   if (ni <= 0) got = 0;
   else if (strcmp(sm, "random") == 0) got = mpt_space_sample_random(sp, &s->rng, ni, b->init_ids);
   else if (strcmp(sm, "lhs") == 0) got = mpt_space_sample_lhs(sp, &s->rng, ni, b->init_ids);
-  else if (strcmp(sm, "lhs-valid") == 0) got = sample_lhs_valid(b, s, ni);
-  else if (strcmp(sm, "lhs-conditional") == 0) got = sample_lhs_conditional(b, s, ni);
+  else if (strcmp(sm, "lhs-valid") == 0) got = mpt_space_sample_lhs_valid(sp, b->act, b->n_act, &s->rng, ni, b->init_ids);
+  else if (strcmp(sm, "lhs-conditional") == 0) got = mpt_space_sample_lhs_conditional(sp, b->act, b->n_act, &s->rng, ni, b->init_ids);
   else got = mpt_space_sample_maximin(sp, &s->rng, ni, 20, b->init_ids);
   if (got < 0) return mpt_error_set(err, (int)got, "bo: initial sample failed");
   if (got > 0 && strcmp(sm, "random") != 0 && mpt_strategy_opt_int(s, "random_samples") > 0) {

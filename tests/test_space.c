@@ -453,6 +453,57 @@ static void test_lhs_strata(void **state) {
   }
 }
 
+/* LHS with the valid marginals: a constraint leaves a >= 2 only with b == 0 (a < 2: 20 of the 28 valid
+ * configurations, 10 of 14 points); both designs follow that share, the index-range LHS (2 of 10 values)
+ * gives fewer even after its repairs to valid configurations */
+static void test_lhs_valid_marginals(void **state) {
+  (void)state;
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(10))\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(10))\"}],"
+                       "\"Conditions\": [{\"Expression\": \"a < 2 or b == 0\"}]}}");
+  assert_int_equal(mpt_space_size(l.s), 28);
+  int params[2] = {0, 1};
+  mpt_rng rng;
+  int64_t ids[40], ids2[40];
+  double low[3] = {0, 0, 0};
+  for (int seed = 1; seed <= 20; seed++)
+    for (int kind = 0; kind < 3; kind++) {
+      mpt_rng_seed(&rng, (uint64_t)seed);
+      int64_t n = kind == 0   ? mpt_space_sample_lhs_valid(l.s, params, 2, &rng, 14, ids)
+                  : kind == 1 ? mpt_space_sample_lhs_conditional(l.s, params, 2, &rng, 14, ids)
+                              : mpt_space_sample_lhs(l.s, &rng, 14, ids);
+      assert_int_equal(n, 14);
+      check_distinct_valid(l.s, ids, 14);
+      for (int i = 0; i < 14; i++) low[kind] += mpt_space_value_index(l.s, ids[i], 0) < 2 ? 1.0 / 20 : 0;
+      if (kind < 2) { /* deterministic for a seed */
+        mpt_rng_seed(&rng, (uint64_t)seed);
+        if (kind == 0) mpt_space_sample_lhs_valid(l.s, params, 2, &rng, 14, ids2);
+        else mpt_space_sample_lhs_conditional(l.s, params, 2, &rng, 14, ids2);
+        assert_memory_equal(ids, ids2, 14 * sizeof(int64_t));
+      }
+    }
+  printf("points with a < 2 (of 14, mean of 20 seeds): lhs-valid %.2f, lhs-conditional %.2f, lhs %.2f\n", low[0], low[1], low[2]);
+  /* expected 10 of 14 (a's strata below the quantile 20/28 are exactly 10) */
+  assert_true(low[0] >= 9.5 && low[0] <= 11.5);
+  assert_true(low[1] >= 9.0 && low[1] <= 11.0);
+  assert_true(low[2] < low[1] - 1.0); /* the index-range LHS (8.35 with its repairs) */
+  /* more points than configurations: every valid configuration once */
+  mpt_rng_seed(&rng, 3);
+  assert_int_equal(mpt_space_sample_lhs_valid(l.s, params, 2, &rng, 40, ids), 28);
+  check_distinct_valid(l.s, ids, 28);
+  assert_int_equal(mpt_space_sample_lhs_conditional(l.s, params, 2, &rng, 40, ids), 28);
+  check_distinct_valid(l.s, ids, 28);
+  unload(&l);
+  /* an empty space gives no points */
+  l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}],"
+                "\"Conditions\": [{\"Expression\": \"a > 5\"}]}}");
+  assert_int_equal(mpt_space_sample_lhs_valid(l.s, params, 1, &rng, 3, ids), 0);
+  assert_int_equal(mpt_space_sample_lhs_conditional(l.s, params, 1, &rng, 3, ids), 0);
+  unload(&l);
+}
+
 static void test_encoding(void **state) {
   (void)state;
   loaded l = load_file("paper_hotspot.json");
@@ -675,6 +726,7 @@ int main(void) {
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
+      cmocka_unit_test(test_lhs_valid_marginals),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
       cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
       cmocka_unit_test(test_many_params),
