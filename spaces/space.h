@@ -87,6 +87,15 @@ int64_t mpt_space_sample_lhs_valid(const mpt_space *s, const int *params, int np
  * point is a uniform valid configuration; a repeated one is replaced as in lhs_valid. Count or <0. */
 int64_t mpt_space_sample_lhs_conditional(const mpt_space *s, const int *params, int np, mpt_rng *rng,
                                          int64_t n, int64_t *ids);
+/* Pairwise-coverage design: an lhs_valid design, then first-improvement sweeps (at most 8) over the
+ * valid configurations (max_candidates > 0 and below the size: that many drawn at random per sweep),
+ * each exchanging a design point for the candidate when that raises the covered weight of value pairs:
+ * cell (value a of params[p], value b of params[q]) weighs (its count among the valid configurations)
+ * ^ power, normalized so each parameter pair sums to 1 (power 1: by valid frequency, rare pairs count
+ * less; 0: every occurring pair the same). keep_strata: no exchange moves a value's count further
+ * outside [floor(f n), ceil(f n)] (f its valid share). Deterministic for the rng. Count or <0. */
+int64_t mpt_space_sample_pairs(const mpt_space *s, const int *params, int np, mpt_rng *rng, int64_t n,
+                               double power, int keep_strata, int64_t max_candidates, int64_t *ids);
 
 /* Numeric encodings for models: one double per parameter. */
 typedef enum mpt_encoding {

@@ -5,6 +5,7 @@
  * design with the valid marginals"). */
 #include "spaces/space.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,4 +139,160 @@ out:
   free(tgt);
   free(used);
   return m;
+}
+
+/* Pairwise coverage (mpt_space_sample_pairs): the weight of each cell (value a of p, value b of q) is
+ * its count among the valid configurations raised to `power`, normalized so each parameter pair sums
+ * to 1; the design's score is the summed weight of the cells it covers. */
+typedef struct pair_tab {
+  int np, P;        /* parameters, parameter pairs */
+  int *nv, *poff;   /* values per parameter; first cell of each pair */
+  double *w;        /* cell weights */
+  int *cov;         /* design points covering each cell */
+} pair_tab;
+
+static void pair_cells(const pair_tab *t, const int *v, int *cell) {
+  for (int p = 0, k = 0; p < t->np; p++)
+    for (int q = p + 1; q < t->np; q++, k++) cell[k] = t->poff[k] + v[p] * t->nv[q] + v[q];
+}
+
+static void row_values(const mpt_space *sp, const int *params, int np, int64_t c, int *v) {
+  for (int d = 0; d < np; d++) v[d] = mpt_space_value_index(sp, c, params[d]);
+}
+
+/* out-of-band count of one value: below floor(share n) or above ceil(share n) */
+static int band_dev(int cnt, int lo, int hi) { return cnt > hi ? cnt - hi : cnt < lo ? lo - cnt : 0; }
+
+int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, mpt_rng *rng, int64_t n,
+                               double power, int keep_strata, int64_t max_candidates, int64_t *ids) {
+  int64_t m = mpt_space_sample_lhs_valid(sp, params, np, rng, n, ids);
+  if (m < 2 || np < 2) return m;
+  int64_t N = mpt_space_size(sp);
+  pair_tab t = {.np = np, .P = np * (np - 1) / 2};
+  int tot = 0, vtot = 0;
+  t.nv = malloc(sizeof(int) * (size_t)np);
+  t.poff = malloc(sizeof(int) * (size_t)t.P);
+  int *voff = malloc(sizeof(int) * (size_t)np);
+  if (!t.nv || !t.poff || !voff) goto nomem;
+  for (int d = 0; d < np; d++) {
+    t.nv[d] = mpt_space_n_values(sp, params[d]);
+    voff[d] = vtot;
+    vtot += t.nv[d];
+  }
+  for (int p = 0, k = 0; p < np; p++)
+    for (int q = p + 1; q < np; q++, k++) {
+      t.poff[k] = tot;
+      tot += t.nv[p] * t.nv[q];
+    }
+  t.w = calloc((size_t)tot, sizeof(double));
+  t.cov = calloc((size_t)tot, sizeof(int));
+  int64_t nc = max_candidates > 0 && max_candidates < N ? max_candidates : N;
+  int *vals = malloc(sizeof(int) * (size_t)np * (size_t)(m + 1)), *cells = malloc(sizeof(int) * (size_t)t.P * (size_t)m);
+  int *ccell = malloc(sizeof(int) * (size_t)t.P), *vcnt = calloc((size_t)vtot, sizeof(int));
+  int *lo = malloc(sizeof(int) * (size_t)vtot), *hi = malloc(sizeof(int) * (size_t)vtot);
+  int64_t *cand = malloc(sizeof(int64_t) * (size_t)nc);
+  double *vsh = calloc((size_t)vtot, sizeof(double)), *psum = calloc((size_t)t.P, sizeof(double));
+  uint8_t *used = calloc((size_t)N, 1);
+  if (!t.w || !t.cov || !vals || !cells || !ccell || !vcnt || !lo || !hi || !cand || !vsh || !psum || !used) {
+    free(t.w); free(t.cov); free(vals); free(cells); free(ccell); free(vcnt); free(lo); free(hi); free(cand);
+    free(vsh); free(psum); free(used);
+    goto nomem;
+  }
+  /* cell counts among the valid configurations, then weights count^power normalized per pair */
+  int *cv = vals + (size_t)np * (size_t)m;
+  for (int64_t c = 0; c < N; c++) {
+    row_values(sp, params, np, c, cv);
+    pair_cells(&t, cv, ccell);
+    for (int k = 0; k < t.P; k++) t.w[ccell[k]] += 1.0;
+    for (int d = 0; d < np; d++) vsh[voff[d] + cv[d]] += 1.0; /* valid count of each value */
+  }
+  for (int p = 0, k = 0; p < np; p++)
+    for (int q = p + 1; q < np; q++, k++) {
+      int nk = t.nv[p] * t.nv[q];
+      for (int i = 0; i < nk; i++) {
+        double *w = &t.w[t.poff[k] + i];
+        *w = *w > 0 ? (power == 0 ? 1.0 : power == 1 ? *w : pow(*w, power)) : 0.0;
+        psum[k] += *w;
+      }
+      for (int i = 0; i < nk; i++)
+        if (psum[k] > 0) t.w[t.poff[k] + i] /= psum[k];
+    }
+  for (int i = 0; i < vtot; i++) {
+    int64_t cm = (int64_t)vsh[i] * m;
+    lo[i] = (int)(cm / N);
+    hi[i] = (int)((cm + N - 1) / N);
+  }
+  for (int64_t j = 0; j < m; j++) {
+    used[ids[j]] = 1;
+    row_values(sp, params, np, ids[j], vals + (size_t)j * np);
+    pair_cells(&t, vals + (size_t)j * np, cells + (size_t)j * t.P);
+    for (int k = 0; k < t.P; k++) t.cov[cells[(size_t)j * t.P + k]]++;
+    for (int d = 0; d < np; d++) vcnt[voff[d] + vals[(size_t)j * np + d]]++;
+  }
+  /* first-improvement sweeps over the candidates: each replaces the design point whose exchange for it
+   * raises the covered weight most (strictly; under keep_strata only exchanges that move no value's
+   * count further outside its band [floor(f m), ceil(f m)]) */
+  for (int sweep = 0; sweep < 8; sweep++) {
+    if (nc == N)
+      for (int64_t c = 0; c < N; c++) cand[c] = c;
+    else
+      for (int64_t c = 0; c < nc; c++) cand[c] = (int64_t)mpt_rng_below(rng, (uint64_t)N);
+    mpt_rng_shuffle(rng, cand, nc);
+    int improved = 0;
+    for (int64_t ci = 0; ci < nc; ci++) {
+      int64_t c = cand[ci];
+      if (used[c]) continue;
+      row_values(sp, params, np, c, cv);
+      pair_cells(&t, cv, ccell);
+      int64_t bj = -1;
+      double best = 1e-12;
+      for (int64_t j = 0; j < m; j++) {
+        const int *jc = cells + (size_t)j * t.P, *jv = vals + (size_t)j * np;
+        if (keep_strata) {
+          int dd = 0;
+          for (int d = 0; d < np; d++) {
+            if (jv[d] == cv[d]) continue;
+            int a = voff[d] + jv[d], b = voff[d] + cv[d];
+            dd += band_dev(vcnt[a] - 1, lo[a], hi[a]) - band_dev(vcnt[a], lo[a], hi[a]);
+            dd += band_dev(vcnt[b] + 1, lo[b], hi[b]) - band_dev(vcnt[b], lo[b], hi[b]);
+          }
+          if (dd > 0) continue;
+        }
+        double g = 0;
+        for (int k = 0; k < t.P; k++) {
+          if (jc[k] == ccell[k]) continue;
+          if (t.cov[ccell[k]] == 0) g += t.w[ccell[k]];
+          if (t.cov[jc[k]] == 1) g -= t.w[jc[k]];
+        }
+        if (g > best) {
+          best = g;
+          bj = j;
+        }
+      }
+      if (bj < 0) continue;
+      int *jc = cells + (size_t)bj * t.P, *jv = vals + (size_t)bj * np;
+      for (int k = 0; k < t.P; k++) {
+        t.cov[jc[k]]--;
+        t.cov[ccell[k]]++;
+        jc[k] = ccell[k];
+      }
+      for (int d = 0; d < np; d++) {
+        vcnt[voff[d] + jv[d]]--;
+        vcnt[voff[d] + cv[d]]++;
+        jv[d] = cv[d];
+      }
+      used[ids[bj]] = 0;
+      used[c] = 1;
+      ids[bj] = c;
+      improved = 1;
+    }
+    if (!improved) break;
+  }
+  free(t.w); free(t.cov); free(vals); free(cells); free(ccell); free(vcnt); free(lo); free(hi); free(cand);
+  free(vsh); free(psum); free(used);
+  free(t.nv); free(t.poff); free(voff);
+  return m;
+nomem:
+  free(t.nv); free(t.poff); free(voff);
+  return MPT_ERR_NOMEM;
 }

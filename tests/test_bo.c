@@ -292,6 +292,66 @@ static void test_initial_designs(void **state) {
   free(off); free(cfg); free(share); free(obs);
 }
 
+/* pairwise-coverage designs (sampling=pairs / pairs-strata, pair_weight, pair_candidates):
+ * deterministic, valid and distinct ids, resume exact, a design other than lhs-valid's (it starts from
+ * it and exchanges points), each option changes it; over 20 designs, pairs-strata covers more value
+ * pairs than lhs-valid (every occurring pair of two parameters weighing the same, as pair_weight=0) */
+static double design_pairs(const int64_t *ids, int n) {
+  int dims = mpt_space_dims(space);
+  double tot = 0;
+  for (int p = 0; p < dims; p++)
+    for (int q = p + 1; q < dims; q++) {
+      int na = mpt_space_n_values(space, p), nb = mpt_space_n_values(space, q), occ = 0, cov = 0;
+      if (na < 2 || nb < 2) continue;
+      uint8_t *o = calloc((size_t)(na * nb), 1), *c = calloc((size_t)(na * nb), 1);
+      for (int64_t i = 0; i < N; i++) o[mpt_space_value_index(space, i, p) * nb + mpt_space_value_index(space, i, q)] = 1;
+      for (int i = 0; i < n; i++) c[mpt_space_value_index(space, ids[i], p) * nb + mpt_space_value_index(space, ids[i], q)] = 1;
+      for (int i = 0; i < na * nb; i++) { occ += o[i]; cov += o[i] && c[i]; }
+      tot += occ ? (double)cov / occ : 0;
+      free(o);
+      free(c);
+    }
+  return tot;
+}
+
+static void test_pair_designs(void **state) {
+  (void)state;
+  const char *pa[] = {"sampling=pairs"}, *ps[] = {"sampling=pairs-strata"}, *lv[] = {"sampling=lhs-valid"},
+             *pw[] = {"sampling=pairs", "pair_weight=0"}, *pc[] = {"sampling=pairs", "pair_candidates=40"};
+  const char *const *kinds[4] = {pa, ps, pw, pc};
+  int nk[4] = {1, 1, 2, 2};
+  int64_t a[60], b[60], d[60];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 60);
+  assert_int_equal(run(lv, 1, 11, 220, 1, 60, d, obs), 60);
+  int64_t first[4][10];
+  for (int v = 0; v < 4; v++) {
+    assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, a, obs), 60);
+    assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, b, obs), 60);
+    assert_memory_equal(a, b, sizeof a);
+    check_valid_distinct(a, 60);
+    assert_memory_not_equal(a, d, 10 * sizeof(int64_t));
+    memcpy(first[v], a, sizeof first[v]);
+    check_resume(kinds[v], nk[v]);
+  }
+  for (int v = 1; v < 4; v++) assert_memory_not_equal(first[0], first[v], sizeof first[0]);
+  double cov[2] = {0, 0};
+  const char *const *cmp[2] = {lv, ps};
+  for (int v = 0; v < 2; v++)
+    for (int seed = 1; seed <= 20; seed++) {
+      mpt_strategy *s;
+      mpt_error err;
+      int64_t ids[10];
+      assert_int_equal(mpt_strategy_create("bo", space, cmp[v], 1, (uint64_t)seed, 220, &s, &err), 0);
+      assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
+      check_valid_distinct(ids, 10);
+      cov[v] += design_pairs(ids, 10) / 20;
+      mpt_strategy_destroy(s);
+    }
+  printf("value pairs covered by 10 points (mean of 20 seeds): lhs-valid %.2f, pairs-strata %.2f\n", cov[0], cov[1]);
+  assert_true(cov[1] > cov[0]);
+  free(obs);
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   mpt_strategy *s;
@@ -337,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_initial_designs),
+      cmocka_unit_test(test_pair_designs),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };

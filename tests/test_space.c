@@ -504,6 +504,113 @@ static void test_lhs_valid_marginals(void **state) {
   unload(&l);
 }
 
+/* covered weight of value pairs, every occurring pair of a parameter pair alike (power 0), computed
+ * here independently of the sampler: sum over parameter pairs of covered / occurring cells */
+static double pair_coverage(const mpt_space *s, const int64_t *ids, int64_t n) {
+  int np = mpt_space_dims(s);
+  double tot = 0;
+  for (int p = 0; p < np; p++)
+    for (int q = p + 1; q < np; q++) {
+      int na = mpt_space_n_values(s, p), nb = mpt_space_n_values(s, q), occ = 0, cov = 0;
+      for (int a = 0; a < na; a++)
+        for (int b = 0; b < nb; b++) {
+          int o = 0, c = 0;
+          for (int64_t i = 0; i < mpt_space_size(s) && !o; i++)
+            o = mpt_space_value_index(s, i, p) == a && mpt_space_value_index(s, i, q) == b;
+          for (int64_t i = 0; i < n && !c; i++)
+            c = mpt_space_value_index(s, ids[i], p) == a && mpt_space_value_index(s, ids[i], q) == b;
+          occ += o;
+          cov += o && c;
+        }
+      tot += occ ? (double)cov / occ : 0;
+    }
+  return tot;
+}
+
+/* pairwise-coverage designs: more value pairs covered than the lhs_valid design they start from (same
+ * seed), deterministic, valid and distinct (also with a candidate subset), keep_strata keeps each
+ * value's count within [floor(f n), ceil(f n)] where lhs_valid starts there, capped at the size, and
+ * an empty space gives no points */
+static void test_pairs_coverage(void **state) {
+  (void)state;
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[0, 1]\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[0, 1]\"},"
+                       "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"[0, 1]\"},"
+                       "{\"Name\": \"d\", \"Type\": \"int\", \"Values\": \"[0, 1, 2]\"},"
+                       "{\"Name\": \"e\", \"Type\": \"int\", \"Values\": \"list(range(6))\"}],"
+                       "\"Conditions\": [{\"Expression\": \"a == 0 or d < 2\"}]}}");
+  int64_t N = mpt_space_size(l.s);
+  assert_int_equal(N, 2 * 2 * 2 * 3 * 6 - 2 * 2 * 6);
+  int params[5] = {0, 1, 2, 3, 4};
+  mpt_rng rng;
+  int64_t lv[8], pa[8], pb[8];
+  double sum_lv = 0, sum_pa = 0, sum_ps = 0;
+  int band_ok = 0, band_tries = 0;
+  for (int seed = 1; seed <= 20; seed++) {
+    mpt_rng_seed(&rng, (uint64_t)seed);
+    assert_int_equal(mpt_space_sample_lhs_valid(l.s, params, 5, &rng, 8, lv), 8);
+    for (int strata = 0; strata < 2; strata++) {
+      mpt_rng_seed(&rng, (uint64_t)seed);
+      assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 0.0, strata, 0, pa), 8);
+      check_distinct_valid(l.s, pa, 8);
+      mpt_rng_seed(&rng, (uint64_t)seed);
+      mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 0.0, strata, 0, pb);
+      assert_memory_equal(pa, pb, sizeof pa); /* deterministic for a seed */
+      double c = pair_coverage(l.s, pa, 8);
+      assert_true(c >= pair_coverage(l.s, lv, 8) - 1e-9); /* only improving exchanges */
+      if (strata) {
+        sum_ps += c;
+        /* every value's count inside its band when lhs_valid's was */
+        int in_lv = 1, in_pa = 1;
+        for (int p = 0; p < 5; p++)
+          for (int v = 0; v < mpt_space_n_values(l.s, p); v++) {
+            int64_t share = 0;
+            int clv = 0, cpa = 0;
+            for (int64_t i = 0; i < N; i++) share += mpt_space_value_index(l.s, i, p) == v;
+            for (int i = 0; i < 8; i++) {
+              clv += mpt_space_value_index(l.s, lv[i], p) == v;
+              cpa += mpt_space_value_index(l.s, pa[i], p) == v;
+            }
+            int flo = (int)(share * 8 / N), fhi = (int)((share * 8 + N - 1) / N);
+            in_lv &= clv >= flo && clv <= fhi;
+            in_pa &= cpa >= flo && cpa <= fhi;
+          }
+        band_tries += in_lv;
+        band_ok += in_lv && in_pa;
+      } else {
+        sum_pa += c;
+      }
+    }
+    sum_lv += pair_coverage(l.s, lv, 8);
+    /* a candidate subset per sweep: still valid, distinct, deterministic, no worse than lhs_valid */
+    mpt_rng_seed(&rng, (uint64_t)seed);
+    assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 1.0, 0, 10, pa), 8);
+    check_distinct_valid(l.s, pa, 8);
+    mpt_rng_seed(&rng, (uint64_t)seed);
+    mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 1.0, 0, 10, pb);
+    assert_memory_equal(pa, pb, sizeof pa);
+  }
+  printf("value pairs covered (of 10 parameter pairs, mean of 20 seeds): lhs-valid %.2f, pairs %.2f, "
+         "pairs-strata %.2f; strata kept %d of %d\n", sum_lv / 20, sum_pa / 20, sum_ps / 20, band_ok, band_tries);
+  assert_true(sum_pa > sum_lv + 0.5);
+  assert_true(sum_ps > sum_lv + 0.2);
+  assert_int_equal(band_ok, band_tries);
+  assert_true(band_tries > 0);
+  /* more points than configurations: every valid configuration once */
+  int64_t all[150];
+  mpt_rng_seed(&rng, 3);
+  assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 150, 1.0, 1, 0, all), N);
+  check_distinct_valid(l.s, all, N);
+  unload(&l);
+  l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"},"
+                "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}],"
+                "\"Conditions\": [{\"Expression\": \"a > 5\"}]}}");
+  assert_int_equal(mpt_space_sample_pairs(l.s, params, 2, &rng, 3, 1.0, 0, 0, all), 0);
+  unload(&l);
+}
+
 static void test_encoding(void **state) {
   (void)state;
   loaded l = load_file("paper_hotspot.json");
@@ -726,7 +833,7 @@ int main(void) {
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
-      cmocka_unit_test(test_lhs_valid_marginals),
+      cmocka_unit_test(test_lhs_valid_marginals), cmocka_unit_test(test_pairs_coverage),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
       cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
       cmocka_unit_test(test_many_params),
