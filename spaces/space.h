@@ -93,7 +93,9 @@ int64_t mpt_space_sample_lhs_conditional(const mpt_space *s, const int *params, 
  * cell (value a of params[p], value b of params[q]) weighs (its count among the valid configurations)
  * ^ power, normalized so each parameter pair sums to 1 (power 1: by valid frequency, rare pairs count
  * less; 0: every occurring pair the same). keep_strata: no exchange moves a value's count further
- * outside [floor(f n), ceil(f n)] (f its valid share). Deterministic for the rng. Count or <0. */
+ * outside [floor(f n), ceil(f n)] (f its valid share); keep_strata 2: instead of candidates, exchanges
+ * of one or two parameters' values between two design points (both results valid and new), so every
+ * value keeps lhs_valid's count. Deterministic for the rng. Count or <0. */
 int64_t mpt_space_sample_pairs(const mpt_space *s, const int *params, int np, mpt_rng *rng, int64_t n,
                                double power, int keep_strata, int64_t max_candidates, int64_t *ids);
 

@@ -2,7 +2,9 @@
  * configurations (mpt_space_sample_lhs_valid, mpt_space_sample_lhs_conditional), where
  * space_sample.c's index-range LHS gives every value the same share, a value the constraints mostly
  * exclude as often as a free one. Used by bo's initial design (docs/PERFORMANCE.md, "bo: initial
- * design with the valid marginals"). */
+ * design with the valid marginals"). mpt_space_sample_pairs refines an lhs_valid design towards more
+ * covered value pairs (bo's sampling=pairs, pairs-strata, pairs-swap; section "bo: pairwise-coverage
+ * initial designs"). */
 #include "spaces/space.h"
 
 #include <math.h>
@@ -229,6 +231,67 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
     for (int k = 0; k < t.P; k++) t.cov[cells[(size_t)j * t.P + k]]++;
     for (int d = 0; d < np; d++) vcnt[voff[d] + vals[(size_t)j * np + d]]++;
   }
+  if (keep_strata == 2) {
+    /* exchanges of one or two parameters' values between two design points, when both results are
+     * valid and new and the covered weight rises: every value's count stays lhs_valid's */
+    int dims = mpt_space_dims(sp), *ca = malloc(sizeof(int) * (size_t)dims), *cb = malloc(sizeof(int) * (size_t)dims);
+    int *na = malloc(sizeof(int) * (size_t)np * 2), *nca = malloc(sizeof(int) * (size_t)t.P * 2);
+    if (!ca || !cb || !na || !nca) {
+      free(ca); free(cb); free(na); free(nca);
+      m = MPT_ERR_NOMEM;
+      goto done;
+    }
+    int *nb = na + np, *ncb = nca + t.P;
+    for (int sweep = 0; sweep < 8; sweep++) {
+      int improved = 0;
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = i + 1; j < m; j++)
+          for (int d = 0; d < np; d++)
+            for (int e = d; e < np; e++) {
+              int *va = vals + (size_t)i * np, *vb = vals + (size_t)j * np;
+              if (va[d] == vb[d] && (e == d || va[e] == vb[e])) continue;
+              memcpy(na, va, sizeof(int) * (size_t)np);
+              memcpy(nb, vb, sizeof(int) * (size_t)np);
+              na[d] = vb[d]; nb[d] = va[d];
+              na[e] = vb[e]; nb[e] = va[e];
+              mpt_space_config(sp, ids[i], ca);
+              mpt_space_config(sp, ids[j], cb);
+              ca[params[d]] = na[d]; cb[params[d]] = nb[d];
+              ca[params[e]] = na[e]; cb[params[e]] = nb[e];
+              int64_t ia = mpt_space_lookup(sp, ca), ib = mpt_space_lookup(sp, cb);
+              if (ia < 0 || ib < 0 || ia == ids[j] || used[ia] || used[ib]) continue;
+              pair_cells(&t, na, nca);
+              pair_cells(&t, nb, ncb);
+              int *ci = cells + (size_t)i * t.P, *cj = cells + (size_t)j * t.P;
+              double g = 0;
+              for (int k = 0; k < t.P; k++) {
+                if (--t.cov[ci[k]] == 0) g -= t.w[ci[k]];
+                if (--t.cov[cj[k]] == 0) g -= t.w[cj[k]];
+                if (t.cov[nca[k]]++ == 0) g += t.w[nca[k]];
+                if (t.cov[ncb[k]]++ == 0) g += t.w[ncb[k]];
+              }
+              if (g > 1e-12) {
+                memcpy(ci, nca, sizeof(int) * (size_t)t.P);
+                memcpy(cj, ncb, sizeof(int) * (size_t)t.P);
+                memcpy(va, na, sizeof(int) * (size_t)np);
+                memcpy(vb, nb, sizeof(int) * (size_t)np);
+                used[ids[i]] = used[ids[j]] = 0;
+                used[ia] = used[ib] = 1;
+                ids[i] = ia;
+                ids[j] = ib;
+                improved = 1;
+              } else {
+                for (int k = 0; k < t.P; k++) {
+                  t.cov[nca[k]]--; t.cov[ncb[k]]--;
+                  t.cov[ci[k]]++; t.cov[cj[k]]++;
+                }
+              }
+            }
+      if (!improved) break;
+    }
+    free(ca); free(cb); free(na); free(nca);
+    goto done;
+  }
   /* first-improvement sweeps over the candidates: each replaces the design point whose exchange for it
    * raises the covered weight most (strictly; under keep_strata only exchanges that move no value's
    * count further outside its band [floor(f m), ceil(f m)]) */
@@ -288,6 +351,7 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
     }
     if (!improved) break;
   }
+done:
   free(t.w); free(t.cov); free(vals); free(cells); free(ccell); free(vcnt); free(lo); free(hi); free(cand);
   free(vsh); free(psum); free(used);
   free(t.nv); free(t.poff); free(voff);

@@ -136,8 +136,8 @@ static const mpt_option_spec bo_options[] = {
     {"lengthscale", MPT_OPT_DOUBLE, "2.0", "GP lengthscale on the [0,1]-encoded parameters (initial value when fitted)", NULL, 1e-3, 1e3},
     {"noise", MPT_OPT_DOUBLE, "0.0001", "observation-noise variance relative to the signal variance", NULL, 0, 10},
     {"initial_samples", MPT_OPT_INT, "10", "size of the initial sample (valid observations)", NULL, 1, 1e9},
-    {"sampling", MPT_OPT_STRING, "lhs-valid", "initial sample method (maximin: the best of 20 LHS samples by minimum pairwise distance in index encoding; lhs-valid: each parameter stratified by its marginal among the valid configurations, points the nearest valid configurations; lhs-conditional: LHS of the uniform distribution over the valid configurations through conditional quantiles)", "maximin|lhs|random|lhs-valid|lhs-conditional|pairs|pairs-strata", 1, 0},
-    {"pair_weight", MPT_OPT_DOUBLE, "1.0", "sampling=pairs/pairs-strata: a value pair's weight is its count among the valid configurations to this power (0: every occurring pair alike)", NULL, 0, 4},
+    {"sampling", MPT_OPT_STRING, "lhs-valid", "initial sample method (maximin: the best of 20 LHS samples by minimum pairwise distance in index encoding; lhs-valid: each parameter stratified by its marginal among the valid configurations, points the nearest valid configurations; lhs-conditional: LHS of the uniform distribution over the valid configurations through conditional quantiles; pairs: lhs-valid, then exchanges for valid configurations that cover more value pairs, weighted by valid count^pair_weight; pairs-strata: the same keeping each value's count within its valid-share band; pairs-swap: exchanges of values between design points, every value's count kept)", "maximin|lhs|random|lhs-valid|lhs-conditional|pairs|pairs-strata|pairs-swap", 1, 0},
+    {"pair_weight", MPT_OPT_DOUBLE, "1.0", "sampling=pairs/pairs-strata/pairs-swap: a value pair's weight is its count among the valid configurations to this power (0: every occurring pair alike)", NULL, 0, 4},
     {"pair_candidates", MPT_OPT_INT, "4096", "sampling=pairs/pairs-strata: candidates drawn per sweep when the space is larger", NULL, 1, 1e9},
     {"random_samples", MPT_OPT_INT, "0", "this many of the initial samples are uniform random valid configurations (distinct from the rest, drawn after them), the others by `sampling`", NULL, 0, 1e9},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
@@ -505,7 +505,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   else if (strcmp(sm, "lhs-conditional") == 0) got = mpt_space_sample_lhs_conditional(sp, b->act, b->n_act, &s->rng, ni, b->init_ids);
   else if (strncmp(sm, "pairs", 5) == 0)
     got = mpt_space_sample_pairs(sp, b->act, b->n_act, &s->rng, ni, mpt_strategy_opt_double(s, "pair_weight"),
-                                 strcmp(sm, "pairs-strata") == 0, mpt_strategy_opt_int(s, "pair_candidates"), b->init_ids);
+                                 strcmp(sm, "pairs-strata") == 0 ? 1 : strcmp(sm, "pairs-swap") == 0 ? 2 : 0, mpt_strategy_opt_int(s, "pair_candidates"), b->init_ids);
   else got = mpt_space_sample_maximin(sp, &s->rng, ni, 20, b->init_ids);
   if (got < 0) return mpt_error_set(err, (int)got, "bo: initial sample failed");
   if (got > 0 && strcmp(sm, "random") != 0 && mpt_strategy_opt_int(s, "random_samples") > 0) {

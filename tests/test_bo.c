@@ -292,7 +292,7 @@ static void test_initial_designs(void **state) {
   free(off); free(cfg); free(share); free(obs);
 }
 
-/* pairwise-coverage designs (sampling=pairs / pairs-strata, pair_weight, pair_candidates):
+/* pairwise-coverage designs (sampling=pairs / pairs-strata / pairs-swap, pair_weight, pair_candidates):
  * deterministic, valid and distinct ids, resume exact, a design other than lhs-valid's (it starts from
  * it and exchanges points), each option changes it; over 20 designs, pairs-strata covers more value
  * pairs than lhs-valid (every occurring pair of two parameters weighing the same, as pair_weight=0) */
@@ -317,14 +317,14 @@ static double design_pairs(const int64_t *ids, int n) {
 static void test_pair_designs(void **state) {
   (void)state;
   const char *pa[] = {"sampling=pairs"}, *ps[] = {"sampling=pairs-strata"}, *lv[] = {"sampling=lhs-valid"},
-             *pw[] = {"sampling=pairs", "pair_weight=0"}, *pc[] = {"sampling=pairs", "pair_candidates=40"};
-  const char *const *kinds[4] = {pa, ps, pw, pc};
-  int nk[4] = {1, 1, 2, 2};
+             *pw[] = {"sampling=pairs", "pair_weight=0"}, *pc[] = {"sampling=pairs", "pair_candidates=40"}, *sw[] = {"sampling=pairs-swap"};
+  const char *const *kinds[5] = {pa, ps, pw, pc, sw};
+  int nk[5] = {1, 1, 2, 2, 1};
   int64_t a[60], b[60], d[60];
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 60);
   assert_int_equal(run(lv, 1, 11, 220, 1, 60, d, obs), 60);
-  int64_t first[4][10];
-  for (int v = 0; v < 4; v++) {
+  int64_t first[5][10];
+  for (int v = 0; v < 5; v++) {
     assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, a, obs), 60);
     assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, b, obs), 60);
     assert_memory_equal(a, b, sizeof a);
@@ -333,7 +333,7 @@ static void test_pair_designs(void **state) {
     memcpy(first[v], a, sizeof first[v]);
     check_resume(kinds[v], nk[v]);
   }
-  for (int v = 1; v < 4; v++) assert_memory_not_equal(first[0], first[v], sizeof first[0]);
+  for (int v = 1; v < 5; v++) assert_memory_not_equal(first[0], first[v], sizeof first[0]);
   double cov[2] = {0, 0};
   const char *const *cmp[2] = {lv, ps};
   for (int v = 0; v < 2; v++)

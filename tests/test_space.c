@@ -528,9 +528,10 @@ static double pair_coverage(const mpt_space *s, const int64_t *ids, int64_t n) {
 }
 
 /* pairwise-coverage designs: more value pairs covered than the lhs_valid design they start from (same
- * seed), deterministic, valid and distinct (also with a candidate subset), keep_strata keeps each
- * value's count within [floor(f n), ceil(f n)] where lhs_valid starts there, capped at the size, and
- * an empty space gives no points */
+ * seed), deterministic, valid and distinct (also with a candidate subset), keep_strata 1 keeps each
+ * value's count within [floor(f n), ceil(f n)] where lhs_valid starts there, keep_strata 2 (exchanges
+ * between design points) keeps lhs_valid's counts exactly, capped at the size, and an empty space
+ * gives no points */
 static void test_pairs_coverage(void **state) {
   (void)state;
   loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
@@ -545,7 +546,7 @@ static void test_pairs_coverage(void **state) {
   int params[5] = {0, 1, 2, 3, 4};
   mpt_rng rng;
   int64_t lv[8], pa[8], pb[8];
-  double sum_lv = 0, sum_pa = 0, sum_ps = 0;
+  double sum_lv = 0, sum_pa = 0, sum_ps = 0, sum_sw = 0;
   int band_ok = 0, band_tries = 0;
   for (int seed = 1; seed <= 20; seed++) {
     mpt_rng_seed(&rng, (uint64_t)seed);
@@ -583,6 +584,24 @@ static void test_pairs_coverage(void **state) {
       }
     }
     sum_lv += pair_coverage(l.s, lv, 8);
+    /* exchanges between design points: each value's count exactly lhs_valid's, deterministic */
+    mpt_rng_seed(&rng, (uint64_t)seed);
+    assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 1.0, 2, 0, pa), 8);
+    check_distinct_valid(l.s, pa, 8);
+    mpt_rng_seed(&rng, (uint64_t)seed);
+    mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 1.0, 2, 0, pb);
+    assert_memory_equal(pa, pb, sizeof pa);
+    sum_sw += pair_coverage(l.s, pa, 8);
+    assert_true(pair_coverage(l.s, pa, 8) >= pair_coverage(l.s, lv, 8) - 1e-9);
+    for (int p = 0; p < 5; p++)
+      for (int v = 0; v < mpt_space_n_values(l.s, p); v++) {
+        int clv = 0, cpa = 0;
+        for (int i = 0; i < 8; i++) {
+          clv += mpt_space_value_index(l.s, lv[i], p) == v;
+          cpa += mpt_space_value_index(l.s, pa[i], p) == v;
+        }
+        assert_int_equal(clv, cpa);
+      }
     /* a candidate subset per sweep: still valid, distinct, deterministic, no worse than lhs_valid */
     mpt_rng_seed(&rng, (uint64_t)seed);
     assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 8, 1.0, 0, 10, pa), 8);
@@ -592,9 +611,11 @@ static void test_pairs_coverage(void **state) {
     assert_memory_equal(pa, pb, sizeof pa);
   }
   printf("value pairs covered (of 10 parameter pairs, mean of 20 seeds): lhs-valid %.2f, pairs %.2f, "
-         "pairs-strata %.2f; strata kept %d of %d\n", sum_lv / 20, sum_pa / 20, sum_ps / 20, band_ok, band_tries);
+         "pairs-strata %.2f, pairs-swap %.2f; strata kept %d of %d\n", sum_lv / 20, sum_pa / 20, sum_ps / 20,
+         sum_sw / 20, band_ok, band_tries);
   assert_true(sum_pa > sum_lv + 0.5);
   assert_true(sum_ps > sum_lv + 0.2);
+  assert_true(sum_sw > sum_lv + 0.2);
   assert_int_equal(band_ok, band_tries);
   assert_true(band_tries > 0);
   /* more points than configurations: every valid configuration once */
@@ -602,12 +623,15 @@ static void test_pairs_coverage(void **state) {
   mpt_rng_seed(&rng, 3);
   assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 150, 1.0, 1, 0, all), N);
   check_distinct_valid(l.s, all, N);
+  assert_int_equal(mpt_space_sample_pairs(l.s, params, 5, &rng, 150, 1.0, 2, 0, all), N);
+  check_distinct_valid(l.s, all, N);
   unload(&l);
   l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
                 "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"},"
                 "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}],"
                 "\"Conditions\": [{\"Expression\": \"a > 5\"}]}}");
   assert_int_equal(mpt_space_sample_pairs(l.s, params, 2, &rng, 3, 1.0, 0, 0, all), 0);
+  assert_int_equal(mpt_space_sample_pairs(l.s, params, 2, &rng, 3, 1.0, 2, 0, all), 0);
   unload(&l);
 }
 
