@@ -83,6 +83,16 @@ static void check_valid_distinct(const int64_t *ids, int64_t n) {
   free(seen);
 }
 
+/* the first ask(10) of a fresh run with one option: its initial design, checked valid and distinct */
+static void first_design(const char *const *opt, uint64_t seed, int64_t ids[10]) {
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, opt, 1, seed, 220, &s, &err), 0);
+  assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
+  check_valid_distinct(ids, 10);
+  mpt_strategy_destroy(s);
+}
+
 static void test_determinism_budget_validity(void **state) {
   (void)state;
   int64_t a[220], b[220], c[220];
@@ -270,17 +280,12 @@ static void test_initial_designs(void **state) {
   for (int v = 0; v < 3; v++) {
     double *got = share + (size_t)tot * (v + 1);
     for (int seed = 1; seed <= 20; seed++) {
-      mpt_strategy *s;
-      mpt_error err;
       int64_t ids[10];
-      assert_int_equal(mpt_strategy_create("bo", space, kind[v], 1, (uint64_t)seed, 220, &s, &err), 0);
-      assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
-      check_valid_distinct(ids, 10);
+      first_design(kind[v], (uint64_t)seed, ids);
       for (int i = 0; i < 10; i++) {
         mpt_space_config(space, ids[i], cfg);
         for (int p = 0; p < dims; p++) got[off[p] + cfg[p]] += 1.0 / 200.0;
       }
-      mpt_strategy_destroy(s);
     }
     for (int i = 0; i < tot; i++)
       if (fabs(got[i] - share[i]) > worst[v]) worst[v] = fabs(got[i] - share[i]);
@@ -338,14 +343,9 @@ static void test_pair_designs(void **state) {
   const char *const *cmp[2] = {lv, ps};
   for (int v = 0; v < 2; v++)
     for (int seed = 1; seed <= 20; seed++) {
-      mpt_strategy *s;
-      mpt_error err;
       int64_t ids[10];
-      assert_int_equal(mpt_strategy_create("bo", space, cmp[v], 1, (uint64_t)seed, 220, &s, &err), 0);
-      assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
-      check_valid_distinct(ids, 10);
+      first_design(cmp[v], (uint64_t)seed, ids);
       cov[v] += design_pairs(ids, 10) / 20;
-      mpt_strategy_destroy(s);
     }
   printf("value pairs covered by 10 points (mean of 20 seeds): lhs-valid %.2f, pairs-strata %.2f\n", cov[0], cov[1]);
   assert_true(cov[1] > cov[0]);
