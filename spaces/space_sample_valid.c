@@ -196,9 +196,8 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
   double *vsh = calloc((size_t)vtot, sizeof(double)), *psum = calloc((size_t)t.P, sizeof(double));
   uint8_t *used = calloc((size_t)N, 1);
   if (!t.w || !t.cov || !vals || !cells || !ccell || !vcnt || !lo || !hi || !cand || !vsh || !psum || !used) {
-    free(t.w); free(t.cov); free(vals); free(cells); free(ccell); free(vcnt); free(lo); free(hi); free(cand);
-    free(vsh); free(psum); free(used);
-    goto nomem;
+    m = MPT_ERR_NOMEM;
+    goto done;
   }
   /* cell counts among the valid configurations, then weights count^power normalized per pair */
   int *cv = vals + (size_t)np * (size_t)m;
@@ -213,7 +212,7 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
       int nk = t.nv[p] * t.nv[q];
       for (int i = 0; i < nk; i++) {
         double *w = &t.w[t.poff[k] + i];
-        *w = *w > 0 ? (power == 0 ? 1.0 : power == 1 ? *w : pow(*w, power)) : 0.0;
+        *w = *w > 0 ? pow(*w, power) : 0.0;
         psum[k] += *w;
       }
       for (int i = 0; i < nk; i++)
