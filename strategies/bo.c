@@ -23,7 +23,12 @@
  * adds 0.25 to the squared distance), so the Matern 3/2 kernel sees both the order of the values and
  * the Hamming distance; with the index encoding alone configurations one parameter apart are nearly
  * the same point and their often large differences (block sizes that must be powers of two, options
- * that only pay off together) are never explored. The feasibility model uses the index part only.
+ * that only pay off together) are never explored. The index code of a two-valued parameter (a flag,
+ * whose one-hot code already says everything) is scaled by binary_weight 0.6: a flip then adds
+ * 0.36 + 0.25 to the squared distance instead of 1.25, so the model carries what it learned about one
+ * flag setting over to configurations that differ in other flags too (optima that need several flags
+ * changed together, A100: +0.05, docs/PERFORMANCE.md, "flags closer"). The feasibility model uses the
+ * index part only.
  *
  * Defaults tuned on the six convolution spaces (docs/PERFORMANCE.md, bo section): lengthscale 2.0,
  * exploration factor 0.5, feasibility threshold 0.85, 10 initial samples (not Kernel Tuner's 20: the
@@ -145,6 +150,7 @@ static const mpt_option_spec bo_options[] = {
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
     {"encoding", MPT_OPT_STRING, "index+onehot", "numeric encoding of parameter values for the GP (onehot: distance = number of differing parameters; index+onehot: both, the one-hot part weighted by onehot_weight)", "index|value|log2|onehot|index+onehot", 1, 0},
     {"onehot_weight", MPT_OPT_DOUBLE, "0.5", "encoding=index+onehot: each differing parameter adds onehot_weight^2 to the squared distance (a full-range step of one index-encoded parameter adds 1)", NULL, 0, 100},
+    {"binary_weight", MPT_OPT_DOUBLE, "0.6", "encoding=index+onehot: the index code of two-valued parameters is scaled by this, so flipping one adds binary_weight^2 + onehot_weight^2 to the squared distance (1: as a full-range step of a many-valued parameter)", NULL, 0, 100},
     {"transform", MPT_OPT_STRING, "rank", "objective transform before modelling: log, none, rank (normal scores of the ranks), log-clip (log, clipped at the median)", "log|none|rank|log-clip", 1, 0},
     {"exploration", MPT_OPT_STRING, "cv", "exploration margin of EI/POI: contextual variance, fixed value, or none", "cv|fixed|none", 1, 0},
     {"exploration_factor", MPT_OPT_DOUBLE, "0.5", "multiplier of the contextual variance, or the fixed margin (standardized units)", NULL, 0, 100},
@@ -450,6 +456,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   int use_index = strcmp(encs, "onehot") != 0;
   int use_onehot = !use_index || strcmp(encs, "index+onehot") == 0;
   double ohw = use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
+  double binw = use_index && use_onehot ? mpt_strategy_opt_double(s, "binary_weight") : 1.0;
   int dims = mpt_space_dims(sp);
   int *act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
   double *xfull = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
@@ -474,7 +481,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
     double *x = b->X + (size_t)c * b->D;
     if (use_index) {
       mpt_space_encode(sp, c, enc, xfull);
-      for (int d = 0; d < n_act; d++) x[d] = xfull[act[d]];
+      for (int d = 0; d < n_act; d++) x[d] = (mpt_space_n_values(sp, act[d]) == 2 ? binw : 1.0) * xfull[act[d]];
       x += n_act;
     }
     if (use_onehot) {

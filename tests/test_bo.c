@@ -2,7 +2,7 @@
  * configurations, replayed): determinism for a fixed seed, only valid and never repeated ids, the whole
  * budget used, resume (warm start by tell) continuing exactly like the uninterrupted run, batched asks
  * of distinct candidates (batch=quantile: resume at a round boundary too), the initial designs
- * (sampling=lhs-valid follows the valid marginals, random_samples), bad options rejected, and the
+ * (sampling=lhs-valid follows the valid marginals, random_samples), binary_weight, bad options rejected, and the
  * feasibility model wasting fewer evaluations on failures than random search and than BO without it. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -352,6 +352,30 @@ static void test_pair_designs(void **state) {
   free(obs);
 }
 
+/* binary_weight scales the index code of two-valued parameters in encoding=index+onehot only: the
+ * default (0.6) and 1.0 share the initial design and then pick differently; with encoding=index it has
+ * no effect; resume stays exact; negative values are rejected */
+static void test_binary_weight(void **state) {
+  (void)state;
+  const char *one[] = {"binary_weight=1.0"}, *low[] = {"binary_weight=0.3"};
+  const char *ix[] = {"encoding=index"}, *ixw[] = {"encoding=index", "binary_weight=0.3"}, *bad[] = {"binary_weight=-1"};
+  int64_t a[60], b[60];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 60);
+  assert_int_equal(run(NULL, 0, 5, 220, 1, 60, a, obs), 60);
+  assert_int_equal(run(one, 1, 5, 220, 1, 60, b, obs), 60);
+  assert_memory_equal(a, b, 10 * sizeof(int64_t));
+  assert_memory_not_equal(a + 10, b + 10, 50 * sizeof(int64_t));
+  assert_int_equal(run(ix, 1, 5, 220, 1, 60, a, obs), 60);
+  assert_int_equal(run(ixw, 2, 5, 220, 1, 60, b, obs), 60);
+  assert_memory_equal(a, b, sizeof a);
+  check_resume(low, 1);
+  mpt_strategy *s;
+  mpt_error err;
+  assert_true(mpt_strategy_create("bo", space, bad, 1, 1, 100, &s, &err) < 0);
+  assert_true(strstr(err.msg, "binary_weight") != NULL);
+  free(obs);
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   mpt_strategy *s;
@@ -398,6 +422,7 @@ int main(void) {
       cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_initial_designs),
       cmocka_unit_test(test_pair_designs),
+      cmocka_unit_test(test_binary_weight),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };
