@@ -983,6 +983,21 @@ static int64_t choose(bo_state *b, const pick *pk, int *af_out) {
   return id;
 }
 
+/* a uniformly random configuration neither seen nor taken in this ask (64 draws, then the next free
+ * one after the last draw), or -1 when none is left */
+static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
+  int64_t c = 0;
+  for (int tries = 0; tries < 64; tries++) {
+    c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
+    if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) return c;
+  }
+  for (int64_t i = 0; i < b->N; i++) {
+    int64_t d = (c + i) % b->N;
+    if (!mpt_strategy_is_seen(s, d) && !b->taken[d]) return d;
+  }
+  return -1;
+}
+
 static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
   mpt_error err;
@@ -995,20 +1010,29 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       int64_t c = b->init_ids[b->init_pos++];
       if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) id = c;
     }
-    if (id < 0) {
-      /* replacements: uniform random unseen */
-      for (int tries = 0; tries < 64 && id < 0; tries++) {
-        int64_t c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
-        if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) id = c;
-      }
-      if (id < 0) break;
-    }
+    if (id < 0 && (id = random_unseen(b, s)) < 0) break; /* replacements: uniform random unseen */
     b->taken[id] = 1;
     ids[k++] = id;
     if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
     b->init_asked++;
   }
-  if (k == n || b->n_ok < 1) goto done;
+  if (k == n) goto done;
+  if (b->n_ok < 1) {
+    /* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the
+     * initial sample only (filling the round with random configurations scores 0.02 less at ask(16):
+     * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing at all
+     * is left to give (an asynchronous caller with more workers than initial samples whose first result
+     * was a failure), 0 would mean "nothing left" (strategy.h) and end the run: give random unseen
+     * configurations instead. */
+    int64_t id;
+    int fill = k == 0;
+    while (fill && k < n && (id = random_unseen(b, s)) >= 0) {
+      b->taken[id] = 1;
+      ids[k++] = id;
+      if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+    }
+    goto done;
+  }
   {
     /* fantasize pending evaluations (quantile / kriging believer / constant liar), pick, repeat */
     int base = mpt_gp_n_obs(b->gp);

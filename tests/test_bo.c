@@ -376,6 +376,36 @@ static void test_binary_weight(void **state) {
   free(obs);
 }
 
+/* an asynchronous caller with more workers than initial samples: the default configuration (reserved,
+ * evaluated by the caller) fails while the whole initial sample is in flight; bo must not answer 0
+ * ("nothing left", which ends a run) but give random unseen configurations */
+static void test_no_model_yet(void **state) {
+  (void)state;
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, 9, 220, &s, &err), 0);
+  int64_t def = 0, ids[16];
+  assert_int_equal(mpt_strategy_reserve(s, def), 0);
+  assert_int_equal(mpt_strategy_ask(s, 16, ids), 10); /* the initial sample only */
+  mpt_obs o;
+  mpt_obs_init(&o, def);
+  o.status = MPT_STATUS_RUNTIME_ERROR;
+  mpt_strategy_tell(s, &o, 1);
+  assert_int_equal(mpt_strategy_ask(s, 4, ids + 10), 4);
+  ids[14] = def;
+  check_valid_distinct(ids, 15);
+  /* once the sample is told, the model picks: 16 distinct, unseen */
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 14);
+  for (int i = 0; i < 14; i++) obs[i] = observe(ids[i]);
+  mpt_strategy_tell(s, obs, 14);
+  int64_t more[31];
+  assert_int_equal(mpt_strategy_ask(s, 16, more), 16);
+  memcpy(more + 16, ids, 15 * sizeof(int64_t));
+  check_valid_distinct(more, 31);
+  mpt_strategy_destroy(s);
+  free(obs);
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   mpt_strategy *s;
@@ -423,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_initial_designs),
       cmocka_unit_test(test_pair_designs),
       cmocka_unit_test(test_binary_weight),
+      cmocka_unit_test(test_no_model_yet),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };
