@@ -983,17 +983,12 @@ static int64_t choose(bo_state *b, const pick *pk, int *af_out) {
   return id;
 }
 
-/* a uniformly random configuration neither seen nor taken in this ask (64 draws, then the next free
- * one after the last draw), or -1 when none is left */
+/* a uniformly random configuration neither seen nor taken in this ask, or -1 after 64 draws (an ask
+ * that gives nothing is then topped up by the base layer's scan, strategy.c) */
 static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
-  int64_t c = 0;
   for (int tries = 0; tries < 64; tries++) {
-    c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
+    int64_t c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
     if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) return c;
-  }
-  for (int64_t i = 0; i < b->N; i++) {
-    int64_t d = (c + i) % b->N;
-    if (!mpt_strategy_is_seen(s, d) && !b->taken[d]) return d;
   }
   return -1;
 }
@@ -1020,10 +1015,10 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   if (b->n_ok < 1) {
     /* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the
      * initial sample only (filling the round with random configurations scores 0.02 less at ask(16):
-     * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing at all
-     * is left to give (an asynchronous caller with more workers than initial samples whose first result
-     * was a failure), 0 would mean "nothing left" (strategy.h) and end the run: give random unseen
-     * configurations instead. */
+     * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing else is
+     * left to give (an asynchronous caller with more workers than initial samples whose first result
+     * was a failure), answering 0 would leave all but one of the idle workers waiting (the base layer
+     * tops an empty ask up with a single random configuration): give each a random unseen one. */
     int64_t id;
     int fill = k == 0;
     while (fill && k < n && (id = random_unseen(b, s)) >= 0) {

@@ -377,8 +377,8 @@ static void test_binary_weight(void **state) {
 }
 
 /* an asynchronous caller with more workers than initial samples: the default configuration (reserved,
- * evaluated by the caller) fails while the whole initial sample is in flight; bo must not answer 0
- * ("nothing left", which ends a run) but give random unseen configurations */
+ * evaluated by the caller) fails while the whole initial sample is in flight; bo gives a random unseen
+ * configuration to every idle worker (answering 0 would get the single one the base layer tops up with) */
 static void test_no_model_yet(void **state) {
   (void)state;
   mpt_strategy *s;
