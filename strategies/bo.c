@@ -986,11 +986,7 @@ static int64_t choose(bo_state *b, const pick *pk, int *af_out) {
 /* a uniformly random configuration neither seen nor taken in this ask, or -1 after 64 draws (an ask
  * that gives nothing is then topped up by the base layer's scan, strategy.c) */
 static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
-  for (int tries = 0; tries < 64; tries++) {
-    int64_t c = (int64_t)mpt_rng_below(&s->rng, (uint64_t)b->N);
-    if (!mpt_strategy_is_seen(s, c) && !b->taken[c]) return c;
-  }
-  return -1;
+  return mpt_strategy_random_free(&s->rng, b->N, s->seen, b->taken, 64, 0);
 }
 
 static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {

@@ -382,21 +382,9 @@ int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids) {
 }
 
 int64_t evo_random_unseen(evo *e) {
-  if (e->size <= 0) return -1;
   /* only the strategy's own proposals are excluded (not ids told from a log): a fresh instance told a
    * run's observations then retraces that run exactly (resume) */
-#define FREE_ID(id) (!e->mine[id])
-  for (int t = 0; t < 64; t++) {
-    int64_t id = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
-    if (FREE_ID(id)) return id;
-  }
-  int64_t start = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
-  for (int64_t k = 0; k < e->size; k++) {
-    int64_t id = (start + k) % e->size;
-    if (FREE_ID(id)) return id;
-  }
-#undef FREE_ID
-  return -1;
+  return mpt_strategy_random_free(&e->s->rng, e->size, e->mine, NULL, 64, 1);
 }
 
 int64_t evo_best_of(const evo *e, const int64_t *ids, int n) {

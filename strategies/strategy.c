@@ -244,18 +244,21 @@ static inline int take(mpt_strategy *s, int64_t id, int64_t size) {
   return 1;
 }
 
-/* an unseen id chosen uniformly-ish: random probes, then a scan from a random start; -1 when none */
-static int64_t any_unseen(mpt_strategy *s, int64_t size) {
-  if (s->n_seen >= size) return -1;
-  for (int tries = 0; tries < 32; tries++) {
-    int64_t id = (int64_t)mpt_rng_below(&s->rng, (uint64_t)size);
-    if (!s->seen[id]) return id;
+int64_t mpt_strategy_random_free(mpt_rng *rng, int64_t size, const uint8_t *a, const uint8_t *b, int draws,
+                                 int scan) {
+  if (size <= 0) return -1;
+#define FREE_ID(id) (!a[id] && (!b || !b[id]))
+  for (int t = 0; t < draws; t++) {
+    int64_t id = (int64_t)mpt_rng_below(rng, (uint64_t)size);
+    if (FREE_ID(id)) return id;
   }
-  int64_t start = (int64_t)mpt_rng_below(&s->rng, (uint64_t)size);
+  if (!scan) return -1;
+  int64_t start = (int64_t)mpt_rng_below(rng, (uint64_t)size);
   for (int64_t k = 0; k < size; k++) {
     int64_t id = (start + k) % size;
-    if (!s->seen[id]) return id;
+    if (FREE_ID(id)) return id;
   }
+#undef FREE_ID
   return -1;
 }
 
@@ -281,7 +284,7 @@ int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
   /* never return 0 (or leave the batch empty) while unseen configurations remain: the whole budget
    * stays usable even when a strategy has converged or cannot propose more */
   if (k == 0) {
-    int64_t id = any_unseen(s, size);
+    int64_t id = s->n_seen < size ? mpt_strategy_random_free(&s->rng, size, s->seen, NULL, 32, 1) : -1;
     if (id >= 0 && take(s, id, size)) ids[k++] = id;
   }
   return k;

@@ -79,5 +79,11 @@ int64_t mpt_strategy_opt_int(const mpt_strategy *s, const char *key);
 double mpt_strategy_opt_double(const mpt_strategy *s, const char *key);
 const char *mpt_strategy_opt_str(const mpt_strategy *s, const char *key);
 int mpt_strategy_opt_bool(const mpt_strategy *s, const char *key);
+/* A uniformly random id in [0, size) with a[id] == 0 and (b == NULL or b[id] == 0): up to `draws` draws
+ * from rng, then, when scan is set, the first such id from a random start (wrapping); -1 when none is
+ * found. Each caller passes its own exclusion masks (seen, proposed, taken in this ask), so the draws
+ * from rng are exactly those of a hand-written loop. */
+int64_t mpt_strategy_random_free(mpt_rng *rng, int64_t size, const uint8_t *a, const uint8_t *b, int draws,
+                                 int scan);
 
 #endif

@@ -188,6 +188,43 @@ static void test_resume_random(void **state) {
   mpt_strategy_destroy(b);
 }
 
+/* the shared "random free id" helper: never returns an excluded id, draws uniformly among the free ones,
+ * scans when draws miss, and gives -1 when nothing is free or (without the scan) the draws miss */
+static void test_random_free(void **state) {
+  (void)state;
+  enum { N = 200 };
+  uint8_t a[N] = {0}, b[N] = {0};
+  for (int i = 0; i < N; i++) {
+    a[i] = i % 2 == 0;  /* even ids excluded by the first mask */
+    b[i] = i % 3 == 0;  /* multiples of 3 by the second */
+  }
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 7);
+  int hits[N] = {0};
+  for (int t = 0; t < 20000; t++) {
+    int64_t id = mpt_strategy_random_free(&rng, N, a, b, 64, 1);
+    assert_true(id >= 0 && id < N);
+    assert_false(a[id] || b[id]);
+    hits[id]++;
+  }
+  /* 67 free ids (odd, not multiples of 3), about 300 draws each: every one drawn, none far off */
+  int n_free = 0;
+  for (int i = 0; i < N; i++)
+    if (!a[i] && !b[i]) {
+      n_free++;
+      assert_in_range(hits[i], 180, 420);
+    }
+  assert_int_equal(n_free, 67);
+  /* one free id: the scan finds it even with no draws at all; without the scan the draws must hit it */
+  memset(a, 1, sizeof a);
+  a[123] = 0;
+  assert_int_equal(mpt_strategy_random_free(&rng, N, a, NULL, 0, 1), 123);
+  assert_int_equal(mpt_strategy_random_free(&rng, N, a, NULL, 0, 0), -1);
+  a[123] = 1;
+  assert_int_equal(mpt_strategy_random_free(&rng, N, a, NULL, 64, 1), -1);
+  assert_int_equal(mpt_strategy_random_free(&rng, 0, a, NULL, 64, 1), -1);
+}
+
 static void test_bad_args(void **state) {
   fixture *f = *state;
   mpt_strategy *s;
@@ -215,6 +252,7 @@ int main(void) {
     cmocka_unit_test(test_random_all_distinct_and_deterministic),
     cmocka_unit_test(test_warm_start_skips_told),
     cmocka_unit_test(test_resume_random),
+    cmocka_unit_test(test_random_free),
     cmocka_unit_test(test_bad_args),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
