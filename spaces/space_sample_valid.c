@@ -101,33 +101,50 @@ int64_t mpt_space_sample_lhs_conditional(const mpt_space *sp, const int *params,
     if (mpt_space_n_values(sp, params[d]) > maxv) maxv = mpt_space_n_values(sp, params[d]);
   int64_t *cnt = malloc(sizeof(int64_t) * (size_t)maxv), *perm = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   int64_t *set = malloc(sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
+  /* the configurations bucketed by the value of the first parameter (increasing ids within a bucket), so
+   * each point narrows from its bucket, not from all N: the same sets in the same order as filtering all */
+  int64_t *byv = malloc(sizeof(int64_t) * (size_t)(N > 0 ? N : 1)), *off = calloc((size_t)maxv + 1, sizeof(int64_t));
   double *u = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)A);
   int *tgt = malloc(sizeof(int) * (size_t)A);
   uint8_t *used = calloc((size_t)(N > 0 ? N : 1), 1);
   int64_t m = 0;
-  if (!cnt || !perm || !set || !u || !tgt || !used) {
+  if (!cnt || !perm || !set || !byv || !off || !u || !tgt || !used) {
     m = MPT_ERR_NOMEM;
     goto out;
+  }
+  if (np > 0) {
+    int nv0 = mpt_space_n_values(sp, params[0]);
+    for (int64_t c = 0; c < N; c++) off[mpt_space_value_index(sp, c, params[0]) + 1]++;
+    for (int v = 0; v < nv0; v++) off[v + 1] += off[v];
+    int64_t *fill = set; /* scratch: next free slot of each bucket */
+    for (int v = 0; v < nv0; v++) fill[v] = off[v];
+    for (int64_t c = 0; c < N; c++) byv[fill[mpt_space_value_index(sp, c, params[0])]++] = c;
   }
   for (int d = 0; d < np; d++) strata(rng, n, perm, u + d, (size_t)A);
   for (int64_t j = 0; j < n && N > 0; j++) {
     /* narrow the valid set parameter by parameter to the value at this point's conditional quantile */
     int64_t ns = N;
-    for (int64_t c = 0; c < ns; c++) set[c] = c;
     for (int d = 0; d < np; d++) {
       int nv = mpt_space_n_values(sp, params[d]);
-      memset(cnt, 0, sizeof(int64_t) * (size_t)nv);
-      for (int64_t q = 0; q < ns; q++) cnt[mpt_space_value_index(sp, set[q], params[d])]++;
       double target = u[(size_t)j * A + d] * (double)ns;
       int v = 0;
-      for (int64_t cum = cnt[0]; v < nv - 1 && (double)cum <= target; cum += cnt[++v]) {}
+      if (d == 0) {
+        for (int64_t cum = off[1] - off[0]; v < nv - 1 && (double)cum <= target; ++v, cum += off[v + 1] - off[v]) {}
+        ns = off[v + 1] - off[v];
+        memcpy(set, byv + off[v], sizeof(int64_t) * (size_t)ns);
+      } else {
+        memset(cnt, 0, sizeof(int64_t) * (size_t)nv);
+        for (int64_t q = 0; q < ns; q++) cnt[mpt_space_value_index(sp, set[q], params[d])]++;
+        for (int64_t cum = cnt[0]; v < nv - 1 && (double)cum <= target; cum += cnt[++v]) {}
+        int64_t w = 0;
+        for (int64_t q = 0; q < ns; q++)
+          if (mpt_space_value_index(sp, set[q], params[d]) == v) set[w++] = set[q];
+        ns = w;
+      }
       tgt[d] = v;
-      int64_t w = 0;
-      for (int64_t q = 0; q < ns; q++)
-        if (mpt_space_value_index(sp, set[q], params[d]) == v) set[w++] = set[q];
-      ns = w;
     }
-    int64_t pick = ns > 0 ? set[mpt_rng_below(rng, (uint64_t)ns)] : -1;
+    if (np == 0) set[0] = mpt_rng_below(rng, (uint64_t)N); /* no free parameter: any configuration */
+    int64_t pick = np == 0 ? set[0] : ns > 0 ? set[mpt_rng_below(rng, (uint64_t)ns)] : -1;
     if (pick < 0 || used[pick]) pick = nearest_unused(sp, params, np, tgt, used, rng); /* taken already */
     if (pick < 0) break;
     used[pick] = 1;
@@ -137,6 +154,8 @@ out:
   free(cnt);
   free(perm);
   free(set);
+  free(byv);
+  free(off);
   free(u);
   free(tgt);
   free(used);

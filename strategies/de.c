@@ -1,6 +1,9 @@
 /* strategies/de.c: `de`, the constraint-aware differential evolution of Willemsen et al.: a population of
  * popsize x (parameters with more than one value) members in value-index space, valid initial members
- * by LHS, mutant/trial vectors by best1bin (or rand1bin, best2bin, rand2bin, currenttobest1bin) with F
+ * by LHS (init=lhs-conditional by default: an LHS of the uniform distribution over the valid
+ * configurations; with 16 x dims members the initial population is half of a 220-evaluation budget, and
+ * the other strategies' LHS of the valid marginals over-samples constrained regions: docs/PERFORMANCE.md,
+ * "de: an unbiased initial population"), mutant/trial vectors by best1bin (or rand1bin, best2bin, rand2bin, currenttobest1bin) with F
  * and CR, rounded to the nearest value index; an invalid trial is repaired to a random valid
  * configuration at the smallest index distance. Greedy selection after each generation of trials.
  * constraint_aware=0 is the penalty variant: random Cartesian initial population and invalid trials get
@@ -35,7 +38,7 @@ static const mpt_option_spec de_options[] = {
   {"updating", MPT_OPT_STRING, "immediate", "immediate: trials are made for as many members as an ask wants and the "
    "best vector is updated as soon as they are told (scipy's default); deferred: one batch of popsize trials per "
    "generation", "immediate|deferred", 1, 0},
-  EVO_AWARE_OPTIONS,
+  EVO_AWARE_OPTIONS_INIT("lhs-conditional"),
   EVO_FRESH_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };

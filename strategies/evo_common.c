@@ -50,7 +50,9 @@ void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) { evo_tell(s-
 int evo_read_aware(evo *e) {
   int aware = mpt_strategy_opt_bool(e->s, "constraint_aware");
   e->burn_invalid = !aware && mpt_strategy_opt_bool(e->s, "invalid_costs");
-  e->init_random = strcmp(mpt_strategy_opt_str(e->s, "init"), "random") == 0;
+  const char *init = mpt_strategy_opt_str(e->s, "init");
+  e->init_kind = strcmp(init, "random") == 0 ? EVO_INIT_RANDOM
+                 : strcmp(init, "lhs-conditional") == 0 ? EVO_INIT_CONDITIONAL : EVO_INIT_LHS;
   return aware;
 }
 
@@ -410,9 +412,18 @@ int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
     for (int64_t i = 0; i < k; i++) e->mine[ids[i]] = 0;
     return k;
   }
-  if (aware && !e->init_random) return evo_sample_lhs(e, n, ids);
   if (n > e->size) n = e->size;
   if (n <= 0) return 0;
+  if (aware && e->init_kind == EVO_INIT_LHS) return evo_sample_lhs(e, n, ids);
+  if (aware && e->init_kind == EVO_INIT_CONDITIONAL) {
+    int *params = malloc(sizeof(int) * (size_t)(e->dims > 0 ? e->dims : 1)), np = 0;
+    if (!params) return MPT_ERR_NOMEM;
+    for (int d = 0; d < e->dims; d++)
+      if (e->nv[d] > 1) params[np++] = d;
+    int64_t m = mpt_space_sample_lhs_conditional(e->sp, params, np, &e->s->rng, n, ids);
+    free(params);
+    return m;
+  }
   return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
 }
 

@@ -42,18 +42,25 @@ struct evo {
   int64_t best_id;
   double best;
   int burn_invalid;      /* penalty variants: an invalid candidate costs one evaluation (see evo_gen_add) */
-  int init_random;       /* initial population uniformly at random instead of LHS (option init=random) */
+  int init_kind;         /* initial population (option init): EVO_INIT_LHS, _RANDOM or _CONDITIONAL */
   int fresh;             /* constraint-aware placement never lands on a configuration proposed before
                             (evo_place, evo_place_unit; option fresh) */
 };
 
-/* the option rows shared by the constraint-aware strategies (ga, de, pso, firefly) */
-#define EVO_AWARE_OPTIONS \
+enum { EVO_INIT_LHS = 0, EVO_INIT_RANDOM, EVO_INIT_CONDITIONAL };
+
+/* the option rows shared by the constraint-aware strategies (ga, de, pso, firefly); INIT is the default of
+ * option init */
+#define EVO_AWARE_OPTIONS_INIT(INIT) \
   {"constraint_aware", MPT_OPT_BOOL, "1", "LHS of valid configs and repair (1) or penalty for invalid (0)", NULL, 1, 0}, \
-  {"init", MPT_OPT_STRING, "lhs", "initial population of valid configurations: Latin hypercube (lhs) or uniformly " \
-   "random (random; the penalty variant always starts uniformly random)", "lhs|random", 1, 0}, \
+  {"init", MPT_OPT_STRING, INIT, "initial population of valid configurations: Latin hypercube of each parameter's " \
+   "values among the valid configurations, each point repaired to the nearest valid one (lhs), Latin hypercube of " \
+   "the uniform distribution over the valid configurations by conditional quantiles (lhs-conditional: no bias " \
+   "towards configurations in constrained regions), or uniformly random (random; the penalty variant always " \
+   "starts uniformly random)", "lhs|lhs-conditional|random", 1, 0}, \
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random " \
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0}
+#define EVO_AWARE_OPTIONS EVO_AWARE_OPTIONS_INIT("lhs")
 
 /* the option row of the strategies whose constraint-aware placement can avoid configurations already
  * proposed (de, pso, firefly); read with evo_read_fresh */
@@ -69,7 +76,7 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
 int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err);
 /* the tell of every strategy whose state starts with its evo: evo_tell */
 void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
-/* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_random); returns constraint_aware */
+/* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_kind); returns constraint_aware */
 int evo_read_aware(evo *e);
 /* reads EVO_FRESH_OPTION into e->fresh (only for a constraint-aware strategy: aware != 0) */
 void evo_read_fresh(evo *e, int aware);
