@@ -116,9 +116,8 @@ int64_t mpt_space_sample_lhs_conditional(const mpt_space *sp, const int *params,
     int nv0 = mpt_space_n_values(sp, params[0]);
     for (int64_t c = 0; c < N; c++) off[mpt_space_value_index(sp, c, params[0]) + 1]++;
     for (int v = 0; v < nv0; v++) off[v + 1] += off[v];
-    int64_t *fill = set; /* scratch: next free slot of each bucket */
-    for (int v = 0; v < nv0; v++) fill[v] = off[v];
-    for (int64_t c = 0; c < N; c++) byv[fill[mpt_space_value_index(sp, c, params[0])]++] = c;
+    for (int v = 0; v < nv0; v++) cnt[v] = off[v]; /* next free slot of each bucket */
+    for (int64_t c = 0; c < N; c++) byv[cnt[mpt_space_value_index(sp, c, params[0])]++] = c;
   }
   for (int d = 0; d < np; d++) strata(rng, n, perm, u + d, (size_t)A);
   for (int64_t j = 0; j < n && N > 0; j++) {
