@@ -142,8 +142,8 @@ int64_t mpt_space_sample_lhs_conditional(const mpt_space *sp, const int *params,
       }
       tgt[d] = v;
     }
-    if (np == 0) set[0] = mpt_rng_below(rng, (uint64_t)N); /* no free parameter: any configuration */
-    int64_t pick = np == 0 ? set[0] : ns > 0 ? set[mpt_rng_below(rng, (uint64_t)ns)] : -1;
+    /* no parameter to narrow by: any configuration */
+    int64_t pick = np == 0 ? (int64_t)mpt_rng_below(rng, (uint64_t)N) : ns > 0 ? set[mpt_rng_below(rng, (uint64_t)ns)] : -1;
     if (pick < 0 || used[pick]) pick = nearest_unused(sp, params, np, tgt, used, rng); /* taken already */
     if (pick < 0) break;
     used[pick] = 1;

@@ -2,9 +2,9 @@
  * popsize x (parameters with more than one value) members in value-index space, valid initial members
  * by LHS (init=lhs-conditional by default: an LHS of the uniform distribution over the valid
  * configurations; with 16 x dims members the initial population is half of a 220-evaluation budget, and
- * the other strategies' LHS of the valid marginals over-samples constrained regions: docs/PERFORMANCE.md,
- * "de: an unbiased initial population"), mutant/trial vectors by best1bin (or rand1bin, best2bin, rand2bin, currenttobest1bin) with F
- * and CR, rounded to the nearest value index; an invalid trial is repaired to a random valid
+ * the other strategies' LHS of the valid marginals favours configurations with many valid neighbours:
+ * docs/PERFORMANCE.md, "de: an unbiased initial population"), mutant/trial vectors by best1bin (or
+ * rand1bin, best2bin, rand2bin, currenttobest1bin) with F and CR, rounded to the nearest value index; an invalid trial is repaired to a random valid
  * configuration at the smallest index distance. Greedy selection after each generation of trials.
  * constraint_aware=0 is the penalty variant: random Cartesian initial population and invalid trials get
  * a penalty fitness without evaluation (so they always lose the selection: a wasted iteration). */

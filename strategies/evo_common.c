@@ -416,13 +416,10 @@ int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
   if (n <= 0) return 0;
   if (aware && e->init_kind == EVO_INIT_LHS) return evo_sample_lhs(e, n, ids);
   if (aware && e->init_kind == EVO_INIT_CONDITIONAL) {
-    int *params = malloc(sizeof(int) * (size_t)(e->dims > 0 ? e->dims : 1)), np = 0;
-    if (!params) return MPT_ERR_NOMEM;
+    int *params = e->idx_tmp, np = 0; /* the parameters with more than one value */
     for (int d = 0; d < e->dims; d++)
       if (e->nv[d] > 1) params[np++] = d;
-    int64_t m = mpt_space_sample_lhs_conditional(e->sp, params, np, &e->s->rng, n, ids);
-    free(params);
-    return m;
+    return mpt_space_sample_lhs_conditional(e->sp, params, np, &e->s->rng, n, ids);
   }
   return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
 }

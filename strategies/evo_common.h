@@ -56,7 +56,7 @@ enum { EVO_INIT_LHS = 0, EVO_INIT_RANDOM, EVO_INIT_CONDITIONAL };
   {"init", MPT_OPT_STRING, INIT, "initial population of valid configurations: Latin hypercube of each parameter's " \
    "values among the valid configurations, each point repaired to the nearest valid one (lhs), Latin hypercube of " \
    "the uniform distribution over the valid configurations by conditional quantiles (lhs-conditional: no bias " \
-   "towards configurations in constrained regions), or uniformly random (random; the penalty variant always " \
+   "towards configurations with many valid neighbours), or uniformly random (random; the penalty variant always " \
    "starts uniformly random)", "lhs|lhs-conditional|random", 1, 0}, \
   {"invalid_costs", MPT_OPT_BOOL, "1", "penalty variant: an invalid candidate costs one evaluation (a random " \
    "configuration whose result the search does not use) as before constraint-awareness (1), or nothing (0)", NULL, 1, 0}
