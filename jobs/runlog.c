@@ -359,23 +359,25 @@ static int rec_valid(const unsigned char *rec, size_t size) {
   return rec_id(rec, size) >= 0 && r->crc == rec_crc((unsigned char *)rec, size);
 }
 
+/* the fields a record and an observation share one to one (the same names and types in rec_fixed and
+ * mpt_obs): obs_to_rec and rec_to_obs copy exactly these, so the two directions cannot drift apart */
+#define REC_OBS_FIELDS(X) \
+  X(status) X(rank) X(device) X(objective) X(median) X(compile_ms) X(benchmark_ms) X(framework_ms) \
+  X(t_start) X(t_end)
+
+/* a stored or given count of times, within [0, MPT_OBS_MAX_TIMES] */
+static int32_t clamp_times(int32_t n) { return n < 0 ? 0 : n > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : n; }
+
 static void obs_to_rec(const mpt_runlog *log, const mpt_obs *o, unsigned char *dst) {
   memset(dst, 0, log->rec_size);
   rec_fixed *r = (rec_fixed *)dst;
   rec_set_id(dst, log->rec_size, o->id);
-  r->status = o->status;
-  r->rank = o->rank;
-  r->device = o->device;
+#define COPY_TO_REC(f) r->f = o->f;
+  REC_OBS_FIELDS(COPY_TO_REC)
+#undef COPY_TO_REC
   r->session = log->session;
-  r->n_times = o->n_times < 0 ? 0 : o->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : o->n_times;
-  r->objective = o->objective;
-  r->median = o->median;
+  r->n_times = clamp_times(o->n_times);
   memcpy(r->times, o->times, sizeof r->times);
-  r->compile_ms = o->compile_ms;
-  r->benchmark_ms = o->benchmark_ms;
-  r->framework_ms = o->framework_ms;
-  r->t_start = o->t_start;
-  r->t_end = o->t_end;
   memcpy(r->reason, o->reason, REASON_LEN);
   r->reason[REASON_LEN - 1] = '\0';
   size_t rl = strlen(r->reason);
@@ -395,18 +397,11 @@ static void rec_to_obs(const unsigned char *src, size_t size, mpt_obs *o) {
   const rec_fixed *r = (const rec_fixed *)src;
   memset(o, 0, sizeof *o);
   o->id = rec_id(src, size);
-  o->status = r->status;
-  o->rank = r->rank;
-  o->device = r->device;
-  o->n_times = r->n_times < 0 ? 0 : r->n_times > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : r->n_times;
-  o->objective = r->objective;
-  o->median = r->median;
+#define COPY_TO_OBS(f) o->f = r->f;
+  REC_OBS_FIELDS(COPY_TO_OBS)
+#undef COPY_TO_OBS
+  o->n_times = clamp_times(r->n_times);
   memcpy(o->times, r->times, sizeof o->times);
-  o->compile_ms = r->compile_ms;
-  o->benchmark_ms = r->benchmark_ms;
-  o->framework_ms = r->framework_ms;
-  o->t_start = r->t_start;
-  o->t_end = r->t_end;
   memcpy(o->reason, r->reason, REASON_LEN);
   o->reason[REASON_LEN - 1] = '\0';
 }
