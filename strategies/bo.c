@@ -59,6 +59,7 @@
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
  * values (feas_mean). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,7 @@ typedef struct bo_state {
   double batch_quantile;  /* batch=quantile: fantasy = posterior mean + batch_quantile * sd */
   int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
   int explore_cv;
-  double explore_factor, lcb_kappa, noise, feas_threshold, feas_ls, req_improvement, disc_multi, disc_adv;
+  double explore_factor, lcb_kappa, noise, feas_threshold, feas_exponent, feas_ls, req_improvement, disc_multi, disc_adv;
   /* observations in order of tell */
   int64_t n_obs, cap_obs;
   int64_t *obs_id;
@@ -157,6 +158,7 @@ static const mpt_option_spec bo_options[] = {
     {"lcb_kappa", MPT_OPT_DOUBLE, "2.0", "LCB: mean - kappa * sd", NULL, 0, 100},
     {"feasibility", MPT_OPT_STRING, "auto", "feasibility model of failed evaluations: on once a failure is seen (auto) or off", "auto|off", 1, 0},
     {"feasibility_threshold", MPT_OPT_DOUBLE, "0.85", "candidates with a lower probability of feasibility are not proposed", NULL, 0, 1},
+    {"feasibility_exponent", MPT_OPT_DOUBLE, "16", "when no candidate reaches feasibility_threshold: the candidate of largest EI x (probability of feasibility)^this (0: the largest EI, feasibility ignored)", NULL, 0, 1000},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "quantile", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
     {"batch_quantile", MPT_OPT_DOUBLE, "0.5", "batch=quantile: fantasy = posterior mean + this many posterior sd (worse than the mean: the objective is minimized)", NULL, -10, 10},
@@ -423,6 +425,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->lcb_kappa = mpt_strategy_opt_double(s, "lcb_kappa");
   b->feas_mode = strcmp(mpt_strategy_opt_str(s, "feasibility"), "off") != 0;
   b->feas_threshold = mpt_strategy_opt_double(s, "feasibility_threshold");
+  b->feas_exponent = mpt_strategy_opt_double(s, "feasibility_exponent");
   b->feas_ls = mpt_strategy_opt_double(s, "feasibility_lengthscale");
   b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
@@ -583,7 +586,8 @@ static int add_pending(bo_state *b, int64_t id, int af) {
 typedef struct pick {
   double val[AF_N];
   int64_t id[AF_N];
-  double val_any;        /* best EI ignoring the feasibility threshold (fallback) */
+  double val_any;        /* fallback when no candidate reaches the feasibility threshold: the best
+                          * EI x p^feasibility_exponent (log domain), or the best EI without a model */
   int64_t id_any;
   double val_var;        /* largest posterior sd among feasible candidates (when asked for) */
   int64_t id_var;
@@ -796,11 +800,65 @@ static double feas_p(bo_state *b, int64_t c) {
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
+typedef struct fb_cand {
+  double le; /* log EI */
+  int64_t id;
+} fb_cand;
+
+/* largest log EI first, ties by id (qsort is not stable: the order must not depend on it) */
+static int cmp_fb(const void *x, const void *y) {
+  const fb_cand *a = x, *b = y;
+  if (a->le != b->le) return a->le > b->le ? -1 : 1;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+/* When no candidate reaches the feasibility threshold: the free candidate of largest
+ * log EI + feasibility_exponent log p, i.e. EI x p^exponent (BaCO's EI x p leans on the threshold; without
+ * it, a high power keeps the search near configurations that run while letting a much larger EI win).
+ * Since p <= 1 the value is at most log EI: the candidates go by log EI, largest first, and p (a kernel
+ * sum over the failure observations) is computed only until log EI falls to the best value found.
+ * Without memory for the ordering the scan's fallback (the largest EI) stays. */
+static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local, pick *pk) {
+  double m, sc;
+  mpt_gp_normalization(b->gp, &m, &sc);
+  double fb = (b->best_t - m) / sc;
+  int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK, n = 0;
+  fb_cand *cand = malloc(sizeof *cand * (size_t)(local == 2 ? b->n_nb : b->N));
+  if (!cand) return;
+  for (int64_t bi = 0; bi < n_blocks; bi++) {
+    int64_t b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
+    int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+    mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf);
+    for (int64_t c = b0; c < b1; c++) {
+      if (b->taken[c] || s->seen[c]) continue;
+      if (local == 1 && !in_local(b, s->space, c)) continue;
+      double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
+      double sd = sqrt(var > 0 ? var : 0.0);
+      if (sd < 1e-12) sd = 1e-12;
+      double z = (fb - xi - mu) / sd;
+      /* log EI: log sd + log(z Phi(z) + phi(z)), through the asymptotic form below z = -6 (as scan) */
+      double le = z > -6 ? log(sd * (z * norm_cdf(z) + exp(log_norm_pdf(z)))) : log(sd / (z * z)) + log_norm_pdf(z);
+      if (!(le > -INFINITY)) le = -DBL_MAX; /* EI 0: still a candidate, the last ones */
+      cand[n].le = le;
+      cand[n++].id = c;
+    }
+  }
+  qsort(cand, (size_t)n, sizeof *cand, cmp_fb);
+  double best = -INFINITY;
+  int64_t best_id = -1;
+  for (int64_t i = 0; i < n && cand[i].le > best; i++) {
+    double v = cand[i].le + b->feas_exponent * log(feas_p(b, cand[i].id));
+    if (v > best) { best = v; best_id = cand[i].id; }
+  }
+  free(cand);
+  if (best_id >= 0) { pk->id_any = best_id; pk->val_any = best; }
+}
+
 /* One scan over all free candidates: the argmax of every acquisition function the mode needs.
  * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
  * while none has: this keeps log/erfc off the hot path. Feasibility multiplies EI and POI; candidates
- * under the threshold are skipped, and the most probably feasible one is the fallback. */
+ * under the threshold are skipped. When none reaches it, feasible_fallback picks the candidate. */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
@@ -911,9 +969,12 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   (void)need_ei;
   pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
   pk->id[AF_POI] = lin_id[1] >= 0 ? lin_id[1] : lg_id[1];
-  /* fallback when every candidate is under the feasibility threshold: the best EI */
+  /* fallback when every candidate is under the feasibility threshold: the best EI x p^exponent (before
+   * session 7 the best EI alone, which on spaces with large infeasible regions spent most of the budget
+   * on failures: docs/PERFORMANCE.md, "bo: the fallback under the feasibility threshold") */
   pk->id_any = any_lin_id >= 0 ? any_lin_id : any_lg_id;
   pk->val_any = any_lin_id >= 0 ? any_lin : any_lg;
+  if (use_feas && pk->id[AF_EI] < 0 && pk->id_any >= 0 && b->feas_exponent > 0) feasible_fallback(b, s, xi, local, pk);
 }
 
 /* contextual variance (Willemsen et al.): mean posterior variance over the free candidates divided by

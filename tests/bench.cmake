@@ -4,3 +4,4 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
 endif()
 mpt_script_test(bench_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench_cli.sh)
 mpt_script_test(synthetic_space COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/synthetic_space.sh)
+mpt_script_test(bo_feasibility_fallback COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bo_feasibility_fallback.sh)
