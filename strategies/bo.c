@@ -16,7 +16,8 @@
  * back to the raw value when a non-positive objective is seen). Failed evaluations are never put into
  * the objective's GP: they feed the feasibility model only, a second GP regressing 1 (ok) / 0 (failed)
  * labels, created at the first failure; its mean is the probability of feasibility that multiplies EI
- * and POI, and candidates below feasibility_threshold are not proposed (unless nothing else is left).
+ * and POI, and candidates below feasibility_threshold are not proposed; when none reaches it, the
+ * candidate of largest EI x p^feasibility_exponent is (feasible_fallback).
  *
  * Inputs. Each configuration is the index encoding of its active parameters on [0, 1] plus a one-hot
  * code of every active parameter (encoding=index+onehot, onehot_weight 0.5: each differing parameter
