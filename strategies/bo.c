@@ -801,6 +801,20 @@ static double feas_p(bo_state *b, int64_t c) {
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
+/* The candidates a scan visits, in blocks: every candidate in blocks of BO_BLOCK, or with local == 2 only
+ * the marked neighbourhood (b->nblist), one candidate per block. */
+static inline int64_t cand_blocks(const bo_state *b, int local) {
+  return local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
+}
+static inline void cand_block(const bo_state *b, int local, int64_t bi, int64_t *b0, int64_t *b1) {
+  *b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
+  *b1 = local == 2 ? *b0 + 1 : *b0 + BO_BLOCK < b->N ? *b0 + BO_BLOCK : b->N;
+}
+/* candidate c may be proposed: not seen, not taken in this ask, and inside the box when local == 1 */
+static inline int cand_free(const bo_state *b, const mpt_strategy *s, int local, int64_t c) {
+  return !b->taken[c] && !s->seen[c] && (local != 1 || in_local(b, s->space, c));
+}
+
 typedef struct fb_cand {
   double le; /* log EI */
   int64_t id;
@@ -823,16 +837,15 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
   double fb = (b->best_t - m) / sc;
-  int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK, n = 0;
+  int64_t n_blocks = cand_blocks(b, local), n = 0;
   fb_cand *cand = malloc(sizeof *cand * (size_t)(local == 2 ? b->n_nb : b->N));
   if (!cand) return;
   for (int64_t bi = 0; bi < n_blocks; bi++) {
-    int64_t b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
-    int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+    int64_t b0, b1;
+    cand_block(b, local, bi, &b0, &b1);
     mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf);
     for (int64_t c = b0; c < b1; c++) {
-      if (b->taken[c] || s->seen[c]) continue;
-      if (local == 1 && !in_local(b, s->space, c)) continue;
+      if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
       double sd = sqrt(var > 0 ? var : 0.0);
       if (sd < 1e-12) sd = 1e-12;
@@ -887,14 +900,13 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     }
   }
   /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
-  int64_t n_blocks = local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
+  int64_t n_blocks = cand_blocks(b, local);
   for (int64_t bi = 0; bi < n_blocks; bi++) {
-    int64_t b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
-    int64_t b1 = local == 2 ? b0 + 1 : b0 + BO_BLOCK < b->N ? b0 + BO_BLOCK : b->N;
+    int64_t b0, b1;
+    cand_block(b, local, bi, &b0, &b1);
     mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf); /* sbuf: normalized variances */
     for (int64_t c = b0; c < b1; c++) {
-      if (b->taken[c] || s->seen[c]) continue;
-      if (local == 1 && !in_local(b, s->space, c)) continue;
+      if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
       if (ei_only) {
         /* EI alone (the default): the bounds below from the variance, without square roots and

@@ -7,16 +7,10 @@
 # (feasibility_exponent=0, the fallback before) spends most of the budget on failures. Same runs: bo
 # still finds the optimum in more runs than random search.
 # Env (from ctest): MPTUNE, MPT_SHARED_DATA, MPT_SOURCE_DIR, PYTHON.
-set -u
-fail() { echo "FAIL: $*" >&2; exit 1; }
-: "${MPTUNE:?}" "${MPT_SHARED_DATA:?}" "${MPT_SOURCE_DIR:?}"
-PY=${PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/synthetic_common.sh"
 P=$MPT_SHARED_DATA/t1/dedispersion_milo.json
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export OPENBLAS_NUM_THREADS=1
 "$MPTUNE" space "$P" --list "$T/list.csv" >/dev/null || fail "mptune space --list"
-"$PY" "$MPT_SOURCE_DIR/scripts/synthetic_space.py" "$T/list.csv" "$T/s3_T4.json.gz" 3 >/dev/null || fail "generator"
+"$PY" "$G" "$T/list.csv" "$T/s3_T4.json.gz" 3 >/dev/null || fail "generator"
 "$MPTUNE" bench --problem "$P" --space "$T/s3_T4.json.gz" --strategy random,bo,bo:feasibility_exponent=0 \
   --repeats 8 --budget 220 --seed 1 --no-plot --out "$T/bench" >/dev/null 2>"$T/bench.err" ||
   { cat "$T/bench.err"; fail "mptune bench exited"; }

@@ -5,15 +5,8 @@
 # another seed, with failures in the measured files' form; `mptune bench` replays it with every
 # configuration found (no record missing) and bo beats random search on it.
 # Env (from ctest): MPTUNE, MPT_SHARED_DATA, MPT_SOURCE_DIR, PYTHON.
-set -u
-fail() { echo "FAIL: $*" >&2; exit 1; }
-: "${MPTUNE:?}" "${MPT_SHARED_DATA:?}" "${MPT_SOURCE_DIR:?}"
-PY=${PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/synthetic_common.sh"
 P=$MPT_SHARED_DATA/t1/convolution_milo.json
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export OPENBLAS_NUM_THREADS=1
-G=$MPT_SOURCE_DIR/scripts/synthetic_space.py
 
 "$MPTUNE" space "$P" --list "$T/list.csv" >/dev/null || fail "mptune space --list"
 "$PY" "$G" "$T/list.csv" "$T/a_T4.json.gz" 7 || fail "generator exited $?"
