@@ -416,16 +416,20 @@ static int ensure_buf(mpt_runlog *log, size_t n) {
   return 0;
 }
 
-/* reads records [start, start+n) of the open log into log->buf */
-static int read_block(mpt_runlog *log, hsize_t start, hsize_t n) {
-  hid_t fs = H5Dget_space(log->evals);
+/* reads (write = 0) or writes records [start, start+n) of dataset d from / to log->buf */
+static int block_io(mpt_runlog *log, hid_t d, hsize_t start, hsize_t n, int write) {
+  hid_t fs = H5Dget_space(d);
   H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL);
   hid_t ms = H5Screate_simple(1, &n, NULL);
-  herr_t rc = H5Dread(log->evals, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
+  herr_t rc = write ? H5Dwrite(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf)
+                    : H5Dread(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
   H5Sclose(ms);
   H5Sclose(fs);
   return rc < 0 ? -1 : 0;
 }
+
+/* reads records [start, start+n) of the open log into log->buf */
+static int read_block(mpt_runlog *log, hsize_t start, hsize_t n) { return block_io(log, log->evals, start, n, 0); }
 
 /* the number of leading records written completely (append order) */
 static int count_valid(mpt_runlog *log, int64_t *out) {
@@ -726,13 +730,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
     if (ensure_buf(log, COPY_BLOCK) < 0) bad = 1;
     for (hsize_t start = 0; !bad && start < (hsize_t)n_copy; start += COPY_BLOCK) {
       hsize_t n = (hsize_t)n_copy - start < COPY_BLOCK ? (hsize_t)n_copy - start : COPY_BLOCK;
-      if (read_block(log, start, n) < 0) { bad = 1; break; }
-      hid_t fs = H5Dget_space(d);
-      H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL);
-      hid_t ms = H5Screate_simple(1, &n, NULL);
-      if (H5Dwrite(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf) < 0) bad = 1;
-      H5Sclose(ms);
-      H5Sclose(fs);
+      if (read_block(log, start, n) < 0 || block_io(log, d, start, n, 1) < 0) bad = 1;
     }
   }
   if (d >= 0) H5Dclose(d);
@@ -945,14 +943,7 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
   if (ensure_buf(log, (size_t)n) < 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) obs_to_rec(log, &obs[i], log->buf + (size_t)i * log->rec_size);
   /* the records, then the count: raw bytes in place, no HDF5 metadata changes */
-  hsize_t start = (hsize_t)log->count, cnt = (hsize_t)n;
-  hid_t fs = H5Dget_space(log->evals);
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL);
-  hid_t ms = H5Screate_simple(1, &cnt, NULL);
-  herr_t rc = H5Dwrite(log->evals, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
-  H5Sclose(ms);
-  H5Sclose(fs);
-  if (rc < 0) return h5err(err, log->path, "appending evaluations");
+  if (block_io(log, log->evals, (hsize_t)log->count, (hsize_t)n, 1) < 0) return h5err(err, log->path, "appending evaluations");
   int64_t c = log->count + n;
   if (H5Dwrite(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c) < 0)
     return h5err(err, log->path, "updating the count");
