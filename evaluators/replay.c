@@ -515,3 +515,18 @@ double mpt_replay_optimum(const mpt_replay *r) {
 const char *mpt_replay_device_name(const mpt_replay *r) { return r ? r->device : NULL; }
 
 int64_t mpt_replay_unmatched(const mpt_replay *r) { return r ? r->n_unmatched : 0; }
+
+int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap) {
+  if (cap) msg[0] = '\0';
+  if (!r) return 0;
+  int64_t n = mpt_space_size(r->space), missing = n - r->n_obs;
+  if (missing <= 0 && r->n_unmatched == 0) return 0;
+  size_t len = 0;
+  if (missing > 0)
+    len = (size_t)snprintf(msg, cap, "%lld of the space's %lld valid configurations have no record (they count as failed evaluations)",
+                           (long long)missing, (long long)n);
+  if (r->n_unmatched > 0 && len < cap)
+    snprintf(msg + len, cap - len, "%s%lld of the file's %lld records are not valid configurations of the space and are skipped (the first: %s)",
+             len ? "; " : "", (long long)r->n_unmatched, (long long)r->n_records, r->first_miss);
+  return 1;
+}

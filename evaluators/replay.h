@@ -3,6 +3,7 @@
  * evaluator and by `mptune bench`. */
 #ifndef MPT_REPLAY_H
 #define MPT_REPLAY_H
+#include <stddef.h>
 #include <stdint.h>
 #include "spaces/space.h"
 #include "spaces/obs.h"
@@ -26,5 +27,8 @@ double mpt_replay_optimum(const mpt_replay *r);
 const char *mpt_replay_device_name(const mpt_replay *r);
 /* records of the file whose configuration is not a valid configuration of the space (skipped) */
 int64_t mpt_replay_unmatched(const mpt_replay *r);
+/* 1 and a one-line description in msg when the file does not cover the space exactly (valid
+ * configurations without a record, records that are not valid configurations), else 0 */
+int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap);
 
 #endif

@@ -597,6 +597,13 @@ int mpt_cmd_bench(int argc, char **argv) {
     return 1;
   }
 
+  /* a file that does not cover its space exactly is scored all the same, but said once */
+  for (int i = 0; rank == 0 && i < c->n_sp; i++) {
+    char msg[1024];
+    if (mpt_replay_coverage(c->sp[i].replay, msg, sizeof msg))
+      fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
+  }
+
   /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */
   int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
   double *rec = calloc((size_t)(mine * L > 0 ? mine * L : 1), sizeof *rec);

@@ -72,6 +72,9 @@ static void test_t4_gzip(void **state) {
   assert_int_equal(mpt_space_size(f->s), 4362);
   assert_int_equal(mpt_replay_count(r), 4362);
   assert_int_equal(mpt_replay_unmatched(r), 0);
+  char cov[512] = "x";
+  assert_int_equal(mpt_replay_coverage(r, cov, sizeof cov), 0); /* every valid configuration, nothing else */
+  assert_string_equal(cov, "");
   int64_t c[MPT_STATUS_COUNT];
   count_statuses(r, f->s, c);
   assert_int_equal(c[MPT_STATUS_OK], 4201);
@@ -254,6 +257,11 @@ static void test_status_mapping(void **state) {
   assert_int_equal(rc, 0);
   assert_int_equal(mpt_replay_count(r), 5);
   assert_int_equal(mpt_replay_unmatched(r), 1); /* filter_width 99 is not a value of the problem */
+  char cov[512];
+  assert_int_equal(mpt_replay_coverage(r, cov, sizeof cov), 1);
+  assert_non_null(strstr(cov, "4357 of the space's 4362 valid configurations have no record"));
+  assert_non_null(strstr(cov, "1 of the file's 6 records are not valid configurations"));
+  assert_non_null(strstr(cov, "filter_width"));
   assert_string_equal(mpt_replay_device_name(r), "Test GPU");
   const mpt_obs *o = mpt_replay_get(r, conv_id(f, v1));
   assert_int_equal(o->status, MPT_STATUS_OK);
