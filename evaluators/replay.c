@@ -2,6 +2,7 @@
  * or gzip-compressed, told apart by their bytes, not their names) and maps every record onto the
  * config ids of a space by parameter values. Used by the `sim` evaluator and by `mptune bench`. */
 #include "evaluators/replay.h"
+#include "evaluators/json_stream.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -14,7 +15,7 @@ struct mpt_replay {
   const mpt_space *space;
   int64_t *slot;       /* per config id: index into obs, or -1 */
   mpt_obs *obs;        /* one per matched config */
-  int64_t n_obs;
+  int64_t n_obs, cap_obs;
   int64_t n_records;   /* records in the file */
   int64_t n_unmatched; /* records whose configuration is not a valid config of the space */
   char device[128];
@@ -209,8 +210,8 @@ static int status_from_kt_string(const char *s) {
   return -1;
 }
 
-/* stores o for the configuration idx; duplicates: the later record wins */
-static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t cap) {
+/* stores o for the configuration idx; duplicates: the later record wins. -1: out of memory */
+static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
   int64_t id = mpt_space_lookup(r->space, idx);
   if (id < 0) {
     if (!r->first_miss[0]) {
@@ -232,7 +233,14 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t c
     r->obs[r->slot[id]].id = id;
     return 0;
   }
-  if (r->n_obs >= cap) return MPT_ERR_INTERNAL;
+  if (r->n_obs == r->cap_obs) {
+    int64_t cap = r->cap_obs ? 2 * r->cap_obs : 1024, size = mpt_space_size(r->space);
+    if (cap > size) cap = size; /* at most one record per config id */
+    mpt_obs *nb = realloc(r->obs, sizeof *nb * (size_t)cap);
+    if (!nb) return -1;
+    r->obs = nb;
+    r->cap_obs = cap;
+  }
   r->slot[id] = r->n_obs;
   r->obs[r->n_obs] = *o;
   r->obs[r->n_obs].id = id;
@@ -242,10 +250,95 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, int64_t c
 
 /* ---- T4 results ---- */
 
-static int load_t4(mpt_replay *r, const cJSON *doc, const char *path, mpt_error *err) {
+/* the status and reason of a T4 record, or -1 with err set for an unknown invalidity */
+static int t4_record(const cJSON *rec, double scale, mpt_obs *o, const char *path, int ri, mpt_error *err) {
+  mpt_obs_init(o, -1);
+  const cJSON *inv = cJSON_GetObjectItemCaseSensitive(rec, "invalidity");
+  const char *invs = cJSON_IsString(inv) ? inv->valuestring : "correct";
+  if (strcmp(invs, "correct") == 0) o->status = MPT_STATUS_OK;
+  else if (strcmp(invs, "compile") == 0) o->status = MPT_STATUS_COMPILE_ERROR;
+  else if (strcmp(invs, "runtime") == 0) o->status = MPT_STATUS_RUNTIME_ERROR;
+  else if (strcmp(invs, "timeout") == 0) o->status = MPT_STATUS_TIMEOUT;
+  else if (strcmp(invs, "correctness") == 0) o->status = MPT_STATUS_WRONG_RESULT;
+  else if (strcmp(invs, "constraints") == 0) o->status = MPT_STATUS_INVALID;
+  else return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].invalidity: unknown value '%s'", path, ri, invs);
+  const cJSON *times = cJSON_GetObjectItemCaseSensitive(rec, "times");
+  double sum = fill_times(o, times ? cJSON_GetObjectItemCaseSensitive(times, "runtimes") : NULL, scale);
+  o->compile_ms = num_or(times, "compilation", num_or(times, "compilation_time", 0)) * scale;
+  o->framework_ms = num_or(times, "framework", 0) * scale;
+  o->benchmark_ms = num_or(times, "benchmark", sum / scale) * scale;
+  /* the objective: the measurement named like objectives[0] */
+  const char *objname = "time";
+  const cJSON *objs = cJSON_GetObjectItemCaseSensitive(rec, "objectives");
+  const cJSON *o0 = cJSON_GetArrayItem(objs, 0);
+  if (cJSON_IsString(o0)) objname = o0->valuestring;
+  const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements"), *m, *val = NULL;
+  cJSON_ArrayForEach(m, meas) {
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "name");
+    if (cJSON_IsString(mn) && strcmp(mn->valuestring, objname) == 0) {
+      val = cJSON_GetObjectItemCaseSensitive(m, "value");
+      break;
+    }
+  }
+  if (o->status == MPT_STATUS_OK) {
+    if (cJSON_IsNumber(val)) {
+      o->objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
+    } else {
+      int st = cJSON_IsString(val) ? status_from_kt_string(val->valuestring) : -1;
+      o->status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
+      snprintf(o->reason, sizeof o->reason, "%s", cJSON_IsString(val) ? val->valuestring : "no measurement of the objective");
+    }
+  } else {
+    snprintf(o->reason, sizeof o->reason, "%s", cJSON_IsString(val) ? val->valuestring : invs);
+  }
+  return 0;
+}
+
+/* the record's configuration as value indices (idx), 1 if every value is one of the problem's, 0 if
+ * not (noted), or an error */
+static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
-  int n = cJSON_GetArraySize(results);
+  const cJSON *conf = cJSON_GetObjectItemCaseSensitive(rec, "configuration"), *c;
+  if (ri == 0) {
+    /* parameter names from the first record */
+    if (!cJSON_IsObject(conf))
+      return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[0].configuration is missing", path);
+    int nn = cJSON_GetArraySize(conf), k = 0;
+    const char **names = calloc((size_t)nn + 1, sizeof *names);
+    if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    cJSON_ArrayForEach(c, conf) names[k++] = c->string;
+    int rc = check_names(path, pr, names, nn, err);
+    free(names);
+    if (rc < 0) return rc;
+  }
+  if (!cJSON_IsObject(conf) || cJSON_GetArraySize(conf) != pr->n_params)
+    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].configuration does not have the %d parameters of results[0]",
+                         path, ri, pr->n_params);
+  int matched = 1;
+  for (int p = 0; p < pr->n_params; p++) idx[p] = -1;
+  cJSON_ArrayForEach(c, conf) {
+    int p = mpt_problem_param_index(pr, c->string);
+    if (p < 0)
+      return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].configuration: extra parameter '%s'", path, ri, c->string);
+    idx[p] = match_value(&pr->params[p], c);
+    if (idx[p] < 0) {
+      char where[64];
+      snprintf(where, sizeof where, "results[%d]", ri);
+      note_value_miss(r, where, c->string, c);
+      matched = 0;
+    }
+  }
+  return matched;
+}
+
+/* a malformed record or member: where, as a byte offset into the file's text */
+static int stream_error(const char *path, long offset, mpt_error *err) {
+  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %ld)", path, offset);
+}
+
+/* doc: the file's other top-level members (metadata); it: the records of 'results' */
+static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *base, const char *path, mpt_error *err) {
+  const mpt_problem *pr = mpt_space_problem(r->space);
   double scale = 1.0;
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
   const cJSON *tu = meta ? cJSON_GetObjectItemCaseSensitive(meta, "timeunit") : NULL;
@@ -254,108 +347,35 @@ static int load_t4(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
     if (strcmp(u, "seconds") == 0 || strcmp(u, "s") == 0) scale = 1e3;
     else if (strcmp(u, "microseconds") == 0 || strcmp(u, "us") == 0) scale = 1e-3;
   }
-  if (n == 0) return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: 'results' is empty", path);
-  /* parameter names from the first record */
-  const cJSON *first = cJSON_GetArrayItem(results, 0);
-  const cJSON *conf0 = cJSON_GetObjectItemCaseSensitive(first, "configuration");
-  if (!cJSON_IsObject(conf0))
-    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[0].configuration is missing", path);
-  int nn = cJSON_GetArraySize(conf0);
-  const char **names = calloc((size_t)nn + 1, sizeof *names);
-  if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int k = 0;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, conf0) names[k++] = c->string;
-  int rc = check_names(path, pr, names, nn, err);
-  free(names);
-  if (rc < 0) return rc;
-
-  r->obs = malloc(sizeof(mpt_obs) * (size_t)n);
   int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
-  if (!r->obs || !idx) { free(idx); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
-  int ri = 0;
-  const cJSON *rec;
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
+  int ri = 0, rc = 0, got;
+  cJSON *rec;
+  const char *at = NULL;
   mpt_obs o;
-  cJSON_ArrayForEach(rec, results) {
-    const cJSON *conf = cJSON_GetObjectItemCaseSensitive(rec, "configuration");
-    if (!cJSON_IsObject(conf) || cJSON_GetArraySize(conf) != pr->n_params) {
-      free(idx);
-      return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].configuration does not have the %d parameters of results[0]",
-                           path, ri, pr->n_params);
-    }
-    int matched = 1;
-    for (int p = 0; p < pr->n_params; p++) idx[p] = -1;
-    cJSON_ArrayForEach(c, conf) {
-      int p = mpt_problem_param_index(pr, c->string);
-      if (p < 0) {
-        free(idx);
-        return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].configuration: extra parameter '%s'", path, ri, c->string);
-      }
-      idx[p] = match_value(&pr->params[p], c);
-      if (idx[p] < 0) {
-        char where[64];
-        snprintf(where, sizeof where, "results[%d]", ri);
-        note_value_miss(r, where, c->string, c);
-        matched = 0;
-      }
-    }
-    r->n_records++;
-    if (!matched) { r->n_unmatched++; ri++; continue; }
-
-    mpt_obs_init(&o, -1);
-    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(rec, "invalidity");
-    const char *invs = cJSON_IsString(inv) ? inv->valuestring : "correct";
-    if (strcmp(invs, "correct") == 0) o.status = MPT_STATUS_OK;
-    else if (strcmp(invs, "compile") == 0) o.status = MPT_STATUS_COMPILE_ERROR;
-    else if (strcmp(invs, "runtime") == 0) o.status = MPT_STATUS_RUNTIME_ERROR;
-    else if (strcmp(invs, "timeout") == 0) o.status = MPT_STATUS_TIMEOUT;
-    else if (strcmp(invs, "correctness") == 0) o.status = MPT_STATUS_WRONG_RESULT;
-    else if (strcmp(invs, "constraints") == 0) o.status = MPT_STATUS_INVALID;
-    else {
-      free(idx);
-      return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: results[%d].invalidity: unknown value '%s'", path, ri, invs);
-    }
-    const cJSON *times = cJSON_GetObjectItemCaseSensitive(rec, "times");
-    double sum = fill_times(&o, times ? cJSON_GetObjectItemCaseSensitive(times, "runtimes") : NULL, scale);
-    o.compile_ms = num_or(times, "compilation", num_or(times, "compilation_time", 0)) * scale;
-    o.framework_ms = num_or(times, "framework", 0) * scale;
-    o.benchmark_ms = num_or(times, "benchmark", sum / scale) * scale;
-    /* the objective: the measurement named like objectives[0] */
-    const char *objname = "time";
-    const cJSON *objs = cJSON_GetObjectItemCaseSensitive(rec, "objectives");
-    const cJSON *o0 = cJSON_GetArrayItem(objs, 0);
-    if (cJSON_IsString(o0)) objname = o0->valuestring;
-    const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements"), *m, *val = NULL;
-    cJSON_ArrayForEach(m, meas) {
-      const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "name");
-      if (cJSON_IsString(mn) && strcmp(mn->valuestring, objname) == 0) {
-        val = cJSON_GetObjectItemCaseSensitive(m, "value");
-        break;
-      }
-    }
-    if (o.status == MPT_STATUS_OK) {
-      if (cJSON_IsNumber(val)) {
-        o.objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
-      } else {
-        int st = cJSON_IsString(val) ? status_from_kt_string(val->valuestring) : -1;
-        o.status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
-        snprintf(o.reason, sizeof o.reason, "%s", cJSON_IsString(val) ? val->valuestring : "no measurement of the objective");
-      }
-    } else {
-      snprintf(o.reason, sizeof o.reason, "%s", cJSON_IsString(val) ? val->valuestring : invs);
-    }
-    if (add_record(r, idx, &o, n) < 0) { free(idx); return mpt_error_set(err, MPT_ERR_INTERNAL, "replay: record overflow"); }
+  while (rc == 0 && (got = mpt_json_iter_next(it, &rec, &at)) == 1) {
+    int matched = t4_config(r, rec, ri, idx, path, err);
+    if (matched < 0) rc = matched;
+    else r->n_records++;
+    if (matched == 0) r->n_unmatched++;
+    if (matched == 1 && (rc = t4_record(rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o) < 0)
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
+    cJSON_Delete(rec);
     ri++;
   }
   free(idx);
+  if (rc < 0) return rc;
+  if (got < 0) return stream_error(path, (long)(at - base), err);
+  if (ri == 0) return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: 'results' is empty", path);
   return 0;
 }
 
 /* ---- Kernel Tuner cache ---- */
 
-static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error *err) {
+/* doc: the file's other top-level members (tune_params_keys, tune_params, device_name); it: the
+ * entries of 'cache' */
+static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *base, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
-  const cJSON *cache = cJSON_GetObjectItemCaseSensitive(doc, "cache");
   const cJSON *keys = cJSON_GetObjectItemCaseSensitive(doc, "tune_params_keys");
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device_name");
   if (cJSON_IsString(dev) && dev->valuestring[0]) snprintf(r->device, sizeof r->device, "%s", dev->valuestring);
@@ -383,15 +403,15 @@ static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
   }
   int rc = check_names(path, pr, names, nk, err);
   if (rc < 0) { free(names); return rc; }
-  int n = cJSON_GetArraySize(cache);
-  r->obs = malloc(sizeof(mpt_obs) * (size_t)(n > 0 ? n : 1));
   int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
   int *map = malloc(sizeof(int) * (size_t)(nk > 0 ? nk : 1));
-  if (!r->obs || !idx || !map) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
+  if (!idx || !map) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
   for (int j = 0; j < nk; j++) map[j] = mpt_problem_param_index(pr, names[j]);
-  const cJSON *e;
+  cJSON *e;
+  const char *at = NULL;
   mpt_obs o;
-  cJSON_ArrayForEach(e, cache) {
+  int got;
+  while ((got = mpt_json_iter_next(it, &e, &at)) == 1) {
     r->n_records++;
     int matched = 1;
     /* values from the entry's fields, or else from the comma-separated key */
@@ -418,7 +438,11 @@ static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
       if (idx[p] < 0) matched = 0;
       kp = comma ? comma + 1 : kp + tl;
     }
-    if (!matched) { r->n_unmatched++; continue; }
+    if (!matched) {
+      r->n_unmatched++;
+      cJSON_Delete(e);
+      continue;
+    }
     mpt_obs_init(&o, -1);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
     double sum = fill_times(&o, cJSON_GetObjectItemCaseSensitive(e, "times"), 1.0);
@@ -434,14 +458,17 @@ static int load_kt(mpt_replay *r, const cJSON *doc, const char *path, mpt_error 
     o.compile_ms = num_or(e, "compile_time", 0);
     o.benchmark_ms = num_or(e, "benchmark_time", sum);
     o.framework_ms = num_or(e, "framework_time", 0);
-    if (add_record(r, idx, &o, n) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_INTERNAL, "replay: record overflow"); }
+    cJSON_Delete(e);
+    if (add_record(r, idx, &o) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
   }
   free(names);
   free(idx);
   free(map);
-  return 0;
+  return got < 0 ? stream_error(path, (long)(at - base), err) : 0;
 }
 
+/* The file's text is walked member by member and record by record (json_stream.c): only one record is
+ * a cJSON tree at a time. Text the scanner cannot delimit is parsed whole instead, for cJSON's verdict. */
 int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err) {
   *out = NULL;
   if (!path || !*path) return mpt_error_set(err, MPT_ERR_IO, "no replay file given");
@@ -449,36 +476,54 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   size_t len = 0;
   int rc = read_all(path, &buf, &len, err);
   if (rc < 0) return rc;
-  const char *endp = NULL;
-  cJSON *doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
-  if (!doc) {
-    long off = endp ? (long)(endp - buf) : -1;
-    free(buf);
-    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %ld)", path, off);
+  static const char *const keys[] = {"results", "cache", "metadata", "tune_params_keys", "tune_params", "device_name"};
+  enum { K_RESULTS, K_CACHE, K_SMALL, K_N = 6 };
+  const char *v[K_N], *ve[K_N], *endp = NULL;
+  cJSON *doc = NULL, *records = NULL;
+  mpt_json_iter it;
+  memset(&it, 0, sizeof it);
+  if (mpt_json_members(buf, len, keys, K_N, v, ve) == 0) {
+    /* the small members as one cJSON object, the records streamed */
+    doc = cJSON_CreateObject();
+    for (int i = K_SMALL; doc && rc == 0 && i < K_N; i++) {
+      if (!v[i]) continue;
+      cJSON *x = cJSON_ParseWithLengthOpts(v[i], (size_t)(ve[i] - v[i]), &endp, 0);
+      if (!x) rc = stream_error(path, (long)((endp ? endp : v[i]) - buf), err);
+      else cJSON_AddItemToObject(doc, keys[i], x);
+    }
+    if (v[K_RESULTS] && *v[K_RESULTS] == '[') mpt_json_iter_text(&it, v[K_RESULTS], ve[K_RESULTS]);
+    else if (v[K_CACHE] && *v[K_CACHE] == '{') mpt_json_iter_text(&it, v[K_CACHE], ve[K_CACHE]);
+  } else {
+    doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
+    if (!doc) rc = stream_error(path, endp ? (long)(endp - buf) : -1, err);
+    records = cJSON_GetObjectItemCaseSensitive(doc, "results");
+    if (!cJSON_IsArray(records)) records = cJSON_GetObjectItemCaseSensitive(doc, "cache");
+    if (cJSON_IsArray(records) || cJSON_IsObject(records)) {
+      mpt_json_iter_tree(&it, records);
+      it.close = cJSON_IsArray(records) ? ']' : '}';
+    }
   }
-  free(buf);
-  mpt_replay *r = calloc(1, sizeof *r);
+  mpt_replay *r = rc ? NULL : calloc(1, sizeof *r);
   int64_t size = mpt_space_size(space);
   if (r) r->slot = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
-  if (!r || !r->slot) {
-    cJSON_Delete(doc);
-    if (r) free(r);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
+  if (!rc && (!doc || !r || !r->slot)) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
+  if (rc == 0) {
+    for (int64_t i = 0; i < size; i++) r->slot[i] = -1;
+    r->space = space;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    /* device name: Kernel Tuner's device_name, else the file's base name */
+    const char *base = strrchr(path, '/');
+    snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
+    if (it.close == ']')
+      rc = load_t4(r, doc, &it, buf, path, err);
+    else if (it.close == '}')
+      rc = load_kt(r, doc, &it, buf, path, err);
+    else
+      rc = mpt_error_set(err, MPT_ERR_PARSE,
+                         "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   }
-  for (int64_t i = 0; i < size; i++) r->slot[i] = -1;
-  r->space = space;
-  snprintf(r->path, sizeof r->path, "%s", path);
-  /* device name: Kernel Tuner's device_name, else the file's base name */
-  const char *base = strrchr(path, '/');
-  snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
-  if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "results")))
-    rc = load_t4(r, doc, path, err);
-  else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "cache")))
-    rc = load_kt(r, doc, path, err);
-  else
-    rc = mpt_error_set(err, MPT_ERR_PARSE,
-                       "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   cJSON_Delete(doc);
+  free(buf);
   if (rc == 0 && r->n_obs == 0)
     rc = mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no configuration of the space of %s (%lld records%s%s)",
                        path, mpt_space_problem(space)->path ? mpt_space_problem(space)->path : "the problem",

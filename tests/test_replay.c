@@ -347,6 +347,74 @@ static void test_bad_files(void **state) {
   assert_null(r);
 }
 
+/* records are parsed one at a time (json_stream.c): malformed text between or inside them is still
+ * "not valid JSON" with the byte near the error, escaped keys are unescaped, and a file the scanner
+ * cannot walk (a top-level array) gets cJSON's whole-document verdict */
+static void test_streamed_records(void **state) {
+  fixture *f = *state;
+  mpt_replay *r = NULL;
+  mpt_error err;
+  char path[400];
+  snprintf(path, sizeof path, "%s/stream_T4.json", f->tmpdir);
+  /* a missing comma between two records: the error is at the second record (byte of its '{') */
+  const char *head = "{\"results\": [" REC(1, 1, "correct", "1.0") " ";
+  char text[4096];
+  snprintf(text, sizeof text, "%s%s]}", head, REC(1, 2, "correct", "2.0"));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_null(r);
+  char want[64];
+  snprintf(want, sizeof want, "error near byte %ld)", (long)strlen(head));
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, want));
+  /* a bad number inside the second record */
+  snprintf(text, sizeof text, "{\"results\": [%s, %s]}", REC(1, 1, "correct", "1.0"), REC(1, 2, "correct", "2.0.0"));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  /* an unterminated results array */
+  snprintf(text, sizeof text, "{\"results\": [%s, ", REC(1, 1, "correct", "1.0"));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  /* a malformed small member (metadata) */
+  snprintf(text, sizeof text, "{\"metadata\": {\"timeunit\": seconds}, \"results\": [%s]}", REC(1, 1, "correct", "1.0"));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  /* a top-level array: parsed whole, valid JSON of an unknown format */
+  write_file(path, "[1, 2, 3]");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "unknown format"));
+  /* escaped member names, metadata after the records, in seconds: the same records, scaled */
+  snprintf(text, sizeof text, "{\"res\\u0075lts\": [%s, %s], \"metadata\": {\"timeunit\": \"seconds\"}}",
+           REC(1, 1, "correct", "0.002"), REC(1, 2, "runtime", "\"RuntimeFailedConfig\""));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  assert_int_equal(mpt_replay_count(r), 2);
+  int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15}, v2[10] = {16, 1, 1, 2, 0, 0, 0, 1, 15, 15};
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1))->objective - 2.0) < 1e-12);
+  assert_int_equal(mpt_replay_get(r, conv_id(f, v2))->status, MPT_STATUS_RUNTIME_ERROR);
+  mpt_replay_free(r);
+  /* a Kernel Tuner cache whose keys have escapes: the key is unescaped before its values are read */
+  snprintf(path, sizeof path, "%s/stream_cache.json", f->tmpdir);
+  write_file(path, "{\"cache\": {\"16,1,1,1,0,0,0,1,15,1\\u0035\": {\"time\": 3.5}, \"16,1,1,1,0,0,0,1,15,99\": {\"time\": 1}}, "
+                   "\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", "
+                   "\"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"]}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  assert_int_equal(mpt_replay_count(r), 1);
+  assert_int_equal(mpt_replay_unmatched(r), 1);
+  assert_true(mpt_replay_get(r, conv_id(f, v1))->objective == 3.5);
+  mpt_replay_free(r);
+  /* a missing colon in a cache entry */
+  write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", "
+                   "\"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"], "
+                   "\"cache\": {\"16,1,1,1,0,0,0,1,15,15\" {\"time\": 1}}}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_null(r);
+}
+
 static double wall_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -466,6 +534,7 @@ int main(void) {
     cmocka_unit_test(test_magic_not_name),
     cmocka_unit_test(test_status_mapping),
     cmocka_unit_test(test_bad_files),
+    cmocka_unit_test(test_streamed_records),
     cmocka_unit_test(test_sim_evaluator),
     cmocka_unit_test(test_sim_missing_record),
     cmocka_unit_test(test_sim_delay),
