@@ -3,6 +3,7 @@
  * config ids of a space by parameter values. Used by the `sim` evaluator and by `mptune bench`. */
 #include "evaluators/replay.h"
 #include "evaluators/json_stream.h"
+#include "evaluators/replay_store.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -13,9 +14,8 @@
 
 struct mpt_replay {
   const mpt_space *space;
-  int64_t *slot;       /* per config id: index into obs, or -1 */
-  mpt_obs *obs;        /* one per matched config */
-  int64_t n_obs, cap_obs;
+  int64_t *slot;       /* per config id: index into store, or -1 */
+  replay_store store;  /* one record per matched config */
   int64_t n_records;   /* records in the file */
   int64_t n_unmatched; /* records whose configuration is not a valid config of the space */
   char device[128];
@@ -228,23 +228,10 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
     r->n_unmatched++;
     return 0;
   }
-  if (r->slot[id] >= 0) {
-    r->obs[r->slot[id]] = *o;
-    r->obs[r->slot[id]].id = id;
-    return 0;
-  }
-  if (r->n_obs == r->cap_obs) {
-    int64_t cap = r->cap_obs ? 2 * r->cap_obs : 1024, size = mpt_space_size(r->space);
-    if (cap > size) cap = size; /* at most one record per config id */
-    mpt_obs *nb = realloc(r->obs, sizeof *nb * (size_t)cap);
-    if (!nb) return -1;
-    r->obs = nb;
-    r->cap_obs = cap;
-  }
-  r->slot[id] = r->n_obs;
-  r->obs[r->n_obs] = *o;
-  r->obs[r->n_obs].id = id;
-  r->n_obs++;
+  /* at most one record per config id */
+  int64_t at = replay_store_put(&r->store, r->slot[id], o, mpt_space_size(r->space));
+  if (at < 0) return -1;
+  r->slot[id] = at;
   return 0;
 }
 
@@ -524,7 +511,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   }
   cJSON_Delete(doc);
   free(buf);
-  if (rc == 0 && r->n_obs == 0)
+  if (rc == 0 && r->store.n == 0)
     rc = mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no configuration of the space of %s (%lld records%s%s)",
                        path, mpt_space_problem(space)->path ? mpt_space_problem(space)->path : "the problem",
                        (long long)r->n_records, r->first_miss[0] ? "; the first: " : "", r->first_miss);
@@ -539,21 +526,27 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
 void mpt_replay_free(mpt_replay *r) {
   if (!r) return;
   free(r->slot);
-  free(r->obs);
+  replay_store_free(&r->store);
   free(r);
 }
 
-const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id) {
+const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id, mpt_obs *buf) {
   if (!r || id < 0 || id >= mpt_space_size(r->space) || r->slot[id] < 0) return NULL;
-  return &r->obs[r->slot[id]];
+  replay_store_get(&r->store, r->slot[id], id, buf);
+  return buf;
 }
 
-int64_t mpt_replay_count(const mpt_replay *r) { return r ? r->n_obs : 0; }
+int mpt_replay_valid(const mpt_replay *r, int64_t id, double *objective) {
+  if (!r || id < 0 || id >= mpt_space_size(r->space) || r->slot[id] < 0) return 0;
+  return replay_store_valid(&r->store, r->slot[id], objective);
+}
+
+int64_t mpt_replay_count(const mpt_replay *r) { return r ? r->store.n : 0; }
 
 double mpt_replay_optimum(const mpt_replay *r) {
-  double best = NAN;
-  for (int64_t i = 0; r && i < r->n_obs; i++)
-    if (mpt_obs_valid(&r->obs[i]) && !(r->obs[i].objective >= best)) best = r->obs[i].objective;
+  double best = NAN, y;
+  for (int64_t i = 0; r && i < r->store.n; i++)
+    if (replay_store_valid(&r->store, i, &y) && !(y >= best)) best = y;
   return best;
 }
 
@@ -564,7 +557,7 @@ int64_t mpt_replay_unmatched(const mpt_replay *r) { return r ? r->n_unmatched : 
 int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap) {
   if (cap) msg[0] = '\0';
   if (!r) return 0;
-  int64_t n = mpt_space_size(r->space), missing = n - r->n_obs;
+  int64_t n = mpt_space_size(r->space), missing = n - r->store.n;
   if (missing <= 0 && r->n_unmatched == 0) return 0;
   size_t len = 0;
   if (missing > 0)

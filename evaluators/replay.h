@@ -16,9 +16,12 @@ typedef struct mpt_replay mpt_replay;
  * config of the space should be present; use mpt_replay_get to find out which are not. */
 int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err);
 void mpt_replay_free(mpt_replay *r);
-/* The recorded observation for id (status, objective, times, compile/benchmark ms), or NULL when the
- * file has no record of that configuration. */
-const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id);
+/* The recorded observation for id (status, objective, times, compile/benchmark ms) written to *buf
+ * (records are stored compactly: replay_store.h), and buf; NULL when the file has no record of that
+ * configuration. */
+const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id, mpt_obs *buf);
+/* 1 and *objective when id has a record that is a valid measurement, else 0 (no copy) */
+int mpt_replay_valid(const mpt_replay *r, int64_t id, double *objective);
 /* number of config ids of the space with a record */
 int64_t mpt_replay_count(const mpt_replay *r);
 /* best (lowest) valid objective among all records, NAN if none */

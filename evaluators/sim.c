@@ -41,14 +41,13 @@ static void sleep_ms(double ms) {
 
 static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
   const mpt_replay *r = ev->data;
-  const mpt_obs *rec = mpt_replay_get(r, id);
+  const mpt_obs *rec = mpt_replay_get(r, id, out);
   if (!rec) {
     char cfg[1024];
     mpt_space_format(ev->space, id, cfg, sizeof cfg);
     return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no record of configuration %s (id %lld)",
                          ev->settings.simulate_path, cfg, (long long)id);
   }
-  *out = *rec;
   out->id = id;
   if (ev->settings.simulate_delay > 0)
     sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +

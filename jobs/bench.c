@@ -49,8 +49,7 @@ int mpt_bench_ref_from_replay(mpt_bench_ref *ref, const mpt_space *space, const 
   double *y = malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
   if (!y) return mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
   for (int64_t id = 0; id < n; id++) {
-    const mpt_obs *o = mpt_replay_get(replay, id);
-    if (o && mpt_obs_valid(o)) y[v++] = o->objective;
+    if (mpt_replay_valid(replay, id, &y[v])) v++;
   }
   int rc = v ? mpt_bench_ref_init(ref, n, y, v, err)
              : mpt_error_set(err, MPT_ERR_VALUE, "no configuration of the space has a valid objective in the replay file");
@@ -173,10 +172,7 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
     out->strategy_s += t1 - t0;
     if (got > want) got = want;
     for (int i = 0; i < got; i++) {
-      const mpt_obs *o = mpt_replay_get(replay, ids[i]);
-      if (o) {
-        obs[i] = *o;
-      } else {
+      if (!mpt_replay_get(replay, ids[i], &obs[i])) {
         mpt_obs_init(&obs[i], ids[i]);
         obs[i].status = MPT_STATUS_RUNTIME_ERROR;
         strcpy(obs[i].reason, "no record in the replay file");

@@ -54,7 +54,8 @@ int main(int argc, char **argv) {
   double *lat = malloc(sizeof(double) * (size_t)n);
   t0 = now();
   for (int64_t i = 0; i < n; i++) {
-    mpt_obs o = *mpt_replay_get(r, i % size);
+    mpt_obs o;
+    mpt_replay_get(r, i % size, &o);
     o.id = i % size;
     double a = now();
     if (mpt_runlog_append(log, &o, 1, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }

@@ -89,9 +89,7 @@ int main(int argc, char **argv) {
         t_strat += now() - t0;
         if (got <= 0) break;
         for (int i = 0; i < got; i++) {
-          const mpt_obs *o = mpt_replay_get(rep, ids[i]);
-          if (o) obs[i] = *o;
-          else { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_RUNTIME_ERROR; }
+          if (!mpt_replay_get(rep, ids[i], &obs[i])) { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_RUNTIME_ERROR; }
           obs[i].id = ids[i];
           if (mpt_obs_valid(&obs[i])) { if (obs[i].objective < best) best = obs[i].objective; }
           else nfail++;

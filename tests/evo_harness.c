@@ -32,8 +32,7 @@ static void expected_random(const mpt_space *sp, const mpt_replay *rp, int budge
   int64_t N = mpt_space_size(sp), V = 0;
   double *y = malloc((size_t)N * sizeof *y);
   for (int64_t id = 0; id < N; id++) {
-    const mpt_obs *o = mpt_replay_get(rp, id);
-    if (o && mpt_obs_valid(o)) y[V++] = o->objective;
+    if (mpt_replay_valid(rp, id, &y[V])) V++;
   }
   qsort(y, (size_t)V, sizeof *y, cmpd);
   *opt = y[0];
@@ -118,9 +117,7 @@ int main(int argc, char **argv) {
           asks[st]++;
           if (got <= 0) break;
           for (int i = 0; i < got; i++) {
-            const mpt_obs *o = mpt_replay_get(rp, ids[i]);
-            if (o) obs[i] = *o;
-            else { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_CRASH; }
+            if (!mpt_replay_get(rp, ids[i], &obs[i])) { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_CRASH; }
             obs[i].id = ids[i];
             used++;
             if (mpt_obs_valid(&obs[i]) && obs[i].objective < best) best = obs[i].objective;

@@ -47,9 +47,7 @@ static int teardown(void **state) {
 
 static mpt_obs observe(int64_t id) {
   mpt_obs o;
-  const mpt_obs *r = mpt_replay_get(rep, id);
-  if (r) o = *r;
-  else { mpt_obs_init(&o, id); o.status = MPT_STATUS_RUNTIME_ERROR; }
+  if (!mpt_replay_get(rep, id, &o)) { mpt_obs_init(&o, id); o.status = MPT_STATUS_RUNTIME_ERROR; }
   o.id = id;
   return o;
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/replay.h"
+#include "evaluators/replay_store.h"
 
 #include "tests/conv_fixture.h"
 
@@ -52,7 +53,8 @@ static int64_t conv_id(fixture *f, const int *vals) {
 static void count_statuses(const mpt_replay *r, const mpt_space *s, int64_t *counts) {
   memset(counts, 0, sizeof(int64_t) * MPT_STATUS_COUNT);
   for (int64_t id = 0; id < mpt_space_size(s); id++) {
-    const mpt_obs *o = mpt_replay_get(r, id);
+    mpt_obs buf;
+    const mpt_obs *o = mpt_replay_get(r, id, &buf);
     assert_non_null(o);
     assert_true(o->status >= 0 && o->status < MPT_STATUS_COUNT);
     counts[o->status]++;
@@ -86,7 +88,8 @@ static void test_t4_gzip(void **state) {
   int v0[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
   int64_t id = conv_id(f, v0);
   assert_true(id >= 0);
-  const mpt_obs *o = mpt_replay_get(r, id);
+  mpt_obs buf;
+  const mpt_obs *o = mpt_replay_get(r, id, &buf);
   assert_non_null(o);
   assert_int_equal(o->status, MPT_STATUS_OK);
   assert_true(o->objective == 3.8753279224038124);
@@ -100,7 +103,7 @@ static void test_t4_gzip(void **state) {
   assert_true(o->median > 3.87 && o->median < 3.88);
   /* a runtime failure */
   int vf[10] = {32, 16, 2, 4, 1, 0, 0, 1, 15, 15};
-  o = mpt_replay_get(r, conv_id(f, vf));
+  o = mpt_replay_get(r, conv_id(f, vf), &buf);
   assert_non_null(o);
   assert_int_equal(o->status, MPT_STATUS_RUNTIME_ERROR);
   assert_false(mpt_obs_valid(o));
@@ -124,7 +127,8 @@ static void test_kt_matches_t4(void **state) {
   assert_int_equal(mpt_replay_count(b), 4362);
   assert_string_equal(mpt_replay_device_name(b), "NVIDIA A100-PCIE-40GB");
   for (int64_t id = 0; id < mpt_space_size(f->s); id++) {
-    const mpt_obs *x = mpt_replay_get(a, id), *y = mpt_replay_get(b, id);
+    mpt_obs bx, by;
+    const mpt_obs *x = mpt_replay_get(a, id, &bx), *y = mpt_replay_get(b, id, &by);
     assert_non_null(x);
     assert_non_null(y);
     assert_int_equal(x->status, y->status);
@@ -134,7 +138,8 @@ static void test_kt_matches_t4(void **state) {
   }
   /* KT's recorded benchmark_time of the first record */
   int v0[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
-  assert_true(fabs(mpt_replay_get(b, conv_id(f, v0))->benchmark_ms - 126.3829180970788) < 1e-9);
+  mpt_obs bx;
+  assert_true(fabs(mpt_replay_get(b, conv_id(f, v0), &bx)->benchmark_ms - 126.3829180970788) < 1e-9);
   mpt_replay_free(a);
   mpt_replay_free(b);
 }
@@ -189,8 +194,9 @@ static void test_magic_not_name(void **state) {
   assert_int_equal(mpt_replay_load(gz, f->s, &b, &err), 0);
   assert_int_equal(mpt_replay_count(a), 4362);
   assert_int_equal(mpt_replay_count(b), 4362);
+  mpt_obs bx, by;
   for (int64_t id = 0; id < 4362; id += 97)
-    assert_int_equal(mpt_replay_get(a, id)->status, mpt_replay_get(b, id)->status);
+    assert_int_equal(mpt_replay_get(a, id, &bx)->status, mpt_replay_get(b, id, &by)->status);
   mpt_replay_free(a);
   mpt_replay_free(b);
   /* a truncated gzip file is an error, not a crash */
@@ -226,7 +232,8 @@ static void test_status_mapping(void **state) {
                     {4, 1, MPT_STATUS_TIMEOUT}, {1, 2, MPT_STATUS_WRONG_RESULT}, {2, 2, MPT_STATUS_INVALID}};
   for (int i = 0; i < 6; i++) {
     int v[10] = {16, 1, want[i][0], want[i][1], 0, 0, 0, 1, 15, 15};
-    const mpt_obs *o = mpt_replay_get(r, conv_id(f, v));
+    mpt_obs buf;
+    const mpt_obs *o = mpt_replay_get(r, conv_id(f, v), &buf);
     assert_non_null(o);
     assert_int_equal(o->status, want[i][2]);
     /* seconds -> ms */
@@ -235,9 +242,10 @@ static void test_status_mapping(void **state) {
     assert_true(fabs(o->median - 2000.0) < 1e-6);
   }
   int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
-  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1))->objective - 2.0) < 1e-9);
+  mpt_obs buf;
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1), &buf)->objective - 2.0) < 1e-9);
   int v2[10] = {16, 1, 3, 3, 0, 0, 0, 1, 15, 15};
-  assert_null(mpt_replay_get(r, conv_id(f, v2))); /* not in the file */
+  assert_null(mpt_replay_get(r, conv_id(f, v2), &buf)); /* not in the file */
   mpt_replay_free(r);
 
   snprintf(path, sizeof path, "%s/small_cache.json", f->tmpdir);
@@ -263,7 +271,7 @@ static void test_status_mapping(void **state) {
   assert_non_null(strstr(cov, "1 of the file's 6 records are not valid configurations"));
   assert_non_null(strstr(cov, "filter_width"));
   assert_string_equal(mpt_replay_device_name(r), "Test GPU");
-  const mpt_obs *o = mpt_replay_get(r, conv_id(f, v1));
+  const mpt_obs *o = mpt_replay_get(r, conv_id(f, v1), &buf);
   assert_int_equal(o->status, MPT_STATUS_OK);
   assert_true(o->objective == 1.25);
   assert_true(o->benchmark_ms == 3 && o->compile_ms == 50 && o->framework_ms == 2);
@@ -271,7 +279,7 @@ static void test_status_mapping(void **state) {
   int st[3] = {MPT_STATUS_COMPILE_ERROR, MPT_STATUS_RUNTIME_ERROR, MPT_STATUS_INVALID};
   for (int t = 2; t <= 4; t++) {
     int v[10] = {16, 1, t, 1, 0, 0, 0, 1, 15, 15};
-    assert_int_equal(mpt_replay_get(r, conv_id(f, v))->status, st[t - 2]);
+    assert_int_equal(mpt_replay_get(r, conv_id(f, v), &buf)->status, st[t - 2]);
   }
   assert_true(mpt_replay_optimum(r) == 1.25);
   mpt_replay_free(r);
@@ -393,8 +401,9 @@ static void test_streamed_records(void **state) {
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
   assert_int_equal(mpt_replay_count(r), 2);
   int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15}, v2[10] = {16, 1, 1, 2, 0, 0, 0, 1, 15, 15};
-  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1))->objective - 2.0) < 1e-12);
-  assert_int_equal(mpt_replay_get(r, conv_id(f, v2))->status, MPT_STATUS_RUNTIME_ERROR);
+  mpt_obs buf;
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1), &buf)->objective - 2.0) < 1e-12);
+  assert_int_equal(mpt_replay_get(r, conv_id(f, v2), &buf)->status, MPT_STATUS_RUNTIME_ERROR);
   mpt_replay_free(r);
   /* a Kernel Tuner cache whose keys have escapes: the key is unescaped before its values are read */
   snprintf(path, sizeof path, "%s/stream_cache.json", f->tmpdir);
@@ -404,7 +413,7 @@ static void test_streamed_records(void **state) {
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
   assert_int_equal(mpt_replay_count(r), 1);
   assert_int_equal(mpt_replay_unmatched(r), 1);
-  assert_true(mpt_replay_get(r, conv_id(f, v1))->objective == 3.5);
+  assert_true(mpt_replay_get(r, conv_id(f, v1), &buf)->objective == 3.5);
   mpt_replay_free(r);
   /* a missing colon in a cache entry */
   write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", "
@@ -413,6 +422,54 @@ static void test_streamed_records(void **state) {
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
   assert_non_null(strstr(err.msg, "not valid JSON"));
   assert_null(r);
+}
+
+/* the compact record store: every field comes back, reasons are kept once (through two rehashes),
+ * an overwritten record takes its new times and reason */
+static void test_store_roundtrip(void **state) {
+  (void)state;
+  replay_store st;
+  memset(&st, 0, sizeof st);
+  mpt_obs o, back;
+  for (int i = 0; i < 300; i++) {
+    mpt_obs_init(&o, -1);
+    o.status = i % 3 ? MPT_STATUS_OK : MPT_STATUS_COMPILE_ERROR;
+    o.objective = i % 3 ? 0.5 * i : NAN;
+    o.median = 0.25 * i;
+    o.compile_ms = i, o.benchmark_ms = 2.0 * i, o.framework_ms = 3.0 * i;
+    o.n_times = i % 5;
+    for (int k = 0; k < o.n_times; k++) o.times[k] = i + 0.1 * k;
+    if (i % 3 == 0) snprintf(o.reason, sizeof o.reason, "reason %d", i % 100);
+    assert_int_equal(replay_store_put(&st, -1, &o, 1000), i);
+  }
+  assert_int_equal(st.n_reasons, 100); /* i = 0, 3, ..., 297: every i % 100 occurs, each kept once */
+  mpt_obs_init(&o, -1);
+  o.objective = 7.0, o.n_times = 2, o.times[0] = 1.5, o.times[1] = 2.5;
+  snprintf(o.reason, sizeof o.reason, "%s", "overwritten");
+  assert_int_equal(replay_store_put(&st, 3, &o, 1000), 3);
+  for (int i = 0; i < 300; i++) {
+    replay_store_get(&st, i, 1000 + i, &back);
+    assert_int_equal(back.id, 1000 + i);
+    double y = 0;
+    if (i == 3) {
+      assert_true(back.status == MPT_STATUS_OK && back.objective == 7.0 && back.n_times == 2 && back.times[1] == 2.5);
+      assert_string_equal(back.reason, "overwritten");
+      assert_true(replay_store_valid(&st, i, &y) && y == 7.0);
+      continue;
+    }
+    assert_int_equal(back.status, i % 3 ? MPT_STATUS_OK : MPT_STATUS_COMPILE_ERROR);
+    assert_int_equal(replay_store_valid(&st, i, &y), i % 3 != 0);
+    if (i % 3) assert_true(back.objective == 0.5 * i && y == 0.5 * i);
+    assert_true(back.median == 0.25 * i && back.compile_ms == i && back.benchmark_ms == 2.0 * i && back.framework_ms == 3.0 * i);
+    assert_int_equal(back.n_times, i % 5);
+    for (int k = 0; k < back.n_times; k++) assert_true(back.times[k] == i + 0.1 * k);
+    char want[32] = "";
+    if (i % 3 == 0) snprintf(want, sizeof want, "reason %d", i % 100);
+    assert_string_equal(back.reason, want);
+  }
+  /* at most max_records */
+  assert_int_equal(replay_store_put(&st, -1, &o, 300), -1);
+  replay_store_free(&st);
 }
 
 static double wall_s(void) {
@@ -451,7 +508,8 @@ static void test_sim_evaluator(void **state) {
     mpt_obs o;
     double t = (double)time(NULL);
     assert_int_equal(mpt_evaluator_evaluate(ev, id, &o, &err), 0);
-    const mpt_obs *want = mpt_replay_get(r, id);
+    mpt_obs wbuf;
+    const mpt_obs *want = mpt_replay_get(r, id, &wbuf);
     assert_int_equal(o.id, id);
     assert_int_equal(o.status, want->status);
     assert_true(o.status != MPT_STATUS_OK || o.objective == want->objective);
@@ -535,6 +593,7 @@ int main(void) {
     cmocka_unit_test(test_status_mapping),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_streamed_records),
+    cmocka_unit_test(test_store_roundtrip),
     cmocka_unit_test(test_sim_evaluator),
     cmocka_unit_test(test_sim_missing_record),
     cmocka_unit_test(test_sim_delay),

@@ -486,7 +486,8 @@ static void test_export_roundtrip(void **state) {
   assert_int_equal(mpt_replay_count(back), n);
   int64_t failed = 0;
   for (int64_t i = 0; i < size; i++) {
-    const mpt_obs *a = mpt_replay_get(orig, ids[i]), *b = mpt_replay_get(back, ids[i]);
+    mpt_obs ba, bb;
+    const mpt_obs *a = mpt_replay_get(orig, ids[i], &ba), *b = mpt_replay_get(back, ids[i], &bb);
     if (i >= n) { assert_null(b); continue; }
     assert_non_null(b);
     assert_int_equal(a->status, b->status);
@@ -560,7 +561,8 @@ static void test_mixed_types(void **state) {
   mpt_runlog *log;
   assert_int_equal(mpt_runlog_create(log_path, s, &m, &log, &err), 0);
   for (int64_t id = mpt_space_size(s) - 1; id >= 0; id--) {
-    mpt_obs o = *mpt_replay_get(r, id);
+    mpt_obs o;
+    assert_non_null(mpt_replay_get(r, id, &o));
     assert_int_equal(mpt_runlog_append(log, &o, 1, &err), 0);
   }
   mpt_runlog_close(log);
@@ -570,7 +572,8 @@ static void test_mixed_types(void **state) {
   assert_int_equal(rc, 0);
   assert_int_equal(mpt_replay_count(back), mpt_space_size(s));
   for (int64_t id = 0; id < mpt_space_size(s); id++) {
-    const mpt_obs *a = mpt_replay_get(r, id), *b = mpt_replay_get(back, id);
+    mpt_obs ba, bb;
+    const mpt_obs *a = mpt_replay_get(r, id, &ba), *b = mpt_replay_get(back, id, &bb);
     assert_int_equal(a->status, b->status);
     if (a->status == MPT_STATUS_OK) assert_true(a->objective == b->objective);
   }
