@@ -106,6 +106,7 @@ int mpt_json_iter_text(mpt_json_iter *it, const char *v, const char *v_end) {
 void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container) {
   memset(it, 0, sizeof *it);
   it->tree = container;
+  it->close = cJSON_IsArray(container) ? ']' : '}';
 }
 
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, const char **err_at) {

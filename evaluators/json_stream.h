@@ -9,14 +9,15 @@
 
 /* Finds the top-level members named keys[0..n-1] (the first of each name, as cJSON's lookup does):
  * val[i] / val_end[i] delimit the value text, NULL when absent. Returns 0, or -1 when the text is not
- * an object of members this scanner can delimit (the caller then parses it whole for the message). */
+ * an object of members this scanner can delimit (the caller then parses it whole: for cJSON's error
+ * message, or for text cJSON accepts and the scanner does not, such as a leading UTF-8 byte-order mark). */
 int mpt_json_members(const char *buf, size_t len, const char *const *keys, int n, const char **val,
                      const char **val_end);
 
 /* one array's elements or one object's members, one at a time */
 typedef struct mpt_json_iter {
   const char *p, *end; /* stream mode: the rest of the container text */
-  char close;          /* ']' or '}' */
+  char close;          /* ']' or '}': an array's elements or an object's members */
   int count;           /* items returned so far */
   cJSON *tree;         /* tree mode: the container, its items detached one by one */
 } mpt_json_iter;

@@ -483,12 +483,11 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   } else {
     doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
     if (!doc) rc = stream_error(path, endp ? (long)(endp - buf) : -1, err);
+    /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");
     if (!cJSON_IsArray(records)) records = cJSON_GetObjectItemCaseSensitive(doc, "cache");
-    if (cJSON_IsArray(records) || cJSON_IsObject(records)) {
+    if (cJSON_IsArray(records) ? records == cJSON_GetObjectItemCaseSensitive(doc, "results") : cJSON_IsObject(records))
       mpt_json_iter_tree(&it, records);
-      it.close = cJSON_IsArray(records) ? ']' : '}';
-    }
   }
   mpt_replay *r = rc ? NULL : calloc(1, sizeof *r);
   int64_t size = mpt_space_size(space);

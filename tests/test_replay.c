@@ -405,6 +405,17 @@ static void test_streamed_records(void **state) {
   assert_true(fabs(mpt_replay_get(r, conv_id(f, v1), &buf)->objective - 2.0) < 1e-12);
   assert_int_equal(mpt_replay_get(r, conv_id(f, v2), &buf)->status, MPT_STATUS_RUNTIME_ERROR);
   mpt_replay_free(r);
+  /* a UTF-8 byte-order mark: not walked by the scanner, parsed whole by cJSON (which skips it), the
+   * same records */
+  snprintf(text, sizeof text, "\xEF\xBB\xBF{\"results\": [%s, %s], \"metadata\": {\"timeunit\": \"seconds\"}}",
+           REC(1, 1, "correct", "0.002"), REC(1, 2, "runtime", "\"RuntimeFailedConfig\""));
+  write_file(path, text);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  assert_int_equal(mpt_replay_count(r), 2);
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v1), &buf)->objective - 2.0) < 1e-12);
+  assert_int_equal(mpt_replay_get(r, conv_id(f, v2), &buf)->status, MPT_STATUS_RUNTIME_ERROR);
+  assert_string_equal(buf.reason, "RuntimeFailedConfig");
+  mpt_replay_free(r);
   /* a Kernel Tuner cache whose keys have escapes: the key is unescaped before its values are read */
   snprintf(path, sizeof path, "%s/stream_cache.json", f->tmpdir);
   write_file(path, "{\"cache\": {\"16,1,1,1,0,0,0,1,15,1\\u0035\": {\"time\": 3.5}, \"16,1,1,1,0,0,0,1,15,99\": {\"time\": 1}}, "
