@@ -1,105 +1,233 @@
-/* evaluators/json_stream.c: delimits JSON values by scanning (strings, nesting) without building
- * them, so that a large document is parsed by cJSON one top-level member or one record at a time.
- * Whitespace is what cJSON skips (every byte <= 32). */
+/* evaluators/json_stream.c: delimits JSON values by scanning (strings, nesting) through a window over
+ * the (inflated) text, without building them: a value being delimited stays in the window, everything
+ * before it may be dropped at the next refill. Whitespace is what cJSON skips (every byte <= 32). */
 #include "evaluators/json_stream.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (unsigned char)*p <= 32) p++;
-  return p;
-}
+enum { WINDOW0 = 1 << 16 };
 
-/* p at '"': just past the closing quote, or NULL */
-static const char *skip_string(const char *p, const char *e) {
-  for (p++; p < e; p++) {
-    if (*p == '\\') p++;
-    else if (*p == '"') return p + 1;
+int mpt_json_src_open(mpt_json_src *s, const char *path) {
+  memset(s, 0, sizeof *s);
+  s->buf = malloc(WINDOW0);
+  if (!s->buf) {
+    errno = ENOMEM;
+    return -1;
   }
-  return NULL;
+  s->cap = WINDOW0;
+  s->z = gzopen(path, "rb");
+  if (!s->z) {
+    free(s->buf);
+    s->buf = NULL;
+    return -1;
+  }
+  gzbuffer(s->z, 1 << 17);
+  return 0;
 }
 
-/* just past the value starting at p, or NULL (the value's own syntax is left to cJSON) */
-static const char *skip_value(const char *p, const char *e) {
-  if (p >= e) return NULL;
-  if (*p == '"') return skip_string(p, e);
-  if (*p == '{' || *p == '[') {
+void mpt_json_src_close(mpt_json_src *s) {
+  if (s->z) gzclose(s->z);
+  free(s->buf);
+  memset(s, 0, sizeof *s);
+}
+
+/* more text into the window (dropping what lies before keep): > 0, 0 at the end, -1 on an error */
+static int fill(mpt_json_src *s) {
+  if (s->eof || s->err) return s->err ? -1 : 0;
+  if (!s->hold) s->keep = s->pos;
+  if (s->keep > 0) {
+    memmove(s->buf, s->buf + s->keep, s->end - s->keep);
+    s->off += (long long)s->keep;
+    s->pos -= s->keep;
+    s->end -= s->keep;
+    s->keep = 0;
+  }
+  if (s->end == s->cap) {
+    char *nb = realloc(s->buf, 2 * s->cap);
+    if (!nb) {
+      s->err = 1;
+      return -1;
+    }
+    s->buf = nb;
+    s->cap *= 2;
+  }
+  size_t want = s->cap - s->end;
+  int n = gzread(s->z, s->buf + s->end, (unsigned)(want < (1u << 30) ? want : (1u << 30)));
+  if (n < 0) {
+    s->err = 1;
+    return -1;
+  }
+  if (n == 0) {
+    int zerr = 0;
+    gzerror(s->z, &zerr);
+    if (zerr != Z_OK) s->err = 1; /* corrupt gzip data, or a gzip stream cut short (Z_BUF_ERROR) */
+    s->eof = 1;
+    return s->err ? -1 : 0;
+  }
+  s->end += (size_t)n;
+  return n;
+}
+
+/* the byte at pos, or -1 at the end of the text (or on an error) */
+static int peek(mpt_json_src *s) {
+  while (s->pos >= s->end)
+    if (fill(s) <= 0) return -1;
+  return (unsigned char)s->buf[s->pos];
+}
+
+static int skip_ws(mpt_json_src *s) {
+  int c;
+  while ((c = peek(s)) >= 0 && c <= 32) s->pos++;
+  return c;
+}
+
+/* pos at '"': just past the closing quote; -1 when the text ends first */
+static int scan_string(mpt_json_src *s) {
+  s->pos++;
+  for (;;) {
+    int c = peek(s);
+    if (c < 0) return -1;
+    s->pos++;
+    if (c == '\\') {
+      if (peek(s) < 0) return -1;
+      s->pos++;
+    } else if (c == '"') {
+      return 0;
+    }
+  }
+}
+
+/* pos at a value: just past it (its own syntax is left to cJSON); -1 when it cannot be delimited */
+static int scan_value(mpt_json_src *s) {
+  int c = peek(s);
+  if (c < 0) return -1;
+  if (c == '"') return scan_string(s);
+  if (c == '{' || c == '[') {
     int depth = 0;
-    while (p < e) {
-      char c = *p;
+    for (;;) {
+      c = peek(s);
+      if (c < 0) return -1;
       if (c == '"') {
-        if (!(p = skip_string(p, e))) return NULL;
+        if (scan_string(s) < 0) return -1;
         continue;
       }
+      s->pos++;
       if (c == '{' || c == '[') depth++;
-      else if ((c == '}' || c == ']') && --depth == 0) return p + 1;
-      p++;
+      else if ((c == '}' || c == ']') && --depth == 0) return 0;
     }
-    return NULL;
   }
-  const char *s = p;
-  while (p < e && (unsigned char)*p > 32 && *p != ',' && *p != ']' && *p != '}') p++;
-  return p > s ? p : NULL;
+  long long start = s->off + (long long)s->pos;
+  while ((c = peek(s)) > 32 && c != ',' && c != ']' && c != '}') s->pos++;
+  return s->off + (long long)s->pos > start ? 0 : -1;
 }
 
-/* the key string at p (at '"'), unescaped, malloc'ed; *after just past it; NULL on error */
-static char *read_key(const char *p, const char *e, const char **after) {
-  const char *ke = skip_string(p, e);
-  if (!ke) return NULL;
-  *after = ke;
-  size_t n = (size_t)(ke - p) - 2;
-  if (!memchr(p + 1, '\\', n)) {
-    char *k = malloc(n + 1);
-    if (k) {
-      memcpy(k, p + 1, n);
-      k[n] = '\0';
+/* delimits the value at pos and keeps it in the window: *start is its index in buf afterwards */
+static int hold_value(mpt_json_src *s, size_t *start, int string_only) {
+  s->hold = 1;
+  s->keep = s->pos;
+  long long at = s->off + (long long)s->pos;
+  int rc = string_only ? (peek(s) == '"' ? scan_string(s) : -1) : scan_value(s);
+  *start = (size_t)(at - s->off);
+  return rc;
+}
+
+static void release(mpt_json_src *s) { s->hold = 0; }
+
+/* the key string at pos, unescaped, malloc'ed, pos just past it; NULL on error */
+static char *read_key(mpt_json_src *s) {
+  size_t start;
+  char *k = NULL;
+  if (hold_value(s, &start, 1) == 0) {
+    const char *p = s->buf + start;
+    size_t n = s->pos - start - 2;
+    if (!memchr(p + 1, '\\', n)) {
+      if ((k = malloc(n + 1)) != NULL) {
+        memcpy(k, p + 1, n);
+        k[n] = '\0';
+      }
+    } else {
+      cJSON *v = cJSON_ParseWithLength(p, n + 2);
+      if (cJSON_IsString(v) && (k = malloc(strlen(v->valuestring) + 1)) != NULL) strcpy(k, v->valuestring);
+      cJSON_Delete(v);
     }
-    return k;
   }
-  cJSON *s = cJSON_ParseWithLength(p, (size_t)(ke - p));
-  char *k = cJSON_IsString(s) ? malloc(strlen(s->valuestring) + 1) : NULL;
-  if (k) strcpy(k, s->valuestring);
-  cJSON_Delete(s);
+  release(s);
   return k;
 }
 
-int mpt_json_members(const char *buf, size_t len, const char *const *keys, int n, const char **val,
-                     const char **val_end) {
-  const char *e = buf + len, *p = skip_ws(buf, e);
-  for (int i = 0; i < n; i++) val[i] = val_end[i] = NULL;
-  if (p >= e || *p != '{') return -1;
-  p = skip_ws(p + 1, e);
-  if (p < e && *p == '}') return 0;
+int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int *big, char **text,
+                     long long *at, char *first, long long *err_at) {
+  for (int i = 0; i < n; i++) {
+    text[i] = NULL;
+    at[i] = -1;
+    first[i] = 0;
+  }
+  int c = skip_ws(s);
+  if (c != '{') goto bad;
+  s->pos++;
+  if ((c = skip_ws(s)) == '}') return 0;
   for (;;) {
-    if (p >= e || *p != '"') return -1;
-    const char *after;
-    char *key = read_key(p, e, &after);
-    if (!key) return -1;
-    p = skip_ws(after, e);
-    const char *v = p < e && *p == ':' ? skip_ws(p + 1, e) : NULL;
-    const char *ve = v ? skip_value(v, e) : NULL;
-    for (int i = 0; ve && i < n; i++)
-      if (!val[i] && strcmp(keys[i], key) == 0) {
-        val[i] = v;
-        val_end[i] = ve;
-      }
+    if (c != '"') goto bad;
+    char *key = read_key(s);
+    if (!key) goto bad;
+    int i = 0;
+    while (i < n && (strcmp(keys[i], key) != 0 || text[i] || at[i] >= 0)) i++;
     free(key);
-    if (!ve) return -1;
-    p = skip_ws(ve, e);
-    if (p < e && *p == ',') {
-      p = skip_ws(p + 1, e);
+    if (skip_ws(s) != ':') goto bad;
+    s->pos++;
+    if ((c = skip_ws(s)) < 0) goto bad;
+    if (i < n && big[i]) {
+      at[i] = s->off + (long long)s->pos;
+      first[i] = (char)c;
+    }
+    if (i < n && !big[i]) {
+      size_t start;
+      int rc = hold_value(s, &start, 0);
+      if (rc == 0 && (text[i] = malloc(s->pos - start + 1)) != NULL) {
+        memcpy(text[i], s->buf + start, s->pos - start);
+        text[i][s->pos - start] = '\0';
+      }
+      release(s);
+      if (!text[i]) goto bad;
+    } else if (scan_value(s) < 0) {
+      goto bad;
+    }
+    c = skip_ws(s);
+    if (c == ',') {
+      s->pos++;
+      c = skip_ws(s);
       continue;
     }
-    return p < e && *p == '}' ? 0 : -1;
+    if (c == '}') return 0;
+    goto bad;
   }
+bad:
+  *err_at = s->off + (long long)s->pos;
+  return -1;
 }
 
-int mpt_json_iter_text(mpt_json_iter *it, const char *v, const char *v_end) {
+int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at) {
   memset(it, 0, sizeof *it);
-  if (!v || v >= v_end || (*v != '[' && *v != '{')) return -1;
-  it->close = *v == '[' ? ']' : '}';
-  it->p = v + 1;
-  it->end = v_end;
+  it->src = s;
+  /* the text again from the start: the window is emptied and refilled up to the value */
+  if (gzrewind(s->z) != 0) {
+    s->err = 1;
+    return -1;
+  }
+  s->pos = s->end = s->keep = 0;
+  s->off = 0;
+  s->hold = 0;
+  s->eof = 0;
+  while (s->off + (long long)s->end <= at) {
+    s->pos = s->end;
+    if (fill(s) <= 0) return -1;
+  }
+  s->pos = (size_t)(at - s->off);
+  int c = peek(s);
+  if (c != '[' && c != '{') return -1;
+  it->close = c == '[' ? ']' : '}';
+  s->pos++;
   return 0;
 }
 
@@ -109,7 +237,7 @@ void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container) {
   it->close = cJSON_IsArray(container) ? ']' : '}';
 }
 
-int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, const char **err_at) {
+int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   *item = NULL;
   if (it->tree) {
     cJSON *c = it->tree->child;
@@ -118,36 +246,41 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, const char **err_at) {
     it->count++;
     return 1;
   }
-  const char *e = it->end, *p = skip_ws(it->p, e);
-  if (p < e && *p == it->close) return 0;
+  mpt_json_src *s = it->src;
+  int c = skip_ws(s);
+  if (c == it->close) return 0;
   if (it->count > 0) {
-    if (p >= e || *p != ',') goto bad;
-    p = skip_ws(p + 1, e);
+    if (c != ',') goto bad;
+    s->pos++;
+    c = skip_ws(s);
   }
   char *key = NULL;
   if (it->close == '}') {
-    const char *after;
-    if (p >= e || *p != '"' || !(key = read_key(p, e, &after))) goto bad;
-    p = skip_ws(after, e);
-    if (p >= e || *p != ':') {
+    if (c != '"' || !(key = read_key(s))) goto bad;
+    if (skip_ws(s) != ':') {
       free(key);
       goto bad;
     }
-    p = skip_ws(p + 1, e);
+    s->pos++;
+    skip_ws(s);
   }
-  const char *ve = skip_value(p, e), *ep = NULL;
-  cJSON *v = ve ? cJSON_ParseWithLengthOpts(p, (size_t)(ve - p), &ep, 0) : NULL;
+  size_t start;
+  const char *ep = NULL;
+  cJSON *v = NULL;
+  if (hold_value(s, &start, 0) == 0) {
+    v = cJSON_ParseWithLengthOpts(s->buf + start, s->pos - start, &ep, 0);
+    if (!v && ep) s->pos = (size_t)(ep - s->buf);
+  }
+  release(s);
   if (!v) {
     free(key);
-    if (ep) p = ep;
     goto bad;
   }
   v->string = key; /* freed by cJSON_Delete (not marked constant) */
-  it->p = ve;
   it->count++;
   *item = v;
   return 1;
 bad:
-  *err_at = p;
+  *err_at = s->off + (long long)s->pos;
   return -1;
 }

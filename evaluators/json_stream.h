@@ -1,34 +1,53 @@
-/* evaluators/json_stream.h: walks a large JSON document piece by piece: the extents of the top-level
- * object's members, then the elements of one array member (or the members of one object member), each
- * parsed by cJSON on its own. A brute-forced space file of 200 MB is then never one cJSON tree (that
- * tree takes several times the text). Used by the replay loader (replay.c). */
+/* evaluators/json_stream.h: reads a large JSON document (plain or gzip) piece by piece through a small
+ * window: a first pass finds the top-level object's members (the small ones kept as text, the large one
+ * located), a second pass hands out the elements of one array member (or the members of one object
+ * member), each parsed by cJSON on its own. Neither the whole text nor one cJSON tree of it is ever in
+ * memory: a brute-forced space file of 200 MB is read in a window of a few records. Used by the
+ * replay loader (replay.c). */
 #ifndef MPT_JSON_STREAM_H
 #define MPT_JSON_STREAM_H
 #include <stddef.h>
 #include <cjson/cJSON.h>
+#include <zlib.h>
 
-/* Finds the top-level members named keys[0..n-1] (the first of each name, as cJSON's lookup does):
- * val[i] / val_end[i] delimit the value text, NULL when absent. Returns 0, or -1 when the text is not
- * an object of members this scanner can delimit (the caller then parses it whole: for cJSON's error
- * message, or for text cJSON accepts and the scanner does not, such as a leading UTF-8 byte-order mark). */
-int mpt_json_members(const char *buf, size_t len, const char *const *keys, int n, const char **val,
-                     const char **val_end);
+typedef struct mpt_json_src {
+  gzFile z;
+  char *buf;
+  size_t cap, pos, end; /* window [0, end) of the text, scan position pos */
+  size_t keep;          /* bytes from keep on stay in the window when it is refilled */
+  int hold;             /* 1: keep stays where it is (a value is being delimited); 0: follows pos */
+  long long off;        /* text offset of buf[0] */
+  int eof, err;         /* err: a read error (corrupt gzip data) */
+} mpt_json_src;
+
+/* opens path (gzip or plain, told apart by zlib); -1 with errno set when it cannot be opened */
+int mpt_json_src_open(mpt_json_src *s, const char *path);
+void mpt_json_src_close(mpt_json_src *s);
+
+/* First pass, from the start: the top-level members named keys[0..n-1] (the first of each name, as
+ * cJSON's lookup does). For big[i] == 0, text[i] is a malloc'ed copy of the value's text (NULL when
+ * absent); for big[i] == 1, at[i] is the text offset of the value and first[i] its first byte (-1 and
+ * 0 when absent). Returns 0, or -1 with *err_at the offset near the problem when the text is not an
+ * object of members this scanner can delimit (or s->err on a read error). */
+int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int *big, char **text,
+                     long long *at, char *first, long long *err_at);
 
 /* one array's elements or one object's members, one at a time */
 typedef struct mpt_json_iter {
-  const char *p, *end; /* stream mode: the rest of the container text */
-  char close;          /* ']' or '}': an array's elements or an object's members */
-  int count;           /* items returned so far */
-  cJSON *tree;         /* tree mode: the container, its items detached one by one */
+  mpt_json_src *src; /* stream mode */
+  char close;        /* ']' or '}': an array's elements or an object's members */
+  int count;         /* items returned so far */
+  cJSON *tree;       /* tree mode: the container, its items detached one by one */
 } mpt_json_iter;
 
-/* stream mode over the container text [v, v_end) (an array or object value from mpt_json_members);
- * returns -1 if it is neither */
-int mpt_json_iter_text(mpt_json_iter *it, const char *v, const char *v_end);
+/* stream mode: the container whose text starts at offset at (from mpt_json_members) is read again
+ * from the start of the file; -1 (with s->err on a read error) when it is not an array or object */
+int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at);
 /* tree mode over a parsed array or object (its items are detached and handed out) */
 void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container);
 /* the next item, the caller's to cJSON_Delete (an object's member has its key in item->string):
- * 1, or 0 at the end, or -1 on malformed text with *err_at pointing near the error */
-int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, const char **err_at);
+ * 1, or 0 at the end, or -1 on malformed text with *err_at the text offset near the error (or
+ * src->err on a read error) */
+int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
 
 #endif

@@ -319,12 +319,18 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
 }
 
 /* a malformed record or member: where, as a byte offset into the file's text */
-static int stream_error(const char *path, long offset, mpt_error *err) {
-  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %ld)", path, offset);
+static int stream_error(const char *path, long long offset, mpt_error *err) {
+  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %lld)", path, offset);
+}
+
+/* a failed read of the next record: the file's data (corrupt gzip), else its text */
+static int iter_error(const mpt_json_iter *it, const char *path, long long at, mpt_error *err) {
+  if (it->src && it->src->err) return mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path);
+  return stream_error(path, at, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
-static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *base, const char *path, mpt_error *err) {
+static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
   double scale = 1.0;
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
@@ -338,7 +344,7 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
   if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
   int ri = 0, rc = 0, got;
   cJSON *rec;
-  const char *at = NULL;
+  long long at = 0;
   mpt_obs o;
   while (rc == 0 && (got = mpt_json_iter_next(it, &rec, &at)) == 1) {
     int matched = t4_config(r, rec, ri, idx, path, err);
@@ -352,7 +358,7 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
   }
   free(idx);
   if (rc < 0) return rc;
-  if (got < 0) return stream_error(path, (long)(at - base), err);
+  if (got < 0) return iter_error(it, path, at, err);
   if (ri == 0) return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s: 'results' is empty", path);
   return 0;
 }
@@ -361,7 +367,7 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
 
 /* doc: the file's other top-level members (tune_params_keys, tune_params, device_name); it: the
  * entries of 'cache' */
-static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *base, const char *path, mpt_error *err) {
+static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
   const cJSON *keys = cJSON_GetObjectItemCaseSensitive(doc, "tune_params_keys");
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device_name");
@@ -395,7 +401,7 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
   if (!idx || !map) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
   for (int j = 0; j < nk; j++) map[j] = mpt_problem_param_index(pr, names[j]);
   cJSON *e;
-  const char *at = NULL;
+  long long at = 0;
   mpt_obs o;
   int got;
   while ((got = mpt_json_iter_next(it, &e, &at)) == 1) {
@@ -451,44 +457,58 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
   free(names);
   free(idx);
   free(map);
-  return got < 0 ? stream_error(path, (long)(at - base), err) : 0;
+  return got < 0 ? iter_error(it, path, at, err) : 0;
 }
 
-/* The file's text is walked member by member and record by record (json_stream.c): only one record is
- * a cJSON tree at a time. Text the scanner cannot delimit is parsed whole instead, for cJSON's verdict. */
+/* The file is read twice through a small window (json_stream.c): once for its top-level members, once
+ * for its records, each parsed on its own. Text the scanner cannot delimit is read and parsed whole
+ * instead, for cJSON's verdict (and for what cJSON accepts and the scanner does not: a byte-order mark). */
 int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err) {
   *out = NULL;
   if (!path || !*path) return mpt_error_set(err, MPT_ERR_IO, "no replay file given");
-  char *buf;
-  size_t len = 0;
-  int rc = read_all(path, &buf, &len, err);
-  if (rc < 0) return rc;
+  mpt_json_src src;
+  if (mpt_json_src_open(&src, path) < 0)
+    return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s: %s", path, strerror(errno));
   static const char *const keys[] = {"results", "cache", "metadata", "tune_params_keys", "tune_params", "device_name"};
+  static const int big[] = {1, 1, 0, 0, 0, 0};
   enum { K_RESULTS, K_CACHE, K_SMALL, K_N = 6 };
-  const char *v[K_N], *ve[K_N], *endp = NULL;
+  char *text[K_N], first[K_N];
+  long long at[K_N], err_at = 0;
+  const char *endp = NULL;
   cJSON *doc = NULL, *records = NULL;
   mpt_json_iter it;
   memset(&it, 0, sizeof it);
-  if (mpt_json_members(buf, len, keys, K_N, v, ve) == 0) {
+  int rc = 0;
+  if (mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at) == 0) {
     /* the small members as one cJSON object, the records streamed */
     doc = cJSON_CreateObject();
     for (int i = K_SMALL; doc && rc == 0 && i < K_N; i++) {
-      if (!v[i]) continue;
-      cJSON *x = cJSON_ParseWithLengthOpts(v[i], (size_t)(ve[i] - v[i]), &endp, 0);
-      if (!x) rc = stream_error(path, (long)((endp ? endp : v[i]) - buf), err);
+      if (!text[i]) continue;
+      cJSON *x = cJSON_Parse(text[i]);
+      if (!x) rc = mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (in its member '%s')", path, keys[i]);
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
-    if (v[K_RESULTS] && *v[K_RESULTS] == '[') mpt_json_iter_text(&it, v[K_RESULTS], ve[K_RESULTS]);
-    else if (v[K_CACHE] && *v[K_CACHE] == '{') mpt_json_iter_text(&it, v[K_CACHE], ve[K_CACHE]);
+    int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
+    if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
+      rc = src.err ? mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path)
+                   : stream_error(path, at[pick], err);
+  } else if (src.err) {
+    rc = mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path);
   } else {
-    doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
-    if (!doc) rc = stream_error(path, endp ? (long)(endp - buf) : -1, err);
+    char *buf;
+    size_t len = 0;
+    if ((rc = read_all(path, &buf, &len, err)) == 0) {
+      doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
+      if (!doc) rc = stream_error(path, endp ? (long long)(endp - buf) : -1, err);
+      free(buf);
+    }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");
     if (!cJSON_IsArray(records)) records = cJSON_GetObjectItemCaseSensitive(doc, "cache");
     if (cJSON_IsArray(records) ? records == cJSON_GetObjectItemCaseSensitive(doc, "results") : cJSON_IsObject(records))
       mpt_json_iter_tree(&it, records);
   }
+  for (int i = 0; i < K_N; i++) free(text[i]);
   mpt_replay *r = rc ? NULL : calloc(1, sizeof *r);
   int64_t size = mpt_space_size(space);
   if (r) r->slot = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
@@ -501,15 +521,15 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     const char *base = strrchr(path, '/');
     snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
     if (it.close == ']')
-      rc = load_t4(r, doc, &it, buf, path, err);
+      rc = load_t4(r, doc, &it, path, err);
     else if (it.close == '}')
-      rc = load_kt(r, doc, &it, buf, path, err);
+      rc = load_kt(r, doc, &it, path, err);
     else
       rc = mpt_error_set(err, MPT_ERR_PARSE,
                          "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   }
   cJSON_Delete(doc);
-  free(buf);
+  mpt_json_src_close(&src);
   if (rc == 0 && r->store.n == 0)
     rc = mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no configuration of the space of %s (%lld records%s%s)",
                        path, mpt_space_problem(space)->path ? mpt_space_problem(space)->path : "the problem",

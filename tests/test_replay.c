@@ -206,6 +206,10 @@ static void test_magic_not_name(void **state) {
   assert_int_equal(system(cmd), 0);
   assert_true(mpt_replay_load(trunc, f->s, &a, &err) < 0);
   assert_non_null(strstr(err.msg, trunc));
+  /* the file is read through a window (json_stream.c): the records of the 200 kB that survive are
+   * read before the cut is found, which is then an error of the data, not of the JSON */
+  assert_int_equal(err.code, MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "corrupt or truncated"));
 }
 
 #define CONF(tx, ty) "{\"block_size_x\": 16, \"block_size_y\": 1, \"tile_size_x\": " #tx ", \"tile_size_y\": " #ty \
@@ -405,6 +409,27 @@ static void test_streamed_records(void **state) {
   assert_true(fabs(mpt_replay_get(r, conv_id(f, v1), &buf)->objective - 2.0) < 1e-12);
   assert_int_equal(mpt_replay_get(r, conv_id(f, v2), &buf)->status, MPT_STATUS_RUNTIME_ERROR);
   mpt_replay_free(r);
+  /* a record larger than the reading window (64 KiB): 16,000 runtimes, then another record */
+  {
+    size_t cap = 200000, len = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    len += (size_t)snprintf(big + len, cap - len, "{\"results\": [{\"configuration\": " CONF(1, 1) ", \"times\": {\"runtimes\": [");
+    for (int i = 0; i < 16000; i++) len += (size_t)snprintf(big + len, cap - len, "%s%d.5", i ? ", " : "", i % 7);
+    len += (size_t)snprintf(big + len, cap - len, "]}, \"invalidity\": \"correct\", \"measurements\": [{\"name\": \"time\", "
+                            "\"value\": 4.25}], \"objectives\": [\"time\"]}, %s]}", REC(1, 2, "correct", "3.0"));
+    assert_true(len > 65536 && len < cap);
+    write_file(path, big);
+    free(big);
+    assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+    assert_int_equal(mpt_replay_count(r), 2);
+    const mpt_obs *o = mpt_replay_get(r, conv_id(f, v1), &buf);
+    assert_true(o->objective == 4.25);
+    assert_int_equal(o->n_times, MPT_OBS_MAX_TIMES); /* the first 32 of them */
+    assert_true(o->times[8] == 1.5 && o->median == 3.5);
+    assert_true(mpt_replay_get(r, conv_id(f, v2), &buf)->objective == 3.0);
+    mpt_replay_free(r);
+  }
   /* a UTF-8 byte-order mark: not walked by the scanner, parsed whole by cJSON (which skips it), the
    * same records */
   snprintf(text, sizeof text, "\xEF\xBB\xBF{\"results\": [%s, %s], \"metadata\": {\"timeunit\": \"seconds\"}}",
