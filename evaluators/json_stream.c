@@ -3,6 +3,7 @@
  * before it may be dropped at the next refill. Whitespace is what cJSON skips (every byte <= 32). */
 #include "evaluators/json_stream.h"
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,14 @@ void mpt_json_src_close(mpt_json_src *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* a read error: what zlib (or the system, for Z_ERRNO) says */
+static int read_failed(mpt_json_src *s, int zerr, const char *zmsg) {
+  s->err = 1;
+  if (zerr == Z_ERRNO) snprintf(s->msg, sizeof s->msg, "%s", strerror(errno));
+  else snprintf(s->msg, sizeof s->msg, "corrupt or truncated data (%s)", zmsg && *zmsg ? zmsg : "gzip error");
+  return -1;
+}
+
 /* more text into the window (dropping what lies before keep): > 0, 0 at the end, -1 on an error */
 static int fill(mpt_json_src *s) {
   if (s->eof || s->err) return s->err ? -1 : 0;
@@ -47,6 +56,7 @@ static int fill(mpt_json_src *s) {
     char *nb = realloc(s->buf, 2 * s->cap);
     if (!nb) {
       s->err = 1;
+      snprintf(s->msg, sizeof s->msg, "out of memory for a %zu-byte record", 2 * s->cap);
       return -1;
     }
     s->buf = nb;
@@ -54,16 +64,13 @@ static int fill(mpt_json_src *s) {
   }
   size_t want = s->cap - s->end;
   int n = gzread(s->z, s->buf + s->end, (unsigned)(want < (1u << 30) ? want : (1u << 30)));
-  if (n < 0) {
-    s->err = 1;
-    return -1;
-  }
-  if (n == 0) {
-    int zerr = 0;
-    gzerror(s->z, &zerr);
-    if (zerr != Z_OK) s->err = 1; /* corrupt gzip data, or a gzip stream cut short (Z_BUF_ERROR) */
+  if (n <= 0) {
+    int zerr = Z_OK;
+    const char *zmsg = gzerror(s->z, &zerr);
     s->eof = 1;
-    return s->err ? -1 : 0;
+    /* n < 0: unreadable or corrupt; n == 0 with an error: a gzip stream cut short (Z_BUF_ERROR) */
+    if (n < 0 || zerr != Z_OK) return read_failed(s, n < 0 && zerr == Z_OK ? Z_ERRNO : zerr, zmsg);
+    return 0;
   }
   s->end += (size_t)n;
   return n;
@@ -207,18 +214,35 @@ bad:
   return -1;
 }
 
-int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at) {
-  memset(it, 0, sizeof *it);
-  it->src = s;
-  /* the text again from the start: the window is emptied and refilled up to the value */
+/* back to the start of the text, with an empty window */
+static int restart(mpt_json_src *s) {
   if (gzrewind(s->z) != 0) {
-    s->err = 1;
-    return -1;
+    int zerr = Z_OK;
+    const char *zmsg = gzerror(s->z, &zerr);
+    return read_failed(s, zerr, zmsg);
   }
   s->pos = s->end = s->keep = 0;
   s->off = 0;
   s->hold = 0;
   s->eof = 0;
+  return 0;
+}
+
+int mpt_json_src_whole(mpt_json_src *s, const char **text, size_t *len) {
+  if (restart(s) < 0) return -1;
+  s->hold = 1; /* keep = 0: nothing is dropped, the window grows to the whole text */
+  int n;
+  while ((n = fill(s)) > 0) {}
+  *text = s->buf;
+  *len = s->end;
+  return n < 0 ? -1 : 0;
+}
+
+int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at) {
+  memset(it, 0, sizeof *it);
+  it->src = s;
+  /* the text again from the start: the window is emptied and refilled up to the value */
+  if (restart(s) < 0) return -1;
   while (s->off + (long long)s->end <= at) {
     s->pos = s->end;
     if (fill(s) <= 0) return -1;

@@ -17,12 +17,16 @@ typedef struct mpt_json_src {
   size_t keep;          /* bytes from keep on stay in the window when it is refilled */
   int hold;             /* 1: keep stays where it is (a value is being delimited); 0: follows pos */
   long long off;        /* text offset of buf[0] */
-  int eof, err;         /* err: a read error (corrupt gzip data) */
+  int eof, err;         /* err: a read error (corrupt gzip data, an unreadable file) */
+  char msg[160];        /* with err: what went wrong */
 } mpt_json_src;
 
 /* opens path (gzip or plain, told apart by zlib); -1 with errno set when it cannot be opened */
 int mpt_json_src_open(mpt_json_src *s, const char *path);
 void mpt_json_src_close(mpt_json_src *s);
+/* the whole text from the start, held in the window (*text, *len: not NUL-terminated), for a parse of
+ * the whole document; -1 on a read error (s->err, s->msg) */
+int mpt_json_src_whole(mpt_json_src *s, const char **text, size_t *len);
 
 /* First pass, from the start: the top-level members named keys[0..n-1] (the first of each name, as
  * cJSON's lookup does). For big[i] == 0, text[i] is a malloc'ed copy of the value's text (NULL when

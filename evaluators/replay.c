@@ -32,80 +32,6 @@ static void note_value_miss(mpt_replay *r, const char *where, const char *param,
   free(txt);
 }
 
-/* ---- reading the file ---- */
-
-static int read_all(const char *path, char **buf_out, size_t *len_out, mpt_error *err) {
-  *buf_out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s: %s", path, strerror(errno));
-  unsigned char magic[2] = {0, 0};
-  size_t got = fread(magic, 1, 2, f);
-  int gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  size_t cap = 1 << 20, len = 0;
-  char *buf = malloc(cap + 1);
-  if (!buf) {
-    fclose(f);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path);
-  }
-  if (!gz) {
-    memcpy(buf, magic, got);
-    len = got;
-    for (;;) {
-      if (len == cap) {
-        char *nb = realloc(buf, 2 * cap + 1);
-        if (!nb) { free(buf); fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path); }
-        buf = nb;
-        cap *= 2;
-      }
-      size_t n = fread(buf + len, 1, cap - len, f);
-      len += n;
-      if (n == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); return mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s", path); }
-  } else {
-    fclose(f);
-    gzFile z = gzopen(path, "rb");
-    if (!z) { free(buf); return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s", path); }
-    gzbuffer(z, 1 << 17);
-    for (;;) {
-      if (len == cap) {
-        char *nb = realloc(buf, 2 * cap + 1);
-        if (!nb) { free(buf); gzclose(z); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", path); }
-        buf = nb;
-        cap *= 2;
-      }
-      size_t want = cap - len;
-      if (want > (1u << 30)) want = 1u << 30;
-      int n = gzread(z, buf + len, (unsigned)want);
-      if (n < 0) {
-        int zerr;
-        const char *m = gzerror(z, &zerr);
-        mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt gzip data (%s)", path, m ? m : "?");
-        free(buf);
-        gzclose(z);
-        return MPT_ERR_IO;
-      }
-      if (n == 0) break;
-      len += (size_t)n;
-    }
-    int zerr = 0;
-    const char *m = gzerror(z, &zerr);
-    if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
-      mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: %s", path, m ? m : "gzip error");
-      free(buf);
-      gzclose(z);
-      return MPT_ERR_IO;
-    }
-    gzclose(z);
-  }
-  buf[len] = '\0';
-  *buf_out = buf;
-  *len_out = len;
-  return 0;
-}
-
 /* ---- matching values ---- */
 
 /* value index of JSON item v for parameter p, or -1 */
@@ -323,10 +249,14 @@ static int stream_error(const char *path, long long offset, mpt_error *err) {
   return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %lld)", path, offset);
 }
 
-/* a failed read of the next record: the file's data (corrupt gzip), else its text */
+/* the file could not be read (corrupt or truncated gzip data, an unreadable file) */
+static int read_error(const mpt_json_src *src, const char *path, mpt_error *err) {
+  return mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: %s", path, src->msg);
+}
+
+/* a failed read of the next record: the file's data, else its text */
 static int iter_error(const mpt_json_iter *it, const char *path, long long at, mpt_error *err) {
-  if (it->src && it->src->err) return mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path);
-  return stream_error(path, at, err);
+  return it->src && it->src->err ? read_error(it->src, path, err) : stream_error(path, at, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
@@ -490,17 +420,17 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     }
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
-      rc = src.err ? mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path)
-                   : stream_error(path, at[pick], err);
+      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], err);
   } else if (src.err) {
-    rc = mpt_error_set(err, MPT_ERR_IO, "cannot read replay file %s: corrupt or truncated data", path);
+    rc = read_error(&src, path, err);
   } else {
-    char *buf;
+    const char *text0;
     size_t len = 0;
-    if ((rc = read_all(path, &buf, &len, err)) == 0) {
-      doc = cJSON_ParseWithLengthOpts(buf, len, &endp, 0);
-      if (!doc) rc = stream_error(path, endp ? (long long)(endp - buf) : -1, err);
-      free(buf);
+    if (mpt_json_src_whole(&src, &text0, &len) < 0) {
+      rc = read_error(&src, path, err);
+    } else {
+      doc = cJSON_ParseWithLengthOpts(text0, len, &endp, 0);
+      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, err);
     }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");

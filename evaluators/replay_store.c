@@ -12,9 +12,9 @@ struct replay_rec {
   int16_t status, n_times;
 };
 
-static uint32_t fnv1a(const char *s) {
+static uint32_t fnv1a(const char *s, size_t n) {
   uint32_t h = 2166136261u;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
   return h;
 }
 
@@ -25,7 +25,7 @@ static int rehash(replay_store *s) {
   if (!h) return -1;
   for (int32_t i = 0; i < cap; i++) h[i] = -1;
   for (int32_t k = 0; k < s->n_reasons; k++) {
-    uint32_t i = fnv1a(s->reasons[k]) & (uint32_t)(cap - 1);
+    uint32_t i = fnv1a(s->reasons[k], strlen(s->reasons[k])) & (uint32_t)(cap - 1);
     while (h[i] >= 0) i = (i + 1) & (uint32_t)(cap - 1);
     h[i] = k;
   }
@@ -35,13 +35,15 @@ static int rehash(replay_store *s) {
   return 0;
 }
 
-/* the index of reason text (added if new), -1 for an empty one, -2 when out of memory */
-static int32_t intern(replay_store *s, const char *text) {
-  if (!text[0]) return -1;
+/* the index of the reason text[0..len) (added if new), -1 for an empty one, -2 when out of memory */
+static int32_t intern(replay_store *s, const char *text, size_t len) {
+  if (len == 0) return -1;
   if (2 * (s->n_reasons + 1) > s->hash_cap && rehash(s) < 0) return -2;
-  uint32_t mask = (uint32_t)(s->hash_cap - 1), i = fnv1a(text) & mask;
-  for (; s->hash[i] >= 0; i = (i + 1) & mask)
-    if (strcmp(s->reasons[s->hash[i]], text) == 0) return s->hash[i];
+  uint32_t mask = (uint32_t)(s->hash_cap - 1), i = fnv1a(text, len) & mask;
+  for (; s->hash[i] >= 0; i = (i + 1) & mask) {
+    const char *r = s->reasons[s->hash[i]];
+    if (strncmp(r, text, len) == 0 && r[len] == '\0') return s->hash[i];
+  }
   if (s->n_reasons == s->cap_reasons) {
     int32_t cap = s->cap_reasons ? 2 * s->cap_reasons : 16;
     char **nr = realloc(s->reasons, sizeof *nr * (size_t)cap);
@@ -49,10 +51,10 @@ static int32_t intern(replay_store *s, const char *text) {
     s->reasons = nr;
     s->cap_reasons = cap;
   }
-  size_t len = strlen(text) + 1;
-  char *copy = malloc(len);
+  char *copy = malloc(len + 1);
   if (!copy) return -2;
   memcpy(copy, text, len);
+  copy[len] = '\0';
   s->reasons[s->n_reasons] = copy;
   s->hash[i] = s->n_reasons;
   return s->n_reasons++;
@@ -81,10 +83,8 @@ int64_t replay_store_put(replay_store *s, int64_t at, const mpt_obs *o, int64_t 
     s->times = nt;
     s->cap_times = cap;
   }
-  char reason[MPT_OBS_REASON];
-  memcpy(reason, o->reason, sizeof reason);
-  reason[sizeof reason - 1] = '\0';
-  int32_t ri = intern(s, reason);
+  /* the reason as far as its NUL (the whole buffer at most, in case it has none) */
+  int32_t ri = intern(s, o->reason, strnlen(o->reason, sizeof o->reason - 1));
   if (ri == -2) return -1;
   replay_rec *d = &s->rec[at];
   d->objective = o->objective;
