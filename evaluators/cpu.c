@@ -21,6 +21,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
+#include "spaces/clock.h"
 
 #define CPU_COMPILE_TIMEOUT_S 120.0
 #define CPU_FIRST_TIMEOUT_S 60.0 /* until a valid variant has been timed */
@@ -63,12 +64,6 @@ typedef struct cpu_state {
 
 typedef void (*launch_fn)(void *const *);
 
-static double mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -83,7 +78,7 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   if (req_len != sizeof *req || cap < sizeof *r) return -1;
   memset(r, 0, sizeof *r);
   const mpt_kernel_spec *ks = st->ks;
-  double t0 = mono_ms();
+  double t0 = mpt_mono_ms();
   if (!st->work) {
     st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
     st->argv = calloc((size_t)ks->n_args + 1, sizeof(void *));
@@ -139,13 +134,13 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
     int n = req->iterations;
     if (n > MPT_OBS_MAX_TIMES) n = MPT_OBS_MAX_TIMES;
     for (int it = 0; it < n; it++) {
-      double a = mono_ms();
+      double a = mpt_mono_ms();
       launch(st->argv);
-      r->times[it] = mono_ms() - a;
+      r->times[it] = mpt_mono_ms() - a;
     }
     r->n_times = n;
   }
-  r->benchmark_ms = mono_ms() - t0;
+  r->benchmark_ms = mpt_mono_ms() - t0;
   dlclose(h);
   return sizeof *r;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "spaces/clock.h"
 
 /* The evaluator plus private copies of the settings' strings, so callers need not keep them alive. */
 typedef struct evaluator_holder {
@@ -15,18 +16,6 @@ typedef struct evaluator_holder {
   char *simulate_path;
   char *workdir;
 } evaluator_holder;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -84,9 +73,9 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
   if (id < 0 || id >= mpt_space_size(ev->space))
     return mpt_error_set(err, MPT_ERR_VALUE, "evaluator '%s': configuration id %lld is not in the space (0..%lld)",
                          ev->type->name, (long long)id, (long long)mpt_space_size(ev->space) - 1);
-  double t0 = now_s(), m0 = mono_ms();
+  double t0 = mpt_unix_s(), m0 = mpt_mono_ms();
   int rc = ev->type->evaluate(ev, id, out, err);
-  double m1 = mono_ms();
+  double m1 = mpt_mono_ms();
   out->id = id;
   out->rank = ev->settings.rank;
   out->device = ev->device.index;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "evaluators/cuda_api.h"
 #include "evaluators/hip_api.h"
+#include "spaces/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
   if (!r) return;
@@ -197,12 +198,6 @@ static const char *signal_name(int sig) {
   }
 }
 
-static double mono_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,
                              const char *kernel_name, const char *arch, const char *const *opts,
                              int n_opts, double timeout_s, mpt_rtc_result *res, mpt_error *err) {
@@ -251,11 +246,11 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   int timed_out = 0, rc = 0;
-  double deadline = timeout_s > 0 ? mono_s() + timeout_s : 0;
+  double deadline = timeout_s > 0 ? mpt_mono_s() + timeout_s : 0;
   while (buf) {
     int wait_ms = -1;
     if (deadline > 0) {
-      double left = deadline - mono_s();
+      double left = deadline - mpt_mono_s();
       if (left <= 0) {
         timed_out = 1;
         break;

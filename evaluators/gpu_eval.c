@@ -10,6 +10,7 @@
 #include <time.h>
 #include "evaluators/args.h"
 #include "evaluators/isolate.h"
+#include "spaces/clock.h"
 
 enum { REQ_HELLO = 1, REQ_EVAL = 2, REQ_REF = 3 };
 
@@ -51,12 +52,6 @@ typedef struct gpu_eval {
   uint64_t *dptr;        /* device buffer per argument (vectors) */
   void *scratch;         /* host copy of one output */
 } gpu_eval;
-
-static double mono_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
 
 static int is_symbol_arg(const mpt_ks_arg *a) { return a->constant || a->mem == MPT_MEM_SYMBOL; }
 static int is_writable(const mpt_ks_arg *a) { return a->access != MPT_ACCESS_READ_ONLY; }
@@ -127,7 +122,7 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
   char m[MPT_OBS_REASON];
   void *mod = NULL, *fn = NULL;
   int st;
-  double t0 = mono_ms();
+  double t0 = mpt_mono_ms();
   m[0] = 0;
   if ((st = be->load(g->st, code, rq->code_size, lowered, &mod, &fn, m, sizeof m)) != 0) goto done;
   for (int i = 0; i < ks->n_args; i++) {
@@ -205,7 +200,7 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
 done:
   if (mod) be->unload(g->st, mod);
   o->status = st;
-  o->benchmark_ms = mono_ms() - t0;
+  o->benchmark_ms = mpt_mono_ms() - t0;
   if (st != MPT_STATUS_OK) {
     o->objective = NAN;
     snprintf(o->reason, sizeof o->reason, "%s", m);
@@ -317,9 +312,9 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   mpt_rtc_result r;
   mpt_error ce;
   mpt_error_clear(&ce);
-  double t0 = mono_ms();
+  double t0 = mpt_mono_ms();
   int rc = mpt_gpu_compile_config(g->ks, s, id, g->be->compile, g->arch, compile_timeout(g), &l, &r, &ce);
-  o->compile_ms = mono_ms() - t0;
+  o->compile_ms = mpt_mono_ms() - t0;
   if (rc == MPT_ERR_NOMEM || rc == MPT_ERR_INTERNAL || rc == MPT_ERR_DEVICE)
     return mpt_error_set(err, rc, "%s", ce.msg); /* the evaluator cannot go on */
   if (rc) { /* the configuration's launch cannot be computed */

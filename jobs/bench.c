@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "strategies/strategy.h"
+#include "spaces/clock.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -17,12 +18,6 @@ static int cmp_double(const void *a, const void *b) {
 static double log_choose(double n, double k) {
   if (k < 0 || k > n || n < 0) return -INFINITY;
   return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int mpt_bench_ref_init(mpt_bench_ref *ref, int64_t n, const double *valid, int64_t n_valid, mpt_error *err) {
@@ -159,9 +154,9 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
   while (out->n_evals < budget) {
     int64_t left = budget - out->n_evals;
     int want = left < batch ? (int)left : batch;
-    double t0 = now_s();
+    double t0 = mpt_mono_s();
     int got = mpt_strategy_ask(s, want, ids);
-    double t1 = now_s();
+    double t1 = mpt_mono_s();
     if (got < 0) {
       rc = mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations)",
                          strategy, (unsigned long long)seed, (long long)out->n_evals);
@@ -186,9 +181,9 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
       out->ids[out->n_evals] = ids[i];
       out->best[out->n_evals++] = best;
     }
-    t0 = now_s();
+    t0 = mpt_mono_s();
     mpt_strategy_tell(s, obs, got);
-    out->strategy_s += now_s() - t0;
+    out->strategy_s += mpt_mono_s() - t0;
   }
   for (int64_t i = out->n_evals; i < budget; i++) {
     out->best[i] = best;

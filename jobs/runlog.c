@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "spaces/clock.h"
 
 #define FORMAT_NAME "mptune-runlog"
 #define FORMAT_VERSION 2
@@ -94,12 +95,6 @@ struct mpt_runlog {
 /* ---- small helpers ---- */
 
 static void quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
-
-static double now_unix(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void iso_time(double t, char *buf, size_t cap) {
   time_t s = (time_t)t;
@@ -768,7 +763,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
 static session_rec this_session(void) {
   session_rec s;
   memset(&s, 0, sizeof s);
-  s.start_unix = now_unix();
+  s.start_unix = mpt_unix_s();
   s.pid = (int32_t)getpid();
   gethostname(s.host, sizeof s.host);
   s.host[sizeof s.host - 1] = '\0';
@@ -1022,7 +1017,7 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   /* a stopped run stays resumable: everything is on disk already */
   if (strcmp(reason, "signal") == 0) return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
   char when[40];
-  iso_time(now_unix(), when, sizeof when);
+  iso_time(mpt_unix_s(), when, sizeof when);
   if (set_attr(log, "finished", "1") || set_attr(log, "stop_reason", reason) || set_attr(log, "finish_time", when))
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = rewrite(log, log->count, log->count, err); /* no spare room left in a finished log */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "spaces/clock.h"
 
 void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns) {
   if (min_ns < 1000) min_ns = 1000;
@@ -34,11 +35,7 @@ void mpt_backoff_sleep(mpt_backoff *b) {
   if (b->ns > b->max_ns) b->ns = b->max_ns;
 }
 
-double mpt_wire_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double mpt_wire_now(void) { return mpt_mono_s(); }
 
 int mpt_wire_probe_wait(MPI_Comm comm, int source, int tag, double timeout_s, mpt_backoff *b,
                         volatile const int *stop, MPI_Status *st) {

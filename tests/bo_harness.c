@@ -19,12 +19,7 @@
 #include "jobs/bench.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "spaces/clock.h"
 
 int main(int argc, char **argv) {
   const char *problem = NULL, *strategy = "bo";
@@ -84,9 +79,9 @@ int main(int argc, char **argv) {
       int nfail = 0;
       while (done < budget) {
         int want = (int)(budget - done < batch ? budget - done : batch);
-        double t0 = now();
+        double t0 = mpt_mono_s();
         int got = mpt_strategy_ask(s, want, ids);
-        t_strat += now() - t0;
+        t_strat += mpt_mono_s() - t0;
         if (got <= 0) break;
         for (int i = 0; i < got; i++) {
           if (!mpt_replay_get(rep, ids[i], &obs[i])) { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_RUNTIME_ERROR; }
@@ -107,9 +102,9 @@ int main(int argc, char **argv) {
             q++;
           }
         }
-        t0 = now();
+        t0 = mpt_mono_s();
         mpt_strategy_tell(s, obs, got);
-        t_strat += now() - t0;
+        t_strat += mpt_mono_s() - t0;
       }
       mpt_strategy_destroy(s);
       score /= nk;

@@ -19,6 +19,7 @@
 #include "evaluators/replay_store.h"
 
 #include "tests/conv_fixture.h"
+#include "spaces/clock.h"
 
 static int setup(void **state) { return conv_fixture_setup(state, "replay"); }
 static int teardown(void **state) { return conv_fixture_teardown(state); }
@@ -508,18 +509,6 @@ static void test_store_roundtrip(void **state) {
   replay_store_free(&st);
 }
 
-static double wall_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void test_sim_evaluator(void **state) {
   fixture *f = *state;
   char path[1200];
@@ -608,9 +597,9 @@ static void test_sim_delay(void **state) {
   assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
   int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
   mpt_obs o;
-  double w0 = wall_s(), c0 = cpu_s();
+  double w0 = mpt_mono_s(), c0 = mpt_process_cpu_s();
   assert_int_equal(mpt_evaluator_evaluate(ev, conv_id(f, v1), &o, &err), 0);
-  double w = wall_s() - w0, c = cpu_s() - c0;
+  double w = mpt_mono_s() - w0, c = mpt_process_cpu_s() - c0;
   assert_true(w >= 0.212 - 1e-3);  /* 2 x 106 ms */
   assert_true(w < 2.0);
   assert_true(c < 0.05);           /* asleep, not spinning */
