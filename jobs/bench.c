@@ -220,7 +220,7 @@ int mpt_bench_summarize(const mpt_bench_ref *ref, const mpt_bench_run *runs, con
   out->score_mean = n_scores ? sum / n_scores : NAN;
   for (int r = 0; r < n_runs; r++)
     if (!isnan(scores[r])) sum2 += (scores[r] - out->score_mean) * (scores[r] - out->score_mean);
-  out->score_sd = n_scores > 1 ? sqrt(sum2 / (n_scores - 1)) : 0;
+  out->score_sd = n_scores > 1 ? sqrt(sum2 / (n_scores - 1)) : n_scores ? 0 : NAN;
   for (int c = 0; c < n_checkpoints && out->n_checkpoints < MPT_BENCH_MAX_CHECKPOINTS; c++) {
     int64_t k = checkpoints[c];
     if (k < 1 || k > budget) continue;

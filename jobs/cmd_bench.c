@@ -92,6 +92,8 @@ static void usage(FILE *f) {
     "space's configurations; invalid, failed and unrecorded configurations count as evaluations and are\n"
     "never best; while a run (or a random draw) has no valid objective its best is the worst valid\n"
     "objective of the space. 1 = optimum at once, 0 = random search, < 0 = worse (see jobs/bench.h).\n"
+    "A space so small that random search is expected to find its optimum by the first term has no\n"
+    "score (n/a, with a warning; the mean row is over the spaces that have one).\n"
     "Reported per strategy and space: mean score, mean best after 20/60/100/220 evaluations, runs that\n"
     "found the optimum, mean failed evaluations, median time per ask.\n");
 }
@@ -412,6 +414,12 @@ typedef struct bench_ctx {
   int n_st;
 } bench_ctx;
 
+/* a table cell: n/a where a space has no score (its optimum is found by random search at once) */
+static void print_score(double v) {
+  if (isnan(v)) printf(" n/a |");
+  else printf(" %.3f |", v);
+}
+
 static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
   const bench_args *a = &c->a;
   int S = c->n_st;
@@ -425,14 +433,16 @@ static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
   printf("\n");
   for (int p = 0; p < c->n_sp; p++) {
     printf("| %s |", c->sp[p].label);
-    for (int s = 0; s < S; s++) printf(" %.3f |", sum[p * S + s].score_mean);
+    for (int s = 0; s < S; s++) print_score(sum[p * S + s].score_mean);
     printf("\n");
   }
   printf("| mean |");
-  for (int s = 0; s < S; s++) {
+  for (int s = 0; s < S; s++) { /* over the spaces that have a score */
     double m = 0;
-    for (int p = 0; p < c->n_sp; p++) m += sum[p * S + s].score_mean;
-    printf(" %.3f |", m / c->n_sp);
+    int n = 0;
+    for (int p = 0; p < c->n_sp; p++)
+      if (!isnan(sum[p * S + s].score_mean)) m += sum[p * S + s].score_mean, n++;
+    print_score(n ? m / n : NAN);
   }
   printf("\n\n");
   for (int p = 0; p < c->n_sp; p++) {
@@ -448,7 +458,9 @@ static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
     printf(" ---: | ---: | ---: | ---: |\n");
     for (int s = 0; s < S; s++) {
       const mpt_bench_summary *m = &sum[p * S + s];
-      printf("| %s | %.3f | %.3f |", c->st[s].label, m->score_mean, m->score_sd);
+      printf("| %s |", c->st[s].label);
+      print_score(m->score_mean);
+      print_score(m->score_sd);
       for (int k = 0; k < m->n_checkpoints; k++) printf(" %.6g |", m->best_mean[k]);
       printf(" %d/%d | %.1f | %.3g | %.3g |\n", m->found_optimum, m->n_runs, m->failed_mean, 1e3 * m->ask_median_s,
              m->strategy_mean_s);
@@ -602,6 +614,14 @@ int mpt_cmd_bench(int argc, char **argv) {
     char msg[1024];
     if (mpt_replay_coverage(c->sp[i].replay, msg, sizeof msg))
       fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
+    /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */
+    const mpt_bench_ref *ref = &c->sp[i].ref;
+    int64_t k0 = c->a.budget < c->a.step ? c->a.budget : c->a.step;
+    if (ref->n_valid > 0 && isnan(mpt_bench_score_at(ref, k0, mpt_bench_optimum(ref))))
+      fprintf(stderr,
+              "mptune bench: warning: --space %s: no score: random search is expected to find the optimum "
+              "within %lld evaluations (%lld configurations); its best@k columns are still shown\n",
+              c->sp[i].data_path, (long long)k0, (long long)ref->n);
   }
 
   /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */

@@ -72,6 +72,24 @@ diff <(cut -d, -f1-9 "$T/one/sub/summary.csv") <(cut -d, -f1-9 "$T/four/summary.
 grep -q '^| convolution_A100 | ' "$T/b.out" || fail "single-space label"
 grep -q 'batch 4' "$T/b.out" || fail "batch not reported"
 
+# ---- a space so small that random search finds its optimum by the first score term: no score (n/a,
+# with a warning), its best@k still shown, and the mean row over the spaces that have one
+cat >"$T/tiny.json" <<'EOF'
+{"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Type": "int", "Values": "[1, 2, 3]"},
+ {"Name": "b", "Type": "int", "Values": "[1, 2]"}], "Conditions": [{"Expression": "a * b != 6"}]}}
+EOF
+"$MPTUNE" space "$T/tiny.json" --list "$T/tiny.csv" >/dev/null || fail "mptune space --list (tiny)"
+"${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/../scripts/synthetic_space.py" "$T/tiny.csv" "$T/tiny_T4.json.gz" 1 >/dev/null \
+  || fail "synthetic_space.py (tiny)"
+"$MPTUNE" bench --space "$T/tiny.json:$T/tiny_T4.json.gz" --space "$P:$A" --strategy random --repeats 2 --budget 40 \
+  --out "$T/tiny" --no-plot >"$T/tiny.out" 2>"$T/tiny.err" || { cat "$T/tiny.err"; fail "bench with a tiny space"; }
+grep -q "tiny_T4.json.gz: no score: random search is expected to find the optimum within 20 evaluations (5 configurations)" \
+  "$T/tiny.err" || { cat "$T/tiny.err"; fail "no warning for the tiny space"; }
+grep -q '^| tiny | n/a |$' "$T/tiny.out" || fail "tiny space's score is not n/a"
+grep -q '^| random | n/a | n/a | 0.542' "$T/tiny.out" || fail "tiny space's detail row"
+a100=$(sed -n 's/^| convolution_A100 | \(.*\) |$/\1/p' "$T/tiny.out")
+grep -q "^| mean | $a100 |\$" "$T/tiny.out" || fail "mean row is not over the spaces with a score ($a100)"
+
 # ---- bad input: message on stderr, non-zero exit, nothing on stdout
 bad() { # expected-message args...
   local msg=$1; shift
