@@ -308,3 +308,31 @@ bad:
   *err_at = s->off + (long long)s->pos;
   return -1;
 }
+
+int mpt_json_line_col(const char *path, long long offset, long long *line, long long *col) {
+  *line = 1;
+  *col = offset + 1;
+  if (offset < 0) return -1;
+  gzFile z = gzopen(path, "rb");
+  if (!z) return -1;
+  char buf[1 << 15];
+  long long at = 0, line_start = 0;
+  int rc = -1;
+  while (at < offset) {
+    long long want = offset - at < (long long)sizeof buf ? offset - at : (long long)sizeof buf;
+    int got = gzread(z, buf, (unsigned)want);
+    if (got <= 0) break;
+    for (int i = 0; i < got; i++)
+      if (buf[i] == '\n') {
+        (*line)++;
+        line_start = at + i + 1;
+      }
+    at += got;
+  }
+  if (at == offset) {
+    *col = offset - line_start + 1;
+    rc = 0;
+  }
+  gzclose(z);
+  return rc;
+}

@@ -54,4 +54,8 @@ void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container);
  * src->err on a read error) */
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
 
+/* the 1-based line and column (in bytes) of text offset `offset` of the file at path (gzip or plain),
+ * for an error message: read again from the start; 0, or -1 when the file cannot be read that far */
+int mpt_json_line_col(const char *path, long long offset, long long *line, long long *col);
+
 #endif

@@ -244,9 +244,16 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
   return matched;
 }
 
-/* a malformed record or member: where, as a byte offset into the file's text */
-static int stream_error(const char *path, long long offset, mpt_error *err) {
-  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %lld)", path, offset);
+/* a malformed record or member: where, as line and column (and byte offset) of the file's text, and the
+ * record when one was being read (where: "results[17]" or NULL) */
+static int stream_error(const char *path, long long offset, const char *where, mpt_error *err) {
+  long long line, col;
+  char in[96] = "";
+  if (where) snprintf(in, sizeof in, ", in %s", where);
+  if (mpt_json_line_col(path, offset, &line, &col) == 0)
+    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON at line %lld, column %lld (byte %lld)%s",
+                         path, line, col, offset, in);
+  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %lld)%s", path, offset, in);
 }
 
 /* the file could not be read (corrupt or truncated gzip data, an unreadable file) */
@@ -256,7 +263,10 @@ static int read_error(const mpt_json_src *src, const char *path, mpt_error *err)
 
 /* a failed read of the next record: the file's data, else its text */
 static int iter_error(const mpt_json_iter *it, const char *path, long long at, mpt_error *err) {
-  return it->src && it->src->err ? read_error(it->src, path, err) : stream_error(path, at, err);
+  if (it->src && it->src->err) return read_error(it->src, path, err);
+  char where[64];
+  snprintf(where, sizeof where, it->close == ']' ? "results[%d]" : "the cache's entry %d", it->count);
+  return stream_error(path, at, where, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
@@ -420,7 +430,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     }
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
-      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], err);
+      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], keys[pick], err);
   } else if (src.err) {
     rc = read_error(&src, path, err);
   } else {
@@ -430,7 +440,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = read_error(&src, path, err);
     } else {
       doc = cJSON_ParseWithLengthOpts(text0, len, &endp, 0);
-      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, err);
+      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, NULL, err);
     }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");

@@ -369,16 +369,26 @@ static void test_streamed_records(void **state) {
   mpt_error err;
   char path[400];
   snprintf(path, sizeof path, "%s/stream_T4.json", f->tmpdir);
-  /* a missing comma between two records: the error is at the second record (byte of its '{') */
-  const char *head = "{\"results\": [" REC(1, 1, "correct", "1.0") " ";
+  /* a missing comma between two records: the error is at the second record (line, column and byte of
+   * its '{', and which record) */
+  const char *head = "{\"results\": [\n" REC(1, 1, "correct", "1.0") "\n  ";
   char text[4096];
   snprintf(text, sizeof text, "%s%s]}", head, REC(1, 2, "correct", "2.0"));
   write_file(path, text);
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
   assert_null(r);
-  char want[64];
-  snprintf(want, sizeof want, "error near byte %ld)", (long)strlen(head));
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  char want[128];
+  snprintf(want, sizeof want, "not valid JSON at line 3, column 3 (byte %ld), in results[1]", (long)strlen(head));
+  if (!strstr(err.msg, want)) fprintf(stderr, "got: %s\nwant: %s\n", err.msg, want);
+  assert_non_null(strstr(err.msg, want));
+  /* the same text gzip-compressed: the same place in the inflated text */
+  char gzp[420];
+  snprintf(gzp, sizeof gzp, "%s.gz", path);
+  gzFile gz = gzopen(gzp, "wb");
+  assert_non_null(gz);
+  assert_int_equal(gzputs(gz, text), (int)strlen(text));
+  gzclose(gz);
+  assert_int_equal(mpt_replay_load(gzp, f->s, &r, &err), MPT_ERR_PARSE);
   assert_non_null(strstr(err.msg, want));
   /* a bad number inside the second record */
   snprintf(text, sizeof text, "{\"results\": [%s, %s]}", REC(1, 1, "correct", "1.0"), REC(1, 2, "correct", "2.0.0"));
