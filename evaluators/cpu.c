@@ -78,7 +78,7 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   if (req_len != sizeof *req || cap < sizeof *r) return -1;
   memset(r, 0, sizeof *r);
   const mpt_kernel_spec *ks = st->ks;
-  double t0 = mpt_mono_ms();
+  double t0 = mpt_clock_mono_ms();
   if (!st->work) {
     st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
     st->argv = calloc((size_t)ks->n_args + 1, sizeof(void *));
@@ -134,13 +134,13 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
     int n = req->iterations;
     if (n > MPT_OBS_MAX_TIMES) n = MPT_OBS_MAX_TIMES;
     for (int it = 0; it < n; it++) {
-      double a = mpt_mono_ms();
+      double a = mpt_clock_mono_ms();
       launch(st->argv);
-      r->times[it] = mpt_mono_ms() - a;
+      r->times[it] = mpt_clock_mono_ms() - a;
     }
     r->n_times = n;
   }
-  r->benchmark_ms = mpt_mono_ms() - t0;
+  r->benchmark_ms = mpt_clock_mono_ms() - t0;
   dlclose(h);
   return sizeof *r;
 }

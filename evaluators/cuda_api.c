@@ -262,7 +262,7 @@ int mpt_nvrtc_compile(const char *source, const char *source_name, const char *k
   }
   for (int i = 0; i < n_opts; i++) all[k++] = opts[i];
 
-  double t0 = mpt_mono_ms();
+  double t0 = mpt_clock_mono_ms();
   void *prog = NULL;
   int r = a->nvrtcCreateProgram(&prog, source, source_name ? source_name : "kernel.cu", 0, NULL, NULL);
   if (r != 0) {
@@ -288,7 +288,7 @@ int mpt_nvrtc_compile(const char *source, const char *source_name, const char *k
       res->log = strdup(a->nvrtcGetErrorString(r));
     }
     res->ok = 0;
-    res->compile_ms = mpt_mono_ms() - t0;
+    res->compile_ms = mpt_clock_mono_ms() - t0;
     a->nvrtcDestroyProgram(&prog);
     return 0;
   }
@@ -311,7 +311,7 @@ int mpt_nvrtc_compile(const char *source, const char *source_name, const char *k
   }
   if (!res->lowered) res->lowered = strdup(kernel_name ? kernel_name : "");
   res->ok = 1;
-  res->compile_ms = mpt_mono_ms() - t0;
+  res->compile_ms = mpt_clock_mono_ms() - t0;
   a->nvrtcDestroyProgram(&prog);
   return 0;
 }

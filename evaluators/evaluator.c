@@ -73,9 +73,9 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
   if (id < 0 || id >= mpt_space_size(ev->space))
     return mpt_error_set(err, MPT_ERR_VALUE, "evaluator '%s': configuration id %lld is not in the space (0..%lld)",
                          ev->type->name, (long long)id, (long long)mpt_space_size(ev->space) - 1);
-  double t0 = mpt_unix_s(), m0 = mpt_mono_ms();
+  double t0 = mpt_clock_unix_s(), m0 = mpt_clock_mono_ms();
   int rc = ev->type->evaluate(ev, id, out, err);
-  double m1 = mpt_mono_ms();
+  double m1 = mpt_clock_mono_ms();
   out->id = id;
   out->rank = ev->settings.rank;
   out->device = ev->device.index;

@@ -246,11 +246,11 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   int timed_out = 0, rc = 0;
-  double deadline = timeout_s > 0 ? mpt_mono_s() + timeout_s : 0;
+  double deadline = timeout_s > 0 ? mpt_clock_mono_s() + timeout_s : 0;
   while (buf) {
     int wait_ms = -1;
     if (deadline > 0) {
-      double left = deadline - mpt_mono_s();
+      double left = deadline - mpt_clock_mono_s();
       if (left <= 0) {
         timed_out = 1;
         break;

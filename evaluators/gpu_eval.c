@@ -122,7 +122,7 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
   char m[MPT_OBS_REASON];
   void *mod = NULL, *fn = NULL;
   int st;
-  double t0 = mpt_mono_ms();
+  double t0 = mpt_clock_mono_ms();
   m[0] = 0;
   if ((st = be->load(g->st, code, rq->code_size, lowered, &mod, &fn, m, sizeof m)) != 0) goto done;
   for (int i = 0; i < ks->n_args; i++) {
@@ -200,7 +200,7 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
 done:
   if (mod) be->unload(g->st, mod);
   o->status = st;
-  o->benchmark_ms = mpt_mono_ms() - t0;
+  o->benchmark_ms = mpt_clock_mono_ms() - t0;
   if (st != MPT_STATUS_OK) {
     o->objective = NAN;
     snprintf(o->reason, sizeof o->reason, "%s", m);
@@ -312,9 +312,9 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   mpt_rtc_result r;
   mpt_error ce;
   mpt_error_clear(&ce);
-  double t0 = mpt_mono_ms();
+  double t0 = mpt_clock_mono_ms();
   int rc = mpt_gpu_compile_config(g->ks, s, id, g->be->compile, g->arch, compile_timeout(g), &l, &r, &ce);
-  o->compile_ms = mpt_mono_ms() - t0;
+  o->compile_ms = mpt_clock_mono_ms() - t0;
   if (rc == MPT_ERR_NOMEM || rc == MPT_ERR_INTERNAL || rc == MPT_ERR_DEVICE)
     return mpt_error_set(err, rc, "%s", ce.msg); /* the evaluator cannot go on */
   if (rc) { /* the configuration's launch cannot be computed */

@@ -208,7 +208,7 @@ int mpt_hiprtc_compile(const char *source, const char *source_name, const char *
   all[k++] = arch_opt;
   for (int i = 0; i < n_opts; i++) all[k++] = opts[i];
 
-  double t0 = mpt_mono_ms();
+  double t0 = mpt_clock_mono_ms();
   void *prog = NULL;
   int r = a->hiprtcCreateProgram(&prog, source, source_name ? source_name : "kernel.cu", 0, NULL, NULL);
   if (r != 0) {
@@ -232,7 +232,7 @@ int mpt_hiprtc_compile(const char *source, const char *source_name, const char *
       free(res->log);
       res->log = strdup(a->hiprtcGetErrorString(r));
     }
-    res->compile_ms = mpt_mono_ms() - t0;
+    res->compile_ms = mpt_clock_mono_ms() - t0;
     a->hiprtcDestroyProgram(&prog);
     return 0;
   }
@@ -254,7 +254,7 @@ int mpt_hiprtc_compile(const char *source, const char *source_name, const char *
   }
   if (!res->lowered) res->lowered = strdup(kernel_name ? kernel_name : "");
   res->ok = 1;
-  res->compile_ms = mpt_mono_ms() - t0;
+  res->compile_ms = mpt_clock_mono_ms() - t0;
   a->hiprtcDestroyProgram(&prog);
   return 0;
 }

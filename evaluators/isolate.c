@@ -193,7 +193,7 @@ static int wait_readable(int fd, double deadline) {
   for (;;) {
     int ms = -1;
     if (deadline > 0) {
-      double left = deadline - mpt_mono_s();
+      double left = deadline - mpt_clock_mono_s();
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
@@ -226,7 +226,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
   if (req_len > iso->opts.max_request)
     return mpt_error_set(err, MPT_ERR_VALUE, "isolation: request of %zu bytes exceeds %zu", req_len,
                          iso->opts.max_request);
-  double t0 = mpt_mono_s();
+  double t0 = mpt_clock_mono_s();
   double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
   if (iso->pid == 0) {
     int rc = spawn_child(iso, err);
@@ -251,7 +251,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
   if (r == 0) {
     reap(iso, 1, NULL, NULL);
     res->outcome = MPT_ISO_TIMEOUT;
-    res->seconds = mpt_mono_s() - t0;
+    res->seconds = mpt_clock_mono_s() - t0;
     snprintf(res->reason, sizeof res->reason, "no answer after %.3g s: killed", timeout_s);
     return 0;
   }
@@ -261,14 +261,14 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
   }
   if (resp_len) *resp_len = (size_t)rlen;
   res->outcome = MPT_ISO_OK;
-  res->seconds = mpt_mono_s() - t0;
+  res->seconds = mpt_clock_mono_s() - t0;
   if (iso->opts.one_shot) reap(iso, 0, NULL, NULL);
   return 0;
 crashed:
   res->outcome = MPT_ISO_CRASH;
   res->signal = sig;
   res->exit_status = ex;
-  res->seconds = mpt_mono_s() - t0;
+  res->seconds = mpt_clock_mono_s() - t0;
   if (sig)
     snprintf(res->reason, sizeof res->reason, "killed by %s (%s)", mpt_signal_name(sig), strsignal(sig));
   else
@@ -283,9 +283,9 @@ void mpt_isolate_destroy(mpt_isolate *iso) {
     close(iso->fd);
     iso->fd = -1;
     int st;
-    double end = mpt_mono_s() + 0.5;
+    double end = mpt_clock_mono_s() + 0.5;
     pid_t w = 0;
-    while ((w = waitpid(iso->pid, &st, WNOHANG)) == 0 && mpt_mono_s() < end) {
+    while ((w = waitpid(iso->pid, &st, WNOHANG)) == 0 && mpt_clock_mono_s() < end) {
       struct timespec ts = {0, 2000000};
       nanosleep(&ts, NULL);
     }
@@ -304,7 +304,7 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
 
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err) {
-  double t0 = mpt_mono_s();
+  double t0 = mpt_clock_mono_s();
   *status = -1;
   if (seconds) *seconds = 0;
   if (out && cap) out[0] = 0;
@@ -373,6 +373,6 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
     *status = WEXITSTATUS(st);
   else if (WIFSIGNALED(st))
     *status = 128 + WTERMSIG(st);
-  if (seconds) *seconds = mpt_mono_s() - t0;
+  if (seconds) *seconds = mpt_clock_mono_s() - t0;
   return 0;
 }

@@ -154,9 +154,9 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
   while (out->n_evals < budget) {
     int64_t left = budget - out->n_evals;
     int want = left < batch ? (int)left : batch;
-    double t0 = mpt_mono_s();
+    double t0 = mpt_clock_mono_s();
     int got = mpt_strategy_ask(s, want, ids);
-    double t1 = mpt_mono_s();
+    double t1 = mpt_clock_mono_s();
     if (got < 0) {
       rc = mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations)",
                          strategy, (unsigned long long)seed, (long long)out->n_evals);
@@ -181,9 +181,9 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
       out->ids[out->n_evals] = ids[i];
       out->best[out->n_evals++] = best;
     }
-    t0 = mpt_mono_s();
+    t0 = mpt_clock_mono_s();
     mpt_strategy_tell(s, obs, got);
-    out->strategy_s += mpt_mono_s() - t0;
+    out->strategy_s += mpt_clock_mono_s() - t0;
   }
   for (int64_t i = out->n_evals; i < budget; i++) {
     out->best[i] = best;

@@ -763,7 +763,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
 static session_rec this_session(void) {
   session_rec s;
   memset(&s, 0, sizeof s);
-  s.start_unix = mpt_unix_s();
+  s.start_unix = mpt_clock_unix_s();
   s.pid = (int32_t)getpid();
   gethostname(s.host, sizeof s.host);
   s.host[sizeof s.host - 1] = '\0';
@@ -1017,7 +1017,7 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   /* a stopped run stays resumable: everything is on disk already */
   if (strcmp(reason, "signal") == 0) return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
   char when[40];
-  iso_time(mpt_unix_s(), when, sizeof when);
+  iso_time(mpt_clock_unix_s(), when, sizeof when);
   if (set_attr(log, "finished", "1") || set_attr(log, "stop_reason", reason) || set_attr(log, "finish_time", when))
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = rewrite(log, log->count, log->count, err); /* no spare room left in a finished log */

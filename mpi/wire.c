@@ -35,7 +35,7 @@ void mpt_backoff_sleep(mpt_backoff *b) {
   if (b->ns > b->max_ns) b->ns = b->max_ns;
 }
 
-double mpt_wire_now(void) { return mpt_mono_s(); }
+double mpt_wire_now(void) { return mpt_clock_mono_s(); }
 
 int mpt_wire_probe_wait(MPI_Comm comm, int source, int tag, double timeout_s, mpt_backoff *b,
                         volatile const int *stop, MPI_Status *st) {

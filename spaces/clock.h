@@ -5,16 +5,16 @@
 #define MPT_CLOCK_H
 #include <time.h>
 
-static inline double mpt_clock_s(clockid_t id) {
+static inline double mpt_clock_read_s(clockid_t id) {
   struct timespec t;
   clock_gettime(id, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static inline double mpt_mono_s(void) { return mpt_clock_s(CLOCK_MONOTONIC); }
-static inline double mpt_mono_ms(void) { return 1e3 * mpt_clock_s(CLOCK_MONOTONIC); }
-static inline double mpt_unix_s(void) { return mpt_clock_s(CLOCK_REALTIME); }
-static inline double mpt_thread_cpu_s(void) { return mpt_clock_s(CLOCK_THREAD_CPUTIME_ID); }
-static inline double mpt_process_cpu_s(void) { return mpt_clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+static inline double mpt_clock_mono_s(void) { return mpt_clock_read_s(CLOCK_MONOTONIC); }
+static inline double mpt_clock_mono_ms(void) { return 1e3 * mpt_clock_read_s(CLOCK_MONOTONIC); }
+static inline double mpt_clock_unix_s(void) { return mpt_clock_read_s(CLOCK_REALTIME); }
+static inline double mpt_clock_thread_cpu_s(void) { return mpt_clock_read_s(CLOCK_THREAD_CPUTIME_ID); }
+static inline double mpt_clock_process_cpu_s(void) { return mpt_clock_read_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 #endif

@@ -542,7 +542,7 @@ static int split_conditions(builder *b) {
 }
 
 int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
-  double t0 = mpt_mono_s();
+  double t0 = mpt_clock_mono_s();
   *out = NULL;
   mpt_space *s = calloc(1, sizeof *s);
   if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -765,7 +765,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   free(b.vars);
   free(b.curpos);
   free_split(&b);
-  s->st.seconds = mpt_mono_s() - t0;
+  s->st.seconds = mpt_clock_mono_s() - t0;
   *out = s;
   return 0;
 fail:

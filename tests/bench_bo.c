@@ -76,17 +76,17 @@ int main(int argc, char **argv) {
   }
   int64_t budget = n_obs + (int64_t)measure * batch;
   mpt_strategy *s;
-  double t0 = mpt_mono_s();
+  double t0 = mpt_clock_mono_s();
   if (mpt_strategy_create("bo", sp, opts, n_opts, 1, budget, &s, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  double t_create = mpt_mono_s() - t0;
+  double t_create = mpt_clock_mono_s() - t0;
   int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
   mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
   double *times = malloc(sizeof(double) * (size_t)measure), *ctimes = malloc(sizeof(double) * (size_t)measure);
   int done = 0, m = 0;
-  t0 = mpt_mono_s();
+  t0 = mpt_clock_mono_s();
   double t_warm = 0;
   FILE *ctl = NULL, *idf = NULL;
   if (ids_path && !(idf = fopen(ids_path, "w"))) {
@@ -99,12 +99,12 @@ int main(int argc, char **argv) {
       fputs("enable\n", ctl);
       fflush(ctl);
     }
-    double ta = mpt_mono_s(), ca = mpt_thread_cpu_s();
+    double ta = mpt_clock_mono_s(), ca = mpt_clock_thread_cpu_s();
     int got = mpt_strategy_ask(s, want, ids);
-    double dt = mpt_mono_s() - ta, dc = mpt_thread_cpu_s() - ca;
+    double dt = mpt_clock_mono_s() - ta, dc = mpt_clock_thread_cpu_s() - ca;
     if (got <= 0) break;
     if (done >= n_obs) { ctimes[m] = dc; times[m++] = dt; }
-    else if (done + got >= n_obs) t_warm = mpt_mono_s() - t0;
+    else if (done + got >= n_obs) t_warm = mpt_clock_mono_s() - t0;
     for (int i = 0; i < got; i++) synthetic(sp, ids[i], &obs[i]);
     for (int i = 0; idf && i < got; i++) fprintf(idf, "%lld\n", (long long)ids[i]);
     mpt_strategy_tell(s, obs, got);

@@ -33,13 +33,13 @@ int main(int argc, char **argv) {
     size_t len;
     mpt_isolate_result r;
     mpt_isolate_call(iso, "x", 1, resp, sizeof resp, &len, 10, &r, &err); /* first fork */
-    double t0 = mpt_mono_ms();
+    double t0 = mpt_clock_mono_ms();
     for (int i = 0; i < calls; i++)
       if (mpt_isolate_call(iso, "ping", 4, resp, sizeof resp, &len, 10, &r, &err) || r.outcome != MPT_ISO_OK) {
         fprintf(stderr, "call failed: %s %s\n", err.msg, r.reason);
         return 1;
       }
-    double per = (mpt_mono_ms() - t0) / calls;
+    double per = (mpt_clock_mono_ms() - t0) / calls;
     printf("%-22s worker resident %4zu MiB: %8.1f us per call (%d calls, %d forks)\n",
            one_shot ? "fork per evaluation" : "serving child", mib, per * 1e3, calls, mpt_isolate_forks(iso));
     mpt_isolate_destroy(iso);

@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     long n_true = 0, per = iters / ROUNDS > 0 ? iters / ROUNDS : 1;
     for (int round = 0; round < ROUNDS; round++) {
       n_true = 0;
-      double t0 = mpt_thread_cpu_s();
+      double t0 = mpt_clock_thread_cpu_s();
       for (long it = 0; it < per; it++) {
         /* vary the parameters like an enumeration does */
         vars[0].u.i = 1 + (it & 1023);
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
         }
         n_true += truth;
       }
-      ns[round] = 1e9 * (mpt_thread_cpu_s() - t0) / (double)per;
+      ns[round] = 1e9 * (mpt_clock_thread_cpu_s() - t0) / (double)per;
     }
     for (int i = 0; i < ROUNDS; i++) /* sort */
       for (int j = i + 1; j < ROUNDS; j++)
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     mpt_expr_free(e);
   }
   /* compile cost */
-  double t0 = mpt_thread_cpu_s();
+  double t0 = mpt_clock_thread_cpu_s();
   long nc = iters / 100 > 1000 ? iters / 100 : 1000;
   for (long it = 0; it < nc; it++) {
     mpt_expr *e;
@@ -83,6 +83,6 @@ int main(int argc, char **argv) {
     if (mpt_expr_compile(exprs[it % n_exprs], names, n_names, &e, &col, &err)) return 1;
     mpt_expr_free(e);
   }
-  printf("compile: %.2f us/expression (mean over the expressions above)\n", 1e6 * (mpt_thread_cpu_s() - t0) / (double)nc);
+  printf("compile: %.2f us/expression (mean over the expressions above)\n", 1e6 * (mpt_clock_thread_cpu_s() - t0) / (double)nc);
   return 0;
 }

@@ -95,9 +95,9 @@ int main(int argc, char **argv) {
     int ok = 0;
     for (int i = 0; i < m; i++) {
       mpt_rtc_result r;
-      double t0 = mpt_mono_ms(), c0 = children_cpu_ms();
+      double t0 = mpt_clock_mono_ms(), c0 = children_cpu_ms();
       int rc = mpt_gpu_compile_config(ks, s, ids[i], fn, arch, 600, NULL, &r, &err);
-      double w = mpt_mono_ms() - t0, c = children_cpu_ms() - c0;
+      double w = mpt_clock_mono_ms() - t0, c = children_cpu_ms() - c0;
       if (rc) {
         fprintf(stderr, "bench_gpu_compile: %s\n", err.msg);
         status = 1;

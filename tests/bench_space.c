@@ -40,9 +40,9 @@ int main(int argc, char **argv) {
     mpt_space *s = NULL;
     for (int r = 0; r < R; r++) {
       mpt_space_free(s);
-      double c0 = mpt_thread_cpu_s();
+      double c0 = mpt_clock_thread_cpu_s();
       int brc = mpt_space_build(p, &s, &err);
-      c[r] = mpt_thread_cpu_s() - c0;
+      c[r] = mpt_clock_thread_cpu_s() - c0;
       if (brc) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
@@ -67,35 +67,35 @@ int main(int argc, char **argv) {
     const int Q = 2000;
     int *cent = malloc(sizeof(int) * (size_t)d * Q);
     for (int q = 0; q < Q; q++) mpt_space_config(s, (int64_t)mpt_rng_below(&rng, (uint64_t)n), cent + q * d);
-    double t0 = mpt_mono_s();
+    double t0 = mpt_clock_mono_s();
     int64_t sink = 0;
     for (int rep = 0; rep < 50; rep++)
       for (int q = 0; q < Q; q++) sink += mpt_space_lookup(s, cent + q * d);
-    double lookup_ns = (mpt_mono_s() - t0) / (50.0 * Q) * 1e9;
+    double lookup_ns = (mpt_clock_mono_s() - t0) / (50.0 * Q) * 1e9;
     double nb_us[4];
     int64_t *buf = malloc(sizeof(int64_t) * 4096);
     for (int k = 0; k < 4; k++) {
       int nq = k == 3 ? 200 : Q;
-      t0 = mpt_mono_s();
+      t0 = mpt_clock_mono_s();
       for (int q = 0; q < nq; q++) sink += mpt_space_neighbors(s, cent + q * d, (mpt_neighbor_kind)k, buf, 4096);
-      nb_us[k] = (mpt_mono_s() - t0) / nq * 1e6;
+      nb_us[k] = (mpt_clock_mono_s() - t0) / nq * 1e6;
     }
     int64_t ids[100];
-    t0 = mpt_mono_s();
+    t0 = mpt_clock_mono_s();
     for (int q = 0; q < 20; q++) sink += mpt_space_sample_random(s, &rng, n < 100 ? n : 100, ids);
-    double rand_us = (mpt_mono_s() - t0) / 20 * 1e6;
+    double rand_us = (mpt_clock_mono_s() - t0) / 20 * 1e6;
     /* index distance from arbitrary (mostly invalid) configurations, LHS and maximin designs of 20 */
     for (int q = 0; q < 200; q++)
       for (int p = 0; p < d; p++) cent[q * d + p] = (int)mpt_rng_below(&rng, (uint64_t)mpt_space_n_values(s, p));
-    t0 = mpt_thread_cpu_s();
+    t0 = mpt_clock_thread_cpu_s();
     for (int q = 0; q < 200; q++) sink += mpt_space_neighbors(s, cent + q * d, MPT_NB_INDEX_DISTANCE, buf, 4096);
-    double idx_any_us = (mpt_thread_cpu_s() - t0) / 200 * 1e6;
-    t0 = mpt_thread_cpu_s();
+    double idx_any_us = (mpt_clock_thread_cpu_s() - t0) / 200 * 1e6;
+    t0 = mpt_clock_thread_cpu_s();
     for (int q = 0; q < 5; q++) sink += mpt_space_sample_lhs(s, &rng, 20, ids);
-    double lhs_ms = (mpt_thread_cpu_s() - t0) / 5 * 1e3;
-    t0 = mpt_thread_cpu_s();
+    double lhs_ms = (mpt_clock_thread_cpu_s() - t0) / 5 * 1e3;
+    t0 = mpt_clock_thread_cpu_s();
     sink += mpt_space_sample_maximin(s, &rng, 20, 20, ids);
-    double mm_ms = (mpt_thread_cpu_s() - t0) * 1e3;
+    double mm_ms = (mpt_clock_thread_cpu_s() - t0) * 1e3;
     const char *base = strrchr(argv[f], '/');
     printf("%-26s %10lld %9.3f %8.3f %9.3f %9.2f | %8.0f %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.2f %8.1f%s\n",
            base ? base + 1 : argv[f], (long long)st.valid, med * 1e3, t[0] * 1e3, cmed * 1e3, st.bytes / 1048576.0,

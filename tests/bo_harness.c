@@ -79,9 +79,9 @@ int main(int argc, char **argv) {
       int nfail = 0;
       while (done < budget) {
         int want = (int)(budget - done < batch ? budget - done : batch);
-        double t0 = mpt_mono_s();
+        double t0 = mpt_clock_mono_s();
         int got = mpt_strategy_ask(s, want, ids);
-        t_strat += mpt_mono_s() - t0;
+        t_strat += mpt_clock_mono_s() - t0;
         if (got <= 0) break;
         for (int i = 0; i < got; i++) {
           if (!mpt_replay_get(rep, ids[i], &obs[i])) { mpt_obs_init(&obs[i], ids[i]); obs[i].status = MPT_STATUS_RUNTIME_ERROR; }
@@ -102,9 +102,9 @@ int main(int argc, char **argv) {
             q++;
           }
         }
-        t0 = mpt_mono_s();
+        t0 = mpt_clock_mono_s();
         mpt_strategy_tell(s, obs, got);
-        t_strat += mpt_mono_s() - t0;
+        t_strat += mpt_clock_mono_s() - t0;
       }
       mpt_strategy_destroy(s);
       score /= nk;

@@ -615,9 +615,9 @@ static void test_sim_delay(void **state) {
   assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
   int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
   mpt_obs o;
-  double w0 = mpt_mono_s(), c0 = mpt_process_cpu_s();
+  double w0 = mpt_clock_mono_s(), c0 = mpt_clock_process_cpu_s();
   assert_int_equal(mpt_evaluator_evaluate(ev, conv_id(f, v1), &o, &err), 0);
-  double w = mpt_mono_s() - w0, c = mpt_process_cpu_s() - c0;
+  double w = mpt_clock_mono_s() - w0, c = mpt_clock_process_cpu_s() - c0;
   assert_true(w >= 0.212 - 1e-3);  /* 2 x 106 ms */
   assert_true(w < 2.0);
   assert_true(c < 0.05);           /* asleep, not spinning */
