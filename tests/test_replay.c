@@ -1,7 +1,8 @@
 /* tests/test_replay.c: the replay loader (evaluators/replay.c) and the `sim` evaluator on the real
  * brute-forced convolution spaces: T4 and Kernel Tuner files (gzip and plain, told apart by bytes),
- * status/objective/time mapping, parameter mismatch and bad-file messages, missing records, and the
- * --simulate-delay sleep (real time, no busy wait). */
+ * status/objective/time mapping, parameter mismatch and bad-file messages (malformed JSON at its line
+ * and column, 600 damaged files), missing records, and the --simulate-delay sleep (real time, no busy
+ * wait). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
