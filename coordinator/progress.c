@@ -59,7 +59,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->interval = 5.0;
 }
 
-static int fmt_duration(double s, char *buf, int cap) {
+int mpt_progress_duration(double s, char *buf, int cap) {
   if (!isfinite(s) || s < 0) return snprintf(buf, (size_t)cap, "?");
   long t = (long)(s + 0.5);
   if (t >= 3600) return snprintf(buf, (size_t)cap, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
@@ -83,8 +83,8 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
   else snprintf(bud, sizeof bud, "-");
   if (isfinite(best)) snprintf(best_s, sizeof best_s, "%.6g", best);
   else snprintf(best_s, sizeof best_s, "-");
-  fmt_duration(eta, eta_s, sizeof eta_s);
-  fmt_duration(el, el_s, sizeof el_s);
+  mpt_progress_duration(eta, eta_s, sizeof eta_s);
+  mpt_progress_duration(el, el_s, sizeof el_s);
   return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s",
                   (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s);
 }

@@ -34,6 +34,8 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
 /* Draws when due (force: draw now). */
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                          double best, int force);
+/* A duration as m:ss or h:mm:ss ("?" when negative or not finite); returns the length. */
+int mpt_progress_duration(double seconds, char *buf, int cap);
 /* Final line (ends the \r line with a newline). */
 void mpt_progress_finish(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed, double best);
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "coordinator/progress.h"
 #include "evaluators/replay.h"
 #include "jobs/bench.h"
 #include "jobs/commands.h"
@@ -59,14 +60,16 @@ typedef struct bench_args {
   uint64_t seed;
   const char *out;
   const char *plot_script;
-  int no_plot, progress, help;
+  int no_plot, progress, help; /* progress: -1 on a terminal only (default), 0 off, 1 on */
+  double progress_every;
 } bench_args;
 
 static void usage(FILE *f) {
   fprintf(f,
     "usage: [mpiexec.mpich -n P] mptune bench --problem T1.json --space DATA.json.gz [--space ...]\n"
     "         --strategy NAME[,NAME[:key=value[,key=value]]...] [--strategy ...] [--option key=value]...\n"
-    "         [--repeats R] [--budget N] [--batch B] [--seed S] [--out DIR] [--no-plot] [--progress]\n"
+    "         [--repeats R] [--budget N] [--batch B] [--seed S] [--out DIR] [--no-plot]\n"
+    "         [--progress | --no-progress] [--progress-every S]\n"
     "Runs every strategy R times on every replayed brute-forced space (T4 or Kernel Tuner cache file,\n"
     "gzip or plain) and scores the runs against random search.\n"
     "  --problem FILE   T1 problem of the spaces (required unless every --space names its own)\n"
@@ -84,7 +87,10 @@ static void usage(FILE *f) {
     "                   created if missing)\n"
     "  --no-plot        skip the PNG (scripts/plot_bench.py through $PYTHON or /usr/bin/python3; the\n"
     "                   script is found via $MPT_PLOT_BENCH, --plot-script FILE, or next to the binary)\n"
-    "  --progress       rank 0 prints its progress on stderr\n"
+    "  --progress       rank 0 prints its progress on stderr: its runs done, runs per second, elapsed\n"
+    "                   time and ETA (the other ranks have as many runs); by default only when stderr\n"
+    "                   is a terminal (--no-progress: never)\n"
+    "  --progress-every S  seconds between progress lines (default 5; 0: after every run)\n"
     "Under mpiexec the (space, strategy, repeat) jobs go round-robin to the ranks; results do not\n"
     "depend on the number of ranks (only the ask times do).\n"
     "Score of a run: mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) / (E_random(k) - optimum),\n"
@@ -106,11 +112,14 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
   a->step = 20;
   a->seed = 1;
   a->out = "bench-out";
+  a->progress = -1;
+  a->progress_every = 5;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) { a->help = 1; return 0; }
     if (!strcmp(o, "--no-plot")) { a->no_plot = 1; continue; }
     if (!strcmp(o, "--progress")) { a->progress = 1; continue; }
+    if (!strcmp(o, "--no-progress")) { a->progress = 0; continue; }
     if (o[0] != '-') return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (see mptune bench --help)", o);
     if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
     const char *v = argv[++i];
@@ -137,6 +146,13 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
       a->seed = (uint64_t)s;
     } else if (!strcmp(o, "--out")) a->out = v;
     else if (!strcmp(o, "--plot-script")) a->plot_script = v;
+    else if (!strcmp(o, "--progress-every")) {
+      char *end;
+      errno = 0;
+      a->progress_every = strtod(v, &end);
+      if (end == v || *end || errno || !(a->progress_every >= 0) || a->progress_every > 1e6)
+        return mpt_error_set(err, MPT_ERR_VALUE, "--progress-every: bad value '%s' (expected seconds >= 0)", v);
+    }
     else return mpt_error_set(err, MPT_ERR_VALUE, "unknown option '%s' (see mptune bench --help)", o);
     if (rc) return rc;
   }
@@ -414,6 +430,16 @@ typedef struct bench_ctx {
   int n_st;
 } bench_ctx;
 
+/* rank 0's progress line: its runs are 1/size of all, the other ranks run as many */
+static void print_progress(int64_t done, int64_t mine, double elapsed) {
+  char el[32], eta[32];
+  double rate = elapsed > 0 ? (double)done / elapsed : 0;
+  mpt_progress_duration(elapsed, el, sizeof el);
+  mpt_progress_duration(rate > 0 ? (double)(mine - done) / rate : NAN, eta, sizeof eta);
+  fprintf(stderr, "mptune bench: rank 0: %lld/%lld runs (%.0f%%) | %.3g runs/s | elapsed %s ETA %s\n", (long long)done,
+          (long long)mine, mine > 0 ? 100.0 * (double)done / (double)mine : 100.0, rate, el, eta);
+}
+
 /* a table cell: n/a where a space has no score (its optimum is found by random search at once) */
 static void print_score(double v) {
   if (isnan(v)) printf(" n/a |");
@@ -629,6 +655,7 @@ int mpt_cmd_bench(int argc, char **argv) {
   double *rec = calloc((size_t)(mine * L > 0 ? mine * L : 1), sizeof *rec);
   if (!rec) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   double t_start = MPI_Wtime(), t_last = t_start;
+  int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
   int64_t done = 0;
   for (int64_t j = rank; !rc && j < n_jobs; j += size, done++) {
     int64_t p = j / (S * R), s = (j / R) % S, r = j % R;
@@ -649,10 +676,9 @@ int mpt_cmd_bench(int argc, char **argv) {
       memcpy(o + REC_HEAD + B, run.ask_s, (size_t)run.n_asks * sizeof *o);
     }
     mpt_bench_run_free(&run);
-    if (a->progress && rank == 0 && MPI_Wtime() - t_last > 5) {
+    if (show && (MPI_Wtime() - t_last >= a->progress_every || done + 1 == mine)) {
       t_last = MPI_Wtime();
-      fprintf(stderr, "mptune bench: rank 0: %lld/%lld runs (%.0f s)\n", (long long)(done + 1), (long long)mine,
-              t_last - t_start);
+      print_progress(done + 1, mine, t_last - t_start);
     }
   }
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);

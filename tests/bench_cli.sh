@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/bench_cli.sh: end-to-end test of `mptune bench`: tables, curves.csv/runs.csv/summary.csv and the
 # PNG; the same scores, curves and runs under mpiexec.mpich -n 4 as with one rank; variants and
-# --option; bad input (unknown strategy, missing file, budget 0, ...) gives a clear message and a
-# non-zero exit. Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
+# --option; the progress line; a space too small for a score; bad input (unknown strategy, missing
+# file, budget 0, ...) gives a clear message and a non-zero exit.
+# Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SHARED_DATA:?}"
@@ -66,6 +67,14 @@ cmp "$T/one/sub/curves.csv" "$T/four/curves.csv" || fail "curves.csv differs bet
 diff <(cut -d, -f1-10 "$T/one/sub/runs.csv") <(cut -d, -f1-10 "$T/four/runs.csv") || fail "runs.csv differs"
 diff <(cut -d, -f1-9 "$T/one/sub/summary.csv") <(cut -d, -f1-9 "$T/four/summary.csv") || fail "summary.csv differs"
 
+# ---- progress: off by default when stderr is not a terminal; --progress gives rank 0's runs, rate and ETA
+grep -q 'runs/s' "$T/one.err" && fail "progress lines without --progress on a non-terminal"
+"$MPTUNE" bench --space "$P:$A" --strategy random --repeats 3 --budget 20 --progress --progress-every 0 --no-plot \
+  --out "$T/p" >/dev/null 2>"$T/p.err" || { cat "$T/p.err"; fail "--progress"; }
+[ "$(grep -c '^mptune bench: rank 0: [0-9]*/3 runs (.*%) | .* runs/s | elapsed [0-9:]* ETA [0-9:?]*$' "$T/p.err")" -eq 3 ] \
+  || { cat "$T/p.err"; fail "--progress-every 0: expected one line per run"; }
+tail -n 1 "$T/p.err" | grep -q 'rank 0: 3/3 runs (100%)' || fail "no final progress line"
+
 # ---- PROBLEM:DATA form, batch, budget below the score step
 "$MPTUNE" bench --space "$P:$A" --strategy random --repeats 2 --budget 10 --batch 4 --out "$T/b" --no-plot >"$T/b.out" 2>&1 \
   || { cat "$T/b.out"; fail "PROBLEM:DATA form"; }
@@ -108,6 +117,7 @@ bad "no --strategy" "$MPTUNE" bench --problem "$P" --space "$A" --out "$T/x"
 bad "no selected strategy has option 'popsize'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --option popsize=3 --out "$T/x"
 bad "ga:bogus=1" "$MPTUNE" bench --problem "$P" --space "$A" --strategy ga:bogus=1 --out "$T/x"
 bad "follows no NAME:key=value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random,popsize=3 --out "$T/x"
+bad "--progress-every: bad value 'soon'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --progress-every soon --out "$T/x"
 bad "--batch: bad value '0'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --batch 0 --out "$T/x"
 # under mpiexec: the message once, non-zero exit
 bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --space "$A" --strategy nope --out "$T/x"
