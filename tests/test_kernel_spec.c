@@ -13,6 +13,7 @@
 #include "evaluators/args.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/space.h"
+#include "tests/slurp.h"
 
 static char tmpdir[256];
 
@@ -23,19 +24,6 @@ static const char *data_dir(void) {
 static const char *src_dir(void) {
   const char *d = getenv("MPT_SOURCE_DIR");
   return d ? d : ".";
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = 0;
-  fclose(f);
-  return s;
 }
 
 static void touch(const char *name, const char *text) {
@@ -85,7 +73,7 @@ static void test_convolution_milo(void **state) {
   (void)state;
   char path[512];
   snprintf(path, sizeof path, "%s/t1/convolution_milo.json", data_dir());
-  char *text = slurp(path);
+  char *text = test_slurp(path, NULL);
   touch("convolution_milo.cu", "/* kernel text */\n");
   mpt_problem *p = parse_in_tmp(text, "convolution_milo.json");
   mpt_kernel_spec *ks = NULL;
@@ -166,7 +154,7 @@ static void test_hotspot_milo(void **state) {
   (void)state;
   char path[512];
   snprintf(path, sizeof path, "%s/t1/hotspot_milo.json", data_dir());
-  char *text = slurp(path);
+  char *text = test_slurp(path, NULL);
   touch("hotspot_milo.cu", "");
   mpt_problem *p = parse_in_tmp(text, "hotspot_milo.json");
   mpt_kernel_spec *ks = NULL;

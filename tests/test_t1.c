@@ -13,6 +13,7 @@
 #include "spaces/t1.h"
 #include "spaces/rng.h"
 #include "spaces/space.h"
+#include "tests/slurp.h"
 
 static void data_path(char *buf, size_t n, const char *file) {
   const char *dir = getenv("MPT_SHARED_DATA");
@@ -197,21 +198,6 @@ static void test_errors(void **state) {
   assert_null(p);
 }
 
-static char *read_text(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  assert_non_null(fp);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *t = malloc((size_t)n + 1);
-  assert_non_null(t);
-  assert_int_equal(fread(t, 1, (size_t)n, fp), (size_t)n);
-  fclose(fp);
-  t[n] = 0;
-  *len = (size_t)n;
-  return t;
-}
-
 /* 1000 damaged copies of five shared problem files, fixed by a seed: half anywhere (characters changed or
  * cut out, JSON and Python tokens inserted, slices repeated), half only inside one Values or Expression
  * string (Python tokens inserted, characters cut). Each parses, and then builds its space (when its
@@ -232,7 +218,7 @@ static void test_damaged_problems(void **state) {
   for (int i = 0; i < NF; i++) {
     char path[1024];
     data_path(path, sizeof path, files[i]);
-    base[i] = read_text(path, &blen[i]);
+    base[i] = test_slurp(path, &blen[i]);
     if (blen[i] > cap) cap = blen[i];
   }
   cap += 4096;
