@@ -1,6 +1,7 @@
 /* jobs/cmd_args.c: parsing of option values shared by the sub-commands (jobs/cmd_*.c): one message
  * naming the option and the bad value. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include "jobs/commands.h"
 
@@ -10,6 +11,16 @@ int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, 
   long long v = strtoll(s, &end, 10);
   if (errno || end == s || *end || v < lo)
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
+  *out = v;
+  return 0;
+}
+
+int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number in [%g, %g])", opt, s, lo, hi);
   *out = v;
   return 0;
 }

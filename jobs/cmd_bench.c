@@ -146,13 +146,7 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
       a->seed = (uint64_t)s;
     } else if (!strcmp(o, "--out")) a->out = v;
     else if (!strcmp(o, "--plot-script")) a->plot_script = v;
-    else if (!strcmp(o, "--progress-every")) {
-      char *end;
-      errno = 0;
-      a->progress_every = strtod(v, &end);
-      if (end == v || *end || errno || !(a->progress_every >= 0) || a->progress_every > 1e6)
-        return mpt_error_set(err, MPT_ERR_VALUE, "--progress-every: bad value '%s' (expected seconds >= 0)", v);
-    }
+    else if (!strcmp(o, "--progress-every")) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->progress_every, err);
     else return mpt_error_set(err, MPT_ERR_VALUE, "unknown option '%s' (see mptune bench --help)", o);
     if (rc) return rc;
   }

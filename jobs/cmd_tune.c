@@ -6,7 +6,6 @@
  * reason, optional T4 export. `collect` is a brute-force run over the whole valid set.
  * Test hook: with MPT_TRACE_APPENDS=FILE the coordinator appends "id status" to FILE after each record
  * is flushed to the log (the SIGKILL test checks that every traced record survives). */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -76,16 +75,6 @@ static void usage(FILE *f, int collect) {
             "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n");
 }
 
-static int parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number in [%g, %g])", opt, s, lo, hi);
-  *out = v;
-  return 0;
-}
-
 static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
   a->collect = collect;
@@ -117,7 +106,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
         a->budget = n;
       }
     } else if (strcmp(o, "--time") == 0) {
-      if ((rc = parse_num(o, v, 0, 1e9, &d, err)) == 0) {
+      if ((rc = mpt_cmd_parse_num(o, v, 0, 1e9, &d, err)) == 0) {
         if (d <= 0) return mpt_error_set(err, MPT_ERR_VALUE, "--time %s: the time budget must be positive", v);
         a->time_budget = d;
       }
@@ -126,17 +115,17 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
     } else if (strcmp(o, "--log") == 0) a->log = v;
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
     else if (strcmp(o, "--simulate") == 0) a->simulate = v;
-    else if (strcmp(o, "--simulate-delay") == 0) rc = parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
+    else if (strcmp(o, "--simulate-delay") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
     else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
       if (a->n_opts >= MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "too many --option (max %d)", MAX_OPTS);
       a->opts[a->n_opts++] = v;
-    } else if (strcmp(o, "--timeout") == 0) rc = parse_num(o, v, 0, 1e7, &a->timeout_s, err);
+    } else if (strcmp(o, "--timeout") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->iterations = (int)(n > 1000000 ? 1000000 : n);
     } else if (strcmp(o, "--workdir") == 0) a->workdir = v;
-    else if (strcmp(o, "--grace") == 0) rc = parse_num(o, v, 0, 1e6, &a->grace_s, err);
+    else if (strcmp(o, "--grace") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->grace_s, err);
     else if (strcmp(o, "--progress") == 0) {
       if (strcmp(v, "auto") == 0) a->progress = MPT_PROGRESS_AUTO;
       else if (strcmp(v, "tty") == 0) a->progress = MPT_PROGRESS_TTY;

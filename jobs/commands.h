@@ -22,5 +22,7 @@ extern const mpt_command mpt_commands[];
 
 /* "--opt VALUE" as an integer >= lo (jobs/cmd_args.c): 0, or an error naming opt and the value */
 int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err);
+/* "--opt VALUE" as a finite number in [lo, hi]: 0, or an error naming opt and the value */
+int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err);
 
 #endif

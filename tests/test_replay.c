@@ -370,8 +370,8 @@ static void test_bad_files(void **state) {
 }
 
 /* records are parsed one at a time (json_stream.c): malformed text between or inside them is still
- * "not valid JSON" with the byte near the error, escaped keys are unescaped, and a file the scanner
- * cannot walk (a top-level array) gets cJSON's whole-document verdict */
+ * "not valid JSON", at the line and column of the error and naming the record, escaped keys are
+ * unescaped, and a file the scanner cannot walk (a top-level array) gets cJSON's whole-document verdict */
 static void test_streamed_records(void **state) {
   fixture *f = *state;
   mpt_replay *r = NULL;
