@@ -47,6 +47,13 @@ int mpt_cmd_export(int argc, char **argv) {
     fprintf(stderr, "mptune export: %s\n", err.msg);
     return 1;
   }
+  mpt_runlog *log;
+  if (mpt_runlog_open_readonly(log_path, &log, &err) == 0) { /* the export skipped damaged records: say so */
+    if (mpt_runlog_damaged(log) > 0)
+      fprintf(stderr, "mptune export: warning: %s has %lld damaged records (checksum mismatch), left out; the %lld "
+              "intact ones are exported\n", log_path, (long long)mpt_runlog_damaged(log), (long long)mpt_runlog_count(log));
+    mpt_runlog_close(log);
+  }
   printf("wrote %s\n", t4);
   return 0;
 }

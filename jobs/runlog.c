@@ -23,7 +23,8 @@
 #include "spaces/clock.h"
 
 #define FORMAT_NAME "mptune-runlog"
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3 /* 3: fixed-length strings, HDF5 1.8 object format; 2 (variable-length strings) is read too */
+#define FORMAT_OLDEST 2
 #define REASON_LEN MPT_OBS_REASON
 #define COPY_BLOCK 1024
 
@@ -80,6 +81,9 @@ struct mpt_runlog {
   int dims;
   size_t rec_size;
   int64_t count, capacity;
+  int64_t end;             /* records [0, end) of the file hold the count valid ones: end > count when some are damaged */
+  int64_t damaged;         /* invalid records before the last valid one (storage damage, not a torn tail) */
+  char *damaged_copy;      /* where mpt_runlog_open kept the file with damaged records, or NULL */
   int32_t session;
   const mpt_space *space;
   param_table *params;
@@ -94,7 +98,26 @@ struct mpt_runlog {
 
 /* ---- small helpers ---- */
 
-static void quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+/* HDF5 prints nothing; the most specific message of its last failure is kept for ours (h5_last) */
+static char h5_last[160];
+
+static herr_t keep_innermost(unsigned n, const H5E_error2_t *e, void *data) {
+  (void)data;
+  if (n == 0 && e && e->desc) snprintf(h5_last, sizeof h5_last, "%s", e->desc);
+  return 0;
+}
+
+static herr_t note_h5_error(hid_t stack, void *data) {
+  (void)data;
+  h5_last[0] = '\0';
+  H5Ewalk2(stack, H5E_WALK_UPWARD, keep_innermost, NULL);
+  return 0;
+}
+
+static void quiet_hdf5(void) {
+  H5Eset_auto2(H5E_DEFAULT, note_h5_error, NULL);
+  h5_last[0] = '\0';
+}
 
 static void iso_time(double t, char *buf, size_t cap) {
   time_t s = (time_t)t;
@@ -106,6 +129,7 @@ static void iso_time(double t, char *buf, size_t cap) {
 }
 
 static int h5err(mpt_error *err, const char *path, const char *what) {
+  if (h5_last[0]) return mpt_error_set(err, MPT_ERR_IO, "run log %s: HDF5 error while %s (%s)", path, what, h5_last);
   return mpt_error_set(err, MPT_ERR_IO, "run log %s: HDF5 error while %s", path, what);
 }
 
@@ -123,11 +147,14 @@ static hid_t fixstr_type(size_t n) {
   return t;
 }
 
+/* a string attribute, fixed-length (its size: the text and its NUL): stored in the object header, under
+ * its checksum, not in the unchecked global heap that variable-length strings use */
 static int attr_str(hid_t obj, const char *name, const char *value) {
-  hid_t t = vlstr_type(), sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
   const char *v = value ? value : "";
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &v);
+  hid_t t = fixstr_type(strlen(v) + 1), sp = H5Screate(H5S_SCALAR);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, v);
   if (a >= 0) H5Aclose(a);
   H5Sclose(sp);
   H5Tclose(t);
@@ -164,6 +191,7 @@ static char *attr_read_str(hid_t obj, const char *name) {
     } else {
       size_t n = H5Tget_size(ft);
       hid_t mt = fixstr_type(n + 1);
+      H5Tset_cset(mt, H5Tget_cset(ft)); /* HDF5 converts no character sets */
       out = calloc(1, n + 1);
       if (out && H5Aread(a, mt, out) < 0) { free(out); out = NULL; }
       H5Tclose(mt);
@@ -426,17 +454,49 @@ static int block_io(mpt_runlog *log, hid_t d, hsize_t start, hsize_t n, int writ
 /* reads records [start, start+n) of the open log into log->buf */
 static int read_block(mpt_runlog *log, hsize_t start, hsize_t n) { return block_io(log, log->evals, start, n, 0); }
 
-/* the number of leading records written completely (append order) */
-static int count_valid(mpt_runlog *log, int64_t *out) {
-  *out = 0;
+/* Counts the records written completely (log->count) and where the last of them ends (log->end). The
+ * records before /count were complete when /count was written and are never written again, so an
+ * invalid one there is damage to the file (log->damaged; the valid records after it are kept). From
+ * /count on, records may still be in flight (a reader beside the writer) or torn by a kill: only the
+ * leading complete ones are taken. */
+static int scan_records(mpt_runlog *log) {
+  log->count = log->end = log->damaged = 0;
+  int64_t settled = 0;
+  if (H5Dread(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &settled) < 0) return -1;
+  if (settled < 0 || settled > log->capacity) settled = 0; /* a damaged /count: trust no record to be settled */
   if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
   for (hsize_t start = 0; start < (hsize_t)log->capacity; start += COPY_BLOCK) {
     hsize_t n = (hsize_t)log->capacity - start < COPY_BLOCK ? (hsize_t)log->capacity - start : COPY_BLOCK;
     if (read_block(log, start, n) < 0) return -1;
     for (hsize_t i = 0; i < n; i++) {
-      if (!rec_valid(log->buf + i * log->rec_size, log->rec_size)) return 0;
-      (*out)++;
+      int64_t at = (int64_t)(start + i);
+      if (!rec_valid(log->buf + i * log->rec_size, log->rec_size)) {
+        if (at >= settled) return 0;
+        log->damaged++;
+        continue;
+      }
+      log->count++;
+      log->end = at + 1;
     }
+  }
+  return 0;
+}
+
+/* Calls fn for each valid record of the open log in append order, in blocks: fn(log->buf, k, ctx) with
+ * the k valid records of a block moved to the front of log->buf; 0 or -1 (HDF5 error, or fn's). */
+static int each_valid_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
+  if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
+  for (hsize_t start = 0; start < (hsize_t)log->end; start += COPY_BLOCK) {
+    hsize_t n = (hsize_t)log->end - start < COPY_BLOCK ? (hsize_t)log->end - start : COPY_BLOCK;
+    if (read_block(log, start, n) < 0) return -1;
+    hsize_t k = 0;
+    for (hsize_t i = 0; i < n; i++) {
+      unsigned char *src = log->buf + i * log->rec_size;
+      if (!rec_valid(src, log->rec_size)) continue;
+      if (k != i) memmove(log->buf + k * log->rec_size, src, log->rec_size);
+      k++;
+    }
+    if (k && fn(log, k, ctx) < 0) return -1;
   }
   return 0;
 }
@@ -502,19 +562,71 @@ fail:
   return NULL;
 }
 
+/* n strings side by side, each in *width bytes (the longest and its NUL), for a fixed-length string type */
+static char *pack_strings(const char *const *str, hsize_t n, size_t *width) {
+  size_t w = 1;
+  for (hsize_t i = 0; i < n; i++) {
+    size_t len = str[i] ? strlen(str[i]) + 1 : 1;
+    if (len > w) w = len;
+  }
+  char *out = calloc(n ? n : 1, w);
+  for (hsize_t i = 0; out && i < n; i++)
+    if (str[i]) memcpy(out + i * w, str[i], strlen(str[i]));
+  *width = w;
+  return out;
+}
+
+/* reads n strings of an attribute (is_attr) or a dataset, variable-length (format 2) or fixed-length
+ * (format 3), into malloc'd copies; 0 or -1 */
+static int read_strings(hid_t obj, int is_attr, hsize_t n, char **out) {
+  hid_t ft = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
+  if (ft < 0) return -1;
+  int rc = 0;
+  if (H5Tget_class(ft) != H5T_STRING) rc = -1;
+  else if (H5Tis_variable_str(ft) > 0) {
+    hid_t mt = vlstr_type();
+    char **tmp = calloc(n ? n : 1, sizeof(char *));
+    if (!tmp || (n && (is_attr ? H5Aread(obj, mt, tmp) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp)) < 0)) rc = -1;
+    for (hsize_t i = 0; tmp && i < n; i++) {
+      if (rc == 0 && !(out[i] = strdup(tmp[i] ? tmp[i] : ""))) rc = -1;
+      if (tmp[i]) H5free_memory(tmp[i]);
+    }
+    free(tmp);
+    H5Tclose(mt);
+  } else {
+    size_t w = H5Tget_size(ft) + 1; /* one more: a NUL even when a value fills its width */
+    hid_t mt = fixstr_type(w);
+    H5Tset_cset(mt, H5Tget_cset(ft));
+    char *buf = w < ((size_t)1 << 30) ? calloc(n ? n : 1, w) : NULL;
+    if (!buf || (n && (is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)) rc = -1;
+    for (hsize_t i = 0; rc == 0 && i < n; i++) {
+      buf[i * w + w - 1] = '\0';
+      if (!(out[i] = strdup(buf + i * w))) rc = -1;
+    }
+    free(buf);
+    H5Tclose(mt);
+  }
+  H5Tclose(ft);
+  return rc;
+}
+
 static int write_params(const mpt_runlog *log, hid_t file) {
   hid_t g = H5Gcreate2(file, "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   int rc = 0;
   {
-    hid_t t = vlstr_type();
     hsize_t n = (hsize_t)log->dims;
     hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_NULL);
     const char **names = calloc(n ? n : 1, sizeof(char *));
     for (int p = 0; p < log->dims && names; p++) names[p] = log->params[p].name;
+    size_t width = 0;
+    char *packed = names ? pack_strings(names, n, &width) : NULL;
+    hid_t t = fixstr_type(width);
+    H5Tset_cset(t, H5T_CSET_UTF8);
     hid_t a = H5Acreate2(g, "names", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || !names || (n && H5Awrite(a, t, names) < 0)) rc = -1;
+    if (a < 0 || !packed || (n && H5Awrite(a, t, packed) < 0)) rc = -1;
     if (a >= 0) H5Aclose(a);
+    free(packed);
     free(names);
     H5Sclose(sp);
     H5Tclose(t);
@@ -527,7 +639,15 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     const void *data;
     int64_t *iv = NULL;
     int8_t *bv = NULL;
-    if (t->kind == MPT_RL_STRING) { ft = vlstr_type(); mt = H5Tcopy(ft); data = t->str; }
+    char *packed = NULL;
+    if (t->kind == MPT_RL_STRING) {
+      size_t width = 0;
+      packed = pack_strings((const char *const *)t->str, n, &width);
+      ft = fixstr_type(width);
+      H5Tset_cset(ft, H5T_CSET_UTF8);
+      mt = H5Tcopy(ft);
+      data = packed;
+    }
     else if (t->kind == MPT_RL_FLOAT) { ft = H5Tcopy(H5T_IEEE_F64LE); mt = H5Tcopy(H5T_NATIVE_DOUBLE); data = t->num; }
     else if (t->kind == MPT_RL_BOOL) {
       ft = H5Tcopy(H5T_STD_I8LE); mt = H5Tcopy(H5T_NATIVE_INT8);
@@ -550,6 +670,7 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     }
     free(iv);
     free(bv);
+    free(packed);
     H5Tclose(ft);
     H5Tclose(mt);
     H5Sclose(sp);
@@ -570,8 +691,7 @@ static int read_params(mpt_runlog *log) {
   log->dims = (int)n;
   log->params = calloc((size_t)(n > 0 ? n : 1), sizeof *log->params);
   char **names = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
-  hid_t vt = vlstr_type();
-  if (!log->params || !names || (n > 0 && H5Aread(a, vt, names) < 0)) rc = -1;
+  if (!log->params || !names || (n > 0 && read_strings(a, 1, (hsize_t)n, names) < 0)) rc = -1;
   H5Aclose(a);
   for (int p = 0; p < log->dims && rc == 0; p++) {
     param_table *t = &log->params[p];
@@ -585,13 +705,7 @@ static int read_params(mpt_runlog *log) {
     t->n = (int)extent_of(d);
     if (t->kind == MPT_RL_STRING) {
       t->str = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      char **tmp = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      if (!t->str || !tmp || (t->n && H5Dread(d, vt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0)) rc = -1;
-      for (int i = 0; tmp && i < t->n; i++) {
-        if (rc == 0 && t->str) t->str[i] = strdup(tmp[i] ? tmp[i] : "");
-        if (tmp[i]) H5free_memory(tmp[i]);
-      }
-      free(tmp);
+      if (!t->str || (t->n && read_strings(d, 0, (hsize_t)t->n, t->str) < 0)) rc = -1;
     } else {
       t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
       if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) rc = -1;
@@ -599,9 +713,8 @@ static int read_params(mpt_runlog *log) {
     H5Dclose(d);
   }
   for (int p = 0; p < n; p++)
-    if (names && names[p]) H5free_memory(names[p]);
+    if (names) free(names[p]);
   free(names);
-  H5Tclose(vt);
   H5Gclose(g);
   return rc;
 }
@@ -663,6 +776,7 @@ static void free_log(mpt_runlog *log) {
   free(log->buf);
   free(log->path);
   free(log->tmp);
+  free(log->damaged_copy);
   free(log);
 }
 
@@ -681,17 +795,30 @@ static int open_datasets(mpt_runlog *log) {
   return 0;
 }
 
-/* Writes the whole log (state in memory + the first n_copy records of the open file, if any) as a new
+typedef struct copy_ctx { hid_t d; hsize_t out; } copy_ctx;
+
+static int copy_block(mpt_runlog *log, hsize_t k, void *ctx) {
+  copy_ctx *c = ctx;
+  if (block_io(log, c->d, c->out, k, 1) < 0) return -1;
+  c->out += k;
+  return 0;
+}
+
+/* Writes the whole log (state in memory + the n_copy valid records of the open file, if any) as a new
  * file log->tmp with room for `capacity` records, then renames it over log->path and reopens it. */
 static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error *err) {
   if (capacity < n_copy) capacity = n_copy;
   if (capacity < 16) capacity = 16;
   unlink(log->tmp);
   hid_t fapl = make_fapl();
+  /* the HDF5 1.8 object format: object headers, attributes and the superblock carry checksums, so damaged
+   * metadata is an error, not a crash (no 1.10 format: its superblock would mark the file open for
+   * writing, and a killed run's log would then not open) */
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
   hid_t f = H5Fcreate(log->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   if (f < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s (is the directory writable?)", log->tmp);
-  int bad = 0;
+  int bad = set_attr_num(log, "format_version", "%d", FORMAT_VERSION); /* a resumed older log: now this layout */
   for (int i = 0; i < N_ATTRS; i++) {
     const char *v = log->attr[i] ? log->attr[i] : "";
     switch (ATTRS[i].kind) {
@@ -720,13 +847,10 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   H5Pclose(dcpl);
   H5Sclose(sp);
   if (d < 0) bad = 1;
-  /* copy the records */
+  /* copy the valid records, side by side (without a torn tail or damaged ones) */
   if (!bad && n_copy > 0) {
-    if (ensure_buf(log, COPY_BLOCK) < 0) bad = 1;
-    for (hsize_t start = 0; !bad && start < (hsize_t)n_copy; start += COPY_BLOCK) {
-      hsize_t n = (hsize_t)n_copy - start < COPY_BLOCK ? (hsize_t)n_copy - start : COPY_BLOCK;
-      if (read_block(log, start, n) < 0 || block_io(log, d, start, n, 1) < 0) bad = 1;
-    }
+    copy_ctx cc = {d, 0};
+    if (each_valid_block(log, copy_block, &cc) < 0 || cc.out != (hsize_t)n_copy) bad = 1;
   }
   if (d >= 0) H5Dclose(d);
   /* /count: written in place after the records of every append */
@@ -756,8 +880,26 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   log->file = H5Fopen(log->path, H5F_ACC_RDWR, fapl);
   H5Pclose(fapl);
   if (log->file < 0 || open_datasets(log) < 0) return h5err(err, log->path, "reopening the file");
-  log->count = n_copy;
+  log->count = log->end = n_copy;
   return 0;
+}
+
+/* copies file src to dst (new); 0 or -1 (errno set) */
+static int copy_file(const char *src, const char *dst) {
+  FILE *in = fopen(src, "rb");
+  if (!in) return -1;
+  FILE *out = fopen(dst, "wbx");
+  if (!out) { fclose(in); return -1; }
+  char buf[65536];
+  size_t n;
+  int rc = 0;
+  while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) rc = -1;
+  if (ferror(in)) rc = -1;
+  fclose(in);
+  if (fclose(out) != 0) rc = -1;
+  if (rc < 0) unlink(dst);
+  return rc;
 }
 
 static session_rec this_session(void) {
@@ -850,38 +992,67 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
   hid_t fapl = make_fapl();
   log->file = H5Fopen(path, readonly ? H5F_ACC_RDONLY : H5F_ACC_RDWR, fapl);
   H5Pclose(fapl);
-  if (log->file < 0) {
-    free_log(log);
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (HDF5 can not open it)", path);
-  }
-  char *fmt = attr_read_str(log->file, "mptune_format");
+  int rc = 0;
+  if (log->file < 0)
+    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged or not an mptune run log: HDF5 can not open it%s%s%s", path,
+                       h5_last[0] ? " (" : "", h5_last, h5_last[0] ? ")" : "");
+  char *fmt = rc ? NULL : attr_read_str(log->file, "mptune_format");
   int ok = fmt && strcmp(fmt, FORMAT_NAME) == 0;
   free(fmt);
   char *ver = ok ? attr_read_str(log->file, "format_version") : NULL;
-  if (!ok || !ver || H5Lexists(log->file, "evaluations", H5P_DEFAULT) <= 0) {
-    free(ver);
-    free_log(log);
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
-  }
-  int v = atoi(ver);
+  if (rc == 0 && h5_last[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
+  if (rc == 0 && (!ok || !ver || H5Lexists(log->file, "evaluations", H5P_DEFAULT) <= 0))
+    rc = h5_last[0] ? h5err(err, path, "looking for its records (the file is damaged)")
+                    : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
+  int v = ver ? atoi(ver) : 0;
   free(ver);
-  if (v != FORMAT_VERSION) {
-    free_log(log);
-    return mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads format %d",
-                         path, v, MPT_VERSION, FORMAT_VERSION);
-  }
-  for (int i = 0; i < N_ATTRS; i++) log->attr[i] = attr_read_str(log->file, ATTRS[i].key);
-  const char *fin = get_attr(log, "finished");
+  if (rc == 0 && (v < FORMAT_OLDEST || v > FORMAT_VERSION))
+    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",
+                       path, v, MPT_VERSION, FORMAT_OLDEST, FORMAT_VERSION);
+  for (int i = 0; rc == 0 && i < N_ATTRS; i++) log->attr[i] = attr_read_str(log->file, ATTRS[i].key);
+  if (rc == 0 && h5_last[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
+  const char *fin = rc ? NULL : get_attr(log, "finished");
   log->finished = fin && atoi(fin) != 0;
-  if (read_params(log) < 0) { free_log(log); return h5err(err, path, "reading the parameter tables"); }
-  make_types(log);
-  log->devs = read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
-  log->sess = read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
-  if (open_datasets(log) < 0) { free_log(log); return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", path); }
+  if (rc == 0 && read_params(log) < 0) rc = h5err(err, path, "reading the parameter tables (the file is damaged)");
+  if (rc == 0) {
+    make_types(log);
+    log->devs = read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
+    log->sess = read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
+    if (h5_last[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
+  }
+  if (rc == 0 && open_datasets(log) < 0)
+    rc = h5_last[0] ? h5err(err, path, "opening its records (the file is damaged)")
+                    : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", path);
   log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
-  if (count_valid(log, &log->count) < 0) { free_log(log); return h5err(err, path, "reading the evaluations"); }
+  if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
+  if (rc < 0) { /* the message is set before closing: closing a damaged file can fail too */
+    free_log(log);
+    return rc;
+  }
   *out = log;
   return 0;
+}
+
+/* Before a resume rewrites a log with damaged records (without them), the file as it was stays beside it
+ * as PATH.damaged (PATH.damaged.2, ... when taken): a hard link, or a copy where links fail. */
+static int keep_damaged_copy(mpt_runlog *log, mpt_error *err) {
+  size_t cap = strlen(log->path) + 32;
+  char *name = malloc(cap);
+  if (!name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int k = 1; k < 1000; k++) {
+    if (k == 1) snprintf(name, cap, "%s.damaged", log->path);
+    else snprintf(name, cap, "%s.damaged.%d", log->path, k);
+    if (access(name, F_OK) == 0) continue;
+    if (link(log->path, name) == 0 || copy_file(log->path, name) == 0) {
+      log->damaged_copy = name;
+      return 0;
+    }
+    break;
+  }
+  mpt_error_set(err, MPT_ERR_IO, "run log %s has %lld damaged records and no copy of it could be kept as %s (%s); "
+                "resuming would drop them, so it was not resumed", log->path, (long long)log->damaged, name, strerror(errno));
+  free(name);
+  return MPT_ERR_IO;
 }
 
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
@@ -907,8 +1078,9 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
       free_params(want, pr->n_params);
     }
   }
+  if (rc == 0 && log->damaged > 0) rc = keep_damaged_copy(log, err);
   if (rc < 0) { free_log(log); return rc; }
-  /* a new session: its row, and a fresh copy without any torn record */
+  /* a new session: its row, and a fresh copy without any torn or damaged record */
   session_rec s = this_session();
   session_rec *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
   if (!ns) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
@@ -938,16 +1110,32 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
   if (ensure_buf(log, (size_t)n) < 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++) obs_to_rec(log, &obs[i], log->buf + (size_t)i * log->rec_size);
   /* the records, then the count: raw bytes in place, no HDF5 metadata changes */
-  if (block_io(log, log->evals, (hsize_t)log->count, (hsize_t)n, 1) < 0) return h5err(err, log->path, "appending evaluations");
+  if (block_io(log, log->evals, (hsize_t)log->end, (hsize_t)n, 1) < 0) return h5err(err, log->path, "appending evaluations");
   int64_t c = log->count + n;
   if (H5Dwrite(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c) < 0)
     return h5err(err, log->path, "updating the count");
   if (H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) return h5err(err, log->path, "flushing");
   log->count = c;
+  log->end += n;
   return 0;
 }
 
 int64_t mpt_runlog_count(const mpt_runlog *log) { return log ? log->count : 0; }
+int64_t mpt_runlog_damaged(const mpt_runlog *log) { return log ? log->damaged : 0; }
+const char *mpt_runlog_damaged_copy(const mpt_runlog *log) { return log ? log->damaged_copy : NULL; }
+
+typedef struct read_ctx { mpt_obs *o; int32_t *cfg; int64_t k; } read_ctx;
+
+static int read_into(mpt_runlog *log, hsize_t k, void *ctx) {
+  read_ctx *r = ctx;
+  if (r->k + (int64_t)k > log->count) return -1; /* the file changed under a reader */
+  for (hsize_t i = 0; i < k; i++, r->k++) {
+    const unsigned char *src = log->buf + i * log->rec_size;
+    rec_to_obs(src, log->rec_size, &r->o[r->k]);
+    if (r->cfg) memcpy(r->cfg + r->k * log->dims, src + sizeof(rec_fixed), sizeof(int32_t) * (size_t)log->dims);
+  }
+  return 0;
+}
 
 int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err) {
   quiet_hdf5();
@@ -955,28 +1143,19 @@ int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64
   if (config) *config = NULL;
   *n = 0;
   int64_t total = log->count;
-  mpt_obs *o = malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1));
-  int32_t *cfg = config ? malloc(sizeof(int32_t) * (size_t)(total ? total : 1) * (size_t)(log->dims ? log->dims : 1)) : NULL;
-  if (!o || (config && !cfg) || ensure_buf(log, COPY_BLOCK) < 0) {
-    free(o); free(cfg);
+  read_ctx r = {malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1)), NULL, 0};
+  if (config) r.cfg = malloc(sizeof(int32_t) * (size_t)(total ? total : 1) * (size_t)(log->dims ? log->dims : 1));
+  if (!r.o || (config && !r.cfg)) {
+    free(r.o); free(r.cfg);
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", log->path);
   }
-  int64_t k = 0;
-  for (hsize_t start = 0; start < (hsize_t)total; start += COPY_BLOCK) {
-    hsize_t cnt = (hsize_t)total - start < COPY_BLOCK ? (hsize_t)total - start : COPY_BLOCK;
-    if (read_block(log, start, cnt) < 0) {
-      free(o); free(cfg);
-      return h5err(err, log->path, "reading evaluations");
-    }
-    for (hsize_t i = 0; i < cnt; i++, k++) {
-      const unsigned char *src = log->buf + i * log->rec_size;
-      rec_to_obs(src, log->rec_size, &o[k]);
-      if (cfg) memcpy(cfg + k * log->dims, src + sizeof(rec_fixed), sizeof(int32_t) * (size_t)log->dims);
-    }
+  if (each_valid_block(log, read_into, &r) < 0 || r.k != total) {
+    free(r.o); free(r.cfg);
+    return h5err(err, log->path, "reading evaluations");
   }
-  *obs = o;
-  if (config) *config = cfg;
-  *n = k;
+  *obs = r.o;
+  if (config) *config = r.cfg;
+  *n = r.k;
   return 0;
 }
 

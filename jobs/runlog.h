@@ -39,6 +39,12 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
 /* Appends and flushes (H5Fflush) before returning. */
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err);
 int64_t mpt_runlog_count(const mpt_runlog *log);
+/* Records found damaged when the log was opened (checksum mismatch before the last valid record: damage
+ * to the file, not the torn tail of a killed append); they are skipped, the valid records after them
+ * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:
+ * mpt_runlog_damaged_copy is that path (PATH.damaged), NULL when nothing was damaged. */
+int64_t mpt_runlog_damaged(const mpt_runlog *log);
+const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
 /* Reads all records in the order they were appended; *obs is malloc'd (caller frees). */
 int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */

@@ -58,10 +58,11 @@ def main():
 
     # --- the log, read as docs/RUNLOG.md says
     with h5py.File(log, "r") as f:
-        check(f.attrs["mptune_format"] == "mptune-runlog", "format mark")
+        text = lambda v: v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)  # fixed-length: bytes
+        check(text(f.attrs["mptune_format"]) == "mptune-runlog", "format mark")
+        check(int(f.attrs["format_version"]) == 3, "format version")
         check(int(f.attrs["finished"]) == 1, "finished attribute")
-        sr = f.attrs["stop_reason"]
-        sr = sr.decode() if isinstance(sr, (bytes, np.bytes_)) else str(sr)
+        sr = text(f.attrs["stop_reason"])
         check(sr == "budget", f"stop reason '{sr}'")
         names = [n if isinstance(n, str) else n.decode() for n in f["parameters"].attrs["names"]]
         values = {n: f["parameters"][n][:] for n in names}

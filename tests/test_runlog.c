@@ -17,9 +17,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <hdf5.h>
+#include <zlib.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/replay.h"
 #include "jobs/runlog.h"
+#include "spaces/rng.h"
 
 #include "tests/conv_fixture.h"
 
@@ -430,6 +432,213 @@ static void test_torn_record(void **state) {
   free(good);
 }
 
+/* where /evaluations starts in the file, and the size of one record */
+static haddr_t evals_offset(const char *path, size_t *rec_size) {
+  hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(h, "evaluations", H5P_DEFAULT);
+  hid_t t = H5Dget_type(d);
+  *rec_size = H5Tget_size(t);
+  haddr_t base = H5Dget_offset(d);
+  H5Tclose(t);
+  H5Dclose(d);
+  H5Fclose(h);
+  assert_true(base != HADDR_UNDEF);
+  return base;
+}
+
+static void flip_byte(const char *path, long at) {
+  FILE *fp = fopen(path, "r+b");
+  assert_non_null(fp);
+  assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+  int c = fgetc(fp);
+  assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+  fputc(c ^ 0x21, fp);
+  fclose(fp);
+}
+
+/* records damaged in the file (not a torn tail): skipped with a count, the valid ones after them kept;
+ * a resume rewrites the log without them and keeps the damaged file beside it */
+static void test_damaged_records(void **state) {
+  fixture *f = *state;
+  char path[400], copy[420];
+  snprintf(path, sizeof path, "%s/damaged.h5", f->tmpdir);
+  snprintf(copy, sizeof copy, "%s.damaged", path);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  enum { N = 30 };
+  mpt_obs o[N + 1];
+  for (int i = 0; i <= N; i++) synth_obs(&o[i], 100 + i);
+  assert_int_equal(mpt_runlog_append(log, o, N, &err), 0);
+  mpt_runlog_close(log);
+  size_t rs;
+  haddr_t base = evals_offset(path, &rs);
+  flip_byte(path, (long)(base + 5 * rs + 100)); /* record 5: a time */
+  flip_byte(path, (long)(base + 6 * rs + rs - 3)); /* record 6: its id */
+  /* read-only: 28 records, 2 damaged (before /count: not a torn tail, test_torn_record), in order */
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), N - 2);
+  assert_int_equal(mpt_runlog_damaged(log), 2);
+  assert_null(mpt_runlog_damaged_copy(log));
+  mpt_obs *got;
+  int64_t n;
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  assert_int_equal(n, N - 2);
+  for (int64_t i = 0, j = 0; j < N; j++)
+    if (j != 5 && j != 6) assert_obs_equal(&got[i++], &o[j]);
+  free(got);
+  mpt_runlog_close(log);
+  FILE *fp = fopen(path, "rb");
+  fseek(fp, 0, SEEK_END);
+  long size = ftell(fp);
+  fclose(fp);
+  /* resume: the damaged file is kept as it was, the log rewritten with the 28 and appended to */
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_damaged(log), 2);
+  assert_non_null(mpt_runlog_damaged_copy(log));
+  assert_string_equal(mpt_runlog_damaged_copy(log), copy);
+  assert_int_equal(mpt_runlog_count(log), N - 2);
+  assert_int_equal(mpt_runlog_append(log, &o[N], 1, &err), 0);
+  mpt_runlog_close(log);
+  fp = fopen(copy, "rb");
+  assert_non_null(fp);
+  fseek(fp, 0, SEEK_END);
+  assert_int_equal(ftell(fp), size);
+  fclose(fp);
+  assert_int_equal(mpt_runlog_open_readonly(copy, &log, &err), 0); /* still the damaged one */
+  assert_int_equal(mpt_runlog_damaged(log), 2);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_damaged(log), 0);
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  assert_int_equal(n, N - 1);
+  assert_obs_equal(&got[4], &o[4]);
+  assert_obs_equal(&got[5], &o[7]);
+  assert_obs_equal(&got[N - 2], &o[N]);
+  free(got);
+  mpt_runlog_close(log);
+  /* a second damaged resume does not overwrite the first copy */
+  base = evals_offset(path, &rs);
+  flip_byte(path, (long)(base + 2 * rs + 100));
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_damaged(log), 1);
+  snprintf(copy, sizeof copy, "%s.damaged.2", path);
+  assert_string_equal(mpt_runlog_damaged_copy(log), copy);
+  assert_int_equal(mpt_runlog_count(log), N - 2);
+  mpt_runlog_close(log);
+}
+
+/* What a child does with one damaged copy of a log (test_damaged_logs): 0 when it reads, exports and
+ * resumes it keeping every record the read-only view showed; 3 the same but the resume is refused (a
+ * damaged parameter table or `finished` mark) with a message naming the file, the file unchanged; 1 when
+ * mptune refuses to read it with a message naming the file (written to fd); 2 when something read is
+ * lost or wrong. */
+static int use_damaged_log(const fixture *f, const char *path, int fd) {
+  char t4[440];
+  snprintf(t4, sizeof t4, "%s.json", path);
+  mpt_runlog *log;
+  mpt_error err = {0};
+  mpt_obs *got = NULL, *again = NULL;
+  int64_t n = 0, m = 0;
+  int rc = mpt_runlog_open_readonly(path, &log, &err);
+  if (rc == 0) {
+    rc = mpt_runlog_read(log, &got, &n, &err);
+    mpt_runlog_close(log);
+  }
+  if (rc == 0) rc = mpt_runlog_export_t4(path, t4, &err);
+  if (rc == 0) { /* resumed or not, the log keeps everything the read-only view showed */
+    int resumed = mpt_runlog_open(path, f->s, &log, &err) == 0;
+    if (resumed) mpt_runlog_close(log);
+    else if (!strstr(err.msg, path) || write(fd, err.msg, strlen(err.msg)) < 0) return 2;
+    if (mpt_runlog_open_readonly(path, &log, &err) != 0) return 2;
+    if ((resumed && mpt_runlog_damaged(log) != 0) || mpt_runlog_read(log, &again, &m, &err) != 0 || m != n) return 2;
+    for (int64_t i = 0; i < n; i++)
+      if (again[i].id != got[i].id || again[i].status != got[i].status) return 2;
+    mpt_runlog_close(log);
+    return resumed ? 0 : 3;
+  }
+  if (write(fd, err.msg, strlen(err.msg)) < 0) return 2;
+  return 1;
+}
+
+/* 300 damaged copies of a log (changed bytes anywhere, or cut short; fixed by a seed): each one is read
+ * (and resumed without losing what was read) or refused with one message naming it; none crashes or
+ * hangs mptune (each runs in a child, with a time limit). */
+static void test_damaged_logs(void **state) {
+  fixture *f = *state;
+  char base[400], path[420];
+  snprintf(base, sizeof base, "%s/undamaged.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_create(base, f->s, &m, &log, &err), 0);
+  mpt_obs o[40];
+  for (int i = 0; i < 40; i++) synth_obs(&o[i], 7 * i);
+  assert_int_equal(mpt_runlog_append(log, o, 40, &err), 0);
+  mpt_runlog_close(log);
+  FILE *fp = fopen(base, "rb");
+  assert_non_null(fp);
+  fseek(fp, 0, SEEK_END);
+  size_t size = (size_t)ftell(fp);
+  rewind(fp);
+  unsigned char *orig = malloc(size), *b = malloc(size);
+  assert_true(orig && b && fread(orig, 1, size, fp) == size);
+  fclose(fp);
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 20261122);
+  int outcome[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 300; i++) {
+    memcpy(b, orig, size);
+    size_t n = size;
+    if (mpt_rng_below(&rng, 7) == 0) n = (size_t)mpt_rng_below(&rng, size);
+    else {
+      static const int changes[] = {1, 2, 5, 20, 100};
+      for (int k = changes[mpt_rng_below(&rng, 5)]; k > 0; k--) b[mpt_rng_below(&rng, size)] = (unsigned char)mpt_rng_below(&rng, 256);
+    }
+    snprintf(path, sizeof path, "%s/damaged_%d.h5", f->tmpdir, i);
+    fp = fopen(path, "wb");
+    assert_true(fp && fwrite(b, 1, n, fp) == n);
+    fclose(fp);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      alarm(20);
+      _exit(use_damaged_log(f, path, fds[1]));
+    }
+    close(fds[1]);
+    char msg[1200] = "";
+    ssize_t got = 0, r;
+    while ((r = read(fds[0], msg + got, sizeof msg - 1 - (size_t)got)) > 0) got += r;
+    msg[got] = '\0';
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 2 || (WEXITSTATUS(status) == 1 && !strstr(msg, path)))
+      fprintf(stderr, "damaged copy %d: %s %d, message '%s'\n", i, WIFEXITED(status) ? "exit" : "signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), msg);
+    assert_true(WIFEXITED(status));
+    assert_true(WEXITSTATUS(status) != 2 && WEXITSTATUS(status) <= 3);
+    if (WEXITSTATUS(status) == 1) assert_non_null(strstr(msg, path));
+    outcome[WEXITSTATUS(status)]++;
+    unlink(path);
+    static const char *const left[] = {".json", ".damaged"};
+    for (int k = 0; k < 2; k++) {
+      char other[440];
+      snprintf(other, sizeof other, "%s%s", path, left[k]);
+      unlink(other);
+    }
+  }
+  fprintf(stderr, "damaged logs: %d read and resumed, %d read but not resumed, %d refused with a message\n",
+          outcome[0], outcome[3], outcome[1]);
+  assert_true(outcome[0] > 0 && outcome[1] > 0);
+  free(orig);
+  free(b);
+}
+
 /* a replayed run exported as T4 and loaded back gives the same statuses and objectives */
 static void test_export_roundtrip(void **state) {
   fixture *f = *state;
@@ -507,15 +716,18 @@ static void test_export_roundtrip(void **state) {
 
 /* string, float, bool and int parameters: replay matching, the log's parameter tables, the T4 export's
  * JSON types, and the round trip */
-static void test_mixed_types(void **state) {
-  fixture *f = *state;
-  const char *t1 =
+/* a problem with a parameter of every type (string values with a space too) */
+static const char MIXED_T1[] =
     "{\"General\": {\"BenchmarkName\": \"mixed\"}, \"ConfigurationSpace\": {\"TuningParameters\": ["
     "{\"Name\": \"method\", \"Type\": \"string\", \"Values\": \"['fast', 'exact', 'x y']\"},"
     "{\"Name\": \"scale\", \"Type\": \"float\", \"Values\": \"[0.5, 1.0, 2.25]\"},"
     "{\"Name\": \"flag\", \"Type\": \"bool\", \"Values\": \"[True, False]\"},"
     "{\"Name\": \"n\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}],"
     "\"Conditions\": [{\"Expression\": \"n == 1 or method == 'fast'\", \"Parameters\": [\"n\", \"method\"]}]}}";
+
+static void test_mixed_types(void **state) {
+  fixture *f = *state;
+  const char *t1 = MIXED_T1;
   mpt_problem *p;
   mpt_space *s;
   mpt_error err;
@@ -589,6 +801,112 @@ static void test_mixed_types(void **state) {
   mpt_problem_free(p);
 }
 
+/* 1 if the dataset or attribute `name` of the log's group `group` stores variable-length strings */
+static int stored_as_vlen(const char *path, const char *group, const char *name, int is_attr) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+  hid_t o = is_attr ? H5Aopen(g, name, H5P_DEFAULT) : H5Dopen2(g, name, H5P_DEFAULT);
+  assert_true(g >= 0 && o >= 0);
+  hid_t t = is_attr ? H5Aget_type(o) : H5Dget_type(o);
+  int v = H5Tis_variable_str(t) > 0;
+  H5Tclose(t);
+  if (is_attr) H5Aclose(o); else H5Dclose(o);
+  H5Gclose(g);
+  H5Fclose(f);
+  return v;
+}
+
+/* A log written by mptune's format 2 (variable-length strings; tests/data/runlog_format2.h5.gz, made by
+ * test_mixed_types's writer at commit 6650e39 with one device row and budget 0): it is read, exported and
+ * resumed, and the resume rewrites it in format 3 (fixed-length strings) with every record kept. */
+static void test_format2_log(void **state) {
+  fixture *f = *state;
+  char src[1200], path[400], t4[400];
+  const char *srcdir = getenv("MPT_SOURCE_DIR");
+  assert_non_null(srcdir);
+  snprintf(src, sizeof src, "%s/tests/data/runlog_format2.h5.gz", srcdir);
+  snprintf(path, sizeof path, "%s/format2.h5", f->tmpdir);
+  snprintf(t4, sizeof t4, "%s/format2_T4.json", f->tmpdir);
+  gzFile in = gzopen(src, "rb");
+  assert_non_null(in);
+  FILE *out = fopen(path, "wb");
+  assert_non_null(out);
+  char buf[8192];
+  int len;
+  while ((len = gzread(in, buf, sizeof buf)) > 0) assert_int_equal(fwrite(buf, 1, (size_t)len, out), (size_t)len);
+  assert_int_equal(len, 0);
+  gzclose(in);
+  fclose(out);
+  assert_true(stored_as_vlen(path, "/", "strategy", 1));
+  assert_true(stored_as_vlen(path, "/parameters", "method", 0));
+  assert_true(stored_as_vlen(path, "/parameters", "names", 1));
+
+  mpt_problem *p;
+  mpt_space *s;
+  mpt_error err;
+  assert_int_equal(mpt_problem_parse(MIXED_T1, "mixed.json", &p, &err), 0);
+  assert_int_equal(mpt_space_build(p, &s, &err), 0);
+  const int64_t n_space = mpt_space_size(s);
+  /* read as it is: metadata, and the records as written (ids from the last to 0; every 4th compile error) */
+  mpt_runlog *log;
+  int rc = mpt_runlog_open_readonly(path, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_string_equal(mpt_runlog_meta(log, "format_version"), "2");
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
+  assert_string_equal(mpt_runlog_meta(log, "options"), "popsize=20,mutation=0.1");
+  assert_string_equal(mpt_runlog_meta(log, "problem_text"), MIXED_T1);
+  mpt_obs *obs;
+  int64_t n;
+  assert_int_equal(mpt_runlog_read(log, &obs, &n, &err), 0);
+  assert_int_equal(n, n_space);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t id = n_space - 1 - i;
+    assert_int_equal(obs[i].id, id);
+    assert_int_equal(obs[i].status, id % 4 == 1 ? MPT_STATUS_COMPILE_ERROR : MPT_STATUS_OK);
+    if (id % 4 != 1) assert_true(obs[i].objective == (id == 2 ? 0.125 : 3.5));
+  }
+  mpt_runlog_close(log);
+  /* exported with its string values */
+  assert_int_equal(mpt_runlog_export_t4(path, t4, &err), 0);
+  FILE *fp = fopen(t4, "r");
+  char text[65536];
+  size_t got = fread(text, 1, sizeof text - 1, fp);
+  text[got] = '\0';
+  fclose(fp);
+  assert_non_null(strstr(text, "\"method\":\t\"x y\""));
+  assert_non_null(strstr(text, "\"method\":\t\"exact\""));
+  /* resumed: the tables match the problem; the new session rewrites the file in format 3 */
+  rc = mpt_runlog_open(path, s, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_obs extra;
+  synth_obs(&extra, 2);
+  assert_int_equal(mpt_runlog_append(log, &extra, 1, &err), 0);
+  mpt_runlog_close(log);
+  assert_false(stored_as_vlen(path, "/", "strategy", 1));
+  assert_false(stored_as_vlen(path, "/parameters", "method", 0));
+  assert_false(stored_as_vlen(path, "/parameters", "names", 1));
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_string_equal(mpt_runlog_meta(log, "format_version"), "3");
+  assert_string_equal(mpt_runlog_meta(log, "problem_text"), MIXED_T1);
+  mpt_obs *again;
+  int64_t m;
+  assert_int_equal(mpt_runlog_read(log, &again, &m, &err), 0);
+  assert_int_equal(m, n_space + 1);
+  for (int64_t i = 0; i < n; i++) assert_obs_equal(&again[i], &obs[i]);
+  assert_obs_equal(&again[n], &extra);
+  mpt_runlog_close(log);
+  free(obs);
+  free(again);
+  /* and the rewritten tables still match the problem */
+  assert_int_equal(mpt_runlog_open(path, s, &log, &err), 0);
+  mpt_runlog_close(log);
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_create_append_read),
@@ -597,8 +915,11 @@ int main(void) {
     cmocka_unit_test(test_other_problem),
     cmocka_unit_test(test_sigkill),
     cmocka_unit_test(test_torn_record),
+    cmocka_unit_test(test_damaged_records),
+    cmocka_unit_test(test_damaged_logs),
     cmocka_unit_test(test_export_roundtrip),
     cmocka_unit_test(test_mixed_types),
+    cmocka_unit_test(test_format2_log),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
