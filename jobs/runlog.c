@@ -10,6 +10,7 @@
  * renames it over NAME, which is atomic. So the file under the real name is always a complete HDF5 file,
  * and its records are those acknowledged plus at most a torn one, which the CRC rejects. */
 #include "jobs/runlog_priv.h"
+#include "jobs/runlog_h5.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <hdf5.h>
@@ -98,27 +99,6 @@ struct mpt_runlog {
 
 /* ---- small helpers ---- */
 
-/* HDF5 prints nothing; the most specific message of its last failure is kept for ours (h5_last) */
-static char h5_last[160];
-
-static herr_t keep_innermost(unsigned n, const H5E_error2_t *e, void *data) {
-  (void)data;
-  if (n == 0 && e && e->desc) snprintf(h5_last, sizeof h5_last, "%s", e->desc);
-  return 0;
-}
-
-static herr_t note_h5_error(hid_t stack, void *data) {
-  (void)data;
-  h5_last[0] = '\0';
-  H5Ewalk2(stack, H5E_WALK_UPWARD, keep_innermost, NULL);
-  return 0;
-}
-
-static void quiet_hdf5(void) {
-  H5Eset_auto2(H5E_DEFAULT, note_h5_error, NULL);
-  h5_last[0] = '\0';
-}
-
 static void iso_time(double t, char *buf, size_t cap) {
   time_t s = (time_t)t;
   struct tm tm;
@@ -129,88 +109,9 @@ static void iso_time(double t, char *buf, size_t cap) {
 }
 
 static int h5err(mpt_error *err, const char *path, const char *what) {
-  if (h5_last[0]) return mpt_error_set(err, MPT_ERR_IO, "run log %s: HDF5 error while %s (%s)", path, what, h5_last);
+  const char *why = mpt_h5_last_error();
+  if (why[0]) return mpt_error_set(err, MPT_ERR_IO, "run log %s: HDF5 error while %s (%s)", path, what, why);
   return mpt_error_set(err, MPT_ERR_IO, "run log %s: HDF5 error while %s", path, what);
-}
-
-static hid_t vlstr_type(void) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
-
-static hid_t fixstr_type(size_t n) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, n);
-  H5Tset_strpad(t, H5T_STR_NULLTERM);
-  return t;
-}
-
-/* a string attribute, fixed-length (its size: the text and its NUL): stored in the object header, under
- * its checksum, not in the unchecked global heap that variable-length strings use */
-static int attr_str(hid_t obj, const char *name, const char *value) {
-  const char *v = value ? value : "";
-  hid_t t = fixstr_type(strlen(v) + 1), sp = H5Screate(H5S_SCALAR);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, v);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? -1 : 0;
-}
-
-static int attr_num(hid_t obj, const char *name, hid_t type, const void *value) {
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, type, value);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  return rc < 0 ? -1 : 0;
-}
-
-/* reads an attribute as text (strings as they are, numbers printed exactly); malloc'd, NULL if absent */
-static char *attr_read_str(hid_t obj, const char *name) {
-  if (H5Aexists(obj, name) <= 0) return NULL;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return NULL;
-  hid_t ft = H5Aget_type(a);
-  char *out = NULL;
-  char b[64];
-  H5T_class_t cls = H5Tget_class(ft);
-  if (cls == H5T_STRING) {
-    if (H5Tis_variable_str(ft) > 0) {
-      hid_t mt = vlstr_type();
-      char *v = NULL;
-      if (H5Aread(a, mt, &v) >= 0) {
-        out = strdup(v ? v : "");
-        if (v) H5free_memory(v);
-      }
-      H5Tclose(mt);
-    } else {
-      size_t n = H5Tget_size(ft);
-      hid_t mt = fixstr_type(n + 1);
-      H5Tset_cset(mt, H5Tget_cset(ft)); /* HDF5 converts no character sets */
-      out = calloc(1, n + 1);
-      if (out && H5Aread(a, mt, out) < 0) { free(out); out = NULL; }
-      H5Tclose(mt);
-    }
-  } else if (cls == H5T_INTEGER) {
-    if (H5Tget_sign(ft) == H5T_SGN_NONE) {
-      unsigned long long v = 0;
-      if (H5Aread(a, H5T_NATIVE_ULLONG, &v) >= 0) { snprintf(b, sizeof b, "%llu", v); out = strdup(b); }
-    } else {
-      long long v = 0;
-      if (H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0) { snprintf(b, sizeof b, "%lld", v); out = strdup(b); }
-    }
-  } else if (cls == H5T_FLOAT) {
-    double v = 0;
-    if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) { snprintf(b, sizeof b, "%.17g", v); out = strdup(b); }
-  }
-  H5Tclose(ft);
-  H5Aclose(a);
-  return out;
 }
 
 static int attr_index(const char *key) {
@@ -272,7 +173,7 @@ static hid_t make_rec_type(int dims) {
   hsize_t nt = MPT_OBS_MAX_TIMES, nd = (hsize_t)(dims > 0 ? dims : 1);
   hid_t times_t = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nt);
   hid_t cfg_t = H5Tarray_create2(H5T_NATIVE_INT32, 1, &nd);
-  hid_t reason_t = fixstr_type(REASON_LEN);
+  hid_t reason_t = mpt_h5_fixstr_type(REASON_LEN);
   H5Tinsert(t, "config", sizeof(rec_fixed), cfg_t);
   H5Tinsert(t, "status", HOFFSET(rec_fixed, status), st);
   H5Tinsert(t, "objective", HOFFSET(rec_fixed, objective), H5T_NATIVE_DOUBLE);
@@ -299,7 +200,7 @@ static hid_t make_rec_type(int dims) {
 
 static hid_t make_dev_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(dev_rec));
-  hid_t s64 = fixstr_type(64), s32 = fixstr_type(32), s128 = fixstr_type(128), s16 = fixstr_type(16);
+  hid_t s64 = mpt_h5_fixstr_type(64), s32 = mpt_h5_fixstr_type(32), s128 = mpt_h5_fixstr_type(128), s16 = mpt_h5_fixstr_type(16);
   H5Tinsert(t, "session", HOFFSET(dev_rec, session), H5T_NATIVE_INT32);
   H5Tinsert(t, "rank", HOFFSET(dev_rec, rank), H5T_NATIVE_INT32);
   H5Tinsert(t, "index", HOFFSET(dev_rec, index), H5T_NATIVE_INT32);
@@ -315,7 +216,7 @@ static hid_t make_dev_type(void) {
 
 static hid_t make_ses_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(session_rec));
-  hid_t s64 = fixstr_type(64), s40 = fixstr_type(40);
+  hid_t s64 = mpt_h5_fixstr_type(64), s40 = mpt_h5_fixstr_type(40);
   H5Tinsert(t, "start_unix", HOFFSET(session_rec, start_unix), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "start_time", HOFFSET(session_rec, start_time), s40);
   H5Tinsert(t, "host", HOFFSET(session_rec, host), s64);
@@ -331,38 +232,6 @@ static hid_t make_fapl(void) {
    * needs none: appends change no metadata, and every other change comes as a new file by rename */
   H5Pset_file_locking(fapl, 0, 1);
   return fapl;
-}
-
-static hsize_t extent_of(hid_t d) {
-  hid_t fs = H5Dget_space(d);
-  hsize_t dim = 0;
-  if (H5Sget_simple_extent_type(fs) == H5S_SIMPLE) H5Sget_simple_extent_dims(fs, &dim, NULL);
-  H5Sclose(fs);
-  return dim;
-}
-
-/* a 1-D dataset holding exactly n rows */
-static int write_table(hid_t file, const char *name, hid_t type, const void *rows, hsize_t n) {
-  hsize_t dim = n;
-  hid_t sp = H5Screate_simple(1, &dim, NULL);
-  hid_t d = H5Dcreate2(file, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = d < 0 ? -1 : (n ? H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) : 0);
-  if (d >= 0) H5Dclose(d);
-  H5Sclose(sp);
-  return rc < 0 ? -1 : 0;
-}
-
-static void *read_table(hid_t file, const char *name, hid_t type, size_t row, int *n_out) {
-  *n_out = 0;
-  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return NULL;
-  hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
-  if (d < 0) return NULL;
-  hsize_t n = extent_of(d);
-  void *rows = calloc(n ? n : 1, row);
-  if (rows && n && H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) { free(rows); rows = NULL; }
-  H5Dclose(d);
-  if (rows) *n_out = (int)n;
-  return rows;
 }
 
 /* ---- records ---- */
@@ -562,54 +431,6 @@ fail:
   return NULL;
 }
 
-/* n strings side by side, each in *width bytes (the longest and its NUL), for a fixed-length string type */
-static char *pack_strings(const char *const *str, hsize_t n, size_t *width) {
-  size_t w = 1;
-  for (hsize_t i = 0; i < n; i++) {
-    size_t len = str[i] ? strlen(str[i]) + 1 : 1;
-    if (len > w) w = len;
-  }
-  char *out = calloc(n ? n : 1, w);
-  for (hsize_t i = 0; out && i < n; i++)
-    if (str[i]) memcpy(out + i * w, str[i], strlen(str[i]));
-  *width = w;
-  return out;
-}
-
-/* reads n strings of an attribute (is_attr) or a dataset, variable-length (format 2) or fixed-length
- * (format 3), into malloc'd copies; 0 or -1 */
-static int read_strings(hid_t obj, int is_attr, hsize_t n, char **out) {
-  hid_t ft = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
-  if (ft < 0) return -1;
-  int rc = 0;
-  if (H5Tget_class(ft) != H5T_STRING) rc = -1;
-  else if (H5Tis_variable_str(ft) > 0) {
-    hid_t mt = vlstr_type();
-    char **tmp = calloc(n ? n : 1, sizeof(char *));
-    if (!tmp || (n && (is_attr ? H5Aread(obj, mt, tmp) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp)) < 0)) rc = -1;
-    for (hsize_t i = 0; tmp && i < n; i++) {
-      if (rc == 0 && !(out[i] = strdup(tmp[i] ? tmp[i] : ""))) rc = -1;
-      if (tmp[i]) H5free_memory(tmp[i]);
-    }
-    free(tmp);
-    H5Tclose(mt);
-  } else {
-    size_t w = H5Tget_size(ft) + 1; /* one more: a NUL even when a value fills its width */
-    hid_t mt = fixstr_type(w);
-    H5Tset_cset(mt, H5Tget_cset(ft));
-    char *buf = w < ((size_t)1 << 30) ? calloc(n ? n : 1, w) : NULL;
-    if (!buf || (n && (is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)) rc = -1;
-    for (hsize_t i = 0; rc == 0 && i < n; i++) {
-      buf[i * w + w - 1] = '\0';
-      if (!(out[i] = strdup(buf + i * w))) rc = -1;
-    }
-    free(buf);
-    H5Tclose(mt);
-  }
-  H5Tclose(ft);
-  return rc;
-}
-
 static int write_params(const mpt_runlog *log, hid_t file) {
   hid_t g = H5Gcreate2(file, "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
@@ -620,8 +441,8 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     const char **names = calloc(n ? n : 1, sizeof(char *));
     for (int p = 0; p < log->dims && names; p++) names[p] = log->params[p].name;
     size_t width = 0;
-    char *packed = names ? pack_strings(names, n, &width) : NULL;
-    hid_t t = fixstr_type(width);
+    char *packed = names ? mpt_h5_pack_strings(names, n, &width) : NULL;
+    hid_t t = mpt_h5_fixstr_type(width);
     H5Tset_cset(t, H5T_CSET_UTF8);
     hid_t a = H5Acreate2(g, "names", t, sp, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0 || !packed || (n && H5Awrite(a, t, packed) < 0)) rc = -1;
@@ -642,8 +463,8 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     char *packed = NULL;
     if (t->kind == MPT_RL_STRING) {
       size_t width = 0;
-      packed = pack_strings((const char *const *)t->str, n, &width);
-      ft = fixstr_type(width);
+      packed = mpt_h5_pack_strings((const char *const *)t->str, n, &width);
+      ft = mpt_h5_fixstr_type(width);
       H5Tset_cset(ft, H5T_CSET_UTF8);
       mt = H5Tcopy(ft);
       data = packed;
@@ -663,9 +484,9 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     hid_t d = H5Dcreate2(g, t->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (d < 0 || !data || (n && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)) rc = -1;
     if (d >= 0) {
-      if (attr_str(d, "type", kind_name(t->kind)) < 0) rc = -1;
+      if (mpt_h5_attr_write_str(d, "type", kind_name(t->kind)) < 0) rc = -1;
       int32_t idx = p;
-      if (attr_num(d, "index", H5T_NATIVE_INT32, &idx) < 0) rc = -1;
+      if (mpt_h5_attr_write_num(d, "index", H5T_NATIVE_INT32, &idx) < 0) rc = -1;
       H5Dclose(d);
     }
     free(iv);
@@ -691,21 +512,21 @@ static int read_params(mpt_runlog *log) {
   log->dims = (int)n;
   log->params = calloc((size_t)(n > 0 ? n : 1), sizeof *log->params);
   char **names = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
-  if (!log->params || !names || (n > 0 && read_strings(a, 1, (hsize_t)n, names) < 0)) rc = -1;
+  if (!log->params || !names || (n > 0 && mpt_h5_read_strings(a, 1, (hsize_t)n, names) < 0)) rc = -1;
   H5Aclose(a);
   for (int p = 0; p < log->dims && rc == 0; p++) {
     param_table *t = &log->params[p];
     t->name = strdup(names[p] ? names[p] : "");
     hid_t d = t->name ? H5Dopen2(g, t->name, H5P_DEFAULT) : -1;
     if (d < 0) { rc = -1; break; }
-    char *kind = attr_read_str(d, "type");
+    char *kind = mpt_h5_attr_read_text(d, "type");
     t->kind = !kind ? MPT_RL_STRING : strcmp(kind, "int") == 0 ? MPT_RL_INT : strcmp(kind, "float") == 0 ? MPT_RL_FLOAT
               : strcmp(kind, "bool") == 0 ? MPT_RL_BOOL : MPT_RL_STRING;
     free(kind);
-    t->n = (int)extent_of(d);
+    t->n = (int)mpt_h5_extent(d);
     if (t->kind == MPT_RL_STRING) {
       t->str = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      if (!t->str || (t->n && read_strings(d, 0, (hsize_t)t->n, t->str) < 0)) rc = -1;
+      if (!t->str || (t->n && mpt_h5_read_strings(d, 0, (hsize_t)t->n, t->str) < 0)) rc = -1;
     } else {
       t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
       if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) rc = -1;
@@ -791,7 +612,7 @@ static int open_datasets(mpt_runlog *log) {
   log->evals = H5Dopen2(log->file, "evaluations", H5P_DEFAULT);
   log->countd = H5Dopen2(log->file, "count", H5P_DEFAULT);
   if (log->evals < 0 || log->countd < 0) return -1;
-  log->capacity = (int64_t)extent_of(log->evals);
+  log->capacity = (int64_t)mpt_h5_extent(log->evals);
   return 0;
 }
 
@@ -822,16 +643,16 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   for (int i = 0; i < N_ATTRS; i++) {
     const char *v = log->attr[i] ? log->attr[i] : "";
     switch (ATTRS[i].kind) {
-      case A_STR: bad |= attr_str(f, ATTRS[i].key, v); break;
-      case A_I32: { int32_t x = (int32_t)strtol(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_INT32, &x); break; }
-      case A_I64: { long long x = strtoll(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_LLONG, &x); break; }
-      case A_U64: { unsigned long long x = strtoull(v, NULL, 10); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_ULLONG, &x); break; }
-      case A_F64: { double x = strtod(v, NULL); bad |= attr_num(f, ATTRS[i].key, H5T_NATIVE_DOUBLE, &x); break; }
+      case A_STR: bad |= mpt_h5_attr_write_str(f, ATTRS[i].key, v); break;
+      case A_I32: { int32_t x = (int32_t)strtol(v, NULL, 10); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_INT32, &x); break; }
+      case A_I64: { long long x = strtoll(v, NULL, 10); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_LLONG, &x); break; }
+      case A_U64: { unsigned long long x = strtoull(v, NULL, 10); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_ULLONG, &x); break; }
+      case A_F64: { double x = strtod(v, NULL); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_DOUBLE, &x); break; }
     }
   }
   bad |= write_params(log, f);
-  bad |= write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
-  bad |= write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
+  bad |= mpt_h5_write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
+  bad |= mpt_h5_write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
   /* /evaluations: contiguous, allocated now, never-written records have id -1 */
   hsize_t cap = (hsize_t)capacity;
   hid_t sp = H5Screate_simple(1, &cap, NULL);
@@ -916,7 +737,7 @@ static session_rec this_session(void) {
 int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta, mpt_runlog **out,
                       mpt_error *err) {
   *out = NULL;
-  quiet_hdf5();
+  mpt_h5_quiet();
   const mpt_problem *pr = mpt_space_problem(space);
   mpt_runlog *log = new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -974,14 +795,14 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
 }
 
 static int is_hdf5(const char *path) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   return H5Fis_hdf5(path) > 0;
 }
 
 /* opens path and reads the state; readonly or read-write */
 static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err) {
   *out = NULL;
-  quiet_hdf5();
+  mpt_h5_quiet();
   if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
   if (access(path, readonly ? R_OK : R_OK | W_OK) != 0)
     return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s%s: permission denied", path, readonly ? "" : " for writing");
@@ -993,35 +814,36 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
   log->file = H5Fopen(path, readonly ? H5F_ACC_RDONLY : H5F_ACC_RDWR, fapl);
   H5Pclose(fapl);
   int rc = 0;
+  const char *why = mpt_h5_last_error(); /* HDF5's last failure, kept up to date as the load goes on */
   if (log->file < 0)
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged or not an mptune run log: HDF5 can not open it%s%s%s", path,
-                       h5_last[0] ? " (" : "", h5_last, h5_last[0] ? ")" : "");
-  char *fmt = rc ? NULL : attr_read_str(log->file, "mptune_format");
+                       why[0] ? " (" : "", why, why[0] ? ")" : "");
+  char *fmt = rc ? NULL : mpt_h5_attr_read_text(log->file, "mptune_format");
   int ok = fmt && strcmp(fmt, FORMAT_NAME) == 0;
   free(fmt);
-  char *ver = ok ? attr_read_str(log->file, "format_version") : NULL;
-  if (rc == 0 && h5_last[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
+  char *ver = ok ? mpt_h5_attr_read_text(log->file, "format_version") : NULL;
+  if (rc == 0 && why[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
   if (rc == 0 && (!ok || !ver || H5Lexists(log->file, "evaluations", H5P_DEFAULT) <= 0))
-    rc = h5_last[0] ? h5err(err, path, "looking for its records (the file is damaged)")
+    rc = why[0] ? h5err(err, path, "looking for its records (the file is damaged)")
                     : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   int v = ver ? atoi(ver) : 0;
   free(ver);
   if (rc == 0 && (v < FORMAT_OLDEST || v > FORMAT_VERSION))
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",
                        path, v, MPT_VERSION, FORMAT_OLDEST, FORMAT_VERSION);
-  for (int i = 0; rc == 0 && i < N_ATTRS; i++) log->attr[i] = attr_read_str(log->file, ATTRS[i].key);
-  if (rc == 0 && h5_last[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
+  for (int i = 0; rc == 0 && i < N_ATTRS; i++) log->attr[i] = mpt_h5_attr_read_text(log->file, ATTRS[i].key);
+  if (rc == 0 && why[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
   const char *fin = rc ? NULL : get_attr(log, "finished");
   log->finished = fin && atoi(fin) != 0;
   if (rc == 0 && read_params(log) < 0) rc = h5err(err, path, "reading the parameter tables (the file is damaged)");
   if (rc == 0) {
     make_types(log);
-    log->devs = read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
-    log->sess = read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
-    if (h5_last[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
+    log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
+    log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
+    if (why[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
   }
   if (rc == 0 && open_datasets(log) < 0)
-    rc = h5_last[0] ? h5err(err, path, "opening its records (the file is damaged)")
+    rc = why[0] ? h5err(err, path, "opening its records (the file is damaged)")
                     : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", path);
   log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
   if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
@@ -1096,7 +918,7 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) { return load(path, 1, out, err); }
 
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
   for (int i = 0; i < n; i++)
@@ -1138,7 +960,7 @@ static int read_into(mpt_runlog *log, hsize_t k, void *ctx) {
 }
 
 int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   *obs = NULL;
   if (config) *config = NULL;
   *n = 0;
@@ -1164,7 +986,7 @@ int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err) 
 }
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
   dev_rec *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
@@ -1190,7 +1012,7 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key) { return get_attr(log, key); }
 
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
   if (!reason) reason = "";
   /* a stopped run stays resumable: everything is on disk already */
@@ -1207,7 +1029,7 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
 int mpt_runlog_is_finished(mpt_runlog *log) { return log ? log->finished : 0; }
 
 void mpt_runlog_close(mpt_runlog *log) {
-  quiet_hdf5();
+  mpt_h5_quiet();
   if (!log) return;
   if (log->file >= 0 && !log->readonly) H5Fflush(log->file, H5F_SCOPE_LOCAL);
   free_log(log);
