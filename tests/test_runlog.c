@@ -44,6 +44,18 @@ static mpt_run_meta test_meta(const mpt_problem *p) {
   return m;
 }
 
+/* a new log NAME in the scratch directory (its path in path), with test_meta's metadata, open */
+static mpt_runlog *create_test_log(const fixture *f, const char *name, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s", f->tmpdir, name);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log = NULL;
+  mpt_error err;
+  int rc = mpt_runlog_create(path, f->s, &m, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  return log;
+}
+
 /* a deterministic observation for id, so any record can be checked after a crash */
 static void synth_obs(mpt_obs *o, int64_t id) {
   mpt_obs_init(o, id);
@@ -244,11 +256,8 @@ static void test_not_a_log(void **state) {
 static void test_other_problem(void **state) {
   fixture *f = *state;
   char path[400], t1[1200];
-  snprintf(path, sizeof path, "%s/conv.h5", f->tmpdir);
-  mpt_run_meta m = test_meta(f->p);
-  mpt_runlog *log;
+  mpt_runlog *log = create_test_log(f, "conv.h5", path, sizeof path);
   mpt_error err;
-  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
   mpt_runlog_close(log);
   snprintf(t1, sizeof t1, "%s/t1/dedispersion_milo.json", f->dir);
   mpt_problem *p2;
@@ -289,11 +298,8 @@ static int64_t check_synth_log(const char *path, int64_t min, int64_t size, cons
 static void test_sigkill(void **state) {
   fixture *f = *state;
   char path[400];
-  snprintf(path, sizeof path, "%s/kill.h5", f->tmpdir);
-  mpt_run_meta m = test_meta(f->p);
-  mpt_runlog *log;
+  mpt_runlog *log = create_test_log(f, "kill.h5", path, sizeof path);
   mpt_error err;
-  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
   mpt_runlog_close(log);
   srand((unsigned)time(NULL) ^ (unsigned)getpid());
   int64_t size = mpt_space_size(f->s), have = 0, acked_all = 0;
@@ -385,11 +391,8 @@ static haddr_t evals_offset(const char *path, size_t *rec_size) {
 static void test_torn_record(void **state) {
   fixture *f = *state;
   char path[400];
-  snprintf(path, sizeof path, "%s/torn.h5", f->tmpdir);
-  mpt_run_meta m = test_meta(f->p);
-  mpt_runlog *log;
+  mpt_runlog *log = create_test_log(f, "torn.h5", path, sizeof path);
   mpt_error err;
-  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
   mpt_obs o[6];
   for (int i = 0; i < 6; i++) synth_obs(&o[i], 40 + i);
   assert_int_equal(mpt_runlog_append(log, o, 5, &err), 0);
@@ -557,11 +560,8 @@ static int use_damaged_log(const fixture *f, const char *path, int fd) {
 static void test_damaged_logs(void **state) {
   fixture *f = *state;
   char base[400], path[420];
-  snprintf(base, sizeof base, "%s/undamaged.h5", f->tmpdir);
-  mpt_run_meta m = test_meta(f->p);
-  mpt_runlog *log;
+  mpt_runlog *log = create_test_log(f, "undamaged.h5", base, sizeof base);
   mpt_error err;
-  assert_int_equal(mpt_runlog_create(base, f->s, &m, &log, &err), 0);
   mpt_obs o[40];
   for (int i = 0; i < 40; i++) synth_obs(&o[i], 7 * i);
   assert_int_equal(mpt_runlog_append(log, o, 40, &err), 0);
