@@ -49,9 +49,10 @@ int mpt_cmd_export(int argc, char **argv) {
   }
   mpt_runlog *log;
   if (mpt_runlog_open_readonly(log_path, &log, &err) == 0) { /* the export skipped damaged records: say so */
-    if (mpt_runlog_damaged(log) > 0)
-      fprintf(stderr, "mptune export: warning: %s has %lld damaged records (checksum mismatch), left out; the %lld "
-              "intact ones are exported\n", log_path, (long long)mpt_runlog_damaged(log), (long long)mpt_runlog_count(log));
+    long long d = (long long)mpt_runlog_damaged(log);
+    if (d > 0)
+      fprintf(stderr, "mptune export: warning: %s has %lld damaged record%s (checksum mismatch), left out; the %lld "
+              "intact ones are exported\n", log_path, d, d == 1 ? "" : "s", (long long)mpt_runlog_count(log));
     mpt_runlog_close(log);
   }
   printf("wrote %s\n", t4);

@@ -260,9 +260,10 @@ static int run(int argc, char **argv, int collect) {
       if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
       else rc = mpt_runlog_open(a.log, space, &log, &err);
       if (rc == 0) rc = mpt_runlog_read(log, &resumed, &n_resumed, &err);
-      if (rc == 0 && mpt_runlog_damaged(log) > 0)
-        fprintf(stderr, "warning: run log %s had %lld damaged records (checksum mismatch), now left out; the %lld intact ones "
-                "are resumed; the file as it was is kept as %s\n", a.log, (long long)mpt_runlog_damaged(log),
+      long long damaged = rc == 0 ? (long long)mpt_runlog_damaged(log) : 0;
+      if (damaged > 0)
+        fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "
+                "are resumed; the file as it was is kept as %s\n", a.log, damaged, damaged == 1 ? "" : "s",
                 (long long)n_resumed, mpt_runlog_damaged_copy(log));
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");

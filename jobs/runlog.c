@@ -871,7 +871,7 @@ static int keep_damaged_copy(mpt_runlog *log, mpt_error *err) {
     }
     break;
   }
-  mpt_error_set(err, MPT_ERR_IO, "run log %s has %lld damaged records and no copy of it could be kept as %s (%s); "
+  mpt_error_set(err, MPT_ERR_IO, "run log %s has %lld damaged record(s) and no copy of it could be kept as %s (%s); "
                 "resuming would drop them, so it was not resumed", log->path, (long long)log->damaged, name, strerror(errno));
   free(name);
   return MPT_ERR_IO;
