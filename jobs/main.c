@@ -1,5 +1,6 @@
 /* jobs/main.c: the mptune executable: initializes MPI and dispatches to a sub-command. */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "jobs/commands.h"
@@ -20,6 +21,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  signal(SIGXFSZ, SIG_IGN); /* past a file-size limit (ulimit -f) writes fail with EFBIG, reported as errors */
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

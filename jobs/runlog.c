@@ -12,6 +12,7 @@
 #include "jobs/runlog_priv.h"
 #include "jobs/runlog_h5.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <hdf5.h>
 #include <math.h>
@@ -627,10 +628,41 @@ static int copy_block(mpt_runlog *log, hsize_t k, void *ctx) {
 
 /* Writes the whole log (state in memory + the n_copy valid records of the open file, if any) as a new
  * file log->tmp with room for `capacity` records, then renames it over log->path and reopens it. */
+/* An upper bound of the size of the file rewrite() writes: the records, the text it stores, the tables, and
+ * room for HDF5's own structures. */
+static off_t file_size_bound(const mpt_runlog *log, int64_t capacity) {
+  off_t n = (off_t)capacity * (off_t)log->rec_size + 48 * 1024;
+  for (int i = 0; i < N_ATTRS; i++) n += log->attr[i] ? (off_t)strlen(log->attr[i]) + 64 : 64;
+  for (int p = 0; p < log->dims; p++) {
+    const param_table *t = &log->params[p];
+    n += 512 + (off_t)strlen(t->name);
+    for (int i = 0; i < t->n; i++) n += t->str && t->str[i] ? (off_t)strlen(t->str[i]) + 1 : 8;
+  }
+  return n + (off_t)log->n_devs * (off_t)sizeof(dev_rec) + (off_t)log->n_sess * (off_t)sizeof(session_rec);
+}
+
+/* Checks that the file system has room for a new file of `need` bytes (space, quota, file-size limit) by
+ * allocating it as PATH.tmp before HDF5 writes anything there: a write HDF5 sees fail leaves its file in a
+ * state it cannot close (and it crashes at exit). 0, or -1 with errno (ENOSPC, EDQUOT, EFBIG); file
+ * systems that cannot allocate ahead (EOPNOTSUPP) pass. */
+static int check_room(const char *tmp, off_t need) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 0; /* HDF5's create gives the message */
+  int rc = fallocate(fd, 0, 0, need) == 0 ? 0 : errno;
+  close(fd);
+  unlink(tmp); /* frees the room, for HDF5 to take at once */
+  if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG) { errno = rc; return -1; }
+  return 0;
+}
+
 static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error *err) {
   if (capacity < n_copy) capacity = n_copy;
   if (capacity < 16) capacity = 16;
   unlink(log->tmp);
+  off_t need = file_size_bound(log, capacity);
+  if (check_room(log->tmp, need) < 0)
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s: no room for %s (%.1f MB): %s%s", log->path, log->tmp,
+                         (double)need / 1e6, strerror(errno), log->file >= 0 ? "; the log is unchanged" : "");
   hid_t fapl = make_fapl();
   /* the HDF5 1.8 object format: object headers, attributes and the superblock carry checksums, so damaged
    * metadata is an error, not a crash (no 1.10 format: its superblock would mark the file open for
@@ -685,10 +717,20 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   if (c >= 0) H5Dclose(c);
   H5Pclose(cdcpl);
   H5Sclose(csp);
-  if (H5Fclose(f) < 0) bad = 1;
   if (bad) {
+    /* a write failed (a full disk, a quota): empty the new file first, or closing it would try to write
+     * its metadata into the same lack of space, fail, and leave HDF5 to crash at exit */
+    int rc = h5err(err, log->path, "writing the file"); /* HDF5's message of the failure, not of the close */
+    if (truncate(log->tmp, 0) != 0) { /* nothing more to do: the close below may fail */ }
+    H5Fclose(f);
     unlink(log->tmp);
-    return h5err(err, log->path, "writing the file");
+    return rc;
+  }
+  if (H5Fclose(f) < 0) {
+    int rc = h5err(err, log->path, "writing the file");
+    if (truncate(log->tmp, 0) != 0) { /* as above */ }
+    unlink(log->tmp);
+    return rc;
   }
   /* the old file (if open) is replaced atomically */
   close_handles(log);

@@ -2,6 +2,7 @@
  * types, attributes written and read as text, string arrays (fixed-length or, in format-2 logs,
  * variable-length), 1-D tables. Private to jobs/runlog*.c (jobs/runlog_h5.h). */
 #include "jobs/runlog_h5.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,21 @@
 /* HDF5 prints nothing; the most specific message of its last failure is kept (mpt_h5_last_error) */
 static char h5_last[160];
 
+/* keeps the innermost message on one line; of a failed system call only its error text ("No space left
+ * on device"), not the time, descriptor and buffer HDF5 lists with it */
 static herr_t keep_innermost(unsigned n, const H5E_error2_t *e, void *data) {
   (void)data;
-  if (n == 0 && e && e->desc) snprintf(h5_last, sizeof h5_last, "%s", e->desc);
+  if (n != 0 || !e || !e->desc) return 0;
+  const char *d = e->desc, *sys = strstr(d, "error message = '");
+  if (sys) {
+    sys += strlen("error message = '");
+    const char *end = strchr(sys, '\'');
+    snprintf(h5_last, sizeof h5_last, "%.*s", (int)(end ? end - sys : (ptrdiff_t)strlen(sys)), sys);
+  } else {
+    snprintf(h5_last, sizeof h5_last, "%s", d);
+  }
+  for (char *c = h5_last; *c; c++)
+    if (*c == '\n' || *c == '\r') *c = ' ';
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -628,6 +629,68 @@ static void test_damaged_logs(void **state) {
   free(b);
 }
 
+/* in a child whose files may not grow past a limit (RLIMIT_FSIZE: as a full disk or a quota, writes
+ * fail): a rewrite that fails (here: for the device table, a copy as large as the log) is an error with
+ * HDF5's reason, the log
+ * keeps its records, and the process exits normally (a failed HDF5 close used to crash it at exit); a
+ * new log too large for the limit is an error too. Exit status 0 when all of that held. */
+static void full_disk_child(const fixture *f, const char *path, const char *big) {
+  signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead of killing the process */
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  if (mpt_runlog_create(path, f->s, &m, &log, &err) != 0) exit(10);
+  mpt_obs o[50];
+  for (int i = 0; i < 50; i++) synth_obs(&o[i], 3 * i);
+  if (mpt_runlog_append(log, o, 50, &err) != 0) exit(11);
+  FILE *fp = fopen(path, "rb");
+  fseek(fp, 0, SEEK_END);
+  long size = ftell(fp);
+  fclose(fp);
+  struct rlimit lim = {(rlim_t)size / 2, (rlim_t)size / 2};
+  if (setrlimit(RLIMIT_FSIZE, &lim) != 0) exit(12);
+  mpt_device_info dev = {.rank = 1, .index = 0, .host = "node7", .vendor = "CPU", .name = "cpu", .evaluator = "cpu"};
+  if (mpt_runlog_set_devices(log, &dev, 1, &err) != MPT_ERR_IO || !strstr(err.msg, path) || !strstr(err.msg, "File too large")) {
+    fprintf(stderr, "devices: %s\n", err.msg);
+    exit(13);
+  }
+  if (mpt_runlog_append(log, &o[0], 1, &err) != 0) exit(14); /* still the open, intact log */
+  mpt_runlog_close(log);
+  m.budget = 4000; /* a new log needs room for 4000 records at once */
+  if (mpt_runlog_create(big, f->s, &m, &log, &err) != MPT_ERR_IO || !strstr(err.msg, "File too large")) {
+    fprintf(stderr, "create: %s\n", err.msg);
+    exit(15);
+  }
+  exit(0); /* not _exit: HDF5 closes down at exit, as in mptune */
+}
+
+static void test_full_disk(void **state) {
+  fixture *f = *state;
+  char path[400], big[400], tmp[420];
+  snprintf(path, sizeof path, "%s/full.h5", f->tmpdir);
+  snprintf(big, sizeof big, "%s/big.h5", f->tmpdir);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) full_disk_child(f, path, big);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status)) fprintf(stderr, "child killed by signal %d\n", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  /* the log holds its 51 records (no device row), is not finished, and no copy is left behind */
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), 51);
+  assert_false(mpt_runlog_is_finished(log));
+  mpt_runlog_close(log);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  assert_int_equal(access(tmp, F_OK), -1);
+  snprintf(tmp, sizeof tmp, "%s.tmp", big);
+  assert_int_equal(access(tmp, F_OK), -1);
+  assert_int_equal(access(big, F_OK), -1);
+}
+
 /* a replayed run exported as T4 and loaded back gives the same statuses and objectives */
 static void test_export_roundtrip(void **state) {
   fixture *f = *state;
@@ -906,6 +969,7 @@ int main(void) {
     cmocka_unit_test(test_torn_record),
     cmocka_unit_test(test_damaged_records),
     cmocka_unit_test(test_damaged_logs),
+    cmocka_unit_test(test_full_disk),
     cmocka_unit_test(test_export_roundtrip),
     cmocka_unit_test(test_mixed_types),
     cmocka_unit_test(test_format2_log),
