@@ -348,11 +348,25 @@ static int mkdir_p(const char *dir, mpt_error *err) {
   return 0;
 }
 
+/* An output file is written as PATH.tmp and renamed by close_out, so a full disk leaves no cut file. */
 static FILE *open_out(const char *dir, const char *name, char *path, size_t cap, mpt_error *err) {
   snprintf(path, cap, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
   return f;
+}
+
+static int close_out(FILE *f, const char *path, mpt_error *err) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int bad = ferror(f) != 0, e = errno;
+  if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+  if (!bad && rename(tmp, path) == 0) return 0;
+  if (!bad) e = errno;
+  unlink(tmp);
+  return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e));
 }
 
 /* the CSV field of a label: quoted (labels hold commas: ga:a=1,b=2) */
@@ -523,7 +537,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
     }
   }
   free(col);
-  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", curves_path);
+  if (close_out(f, curves_path, err) < 0) return err->code;
 
   if (!(f = open_out(a->out, "runs.csv", path, sizeof path, err))) return err->code;
   fprintf(f, "space,strategy,repeat,seed,score,best,found_optimum,evaluations,failed,asks,ask_median_ms,strategy_s\n");
@@ -546,7 +560,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
                 best <= mpt_bench_optimum(&c->sp[p].ref), (long long)run->n_evals, (long long)run->n_failed,
                 run->n_asks, 1e3 * med, run->strategy_s);
       }
-  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", path);
+  if (close_out(f, path, err) < 0) return err->code;
 
   if (!(f = open_out(a->out, "summary.csv", path, sizeof path, err))) return err->code;
   fprintf(f, "space,strategy,runs,score_mean,score_sd");
@@ -562,7 +576,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
       for (int k = 0; k < m->n_checkpoints; k++) fprintf(f, ",%.9g", m->best_mean[k]);
       fprintf(f, ",%d,%.9g,%.6g,%.6g\n", m->found_optimum, m->failed_mean, 1e3 * m->ask_median_s, m->strategy_mean_s);
     }
-  if (fclose(f)) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s", path);
+  if (close_out(f, path, err) < 0) return err->code;
   return 0;
 }
 

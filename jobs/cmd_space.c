@@ -6,7 +6,9 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jobs/commands.h"
 #include "spaces/space.h"
@@ -57,7 +59,7 @@ static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   const mpt_problem *p = mpt_space_problem(s);
   int d = p->n_params, rc = 0;
   FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) return mpt_error_set(err, MPT_ERR_IO, "%s: cannot write", path);
+  if (!f) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   char ***txt = calloc((size_t)d, sizeof(char **));
   int *idx = malloc(sizeof(int) * (size_t)d);
   if (!txt || !idx) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto out; }
@@ -93,7 +95,7 @@ static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
     }
     fputc('\n', f);
   }
-  if (fflush(f) != 0 || ferror(f)) rc = mpt_error_set(err, MPT_ERR_IO, "%s: write error", path);
+  if (fflush(f) != 0 || ferror(f)) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
 out:
   if (txt)
     for (int i = 0; i < d; i++) {
@@ -103,7 +105,8 @@ out:
     }
   free(txt);
   free(idx);
-  if (f != stdout && fclose(f) != 0 && !rc) rc = mpt_error_set(err, MPT_ERR_IO, "%s: write error", path);
+  if (f != stdout && fclose(f) != 0 && !rc) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  if (rc && f != stdout) unlink(path); /* no cut list left behind */
   return rc;
 }
 
