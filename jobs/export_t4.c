@@ -110,62 +110,69 @@ static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t
   return r;
 }
 
+/* The file is written as it goes, one record at a time (memory independent of the log's length), laid
+ * out exactly as cJSON_Print lays out the whole document: each record printed on its own, its lines
+ * indented two levels, records joined by ", ". */
+typedef struct export_ctx {
+  const mpt_runlog *log;
+  FILE *f;
+  int64_t written;
+  mpt_error *err;
+  const char *path;
+} export_ctx;
+
+static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
+  export_ctx *e = ctx;
+  if (o->status == MPT_STATUS_CANCELLED) return 0; /* in flight at a stop: not a measurement */
+  cJSON *r = record_json(e->log, o, config);
+  char *text = r ? cJSON_Print(r) : NULL;
+  cJSON_Delete(r);
+  if (!text) return mpt_error_set(e->err, MPT_ERR_NOMEM, "out of memory writing %s", e->path);
+  if (e->written++) fputs(", ", e->f);
+  for (const char *c = text, *nl; *c; c = nl + 1) {
+    if (!(nl = strchr(c, '\n'))) {
+      fputs(c, e->f);
+      break;
+    }
+    fwrite(c, 1, (size_t)(nl - c + 1), e->f);
+    fputs("\t\t", e->f);
+  }
+  free(text);
+  return ferror(e->f) ? mpt_error_set(e->err, MPT_ERR_IO, "cannot write %s: %s", e->path, strerror(errno)) : 0;
+}
+
 int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err) {
   mpt_runlog *log;
   int rc = mpt_runlog_open_readonly(log_path, &log, err);
   if (rc < 0) return rc;
-  mpt_obs *obs = NULL;
-  int32_t *cfg = NULL;
-  int64_t n = 0;
-  rc = mpt_runlog_read_full(log, &obs, &cfg, &n, err);
-  if (rc < 0) { mpt_runlog_close(log); return rc; }
-  int dims = mpt_runlog_n_params(log);
-  cJSON *doc = cJSON_CreateObject();
-  cJSON *meta = doc ? cJSON_AddObjectToObject(doc, "metadata") : NULL;
-  if (meta) cJSON_AddStringToObject(meta, "timeunit", "miliseconds"); /* sic: as Kernel Tuner writes it */
-  cJSON *results = doc ? cJSON_AddArrayToObject(doc, "results") : NULL;
-  if (doc) cJSON_AddStringToObject(doc, "schema_version", "1.0.0");
-  rc = (doc && meta && results) ? 0 : MPT_ERR_NOMEM;
-  for (int64_t k = 0; rc == 0 && k < n; k++) {
-    if (obs[k].status == MPT_STATUS_CANCELLED) continue; /* in flight at a stop: not a measurement */
-    cJSON *r = record_json(log, &obs[k], cfg + k * dims);
-    if (!r) rc = MPT_ERR_NOMEM;
-    else cJSON_AddItemToArray(results, r);
-  }
-  free(obs);
-  free(cfg);
-  mpt_runlog_close(log);
-  char *text = rc == 0 ? cJSON_Print(doc) : NULL;
-  cJSON_Delete(doc);
-  if (!text) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory writing %s", t4_path);
-  /* write FILE.tmp, then rename */
   size_t pl = strlen(t4_path);
   char *tmp = malloc(pl + 5);
-  if (!tmp) { free(text); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!tmp) { mpt_runlog_close(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   memcpy(tmp, t4_path, pl);
   memcpy(tmp + pl, ".tmp", 5);
   FILE *f = fopen(tmp, "wb");
   if (!f) {
     mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    free(tmp); free(text);
+    free(tmp);
+    mpt_runlog_close(log);
     return MPT_ERR_IO;
   }
-  size_t len = strlen(text);
-  int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF;
-  bad |= fflush(f) != 0;
-  bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
-  bad |= fclose(f) != 0;
-  free(text);
-  if (bad) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    unlink(tmp); free(tmp);
-    return MPT_ERR_IO;
+  /* sic "miliseconds": as Kernel Tuner writes it */
+  fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
+  export_ctx e = {log, f, 0, err, tmp};
+  rc = mpt_runlog_each(log, write_record, &e, err);
+  mpt_runlog_close(log);
+  if (rc == 0) {
+    fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
+    int bad = ferror(f) != 0;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
+    if (bad) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
   }
-  if (rename(tmp, t4_path) != 0) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s: %s", tmp, t4_path, strerror(errno));
-    unlink(tmp); free(tmp);
-    return MPT_ERR_IO;
-  }
+  if (fclose(f) != 0 && rc == 0) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+  if (rc == 0 && rename(tmp, t4_path) != 0)
+    rc = mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s: %s", tmp, t4_path, strerror(errno));
+  if (rc < 0) unlink(tmp);
   free(tmp);
-  return 0;
+  return rc;
 }

@@ -988,34 +988,60 @@ int64_t mpt_runlog_count(const mpt_runlog *log) { return log ? log->count : 0; }
 int64_t mpt_runlog_damaged(const mpt_runlog *log) { return log ? log->damaged : 0; }
 const char *mpt_runlog_damaged_copy(const mpt_runlog *log) { return log ? log->damaged_copy : NULL; }
 
-typedef struct read_ctx { mpt_obs *o; int32_t *cfg; int64_t k; } read_ctx;
+typedef struct each_ctx {
+  int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config);
+  void *ctx;
+  int64_t k;
+  int fn_rc; /* fn's error, told apart from HDF5's */
+} each_ctx;
 
-static int read_into(mpt_runlog *log, hsize_t k, void *ctx) {
-  read_ctx *r = ctx;
-  if (r->k + (int64_t)k > log->count) return -1; /* the file changed under a reader */
-  for (hsize_t i = 0; i < k; i++, r->k++) {
+static int each_block(mpt_runlog *log, hsize_t k, void *ctx) {
+  each_ctx *e = ctx;
+  if (e->k + (int64_t)k > log->count) return -1; /* the file changed under a reader */
+  for (hsize_t i = 0; i < k; i++, e->k++) {
     const unsigned char *src = log->buf + i * log->rec_size;
-    rec_to_obs(src, log->rec_size, &r->o[r->k]);
-    if (r->cfg) memcpy(r->cfg + r->k * log->dims, src + sizeof(rec_fixed), sizeof(int32_t) * (size_t)log->dims);
+    mpt_obs o;
+    rec_to_obs(src, log->rec_size, &o);
+    if ((e->fn_rc = e->fn(e->ctx, &o, (const int32_t *)(src + sizeof(rec_fixed)))) < 0) return -1;
   }
   return 0;
 }
 
-int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err) {
+int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
+                    mpt_error *err) {
   mpt_h5_quiet();
+  each_ctx e = {fn, ctx, 0, 0};
+  int rc = each_valid_block(log, each_block, &e);
+  if (e.fn_rc < 0) return e.fn_rc;
+  if (rc < 0 || e.k != log->count) return h5err(err, log->path, "reading evaluations");
+  return 0;
+}
+
+typedef struct read_ctx { mpt_obs *o; int32_t *cfg; int dims; int64_t k; } read_ctx;
+
+static int read_one(void *ctx, const mpt_obs *o, const int32_t *config) {
+  read_ctx *r = ctx;
+  r->o[r->k] = *o;
+  if (r->cfg) memcpy(r->cfg + r->k * r->dims, config, sizeof(int32_t) * (size_t)r->dims);
+  r->k++;
+  return 0;
+}
+
+int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err) {
   *obs = NULL;
   if (config) *config = NULL;
   *n = 0;
   int64_t total = log->count;
-  read_ctx r = {malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1)), NULL, 0};
+  read_ctx r = {malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1)), NULL, log->dims, 0};
   if (config) r.cfg = malloc(sizeof(int32_t) * (size_t)(total ? total : 1) * (size_t)(log->dims ? log->dims : 1));
   if (!r.o || (config && !r.cfg)) {
     free(r.o); free(r.cfg);
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", log->path);
   }
-  if (each_valid_block(log, read_into, &r) < 0 || r.k != total) {
+  int rc = mpt_runlog_each(log, read_one, &r, err);
+  if (rc < 0) {
     free(r.o); free(r.cfg);
-    return h5err(err, log->path, "reading evaluations");
+    return rc;
   }
   *obs = r.o;
   if (config) *config = r.cfg;
