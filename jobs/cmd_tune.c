@@ -60,19 +60,22 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
             "         [--resume | --force] [--simulate FILE [--simulate-delay F]] [--evaluator NAME]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
-            "         [--progress auto|tty|lines|off]\n"
+            "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
   else
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F]] [--evaluator NAME] [--option key=value]...\n"
-            "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S] [--progress auto|tty|lines|off]\n"
+            "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
+            "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
             "configurations when only --time is given, the logged budget with --resume, --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
-            "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n");
+            "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n"
+            "Progress (stderr): auto (the default) redraws one line on a terminal and prints a line every 5 s\n"
+            "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n");
 }
 
 static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
@@ -94,6 +97,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
       if (o[2] == 'r') a->resume = 1; else a->force = 1;
       continue;
     }
+    if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
     if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
     const char *v = argv[++i];
     double d = 0;

@@ -54,7 +54,7 @@ def main():
     t4 = os.path.join(tmp, "run_T4.json")
     budget = 120
     run([MPTUNE, "tune", T1, "--strategy", "random", "--budget", str(budget), "--seed", "5",
-         "--simulate", REPLAY, "--log", log, "--progress", "off"])
+         "--simulate", REPLAY, "--log", log, "--no-progress"])
 
     # --- the log, read as docs/RUNLOG.md says
     with h5py.File(log, "r") as f:
