@@ -29,6 +29,34 @@ static double cpu_seconds(void) {
          1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
+static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o);
+
+/* warm start from a reader (mpt_coord_config.resume_each): runs of tellable observations are told in
+ * blocks of WARM_BLOCK */
+enum { WARM_BLOCK = 512 };
+typedef struct warm_ctx {
+  const mpt_coord_config *c;
+  mpt_coord_result *r;
+  int64_t size_space;
+  mpt_obs *buf; /* WARM_BLOCK of them */
+  int n;
+} warm_ctx;
+
+static void warm_flush(warm_ctx *w) {
+  if (w->n) mpt_strategy_tell(w->c->strategy, w->buf, w->n);
+  w->n = 0;
+}
+
+static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
+  (void)config;
+  warm_ctx *w = ctx;
+  if (o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= w->size_space) { warm_flush(w); return 0; }
+  count_obs(w->c, w->r, o);
+  w->buf[w->n++] = *o;
+  if (w->n == WARM_BLOCK) warm_flush(w);
+  return 0;
+}
+
 static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o) {
   if (o->status == MPT_STATUS_CANCELLED) return;
   r->done++;
@@ -298,6 +326,16 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
       count_obs(c, r, &c->resumed[j++]);
     if (j > i) mpt_strategy_tell(c->strategy, c->resumed + i, (int)(j - i));
     i = j > i ? j : i + 1; /* skip the record that ended the run */
+  }
+  if (!c->resumed && c->resume_each) { /* the same, read block by block */
+    warm_ctx w = {c, r, size_space, malloc(sizeof(mpt_obs) * WARM_BLOCK), 0};
+    int wrc = w.buf ? c->resume_each(c->resume_src, warm_one, &w, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    if (wrc == 0) warm_flush(&w);
+    free(w.buf);
+    if (wrc < 0) {
+      if (size > 1) mpt_wire_stop_all(c->comm, 1);
+      return wrc;
+    }
   }
   coord_state s = {c, r, {0}};
   double t0 = mpt_wire_now(), cpu0 = cpu_seconds();

@@ -17,6 +17,10 @@
 
 /* Records one observation durably (e.g. appends it to the run log and flushes); <0 stops the run. */
 typedef int (*mpt_coord_record_fn)(void *ctx, const mpt_obs *obs, mpt_error *err);
+/* Calls fn(fn_ctx, obs, config) for each logged observation in append order (e.g. mpt_runlog_each); <0 on
+ * error, or fn's first negative return. */
+typedef int (*mpt_coord_each_fn)(void *src, int (*fn)(void *fn_ctx, const mpt_obs *o, const int32_t *config),
+                                 void *fn_ctx, mpt_error *err);
 
 typedef struct mpt_coord_config {
   MPI_Comm comm;               /* rank 0 (the caller) coordinates; ranks 1..size-1 run mpt_worker_run */
@@ -29,6 +33,8 @@ typedef struct mpt_coord_config {
                                   record them as cancelled (a second signal cancels at once) */
   const mpt_obs *resumed;      /* observations already in the log (resume); cancelled ones are ignored */
   int64_t n_resumed;
+  mpt_coord_each_fn resume_each; /* or (resumed NULL) read from here, in blocks: memory independent of */
+  void *resume_src;              /* the log's length */
   int64_t default_id;          /* the problem's default configuration (-1: none); its result is reported */
   int default_first;           /* evaluate default_id before anything else when it is not logged yet */
   mpt_coord_record_fn record;

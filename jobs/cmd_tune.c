@@ -169,6 +169,12 @@ typedef struct record_ctx {
   int trace_fd;
 } record_ctx;
 
+/* the coordinator's warm start reads a resumed log block by block */
+static int log_each(void *src, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
+                    mpt_error *err) {
+  return mpt_runlog_each(src, fn, ctx, err);
+}
+
 static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   record_ctx *rc = ctx;
   int r = mpt_runlog_append(rc->log, o, 1, err);
@@ -239,7 +245,6 @@ static int run(int argc, char **argv, int collect) {
   mpt_strategy *strat = NULL;
   mpt_evaluator *ev = NULL;
   mpt_runlog *log = NULL;
-  mpt_obs *resumed = NULL;
   int64_t n_resumed = 0;
   int trace_fd = -1;
   char *cmdline = NULL, *optstr = NULL;
@@ -263,7 +268,7 @@ static int run(int argc, char **argv, int collect) {
     if (a.resume) {
       if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
       else rc = mpt_runlog_open(a.log, space, &log, &err);
-      if (rc == 0) rc = mpt_runlog_read(log, &resumed, &n_resumed, &err);
+      if (rc == 0) n_resumed = mpt_runlog_count(log); /* the coordinator reads them (resume_each) */
       long long damaged = rc == 0 ? (long long)mpt_runlog_damaged(log) : 0;
       if (damaged > 0)
         fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "
@@ -374,8 +379,8 @@ static int run(int argc, char **argv, int collect) {
     cc.budget = a.budget;
     cc.time_budget = a.time_budget;
     cc.grace_s = a.grace_s;
-    cc.resumed = resumed;
-    cc.n_resumed = n_resumed;
+    cc.resume_each = a.resume ? log_each : NULL;
+    cc.resume_src = log;
     cc.default_id = mpt_space_default_id(space);
     cc.default_first = !collect; /* a tuning run measures the default first: the baseline of its speed-up */
     cc.record = record_obs;
@@ -446,7 +451,6 @@ static int run(int argc, char **argv, int collect) {
 done:
   if (trace_fd >= 0) close(trace_fd);
   if (log) mpt_runlog_close(log);
-  free(resumed);
   if (strat) mpt_strategy_destroy(strat);
   if (ev) mpt_evaluator_close(ev);
   if (space) mpt_space_free(space);

@@ -47,6 +47,10 @@ int64_t mpt_runlog_damaged(const mpt_runlog *log);
 const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
 /* Reads all records in the order they were appended; *obs is malloc'd (caller frees). */
 int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
+/* Calls fn for each record in append order with its value indices (one per parameter), reading the log
+ * in blocks (memory independent of its length); stops at fn's first negative return, which it returns. */
+int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
+                    mpt_error *err);
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
 /* Marks the run finished with a reason ("budget", "time", "exhausted", "signal"); a finished run can

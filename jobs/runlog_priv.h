@@ -17,9 +17,5 @@ double mpt_runlog_param_number(const mpt_runlog *log, int p, int i);
 const char *mpt_runlog_param_string(const mpt_runlog *log, int p, int i);
 /* like mpt_runlog_read, plus the value indices of each record: (*config)[k * n_params + p] */
 int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err);
-/* calls fn for each record in append order with its value indices (n_params), reading the log in blocks
- * (memory independent of its length); stops at fn's first negative return, which it returns */
-int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
-                    mpt_error *err);
 
 #endif
