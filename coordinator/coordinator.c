@@ -31,7 +31,7 @@ static double cpu_seconds(void) {
 
 static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o);
 
-/* warm start from a reader (mpt_coord_config.resume_each): runs of tellable observations are told in
+/* warm start from the log (mpt_coord_config.resume_each): runs of tellable observations are told in
  * blocks of WARM_BLOCK */
 enum { WARM_BLOCK = 512 };
 typedef struct warm_ctx {
@@ -316,19 +316,10 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
     if (size > 1) mpt_wire_stop_all(c->comm, 1);
     return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: %s", c->budget <= 0 ? "the budget must be positive" : "no strategy or evaluator");
   }
-  /* warm start: every logged observation goes to the strategy (in runs, without copying); cancelled
-   * ones are not measurements and records of ids outside the space are skipped */
-  int64_t size_space = mpt_space_size(c->space);
-  for (int64_t i = 0; i < c->n_resumed;) {
-    int64_t j = i;
-    while (j < c->n_resumed && j - i < INT32_MAX && c->resumed[j].status != MPT_STATUS_CANCELLED &&
-           c->resumed[j].id >= 0 && c->resumed[j].id < size_space)
-      count_obs(c, r, &c->resumed[j++]);
-    if (j > i) mpt_strategy_tell(c->strategy, c->resumed + i, (int)(j - i));
-    i = j > i ? j : i + 1; /* skip the record that ended the run */
-  }
-  if (!c->resumed && c->resume_each) { /* the same, read block by block */
-    warm_ctx w = {c, r, size_space, malloc(sizeof(mpt_obs) * WARM_BLOCK), 0};
+  /* warm start: every logged observation goes to the strategy, in runs told WARM_BLOCK at a time;
+   * cancelled ones are not measurements and records of ids outside the space are skipped */
+  if (c->resume_each) {
+    warm_ctx w = {c, r, mpt_space_size(c->space), malloc(sizeof(mpt_obs) * WARM_BLOCK), 0};
     int wrc = w.buf ? c->resume_each(c->resume_src, warm_one, &w, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     if (wrc == 0) warm_flush(&w);
     free(w.buf);

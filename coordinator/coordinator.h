@@ -31,10 +31,8 @@ typedef struct mpt_coord_config {
   double time_budget;          /* seconds for this session (0: none) */
   double grace_s;              /* after SIGINT/SIGTERM: wait this long for in-flight evaluations, then
                                   record them as cancelled (a second signal cancels at once) */
-  const mpt_obs *resumed;      /* observations already in the log (resume); cancelled ones are ignored */
-  int64_t n_resumed;
-  mpt_coord_each_fn resume_each; /* or (resumed NULL) read from here, in blocks: memory independent of */
-  void *resume_src;              /* the log's length */
+  mpt_coord_each_fn resume_each; /* resume: the observations already in the log, read from resume_src in */
+  void *resume_src;              /* blocks (memory independent of its length); NULL: none */
   int64_t default_id;          /* the problem's default configuration (-1: none); its result is reported */
   int default_first;           /* evaluate default_id before anything else when it is not logged yet */
   mpt_coord_record_fn record;
