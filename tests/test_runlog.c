@@ -25,6 +25,7 @@
 #include "spaces/rng.h"
 
 #include "tests/conv_fixture.h"
+#include "tests/slurp.h"
 
 static int setup(void **state) { return conv_fixture_setup(state, "runlog"); }
 static int teardown(void **state) { return conv_fixture_teardown(state); }
@@ -294,6 +295,16 @@ static int64_t check_synth_log(const char *path, int64_t min, int64_t size, cons
   return n;
 }
 
+/* forks a child with a pipe from it to the parent: the child writes fds[1] (fds[0] closed), the parent
+ * reads fds[0] once it has closed fds[1] */
+static pid_t fork_with_pipe(int fds[2]) {
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) close(fds[0]);
+  return pid;
+}
+
 /* SIGKILL at random moments while a child appends: the file always opens, holds every record the child
  * was told was appended (in order, intact), and the next child resumes it. */
 static void test_sigkill(void **state) {
@@ -307,11 +318,8 @@ static void test_sigkill(void **state) {
   int rounds = 30;
   for (int round = 0; round < rounds; round++) {
     int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_with_pipe(fds);
     if (pid == 0) {
-      close(fds[0]);
       mpt_runlog *w;
       mpt_error e;
       if (mpt_runlog_open(path, f->s, &w, &e) < 0) {
@@ -591,11 +599,8 @@ static void test_damaged_logs(void **state) {
     assert_true(fp && fwrite(b, 1, n, fp) == n);
     fclose(fp);
     int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_with_pipe(fds);
     if (pid == 0) {
-      close(fds[0]);
       alarm(20);
       _exit(use_damaged_log(f, path, fds[1]));
     }
@@ -835,15 +840,12 @@ static void test_mixed_types(void **state) {
     if (a->status == MPT_STATUS_OK) assert_true(a->objective == b->objective);
   }
   /* the export writes strings as strings, floats and ints as numbers, bools as booleans */
-  fp = fopen(t4, "r");
-  char buf[65536];
-  size_t len = fread(buf, 1, sizeof buf - 1, fp);
-  buf[len] = '\0';
-  fclose(fp);
+  char *buf = test_slurp(t4, NULL);
   assert_non_null(strstr(buf, "\"method\":\t\"x y\""));
   assert_non_null(strstr(buf, "\"scale\":\t2.25"));
   assert_non_null(strstr(buf, "\"flag\":\ttrue"));
   assert_non_null(strstr(buf, "\"n\":\t2"));
+  free(buf);
   mpt_replay_free(r);
   mpt_replay_free(back);
   /* the stored tables match the problem: a resume is accepted */
@@ -922,13 +924,10 @@ static void test_format2_log(void **state) {
   mpt_runlog_close(log);
   /* exported with its string values */
   assert_int_equal(mpt_runlog_export_t4(path, t4, &err), 0);
-  FILE *fp = fopen(t4, "r");
-  char text[65536];
-  size_t got = fread(text, 1, sizeof text - 1, fp);
-  text[got] = '\0';
-  fclose(fp);
+  char *text = test_slurp(t4, NULL);
   assert_non_null(strstr(text, "\"method\":\t\"x y\""));
   assert_non_null(strstr(text, "\"method\":\t\"exact\""));
+  free(text);
   /* resumed: the tables match the problem; the new session rewrites the file in format 3 */
   rc = mpt_runlog_open(path, s, &log, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
