@@ -246,6 +246,14 @@ static uint32_t rec_crc(const unsigned char *rec, size_t size) {
   return c;
 }
 
+/* a record never written: the fill value (id -1, every other byte 0) */
+static int rec_blank(const unsigned char *rec, size_t size) {
+  if (rec_id(rec, size) != -1) return 0;
+  for (size_t i = 0; i < ID_OFF(size); i++)
+    if (rec[i]) return 0;
+  return 1;
+}
+
 /* a record that was written completely */
 static int rec_valid(const unsigned char *rec, size_t size) {
   const rec_fixed *r = (const rec_fixed *)rec;
@@ -340,9 +348,10 @@ static int scan_records(mpt_runlog *log) {
     if (read_block(log, start, n) < 0) return -1;
     for (hsize_t i = 0; i < n; i++) {
       int64_t at = (int64_t)(start + i);
-      if (!rec_valid(log->buf + i * log->rec_size, log->rec_size)) {
+      const unsigned char *rec = log->buf + i * log->rec_size;
+      if (!rec_valid(rec, log->rec_size)) {
         if (at >= settled) return 0;
-        log->damaged++;
+        if (!rec_blank(rec, log->rec_size)) log->damaged++; /* blank: never written (/count itself damaged) */
         continue;
       }
       log->count++;
