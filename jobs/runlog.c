@@ -174,7 +174,7 @@ static hid_t make_rec_type(int dims) {
   hsize_t nt = MPT_OBS_MAX_TIMES, nd = (hsize_t)(dims > 0 ? dims : 1);
   hid_t times_t = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nt);
   hid_t cfg_t = H5Tarray_create2(H5T_NATIVE_INT32, 1, &nd);
-  hid_t reason_t = mpt_h5_fixstr_type(REASON_LEN);
+  hid_t reason_t = mpt_h5_fixstr_type(REASON_LEN, H5T_CSET_ASCII);
   H5Tinsert(t, "config", sizeof(rec_fixed), cfg_t);
   H5Tinsert(t, "status", HOFFSET(rec_fixed, status), st);
   H5Tinsert(t, "objective", HOFFSET(rec_fixed, objective), H5T_NATIVE_DOUBLE);
@@ -201,7 +201,8 @@ static hid_t make_rec_type(int dims) {
 
 static hid_t make_dev_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(dev_rec));
-  hid_t s64 = mpt_h5_fixstr_type(64), s32 = mpt_h5_fixstr_type(32), s128 = mpt_h5_fixstr_type(128), s16 = mpt_h5_fixstr_type(16);
+  hid_t s64 = mpt_h5_fixstr_type(64, H5T_CSET_ASCII), s32 = mpt_h5_fixstr_type(32, H5T_CSET_ASCII);
+  hid_t s128 = mpt_h5_fixstr_type(128, H5T_CSET_ASCII), s16 = mpt_h5_fixstr_type(16, H5T_CSET_ASCII);
   H5Tinsert(t, "session", HOFFSET(dev_rec, session), H5T_NATIVE_INT32);
   H5Tinsert(t, "rank", HOFFSET(dev_rec, rank), H5T_NATIVE_INT32);
   H5Tinsert(t, "index", HOFFSET(dev_rec, index), H5T_NATIVE_INT32);
@@ -217,7 +218,7 @@ static hid_t make_dev_type(void) {
 
 static hid_t make_ses_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(session_rec));
-  hid_t s64 = mpt_h5_fixstr_type(64), s40 = mpt_h5_fixstr_type(40);
+  hid_t s64 = mpt_h5_fixstr_type(64, H5T_CSET_ASCII), s40 = mpt_h5_fixstr_type(40, H5T_CSET_ASCII);
   H5Tinsert(t, "start_unix", HOFFSET(session_rec, start_unix), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "start_time", HOFFSET(session_rec, start_time), s40);
   H5Tinsert(t, "host", HOFFSET(session_rec, host), s64);
@@ -452,8 +453,7 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     for (int p = 0; p < log->dims && names; p++) names[p] = log->params[p].name;
     size_t width = 0;
     char *packed = names ? mpt_h5_pack_strings(names, n, &width) : NULL;
-    hid_t t = mpt_h5_fixstr_type(width);
-    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t t = mpt_h5_fixstr_type(width, H5T_CSET_UTF8);
     hid_t a = H5Acreate2(g, "names", t, sp, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0 || !packed || (n && H5Awrite(a, t, packed) < 0)) rc = -1;
     if (a >= 0) H5Aclose(a);
@@ -474,8 +474,7 @@ static int write_params(const mpt_runlog *log, hid_t file) {
     if (t->kind == MPT_RL_STRING) {
       size_t width = 0;
       packed = mpt_h5_pack_strings((const char *const *)t->str, n, &width);
-      ft = mpt_h5_fixstr_type(width);
-      H5Tset_cset(ft, H5T_CSET_UTF8);
+      ft = mpt_h5_fixstr_type(width, H5T_CSET_UTF8);
       mt = H5Tcopy(ft);
       data = packed;
     }

@@ -49,10 +49,11 @@ hid_t mpt_h5_vlstr_type(void) {
   return t;
 }
 
-hid_t mpt_h5_fixstr_type(size_t n) {
+hid_t mpt_h5_fixstr_type(size_t n, H5T_cset_t cset) {
   hid_t t = H5Tcopy(H5T_C_S1);
   H5Tset_size(t, n);
   H5Tset_strpad(t, H5T_STR_NULLTERM);
+  H5Tset_cset(t, cset);
   return t;
 }
 
@@ -60,8 +61,7 @@ hid_t mpt_h5_fixstr_type(size_t n) {
  * its checksum, not in the unchecked global heap that variable-length strings use */
 int mpt_h5_attr_write_str(hid_t obj, const char *name, const char *value) {
   const char *v = value ? value : "";
-  hid_t t = mpt_h5_fixstr_type(strlen(v) + 1), sp = H5Screate(H5S_SCALAR);
-  H5Tset_cset(t, H5T_CSET_UTF8);
+  hid_t t = mpt_h5_fixstr_type(strlen(v) + 1, H5T_CSET_UTF8), sp = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
   herr_t rc = a < 0 ? -1 : H5Awrite(a, t, v);
   if (a >= 0) H5Aclose(a);
@@ -89,22 +89,7 @@ char *mpt_h5_attr_read_text(hid_t obj, const char *name) {
   char b[64];
   H5T_class_t cls = H5Tget_class(ft);
   if (cls == H5T_STRING) {
-    if (H5Tis_variable_str(ft) > 0) {
-      hid_t mt = mpt_h5_vlstr_type();
-      char *v = NULL;
-      if (H5Aread(a, mt, &v) >= 0) {
-        out = strdup(v ? v : "");
-        if (v) H5free_memory(v);
-      }
-      H5Tclose(mt);
-    } else {
-      size_t n = H5Tget_size(ft);
-      hid_t mt = mpt_h5_fixstr_type(n + 1);
-      H5Tset_cset(mt, H5Tget_cset(ft)); /* HDF5 converts no character sets */
-      out = calloc(1, n + 1);
-      if (out && H5Aread(a, mt, out) < 0) { free(out); out = NULL; }
-      H5Tclose(mt);
-    }
+    if (mpt_h5_read_strings(a, 1, 1, &out) < 0) { free(out); out = NULL; }
   } else if (cls == H5T_INTEGER) {
     if (H5Tget_sign(ft) == H5T_SGN_NONE) {
       unsigned long long v = 0;
@@ -187,8 +172,7 @@ int mpt_h5_read_strings(hid_t obj, int is_attr, hsize_t n, char **out) {
     H5Tclose(mt);
   } else {
     size_t w = H5Tget_size(ft) + 1; /* one more: a NUL even when a value fills its width */
-    hid_t mt = mpt_h5_fixstr_type(w);
-    H5Tset_cset(mt, H5Tget_cset(ft));
+    hid_t mt = mpt_h5_fixstr_type(w, H5Tget_cset(ft)); /* HDF5 converts no character sets */
     char *buf = w < ((size_t)1 << 30) ? calloc(n ? n : 1, w) : NULL;
     if (!buf || (n && (is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)) rc = -1;
     for (hsize_t i = 0; rc == 0 && i < n; i++) {

@@ -10,7 +10,7 @@ void mpt_h5_quiet(void);
 const char *mpt_h5_last_error(void);
 
 hid_t mpt_h5_vlstr_type(void);        /* variable-length UTF-8 string (format-2 logs) */
-hid_t mpt_h5_fixstr_type(size_t n);   /* n bytes, NUL-terminated */
+hid_t mpt_h5_fixstr_type(size_t n, H5T_cset_t cset); /* n bytes, NUL-terminated */
 
 /* a scalar string attribute, fixed-length (the text and its NUL), UTF-8; 0 or -1 */
 int mpt_h5_attr_write_str(hid_t obj, const char *name, const char *value);
