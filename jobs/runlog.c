@@ -725,18 +725,14 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   if (c >= 0) H5Dclose(c);
   H5Pclose(cdcpl);
   H5Sclose(csp);
-  if (bad) {
-    /* a write failed (a full disk, a quota): empty the new file first, or closing it would try to write
-     * its metadata into the same lack of space, fail, and leave HDF5 to crash at exit */
-    int rc = h5err(err, log->path, "writing the file"); /* HDF5's message of the failure, not of the close */
-    if (truncate(log->tmp, 0) != 0) { /* nothing more to do: the close below may fail */ }
-    H5Fclose(f);
-    unlink(log->tmp);
-    return rc;
-  }
-  if (H5Fclose(f) < 0) {
-    int rc = h5err(err, log->path, "writing the file");
-    if (truncate(log->tmp, 0) != 0) { /* as above */ }
+  if (bad || H5Fclose(f) < 0) {
+    int rc = h5err(err, log->path, "writing the file"); /* HDF5's message of the failure, not of a close */
+    if (bad) {
+      /* a write failed (a full disk, a quota): empty the new file first, or closing it would try to write
+       * its metadata into the same lack of space, fail, and leave HDF5 to crash at exit */
+      if (truncate(log->tmp, 0) != 0) { /* nothing more to do: the close below may fail */ }
+      H5Fclose(f);
+    }
     unlink(log->tmp);
     return rc;
   }
@@ -1025,40 +1021,28 @@ int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, cons
   return 0;
 }
 
-typedef struct read_ctx { mpt_obs *o; int32_t *cfg; int dims; int64_t k; } read_ctx;
+typedef struct read_ctx { mpt_obs *o; int64_t k; } read_ctx;
 
 static int read_one(void *ctx, const mpt_obs *o, const int32_t *config) {
+  (void)config;
   read_ctx *r = ctx;
-  r->o[r->k] = *o;
-  if (r->cfg) memcpy(r->cfg + r->k * r->dims, config, sizeof(int32_t) * (size_t)r->dims);
-  r->k++;
-  return 0;
-}
-
-int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err) {
-  *obs = NULL;
-  if (config) *config = NULL;
-  *n = 0;
-  int64_t total = log->count;
-  read_ctx r = {malloc(sizeof(mpt_obs) * (size_t)(total ? total : 1)), NULL, log->dims, 0};
-  if (config) r.cfg = malloc(sizeof(int32_t) * (size_t)(total ? total : 1) * (size_t)(log->dims ? log->dims : 1));
-  if (!r.o || (config && !r.cfg)) {
-    free(r.o); free(r.cfg);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", log->path);
-  }
-  int rc = mpt_runlog_each(log, read_one, &r, err);
-  if (rc < 0) {
-    free(r.o); free(r.cfg);
-    return rc;
-  }
-  *obs = r.o;
-  if (config) *config = r.cfg;
-  *n = r.k;
+  r->o[r->k++] = *o;
   return 0;
 }
 
 int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err) {
-  return mpt_runlog_read_full(log, obs, NULL, n, err);
+  *obs = NULL;
+  *n = 0;
+  read_ctx r = {malloc(sizeof(mpt_obs) * (size_t)(log->count ? log->count : 1)), 0};
+  if (!r.o) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory reading %s", log->path);
+  int rc = mpt_runlog_each(log, read_one, &r, err);
+  if (rc < 0) {
+    free(r.o);
+    return rc;
+  }
+  *obs = r.o;
+  *n = r.k;
+  return 0;
 }
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err) {

@@ -1,6 +1,6 @@
 /* jobs/runlog_priv.h: what the T4 export (jobs/export_t4.c) needs from a run log beyond jobs/runlog.h:
- * the stored parameter tables and the value indices of each record. Private to jobs/runlog*.c and
- * jobs/export_t4.c. */
+ * the stored parameter tables (the value indices of each record come with mpt_runlog_each). Private to
+ * jobs/runlog*.c and jobs/export_t4.c. */
 #ifndef MPT_RUNLOG_PRIV_H
 #define MPT_RUNLOG_PRIV_H
 #include <stdint.h>
@@ -15,7 +15,5 @@ mpt_runlog_vkind mpt_runlog_param_kind(const mpt_runlog *log, int p);
 /* value i of parameter p: numeric (int/float/bool) or string (string kind) */
 double mpt_runlog_param_number(const mpt_runlog *log, int p, int i);
 const char *mpt_runlog_param_string(const mpt_runlog *log, int p, int i);
-/* like mpt_runlog_read, plus the value indices of each record: (*config)[k * n_params + p] */
-int mpt_runlog_read_full(mpt_runlog *log, mpt_obs **obs, int32_t **config, int64_t *n, mpt_error *err);
 
 #endif
