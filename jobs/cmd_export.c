@@ -43,17 +43,19 @@ int mpt_cmd_export(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
   mpt_error err = {0};
-  if (mpt_runlog_export_t4(log_path, t4, &err) < 0) {
-    fprintf(stderr, "mptune export: %s\n", err.msg);
-    return 1;
-  }
   mpt_runlog *log;
-  if (mpt_runlog_open_readonly(log_path, &log, &err) == 0) { /* the export skipped damaged records: say so */
-    long long d = (long long)mpt_runlog_damaged(log);
-    if (d > 0)
+  int rc = mpt_runlog_open_readonly(log_path, &log, &err);
+  if (rc == 0) {
+    rc = mpt_runlog_write_t4(log, t4, &err);
+    long long d = (long long)mpt_runlog_damaged(log); /* the export skips damaged records: say so */
+    if (rc == 0 && d > 0)
       fprintf(stderr, "mptune export: warning: %s has %lld damaged record%s (checksum mismatch), left out; the %lld "
               "intact ones are exported\n", log_path, d, d == 1 ? "" : "s", (long long)mpt_runlog_count(log));
     mpt_runlog_close(log);
+  }
+  if (rc < 0) {
+    fprintf(stderr, "mptune export: %s\n", err.msg);
+    return 1;
   }
   printf("wrote %s\n", t4);
   return 0;

@@ -1,4 +1,4 @@
-/* jobs/export_t4.c: mpt_runlog_export_t4: writes a run log as a T4 results file (schema T4-results 1.0.0,
+/* jobs/export_t4.c: mpt_runlog_export_t4 / mpt_runlog_write_t4: write a run log as a T4 results file (schema T4-results 1.0.0,
  * structured like the brute-forced *_T4 files), evaluations in the order they finished (append order).
  * The output is written to FILE.tmp and renamed, so a partial file never passes for a finished one.
  * Reading the export back with mpt_replay_load gives the same statuses and objectives. */
@@ -141,27 +141,22 @@ static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   return ferror(e->f) ? mpt_error_set(e->err, MPT_ERR_IO, "cannot write %s: %s", e->path, strerror(errno)) : 0;
 }
 
-int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err) {
-  mpt_runlog *log;
-  int rc = mpt_runlog_open_readonly(log_path, &log, err);
-  if (rc < 0) return rc;
+int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err) {
   size_t pl = strlen(t4_path);
   char *tmp = malloc(pl + 5);
-  if (!tmp) { mpt_runlog_close(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!tmp) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   memcpy(tmp, t4_path, pl);
   memcpy(tmp + pl, ".tmp", 5);
   FILE *f = fopen(tmp, "wb");
   if (!f) {
     mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
     free(tmp);
-    mpt_runlog_close(log);
     return MPT_ERR_IO;
   }
   /* sic "miliseconds": as Kernel Tuner writes it */
   fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
   export_ctx e = {log, f, 0, err, tmp};
-  rc = mpt_runlog_each(log, write_record, &e, err);
-  mpt_runlog_close(log);
+  int rc = mpt_runlog_each(log, write_record, &e, err);
   if (rc == 0) {
     fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
     int bad = ferror(f) != 0;
@@ -174,5 +169,14 @@ int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *e
     rc = mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s: %s", tmp, t4_path, strerror(errno));
   if (rc < 0) unlink(tmp);
   free(tmp);
+  return rc;
+}
+
+int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err) {
+  mpt_runlog *log;
+  int rc = mpt_runlog_open_readonly(log_path, &log, err);
+  if (rc < 0) return rc;
+  rc = mpt_runlog_write_t4(log, t4_path, err);
+  mpt_runlog_close(log);
   return rc;
 }

@@ -62,5 +62,7 @@ void mpt_runlog_close(mpt_runlog *log);
 /* Writes the log as a T4 results file, evaluations in the order they finished. `space` may be NULL
  * (then the parameter tables stored in the log are used). */
 int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err);
+/* The same for a log already open (mptune export opens it once, to tell of damaged records too). */
+int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err);
 
 #endif
