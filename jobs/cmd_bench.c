@@ -17,6 +17,7 @@
 #include "evaluators/replay.h"
 #include "jobs/bench.h"
 #include "jobs/commands.h"
+#include "jobs/outfile.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
 #include "strategies/strategy.h"
@@ -348,26 +349,13 @@ static int mkdir_p(const char *dir, mpt_error *err) {
   return 0;
 }
 
-/* An output file is written as PATH.tmp and renamed by close_out, so a full disk leaves no cut file. */
+/* dir/name, opened as a jobs/outfile.h output (PATH.tmp until close_out renames it) */
 static FILE *open_out(const char *dir, const char *name, char *path, size_t cap, mpt_error *err) {
   snprintf(path, cap, "%s/%s", dir, name);
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  return f;
+  return mpt_outfile_open(path, err);
 }
 
-static int close_out(FILE *f, const char *path, mpt_error *err) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int bad = ferror(f) != 0, e = errno;
-  if (fclose(f) != 0 && !bad) bad = 1, e = errno;
-  if (!bad && rename(tmp, path) == 0) return 0;
-  if (!bad) e = errno;
-  unlink(tmp);
-  return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e));
-}
+static int close_out(FILE *f, const char *path, mpt_error *err) { return mpt_outfile_close(f, path, 1, err); }
 
 /* the CSV field of a label: quoted (labels hold commas: ga:a=1,b=2) */
 static void csv_label(FILE *f, const char *s) {
@@ -513,7 +501,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
   FILE *f = open_out(a->out, "curves.csv", curves_path, cap, err);
   if (!f) return err->code;
   double *col = malloc((size_t)R * sizeof *col);
-  if (!col) { fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!col) { mpt_outfile_close(f, curves_path, 0, err); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   fprintf(f, "space,strategy,evaluations,median,q25,q75,mean,min,max,e_random,optimum\n");
   for (int p = 0; p < c->n_sp; p++) {
     const mpt_bench_ref *ref = &c->sp[p].ref;
@@ -547,7 +535,7 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
         int64_t j = (int64_t)(p * S + s) * R + r;
         const mpt_bench_run *run = &runs[j];
         double *t = malloc((size_t)(run->n_asks > 0 ? run->n_asks : 1) * sizeof *t);
-        if (!t) { fclose(f); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+        if (!t) { mpt_outfile_close(f, path, 0, err); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
         memcpy(t, run->ask_s, (size_t)run->n_asks * sizeof *t);
         double med = mpt_bench_quantile(t, run->n_asks, 0.5);
         free(t);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "jobs/outfile.h"
 #include "jobs/runlog_priv.h"
 
 /* T4 invalidity and the measurement value recorded for a failure (Kernel Tuner's error strings) */
@@ -142,34 +143,15 @@ static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
 }
 
 int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err) {
-  size_t pl = strlen(t4_path);
-  char *tmp = malloc(pl + 5);
-  if (!tmp) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  memcpy(tmp, t4_path, pl);
-  memcpy(tmp + pl, ".tmp", 5);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    free(tmp);
-    return MPT_ERR_IO;
-  }
+  FILE *f = mpt_outfile_open(t4_path, err);
+  if (!f) return err->code;
   /* sic "miliseconds": as Kernel Tuner writes it */
   fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
-  export_ctx e = {log, f, 0, err, tmp};
+  export_ctx e = {log, f, 0, err, t4_path};
   int rc = mpt_runlog_each(log, write_record, &e, err);
-  if (rc == 0) {
-    fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
-    int bad = ferror(f) != 0;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
-    if (bad) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  }
-  if (fclose(f) != 0 && rc == 0) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  if (rc == 0 && rename(tmp, t4_path) != 0)
-    rc = mpt_error_set(err, MPT_ERR_IO, "cannot rename %s to %s: %s", tmp, t4_path, strerror(errno));
-  if (rc < 0) unlink(tmp);
-  free(tmp);
-  return rc;
+  if (rc == 0) fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
+  int closed = mpt_outfile_close(f, t4_path, rc == 0, err);
+  return rc < 0 ? rc : closed;
 }
 
 int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err) {

@@ -1,0 +1,14 @@
+/* jobs/outfile.h: output files that appear whole or not at all: written as PATH.tmp and renamed over PATH
+ * once complete and on disk, so a full disk or an error never leaves a cut file under the real name. */
+#ifndef MPT_OUTFILE_H
+#define MPT_OUTFILE_H
+#include <stdio.h>
+#include "spaces/error.h"
+
+/* opens PATH.tmp for writing; NULL with err set */
+FILE *mpt_outfile_open(const char *path, mpt_error *err);
+/* keep = 1: flushes, syncs and closes PATH.tmp and renames it to PATH; 0 or MPT_ERR_IO (err set, PATH.tmp
+ * removed). keep = 0: closes and removes PATH.tmp (after another error; err untouched), returns 0. */
+int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err);
+
+#endif
