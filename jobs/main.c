@@ -1,9 +1,12 @@
 /* jobs/main.c: the mptune executable: initializes MPI and dispatches to a sub-command. */
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "jobs/commands.h"
+#include "jobs/runlog.h"
 
 const mpt_command mpt_commands[] = {
   {"space", "build a search space from a T1 file and print its statistics", mpt_cmd_space},
@@ -18,6 +21,17 @@ const mpt_command mpt_commands[] = {
 static void usage(FILE *f) {
   fprintf(f, "usage: mptune COMMAND [ARGS]   (mptune COMMAND --help for details)\n\ncommands:\n");
   for (const mpt_command *c = mpt_commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
+}
+
+/* After a damaged run log was refused (its message printed), libhdf5 may print two lines of its own
+ * when it shuts down (jobs/runlog.h, mpt_runlog_hdf5_failed): standard error is closed for that. */
+static void quiet_hdf5_shutdown(void) {
+  fflush(stderr);
+  int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    dup2(null, STDERR_FILENO);
+    close(null);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -35,6 +49,7 @@ int main(int argc, char **argv) {
       int provided;
       MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
       int rc = c->run(argc - 1, argv + 1);
+      if (mpt_runlog_hdf5_failed()) quiet_hdf5_shutdown();
       MPI_Finalize();
       return rc;
     }

@@ -840,6 +840,10 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   return 0;
 }
 
+static int hdf5_failed;
+
+int mpt_runlog_hdf5_failed(void) { return hdf5_failed; }
+
 static int is_hdf5(const char *path) {
   mpt_h5_quiet();
   return H5Fis_hdf5(path) > 0;
@@ -894,6 +898,7 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
   log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
   if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
   if (rc < 0) { /* the message is set before closing: closing a damaged file can fail too */
+    if (why[0]) hdf5_failed = 1;
     free_log(log);
     return rc;
   }

@@ -44,6 +44,10 @@ int64_t mpt_runlog_count(const mpt_runlog *log);
  * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:
  * mpt_runlog_damaged_copy is that path (PATH.damaged), NULL when nothing was damaged. */
 int64_t mpt_runlog_damaged(const mpt_runlog *log);
+/* 1 once this process refused a log because HDF5 failed reading its metadata. libhdf5 1.10 can leak
+ * internal blocks on such a failure and then prints "HDF5: infinite loop closing library" when it shuts
+ * down (at MPI_Finalize or exit), after the refusal's own message; main hides that line. */
+int mpt_runlog_hdf5_failed(void);
 const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
 /* Reads all records in the order they were appended; *obs is malloc'd (caller frees). */
 int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
