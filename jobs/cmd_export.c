@@ -1,19 +1,24 @@
-/* jobs/cmd_export.c: `mptune export RUN.h5 --t4 FILE`: writes a run log in the community T4 results
- * format (jobs/export_t4.c). Only rank 0 works when started under mpiexec. */
+/* jobs/cmd_export.c: `mptune export RUN.h5 --t4 FILE [--problem T1]`: writes a run log in the community
+ * T4 results format (jobs/export_t4.c); with the problem, also a log HDF5 can not read, from its records
+ * (mpt_runlog_recover). Only rank 0 works when started under mpiexec. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include "jobs/commands.h"
 #include "jobs/runlog.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
 
 static void export_usage(FILE *f) {
-  fprintf(f, "usage: mptune export RUN.h5 --t4 FILE.json\n"
+  fprintf(f, "usage: mptune export RUN.h5 --t4 FILE.json [--problem PROBLEM.json]\n"
              "  writes the evaluations of the run log RUN.h5 as a T4 results file (schema 1.0.0),\n"
-             "  in the order they finished; FILE is written atomically (FILE.tmp, then renamed)\n");
+             "  in the order they finished; FILE is written atomically (FILE.tmp, then renamed)\n"
+             "  --problem: the run's T1 file; needed only when RUN.h5 can not be read (damaged, or cut\n"
+             "             short): its intact records are then recovered by their checksums\n");
 }
 
 int mpt_cmd_export(int argc, char **argv) {
-  const char *log_path = NULL, *t4 = NULL;
+  const char *log_path = NULL, *t4 = NULL, *problem = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       export_usage(stdout);
@@ -23,6 +28,11 @@ int mpt_cmd_export(int argc, char **argv) {
       t4 = argv[++i];
     } else if (strncmp(argv[i], "--t4=", 5) == 0) {
       t4 = argv[i] + 5;
+    } else if (strcmp(argv[i], "--problem") == 0) {
+      if (i + 1 >= argc) { fprintf(stderr, "mptune export: --problem needs a file name\n"); return 2; }
+      problem = argv[++i];
+    } else if (strncmp(argv[i], "--problem=", 10) == 0) {
+      problem = argv[i] + 10;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "mptune export: unknown option '%s'\n", argv[i]);
       export_usage(stderr);
@@ -43,8 +53,22 @@ int mpt_cmd_export(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
   mpt_error err = {0};
-  mpt_runlog *log;
+  mpt_runlog *log = NULL;
+  mpt_problem *prob = NULL;
+  mpt_space *space = NULL;
   int rc = mpt_runlog_open_readonly(log_path, &log, &err);
+  if (rc < 0 && problem) { /* unreadable: recover its records with the problem's space (else the same error) */
+    rc = mpt_problem_load(problem, &prob, &err);
+    if (rc == 0 && (rc = mpt_space_build(prob, &space, &err)) < 0) mpt_error_prefix(&err, "%s", problem);
+    if (rc == 0) rc = mpt_runlog_recover(log_path, space, &log, &err);
+    if (rc == 0)
+      fprintf(stderr, "mptune export: warning: %s\nmptune export: warning: its %lld intact records were recovered by their "
+              "checksums; the run's settings and device table were lost\n", mpt_runlog_recovered(log),
+              (long long)mpt_runlog_count(log));
+  } else if (rc < 0 && mpt_runlog_hdf5_failed()) {
+    size_t l = strlen(err.msg);
+    snprintf(err.msg + l, sizeof err.msg - l, "; its records may still be recovered: give the run's problem with --problem FILE");
+  }
   if (rc == 0) {
     rc = mpt_runlog_write_t4(log, t4, &err);
     long long d = (long long)mpt_runlog_damaged(log); /* the export skips damaged records: say so */
@@ -53,6 +77,8 @@ int mpt_cmd_export(int argc, char **argv) {
               "intact ones are exported\n", log_path, d, d == 1 ? "" : "s", (long long)mpt_runlog_count(log));
     mpt_runlog_close(log);
   }
+  if (space) mpt_space_free(space);
+  if (prob) mpt_problem_free(prob);
   if (rc < 0) {
     fprintf(stderr, "mptune export: %s\n", err.msg);
     return 1;

@@ -74,6 +74,8 @@ static void usage(FILE *f, int collect) {
             "configurations when only --time is given, the logged budget with --resume, --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
             "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n"
+            "--resume of a log HDF5 can not read (damaged, cut short) recovers its intact records by their\n"
+            "checksums, keeps the file as run.h5.damaged and takes the lost settings from this command.\n"
             "Progress (stderr): auto (the default) redraws one line on a terminal and prints a line every 5 s\n"
             "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n");
 }
@@ -274,6 +276,10 @@ static int run(int argc, char **argv, int collect) {
         fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "
                 "are resumed; the file as it was is kept as %s\n", a.log, damaged, damaged == 1 ? "" : "s",
                 (long long)n_resumed, mpt_runlog_damaged_copy(log));
+      if (rc == 0 && mpt_runlog_recovered(log))
+        fprintf(stderr, "warning: %s\nwarning: its %lld intact records were recovered by their checksums and are resumed; its "
+                "settings (strategy, seed, budget) and device and session tables were lost; the file as it was is kept as %s\n",
+                mpt_runlog_recovered(log), (long long)n_resumed, mpt_runlog_damaged_copy(log));
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
@@ -282,7 +288,8 @@ static int run(int argc, char **argv, int collect) {
         const char *b = mpt_runlog_meta(log, "budget");
         long long v = b ? strtoll(b, NULL, 10) : 0;
         if (v > 0) a.budget = v;
-        else rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget: give --budget N or --time SECONDS", a.log);
+        else rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", a.log,
+                                mpt_runlog_recovered(log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
       }
       if (rc == 0 && !collect) {
         const char *st = mpt_runlog_meta(log, "strategy");
@@ -341,14 +348,16 @@ static int run(int argc, char **argv, int collect) {
              size - first == 1 ? "" : "s");
       if (all) mpt_device_table_print(stdout, all + first, size - first);
       fflush(stdout);
+      cmdline = join_command_line(argc, argv);
+      optstr = join_options(&a);
+      mpt_run_meta meta = {collect ? "collect" : "tune", a.problem, prob->text, a.strategy,
+                           optstr ? optstr : "", a.evaluator, a.simulate, a.seed, a.budget, a.time_budget,
+                           cmdline ? cmdline : cmd};
       if (!a.resume) {
         if (a.force) unlink(a.log);
-        cmdline = join_command_line(argc, argv);
-        optstr = join_options(&a);
-        mpt_run_meta meta = {collect ? "collect" : "tune", a.problem, prob->text, a.strategy,
-                             optstr ? optstr : "", a.evaluator, a.simulate, a.seed, a.budget, a.time_budget,
-                             cmdline ? cmdline : cmd};
         rc = mpt_runlog_create(a.log, space, &meta, &log, &err);
+      } else {
+        rc = mpt_runlog_adopt_meta(log, &meta, &err); /* settings a recovered log lost */
       }
       if (rc == 0 && all) rc = mpt_runlog_set_devices(log, all + first, size - first, &err);
       free(all);

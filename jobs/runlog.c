@@ -14,11 +14,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -96,6 +99,11 @@ struct mpt_runlog {
   int n_sess;
   unsigned char *buf;      /* scratch records */
   size_t buf_cap;
+  /* a log recovered from its records alone (mpt_runlog_recover): HDF5's reason, the file and where the
+   * records lie in it (until mpt_runlog_open has rewritten it) */
+  char *recovered;
+  int rec_fd;
+  int64_t *rec_off;
 };
 
 /* ---- small helpers ---- */
@@ -139,6 +147,22 @@ static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) 
   vsnprintf(b, sizeof b, fmt, ap);
   va_end(ap);
   return set_attr(log, key, b);
+}
+
+/* the settings of the run (mpt_run_meta) as attributes: all of them, or (missing_only) those the log lacks */
+static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_only) {
+  char seed[32], budget[32], time_budget[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)meta->seed);
+  snprintf(budget, sizeof budget, "%lld", (long long)meta->budget);
+  snprintf(time_budget, sizeof time_budget, "%.17g", meta->time_budget);
+  const char *kv[][2] = {{"mode", meta->mode ? meta->mode : "tune"}, {"strategy", meta->strategy},
+                         {"options", meta->options}, {"evaluator", meta->evaluator}, {"simulate", meta->simulate},
+                         {"seed", seed}, {"budget", budget}, {"time_budget", time_budget},
+                         {"command_line", meta->command_line}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    if (!missing_only || !log->attr[attr_index(kv[i][0])]) bad |= set_attr(log, kv[i][0], kv[i][1]);
+  return bad;
 }
 
 static const char *get_attr(const mpt_runlog *log, const char *key) {
@@ -362,10 +386,25 @@ static int scan_records(mpt_runlog *log) {
   return 0;
 }
 
+/* each_valid_block for a log recovered from its records (mpt_runlog_recover): read where they were found */
+static int each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
+  size_t rs = log->rec_size;
+  for (int64_t start = 0; start < log->end; start += COPY_BLOCK) {
+    int64_t n = log->end - start < COPY_BLOCK ? log->end - start : COPY_BLOCK;
+    for (int64_t i = 0; i < n; i++) {
+      unsigned char *dst = log->buf + (size_t)i * rs;
+      if (pread(log->rec_fd, dst, rs, (off_t)log->rec_off[start + i]) != (ssize_t)rs || !rec_valid(dst, rs)) return -1;
+    }
+    if (fn(log, (hsize_t)n, ctx) < 0) return -1;
+  }
+  return 0;
+}
+
 /* Calls fn for each valid record of the open log in append order, in blocks: fn(log->buf, k, ctx) with
  * the k valid records of a block moved to the front of log->buf; 0 or -1 (HDF5 error, or fn's). */
 static int each_valid_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
   if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
+  if (log->rec_off) return each_recovered_block(log, fn, ctx);
   for (hsize_t start = 0; start < (hsize_t)log->end; start += COPY_BLOCK) {
     hsize_t n = (hsize_t)log->end - start < COPY_BLOCK ? (hsize_t)log->end - start : COPY_BLOCK;
     if (read_block(log, start, n) < 0) return -1;
@@ -587,6 +626,7 @@ static mpt_runlog *new_log(const char *path) {
   log->path = strdup(path);
   log->tmp = malloc(strlen(path) + 5);
   log->file = log->evals = log->countd = -1;
+  log->rec_fd = -1;
   log->rec_type = log->dev_type = log->ses_type = -1;
   if (!log->path || !log->tmp) { free(log->path); free(log->tmp); free(log); return NULL; }
   sprintf(log->tmp, "%s.tmp", path);
@@ -607,6 +647,9 @@ static void free_log(mpt_runlog *log) {
   free(log->path);
   free(log->tmp);
   free(log->damaged_copy);
+  free(log->recovered);
+  if (log->rec_fd >= 0) close(log->rec_fd);
+  free(log->rec_off);
   free(log);
 }
 
@@ -681,7 +724,8 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   if (f < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s (is the directory writable?)", log->tmp);
   int bad = set_attr_num(log, "format_version", "%d", FORMAT_VERSION); /* a resumed older log: now this layout */
   for (int i = 0; i < N_ATTRS; i++) {
-    const char *v = log->attr[i] ? log->attr[i] : "";
+    const char *v = log->attr[i];
+    if (!v) continue; /* lost (a recovered log): absent until a run gives it (mpt_runlog_adopt_meta) */
     switch (ATTRS[i].kind) {
       case A_STR: bad |= mpt_h5_attr_write_str(f, ATTRS[i].key, v); break;
       case A_I32: { int32_t x = (int32_t)strtol(v, NULL, 10); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_INT32, &x); break; }
@@ -809,18 +853,10 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   bad |= set_attr(log, "mptune_format", FORMAT_NAME);
   bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
   bad |= set_attr(log, "mptune_version", MPT_VERSION);
-  bad |= set_attr(log, "mode", meta->mode ? meta->mode : "tune");
   bad |= set_attr(log, "problem_path", meta->problem_path ? meta->problem_path : pr->path);
   bad |= set_attr(log, "problem_name", pr->name);
   bad |= set_attr(log, "problem_text", meta->problem_text ? meta->problem_text : pr->text);
-  bad |= set_attr(log, "strategy", meta->strategy);
-  bad |= set_attr(log, "options", meta->options);
-  bad |= set_attr(log, "evaluator", meta->evaluator);
-  bad |= set_attr(log, "simulate", meta->simulate);
-  bad |= set_attr_num(log, "seed", "%llu", (unsigned long long)meta->seed);
-  bad |= set_attr_num(log, "budget", "%lld", (long long)meta->budget);
-  bad |= set_attr_num(log, "time_budget", "%.17g", meta->time_budget);
-  bad |= set_attr(log, "command_line", meta->command_line);
+  bad |= set_run_attrs(log, meta, 0);
   bad |= set_attr(log, "start_time", s.start_time);
   bad |= set_attr_num(log, "start_unix", "%.17g", s.start_unix);
   bad |= set_attr(log, "host", s.host);
@@ -849,13 +885,18 @@ static int is_hdf5(const char *path) {
   return H5Fis_hdf5(path) > 0;
 }
 
-/* opens path and reads the state; readonly or read-write */
-static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err) {
+/* opens path and reads the state; readonly or read-write. *unreadable: set when it failed on the file's
+ * contents, where its records may still be recovered (mpt_runlog_recover): 2 when HDF5 failed reading it
+ * (damaged, cut short), 1 when it is not HDF5 or not a log; 0 for a missing or inaccessible file or a log
+ * of another format version. */
+static int load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err) {
   *out = NULL;
+  *unreadable = 0;
   mpt_h5_quiet();
   if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
   if (access(path, readonly ? R_OK : R_OK | W_OK) != 0)
     return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s%s: permission denied", path, readonly ? "" : " for writing");
+  *unreadable = 1;
   if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   mpt_runlog *log = new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -878,9 +919,11 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
                     : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   int v = ver ? atoi(ver) : 0;
   free(ver);
-  if (rc == 0 && (v < FORMAT_OLDEST || v > FORMAT_VERSION))
+  if (rc == 0 && (v < FORMAT_OLDEST || v > FORMAT_VERSION)) {
+    *unreadable = 0; /* a log, of another version */
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",
                        path, v, MPT_VERSION, FORMAT_OLDEST, FORMAT_VERSION);
+  }
   for (int i = 0; rc == 0 && i < N_ATTRS; i++) log->attr[i] = mpt_h5_attr_read_text(log->file, ATTRS[i].key);
   if (rc == 0 && why[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
   const char *fin = rc ? NULL : get_attr(log, "finished");
@@ -898,7 +941,7 @@ static int load(const char *path, int readonly, mpt_runlog **out, mpt_error *err
   log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
   if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
   if (rc < 0) { /* the message is set before closing: closing a damaged file can fail too */
-    if (why[0]) hdf5_failed = 1;
+    if (why[0]) hdf5_failed = 1, *unreadable = 2;
     free_log(log);
     return rc;
   }
@@ -922,15 +965,147 @@ static int keep_damaged_copy(mpt_runlog *log, mpt_error *err) {
     }
     break;
   }
-  mpt_error_set(err, MPT_ERR_IO, "run log %s has %lld damaged record(s) and no copy of it could be kept as %s (%s); "
-                "resuming would drop them, so it was not resumed", log->path, (long long)log->damaged, name, strerror(errno));
+  char what[64];
+  if (log->recovered) snprintf(what, sizeof what, "could not be read (%lld records recovered)", (long long)log->count);
+  else snprintf(what, sizeof what, "has %lld damaged record(s)", (long long)log->damaged);
+  mpt_error_set(err, MPT_ERR_IO, "run log %s %s and no copy of it could be kept as %s (%s); resuming would rewrite it "
+                "without what was lost, so it was not resumed", log->path, what, name, strerror(errno));
   free(name);
   return MPT_ERR_IO;
 }
 
+/* ---- recovery: the records of a log HDF5 can not read ---- */
+
+/* Whether the rec_size bytes at r are a complete record of one of the space's configurations: the cheap
+ * fields first (a CRC set, the id in range, the status and counts in range), then the value indices
+ * against the space's own for that id, then the CRC. A never-written record (id -1, zeros) never matches. */
+static int recover_match(const mpt_runlog *log, const unsigned char *r, int64_t n_space, int *idx) {
+  size_t rs = log->rec_size, co = offsetof(rec_fixed, crc);
+  uint32_t crc;
+  int32_t status, n_times, session;
+  memcpy(&crc, r + co, sizeof crc);
+  if (crc == 0) return 0;
+  int64_t id = rec_id(r, rs);
+  if (id < 0 || id >= n_space) return 0;
+  memcpy(&status, r + offsetof(rec_fixed, status), sizeof status);
+  memcpy(&n_times, r + offsetof(rec_fixed, n_times), sizeof n_times);
+  memcpy(&session, r + offsetof(rec_fixed, session), sizeof session);
+  if (status < 0 || status >= MPT_STATUS_COUNT || n_times < 0 || n_times > MPT_OBS_MAX_TIMES || session < 0) return 0;
+  mpt_space_config(log->space, id, idx);
+  for (int p = 0; p < log->dims; p++) {
+    int32_t v;
+    memcpy(&v, r + sizeof(rec_fixed) + sizeof v * (size_t)p, sizeof v);
+    if (v != idx[p]) return 0;
+  }
+  static const unsigned char zero[sizeof(uint32_t)];
+  uLong c = crc32(0L, r, (uInt)co);
+  c = crc32(c, zero, sizeof zero);
+  c = crc32(c, r + co + sizeof crc, (uInt)(rs - co - sizeof crc));
+  return (uint32_t)c == crc;
+}
+
+/* finds the records in log->path (one pass over the file, mapped): log->rec_off, log->count */
+static int recover_scan(mpt_runlog *log, mpt_error *err) {
+  int fd = open(log->path, O_RDONLY);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    if (fd >= 0) close(fd);
+    return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
+  }
+  log->rec_fd = fd;
+  size_t size = (size_t)sb.st_size, rs = log->rec_size;
+  if (size < rs) return 0;
+  const unsigned char *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED) return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
+  madvise((void *)base, size, MADV_SEQUENTIAL);
+  int64_t n_space = mpt_space_size(log->space), cap = 0;
+  int idx[log->dims > 0 ? log->dims : 1];
+  int rc = 0;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), dropped = 0, step = (size_t)8 << 20;
+  for (size_t o = 0; o + rs <= size;) {
+    if (o - dropped >= step + rs) { /* the pages scanned leave the process (memory independent of the file) */
+      size_t upto = (o - rs) / page * page;
+      madvise((void *)(base + dropped), upto - dropped, MADV_DONTNEED);
+      dropped = upto;
+    }
+    if (!recover_match(log, base + o, n_space, idx)) { o++; continue; }
+    if (log->count == cap) {
+      cap = cap ? 2 * cap : 1024;
+      int64_t *no = realloc(log->rec_off, sizeof *no * (size_t)cap);
+      if (!no) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); break; }
+      log->rec_off = no;
+    }
+    log->rec_off[log->count++] = (int64_t)o;
+    o += rs; /* the records lie side by side */
+  }
+  munmap((void *)base, size);
+  log->end = log->capacity = log->count;
+  return rc;
+}
+
+/* a log from the records of path alone (see mpt_runlog_recover), after load failed with err (unreadable
+ * as load sets it); when none is found, load's error stays, told that no record was found for a damaged file */
+static int recover(const char *path, const mpt_space *space, int unreadable, mpt_runlog **out, mpt_error *err) {
+  *out = NULL;
+  char why[sizeof err->msg];
+  int why_code = err->code;
+  snprintf(why, sizeof why, "%s", err->msg);
+  const mpt_problem *pr = mpt_space_problem(space);
+  mpt_runlog *log = new_log(path);
+  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  log->readonly = 1;
+  log->space = space;
+  log->dims = pr->n_params;
+  log->params = params_from_problem(pr);
+  log->recovered = strdup(why);
+  int bad = !log->params || !log->recovered;
+  if (!bad) {
+    make_types(log);
+    bad |= set_attr(log, "mptune_format", FORMAT_NAME);
+    bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
+    bad |= set_attr(log, "mptune_version", MPT_VERSION);
+    bad |= set_attr(log, "problem_path", pr->path);
+    bad |= set_attr(log, "problem_name", pr->name);
+    bad |= set_attr(log, "problem_text", pr->text);
+    bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
+    bad |= set_attr(log, "finished", "0");
+  }
+  int rc = bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : recover_scan(log, err);
+  if (rc == 0 && log->count == 0)
+    rc = unreadable == 2 ? mpt_error_set(err, why_code, "%s; no intact record of problem %s was found in it either", why,
+                                         pr->name ? pr->name : pr->path)
+                         : mpt_error_set(err, why_code, "%s", why);
+  if (rc < 0) { free_log(log); return rc; }
+  *out = log;
+  return 0;
+}
+
+int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+  mpt_h5_quiet();
+  int unreadable;
+  int rc = load(path, 1, out, &unreadable, err);
+  if (rc == 0) {
+    mpt_runlog_close(*out);
+    *out = NULL;
+    return mpt_error_set(err, MPT_ERR_STATE, "%s can be read as it is; nothing to recover", path);
+  }
+  return unreadable ? recover(path, space, unreadable, out, err) : rc;
+}
+
+const char *mpt_runlog_recovered(const mpt_runlog *log) { return log ? log->recovered : NULL; }
+
+int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err) {
+  return set_run_attrs(log, meta, 1) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
+}
+
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
   mpt_runlog *log;
-  int rc = load(path, 0, &log, err);
+  int unreadable;
+  int rc = load(path, 0, &log, &unreadable, err);
+  if (rc < 0 && unreadable) { /* its records may still be there: resume from them */
+    rc = recover(path, space, unreadable, &log, err);
+    if (rc == 0) log->readonly = 0;
+  }
   if (rc < 0) return rc;
   log->space = space;
   if (log->finished) {
@@ -951,7 +1126,7 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
       free_params(want, pr->n_params);
     }
   }
-  if (rc == 0 && log->damaged > 0) rc = keep_damaged_copy(log, err);
+  if (rc == 0 && (log->damaged > 0 || log->recovered)) rc = keep_damaged_copy(log, err);
   if (rc < 0) { free_log(log); return rc; }
   /* a new session: its row, and a fresh copy without any torn or damaged record */
   session_rec s = this_session();
@@ -962,11 +1137,20 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
   log->session = log->n_sess - 1;
   rc = rewrite(log, log->count, log->capacity, err);
   if (rc < 0) { free_log(log); return rc; }
+  if (log->rec_off) { /* recovered: from now on the new file */
+    close(log->rec_fd);
+    log->rec_fd = -1;
+    free(log->rec_off);
+    log->rec_off = NULL;
+  }
   *out = log;
   return 0;
 }
 
-int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) { return load(path, 1, out, err); }
+int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) {
+  int unreadable;
+  return load(path, 1, out, &unreadable, err);
+}
 
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err) {
   mpt_h5_quiet();

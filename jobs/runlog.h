@@ -44,11 +44,25 @@ int64_t mpt_runlog_count(const mpt_runlog *log);
  * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:
  * mpt_runlog_damaged_copy is that path (PATH.damaged), NULL when nothing was damaged. */
 int64_t mpt_runlog_damaged(const mpt_runlog *log);
+const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
+/* A log HDF5 can not read (its metadata damaged, or the file cut short by an interrupted copy) still
+ * holds its records, each with its CRC. mpt_runlog_recover opens such a file read-only from them alone:
+ * one pass over the file finds every complete record of a configuration of `space` (value indices as
+ * the space's, CRC right), in their order. The run's settings (strategy, seed, budget) and its device and
+ * session tables are lost. It fails with HDF5's message when nothing is found, and for a log that reads
+ * as it is. mpt_runlog_open (resume) recovers by itself, keeps the file as it was (PATH.damaged, as for
+ * damaged records) and rewrites the log from the records. mpt_runlog_recovered: why the log had to be
+ * recovered (the message reading it gave), NULL for a log read as it is. */
+int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err);
+const char *mpt_runlog_recovered(const mpt_runlog *log);
+/* The run settings a log lacks (all of them in a recovered log: mode, strategy, options, evaluator, seed,
+ * budget, command line) are taken from the run resuming it; stored with the next change of the file (the
+ * device table tune writes). A log that has them keeps its own. */
+int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
 /* 1 once this process refused a log because HDF5 failed reading its metadata. libhdf5 1.10 can leak
  * internal blocks on such a failure and then prints "HDF5: infinite loop closing library" when it shuts
  * down (at MPI_Finalize or exit), after the refusal's own message; main hides that line. */
 int mpt_runlog_hdf5_failed(void);
-const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
 /* Reads all records in the order they were appended; *obs is malloc'd (caller frees). */
 int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
 /* Calls fn for each record in append order with its value indices (one per parameter), reading the log

@@ -170,6 +170,43 @@ def main():
         check(p.returncode == 1 and len(lines) == 1 and damaged in lines[0] and "damaged" in lines[0],
               f"root header byte {off} damaged: exit {p.returncode}, stderr: {p.stderr}")
         check(not os.path.exists(out), f"output left after refusing a log damaged at byte {off}")
+    # ... whose records are still there: with the problem, the export recovers them by their checksums
+    p = run([MPTUNE, "export", damaged, "--t4", out, "--problem", T1])
+    check("120 intact records were recovered" in p.stderr, "recovery warning: " + p.stderr)
+    with open(out) as fh:
+        doc = json.load(fh)
+    jsonschema.validate(doc, schema)
+    check(doc["results"] == res, "export of the recovered log differs from the intact log's")
+
+    # --- a log cut short (an interrupted copy): refused with a hint, then its intact records recovered
+    with h5py.File(log, "r") as f:
+        at = f["evaluations"].id.get_offset() + 70 * f["evaluations"].dtype.itemsize + 100
+    cut = os.path.join(tmp, "cut.h5")
+    with open(cut, "wb") as fh:
+        fh.write(raw[:at])
+    os.remove(out)
+    p = run([MPTUNE, "export", cut, "--t4", out], expect_ok=False)
+    check(p.returncode == 1 and "truncated file" in p.stderr and "--problem" in p.stderr, "cut log message: " + p.stderr)
+    p = run([MPTUNE, "export", cut, "--t4", out, "--problem", T1])
+    with open(out) as fh:
+        doc = json.load(fh)
+    jsonschema.validate(doc, schema)
+    check(doc["results"] == res[:70], f"export of the cut log: {len(doc['results'])} records, not the first 70")
+    # resumed: recovered, the cut file kept beside it, the run's settings taken from the resuming command
+    tune = [MPTUNE, "tune", T1, "--strategy", "random", "--simulate", REPLAY, "--log", cut, "--resume", "--no-progress"]
+    p = run(tune, expect_ok=False)
+    check(p.returncode != 0 and "budget" in p.stderr and "lost with the damaged metadata" in p.stderr,
+          "recovered resume without --budget: " + p.stderr)
+    p = run(tune + ["--budget", str(budget)])
+    check("70 intact records were recovered" not in p.stderr, "recovered twice: " + p.stderr)
+    with open(cut + ".damaged", "rb") as fh:
+        check(fh.read() == raw[:at], "the cut file was not kept as it was")
+    run([MPTUNE, "export", cut, "--t4", out])
+    with open(out) as fh:
+        doc = json.load(fh)
+    check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
+    with h5py.File(cut, "r") as f:
+        check(f.attrs["strategy"] == b"random" and int(f.attrs["budget"]) == budget, "settings of the resumed recovered log")
     print(f"ok: {budget} evaluations, T4 valid against {os.path.basename(SCHEMA)}, statuses match the replayed file")
 
 

@@ -542,12 +542,149 @@ static void test_damaged_records(void **state) {
   mpt_runlog_close(log);
 }
 
+/* A log HDF5 can not read keeps its records: cut short (an interrupted copy) or with its root object
+ * header damaged, mpt_runlog_recover finds them by their checksums (export), and a resume recovers them,
+ * keeps the file as it was and takes the new run's settings. Only the records of the given problem's
+ * configurations are taken; a readable log is not "recovered". */
+static void test_recover(void **state) {
+  fixture *f = *state;
+  char path[400], cut[420], hdr[420], kept[440];
+  mpt_runlog *log = create_test_log(f, "whole.h5", path, sizeof path);
+  mpt_error err;
+  enum { N = 50 };
+  mpt_obs o[N];
+  for (int i = 0; i < N; i++) synth_obs(&o[i], 11 * i);
+  assert_int_equal(mpt_runlog_append(log, o, N, &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_recover(path, f->s, &log, &err), MPT_ERR_STATE); /* readable as it is */
+  assert_non_null(strstr(err.msg, "nothing to recover"));
+  size_t rs, size;
+  haddr_t base = evals_offset(path, &rs);
+  unsigned char *bytes = (unsigned char *)test_slurp(path, &size);
+  assert_non_null(bytes);
+  /* cut short in the middle of record 31: records 0..30 are recovered, exactly */
+  snprintf(cut, sizeof cut, "%s/cut.h5", f->tmpdir);
+  FILE *fp = fopen(cut, "wb");
+  assert_true(fp && fwrite(bytes, 1, base + 31 * rs + rs / 2, fp) == base + 31 * rs + rs / 2);
+  fclose(fp);
+  assert_int_not_equal(mpt_runlog_open_readonly(cut, &log, &err), 0);
+  assert_int_equal(mpt_runlog_recover(cut, f->s, &log, &err), 0);
+  assert_non_null(mpt_runlog_recovered(log));
+  assert_non_null(strstr(mpt_runlog_recovered(log), cut));
+  assert_null(mpt_runlog_meta(log, "strategy")); /* lost */
+  mpt_obs *got;
+  int64_t n;
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  assert_int_equal(n, 31);
+  for (int i = 0; i < 31; i++) assert_obs_equal(&got[i], &o[i]);
+  free(got);
+  mpt_runlog_close(log);
+  /* another problem's configurations are not in it: the reason it could not be read, and that */
+  char t1[1200];
+  snprintf(t1, sizeof t1, "%s/t1/dedispersion_milo.json", f->dir);
+  mpt_problem *p2;
+  mpt_space *s2;
+  assert_int_equal(mpt_problem_load(t1, &p2, &err), 0);
+  assert_int_equal(mpt_space_build(p2, &s2, &err), 0);
+  assert_int_not_equal(mpt_runlog_recover(cut, s2, &log, &err), 0);
+  assert_non_null(strstr(err.msg, cut));
+  assert_non_null(strstr(err.msg, "no intact record of problem"));
+  mpt_space_free(s2);
+  mpt_problem_free(p2);
+  /* resume of the cut copy: recovered, the file as it was kept, the settings taken from the new run */
+  assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
+  assert_non_null(mpt_runlog_recovered(log));
+  assert_int_equal(mpt_runlog_count(log), 31);
+  snprintf(kept, sizeof kept, "%s.damaged", cut);
+  assert_string_equal(mpt_runlog_damaged_copy(log), kept);
+  assert_null(mpt_runlog_meta(log, "budget"));
+  mpt_run_meta m = test_meta(f->p);
+  m.strategy = "bo";
+  m.budget = 80;
+  assert_int_equal(mpt_runlog_adopt_meta(log, &m, &err), 0);
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
+  assert_int_equal(mpt_runlog_append(log, &o[31], N - 31, &err), 0);
+  mpt_device_info dev = {0};
+  dev.rank = 1;
+  assert_int_equal(mpt_runlog_set_devices(log, &dev, 1, &err), 0); /* a rewrite: the settings are stored */
+  mpt_runlog_close(log);
+  size_t kept_size;
+  unsigned char *kb = (unsigned char *)test_slurp(kept, &kept_size);
+  assert_true(kb && kept_size == base + 31 * rs + rs / 2 && memcmp(kb, bytes, kept_size) == 0);
+  free(kb);
+  assert_int_equal(mpt_runlog_open_readonly(cut, &log, &err), 0);
+  assert_null(mpt_runlog_recovered(log));
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
+  assert_string_equal(mpt_runlog_meta(log, "budget"), "80");
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  assert_int_equal(n, N);
+  for (int i = 0; i < N; i++) assert_obs_equal(&got[i], &o[i]);
+  free(got);
+  mpt_runlog_close(log);
+  /* a resumed log keeps its own settings */
+  assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
+  m.strategy = "ga";
+  assert_int_equal(mpt_runlog_adopt_meta(log, &m, &err), 0);
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
+  mpt_runlog_close(log);
+  /* the root object header damaged (its attributes): every record recovered */
+  snprintf(hdr, sizeof hdr, "%s/header.h5", f->tmpdir);
+  uint64_t root;
+  memcpy(&root, bytes + 36, sizeof root); /* superblock version 2: the root object header's address */
+  assert_memory_equal(bytes + root, "OHDR", 4);
+  bytes[root + 40] ^= 0x5a;
+  fp = fopen(hdr, "wb");
+  assert_true(fp && fwrite(bytes, 1, size, fp) == size);
+  fclose(fp);
+  assert_int_not_equal(mpt_runlog_open_readonly(hdr, &log, &err), 0);
+  assert_int_equal(mpt_runlog_recover(hdr, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), N);
+  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
+  for (int i = 0; i < N; i++) assert_obs_equal(&got[i], &o[i]);
+  free(got);
+  mpt_runlog_close(log);
+  free(bytes);
+}
+
+/* A log that HDF5 can not read, recovered from its records (mpt_runlog_recover), then resumed: 4 when every
+ * record recovered is one of the n original ones (`orig`), in their order, and the resume keeps them all
+ * and the file as it was (PATH.damaged); 1 when nothing is recovered, with a message naming the file
+ * (written to fd); 2 when a record is wrong or lost. */
+static int recover_damaged_log(const fixture *f, const char *path, const mpt_obs *orig, int64_t n, int fd) {
+  mpt_runlog *log;
+  mpt_error err = {0};
+  mpt_obs *got = NULL, *again = NULL;
+  int64_t k = 0, m = 0;
+  if (mpt_runlog_recover(path, f->s, &log, &err) != 0) {
+    if (!strstr(err.msg, path) || write(fd, err.msg, strlen(err.msg)) < 0) return 2;
+    return 1;
+  }
+  if (!mpt_runlog_recovered(log) || mpt_runlog_read(log, &got, &k, &err) != 0 || k < 1) return 2;
+  mpt_runlog_close(log);
+  for (int64_t i = 0, j = 0; i < k; i++, j++) { /* a subsequence of the originals, each record exact */
+    while (j < n && memcmp(&got[i], &orig[j], sizeof got[i]) != 0) j++;
+    if (j == n) return 2;
+  }
+  char kept[440];
+  snprintf(kept, sizeof kept, "%s.damaged", path);
+  if (mpt_runlog_open(path, f->s, &log, &err) != 0 || !mpt_runlog_recovered(log) || mpt_runlog_count(log) != k) return 2;
+  mpt_runlog_close(log);
+  if (access(kept, F_OK) != 0 || mpt_runlog_open_readonly(path, &log, &err) != 0) return 2;
+  if (mpt_runlog_recovered(log) || mpt_runlog_read(log, &again, &m, &err) != 0 || m != k ||
+      memcmp(again, got, sizeof *got * (size_t)k) != 0)
+    return 2;
+  mpt_runlog_close(log);
+  free(got);
+  free(again);
+  return 4;
+}
+
 /* What a child does with one damaged copy of a log (test_damaged_logs): 0 when it reads, exports and
  * resumes it keeping every record the read-only view showed; 3 the same but the resume is refused (a
- * damaged parameter table or `finished` mark) with a message naming the file, the file unchanged; 1 when
- * mptune refuses to read it with a message naming the file (written to fd); 2 when something read is
- * lost or wrong. */
-static int use_damaged_log(const fixture *f, const char *path, int fd) {
+ * damaged parameter table or `finished` mark) with a message naming the file, the file unchanged; when
+ * mptune can not read it, recover_damaged_log's 4 (its records recovered) or 1 (refused with a message
+ * naming the file, written to fd); 2 when something read is lost or wrong. */
+static int use_damaged_log(const fixture *f, const char *path, const mpt_obs *orig, int64_t n_orig, int fd) {
   char t4[440];
   snprintf(t4, sizeof t4, "%s.json", path);
   mpt_runlog *log;
@@ -571,13 +708,12 @@ static int use_damaged_log(const fixture *f, const char *path, int fd) {
     mpt_runlog_close(log);
     return resumed ? 0 : 3;
   }
-  if (write(fd, err.msg, strlen(err.msg)) < 0) return 2;
-  return 1;
+  return recover_damaged_log(f, path, orig, n_orig, fd);
 }
 
 /* 300 damaged copies of a log (changed bytes anywhere, or cut short; fixed by a seed): each one is read
- * (and resumed without losing what was read) or refused with one message naming it; none crashes or
- * hangs mptune (each runs in a child, with a time limit). */
+ * (and resumed without losing what was read), or recovered from its records, or refused with one message
+ * naming it; none crashes or hangs mptune (each runs in a child, with a time limit). */
 static void test_damaged_logs(void **state) {
   fixture *f = *state;
   char base[400], path[420];
@@ -586,6 +722,11 @@ static void test_damaged_logs(void **state) {
   mpt_obs o[40];
   for (int i = 0; i < 40; i++) synth_obs(&o[i], 7 * i);
   assert_int_equal(mpt_runlog_append(log, o, 40, &err), 0);
+  mpt_runlog_close(log);
+  mpt_obs *recs;
+  int64_t n_recs;
+  assert_int_equal(mpt_runlog_open_readonly(base, &log, &err), 0);
+  assert_int_equal(mpt_runlog_read(log, &recs, &n_recs, &err), 0);
   mpt_runlog_close(log);
   FILE *fp = fopen(base, "rb");
   assert_non_null(fp);
@@ -597,7 +738,7 @@ static void test_damaged_logs(void **state) {
   fclose(fp);
   mpt_rng rng;
   mpt_rng_seed(&rng, 20261122);
-  int outcome[4] = {0, 0, 0, 0};
+  int outcome[5] = {0, 0, 0, 0, 0};
   for (int i = 0; i < 300; i++) {
     memcpy(b, orig, size);
     size_t n = size;
@@ -614,7 +755,7 @@ static void test_damaged_logs(void **state) {
     pid_t pid = fork_with_pipe(fds);
     if (pid == 0) {
       alarm(20);
-      _exit(use_damaged_log(f, path, fds[1]));
+      _exit(use_damaged_log(f, path, recs, n_recs, fds[1]));
     }
     close(fds[1]);
     char msg[1200] = "";
@@ -628,7 +769,7 @@ static void test_damaged_logs(void **state) {
       fprintf(stderr, "damaged copy %d: %s %d, message '%s'\n", i, WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), msg);
     assert_true(WIFEXITED(status));
-    assert_true(WEXITSTATUS(status) != 2 && WEXITSTATUS(status) <= 3);
+    assert_true(WEXITSTATUS(status) != 2 && WEXITSTATUS(status) <= 4);
     if (WEXITSTATUS(status) == 1) assert_non_null(strstr(msg, path));
     outcome[WEXITSTATUS(status)]++;
     unlink(path);
@@ -639,9 +780,10 @@ static void test_damaged_logs(void **state) {
       unlink(other);
     }
   }
-  fprintf(stderr, "damaged logs: %d read and resumed, %d read but not resumed, %d refused with a message\n",
-          outcome[0], outcome[3], outcome[1]);
-  assert_true(outcome[0] > 0 && outcome[1] > 0);
+  fprintf(stderr, "damaged logs: %d read and resumed, %d read but not resumed, %d unreadable but recovered from their "
+          "records and resumed, %d refused with a message\n", outcome[0], outcome[3], outcome[4], outcome[1]);
+  assert_true(outcome[0] > 0 && outcome[4] > 0 && outcome[1] > 0);
+  free(recs);
   free(orig);
   free(b);
 }
@@ -980,6 +1122,7 @@ int main(void) {
     cmocka_unit_test(test_torn_record),
     cmocka_unit_test(test_damaged_records),
     cmocka_unit_test(test_damaged_logs),
+    cmocka_unit_test(test_recover),
     cmocka_unit_test(test_full_disk),
     cmocka_unit_test(test_export_roundtrip),
     cmocka_unit_test(test_mixed_types),
