@@ -60,6 +60,7 @@ int mpt_cmd_export(int argc, char **argv) {
   if (rc < 0 && problem) { /* unreadable: recover its records with the problem's space (else the same error) */
     rc = mpt_problem_load(problem, &prob, &err);
     if (rc == 0 && (rc = mpt_space_build(prob, &space, &err)) < 0) mpt_error_prefix(&err, "%s", problem);
+    if (rc < 0) mpt_error_prefix(&err, "%s can not be read, and its records not recovered: --problem", log_path);
     if (rc == 0) rc = mpt_runlog_recover(log_path, space, &log, &err);
     if (rc == 0)
       fprintf(stderr, "mptune export: warning: %s\nmptune export: warning: its %lld intact records were recovered by their "
