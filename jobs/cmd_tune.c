@@ -353,8 +353,7 @@ static int run(int argc, char **argv, int collect) {
       mpt_run_meta meta = {collect ? "collect" : "tune", a.problem, prob->text, a.strategy,
                            optstr ? optstr : "", a.evaluator, a.simulate, a.seed, a.budget, a.time_budget,
                            cmdline ? cmdline : cmd};
-      if (!a.resume) {
-        if (a.force) unlink(a.log);
+      if (!a.resume) { /* with --force too: the new log replaces the old by rename, never while another run writes it */
         rc = mpt_runlog_create(a.log, space, &meta, &log, &err);
       } else {
         rc = mpt_runlog_adopt_meta(log, &meta, &err); /* settings a recovered log lost */

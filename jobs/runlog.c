@@ -11,6 +11,7 @@
  * and its records are those acknowledged plus at most a torn one, which the CRC rejects. */
 #include "jobs/runlog_priv.h"
 #include "jobs/runlog_h5.h"
+#include "jobs/runlog_lock.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -104,6 +105,7 @@ struct mpt_runlog {
   char *recovered;
   int rec_fd;
   int64_t *rec_off;
+  int lock_fd;             /* the writer's lock (PATH.lock, jobs/runlog_lock.c), -1 for a reader */
 };
 
 /* ---- small helpers ---- */
@@ -626,7 +628,7 @@ static mpt_runlog *new_log(const char *path) {
   log->path = strdup(path);
   log->tmp = malloc(strlen(path) + 5);
   log->file = log->evals = log->countd = -1;
-  log->rec_fd = -1;
+  log->rec_fd = log->lock_fd = -1;
   log->rec_type = log->dev_type = log->ses_type = -1;
   if (!log->path || !log->tmp) { free(log->path); free(log->tmp); free(log); return NULL; }
   sprintf(log->tmp, "%s.tmp", path);
@@ -636,6 +638,7 @@ static mpt_runlog *new_log(const char *path) {
 static void free_log(mpt_runlog *log) {
   if (!log) return;
   close_handles(log);
+  mpt_runlog_unlock(log->path, log->lock_fd); /* after the file's last write */
   if (log->rec_type >= 0) H5Tclose(log->rec_type);
   if (log->dev_type >= 0) H5Tclose(log->dev_type);
   if (log->ses_type >= 0) H5Tclose(log->ses_type);
@@ -831,6 +834,8 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   const mpt_problem *pr = mpt_space_problem(space);
   mpt_runlog *log = new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = mpt_runlog_lock(path, &log->lock_fd, err); /* never replace a log another run is writing */
+  if (rc < 0) { free_log(log); return rc; }
   log->space = space;
   log->dims = pr->n_params;
   log->params = params_from_problem(pr);
@@ -870,7 +875,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   if (meta->budget > 0) cap = meta->budget + 16;
   if (cap > size + 16) cap = size + 16;
   if (cap > 16384) cap = 16384; /* 23 MB; a longer run grows by doubling */
-  int rc = rewrite(log, 0, cap, err);
+  rc = rewrite(log, 0, cap, err);
   if (rc < 0) { free_log(log); return rc; }
   *out = log;
   return 0;
@@ -1100,13 +1105,19 @@ int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *
 
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
   mpt_runlog *log;
-  int unreadable;
-  int rc = load(path, 0, &log, &unreadable, err);
+  int unreadable, lock_fd;
+  int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
+  if (rc < 0) return rc;
+  rc = load(path, 0, &log, &unreadable, err);
   if (rc < 0 && unreadable) { /* its records may still be there: resume from them */
     rc = recover(path, space, unreadable, &log, err);
     if (rc == 0) log->readonly = 0;
   }
-  if (rc < 0) return rc;
+  if (rc < 0) {
+    mpt_runlog_unlock(path, lock_fd);
+    return rc;
+  }
+  log->lock_fd = lock_fd;
   log->space = space;
   if (log->finished) {
     const char *w = get_attr(log, "stop_reason");

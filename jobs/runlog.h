@@ -26,7 +26,9 @@ typedef struct mpt_run_meta {
 
 typedef struct mpt_runlog mpt_runlog;
 
-/* Creates a new log (fails when the file exists and is not to be overwritten: caller decides). */
+/* Creates a new log (fails when the file exists and is not to be overwritten: caller decides). A log
+ * opened for writing (create, open) is locked against other writers until closed (PATH.lock,
+ * jobs/runlog_lock.h): another process's create or open of it fails, naming the writer. */
 int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta,
                       mpt_runlog **out, mpt_error *err);
 /* Reopens an existing log to append (resume). Fails with a clear message when the file is not an

@@ -305,6 +305,54 @@ static pid_t fork_with_pipe(int fds[2]) {
   return pid;
 }
 
+/* in a child: what another process may do with a log `path` that this test's process writes: read it,
+ * but neither resume it nor create a new log over it (both refused, naming the writer's pid); exit 0 */
+static int second_writer_child(const fixture *f, const char *path, pid_t writer) {
+  mpt_runlog *log;
+  mpt_error err = {0};
+  char pid[32];
+  snprintf(pid, sizeof pid, "pid %ld on ", (long)writer);
+  if (mpt_runlog_open(path, f->s, &log, &err) != MPT_ERR_STATE || !strstr(err.msg, "being written by another mptune") ||
+      !strstr(err.msg, pid) || !strstr(err.msg, path))
+    return 1;
+  mpt_run_meta m = test_meta(f->p);
+  if (mpt_runlog_create(path, f->s, &m, &log, &err) != MPT_ERR_STATE || !strstr(err.msg, pid)) return 2;
+  if (mpt_runlog_open_readonly(path, &log, &err) != 0 || mpt_runlog_count(log) != 3) return 3;
+  mpt_runlog_close(log);
+  return 0;
+}
+
+/* One writer per log: while a log is written (created or resumed), another process can read it but not
+ * resume it or replace it (--force): each would rename its own copy over the log, and the other's
+ * appends would go to a file no longer there. The lock file names the writer and goes with it. */
+static void test_one_writer(void **state) {
+  fixture *f = *state;
+  char path[400], lock[420];
+  mpt_runlog *log = create_test_log(f, "locked.h5", path, sizeof path);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  mpt_error err;
+  mpt_obs o[3];
+  for (int i = 0; i < 3; i++) synth_obs(&o[i], 5 * i);
+  assert_int_equal(mpt_runlog_append(log, o, 3, &err), 0);
+  assert_int_equal(access(lock, F_OK), 0);
+  for (int round = 0; round < 2; round++) { /* created, then resumed */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(second_writer_child(f, path, getppid()));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    mpt_runlog *again;
+    assert_int_equal(mpt_runlog_open(path, f->s, &again, &err), MPT_ERR_STATE); /* a second open in this process too */
+    mpt_runlog_close(log);
+    assert_int_equal(access(lock, F_OK), -1); /* released and removed */
+    assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+    assert_int_equal(access(lock, F_OK), 0);
+  }
+  mpt_runlog_close(log);
+}
+
 /* SIGKILL at random moments while a child appends: the file always opens, holds every record the child
  * was told was appended (in order, intact), and the next child resumes it. */
 static void test_sigkill(void **state) {
@@ -1119,6 +1167,7 @@ int main(void) {
     cmocka_unit_test(test_not_a_log),
     cmocka_unit_test(test_other_problem),
     cmocka_unit_test(test_sigkill),
+    cmocka_unit_test(test_one_writer),
     cmocka_unit_test(test_torn_record),
     cmocka_unit_test(test_damaged_records),
     cmocka_unit_test(test_damaged_logs),
