@@ -724,7 +724,10 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
   hid_t f = H5Fcreate(log->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
-  if (f < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s (is the directory writable?)", log->tmp);
+  if (f < 0) {
+    const char *why = mpt_h5_last_error(); /* the system's reason, e.g. "No such file or directory" */
+    return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s: %s", log->tmp, why[0] ? why : "is the directory writable?");
+  }
   int bad = set_attr_num(log, "format_version", "%d", FORMAT_VERSION); /* a resumed older log: now this layout */
   for (int i = 0; i < N_ATTRS; i++) {
     const char *v = log->attr[i];
@@ -832,6 +835,9 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   *out = NULL;
   mpt_h5_quiet();
   const mpt_problem *pr = mpt_space_problem(space);
+  struct stat sb;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* a device or pipe is never replaced by a log */
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s exists and is not a regular file; it is not replaced", path);
   mpt_runlog *log = new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = mpt_runlog_lock(path, &log->lock_fd, err); /* never replace a log another run is writing */
@@ -901,6 +907,9 @@ static int load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
   if (access(path, F_OK) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s: no such file", path);
   if (access(path, readonly ? R_OK : R_OK | W_OK) != 0)
     return mpt_error_set(err, MPT_ERR_IO, "cannot open run log %s%s: permission denied", path, readonly ? "" : " for writing");
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) /* a pipe would block the reader, a device be replaced */
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s is not a regular file", path);
   *unreadable = 1;
   if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   mpt_runlog *log = new_log(path);

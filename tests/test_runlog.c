@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -248,11 +249,24 @@ static void test_not_a_log(void **state) {
   assert_string_equal(err.msg, want);
   assert_int_equal(access(t4, F_OK), -1);
   assert_null(log);
-  /* a log in a directory that does not exist */
+  /* a log in a directory that does not exist: the system's reason */
   snprintf(path, sizeof path, "%s/no/such/dir/run.h5", f->tmpdir);
   mpt_run_meta m = test_meta(f->p);
   assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), MPT_ERR_IO);
   assert_non_null(strstr(err.msg, "no/such/dir"));
+  assert_non_null(strstr(err.msg, "No such file or directory"));
+  /* a pipe (or a device) is neither read (the reader would block) nor replaced by a new log */
+  snprintf(path, sizeof path, "%s/pipe.h5", f->tmpdir);
+  assert_int_equal(mkfifo(path, 0644), 0);
+  snprintf(want, sizeof want, "run log %s is not a regular file", path);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_IO);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_IO);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "not a regular file"));
+  struct stat sb;
+  assert_true(stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
 }
 
 static void test_other_problem(void **state) {
