@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "jobs/commands.h"
 #include "jobs/runlog.h"
 #include "spaces/space.h"
@@ -84,6 +85,7 @@ int mpt_cmd_export(int argc, char **argv) {
     fprintf(stderr, "mptune export: %s\n", err.msg);
     return 1;
   }
-  printf("wrote %s\n", t4);
+  struct stat sb;
+  if (stat(t4, &sb) == 0 && S_ISREG(sb.st_mode)) printf("wrote %s\n", t4); /* not into --t4 /dev/stdout */
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "jobs/commands.h"
+#include "jobs/outfile.h"
 #include "spaces/space.h"
 
 static void space_usage(FILE *f) {
@@ -18,7 +19,8 @@ static void space_usage(FILE *f) {
           "usage: mptune space FILE.json [--json] [--list FILE.csv] [--repeat N]\n"
           "  Builds the set of valid configurations of a T1 problem and prints its statistics.\n"
           "  --json         print one JSON object (cartesian, valid, density, seconds, bytes, params, ...)\n"
-          "  --list FILE    write the valid configurations as CSV (header = parameter names; '-' = stdout)\n"
+          "  --list FILE    write the valid configurations as CSV (header = parameter names; '-' = stdout,\n"
+          "                 the report then on stderr)\n"
           "  --repeat N     build the space N times and report the median construction time\n");
 }
 
@@ -58,8 +60,9 @@ static char *csv_field(const char *s) {
 static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   const mpt_problem *p = mpt_space_problem(s);
   int d = p->n_params, rc = 0;
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  /* "-": standard output; else whole or not at all (PATH.tmp renamed), a device or pipe in place */
+  FILE *f = strcmp(path, "-") == 0 ? stdout : mpt_outfile_open(path, err);
+  if (!f) return err->code;
   char ***txt = calloc((size_t)d, sizeof(char **));
   int *idx = malloc(sizeof(int) * (size_t)d);
   if (!txt || !idx) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto out; }
@@ -95,7 +98,7 @@ static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
     }
     fputc('\n', f);
   }
-  if (fflush(f) != 0 || ferror(f)) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  if (f == stdout && (fflush(f) != 0 || ferror(f))) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
 out:
   if (txt)
     for (int i = 0; i < d; i++) {
@@ -105,8 +108,10 @@ out:
     }
   free(txt);
   free(idx);
-  if (f != stdout && fclose(f) != 0 && !rc) rc = mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-  if (rc && f != stdout) unlink(path); /* no cut list left behind */
+  if (f != stdout) { /* no cut list left behind; after another error err keeps that one */
+    int closed = mpt_outfile_close(f, path, rc == 0, err);
+    if (!rc) rc = closed;
+  }
   return rc;
 }
 
@@ -175,6 +180,8 @@ int mpt_cmd_space(int argc, char **argv) {
   int64_t def = mpt_space_default_id(s);
   int rc = 0;
 
+  /* with --list - the list is standard output, and the report goes to standard error */
+  FILE *rep = list && strcmp(list, "-") == 0 ? stderr : stdout;
   if (json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "problem", p->name);
@@ -205,12 +212,12 @@ int mpt_cmd_space(int argc, char **argv) {
     cJSON_AddNumberToObject(o, "eval_errors", (double)st.eval_errors);
     cJSON_AddNumberToObject(o, "default_id", (double)def);
     char *txt = cJSON_PrintUnformatted(o);
-    if (txt) printf("%s\n", txt);
+    if (txt) fprintf(rep, "%s\n", txt);
     free(txt);
     cJSON_Delete(o);
   } else {
-    printf("problem: %s (%s)\n", p->name, p->path);
-    printf("parameters: %d\n", p->n_params);
+    fprintf(rep, "problem: %s (%s)\n", p->name, p->path);
+    fprintf(rep, "parameters: %d\n", p->n_params);
     int w = 4;
     for (int i = 0; i < p->n_params; i++) {
       int l = (int)strlen(p->params[i].name);
@@ -221,27 +228,27 @@ int mpt_cmd_space(int argc, char **argv) {
       char a[256], b[256];
       value_text(&par->values[0], a, sizeof a);
       value_text(&par->values[par->n_values - 1], b, sizeof b);
-      printf("  %-*s %-6s %6d values  %s .. %s\n", w, par->name, ptype_name(par->type), par->n_values, a, b);
+      fprintf(rep, "  %-*s %-6s %6d values  %s .. %s\n", w, par->name, ptype_name(par->type), par->n_values, a, b);
     }
-    printf("constraints: %d\n", p->n_conditions);
-    for (int k = 0; k < p->n_conditions; k++) printf("  [%d] %s\n", k, p->conditions[k].source);
-    printf("cartesian: %.0f\n", st.cartesian);
-    printf("valid: %lld\n", (long long)st.valid);
-    printf("density: %.6g%%\n", 100.0 * density);
+    fprintf(rep, "constraints: %d\n", p->n_conditions);
+    for (int k = 0; k < p->n_conditions; k++) fprintf(rep, "  [%d] %s\n", k, p->conditions[k].source);
+    fprintf(rep, "cartesian: %.0f\n", st.cartesian);
+    fprintf(rep, "valid: %lld\n", (long long)st.valid);
+    fprintf(rep, "density: %.6g%%\n", 100.0 * density);
     if (repeat > 1)
-      printf("construction: %.3f ms (median of %d, min %.3f ms)\n", median * 1e3, repeat, times[0] * 1e3);
+      fprintf(rep, "construction: %.3f ms (median of %d, min %.3f ms)\n", median * 1e3, repeat, times[0] * 1e3);
     else
-      printf("construction: %.3f ms\n", median * 1e3);
-    printf("memory: %lld bytes (%.2f MiB)\n", (long long)st.bytes, (double)st.bytes / 1048576.0);
+      fprintf(rep, "construction: %.3f ms\n", median * 1e3);
+    fprintf(rep, "memory: %lld bytes (%.2f MiB)\n", (long long)st.bytes, (double)st.bytes / 1048576.0);
     int complete = 1;
     for (int i = 0; i < p->n_params; i++)
       if (p->params[i].default_index < 0) complete = 0;
-    if (def >= 0) printf("default: valid (id %lld)\n", (long long)def);
-    else if (!complete) printf("default: not given (or not among the values) for every parameter\n");
-    else printf("default: not a valid configuration\n");
-    if (st.eval_errors) printf("evaluation errors: %lld\n", (long long)st.eval_errors);
+    if (def >= 0) fprintf(rep, "default: valid (id %lld)\n", (long long)def);
+    else if (!complete) fprintf(rep, "default: not given (or not among the values) for every parameter\n");
+    else fprintf(rep, "default: not a valid configuration\n");
+    if (st.eval_errors) fprintf(rep, "evaluation errors: %lld\n", (long long)st.eval_errors);
   }
-  fflush(stdout);
+  fflush(rep);
   if (list && write_list(s, list, &err)) {
     fprintf(stderr, "mptune space: %s\n", err.msg);
     rc = 1;

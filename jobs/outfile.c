@@ -4,7 +4,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* PATH exists and is not a regular file (/dev/null, /dev/stdout, a pipe): written in place, never replaced */
+static int special(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+}
 
 static char *tmp_name(const char *path) {
   size_t n = strlen(path);
@@ -17,6 +24,11 @@ static char *tmp_name(const char *path) {
 }
 
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
+  if (special(path)) {
+    FILE *f = fopen(path, "wb");
+    if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    return f;
+  }
   char *tmp = tmp_name(path);
   if (!tmp) {
     mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -29,6 +41,11 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err) {
 }
 
 int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
+  if (special(path)) {
+    int bad = ferror(f) != 0 || fflush(f) != 0, e = errno;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+    return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
+  }
   char *tmp = tmp_name(path);
   int bad = !keep || ferror(f) != 0, e = errno;
   if (!bad && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL))) bad = 1, e = errno;

@@ -1,5 +1,6 @@
 /* jobs/outfile.h: output files that appear whole or not at all: written as PATH.tmp and renamed over PATH
- * once complete and on disk, so a full disk or an error never leaves a cut file under the real name. */
+ * once complete and on disk, so a full disk or an error never leaves a cut file under the real name.
+ * A PATH that exists and is not a regular file (/dev/null, /dev/stdout, a pipe) is written in place. */
 #ifndef MPT_OUTFILE_H
 #define MPT_OUTFILE_H
 #include <stdio.h>

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """tests/space_cli.py: end-to-end checks of `mptune space`: Cartesian and valid counts of every shared T1
-file (--json), the text report, --list CSV, rank-0-only output under mpiexec, warnings reported once, and
+file (--json), the text report, --list CSV (to a file, standard output or a pipe), rank-0-only output under mpiexec, warnings reported once, and
 one clear message with a non-zero exit for a missing file, malformed JSON (line:column), a syntax error
 (caret), an unknown name, a wrong Type and an empty Values list."""
 import csv
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,21 @@ with tempfile.TemporaryDirectory() as tmp:
         if not ok:
             check(False, f"--list row violates a constraint: {row}")
             break
+
+    # --list -: standard output is the CSV alone (the report goes to standard error)
+    r = run(os.path.join(DATA, "t1", "convolution_milo.json"), "--list", "-")
+    check(r.returncode == 0 and list(csv.reader(r.stdout.splitlines())) == rows and "valid: 4362" in r.stderr,
+          f"--list - : exit {r.returncode}, {len(r.stdout.splitlines())} lines")
+    # --list into a pipe: written in place (not replaced by a renamed file)
+    fifo = os.path.join(tmp, "pipe.csv")
+    os.mkfifo(fifo)
+    with open(os.path.join(tmp, "piped.csv"), "w+") as sink:
+        reader = subprocess.Popen(["cat", fifo], stdout=sink)
+        r = run(os.path.join(DATA, "t1", "convolution_milo.json"), "--list", fifo)
+        reader.wait(timeout=60)
+        sink.seek(0)
+        check(r.returncode == 0 and list(csv.reader(sink)) == rows and stat.S_ISFIFO(os.stat(fifo).st_mode),
+              "--list into a pipe")
 
     # rank 0 only under mpiexec
     r = subprocess.run([MPIEXEC, "-n", "2", MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"],

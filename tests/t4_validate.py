@@ -13,6 +13,7 @@ import gzip
 import json
 import math
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -135,6 +136,20 @@ def main():
     check(not os.path.exists(out), "output left after a failed export")
     p = run([MPTUNE, "export", log], expect_ok=False)
     check(p.returncode != 0 and "--t4" in p.stderr, "missing --t4 message: " + p.stderr)
+
+    # --- into a pipe (as --t4 /dev/stdout or >(gzip ...)): written in place, not replaced by a renamed file
+    fifo = os.path.join(tmp, "pipe.json")
+    os.mkfifo(fifo)
+    with open(os.path.join(tmp, "piped.json"), "w+b") as sink:
+        reader = subprocess.Popen(["cat", fifo], stdout=sink)  # a file: a pipe's buffer would stall cat, then mptune
+        p = run([MPTUNE, "export", log, "--t4", fifo])
+        reader.wait(timeout=60)
+        sink.seek(0)
+        piped = sink.read()
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode) and not os.path.exists(fifo + ".tmp"), "the pipe was replaced")
+    check(json.loads(piped)["results"] == res and "wrote" not in p.stdout, "export into a pipe")
+    p = run([MPTUNE, "export", log, "--t4", "/dev/stdout"])
+    check(json.loads(p.stdout)["results"] == res, "export to /dev/stdout is not the T4 document alone")
 
     # --- a damaged record (a byte changed in record 7 of a copy): left out with a warning, the rest exported
     damaged = os.path.join(tmp, "damaged.h5")
