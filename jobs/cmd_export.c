@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "jobs/commands.h"
+#include "jobs/outfile.h"
 #include "jobs/runlog.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
@@ -48,6 +49,11 @@ int mpt_cmd_export(int argc, char **argv) {
   if (!log_path || !t4) {
     fprintf(stderr, "mptune export: %s\n", !log_path ? "no run log given" : "no output given (--t4 FILE)");
     export_usage(stderr);
+    return 2;
+  }
+  if (mpt_same_file(t4, log_path) || mpt_same_file(t4, problem)) {
+    fprintf(stderr, "mptune export: --t4 %s is the %s: it would be replaced by the export\n", t4,
+            mpt_same_file(t4, log_path) ? "run log" : "problem file");
     return 2;
   }
   int rank = 0;

@@ -146,6 +146,10 @@ int mpt_cmd_space(int argc, char **argv) {
     else { fprintf(stderr, "mptune space: more than one file given ('%s')\n", argv[i]); return 2; }
   }
   if (!file) { space_usage(stderr); return 2; }
+  if (list && strcmp(list, "-") != 0 && mpt_same_file(list, file)) {
+    fprintf(stderr, "mptune space: --list %s is the problem file: it would be replaced by the list\n", list);
+    return 2;
+  }
 
   mpt_error err = {0};
   mpt_problem *p = NULL;

@@ -20,6 +20,7 @@
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
 #include "jobs/commands.h"
+#include "jobs/outfile.h"
 #include "jobs/runlog.h"
 #include "mpi/device.h"
 #include "mpi/wire.h"
@@ -152,7 +153,15 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
   else if (!a->strategy) a->strategy = "random";
   if (!collect && a->budget < 0 && a->time_budget <= 0 && !a->resume) /* resume: the logged budget */
     return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
-  if (a->log && a->t4 && strcmp(a->log, a->t4) == 0)
+  /* an output never replaces an input (the problem, the replayed file) or the other output */
+  const char *ins[][2] = {{"the problem file", a->problem}, {"--simulate", a->simulate}};
+  for (int k = 0; k < 2; k++) {
+    if (mpt_same_file(a->log, ins[k][1]))
+      return mpt_error_set(err, MPT_ERR_VALUE, "--log %s is %s: it would be replaced by the run log", a->log, ins[k][0]);
+    if (mpt_same_file(a->t4, ins[k][1]))
+      return mpt_error_set(err, MPT_ERR_VALUE, "--t4 %s is %s: it would be replaced by the T4 export", a->t4, ins[k][0]);
+  }
+  if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
   if (!mpt_evaluator_find(a->evaluator)) {
     char names[512];

@@ -2,6 +2,8 @@
  * used by the T4 export and by mptune bench's CSVs. */
 #include "jobs/outfile.h"
 #include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,4 +58,32 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
   free(tmp);
   if (!keep) return 0;
   return bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
+}
+
+/* the absolute path a file has or would have (its directory resolved, for one not written yet); malloc'd */
+static char *canonical(const char *path) {
+  char *r = realpath(path, NULL);
+  if (r) return r;
+  char *copy = strdup(path), *dir_copy = strdup(path);
+  if (!copy || !dir_copy) { free(copy); free(dir_copy); return NULL; }
+  char *dir = realpath(dirname(dir_copy), NULL);
+  const char *base = basename(copy);
+  char *out = dir ? malloc(strlen(dir) + strlen(base) + 2) : NULL;
+  if (out) sprintf(out, "%s/%s", dir, base);
+  free(dir);
+  free(dir_copy);
+  free(copy);
+  return out;
+}
+
+int mpt_same_file(const char *a, const char *b) {
+  if (!a || !b) return 0;
+  if (strcmp(a, b) == 0) return 1;
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = canonical(a), *cb = canonical(b);
+  int same = ca && cb && strcmp(ca, cb) == 0;
+  free(ca);
+  free(cb);
+  return same;
 }

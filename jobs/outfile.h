@@ -11,5 +11,8 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err);
 /* keep = 1: flushes, syncs and closes PATH.tmp and renames it to PATH; 0 or MPT_ERR_IO (err set, PATH.tmp
  * removed). keep = 0: closes and removes PATH.tmp (after another error; err untouched), returns 0. */
 int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err);
+/* 1 when path a and path b name the same file (the same path, or both exist with the same device and
+ * inode): an output that would replace one of the command's inputs */
+int mpt_same_file(const char *a, const char *b);
 
 #endif

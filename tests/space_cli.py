@@ -80,6 +80,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 0 and list(csv.reader(sink)) == rows and stat.S_ISFIFO(os.stat(fifo).st_mode),
               "--list into a pipe")
 
+    # --list onto the problem file itself (a copy): refused, the file unchanged
+    prob = os.path.join(tmp, "problem.json")
+    with open(os.path.join(DATA, "t1", "convolution_milo.json")) as fh:
+        text = fh.read()
+    with open(prob, "w") as fh:
+        fh.write(text)
+    r = run(prob, "--list", os.path.join(tmp, ".", "problem.json"))
+    check(r.returncode == 2 and "is the problem file" in r.stderr and open(prob).read() == text, "--list onto the problem")
+
     # rank 0 only under mpiexec
     r = subprocess.run([MPIEXEC, "-n", "2", MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"],
                        capture_output=True, text=True, timeout=120)

@@ -13,6 +13,7 @@ import gzip
 import json
 import math
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -136,6 +137,26 @@ def main():
     check(not os.path.exists(out), "output left after a failed export")
     p = run([MPTUNE, "export", log], expect_ok=False)
     check(p.returncode != 0 and "--t4" in p.stderr, "missing --t4 message: " + p.stderr)
+
+    # --- an output never replaces an input: the log, the problem, the replayed file (spelled differently too)
+    with open(log, "rb") as fh:
+        before = fh.read()
+    rel = os.path.join(tmp, ".", os.path.basename(log))
+    p = run([MPTUNE, "export", log, "--t4", rel], expect_ok=False)
+    check(p.returncode == 2 and "is the run log" in p.stderr, "export --t4 onto the log: " + p.stderr)
+    with open(log, "rb") as fh:
+        check(fh.read() == before, "the log was changed by a refused export")
+    new_log, t1, replay = (os.path.join(tmp, n) for n in ("new.h5", "problem.json", "replay.json.gz"))
+    shutil.copy(T1, t1)  # copies: should a check fail, the shared files stay whole
+    shutil.copy(REPLAY, replay)
+    for args, needle in [(["--log", new_log, "--t4", os.path.join(tmp, ".", "new.h5")], "--t4 and --log name the same file"),
+                         (["--log", os.path.join(tmp, "t1.h5"), "--t4", t1], "is the problem file"),
+                         (["--log", replay, "--force"], "is --simulate")]:
+        p = run([MPTUNE, "tune", t1, "--simulate", replay, "--budget", "5", "--no-progress", *args], expect_ok=False)
+        check(p.returncode != 0 and needle in p.stderr, f"tune {args}: {p.stderr}")
+    check(not os.path.exists(new_log), "a refused tune created its log")
+    with open(T1, "rb") as a, open(t1, "rb") as b, open(REPLAY, "rb") as c, open(replay, "rb") as d:
+        check(a.read() == b.read() and c.read() == d.read(), "a refused tune changed an input")
 
     # --- into a pipe (as --t4 /dev/stdout or >(gzip ...)): written in place, not replaced by a renamed file
     fifo = os.path.join(tmp, "pipe.json")
