@@ -167,6 +167,21 @@ static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_
   return bad;
 }
 
+/* what every log says of itself and of its problem (a new log, and one rebuilt from its records):
+ * problem_path and problem_text default to the problem's own */
+static int set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text) {
+  const mpt_problem *pr = mpt_space_problem(space);
+  int bad = set_attr(log, "mptune_format", FORMAT_NAME);
+  bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
+  bad |= set_attr(log, "mptune_version", MPT_VERSION);
+  bad |= set_attr(log, "problem_path", problem_path ? problem_path : pr->path);
+  bad |= set_attr(log, "problem_name", pr->name);
+  bad |= set_attr(log, "problem_text", problem_text ? problem_text : pr->text);
+  bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
+  bad |= set_attr(log, "finished", "0");
+  return bad;
+}
+
 static const char *get_attr(const mpt_runlog *log, const char *key) {
   int i = attr_index(key);
   return i < 0 ? NULL : log->attr[i];
@@ -264,13 +279,14 @@ static hid_t make_fapl(void) {
 
 /* ---- records ---- */
 
+/* CRC-32 of the record with its crc field taken as 0, read only (a record may lie in a read-only mapping,
+ * mpt_runlog_recover) */
 static uint32_t rec_crc(const unsigned char *rec, size_t size) {
-  rec_fixed *r = (rec_fixed *)rec;
-  uint32_t saved = r->crc;
-  r->crc = 0;
-  uint32_t c = (uint32_t)crc32(0L, rec, (uInt)size);
-  r->crc = saved;
-  return c;
+  static const unsigned char zero[sizeof(uint32_t)];
+  const size_t co = offsetof(rec_fixed, crc);
+  uLong c = crc32(0L, rec, (uInt)co);
+  c = crc32(c, zero, sizeof zero);
+  return (uint32_t)crc32(c, rec + co + sizeof zero, (uInt)(size - co - sizeof zero));
 }
 
 /* a record never written: the fill value (id -1, every other byte 0) */
@@ -284,7 +300,7 @@ static int rec_blank(const unsigned char *rec, size_t size) {
 /* a record that was written completely */
 static int rec_valid(const unsigned char *rec, size_t size) {
   const rec_fixed *r = (const rec_fixed *)rec;
-  return rec_id(rec, size) >= 0 && r->crc == rec_crc((unsigned char *)rec, size);
+  return rec_id(rec, size) >= 0 && r->crc == rec_crc(rec, size);
 }
 
 /* the fields a record and an observation share one to one (the same names and types in rec_fixed and
@@ -860,19 +876,11 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   log->sess[0] = s;
   log->n_sess = 1;
   log->session = 0;
-  int bad = 0;
-  bad |= set_attr(log, "mptune_format", FORMAT_NAME);
-  bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
-  bad |= set_attr(log, "mptune_version", MPT_VERSION);
-  bad |= set_attr(log, "problem_path", meta->problem_path ? meta->problem_path : pr->path);
-  bad |= set_attr(log, "problem_name", pr->name);
-  bad |= set_attr(log, "problem_text", meta->problem_text ? meta->problem_text : pr->text);
+  int bad = set_log_attrs(log, space, meta->problem_path, meta->problem_text);
   bad |= set_run_attrs(log, meta, 0);
   bad |= set_attr(log, "start_time", s.start_time);
   bad |= set_attr_num(log, "start_unix", "%.17g", s.start_unix);
   bad |= set_attr(log, "host", s.host);
-  bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
-  bad |= set_attr(log, "finished", "0");
   bad |= set_attr(log, "stop_reason", "");
   bad |= set_attr(log, "finish_time", "");
   if (bad) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
@@ -1011,11 +1019,7 @@ static int recover_match(const mpt_runlog *log, const unsigned char *r, int64_t 
     memcpy(&v, r + sizeof(rec_fixed) + sizeof v * (size_t)p, sizeof v);
     if (v != idx[p]) return 0;
   }
-  static const unsigned char zero[sizeof(uint32_t)];
-  uLong c = crc32(0L, r, (uInt)co);
-  c = crc32(c, zero, sizeof zero);
-  c = crc32(c, r + co + sizeof crc, (uInt)(rs - co - sizeof crc));
-  return (uint32_t)c == crc;
+  return rec_crc(r, rs) == crc;
 }
 
 /* finds the records in log->path (one pass over the file, mapped): log->rec_off, log->count */
@@ -1075,14 +1079,7 @@ static int recover(const char *path, const mpt_space *space, int unreadable, mpt
   int bad = !log->params || !log->recovered;
   if (!bad) {
     make_types(log);
-    bad |= set_attr(log, "mptune_format", FORMAT_NAME);
-    bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
-    bad |= set_attr(log, "mptune_version", MPT_VERSION);
-    bad |= set_attr(log, "problem_path", pr->path);
-    bad |= set_attr(log, "problem_name", pr->name);
-    bad |= set_attr(log, "problem_text", pr->text);
-    bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
-    bad |= set_attr(log, "finished", "0");
+    bad = set_log_attrs(log, space, NULL, NULL);
   }
   int rc = bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : recover_scan(log, err);
   if (rc == 0 && log->count == 0)
