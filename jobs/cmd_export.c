@@ -4,7 +4,6 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
 #include "jobs/runlog.h"
@@ -91,7 +90,6 @@ int mpt_cmd_export(int argc, char **argv) {
     fprintf(stderr, "mptune export: %s\n", err.msg);
     return 1;
   }
-  struct stat sb;
-  if (stat(t4, &sb) == 0 && S_ISREG(sb.st_mode)) printf("wrote %s\n", t4); /* not into --t4 /dev/stdout */
+  if (!mpt_outfile_special(t4)) printf("wrote %s\n", t4); /* not into --t4 /dev/stdout */
   return 0;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "jobs/commands.h"
 #include "jobs/outfile.h"

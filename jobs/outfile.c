@@ -9,8 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* PATH exists and is not a regular file (/dev/null, /dev/stdout, a pipe): written in place, never replaced */
-static int special(const char *path) {
+int mpt_outfile_special(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 }
@@ -26,7 +25,7 @@ static char *tmp_name(const char *path) {
 }
 
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
-  if (special(path)) {
+  if (mpt_outfile_special(path)) {
     FILE *f = fopen(path, "wb");
     if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return f;
@@ -43,7 +42,7 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err) {
 }
 
 int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
-  if (special(path)) {
+  if (mpt_outfile_special(path)) {
     int bad = ferror(f) != 0 || fflush(f) != 0, e = errno;
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include "spaces/error.h"
 
-/* opens PATH.tmp for writing; NULL with err set */
+/* 1 when PATH exists and is not a regular file (/dev/null, /dev/stdout, a pipe): written in place, never
+ * replaced */
+int mpt_outfile_special(const char *path);
+/* opens PATH.tmp for writing (a special PATH itself); NULL with err set */
 FILE *mpt_outfile_open(const char *path, mpt_error *err);
 /* keep = 1: flushes, syncs and closes PATH.tmp and renames it to PATH; 0 or MPT_ERR_IO (err set, PATH.tmp
  * removed). keep = 0: closes and removes PATH.tmp (after another error; err untouched), returns 0. */

@@ -12,6 +12,7 @@
 #include "jobs/runlog_priv.h"
 #include "jobs/runlog_h5.h"
 #include "jobs/runlog_lock.h"
+#include "jobs/outfile.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -851,8 +852,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   *out = NULL;
   mpt_h5_quiet();
   const mpt_problem *pr = mpt_space_problem(space);
-  struct stat sb;
-  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* a device or pipe is never replaced by a log */
+  if (mpt_outfile_special(path)) /* a device or pipe is never replaced by a log */
     return mpt_error_set(err, MPT_ERR_IO, "run log %s exists and is not a regular file; it is not replaced", path);
   mpt_runlog *log = new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
