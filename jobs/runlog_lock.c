@@ -26,12 +26,18 @@ static int lock_whole(int fd) {
   return fcntl(fd, F_SETLK, &fl);
 }
 
+/* PATH.lock, malloc'd */
+static char *lock_name(const char *path) {
+  size_t cap = strlen(path) + 6;
+  char *name = malloc(cap);
+  if (name) snprintf(name, cap, "%s.lock", path);
+  return name;
+}
+
 int mpt_runlog_lock(const char *path, int *fd_out, mpt_error *err) {
   *fd_out = -1;
-  size_t cap = strlen(path) + 8;
-  char *name = malloc(cap);
+  char *name = lock_name(path);
   if (!name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  snprintf(name, cap, "%s.lock", path);
   for (int attempt = 0; attempt < 8; attempt++) {
     int created = 1, fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST) created = 0, fd = open(name, O_RDWR | O_CLOEXEC);
@@ -79,10 +85,8 @@ int mpt_runlog_lock(const char *path, int *fd_out, mpt_error *err) {
 
 void mpt_runlog_unlock(const char *path, int fd) {
   if (fd < 0) return;
-  size_t cap = strlen(path) + 8;
-  char *name = malloc(cap);
+  char *name = lock_name(path);
   if (name) {
-    snprintf(name, cap, "%s.lock", path);
     unlink(name); /* while still holding it: a process waiting on this file then sees it renamed away */
     free(name);
   }
