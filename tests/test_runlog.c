@@ -94,6 +94,17 @@ static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {
   assert_string_equal(a->reason, b->reason);
 }
 
+/* the log's records are exactly want[0..n), in order */
+static void assert_records(mpt_runlog *log, const mpt_obs *want, int64_t n) {
+  mpt_obs *got;
+  int64_t ng;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_read(log, &got, &ng, &err), 0);
+  assert_int_equal(ng, n);
+  for (int64_t i = 0; i < n; i++) assert_obs_equal(&got[i], &want[i]);
+  free(got);
+}
+
 static void test_create_append_read(void **state) {
   fixture *f = *state;
   char path[400];
@@ -132,12 +143,7 @@ static void test_create_append_read(void **state) {
     i += k;
     assert_int_equal(mpt_runlog_count(log), i);
   }
-  mpt_obs *got;
-  int64_t ng;
-  assert_int_equal(mpt_runlog_read(log, &got, &ng, &err), 0);
-  assert_int_equal(ng, n);
-  for (int64_t i = 0; i < n; i++) assert_obs_equal(&got[i], &want[i]);
-  free(got);
+  assert_records(log, want, n);
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
   assert_false(mpt_runlog_is_finished(log));
   mpt_runlog_close(log);
@@ -145,10 +151,7 @@ static void test_create_append_read(void **state) {
   /* read-only: the same records and metadata */
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
   assert_int_equal(mpt_runlog_count(log), n);
-  assert_int_equal(mpt_runlog_read(log, &got, &ng, &err), 0);
-  assert_int_equal(ng, n);
-  for (int64_t i = 0; i < n; i++) assert_obs_equal(&got[i], &want[i]);
-  free(got);
+  assert_records(log, want, n);
   assert_string_equal(mpt_runlog_meta(log, "mode"), "tune");
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
   assert_string_equal(mpt_runlog_meta(log, "options"), "popsize=20,mutation=0.1");
@@ -202,12 +205,7 @@ static void test_finish_and_resume(void **state) {
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
   assert_true(mpt_runlog_is_finished(log));
   assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "budget");
-  mpt_obs *got;
-  int64_t n;
-  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
-  assert_int_equal(n, 20);
-  for (int i = 0; i < 20; i++) assert_obs_equal(&got[i], &o[i]);
-  free(got);
+  assert_records(log, o, 20);
   mpt_runlog_close(log);
 }
 
@@ -498,12 +496,7 @@ static void test_torn_record(void **state) {
   assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
   assert_int_equal(mpt_runlog_count(log), 5);
   assert_int_equal(mpt_runlog_append(log, &o[5], 1, &err), 0);
-  mpt_obs *got;
-  int64_t n;
-  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
-  assert_int_equal(n, 6);
-  for (int i = 0; i < 6; i++) assert_obs_equal(&got[i], &o[i]);
-  free(got);
+  assert_records(log, o, 6);
   mpt_runlog_close(log);
   free(rec);
   free(good);
@@ -634,12 +627,7 @@ static void test_recover(void **state) {
   assert_non_null(mpt_runlog_recovered(log));
   assert_non_null(strstr(mpt_runlog_recovered(log), cut));
   assert_null(mpt_runlog_meta(log, "strategy")); /* lost */
-  mpt_obs *got;
-  int64_t n;
-  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
-  assert_int_equal(n, 31);
-  for (int i = 0; i < 31; i++) assert_obs_equal(&got[i], &o[i]);
-  free(got);
+  assert_records(log, o, 31);
   mpt_runlog_close(log);
   /* another problem's configurations are not in it: the reason it could not be read, and that */
   char t1[1200];
@@ -678,10 +666,7 @@ static void test_recover(void **state) {
   assert_null(mpt_runlog_recovered(log));
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
   assert_string_equal(mpt_runlog_meta(log, "budget"), "80");
-  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
-  assert_int_equal(n, N);
-  for (int i = 0; i < N; i++) assert_obs_equal(&got[i], &o[i]);
-  free(got);
+  assert_records(log, o, N);
   mpt_runlog_close(log);
   /* a resumed log keeps its own settings */
   assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
@@ -701,9 +686,7 @@ static void test_recover(void **state) {
   assert_int_not_equal(mpt_runlog_open_readonly(hdr, &log, &err), 0);
   assert_int_equal(mpt_runlog_recover(hdr, f->s, &log, &err), 0);
   assert_int_equal(mpt_runlog_count(log), N);
-  assert_int_equal(mpt_runlog_read(log, &got, &n, &err), 0);
-  for (int i = 0; i < N; i++) assert_obs_equal(&got[i], &o[i]);
-  free(got);
+  assert_records(log, o, N);
   mpt_runlog_close(log);
   free(bytes);
 }
