@@ -11,6 +11,8 @@
  * and its records are those acknowledged plus at most a torn one, which the CRC rejects. */
 #include "jobs/runlog_priv.h"
 #include "jobs/runlog_h5.h"
+#include "jobs/runlog_params.h"
+#include "jobs/runlog_records.h"
 #include "jobs/runlog_lock.h"
 #include "jobs/outfile.h"
 #include <errno.h>
@@ -22,43 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "spaces/clock.h"
 
 #define FORMAT_NAME "mptune-runlog"
 #define FORMAT_VERSION 3 /* 3: fixed-length strings, HDF5 1.8 object format; 2 (variable-length strings) is read too */
 #define FORMAT_OLDEST 2
-#define REASON_LEN MPT_OBS_REASON
 #define COPY_BLOCK 1024
-
-/* one evaluation in memory and in the file (same layout: no conversion); the value indices (int32 per
- * parameter) follow at sizeof(rec_fixed), and the config id comes last (ID_OFF): a write torn by a kill
- * stops at a page boundary with the later bytes unwritten, so a record whose id reads >= 0 was written
- * up to its end (the CRC double-checks) */
-typedef struct rec_fixed {
-  int32_t status, rank, device, session, n_times;
-  uint32_t crc; /* CRC-32 of the whole record with this field 0 */
-  double objective, median, times[MPT_OBS_MAX_TIMES];
-  double compile_ms, benchmark_ms, framework_ms, t_start, t_end;
-  char reason[REASON_LEN];
-} rec_fixed;
-
-typedef struct dev_rec {
-  int32_t session, rank, index, pad_;
-  double memory_gib;
-  char host[64], vendor[32], name[128], arch[32], evaluator[16];
-} dev_rec;
-
-typedef struct session_rec {
-  double start_unix;
-  int32_t pid, pad_;
-  char host[64];
-  char start_time[40];
-} session_rec;
 
 /* the root attributes, their HDF5 types, in the order written */
 typedef enum { A_STR, A_I32, A_I64, A_U64, A_F64 } attr_kind;
@@ -71,14 +45,6 @@ static const struct { const char *key; attr_kind kind; } ATTRS[] = {
   {"finish_time", A_STR},
 };
 #define N_ATTRS ((int)(sizeof ATTRS / sizeof ATTRS[0]))
-
-typedef struct param_table {
-  char *name;
-  mpt_runlog_vkind kind;
-  int n;
-  double *num;
-  char **str;
-} param_table;
 
 struct mpt_runlog {
   char *path, *tmp;
@@ -93,11 +59,11 @@ struct mpt_runlog {
   char *damaged_copy;      /* where mpt_runlog_open kept the file with damaged records, or NULL */
   int32_t session;
   const mpt_space *space;
-  param_table *params;
+  mpt_rl_param *params;
   char *attr[N_ATTRS];     /* root attributes as text */
-  dev_rec *devs;
+  mpt_rl_dev *devs;
   int n_devs;
-  session_rec *sess;
+  mpt_rl_session *sess;
   int n_sess;
   unsigned char *buf;      /* scratch records */
   size_t buf_cap;
@@ -190,85 +156,6 @@ static const char *get_attr(const mpt_runlog *log, const char *key) {
 
 /* ---- types ---- */
 
-static hid_t status_enum(void) {
-  hid_t t = H5Tenum_create(H5T_NATIVE_INT32);
-  for (int32_t s = 0; s < MPT_STATUS_COUNT; s++) H5Tenum_insert(t, mpt_status_name(s), &s);
-  return t;
-}
-
-static size_t rec_size_for(int dims) {
-  size_t sz = sizeof(rec_fixed) + sizeof(int32_t) * (size_t)(dims > 0 ? dims : 1);
-  return ((sz + 7) & ~(size_t)7) + sizeof(int64_t);
-}
-#define ID_OFF(size) ((size) - sizeof(int64_t))
-
-static int64_t rec_id(const unsigned char *rec, size_t size) {
-  int64_t id;
-  memcpy(&id, rec + ID_OFF(size), sizeof id);
-  return id;
-}
-
-static void rec_set_id(unsigned char *rec, size_t size, int64_t id) { memcpy(rec + ID_OFF(size), &id, sizeof id); }
-
-static hid_t make_rec_type(int dims) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, rec_size_for(dims));
-  hid_t st = status_enum();
-  hsize_t nt = MPT_OBS_MAX_TIMES, nd = (hsize_t)(dims > 0 ? dims : 1);
-  hid_t times_t = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nt);
-  hid_t cfg_t = H5Tarray_create2(H5T_NATIVE_INT32, 1, &nd);
-  hid_t reason_t = mpt_h5_fixstr_type(REASON_LEN, H5T_CSET_ASCII);
-  H5Tinsert(t, "config", sizeof(rec_fixed), cfg_t);
-  H5Tinsert(t, "status", HOFFSET(rec_fixed, status), st);
-  H5Tinsert(t, "objective", HOFFSET(rec_fixed, objective), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "median", HOFFSET(rec_fixed, median), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "n_times", HOFFSET(rec_fixed, n_times), H5T_NATIVE_INT32);
-  H5Tinsert(t, "times", HOFFSET(rec_fixed, times), times_t);
-  H5Tinsert(t, "compile_ms", HOFFSET(rec_fixed, compile_ms), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "benchmark_ms", HOFFSET(rec_fixed, benchmark_ms), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "framework_ms", HOFFSET(rec_fixed, framework_ms), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "rank", HOFFSET(rec_fixed, rank), H5T_NATIVE_INT32);
-  H5Tinsert(t, "device", HOFFSET(rec_fixed, device), H5T_NATIVE_INT32);
-  H5Tinsert(t, "session", HOFFSET(rec_fixed, session), H5T_NATIVE_INT32);
-  H5Tinsert(t, "t_start", HOFFSET(rec_fixed, t_start), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "t_end", HOFFSET(rec_fixed, t_end), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "reason", HOFFSET(rec_fixed, reason), reason_t);
-  H5Tinsert(t, "crc", HOFFSET(rec_fixed, crc), H5T_NATIVE_UINT32);
-  H5Tinsert(t, "id", ID_OFF(rec_size_for(dims)), H5T_NATIVE_INT64);
-  H5Tclose(st);
-  H5Tclose(times_t);
-  H5Tclose(cfg_t);
-  H5Tclose(reason_t);
-  return t;
-}
-
-static hid_t make_dev_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(dev_rec));
-  hid_t s64 = mpt_h5_fixstr_type(64, H5T_CSET_ASCII), s32 = mpt_h5_fixstr_type(32, H5T_CSET_ASCII);
-  hid_t s128 = mpt_h5_fixstr_type(128, H5T_CSET_ASCII), s16 = mpt_h5_fixstr_type(16, H5T_CSET_ASCII);
-  H5Tinsert(t, "session", HOFFSET(dev_rec, session), H5T_NATIVE_INT32);
-  H5Tinsert(t, "rank", HOFFSET(dev_rec, rank), H5T_NATIVE_INT32);
-  H5Tinsert(t, "index", HOFFSET(dev_rec, index), H5T_NATIVE_INT32);
-  H5Tinsert(t, "host", HOFFSET(dev_rec, host), s64);
-  H5Tinsert(t, "vendor", HOFFSET(dev_rec, vendor), s32);
-  H5Tinsert(t, "name", HOFFSET(dev_rec, name), s128);
-  H5Tinsert(t, "arch", HOFFSET(dev_rec, arch), s32);
-  H5Tinsert(t, "memory_gib", HOFFSET(dev_rec, memory_gib), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "evaluator", HOFFSET(dev_rec, evaluator), s16);
-  H5Tclose(s64); H5Tclose(s32); H5Tclose(s128); H5Tclose(s16);
-  return t;
-}
-
-static hid_t make_ses_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(session_rec));
-  hid_t s64 = mpt_h5_fixstr_type(64, H5T_CSET_ASCII), s40 = mpt_h5_fixstr_type(40, H5T_CSET_ASCII);
-  H5Tinsert(t, "start_unix", HOFFSET(session_rec, start_unix), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "start_time", HOFFSET(session_rec, start_time), s40);
-  H5Tinsert(t, "host", HOFFSET(session_rec, host), s64);
-  H5Tinsert(t, "pid", HOFFSET(session_rec, pid), H5T_NATIVE_INT32);
-  H5Tclose(s64); H5Tclose(s40);
-  return t;
-}
-
 static hid_t make_fapl(void) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_sieve_buf_size(fapl, 0);  /* raw data straight to the file, in the order written */
@@ -279,77 +166,6 @@ static hid_t make_fapl(void) {
 }
 
 /* ---- records ---- */
-
-/* CRC-32 of the record with its crc field taken as 0, read only (a record may lie in a read-only mapping,
- * mpt_runlog_recover) */
-static uint32_t rec_crc(const unsigned char *rec, size_t size) {
-  static const unsigned char zero[sizeof(uint32_t)];
-  const size_t co = offsetof(rec_fixed, crc);
-  uLong c = crc32(0L, rec, (uInt)co);
-  c = crc32(c, zero, sizeof zero);
-  return (uint32_t)crc32(c, rec + co + sizeof zero, (uInt)(size - co - sizeof zero));
-}
-
-/* a record never written: the fill value (id -1, every other byte 0) */
-static int rec_blank(const unsigned char *rec, size_t size) {
-  if (rec_id(rec, size) != -1) return 0;
-  for (size_t i = 0; i < ID_OFF(size); i++)
-    if (rec[i]) return 0;
-  return 1;
-}
-
-/* a record that was written completely */
-static int rec_valid(const unsigned char *rec, size_t size) {
-  const rec_fixed *r = (const rec_fixed *)rec;
-  return rec_id(rec, size) >= 0 && r->crc == rec_crc(rec, size);
-}
-
-/* the fields a record and an observation share one to one (the same names and types in rec_fixed and
- * mpt_obs): obs_to_rec and rec_to_obs copy exactly these, so the two directions cannot drift apart */
-#define REC_OBS_FIELDS(X) \
-  X(status) X(rank) X(device) X(objective) X(median) X(compile_ms) X(benchmark_ms) X(framework_ms) \
-  X(t_start) X(t_end)
-
-/* a stored or given count of times, within [0, MPT_OBS_MAX_TIMES] */
-static int32_t clamp_times(int32_t n) { return n < 0 ? 0 : n > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : n; }
-
-static void obs_to_rec(const mpt_runlog *log, const mpt_obs *o, unsigned char *dst) {
-  memset(dst, 0, log->rec_size);
-  rec_fixed *r = (rec_fixed *)dst;
-  rec_set_id(dst, log->rec_size, o->id);
-#define COPY_TO_REC(f) r->f = o->f;
-  REC_OBS_FIELDS(COPY_TO_REC)
-#undef COPY_TO_REC
-  r->session = log->session;
-  r->n_times = clamp_times(o->n_times);
-  memcpy(r->times, o->times, sizeof r->times);
-  memcpy(r->reason, o->reason, REASON_LEN);
-  r->reason[REASON_LEN - 1] = '\0';
-  size_t rl = strlen(r->reason);
-  memset(r->reason + rl, 0, REASON_LEN - rl); /* no stray bytes after the string */
-  int32_t *cfg = (int32_t *)(dst + sizeof(rec_fixed));
-  if (log->space && o->id >= 0 && o->id < mpt_space_size(log->space) && log->dims > 0) {
-    int idx[log->dims];
-    mpt_space_config(log->space, o->id, idx);
-    for (int p = 0; p < log->dims; p++) cfg[p] = idx[p];
-  } else {
-    for (int p = 0; p < log->dims; p++) cfg[p] = -1;
-  }
-  r->crc = rec_crc(dst, log->rec_size);
-}
-
-static void rec_to_obs(const unsigned char *src, size_t size, mpt_obs *o) {
-  const rec_fixed *r = (const rec_fixed *)src;
-  memset(o, 0, sizeof *o);
-  o->id = rec_id(src, size);
-#define COPY_TO_OBS(f) o->f = r->f;
-  REC_OBS_FIELDS(COPY_TO_OBS)
-#undef COPY_TO_OBS
-  o->n_times = clamp_times(r->n_times);
-  memcpy(o->times, r->times, sizeof o->times);
-  memcpy(o->reason, r->reason, REASON_LEN);
-  o->reason[REASON_LEN - 1] = '\0';
-}
 
 static int ensure_buf(mpt_runlog *log, size_t n) {
   size_t need = n * log->rec_size;
@@ -393,9 +209,9 @@ static int scan_records(mpt_runlog *log) {
     for (hsize_t i = 0; i < n; i++) {
       int64_t at = (int64_t)(start + i);
       const unsigned char *rec = log->buf + i * log->rec_size;
-      if (!rec_valid(rec, log->rec_size)) {
+      if (!mpt_rl_rec_valid(rec, log->rec_size)) {
         if (at >= settled) return 0;
-        if (!rec_blank(rec, log->rec_size)) log->damaged++; /* blank: never written (/count itself damaged) */
+        if (!mpt_rl_rec_blank(rec, log->rec_size)) log->damaged++; /* blank: never written (/count itself damaged) */
         continue;
       }
       log->count++;
@@ -412,7 +228,7 @@ static int each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t
     int64_t n = log->end - start < COPY_BLOCK ? log->end - start : COPY_BLOCK;
     for (int64_t i = 0; i < n; i++) {
       unsigned char *dst = log->buf + (size_t)i * rs;
-      if (pread(log->rec_fd, dst, rs, (off_t)log->rec_off[start + i]) != (ssize_t)rs || !rec_valid(dst, rs)) return -1;
+      if (pread(log->rec_fd, dst, rs, (off_t)log->rec_off[start + i]) != (ssize_t)rs || !mpt_rl_rec_valid(dst, rs)) return -1;
     }
     if (fn(log, (hsize_t)n, ctx) < 0) return -1;
   }
@@ -430,204 +246,13 @@ static int each_valid_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, vo
     hsize_t k = 0;
     for (hsize_t i = 0; i < n; i++) {
       unsigned char *src = log->buf + i * log->rec_size;
-      if (!rec_valid(src, log->rec_size)) continue;
+      if (!mpt_rl_rec_valid(src, log->rec_size)) continue;
       if (k != i) memmove(log->buf + k * log->rec_size, src, log->rec_size);
       k++;
     }
     if (k && fn(log, k, ctx) < 0) return -1;
   }
   return 0;
-}
-
-/* ---- parameter tables ---- */
-
-static void free_params(param_table *params, int dims) {
-  if (!params) return;
-  for (int p = 0; p < dims; p++) {
-    free(params[p].name);
-    free(params[p].num);
-    if (params[p].str)
-      for (int i = 0; i < params[p].n; i++) free(params[p].str[i]);
-    free(params[p].str);
-  }
-  free(params);
-}
-
-static const char *kind_name(mpt_runlog_vkind k) {
-  return k == MPT_RL_INT ? "int" : k == MPT_RL_FLOAT ? "float" : k == MPT_RL_BOOL ? "bool" : "string";
-}
-
-/* parameter tables of a problem */
-static param_table *params_from_problem(const mpt_problem *pr) {
-  param_table *tab = calloc((size_t)(pr->n_params > 0 ? pr->n_params : 1), sizeof *tab);
-  if (!tab) return NULL;
-  for (int p = 0; p < pr->n_params; p++) {
-    const mpt_param *mp = &pr->params[p];
-    param_table *t = &tab[p];
-    t->name = strdup(mp->name);
-    t->n = mp->n_values;
-    int all_num = 1, all_int = 1, all_bool = 1;
-    for (int i = 0; i < mp->n_values; i++) {
-      mpt_vkind k = mp->values[i].kind;
-      if (k != MPT_V_INT && k != MPT_V_FLOAT && k != MPT_V_BOOL) all_num = 0;
-      if (k != MPT_V_INT && k != MPT_V_BOOL) all_int = 0;
-      if (k != MPT_V_BOOL) all_bool = 0;
-    }
-    t->kind = !all_num ? MPT_RL_STRING : (all_bool && mp->type == MPT_P_BOOL) ? MPT_RL_BOOL
-              : (all_int && mp->type != MPT_P_FLOAT) ? MPT_RL_INT : MPT_RL_FLOAT;
-    if (!t->name) goto fail;
-    if (t->kind == MPT_RL_STRING) {
-      t->str = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      if (!t->str) goto fail;
-      for (int i = 0; i < t->n; i++) {
-        int need = mpt_value_str_repr(&mp->values[i], NULL, 0);
-        t->str[i] = malloc((size_t)need + 1);
-        if (!t->str[i]) goto fail;
-        mpt_value_str_repr(&mp->values[i], t->str[i], need + 1);
-      }
-    } else {
-      t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
-      if (!t->num) goto fail;
-      for (int i = 0; i < t->n; i++) {
-        int ok = 0;
-        t->num[i] = mpt_value_as_double(&mp->values[i], &ok);
-      }
-    }
-  }
-  return tab;
-fail:
-  free_params(tab, pr->n_params);
-  return NULL;
-}
-
-static int write_params(const mpt_runlog *log, hid_t file) {
-  hid_t g = H5Gcreate2(file, "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) return -1;
-  int rc = 0;
-  {
-    hsize_t n = (hsize_t)log->dims;
-    hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_NULL);
-    const char **names = calloc(n ? n : 1, sizeof(char *));
-    for (int p = 0; p < log->dims && names; p++) names[p] = log->params[p].name;
-    size_t width = 0;
-    char *packed = names ? mpt_h5_pack_strings(names, n, &width) : NULL;
-    hid_t t = mpt_h5_fixstr_type(width, H5T_CSET_UTF8);
-    hid_t a = H5Acreate2(g, "names", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || !packed || (n && H5Awrite(a, t, packed) < 0)) rc = -1;
-    if (a >= 0) H5Aclose(a);
-    free(packed);
-    free(names);
-    H5Sclose(sp);
-    H5Tclose(t);
-  }
-  for (int p = 0; p < log->dims && rc == 0; p++) {
-    const param_table *t = &log->params[p];
-    hsize_t n = (hsize_t)t->n;
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t ft, mt;
-    const void *data;
-    int64_t *iv = NULL;
-    int8_t *bv = NULL;
-    char *packed = NULL;
-    if (t->kind == MPT_RL_STRING) {
-      size_t width = 0;
-      packed = mpt_h5_pack_strings((const char *const *)t->str, n, &width);
-      ft = mpt_h5_fixstr_type(width, H5T_CSET_UTF8);
-      mt = H5Tcopy(ft);
-      data = packed;
-    }
-    else if (t->kind == MPT_RL_FLOAT) { ft = H5Tcopy(H5T_IEEE_F64LE); mt = H5Tcopy(H5T_NATIVE_DOUBLE); data = t->num; }
-    else if (t->kind == MPT_RL_BOOL) {
-      ft = H5Tcopy(H5T_STD_I8LE); mt = H5Tcopy(H5T_NATIVE_INT8);
-      bv = calloc(n ? n : 1, 1);
-      for (hsize_t i = 0; bv && i < n; i++) bv[i] = t->num[i] != 0;
-      data = bv;
-    } else {
-      ft = H5Tcopy(H5T_STD_I64LE); mt = H5Tcopy(H5T_NATIVE_INT64);
-      iv = calloc(n ? n : 1, sizeof(int64_t));
-      for (hsize_t i = 0; iv && i < n; i++) iv[i] = (int64_t)llround(t->num[i]);
-      data = iv;
-    }
-    hid_t d = H5Dcreate2(g, t->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d < 0 || !data || (n && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)) rc = -1;
-    if (d >= 0) {
-      if (mpt_h5_attr_write_str(d, "type", kind_name(t->kind)) < 0) rc = -1;
-      int32_t idx = p;
-      if (mpt_h5_attr_write_num(d, "index", H5T_NATIVE_INT32, &idx) < 0) rc = -1;
-      H5Dclose(d);
-    }
-    free(iv);
-    free(bv);
-    free(packed);
-    H5Tclose(ft);
-    H5Tclose(mt);
-    H5Sclose(sp);
-  }
-  H5Gclose(g);
-  return rc;
-}
-
-static int read_params(mpt_runlog *log) {
-  hid_t g = H5Gopen2(log->file, "parameters", H5P_DEFAULT);
-  if (g < 0) return -1;
-  int rc = 0;
-  hid_t a = H5Aopen(g, "names", H5P_DEFAULT);
-  if (a < 0) { H5Gclose(g); return -1; }
-  hid_t sp = H5Aget_space(a);
-  hssize_t n = H5Sget_simple_extent_type(sp) == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(sp);
-  H5Sclose(sp);
-  log->dims = (int)n;
-  log->params = calloc((size_t)(n > 0 ? n : 1), sizeof *log->params);
-  char **names = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
-  if (!log->params || !names || (n > 0 && mpt_h5_read_strings(a, 1, (hsize_t)n, names) < 0)) rc = -1;
-  H5Aclose(a);
-  for (int p = 0; p < log->dims && rc == 0; p++) {
-    param_table *t = &log->params[p];
-    t->name = strdup(names[p] ? names[p] : "");
-    hid_t d = t->name ? H5Dopen2(g, t->name, H5P_DEFAULT) : -1;
-    if (d < 0) { rc = -1; break; }
-    char *kind = mpt_h5_attr_read_text(d, "type");
-    t->kind = !kind ? MPT_RL_STRING : strcmp(kind, "int") == 0 ? MPT_RL_INT : strcmp(kind, "float") == 0 ? MPT_RL_FLOAT
-              : strcmp(kind, "bool") == 0 ? MPT_RL_BOOL : MPT_RL_STRING;
-    free(kind);
-    t->n = (int)mpt_h5_extent(d);
-    if (t->kind == MPT_RL_STRING) {
-      t->str = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(char *));
-      if (!t->str || (t->n && mpt_h5_read_strings(d, 0, (hsize_t)t->n, t->str) < 0)) rc = -1;
-    } else {
-      t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
-      if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) rc = -1;
-    }
-    H5Dclose(d);
-  }
-  for (int p = 0; p < n; p++)
-    if (names) free(names[p]);
-  free(names);
-  H5Gclose(g);
-  return rc;
-}
-
-/* describes the differences between the log's parameter tables and the problem's, or "" */
-static void params_diff(const param_table *have, int nh, const param_table *want, int nw, char *msg, size_t cap) {
-  msg[0] = '\0';
-  size_t len = 0;
-  for (int p = 0; p < nw; p++) {
-    int q = -1;
-    for (int j = 0; j < nh; j++)
-      if (strcmp(have[j].name, want[p].name) == 0) q = j;
-    if (q < 0) { snprintf(msg + len, cap - len, "%sparameter '%s' is not in the log", len ? "; " : "", want[p].name); len = strlen(msg); continue; }
-    if (q != p) { snprintf(msg + len, cap - len, "%sparameter '%s' is at position %d in the log, %d in the problem", len ? "; " : "", want[p].name, q, p); len = strlen(msg); continue; }
-    const param_table *a = &have[q], *b = &want[p];
-    int same = a->n == b->n && (a->kind == MPT_RL_STRING) == (b->kind == MPT_RL_STRING);
-    for (int i = 0; same && i < a->n; i++)
-      same = a->kind == MPT_RL_STRING ? strcmp(a->str[i], b->str[i]) == 0 : a->num[i] == b->num[i];
-    if (!same) { snprintf(msg + len, cap - len, "%sthe values of parameter '%s' differ", len ? "; " : "", b->name); len = strlen(msg); }
-  }
-  for (int j = 0; j < nh; j++) {
-    int found = 0;
-    for (int p = 0; p < nw; p++) found |= strcmp(have[j].name, want[p].name) == 0;
-    if (!found) { snprintf(msg + len, cap - len, "%sparameter '%s' of the log is not in the problem", len ? "; " : "", have[j].name); len = strlen(msg); }
-  }
 }
 
 /* ---- the log object ---- */
@@ -659,7 +284,7 @@ static void free_log(mpt_runlog *log) {
   if (log->rec_type >= 0) H5Tclose(log->rec_type);
   if (log->dev_type >= 0) H5Tclose(log->dev_type);
   if (log->ses_type >= 0) H5Tclose(log->ses_type);
-  free_params(log->params, log->dims);
+  mpt_rl_params_free(log->params, log->dims);
   for (int i = 0; i < N_ATTRS; i++) free(log->attr[i]);
   free(log->devs);
   free(log->sess);
@@ -674,10 +299,10 @@ static void free_log(mpt_runlog *log) {
 }
 
 static void make_types(mpt_runlog *log) {
-  log->rec_size = rec_size_for(log->dims);
-  log->rec_type = make_rec_type(log->dims);
-  log->dev_type = make_dev_type();
-  log->ses_type = make_ses_type();
+  log->rec_size = mpt_rl_rec_size(log->dims);
+  log->rec_type = mpt_rl_rec_type(log->dims);
+  log->dev_type = mpt_rl_dev_type();
+  log->ses_type = mpt_rl_session_type();
 }
 
 static int open_datasets(mpt_runlog *log) {
@@ -705,11 +330,11 @@ static off_t file_size_bound(const mpt_runlog *log, int64_t capacity) {
   off_t n = (off_t)capacity * (off_t)log->rec_size + 48 * 1024;
   for (int i = 0; i < N_ATTRS; i++) n += log->attr[i] ? (off_t)strlen(log->attr[i]) + 64 : 64;
   for (int p = 0; p < log->dims; p++) {
-    const param_table *t = &log->params[p];
+    const mpt_rl_param *t = &log->params[p];
     n += 512 + (off_t)strlen(t->name);
     for (int i = 0; i < t->n; i++) n += t->str && t->str[i] ? (off_t)strlen(t->str[i]) + 1 : 8;
   }
-  return n + (off_t)log->n_devs * (off_t)sizeof(dev_rec) + (off_t)log->n_sess * (off_t)sizeof(session_rec);
+  return n + (off_t)log->n_devs * (off_t)sizeof(mpt_rl_dev) + (off_t)log->n_sess * (off_t)sizeof(mpt_rl_session);
 }
 
 /* Checks that the file system has room for a new file of `need` bytes (space, quota, file-size limit) by
@@ -757,7 +382,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
       case A_F64: { double x = strtod(v, NULL); bad |= mpt_h5_attr_write_num(f, ATTRS[i].key, H5T_NATIVE_DOUBLE, &x); break; }
     }
   }
-  bad |= write_params(log, f);
+  bad |= mpt_rl_params_write(log->params, log->dims, f);
   bad |= mpt_h5_write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
   bad |= mpt_h5_write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
   /* /evaluations: contiguous, allocated now, never-written records have id -1 */
@@ -768,7 +393,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
   unsigned char *fill = calloc(1, log->rec_size);
-  if (fill) rec_set_id(fill, log->rec_size, -1);
+  if (fill) mpt_rl_rec_set_id(fill, log->rec_size, -1);
   if (!fill || H5Pset_fill_value(dcpl, log->rec_type, fill) < 0) bad = 1;
   free(fill);
   hid_t d = H5Dcreate2(f, "evaluations", log->rec_type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -836,8 +461,8 @@ static int copy_file(const char *src, const char *dst) {
   return rc;
 }
 
-static session_rec this_session(void) {
-  session_rec s;
+static mpt_rl_session this_session(void) {
+  mpt_rl_session s;
   memset(&s, 0, sizeof s);
   s.start_unix = mpt_clock_unix_s();
   s.pid = (int32_t)getpid();
@@ -860,7 +485,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   if (rc < 0) { free_log(log); return rc; }
   log->space = space;
   log->dims = pr->n_params;
-  log->params = params_from_problem(pr);
+  log->params = mpt_rl_params_from_problem(pr);
   if (!log->params) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   for (int p = 0; p < log->dims; p++)
     if (strchr(log->params[p].name, '/') || strcmp(log->params[p].name, ".") == 0) {
@@ -870,7 +495,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   make_types(log);
   const mpt_run_meta empty = {0};
   if (!meta) meta = &empty;
-  session_rec s = this_session();
+  mpt_rl_session s = this_session();
   log->sess = malloc(sizeof s);
   if (!log->sess) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   log->sess[0] = s;
@@ -950,11 +575,11 @@ static int load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
   if (rc == 0 && why[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
   const char *fin = rc ? NULL : get_attr(log, "finished");
   log->finished = fin && atoi(fin) != 0;
-  if (rc == 0 && read_params(log) < 0) rc = h5err(err, path, "reading the parameter tables (the file is damaged)");
+  if (rc == 0 && mpt_rl_params_read(log->file, &log->params, &log->dims) < 0) rc = h5err(err, path, "reading the parameter tables (the file is damaged)");
   if (rc == 0) {
     make_types(log);
-    log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(dev_rec), &log->n_devs);
-    log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(session_rec), &log->n_sess);
+    log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(mpt_rl_dev), &log->n_devs);
+    log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(mpt_rl_session), &log->n_sess);
     if (why[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
   }
   if (rc == 0 && open_datasets(log) < 0)
@@ -998,65 +623,11 @@ static int keep_damaged_copy(mpt_runlog *log, mpt_error *err) {
 
 /* ---- recovery: the records of a log HDF5 can not read ---- */
 
-/* Whether the rec_size bytes at r are a complete record of one of the space's configurations: the cheap
- * fields first (a CRC set, the id in range, the status and counts in range), then the value indices
- * against the space's own for that id, then the CRC. A never-written record (id -1, zeros) never matches. */
-static int recover_match(const mpt_runlog *log, const unsigned char *r, int64_t n_space, int *idx) {
-  size_t rs = log->rec_size, co = offsetof(rec_fixed, crc);
-  uint32_t crc;
-  int32_t status, n_times, session;
-  memcpy(&crc, r + co, sizeof crc);
-  if (crc == 0) return 0;
-  int64_t id = rec_id(r, rs);
-  if (id < 0 || id >= n_space) return 0;
-  memcpy(&status, r + offsetof(rec_fixed, status), sizeof status);
-  memcpy(&n_times, r + offsetof(rec_fixed, n_times), sizeof n_times);
-  memcpy(&session, r + offsetof(rec_fixed, session), sizeof session);
-  if (status < 0 || status >= MPT_STATUS_COUNT || n_times < 0 || n_times > MPT_OBS_MAX_TIMES || session < 0) return 0;
-  mpt_space_config(log->space, id, idx);
-  for (int p = 0; p < log->dims; p++) {
-    int32_t v;
-    memcpy(&v, r + sizeof(rec_fixed) + sizeof v * (size_t)p, sizeof v);
-    if (v != idx[p]) return 0;
-  }
-  return rec_crc(r, rs) == crc;
-}
-
-/* finds the records in log->path (one pass over the file, mapped): log->rec_off, log->count */
+/* finds the records in log->path: log->rec_fd, log->rec_off, log->count */
 static int recover_scan(mpt_runlog *log, mpt_error *err) {
-  int fd = open(log->path, O_RDONLY);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0) {
-    if (fd >= 0) close(fd);
-    return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
-  }
-  log->rec_fd = fd;
-  size_t size = (size_t)sb.st_size, rs = log->rec_size;
-  if (size < rs) return 0;
-  const unsigned char *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (base == MAP_FAILED) return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
-  madvise((void *)base, size, MADV_SEQUENTIAL);
-  int64_t n_space = mpt_space_size(log->space), cap = 0;
-  int idx[log->dims > 0 ? log->dims : 1];
-  int rc = 0;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), dropped = 0, step = (size_t)8 << 20;
-  for (size_t o = 0; o + rs <= size;) {
-    if (o - dropped >= step + rs) { /* the pages scanned leave the process (memory independent of the file) */
-      size_t upto = (o - rs) / page * page;
-      madvise((void *)(base + dropped), upto - dropped, MADV_DONTNEED);
-      dropped = upto;
-    }
-    if (!recover_match(log, base + o, n_space, idx)) { o++; continue; }
-    if (log->count == cap) {
-      cap = cap ? 2 * cap : 1024;
-      int64_t *no = realloc(log->rec_off, sizeof *no * (size_t)cap);
-      if (!no) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); break; }
-      log->rec_off = no;
-    }
-    log->rec_off[log->count++] = (int64_t)o;
-    o += rs; /* the records lie side by side */
-  }
-  munmap((void *)base, size);
+  log->rec_fd = open(log->path, O_RDONLY);
+  if (log->rec_fd < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
+  int rc = mpt_rl_recs_find(log->rec_fd, log->path, log->space, log->dims, &log->rec_off, &log->count, err);
   log->end = log->capacity = log->count;
   return rc;
 }
@@ -1074,7 +645,7 @@ static int recover(const char *path, const mpt_space *space, int unreadable, mpt
   log->readonly = 1;
   log->space = space;
   log->dims = pr->n_params;
-  log->params = params_from_problem(pr);
+  log->params = mpt_rl_params_from_problem(pr);
   log->recovered = strdup(why);
   int bad = !log->params || !log->recovered;
   if (!bad) {
@@ -1134,20 +705,20 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
   }
   if (rc == 0) {
     const mpt_problem *pr = mpt_space_problem(space);
-    param_table *want = params_from_problem(pr);
+    mpt_rl_param *want = mpt_rl_params_from_problem(pr);
     if (!want) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     else {
       char diff[1024];
-      params_diff(log->params, log->dims, want, pr->n_params, diff, sizeof diff);
+      mpt_rl_params_diff(log->params, log->dims, want, pr->n_params, diff, sizeof diff);
       if (diff[0]) rc = mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: %s", path, diff);
-      free_params(want, pr->n_params);
+      mpt_rl_params_free(want, pr->n_params);
     }
   }
   if (rc == 0 && (log->damaged > 0 || log->recovered)) rc = keep_damaged_copy(log, err);
   if (rc < 0) { free_log(log); return rc; }
   /* a new session: its row, and a fresh copy without any torn or damaged record */
-  session_rec s = this_session();
-  session_rec *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
+  mpt_rl_session s = this_session();
+  mpt_rl_session *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
   if (!ns) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   log->sess = ns;
   log->sess[log->n_sess++] = s;
@@ -1182,7 +753,7 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
     if (rc < 0) return rc;
   }
   if (ensure_buf(log, (size_t)n) < 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < n; i++) obs_to_rec(log, &obs[i], log->buf + (size_t)i * log->rec_size);
+  for (int i = 0; i < n; i++) mpt_rl_rec_from_obs(log->buf + (size_t)i * log->rec_size, log->rec_size, &obs[i], log->session, log->space, log->dims);
   /* the records, then the count: raw bytes in place, no HDF5 metadata changes */
   if (block_io(log, log->evals, (hsize_t)log->end, (hsize_t)n, 1) < 0) return h5err(err, log->path, "appending evaluations");
   int64_t c = log->count + n;
@@ -1211,8 +782,8 @@ static int each_block(mpt_runlog *log, hsize_t k, void *ctx) {
   for (hsize_t i = 0; i < k; i++, e->k++) {
     const unsigned char *src = log->buf + i * log->rec_size;
     mpt_obs o;
-    rec_to_obs(src, log->rec_size, &o);
-    if ((e->fn_rc = e->fn(e->ctx, &o, (const int32_t *)(src + sizeof(rec_fixed)))) < 0) return -1;
+    mpt_rl_rec_to_obs(src, log->rec_size, &o);
+    if ((e->fn_rc = e->fn(e->ctx, &o, mpt_rl_rec_config(src))) < 0) return -1;
   }
   return 0;
 }
@@ -1255,11 +826,11 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
   mpt_h5_quiet();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  dev_rec *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
+  mpt_rl_dev *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
   if (!rows) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->devs = rows;
   for (int i = 0; i < n; i++) {
-    dev_rec *r = &rows[log->n_devs + i];
+    mpt_rl_dev *r = &rows[log->n_devs + i];
     memset(r, 0, sizeof *r);
     r->session = log->session;
     r->rank = devs[i].rank;
