@@ -95,7 +95,12 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
       }
       st->argv[i] = st->work[i];
     }
-    if (!st->work || !st->argv) return -1;
+    if (!st->work || !st->argv) { /* both or neither, or the next call would use the missing one */
+      free(st->work);
+      free(st->argv);
+      st->work = st->argv = NULL;
+      return -1;
+    }
   }
   void *h = dlopen(req->so_path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
