@@ -59,83 +59,12 @@
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
- * values (feas_mean). */
+ * values (strategies/bo_feasibility.c); local picks draw their candidate sets in strategies/bo_local.c. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gp/gp.h"
-#include "strategies/strategy.h"
-
-enum { AF_EI = 0, AF_POI, AF_LCB, AF_LCBS, AF_N };
-enum { ACQ_EI = 0, ACQ_POI, ACQ_LCB, ACQ_LCBS, ACQ_MULTI, ACQ_ADVANCED };
-
-typedef struct bo_pending {
-  int64_t id;
-  int af;                /* acquisition function that proposed it (-1: initial sample / random) */
-} bo_pending;
-
-typedef struct bo_state {
-  int64_t N;             /* candidates = valid configurations */
-  int D;                 /* active (pruned) dimensions */
-  double *X;             /* N x D encodings */
-  mpt_gp *gp;
-  mpt_gp_config gcfg;
-  /* options */
-  int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */
-  double *ty;            /* transformed outputs of the GP's observations (scratch) */
-  double batch_quantile;  /* batch=quantile: fantasy = posterior mean + batch_quantile * sd */
-  int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
-  int explore_cv;
-  double explore_factor, lcb_kappa, noise, feas_threshold, feas_exponent, feas_ls, req_improvement, disc_multi, disc_adv;
-  /* observations in order of tell */
-  int64_t n_obs, cap_obs;
-  int64_t *obs_id;
-  double *obs_y;         /* raw objective (NAN for failures) */
-  uint8_t *obs_ok;
-  int64_t n_processed;   /* observations already put into the models */
-  int64_t n_ok;
-  int64_t n_fail;
-  double best_t;         /* best transformed objective among processed ok observations */
-  /* feasibility model (allocated at the first failure) */
-  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
-  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
-  int64_t feas_processed;
-  /* initial sample */
-  int64_t *init_ids;
-  int64_t n_init_ids, init_pos, init_asked;
-  /* pending (asked, not told) */
-  bo_pending *pend;
-  int64_t n_pend, cap_pend;
-  uint8_t *taken;        /* N: chosen within the current ask */
-  /* portfolio */
-  int rr;
-  int active[AF_N];
-  int dup_count[AF_N];
-  double score[AF_N];
-  int64_t iter;          /* model-based picks so far */
-  int *act, n_act;       /* active parameter indices */
-  int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
-  int stall_after, stall_variance;
-  double stall_boost;
-  int local_radius;      /* neighbourhood: every parameter within this many value indices */
-  int local_kind;        /* -1: box of local_radius around the incumbent, else an mpt_neighbor_kind */
-  int local_top;         /* neighbourhoods of this many best observations with free neighbours */
-  int local_stalled;     /* 1: local picks only while stalled */
-  int local_children, elite_size;
-  uint8_t *nbmark;       /* N: candidate in the current local set */
-  int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
-  int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
-  double *mbuf, *sbuf;   /* prediction block buffers */
-  int feas_dims;         /* inputs of the feasibility model: the first feas_dims columns of X */
-  int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
-  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
-  int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
-  double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
-} bo_state;
-
-#define BO_BLOCK 4096
-enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
+#include "strategies/bo_state.h"
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -594,213 +523,6 @@ typedef struct pick {
   int64_t id_var;
 } pick;
 
-/* one scan over all free candidates: the argmax of every acquisition function */
-/* 1 when candidate c lies within the local neighbourhood of the incumbent */
-static int in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
-  for (int d = 0; d < b->n_act; d++) {
-    int p = b->act[d];
-    int diff = mpt_space_value_index(sp, c, p) - b->inc_idx[p];
-    if (diff > b->local_radius || diff < -b->local_radius) return 0;
-  }
-  return 1;
-}
-
-static const double *obs_sort_y;
-static int cmp_obs(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
-  double ya = obs_sort_y[a], yc = obs_sort_y[c];
-  return ya < yc ? -1 : ya > yc ? 1 : (a > c) - (a < c);
-}
-
-static int nb_push(bo_state *b, int64_t id) {
-  if (b->n_nb == b->cap_nb) {
-    int64_t nc = b->cap_nb ? b->cap_nb * 2 : 256;
-    int64_t *l = realloc(b->nblist, sizeof(int64_t) * (size_t)nc);
-    if (!l) return -1;
-    b->nblist = l;
-    b->cap_nb = nc;
-  }
-  b->nblist[b->n_nb++] = id;
-  b->nbmark[id] = 1;
-  return 0;
-}
-
-/* The candidate set of a local pick. local_kind=box: the incumbent (best valid observation) is
- * stored for in_local (returns 1). Otherwise marks the free neighbours (nbmark/nblist) of the best
- * local_top valid observations that still have free neighbours, best first (returns 2, or 0 when no
- * observation has a free neighbour); -1 when out of memory. */
-static int mark_local(bo_state *b, mpt_strategy *s) {
-  int64_t n_ok_obs = 0;
-  int64_t *ord = malloc(sizeof(int64_t) * (size_t)(b->n_processed > 0 ? b->n_processed : 1));
-  if (!ord) return -1;
-  for (int64_t i = 0; i < b->n_processed; i++)
-    if (b->obs_ok[i]) ord[n_ok_obs++] = i;
-  if (n_ok_obs == 0) { free(ord); return 0; }
-  obs_sort_y = b->obs_y;
-  qsort(ord, (size_t)n_ok_obs, sizeof(int64_t), cmp_obs);
-  if (b->local_kind < 0) {
-    mpt_space_config(s->space, b->obs_id[ord[0]], b->inc_idx);
-    free(ord);
-    return 1;
-  }
-  if (!b->nbmark && !(b->nbmark = calloc((size_t)b->N, 1))) { free(ord); return -1; }
-  int kind = b->local_kind;
-  if (kind == LOCAL_ALTERNATE) kind = (b->iter / b->local_every) % 2 ? LOCAL_ELITE : MPT_NB_HAMMING;
-  if (kind == LOCAL_ALT_CROSS) kind = (b->iter / b->local_every) % 2 ? LOCAL_CROSS : MPT_NB_HAMMING;
-  if (kind == LOCAL_CROSS) {
-    /* crossover children of the elite (uniform crossover of two distinct parents among the best
-     * elite_size valid observations), offered to the acquisition. The generator is seeded from the
-     * run's seed and the number of observations told and pending, so a resumed run draws the same. */
-    int dims = mpt_space_dims(s->space);
-    int64_t ne = n_ok_obs < b->elite_size ? n_ok_obs : b->elite_size;
-    int *pa = malloc(sizeof(int) * (size_t)dims * 2);
-    if (!pa) { free(ord); return -1; }
-    int *pb = pa + dims;
-    mpt_rng r;
-    mpt_rng_seed(&r, s->seed * 0x9E3779B97F4A7C15ull + (uint64_t)(b->n_obs + b->n_pend) * 0xBF58476D1CE4E5B9ull + 1);
-    int rc = 0;
-    for (int t = 0; t < 4 * b->local_children && b->n_nb < b->local_children && ne >= 2 && rc == 0; t++) {
-      int64_t i = (int64_t)mpt_rng_below(&r, (uint64_t)ne), j = (int64_t)mpt_rng_below(&r, (uint64_t)ne - 1);
-      if (j >= i) j++;
-      mpt_space_config(s->space, b->obs_id[ord[i]], pa);
-      mpt_space_config(s->space, b->obs_id[ord[j]], pb);
-      for (int p = 0; p < dims; p++)
-        if (mpt_rng_below(&r, 2)) pa[p] = pb[p];
-      int64_t c = mpt_space_lookup(s->space, pa);
-      if (c < 0 || b->nbmark[c] || b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
-      rc = nb_push(b, c);
-    }
-    free(pa); free(ord);
-    return rc ? -1 : b->n_nb > 0 ? 2 : 0;
-  }
-  if (kind == LOCAL_ELITE) {
-    /* the elite subspace: configurations whose every parameter takes a value seen among the best
-     * local_top valid observations (the recombinations of the elite, as a crossover would form) */
-    int dims = mpt_space_dims(s->space), tot = 0;
-    for (int p = 0; p < dims; p++) tot += mpt_space_n_values(s->space, p);
-    uint8_t *allowed = calloc((size_t)tot, 1);
-    int *off = malloc(sizeof(int) * (size_t)dims);
-    if (!allowed || !off) { free(allowed); free(off); free(ord); return -1; }
-    for (int p = 0, o = 0; p < dims; p++) { off[p] = o; o += mpt_space_n_values(s->space, p); }
-    for (int64_t r = 0; r < n_ok_obs && r < b->local_top; r++) {
-      mpt_space_config(s->space, b->obs_id[ord[r]], b->inc_idx);
-      for (int p = 0; p < dims; p++) allowed[off[p] + b->inc_idx[p]] = 1;
-    }
-    int rc = 0;
-    for (int64_t c = 0; c < b->N && rc == 0; c++) {
-      if (b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
-      int ok = 1;
-      for (int d = 0; d < b->n_act && ok; d++) {
-        int p = b->act[d];
-        ok = allowed[off[p] + mpt_space_value_index(s->space, c, p)];
-      }
-      if (ok) rc = nb_push(b, c);
-    }
-    free(allowed); free(off); free(ord);
-    return rc ? -1 : b->n_nb > 0 ? 2 : 0;
-  }
-  int64_t cap = 0, *buf = NULL;
-  int used = 0;
-  for (int64_t r = 0; r < n_ok_obs && used < b->local_top; r++) {
-    mpt_space_config(s->space, b->obs_id[ord[r]], b->inc_idx);
-    int64_t cnt = mpt_space_neighbors_grow(s->space, b->inc_idx, (mpt_neighbor_kind)kind, &buf, &cap);
-    if (cnt < 0) { free(buf); free(ord); return -1; }
-    int64_t before = b->n_nb;
-    for (int64_t q = 0; q < cnt; q++) {
-      int64_t c = buf[q];
-      if (b->nbmark[c] || b->taken[c] || mpt_strategy_is_seen(s, c)) continue;
-      if (nb_push(b, c)) { free(buf); free(ord); return -1; }
-    }
-    if (b->n_nb > before) used++;
-  }
-  free(buf);
-  free(ord);
-  return b->n_nb > 0 ? 2 : 0;
-}
-
-/* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
- * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
- * observations are kept (FEAS_SLOTS candidates, round robin) and only extended by the observations
- * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights
- * (mpt_gp_mean_from_kernel). */
-#define FEAS_SLOTS 512
-#define FEAS_CACHE_MAX_OBS 4096
-static double feas_mean(bo_state *b, int64_t c) {
-  int n = mpt_gp_n_obs(b->fgp);
-  const double *x = b->X + (size_t)c * b->D;
-  if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
-  if (!b->fslot) {
-    b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
-    b->fs_id = malloc(sizeof(int64_t) * FEAS_SLOTS);
-    b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
-    if (!b->fslot || !b->fs_id || !b->fs_n) { /* out of memory: no cache (destroy frees them once) */
-      free(b->fslot); free(b->fs_id); free(b->fs_n);
-      b->fslot = NULL;
-      b->fs_id = NULL;
-      b->fs_n = NULL;
-      return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
-    }
-    for (int64_t i = 0; i < b->N; i++) b->fslot[i] = -1;
-    for (int i = 0; i < FEAS_SLOTS; i++) b->fs_id[i] = -1;
-  }
-  if (n > b->fs_stride) { /* wider rows: copy the cached values over */
-    int ns = b->fs_stride ? 2 * b->fs_stride : 256;
-    if (ns < n) ns = n;
-    double *nk = malloc(sizeof(double) * (size_t)FEAS_SLOTS * (size_t)ns);
-    if (!nk) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
-    for (int i = 0; i < FEAS_SLOTS && b->fs_k; i++)
-      memcpy(nk + (size_t)i * ns, b->fs_k + (size_t)i * b->fs_stride, sizeof(double) * (size_t)b->fs_n[i]);
-    free(b->fs_k);
-    b->fs_k = nk;
-    b->fs_stride = ns;
-  }
-  int sl = b->fslot[c];
-  if (sl < 0) {
-    sl = b->fs_next;
-    b->fs_next = (b->fs_next + 1) % FEAS_SLOTS;
-    if (b->fs_id[sl] >= 0) b->fslot[b->fs_id[sl]] = -1;
-    b->fs_id[sl] = c;
-    b->fs_n[sl] = 0;
-    b->fslot[c] = sl;
-  }
-  double *k = b->fs_k + (size_t)sl * b->fs_stride;
-  if (b->fs_n[sl] < n) {
-    mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
-    b->fs_n[sl] = n;
-  }
-  return mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
-}
-
-/* The feasibility observations added since the last scan enter the cached candidates' kernel values
- * all at once (one vectorized call per observation, the same values as feas_mean's own extension):
- * slots up to 4 observations behind; staler ones are extended when asked for. */
-static void feas_extend(bo_state *b) {
-  int n = mpt_gp_n_obs(b->fgp);
-  if (!b->fs_k || !b->fs_id || n > b->fs_stride) return;
-  int64_t ids[FEAS_SLOTS];
-  int sls[FEAS_SLOTS];
-  double kv[FEAS_SLOTS];
-  for (int j = n - 4 > 0 ? n - 4 : 0; j < n; j++) {
-    int cnt = 0;
-    for (int sl = 0; sl < FEAS_SLOTS; sl++)
-      if (b->fs_id[sl] >= 0 && b->fs_n[sl] == j) {
-        sls[cnt] = sl;
-        ids[cnt++] = b->fs_id[sl];
-      }
-    mpt_gp_kernel_obs_points(b->fgp, j, cnt, b->X, (size_t)b->D, ids, kv);
-    for (int q = 0; q < cnt; q++) {
-      b->fs_k[(size_t)sls[q] * b->fs_stride + j] = kv[q];
-      b->fs_n[sls[q]] = j + 1;
-    }
-  }
-}
-
-/* probability of feasibility of candidate c (feasibility GP mean, clipped to [1e-12, 1]) */
-static double feas_p(bo_state *b, int64_t c) {
-  double p = feas_mean(b, c);
-  return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
-}
-
 /* The candidates a scan visits, in blocks: every candidate in blocks of BO_BLOCK, or with local == 2 only
  * the marked neighbourhood (b->nblist), one candidate per block. */
 static inline int64_t cand_blocks(const bo_state *b, int local) {
@@ -812,7 +534,7 @@ static inline void cand_block(const bo_state *b, int local, int64_t bi, int64_t 
 }
 /* candidate c may be proposed: not seen, not taken in this ask, and inside the box when local == 1 */
 static inline int cand_free(const bo_state *b, const mpt_strategy *s, int local, int64_t c) {
-  return !b->taken[c] && !s->seen[c] && (local != 1 || in_local(b, s->space, c));
+  return !b->taken[c] && !s->seen[c] && (local != 1 || bo_in_local(b, s->space, c));
 }
 
 typedef struct fb_cand {
@@ -861,7 +583,7 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   double best = -INFINITY;
   int64_t best_id = -1;
   for (int64_t i = 0; i < n && cand[i].le > best; i++) {
-    double v = cand[i].le + b->feas_exponent * log(feas_p(b, cand[i].id));
+    double v = cand[i].le + b->feas_exponent * log(bo_feas_p(b, cand[i].id));
     if (v > best) { best = v; best_id = cand[i].id; }
   }
   free(cand);
@@ -894,7 +616,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     if (fa) {
       b->falpha = fa;
       mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
-      feas_extend(b);
+      bo_feas_extend(b);
     } else {
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }
@@ -931,7 +653,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
       double p = -1; /* probability of feasibility, computed on demand (p <= 1 bounds every product) */
-#define FEAS_OK() (!use_feas || (p < 0 ? (p = feas_p(b, c)) : p) >= b->feas_threshold)
+#define FEAS_OK() (!use_feas || (p < 0 ? (p = bo_feas_p(b, c)) : p) >= b->feas_threshold)
       if (z > -6) {
         /* EI = sd (z Phi(z) + phi(z)) <= sd (max(z, 0) + phi(0)): when that cannot beat the best
          * feasible EI so far (lin[0] <= any_lin) the candidate changes nothing; skips erfc and exp */
@@ -1141,7 +863,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       int local = 0;
       if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
           (!b->local_stalled || stalled)) {
-        local = mark_local(b, s);
+        local = bo_mark_local(b, s);
         if (local < 0) { rc = MPT_ERR_NOMEM; break; }
       }
       int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;

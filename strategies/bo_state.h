@@ -1,0 +1,90 @@
+/* strategies/bo_state.h: the state of the `bo` strategy (strategies/bo.c), shared with the files that
+ * hold parts of it: the local candidate sets of local picks (strategies/bo_local.c) and the cached
+ * feasibility means (strategies/bo_feasibility.c). Private to strategies/bo*.c. */
+#ifndef MPT_BO_STATE_H
+#define MPT_BO_STATE_H
+#include <stdint.h>
+#include "gp/gp.h"
+#include "strategies/strategy.h"
+
+enum { AF_EI = 0, AF_POI, AF_LCB, AF_LCBS, AF_N };
+enum { ACQ_EI = 0, ACQ_POI, ACQ_LCB, ACQ_LCBS, ACQ_MULTI, ACQ_ADVANCED };
+
+typedef struct bo_pending {
+  int64_t id;
+  int af;                /* acquisition function that proposed it (-1: initial sample / random) */
+} bo_pending;
+
+typedef struct bo_state {
+  int64_t N;             /* candidates = valid configurations */
+  int D;                 /* active (pruned) dimensions */
+  double *X;             /* N x D encodings */
+  mpt_gp *gp;
+  mpt_gp_config gcfg;
+  /* options */
+  int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */
+  double *ty;            /* transformed outputs of the GP's observations (scratch) */
+  double batch_quantile;  /* batch=quantile: fantasy = posterior mean + batch_quantile * sd */
+  int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
+  int explore_cv;
+  double explore_factor, lcb_kappa, noise, feas_threshold, feas_exponent, feas_ls, req_improvement, disc_multi, disc_adv;
+  /* observations in order of tell */
+  int64_t n_obs, cap_obs;
+  int64_t *obs_id;
+  double *obs_y;         /* raw objective (NAN for failures) */
+  uint8_t *obs_ok;
+  int64_t n_processed;   /* observations already put into the models */
+  int64_t n_ok;
+  int64_t n_fail;
+  double best_t;         /* best transformed objective among processed ok observations */
+  /* feasibility model (allocated at the first failure) */
+  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
+  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
+  int64_t feas_processed;
+  /* initial sample */
+  int64_t *init_ids;
+  int64_t n_init_ids, init_pos, init_asked;
+  /* pending (asked, not told) */
+  bo_pending *pend;
+  int64_t n_pend, cap_pend;
+  uint8_t *taken;        /* N: chosen within the current ask */
+  /* portfolio */
+  int rr;
+  int active[AF_N];
+  int dup_count[AF_N];
+  double score[AF_N];
+  int64_t iter;          /* model-based picks so far */
+  int *act, n_act;       /* active parameter indices */
+  int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
+  int stall_after, stall_variance;
+  double stall_boost;
+  int local_radius;      /* neighbourhood: every parameter within this many value indices */
+  int local_kind;        /* -1: box of local_radius around the incumbent, else an mpt_neighbor_kind */
+  int local_top;         /* neighbourhoods of this many best observations with free neighbours */
+  int local_stalled;     /* 1: local picks only while stalled */
+  int local_children, elite_size;
+  uint8_t *nbmark;       /* N: candidate in the current local set */
+  int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
+  int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
+  double *mbuf, *sbuf;   /* prediction block buffers */
+  int feas_dims;         /* inputs of the feasibility model: the first feas_dims columns of X */
+  int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
+  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
+  int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
+  double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
+} bo_state;
+
+#define BO_BLOCK 4096
+enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
+
+/* bo_local.c: the candidate set of a local pick (see there); 1 when candidate c lies in the box around the
+ * incumbent (local_kind=box) */
+int bo_mark_local(bo_state *b, mpt_strategy *s);
+int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c);
+
+/* bo_feasibility.c: the probability of feasibility of candidate c (the feasibility GP's mean, clipped to
+ * [1e-12, 1], from cached kernel values), and the cached values extended by the newest observations */
+double bo_feas_p(bo_state *b, int64_t c);
+void bo_feas_extend(bo_state *b);
+
+#endif
