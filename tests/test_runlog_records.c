@@ -85,19 +85,22 @@ static void test_roundtrip(void **state) {
   free(rec);
 }
 
+/* a new buffer of f's record size, first filled with the byte junk, then holding the record of o */
+static unsigned char *record_over_junk(const fixture *f, const mpt_obs *o, int junk) {
+  size_t rs = mpt_rl_rec_size(f->p->n_params);
+  unsigned char *rec = malloc(rs);
+  assert_non_null(rec);
+  memset(rec, junk, rs);
+  mpt_rl_rec_from_obs(rec, rs, o, 1, f->s, f->p->n_params);
+  return rec;
+}
+
 /* a record is written whole: the bytes after the reason's NUL are zero, so equal observations give equal bytes */
 static void test_no_stray_bytes(void **state) {
   const fixture *f = *state;
-  int dims = f->p->n_params;
-  size_t rs = mpt_rl_rec_size(dims);
-  unsigned char *a = malloc(rs), *b = malloc(rs);
-  assert_true(a && b);
   mpt_obs o = sample_obs(5, 2);
-  memset(a, 0xAB, rs);
-  memset(b, 0x11, rs);
-  mpt_rl_rec_from_obs(a, rs, &o, 1, f->s, dims);
-  mpt_rl_rec_from_obs(b, rs, &o, 1, f->s, dims);
-  assert_memory_equal(a, b, rs);
+  unsigned char *a = record_over_junk(f, &o, 0xAB), *b = record_over_junk(f, &o, 0x11);
+  assert_memory_equal(a, b, mpt_rl_rec_size(f->p->n_params));
   free(a);
   free(b);
 }
@@ -106,10 +109,9 @@ static void test_every_damaged_byte_caught(void **state) {
   const fixture *f = *state;
   int dims = f->p->n_params;
   size_t rs = mpt_rl_rec_size(dims);
-  unsigned char *rec = malloc(rs), *bad = malloc(rs);
-  assert_true(rec && bad);
   mpt_obs o = sample_obs(mpt_space_size(f->s) / 2, 3);
-  mpt_rl_rec_from_obs(rec, rs, &o, 2, f->s, dims);
+  unsigned char *rec = record_over_junk(f, &o, 0), *bad = malloc(rs);
+  assert_non_null(bad);
   static const unsigned char flips[] = {0x01, 0x80, 0xFF, 0x5A};
   for (size_t i = 0; i < rs; i++)
     for (size_t j = 0; j < sizeof flips; j++) {
