@@ -82,24 +82,21 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   if (!st->work) {
     st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
     st->argv = calloc((size_t)ks->n_args + 1, sizeof(void *));
-    for (int i = 0; st->work && st->argv && i < ks->n_args; i++) {
-      if (!(st->work[i] = malloc(ks->args[i].bytes))) {
-        r->status = MPT_STATUS_RUNTIME_ERROR;
-        snprintf(r->reason, sizeof r->reason, "out of memory allocating argument %s (%zu bytes)",
-                 ks->args[i].name, ks->args[i].bytes);
-        for (int k = 0; k < i; k++) free(st->work[k]);
-        free(st->work);
-        free(st->argv);
-        st->work = st->argv = NULL;
-        return sizeof *r;
-      }
+    int bad = -1; /* the argument that could not be allocated */
+    for (int i = 0; st->work && st->argv && i < ks->n_args && bad < 0; i++) {
+      if (!(st->work[i] = malloc(ks->args[i].bytes))) bad = i;
       st->argv[i] = st->work[i];
     }
-    if (!st->work || !st->argv) { /* both or neither, or the next call would use the missing one */
+    if (!st->work || !st->argv || bad >= 0) { /* both arrays or neither: the next call allocates them again */
+      for (int k = 0; st->work && k < ks->n_args; k++) free(st->work[k]); /* calloc'd: unallocated ones NULL */
       free(st->work);
       free(st->argv);
       st->work = st->argv = NULL;
-      return -1;
+      if (bad < 0) return -1;
+      r->status = MPT_STATUS_RUNTIME_ERROR;
+      snprintf(r->reason, sizeof r->reason, "out of memory allocating argument %s (%zu bytes)", ks->args[bad].name,
+               ks->args[bad].bytes);
+      return sizeof *r;
     }
   }
   void *h = dlopen(req->so_path, RTLD_NOW | RTLD_LOCAL);

@@ -187,7 +187,6 @@ static int recover_match(const unsigned char *r, size_t rs, const mpt_space *spa
   return rec_crc(r, rs) == crc;
 }
 
-
 int mpt_rl_recs_find(int fd, const char *path, const mpt_space *space, int dims, int64_t **off, int64_t *count,
                      mpt_error *err) {
   *off = NULL;
