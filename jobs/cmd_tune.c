@@ -287,8 +287,10 @@ static int run(int argc, char **argv, int collect) {
                 (long long)n_resumed, mpt_runlog_damaged_copy(log));
       if (rc == 0 && mpt_runlog_recovered(log))
         fprintf(stderr, "warning: %s\nwarning: its %lld intact records were recovered by their checksums and are resumed; its "
-                "settings (strategy, seed, budget) and device and session tables were lost; the file as it was is kept as %s\n",
-                mpt_runlog_recovered(log), (long long)n_resumed, mpt_runlog_damaged_copy(log));
+                "settings (strategy, seed, budget) and device and session tables %s; the file as it was is kept as %s\n",
+                mpt_runlog_recovered(log), (long long)n_resumed,
+                mpt_runlog_recovered_meta(log) ? "were recovered from its metadata copy" : "were lost (no intact metadata copy)",
+                mpt_runlog_damaged_copy(log));
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;

@@ -13,6 +13,7 @@
 #include "jobs/runlog_h5.h"
 #include "jobs/runlog_params.h"
 #include "jobs/runlog_records.h"
+#include "jobs/runlog_meta.h"
 #include "jobs/runlog_lock.h"
 #include "jobs/outfile.h"
 #include <errno.h>
@@ -70,6 +71,7 @@ struct mpt_runlog {
   /* a log recovered from its records alone (mpt_runlog_recover): HDF5's reason, the file and where the
    * records lie in it (until mpt_runlog_open has rewritten it) */
   char *recovered;
+  int meta_recovered;      /* its settings and tables came from its metadata copy (jobs/runlog_meta.c) */
   int rec_fd;
   int64_t *rec_off;
   int lock_fd;             /* the writer's lock (PATH.lock, jobs/runlog_lock.c), -1 for a reader */
@@ -334,7 +336,10 @@ static off_t file_size_bound(const mpt_runlog *log, int64_t capacity) {
     n += 512 + (off_t)strlen(t->name);
     for (int i = 0; i < t->n; i++) n += t->str && t->str[i] ? (off_t)strlen(t->str[i]) + 1 : 8;
   }
-  return n + (off_t)log->n_devs * (off_t)sizeof(mpt_rl_dev) + (off_t)log->n_sess * (off_t)sizeof(mpt_rl_session);
+  off_t tables = (off_t)log->n_devs * (off_t)sizeof(mpt_rl_dev) + (off_t)log->n_sess * (off_t)sizeof(mpt_rl_session);
+  for (int i = 0; i < N_ATTRS; i++) /* the metadata copy repeats the attributes and the tables */
+    tables += (off_t)strlen(ATTRS[i].key) + (log->attr[i] ? (off_t)strlen(log->attr[i]) : 0) + 8;
+  return n + 2 * tables + 1024;
 }
 
 /* Checks that the file system has room for a new file of `need` bytes (space, quota, file-size limit) by
@@ -349,6 +354,25 @@ static int check_room(const char *tmp, off_t need) {
   unlink(tmp); /* frees the room, for HDF5 to take at once */
   if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG) { errno = rc; return -1; }
   return 0;
+}
+
+static const char *const *attr_keys(void) {
+  static const char *keys[N_ATTRS];
+  for (int i = 0; i < N_ATTRS; i++) keys[i] = ATTRS[i].key;
+  return keys;
+}
+
+/* /metadata_copy: the attributes and the tables once more as one checksummed block of raw bytes, which
+ * recovery finds when HDF5 can not read the file (jobs/runlog_meta.h); written before /evaluations, so it
+ * lies before the records and survives a file cut short in them. 0 or -1 */
+static int write_meta_copy(mpt_runlog *log, hid_t f) {
+  mpt_rl_meta m = {N_ATTRS, attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
+  size_t size;
+  unsigned char *blk = mpt_rl_meta_pack(&m, &size);
+  if (!blk) return -1;
+  int rc = mpt_h5_write_table(f, "metadata_copy", H5T_NATIVE_UINT8, blk, (hsize_t)size);
+  free(blk);
+  return rc;
 }
 
 static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error *err) {
@@ -385,6 +409,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   bad |= mpt_rl_params_write(log->params, log->dims, f);
   bad |= mpt_h5_write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
   bad |= mpt_h5_write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
+  bad |= write_meta_copy(log, f);
   /* /evaluations: contiguous, allocated now, never-written records have id -1 */
   hsize_t cap = (hsize_t)capacity;
   hid_t sp = H5Screate_simple(1, &cap, NULL);
@@ -632,6 +657,39 @@ static int recover_scan(mpt_runlog *log, mpt_error *err) {
   return rc;
 }
 
+/* the settings and the device and session tables from the metadata copy in log->path, when one is intact
+ * (a log written before there was one, or whose copy is damaged, lacks them); 0 or an error */
+static int recover_meta(mpt_runlog *log, mpt_error *err) {
+  unsigned char *blk;
+  size_t size;
+  int rc = mpt_rl_meta_find(log->rec_fd, log->path, &blk, &size, err);
+  if (rc <= 0) return rc;
+  rc = 0;
+  char *vals[N_ATTRS] = {0};
+  mpt_rl_meta m = {N_ATTRS, attr_keys(), vals, NULL, 0, NULL, 0};
+  if (mpt_rl_meta_unpack(blk, size, &m) == 0) {
+    for (int i = 0; i < N_ATTRS; i++)
+      if (vals[i] && strcmp(ATTRS[i].key, "format_version") != 0) { /* the layout is the one written now */
+        free(log->attr[i]);
+        log->attr[i] = vals[i];
+      } else {
+        free(vals[i]);
+      }
+    free(log->devs);
+    free(log->sess);
+    log->devs = m.devs, log->n_devs = m.n_devs;
+    log->sess = m.sess, log->n_sess = m.n_sess;
+    log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
+    /* not finished: records written after the copy may be lost, and a resume evaluates them again (one whose
+     * records are all there stops at once, its budget reached) */
+    if (set_attr(log, "finished", "0") || set_attr(log, "stop_reason", "") || set_attr(log, "finish_time", ""))
+      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    log->meta_recovered = 1;
+  }
+  free(blk);
+  return rc;
+}
+
 /* a log from the records of path alone (see mpt_runlog_recover), after load failed with err (unreadable
  * as load sets it); when none is found, load's error stays, told that no record was found for a damaged file */
 static int recover(const char *path, const mpt_space *space, int unreadable, mpt_runlog **out, mpt_error *err) {
@@ -653,6 +711,7 @@ static int recover(const char *path, const mpt_space *space, int unreadable, mpt
     bad = set_log_attrs(log, space, NULL, NULL);
   }
   int rc = bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : recover_scan(log, err);
+  if (rc == 0 && log->count > 0) rc = recover_meta(log, err);
   if (rc == 0 && log->count == 0)
     rc = unreadable == 2 ? mpt_error_set(err, why_code, "%s; no intact record of problem %s was found in it either", why,
                                          pr->name ? pr->name : pr->path)
@@ -675,6 +734,7 @@ int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **ou
 }
 
 const char *mpt_runlog_recovered(const mpt_runlog *log) { return log ? log->recovered : NULL; }
+int mpt_runlog_recovered_meta(const mpt_runlog *log) { return log && log->recovered && log->meta_recovered; }
 
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err) {
   return set_run_attrs(log, meta, 1) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;

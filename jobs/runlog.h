@@ -51,12 +51,15 @@ const char *mpt_runlog_damaged_copy(const mpt_runlog *log);
  * holds its records, each with its CRC. mpt_runlog_recover opens such a file read-only from them alone:
  * one pass over the file finds every complete record of a configuration of `space` (value indices as
  * the space's, CRC right), in their order. The run's settings (strategy, seed, budget) and its device and
- * session tables are lost. It fails with HDF5's message when nothing is found, and for a log that reads
- * as it is. mpt_runlog_open (resume) recovers by itself, keeps the file as it was (PATH.damaged, as for
+ * session tables are taken from the log's metadata copy (/metadata_copy, its own CRC) when that is intact,
+ * else they are lost (mpt_runlog_recovered_meta tells which). It fails with HDF5's message when nothing is
+ * found, and for a log that reads as it is. mpt_runlog_open (resume) recovers by itself, keeps the file as it was (PATH.damaged, as for
  * damaged records) and rewrites the log from the records. mpt_runlog_recovered: why the log had to be
  * recovered (the message reading it gave), NULL for a log read as it is. */
 int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err);
 const char *mpt_runlog_recovered(const mpt_runlog *log);
+/* 1 when a recovered log's settings and device and session tables were recovered too (its metadata copy) */
+int mpt_runlog_recovered_meta(const mpt_runlog *log);
 /* The run settings a log lacks (all of them in a recovered log: mode, strategy, options, evaluator, seed,
  * budget, command line) are taken from the run resuming it; stored with the next change of the file (the
  * device table tune writes). A log that has them keeps its own. */

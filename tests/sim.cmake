@@ -1,9 +1,10 @@
-# tests/sim.cmake: tests of the replay loader, the sim evaluator, the HDF5 run log (and its rows) and the T4 export
+# tests/sim.cmake: tests of the replay loader, the sim evaluator, the HDF5 run log (its rows and its metadata copy) and the T4 export
 # (engineer "sim").
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   mpt_unit_test(test_replay SOURCES test_replay.c conv_fixture.c)
   mpt_unit_test(test_runlog SOURCES test_runlog.c conv_fixture.c)
   mpt_unit_test(test_runlog_records SOURCES test_runlog_records.c conv_fixture.c)
+  mpt_unit_test(test_runlog_meta SOURCES test_runlog_meta.c)
 endif()
 mpt_script_test(t4_validate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/t4_validate.py)
 # benchmark program (not a test): replay load, run-log append+flush, read, T4 export

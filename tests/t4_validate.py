@@ -228,20 +228,46 @@ def main():
         doc = json.load(fh)
     jsonschema.validate(doc, schema)
     check(doc["results"] == res[:70], f"export of the cut log: {len(doc['results'])} records, not the first 70")
-    # resumed: recovered, the cut file kept beside it, the run's settings taken from the resuming command
-    tune = [MPTUNE, "tune", T1, "--strategy", "random", "--simulate", REPLAY, "--log", cut, "--resume", "--no-progress"]
-    p = run(tune, expect_ok=False)
-    check(p.returncode != 0 and "budget" in p.stderr and "lost with the damaged metadata" in p.stderr,
-          "recovered resume without --budget: " + p.stderr)
-    p = run(tune + ["--budget", str(budget)])
-    check("70 intact records were recovered" not in p.stderr, "recovered twice: " + p.stderr)
+    # resumed: recovered with its settings (its metadata copy lies before the records), the cut file kept
+    # beside it; the finished run is not finished any more (50 records lost): it goes on to its logged budget
+    with h5py.File(log, "r") as f:
+        meta_at = f["metadata_copy"].id.get_offset()
+        meta_len = f["metadata_copy"].shape[0]
+    check(meta_at + meta_len <= at, "the metadata copy lies before the records")
+    bare = os.path.join(tmp, "bare.h5")
+    bare_raw = bytearray(raw[:at])
+    bare_raw[meta_at + meta_len // 2] ^= 0x44
+    with open(bare, "wb") as fh:
+        fh.write(bare_raw)
+    tune = [MPTUNE, "tune", T1, "--strategy", "random", "--simulate", REPLAY, "--resume", "--no-progress"]
+    p = run(tune + ["--log", cut])
+    check("70 intact records were recovered" in p.stderr and "were recovered from its metadata copy" in p.stderr,
+          "recovered resume: " + p.stderr)
     with open(cut + ".damaged", "rb") as fh:
         check(fh.read() == raw[:at], "the cut file was not kept as it was")
     run([MPTUNE, "export", cut, "--t4", out])
     with open(out) as fh:
         doc = json.load(fh)
     check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
-    with h5py.File(cut, "r") as f:
+    with h5py.File(cut, "r") as f, h5py.File(log, "r") as g:
+        for attr in ("strategy", "seed", "budget", "command_line", "start_time", "host"):
+            check(f.attrs[attr] == g.attrs[attr], f"attribute {attr} of the resumed recovered log")
+        check(int(f.attrs["finished"]) == 1 and f["sessions"].shape[0] == 2 and f["devices"].shape[0] == 2
+              and f["sessions"][0] == g["sessions"][0] and f["devices"][0] == g["devices"][0]
+              and f["devices"][1]["session"] == 1, "sessions and devices of the resumed recovered log")
+    # its metadata copy damaged too: the settings are lost, the resuming command gives them
+    p = run(tune + ["--log", bare], expect_ok=False)
+    check(p.returncode != 0 and "budget" in p.stderr and "lost with the damaged metadata" in p.stderr
+          and "were lost (no intact metadata copy)" in p.stderr, "recovered resume without --budget: " + p.stderr)
+    p = run(tune + ["--log", bare, "--budget", str(budget)])
+    check("70 intact records were recovered" not in p.stderr, "recovered twice: " + p.stderr)
+    with open(bare + ".damaged", "rb") as fh:
+        check(fh.read() == bare_raw, "the cut file was not kept as it was")
+    run([MPTUNE, "export", bare, "--t4", out])
+    with open(out) as fh:
+        doc = json.load(fh)
+    check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
+    with h5py.File(bare, "r") as f:
         check(f.attrs["strategy"] == b"random" and int(f.attrs["budget"]) == budget, "settings of the resumed recovered log")
     print(f"ok: {budget} evaluations, T4 valid against {os.path.basename(SCHEMA)}, statuses match the replayed file")
 

@@ -23,6 +23,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/replay.h"
 #include "jobs/runlog.h"
+#include "jobs/runlog_records.h"
 #include "spaces/rng.h"
 
 #include "tests/conv_fixture.h"
@@ -456,6 +457,28 @@ static haddr_t evals_offset(const char *path, size_t *rec_size) {
   return base;
 }
 
+/* writes the first n bytes of b as the file path */
+static void test_spit(const char *path, const unsigned char *b, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  assert_true(fp && fwrite(b, 1, n, fp) == n);
+  assert_int_equal(fclose(fp), 0);
+}
+
+/* rows and byte offset of a 1-D dataset of the log at path (its raw bytes; HADDR_UNDEF if none) */
+static haddr_t dataset_rows(const char *path, const char *name, hsize_t *rows) {
+  hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(h >= 0);
+  hid_t d = H5Dopen2(h, name, H5P_DEFAULT);
+  assert_true(d >= 0);
+  hid_t sp = H5Dget_space(d);
+  assert_int_equal(H5Sget_simple_extent_dims(sp, rows, NULL), 1);
+  haddr_t at = H5Dget_offset(d);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(h);
+  return at;
+}
+
 /* a record torn by a kill (only its first bytes written, or all but its last page) is not taken */
 static void test_torn_record(void **state) {
   fixture *f = *state;
@@ -598,35 +621,55 @@ static void test_damaged_records(void **state) {
 }
 
 /* A log HDF5 can not read keeps its records: cut short (an interrupted copy) or with its root object
- * header damaged, mpt_runlog_recover finds them by their checksums (export), and a resume recovers them,
- * keeps the file as it was and takes the new run's settings. Only the records of the given problem's
- * configurations are taken; a readable log is not "recovered". */
+ * header damaged, mpt_runlog_recover finds them by their checksums (export), and a resume recovers them and
+ * keeps the file as it was. Its settings and device and session tables come back from its metadata copy
+ * (/metadata_copy, before the records); with that copy damaged too they are lost and the resume takes the
+ * new run's settings. Only the records of the given problem's configurations are taken; a readable log is
+ * not "recovered". */
 static void test_recover(void **state) {
   fixture *f = *state;
-  char path[400], cut[420], hdr[420], kept[440];
+  char path[400], cut[420], bare[420], hdr[420], kept[440];
   mpt_runlog *log = create_test_log(f, "whole.h5", path, sizeof path);
   mpt_error err;
   enum { N = 50 };
   mpt_obs o[N];
   for (int i = 0; i < N; i++) synth_obs(&o[i], 11 * i);
+  mpt_device_info dev = {0};
+  dev.rank = 1;
+  dev.memory_gib = 63.98;
+  snprintf(dev.host, sizeof dev.host, "gpu-node-07");
+  snprintf(dev.vendor, sizeof dev.vendor, "AMD");
+  snprintf(dev.name, sizeof dev.name, "AMD Instinct MI250X");
+  snprintf(dev.arch, sizeof dev.arch, "gfx90a");
+  snprintf(dev.evaluator, sizeof dev.evaluator, "hip");
+  assert_int_equal(mpt_runlog_set_devices(log, &dev, 1, &err), 0);
   assert_int_equal(mpt_runlog_append(log, o, N, &err), 0);
   mpt_runlog_close(log);
   assert_int_equal(mpt_runlog_recover(path, f->s, &log, &err), MPT_ERR_STATE); /* readable as it is */
   assert_non_null(strstr(err.msg, "nothing to recover"));
   size_t rs, size;
   haddr_t base = evals_offset(path, &rs);
+  hsize_t meta_size;
+  haddr_t meta_at = dataset_rows(path, "metadata_copy", &meta_size);
+  assert_true(meta_at != HADDR_UNDEF && meta_at + meta_size <= base); /* survives a cut in the records */
   unsigned char *bytes = (unsigned char *)test_slurp(path, &size);
   assert_non_null(bytes);
-  /* cut short in the middle of record 31: records 0..30 are recovered, exactly */
+  /* cut short in the middle of record 31: records 0..30 are recovered, exactly, and the settings */
+  size_t cut_at = base + 31 * rs + rs / 2;
   snprintf(cut, sizeof cut, "%s/cut.h5", f->tmpdir);
-  FILE *fp = fopen(cut, "wb");
-  assert_true(fp && fwrite(bytes, 1, base + 31 * rs + rs / 2, fp) == base + 31 * rs + rs / 2);
-  fclose(fp);
+  test_spit(cut, bytes, cut_at);
   assert_int_not_equal(mpt_runlog_open_readonly(cut, &log, &err), 0);
   assert_int_equal(mpt_runlog_recover(cut, f->s, &log, &err), 0);
   assert_non_null(mpt_runlog_recovered(log));
   assert_non_null(strstr(mpt_runlog_recovered(log), cut));
-  assert_null(mpt_runlog_meta(log, "strategy")); /* lost */
+  assert_true(mpt_runlog_recovered_meta(log));
+  mpt_run_meta m0 = test_meta(f->p);
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), m0.strategy);
+  assert_string_equal(mpt_runlog_meta(log, "options"), m0.options);
+  assert_string_equal(mpt_runlog_meta(log, "seed"), "12345678901234");
+  assert_string_equal(mpt_runlog_meta(log, "budget"), "220");
+  assert_string_equal(mpt_runlog_meta(log, "command_line"), m0.command_line);
+  assert_non_null(mpt_runlog_meta(log, "start_time"));
   assert_records(log, o, 31);
   mpt_runlog_close(log);
   /* another problem's configurations are not in it: the reason it could not be read, and that */
@@ -641,51 +684,88 @@ static void test_recover(void **state) {
   assert_non_null(strstr(err.msg, "no intact record of problem"));
   mpt_space_free(s2);
   mpt_problem_free(p2);
-  /* resume of the cut copy: recovered, the file as it was kept, the settings taken from the new run */
+  /* resume of the cut copy: its settings, its device and its session kept, a session added */
   assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
-  assert_non_null(mpt_runlog_recovered(log));
+  assert_true(mpt_runlog_recovered(log) && mpt_runlog_recovered_meta(log));
   assert_int_equal(mpt_runlog_count(log), 31);
-  snprintf(kept, sizeof kept, "%s.damaged", cut);
-  assert_string_equal(mpt_runlog_damaged_copy(log), kept);
-  assert_null(mpt_runlog_meta(log, "budget"));
   mpt_run_meta m = test_meta(f->p);
   m.strategy = "bo";
   m.budget = 80;
+  assert_int_equal(mpt_runlog_adopt_meta(log, &m, &err), 0); /* it has its own */
+  assert_string_equal(mpt_runlog_meta(log, "strategy"), "random");
+  assert_int_equal(mpt_runlog_append(log, &o[31], N - 31, &err), 0);
+  mpt_runlog_close(log);
+  hsize_t rows;
+  dataset_rows(cut, "sessions", &rows);
+  assert_int_equal(rows, 2);
+  dataset_rows(cut, "devices", &rows);
+  assert_int_equal(rows, 1);
+  {
+    hid_t h = H5Fopen(cut, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(h, "devices", H5P_DEFAULT);
+    hid_t t = mpt_rl_dev_type();
+    mpt_rl_dev got;
+    assert_true(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &got) >= 0);
+    assert_string_equal(got.name, "AMD Instinct MI250X");
+    assert_string_equal(got.host, "gpu-node-07");
+    assert_true(got.rank == 1 && got.session == 0 && got.memory_gib == 63.98);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(h);
+  }
+  assert_int_equal(mpt_runlog_open_readonly(cut, &log, &err), 0);
+  assert_null(mpt_runlog_recovered(log));
+  assert_string_equal(mpt_runlog_meta(log, "budget"), "220");
+  assert_records(log, o, N);
+  mpt_runlog_close(log);
+  /* the same cut with its metadata copy damaged too: the settings are lost, the resume takes the new run's */
+  bytes[meta_at + meta_size / 2] ^= 0x21;
+  snprintf(bare, sizeof bare, "%s/bare.h5", f->tmpdir);
+  test_spit(bare, bytes, cut_at);
+  assert_int_equal(mpt_runlog_recover(bare, f->s, &log, &err), 0);
+  assert_false(mpt_runlog_recovered_meta(log));
+  assert_null(mpt_runlog_meta(log, "strategy")); /* lost */
+  assert_records(log, o, 31);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open(bare, f->s, &log, &err), 0);
+  assert_non_null(mpt_runlog_recovered(log));
+  assert_int_equal(mpt_runlog_count(log), 31);
+  snprintf(kept, sizeof kept, "%s.damaged", bare);
+  assert_string_equal(mpt_runlog_damaged_copy(log), kept);
+  assert_null(mpt_runlog_meta(log, "budget"));
   assert_int_equal(mpt_runlog_adopt_meta(log, &m, &err), 0);
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
   assert_int_equal(mpt_runlog_append(log, &o[31], N - 31, &err), 0);
-  mpt_device_info dev = {0};
-  dev.rank = 1;
   assert_int_equal(mpt_runlog_set_devices(log, &dev, 1, &err), 0); /* a rewrite: the settings are stored */
   mpt_runlog_close(log);
   size_t kept_size;
   unsigned char *kb = (unsigned char *)test_slurp(kept, &kept_size);
-  assert_true(kb && kept_size == base + 31 * rs + rs / 2 && memcmp(kb, bytes, kept_size) == 0);
+  assert_true(kb && kept_size == cut_at && memcmp(kb, bytes, kept_size) == 0);
   free(kb);
-  assert_int_equal(mpt_runlog_open_readonly(cut, &log, &err), 0);
+  assert_int_equal(mpt_runlog_open_readonly(bare, &log, &err), 0);
   assert_null(mpt_runlog_recovered(log));
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
   assert_string_equal(mpt_runlog_meta(log, "budget"), "80");
   assert_records(log, o, N);
   mpt_runlog_close(log);
   /* a resumed log keeps its own settings */
-  assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_open(bare, f->s, &log, &err), 0);
   m.strategy = "ga";
   assert_int_equal(mpt_runlog_adopt_meta(log, &m, &err), 0);
   assert_string_equal(mpt_runlog_meta(log, "strategy"), "bo");
   mpt_runlog_close(log);
-  /* the root object header damaged (its attributes): every record recovered */
+  bytes[meta_at + meta_size / 2] ^= 0x21;
+  /* the root object header damaged (its attributes): every record recovered, and the settings */
   snprintf(hdr, sizeof hdr, "%s/header.h5", f->tmpdir);
   uint64_t root;
   memcpy(&root, bytes + 36, sizeof root); /* superblock version 2: the root object header's address */
   assert_memory_equal(bytes + root, "OHDR", 4);
   bytes[root + 40] ^= 0x5a;
-  fp = fopen(hdr, "wb");
-  assert_true(fp && fwrite(bytes, 1, size, fp) == size);
-  fclose(fp);
+  test_spit(hdr, bytes, size);
   assert_int_not_equal(mpt_runlog_open_readonly(hdr, &log, &err), 0);
   assert_int_equal(mpt_runlog_recover(hdr, f->s, &log, &err), 0);
   assert_int_equal(mpt_runlog_count(log), N);
+  assert_true(mpt_runlog_recovered_meta(log));
+  assert_string_equal(mpt_runlog_meta(log, "options"), m0.options);
   assert_records(log, o, N);
   mpt_runlog_close(log);
   free(bytes);
@@ -705,6 +785,15 @@ static int recover_damaged_log(const fixture *f, const char *path, const mpt_obs
     return 1;
   }
   if (!mpt_runlog_recovered(log) || mpt_runlog_read(log, &got, &k, &err) != 0 || k < 1) return 2;
+  int with_meta = mpt_runlog_recovered_meta(log);
+  if (with_meta) { /* its settings as they were written, never damaged ones */
+    mpt_run_meta m = test_meta(f->p);
+    const char *st = mpt_runlog_meta(log, "strategy"), *cl = mpt_runlog_meta(log, "command_line");
+    const char *seed = mpt_runlog_meta(log, "seed"), *tx = mpt_runlog_meta(log, "problem_text");
+    if (!st || !cl || !seed || !tx || strcmp(st, m.strategy) != 0 || strcmp(cl, m.command_line) != 0 ||
+        strcmp(seed, "12345678901234") != 0 || strcmp(tx, m.problem_text) != 0)
+      return 2;
+  }
   mpt_runlog_close(log);
   for (int64_t i = 0, j = 0; i < k; i++, j++) { /* a subsequence of the originals, each record exact */
     while (j < n && memcmp(&got[i], &orig[j], sizeof got[i]) != 0) j++;
@@ -721,14 +810,14 @@ static int recover_damaged_log(const fixture *f, const char *path, const mpt_obs
   mpt_runlog_close(log);
   free(got);
   free(again);
-  return 4;
+  return with_meta ? 5 : 4;
 }
 
 /* What a child does with one damaged copy of a log (test_damaged_logs): 0 when it reads, exports and
  * resumes it keeping every record the read-only view showed; 3 the same but the resume is refused (a
  * damaged parameter table or `finished` mark) with a message naming the file, the file unchanged; when
- * mptune can not read it, recover_damaged_log's 4 (its records recovered) or 1 (refused with a message
- * naming the file, written to fd); 2 when something read is lost or wrong. */
+ * mptune can not read it, recover_damaged_log's 4 (its records recovered), 5 (and its settings) or 1
+ * (refused with a message naming the file, written to fd); 2 when something read is lost or wrong. */
 static int use_damaged_log(const fixture *f, const char *path, const mpt_obs *orig, int64_t n_orig, int fd) {
   char t4[440];
   snprintf(t4, sizeof t4, "%s.json", path);
@@ -783,7 +872,7 @@ static void test_damaged_logs(void **state) {
   fclose(fp);
   mpt_rng rng;
   mpt_rng_seed(&rng, 20261122);
-  int outcome[5] = {0, 0, 0, 0, 0};
+  int outcome[6] = {0, 0, 0, 0, 0, 0};
   for (int i = 0; i < 300; i++) {
     memcpy(b, orig, size);
     size_t n = size;
@@ -814,7 +903,7 @@ static void test_damaged_logs(void **state) {
       fprintf(stderr, "damaged copy %d: %s %d, message '%s'\n", i, WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), msg);
     assert_true(WIFEXITED(status));
-    assert_true(WEXITSTATUS(status) != 2 && WEXITSTATUS(status) <= 4);
+    assert_true(WEXITSTATUS(status) != 2 && WEXITSTATUS(status) <= 5);
     if (WEXITSTATUS(status) == 1) assert_non_null(strstr(msg, path));
     outcome[WEXITSTATUS(status)]++;
     unlink(path);
@@ -826,8 +915,9 @@ static void test_damaged_logs(void **state) {
     }
   }
   fprintf(stderr, "damaged logs: %d read and resumed, %d read but not resumed, %d unreadable but recovered from their "
-          "records and resumed, %d refused with a message\n", outcome[0], outcome[3], outcome[4], outcome[1]);
-  assert_true(outcome[0] > 0 && outcome[4] > 0 && outcome[1] > 0);
+          "records and resumed (%d with their settings and tables from the metadata copy), %d refused with a message\n",
+          outcome[0], outcome[3], outcome[4] + outcome[5], outcome[5], outcome[1]);
+  assert_true(outcome[0] > 0 && outcome[5] > 0 && outcome[1] > 0);
   free(recs);
   free(orig);
   free(b);
