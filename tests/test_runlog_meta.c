@@ -51,6 +51,22 @@ static void sample_meta(mpt_rl_meta *m, char **vals, mpt_rl_dev *devs, mpt_rl_se
   *m = (mpt_rl_meta){N_KEYS, KEYS, vals, devs, 3, sess, 2};
 }
 
+/* sample_meta's state and its block (blk: malloc'd, size bytes) */
+typedef struct sample {
+  char *vals[N_KEYS];
+  mpt_rl_dev devs[3];
+  mpt_rl_session sess[2];
+  mpt_rl_meta m;
+  size_t size;
+  unsigned char *blk;
+} sample;
+
+static void make_sample(sample *x) {
+  sample_meta(&x->m, x->vals, x->devs, x->sess);
+  x->blk = mpt_rl_meta_pack(&x->m, &x->size);
+  assert_non_null(x->blk);
+}
+
 static void free_unpacked(mpt_rl_meta *m) {
   for (int i = 0; i < m->n_attrs; i++) free(m->values[i]);
   free(m->devs);
@@ -59,13 +75,12 @@ static void free_unpacked(mpt_rl_meta *m) {
 
 static void test_roundtrip(void **state) {
   (void)state;
-  char *vals[N_KEYS];
-  mpt_rl_dev devs[3];
-  mpt_rl_session sess[2];
-  mpt_rl_meta m;
-  sample_meta(&m, vals, devs, sess);
-  size_t size;
-  unsigned char *blk = mpt_rl_meta_pack(&m, &size);
+  sample x;
+  make_sample(&x);
+  mpt_rl_meta m = x.m;
+  char **vals = x.vals;
+  size_t size = x.size;
+  unsigned char *blk = x.blk;
   assert_non_null(blk);
   /* read with the keys in another order, one the block lacks, and without "host" (skipped) */
   const char *keys[] = {"seed", "problem_text", "missing", "strategy", "stop_reason", "options"};
@@ -80,8 +95,8 @@ static void test_roundtrip(void **state) {
   assert_string_equal(got[5], vals[1]);
   assert_int_equal(r.n_devs, 3);
   assert_int_equal(r.n_sess, 2);
-  assert_memory_equal(r.devs, devs, sizeof devs);
-  assert_memory_equal(r.sess, sess, sizeof sess);
+  assert_memory_equal(r.devs, x.devs, sizeof x.devs);
+  assert_memory_equal(r.sess, x.sess, sizeof x.sess);
   free_unpacked(&r);
   /* packing is a function of the state: the same bytes again */
   size_t size2;
@@ -104,13 +119,10 @@ static void test_roundtrip(void **state) {
 /* every byte of a block changed in 3 ways, and the block cut short or read too long: rejected, nothing set */
 static void test_every_damaged_byte_caught(void **state) {
   (void)state;
-  char *vals[N_KEYS];
-  mpt_rl_dev devs[3];
-  mpt_rl_session sess[2];
-  mpt_rl_meta m;
-  sample_meta(&m, vals, devs, sess);
-  size_t size;
-  unsigned char *blk = mpt_rl_meta_pack(&m, &size);
+  sample x;
+  make_sample(&x);
+  size_t size = x.size;
+  unsigned char *blk = x.blk;
   unsigned char *bad = malloc(size + 1);
   assert_non_null(bad);
   static const unsigned char flips[] = {0x01, 0x80, 0xff};
@@ -142,13 +154,10 @@ static void put_at(int fd, const void *b, size_t n, off_t off) { assert_int_equa
  * across the boundary of two read windows (8 MB) and in the second window; and a file without one gives 0. */
 static void test_find_among_junk(void **state) {
   (void)state;
-  char *vals[N_KEYS];
-  mpt_rl_dev devs[3];
-  mpt_rl_session sess[2];
-  mpt_rl_meta m;
-  sample_meta(&m, vals, devs, sess);
-  size_t size;
-  unsigned char *blk = mpt_rl_meta_pack(&m, &size);
+  sample x;
+  make_sample(&x);
+  size_t size = x.size;
+  unsigned char *blk = x.blk;
   unsigned char *damaged = malloc(size);
   assert_true(blk && damaged);
   memcpy(damaged, blk, size);
