@@ -668,12 +668,10 @@ static int recover_meta(mpt_runlog *log, mpt_error *err) {
   char *vals[N_ATTRS] = {0};
   mpt_rl_meta m = {N_ATTRS, attr_keys(), vals, NULL, 0, NULL, 0};
   if (mpt_rl_meta_unpack(blk, size, &m) == 0) {
-    for (int i = 0; i < N_ATTRS; i++)
-      if (vals[i] && strcmp(ATTRS[i].key, "format_version") != 0) { /* the layout is the one written now */
+    for (int i = 0; i < N_ATTRS; i++) /* a rewrite stores format_version as it writes the file */
+      if (vals[i]) {
         free(log->attr[i]);
         log->attr[i] = vals[i];
-      } else {
-        free(vals[i]);
       }
     free(log->devs);
     free(log->sess);

@@ -13,21 +13,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define MAGIC "mptune-metacopy1"
 #define MAGIC_LEN 16
 #define HEAD 32               /* magic, crc, 0, size */
 #define CRC_AT 16
+#define SIZE_AT 24            /* the uint64 size of the whole block */
 #define MAX_BLOCK (1u << 30)  /* a sanity bound for a size read from a damaged file */
 #define WINDOW (8u << 20)     /* bytes read at a time while searching */
-
-static uint32_t block_crc(const unsigned char *b, size_t size) {
-  static const unsigned char zero[4] = {0};
-  uLong c = crc32(0L, b, CRC_AT);
-  c = crc32(c, zero, sizeof zero);
-  return (uint32_t)crc32(c, b + CRC_AT + 4, (uInt)(size - CRC_AT - 4));
-}
 
 typedef struct writer { unsigned char *p; size_t n; } writer;
 
@@ -69,8 +62,8 @@ unsigned char *mpt_rl_meta_pack(const mpt_rl_meta *m, size_t *size) {
   pack_into(m, &w);
   uint64_t total = w.n;
   memcpy(w.p, MAGIC, MAGIC_LEN);
-  memcpy(w.p + 24, &total, sizeof total);
-  uint32_t crc = block_crc(w.p, w.n);
+  memcpy(w.p + SIZE_AT, &total, sizeof total);
+  uint32_t crc = mpt_rl_crc(w.p, w.n, CRC_AT);
   memcpy(w.p + CRC_AT, &crc, sizeof crc);
   return w.p;
 }
@@ -93,13 +86,12 @@ static uint32_t take_u32(reader *r) {
 
 /* whether b holds the header of a block of size bytes with a right CRC (size as read from it) */
 static int block_ok(const unsigned char *b, size_t size) {
-  uint64_t total, crc = 0;
-  uint32_t c;
+  uint64_t total;
+  uint32_t crc;
   if (size < HEAD || memcmp(b, MAGIC, MAGIC_LEN) != 0) return 0;
-  memcpy(&total, b + 24, sizeof total);
-  memcpy(&c, b + CRC_AT, sizeof c);
-  crc = c;
-  return total == size && crc == block_crc(b, size);
+  memcpy(&total, b + SIZE_AT, sizeof total);
+  memcpy(&crc, b + CRC_AT, sizeof crc);
+  return total == size && crc == mpt_rl_crc(b, size, CRC_AT);
 }
 
 /* rows of a table: count, row size (must be `row`), the rows as a malloc'd copy */
@@ -160,7 +152,7 @@ static int block_at(int fd, off_t off, off_t file_size, unsigned char **blk, siz
   if (file_size - off < HEAD) return 0;
   if (pread(fd, head, HEAD, off) != HEAD) return -1;
   uint64_t total;
-  memcpy(&total, head + 24, sizeof total);
+  memcpy(&total, head + SIZE_AT, sizeof total);
   if (total < HEAD || total > MAX_BLOCK || total > (uint64_t)(file_size - off)) return 0;
   unsigned char *b = malloc((size_t)total);
   if (!b) { errno = ENOMEM; return -1; }

@@ -91,15 +91,15 @@ hid_t mpt_rl_session_type(void) {
   return t;
 }
 
-/* CRC-32 of the record with its crc field taken as 0, read only (a record may lie in a read-only mapping,
- * mpt_runlog_recover) */
-static uint32_t rec_crc(const unsigned char *rec, size_t size) {
+uint32_t mpt_rl_crc(const unsigned char *b, size_t size, size_t crc_at) {
   static const unsigned char zero[sizeof(uint32_t)];
-  const size_t co = offsetof(mpt_rl_rec, crc);
-  uLong c = crc32(0L, rec, (uInt)co);
+  uLong c = crc32(0L, b, (uInt)crc_at);
   c = crc32(c, zero, sizeof zero);
-  return (uint32_t)crc32(c, rec + co + sizeof zero, (uInt)(size - co - sizeof zero));
+  return (uint32_t)crc32(c, b + crc_at + sizeof zero, (uInt)(size - crc_at - sizeof zero));
 }
+
+/* the CRC of a record (mpt_runlog_recover checks records in a read-only mapping) */
+static uint32_t rec_crc(const unsigned char *rec, size_t size) { return mpt_rl_crc(rec, size, offsetof(mpt_rl_rec, crc)); }
 
 /* a record never written: the fill value (id -1, every other byte 0) */
 int mpt_rl_rec_blank(const unsigned char *rec, size_t size) {

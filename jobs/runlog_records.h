@@ -35,6 +35,10 @@ typedef struct mpt_rl_session {
   char start_time[40];
 } mpt_rl_session;
 
+/* CRC-32 (zlib) of the size bytes at b with the 4-byte CRC field at crc_at taken as 0, b only read (it may lie
+ * in a read-only mapping): the checksum of a record and of the metadata copy (jobs/runlog_meta.c) */
+uint32_t mpt_rl_crc(const unsigned char *b, size_t size, size_t crc_at);
+
 size_t mpt_rl_rec_size(int dims); /* bytes of a record of a problem with dims parameters */
 int64_t mpt_rl_rec_id(const unsigned char *rec, size_t size);
 void mpt_rl_rec_set_id(unsigned char *rec, size_t size, int64_t id);

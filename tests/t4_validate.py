@@ -240,15 +240,20 @@ def main():
     with open(bare, "wb") as fh:
         fh.write(bare_raw)
     tune = [MPTUNE, "tune", T1, "--strategy", "random", "--simulate", REPLAY, "--resume", "--no-progress"]
+
+    def check_resumed_cut(path, as_it_was):
+        """a resumed cut log: the file as it was kept beside it, its 70 records first, then the rest of the run"""
+        with open(path + ".damaged", "rb") as fh:
+            check(fh.read() == as_it_was, "the cut file was not kept as it was")
+        run([MPTUNE, "export", path, "--t4", out])
+        with open(out) as fh:
+            doc = json.load(fh)
+        check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
+
     p = run(tune + ["--log", cut])
     check("70 intact records were recovered" in p.stderr and "were recovered from its metadata copy" in p.stderr,
           "recovered resume: " + p.stderr)
-    with open(cut + ".damaged", "rb") as fh:
-        check(fh.read() == raw[:at], "the cut file was not kept as it was")
-    run([MPTUNE, "export", cut, "--t4", out])
-    with open(out) as fh:
-        doc = json.load(fh)
-    check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
+    check_resumed_cut(cut, raw[:at])
     with h5py.File(cut, "r") as f, h5py.File(log, "r") as g:
         for attr in ("strategy", "seed", "budget", "command_line", "start_time", "host"):
             check(f.attrs[attr] == g.attrs[attr], f"attribute {attr} of the resumed recovered log")
@@ -261,12 +266,7 @@ def main():
           and "were lost (no intact metadata copy)" in p.stderr, "recovered resume without --budget: " + p.stderr)
     p = run(tune + ["--log", bare, "--budget", str(budget)])
     check("70 intact records were recovered" not in p.stderr, "recovered twice: " + p.stderr)
-    with open(bare + ".damaged", "rb") as fh:
-        check(fh.read() == bare_raw, "the cut file was not kept as it was")
-    run([MPTUNE, "export", bare, "--t4", out])
-    with open(out) as fh:
-        doc = json.load(fh)
-    check(len(doc["results"]) == budget and doc["results"][:70] == res[:70], "resumed recovered log")
+    check_resumed_cut(bare, bare_raw)
     with h5py.File(bare, "r") as f:
         check(f.attrs["strategy"] == b"random" and int(f.attrs["budget"]) == budget, "settings of the resumed recovered log")
     print(f"ok: {budget} evaluations, T4 valid against {os.path.basename(SCHEMA)}, statuses match the replayed file")

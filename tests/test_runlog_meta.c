@@ -121,29 +121,27 @@ static void test_every_damaged_byte_caught(void **state) {
   (void)state;
   sample x;
   make_sample(&x);
-  size_t size = x.size;
-  unsigned char *blk = x.blk;
-  unsigned char *bad = malloc(size + 1);
+  unsigned char *bad = malloc(x.size + 1);
   assert_non_null(bad);
   static const unsigned char flips[] = {0x01, 0x80, 0xff};
   char *got[N_KEYS];
-  for (size_t i = 0; i < size; i++)
+  for (size_t i = 0; i < x.size; i++)
     for (int f = 0; f < 3; f++) {
-      memcpy(bad, blk, size);
+      memcpy(bad, x.blk, x.size);
       bad[i] ^= flips[f];
       memset(got, 0, sizeof got);
       mpt_rl_meta r = {N_KEYS, KEYS, got, NULL, 0, NULL, 0};
-      assert_int_equal(mpt_rl_meta_unpack(bad, size, &r), -1);
+      assert_int_equal(mpt_rl_meta_unpack(bad, x.size, &r), -1);
       for (int k = 0; k < N_KEYS; k++) assert_null(got[k]);
       assert_true(r.devs == NULL && r.sess == NULL);
     }
-  memcpy(bad, blk, size);
-  bad[size] = 0;
+  memcpy(bad, x.blk, x.size);
+  bad[x.size] = 0;
   mpt_rl_meta r = {N_KEYS, KEYS, got, NULL, 0, NULL, 0};
-  assert_int_equal(mpt_rl_meta_unpack(bad, size - 1, &r), -1);
-  assert_int_equal(mpt_rl_meta_unpack(bad, size + 1, &r), -1);
+  assert_int_equal(mpt_rl_meta_unpack(bad, x.size - 1, &r), -1);
+  assert_int_equal(mpt_rl_meta_unpack(bad, x.size + 1, &r), -1);
   free(bad);
-  free(blk);
+  free(x.blk);
 }
 
 /* writes n bytes of b at offset off of fd */
@@ -156,12 +154,10 @@ static void test_find_among_junk(void **state) {
   (void)state;
   sample x;
   make_sample(&x);
-  size_t size = x.size;
-  unsigned char *blk = x.blk;
-  unsigned char *damaged = malloc(size);
-  assert_true(blk && damaged);
-  memcpy(damaged, blk, size);
-  damaged[size / 3] ^= 0x10;
+  unsigned char *damaged = malloc(x.size);
+  assert_true(x.blk && damaged);
+  memcpy(damaged, x.blk, x.size);
+  damaged[x.size / 3] ^= 0x10;
   const size_t window = 8u << 20;
   const size_t len = window + (1u << 20);
   unsigned char *junk = malloc(len);
@@ -179,26 +175,26 @@ static void test_find_among_junk(void **state) {
     off_t at = where[w];
     if (at > 4000) { /* decoys before it */
       put_at(fd, "mptune-metacopy1", 16, 100);
-      put_at(fd, damaged, size, 1000);
+      put_at(fd, damaged, x.size, 1000);
       unsigned char runaway[32];
-      memcpy(runaway, blk, 32);
+      memcpy(runaway, x.blk, 32);
       uint64_t huge = (uint64_t)len;
       memcpy(runaway + 24, &huge, sizeof huge);
-      put_at(fd, runaway, sizeof runaway, 1000 + (off_t)size + 50);
+      put_at(fd, runaway, sizeof runaway, 1000 + (off_t)x.size + 50);
     }
-    put_at(fd, blk, size, at);
+    put_at(fd, x.blk, x.size, at);
     unsigned char *found;
     size_t fsize;
     mpt_error err = {0};
     assert_int_equal(mpt_rl_meta_find(fd, path, &found, &fsize, &err), 1);
-    assert_int_equal(fsize, size);
-    assert_memory_equal(found, blk, size);
+    assert_int_equal(fsize, x.size);
+    assert_memory_equal(found, x.blk, x.size);
     free(found);
   }
   /* only the damaged copy: none */
   assert_int_equal(ftruncate(fd, 0), 0);
   put_at(fd, junk, len, 0);
-  put_at(fd, damaged, size, 5000);
+  put_at(fd, damaged, x.size, 5000);
   unsigned char *found = NULL;
   size_t fsize = 0;
   mpt_error err = {0};
@@ -208,7 +204,7 @@ static void test_find_among_junk(void **state) {
   unlink(path);
   free(junk);
   free(damaged);
-  free(blk);
+  free(x.blk);
 }
 
 int main(void) {
