@@ -1,7 +1,9 @@
-/* evaluators/kernel_spec.c: reads the T1 KernelSpecification (all of it) and computes the launch of a
- * configuration (defines, grid, block, shared memory). Contract: evaluators/kernel_spec.h; semantics
- * in docs/KERNELS.md. */
+/* evaluators/kernel_spec.c: reads the T1 KernelSpecification (all of it) into memory and frees it. The
+ * launch of one configuration is in evaluators/kernel_launch.c; the message format and the numeric
+ * evaluation of expressions both use are in evaluators/kernel_spec_eval.c. Contract:
+ * evaluators/kernel_spec.h; semantics in docs/KERNELS.md. */
 #include "evaluators/kernel_spec.h"
+#include "evaluators/kernel_spec_eval.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -71,18 +73,6 @@ int mpt_kspec_arg_index(const mpt_kernel_spec *ks, const char *name) {
   return -1;
 }
 
-/* "FILE: KernelSpecification.FIELD: message" */
-static int kerr(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int kerr(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...) {
-  char msg[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return mpt_error_set(err, code, "%s: %s%s%s: %s", p->path, KS, field[0] ? "." : "", field, msg);
-}
-
 /* Compiles an expression given as a JSON string or number. */
 static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *field, mpt_expr **out,
                          mpt_error *err) {
@@ -98,9 +88,9 @@ static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *
       snprintf(buf, sizeof buf, "%.17g", j->valuedouble);
     src = buf;
   } else {
-    return kerr(err, MPT_ERR_VALUE, ks->problem, field, "expected an expression (string) or a number");
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, field, "expected an expression (string) or a number");
   }
-  if (!src[0]) return kerr(err, MPT_ERR_VALUE, ks->problem, field, "empty expression");
+  if (!src[0]) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, field, "empty expression");
   int col = 0;
   int rc = mpt_expr_compile(src, (const char *const *)ks->names, ks->n_names, out, &col, err);
   if (rc) {
@@ -111,59 +101,6 @@ static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *
   return 0;
 }
 
-/* value -> int64 (ints, bools, integral floats) */
-static int value_to_int(const mpt_value *v, int64_t *out) {
-  if (v->kind == MPT_V_INT || v->kind == MPT_V_BOOL) {
-    *out = v->u.i;
-    return 0;
-  }
-  if (v->kind == MPT_V_FLOAT && v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18) {
-    *out = (int64_t)v->u.f;
-    return 0;
-  }
-  return -1;
-}
-
-static const char *kind_name(mpt_vkind k) {
-  switch (k) {
-  case MPT_V_NONE: return "None";
-  case MPT_V_BOOL: return "bool";
-  case MPT_V_INT: return "int";
-  case MPT_V_FLOAT: return "float";
-  case MPT_V_STR: return "str";
-  case MPT_V_LIST: return "list";
-  }
-  return "?";
-}
-
-/* Evaluates e with vars; numeric result as double in *d (and exact int in *i when integral).
- * `what` names the field, `config` the binding for messages. */
-static int eval_number(const mpt_kernel_spec *ks, const mpt_expr *e, const mpt_value *vars,
-                       const char *field, const char *config, int need_int, double *d, int64_t *i,
-                       mpt_error *err) {
-  mpt_value v = {0};
-  int rc = mpt_expr_eval(e, vars, &v, err);
-  if (rc) {
-    char inner[1024];
-    snprintf(inner, sizeof inner, "%s", err->msg);
-    return kerr(err, rc, ks->problem, field, "'%s' failed%s%s: %s", mpt_expr_source(e),
-                config[0] ? " for " : "", config, inner);
-  }
-  int ok = 0;
-  double x = mpt_value_as_double(&v, &ok);
-  int64_t xi = 0;
-  int isint = value_to_int(&v, &xi) == 0;
-  mpt_vkind kind = v.kind;
-  mpt_value_free(&v);
-  if (!ok || (need_int && !isint)) {
-    return kerr(err, MPT_ERR_VALUE, ks->problem, field, "'%s' gives %s%s%s, expected %s",
-                mpt_expr_source(e), ok ? "a non-integral number" : kind_name(kind),
-                config[0] ? " for " : "", config, need_int ? "an integer" : "a number");
-  }
-  if (d) *d = x;
-  if (i) *i = isint ? xi : (int64_t)x;
-  return 0;
-}
 
 /* ---- loading ---- */
 
@@ -227,10 +164,10 @@ static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, in
         if (strcmp(ft->valuestring, names[t]) == 0) k = t;
     snprintf(fld, sizeof fld, "%s.FillType", field);
     if (k < 0)
-      return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Constant, Random, Generator, Script, "
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Constant, Random, Generator, Script, "
                   "BinaryRaw, BinaryHDF", cJSON_IsString(ft) ? ft->valuestring : "?");
     if (k == MPT_FILL_SCRIPT || k == MPT_FILL_BINARY_HDF)
-      return kerr(err, MPT_ERR_VALUE, p, fld, "FillType %s is not supported (use Constant, Random, "
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "FillType %s is not supported (use Constant, Random, "
                   "Generator or BinaryRaw)", names[k]);
     f->type = (mpt_ks_fill)k;
   }
@@ -239,23 +176,23 @@ static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, in
     snprintf(fld, sizeof fld, "%s.FillValue", field);
     if (cJSON_IsNumber(fv)) f->value = fv->valuedouble;
     else if (cJSON_IsBool(fv)) f->value = cJSON_IsTrue(fv) ? 1.0 : 0.0;
-    else return kerr(err, MPT_ERR_VALUE, p, fld, "expected a number");
+    else return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected a number");
   }
   f->seed = 0x6d7074756e65ULL + (uint64_t)arg_index * 7919u; /* same on every worker */
   if (rs) {
     snprintf(fld, sizeof fld, "%s.RandomSeed", field);
-    if (!cJSON_IsNumber(rs) || rs->valuedouble < 0) return kerr(err, MPT_ERR_VALUE, p, fld, "expected an integer >= 0");
+    if (!cJSON_IsNumber(rs) || rs->valuedouble < 0) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected an integer >= 0");
     f->seed = (uint64_t)rs->valuedouble;
   }
   if (f->type == MPT_FILL_GENERATOR || f->type == MPT_FILL_BINARY_RAW) {
     snprintf(fld, sizeof fld, "%s.DataSource", field);
     if (!cJSON_IsString(ds) || !ds->valuestring[0])
-      return kerr(err, MPT_ERR_VALUE, p, fld, "FillType %s needs a DataSource",
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "FillType %s needs a DataSource",
                   f->type == MPT_FILL_GENERATOR ? "Generator (an expression of the index i)" : "BinaryRaw (a file)");
     if (f->type == MPT_FILL_BINARY_RAW) {
       if (!(f->source = resolve(p, ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
       FILE *t = fopen(f->source, "rb");
-      if (!t) return kerr(err, MPT_ERR_IO, p, fld, "cannot read '%s': %s", f->source, strerror(errno));
+      if (!t) return mpt_ks_err(err, MPT_ERR_IO, p, fld, "cannot read '%s': %s", f->source, strerror(errno));
       fclose(t);
     } else {
       if (!(f->source = dupstr(ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -277,11 +214,11 @@ static int parse_type(mpt_kernel_spec *ks, const cJSON *o, const char *field, mp
   char fld[160];
   snprintf(fld, sizeof fld, "%s.Type", field);
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "Type");
-  if (!cJSON_IsString(t)) return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "missing (a type such as float, int32, float4)");
+  if (!cJSON_IsString(t)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "missing (a type such as float, int32, float4)");
   int k = -1;
   for (size_t i = 0; i < sizeof type_table / sizeof type_table[0]; i++)
     if (strcmp(type_table[i].name, t->valuestring) == 0) k = (int)i;
-  if (k < 0) return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "unknown type '%s'", t->valuestring);
+  if (k < 0) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "unknown type '%s'", t->valuestring);
   snprintf(a->type_name, sizeof a->type_name, "%s", t->valuestring);
   a->base = type_table[k].base;
   a->lanes = type_table[k].lanes;
@@ -290,7 +227,7 @@ static int parse_type(mpt_kernel_spec *ks, const cJSON *o, const char *field, mp
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(o, "TypeSize");
     snprintf(fld, sizeof fld, "%s.TypeSize", field);
     if (!cJSON_IsNumber(ts) || ts->valuedouble < 1)
-      return kerr(err, MPT_ERR_VALUE, ks->problem, fld, "Type custom needs TypeSize (bytes, >= 1)");
+      return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "Type custom needs TypeSize (bytes, >= 1)");
     a->elem_bytes = (size_t)ts->valuedouble;
   }
   return 0;
@@ -313,7 +250,7 @@ static int size_vars(const mpt_kernel_spec *ks, mpt_value *vars, mpt_value *psiz
     char fld[32];
     snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
     int64_t v;
-    int rc = eval_number(ks, ks->problem_size[d], vars, fld, "argument sizes (parameters bound to their value lists)",
+    int rc = mpt_ks_eval_number(ks, ks->problem_size[d], vars, fld, "argument sizes (parameters bound to their value lists)",
                          1, NULL, &v, err);
     if (rc) {
       free(psize->u.list.items);
@@ -328,7 +265,7 @@ static int size_vars(const mpt_kernel_spec *ks, mpt_value *vars, mpt_value *psiz
 static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
   const mpt_problem *p = ks->problem;
   if (!jargs) return 0;
-  if (!cJSON_IsArray(jargs)) return kerr(err, MPT_ERR_VALUE, p, "Arguments", "expected an array");
+  if (!cJSON_IsArray(jargs)) return mpt_ks_err(err, MPT_ERR_VALUE, p, "Arguments", "expected an array");
   int n = cJSON_GetArraySize(jargs);
   ks->args = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_ks_arg));
   if (!ks->args) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
@@ -350,7 +287,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
     char field[64], fld[160];
     snprintf(field, sizeof field, "Arguments[%d]", i);
     if (!cJSON_IsObject(o)) {
-      rc = kerr(err, MPT_ERR_VALUE, p, field, "expected an object");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
       break;
     }
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
@@ -363,13 +300,13 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
     for (int k = 0; k < i; k++)
       if (strcmp(ks->args[k].name, a->name) == 0) {
         snprintf(fld, sizeof fld, "%s.Name", field);
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is also the name of Arguments[%d]", a->name, k);
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is also the name of Arguments[%d]", a->name, k);
       }
     if (rc || (rc = parse_type(ks, o, field, a, err))) break;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "MemoryType");
     snprintf(fld, sizeof fld, "%s.MemoryType", field);
     if (!cJSON_IsString(mt)) {
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "missing (Scalar, Vector, Local or Symbol)");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (Scalar, Vector, Local or Symbol)");
       break;
     }
     if (strcmp(mt->valuestring, "Vector") == 0) a->mem = MPT_MEM_VECTOR;
@@ -377,7 +314,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
     else if (strcmp(mt->valuestring, "Local") == 0) a->mem = MPT_MEM_LOCAL;
     else if (strcmp(mt->valuestring, "Symbol") == 0) a->mem = MPT_MEM_SYMBOL, a->constant = 1;
     else {
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Scalar, Vector, Local, Symbol", mt->valuestring);
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Scalar, Vector, Local, Symbol", mt->valuestring);
       break;
     }
     const cJSON *memt = cJSON_GetObjectItemCaseSensitive(o, "MemType");
@@ -390,7 +327,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       else if (cJSON_IsString(at) && strcmp(at->valuestring, "WriteOnly") == 0) a->access = MPT_ACCESS_WRITE_ONLY;
       else if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadWrite") == 0) a->access = MPT_ACCESS_READ_WRITE;
       else {
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "expected ReadOnly, WriteOnly or ReadWrite");
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected ReadOnly, WriteOnly or ReadWrite");
         break;
       }
     }
@@ -401,7 +338,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       a->output = a->mem == MPT_MEM_VECTOR && a->access != MPT_ACCESS_READ_ONLY;
     if (a->output && a->mem != MPT_MEM_VECTOR) {
       snprintf(fld, sizeof fld, "%s.Output", field);
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "only Vector arguments can be outputs");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "only Vector arguments can be outputs");
       break;
     }
     /* size */
@@ -409,7 +346,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
     snprintf(fld, sizeof fld, "%s.Size", field);
     if (!sz) {
       if (a->mem != MPT_MEM_SCALAR) {
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
         break;
       }
       a->n_elems = 1;
@@ -418,7 +355,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       mpt_expr *e = NULL;
       if ((rc = compile_field(ks, sz, fld, &e, err))) break;
       a->size_src = dupstr(mpt_expr_source(e));
-      rc = eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
+      rc = mpt_ks_eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
       mpt_expr_free(e);
       if (rc) {
         char inner[1536];
@@ -428,7 +365,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
         break;
       }
       if (a->n_elems < 1) {
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "'%s' gives %lld elements, expected at least 1", a->size_src,
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' gives %lld elements, expected at least 1", a->size_src,
                   (long long)a->n_elems);
         break;
       }
@@ -438,7 +375,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       break;
     }
     if ((double)a->n_elems * (double)a->elem_bytes > 1e15) {
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "%lld elements of %zu bytes is too large", (long long)a->n_elems, a->elem_bytes);
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "%lld elements of %zu bytes is too large", (long long)a->n_elems, a->elem_bytes);
       break;
     }
     a->bytes = (size_t)a->n_elems * a->elem_bytes;
@@ -455,23 +392,23 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
 static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
   const mpt_problem *p = ks->problem;
   if (!jr) return 0;
-  if (!cJSON_IsArray(jr)) return kerr(err, MPT_ERR_VALUE, p, "ReferenceArguments", "expected an array");
+  if (!cJSON_IsArray(jr)) return mpt_ks_err(err, MPT_ERR_VALUE, p, "ReferenceArguments", "expected an array");
   int n = cJSON_GetArraySize(jr);
   for (int i = 0; i < n; i++) {
     const cJSON *o = cJSON_GetArrayItem(jr, i);
     char field[64], fld[160];
     snprintf(field, sizeof field, "ReferenceArguments[%d]", i);
-    if (!cJSON_IsObject(o)) return kerr(err, MPT_ERR_VALUE, p, field, "expected an object");
+    if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
     const cJSON *tn = cJSON_GetObjectItemCaseSensitive(o, "TargetName");
     snprintf(fld, sizeof fld, "%s.TargetName", field);
-    if (!cJSON_IsString(tn)) return kerr(err, MPT_ERR_VALUE, p, fld, "missing (the name of an argument)");
+    if (!cJSON_IsString(tn)) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (the name of an argument)");
     int k = mpt_kspec_arg_index(ks, tn->valuestring);
-    if (k < 0) return kerr(err, MPT_ERR_NAME, p, fld, "'%s' is not the name of an argument", tn->valuestring);
+    if (k < 0) return mpt_ks_err(err, MPT_ERR_NAME, p, fld, "'%s' is not the name of an argument", tn->valuestring);
     mpt_ks_arg *a = &ks->args[k];
-    if (a->mem != MPT_MEM_VECTOR) return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' is not a Vector argument", a->name);
-    if (a->has_reference) return kerr(err, MPT_ERR_VALUE, p, fld, "'%s' already has a reference", a->name);
+    if (a->mem != MPT_MEM_VECTOR) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is not a Vector argument", a->name);
+    if (a->has_reference) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' already has a reference", a->name);
     if (!cJSON_GetObjectItemCaseSensitive(o, "FillType"))
-      return kerr(err, MPT_ERR_VALUE, p, field, "missing FillType (how the expected output is given)");
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, field, "missing FillType (how the expected output is given)");
     int rc = parse_fill(ks, o, field, 1000 + i, &a->ref, err);
     if (rc) return rc;
     a->has_reference = 1;
@@ -484,7 +421,7 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
     a->threshold = 1e-6;
     if (vt) {
       snprintf(fld, sizeof fld, "%s.ValidationThreshold", field);
-      if (!cJSON_IsNumber(vt) || vt->valuedouble < 0) return kerr(err, MPT_ERR_VALUE, p, fld, "expected a number >= 0");
+      if (!cJSON_IsNumber(vt) || vt->valuedouble < 0) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected a number >= 0");
       a->threshold = vt->valuedouble;
       a->check = MPT_CHECK_SIDE_BY_SIDE;
     }
@@ -495,7 +432,7 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
       else if (cJSON_IsString(vm) && strcmp(vm->valuestring, "SideBySideRelativeComparison") == 0)
         a->check = MPT_CHECK_SIDE_BY_SIDE_REL;
       else
-        return kerr(err, MPT_ERR_VALUE, p, fld, "expected AbsoluteDifference, SideBySideComparison or "
+        return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected AbsoluteDifference, SideBySideComparison or "
                     "SideBySideRelativeComparison");
     }
   }
@@ -505,7 +442,7 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
 /* X/Y/Z of GlobalSize / LocalSize */
 static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_expr **dst, mpt_error *err) {
   static const char *dims[3] = {"X", "Y", "Z"};
-  if (!cJSON_IsObject(o)) return kerr(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
+  if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
   for (int d = 0; d < 3; d++) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, dims[d]);
     if (!j || cJSON_IsNull(j)) continue;
@@ -538,7 +475,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   /* Language */
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
   if (!cJSON_IsString(lang)) {
-    rc = kerr(err, MPT_ERR_VALUE, p, "Language", "missing (C, CUDA, HIP or OpenCL)");
+    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Language", "missing (C, CUDA, HIP or OpenCL)");
     goto fail;
   }
   ks->language = dupstr(lang->valuestring);
@@ -547,19 +484,19 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   else if (strcasecmp(lang->valuestring, "HIP") == 0) ks->lang = MPT_LANG_HIP;
   else if (strcasecmp(lang->valuestring, "OpenCL") == 0) ks->lang = MPT_LANG_OPENCL;
   else {
-    rc = kerr(err, MPT_ERR_VALUE, p, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)", lang->valuestring);
+    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)", lang->valuestring);
     goto fail;
   }
   /* KernelName, KernelFile */
   const cJSON *kn = cJSON_GetObjectItemCaseSensitive(k, "KernelName");
   if (!cJSON_IsString(kn) || !kn->valuestring[0]) {
-    rc = kerr(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
+    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
     goto fail;
   }
   ks->kernel_name = dupstr(kn->valuestring);
   const cJSON *kf = cJSON_GetObjectItemCaseSensitive(k, "KernelFile");
   if (!cJSON_IsString(kf) || !kf->valuestring[0]) {
-    rc = kerr(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
+    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
     goto fail;
   }
   ks->kernel_file = resolve(p, kf->valuestring);
@@ -568,7 +505,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
     goto fail;
   }
   if (read_file(ks->kernel_file, &ks->source, &ks->source_len) != 0) {
-    rc = kerr(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
+    rc = mpt_ks_err(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
     goto fail;
   }
   ks->kernel_dir = dupstr(ks->kernel_file);
@@ -581,7 +518,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   const cJSON *co = cJSON_GetObjectItemCaseSensitive(k, "CompilerOptions");
   if (co) {
     if (!cJSON_IsArray(co)) {
-      rc = kerr(err, MPT_ERR_VALUE, p, "CompilerOptions", "expected an array of strings");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "CompilerOptions", "expected an array of strings");
       goto fail;
     }
     int n = cJSON_GetArraySize(co);
@@ -595,7 +532,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
       if (!cJSON_IsString(s)) {
         char fld[48];
         snprintf(fld, sizeof fld, "CompilerOptions[%d]", i);
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "expected a string");
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected a string");
         goto fail;
       }
       ks->options[ks->n_options++] = dupstr(s->valuestring);
@@ -606,7 +543,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   if (gst) {
     if (cJSON_IsString(gst) && strcmp(gst->valuestring, "CUDA") == 0) ks->global_blocks = 1;
     else if (!(cJSON_IsString(gst) && (strcmp(gst->valuestring, "OpenCL") == 0 || strcmp(gst->valuestring, "Vulkan") == 0))) {
-      rc = kerr(err, MPT_ERR_VALUE, p, "GlobalSizeType", "expected OpenCL, CUDA or Vulkan");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "GlobalSizeType", "expected OpenCL, CUDA or Vulkan");
       goto fail;
     }
   }
@@ -623,7 +560,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
     if (cJSON_IsArray(ps)) {
       int n = cJSON_GetArraySize(ps);
       if (n < 1 || n > 3) {
-        rc = kerr(err, MPT_ERR_VALUE, p, "ProblemSize", "expected 1 to 3 sizes, got %d", n);
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "ProblemSize", "expected 1 to 3 sizes, got %d", n);
         goto fail;
       }
       for (int d = 0; d < n; d++) {
@@ -641,7 +578,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
         if (mpt_expr_uses(ks->problem_size[d])[u] == p->n_params) {
           char fld[32];
           snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
-          rc = kerr(err, MPT_ERR_VALUE, p, fld, "cannot refer to ProblemSize itself");
+          rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "cannot refer to ProblemSize itself");
           goto fail;
         }
   }
@@ -681,7 +618,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   if (it) {
     if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 1 ||
         it->valuedouble > 32) {
-      rc = kerr(err, MPT_ERR_VALUE, p, it_field, "expected an integer from 1 to 32 (timed iterations)");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, it_field, "expected an integer from 1 to 32 (timed iterations)");
       goto fail;
     }
     ks->iterations = (int)it->valuedouble;
@@ -695,7 +632,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
     if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
         (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))) {
-      rc = kerr(err, MPT_ERR_VALUE, p, "Tolerance", "expected {\"Atol\": number >= 0, \"Rtol\": number >= 0}");
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Tolerance", "expected {\"Atol\": number >= 0, \"Rtol\": number >= 0}");
       goto fail;
     }
     if (a) ks->atol = a->valuedouble;
@@ -741,163 +678,4 @@ void mpt_kspec_free(mpt_kernel_spec *ks) {
   free(ks->args);
   free(ks->names);
   free(ks);
-}
-
-/* ---- launch of one configuration ---- */
-
-void mpt_launch_free(mpt_launch *l) {
-  if (!l) return;
-  for (int i = 0; i < l->n_defines; i++) free(l->defines[i]);
-  free(l->defines);
-  l->defines = NULL;
-  l->n_defines = 0;
-}
-
-static int add_define(mpt_launch *l, int *cap, const char *name, const char *value) {
-  if (l->n_defines == *cap) {
-    int nc = *cap ? *cap * 2 : 16;
-    char **nd = realloc(l->defines, sizeof(char *) * (size_t)nc);
-    if (!nd) return -1;
-    l->defines = nd;
-    *cap = nc;
-  }
-  size_t n = strlen(name) + strlen(value) + 2;
-  char *s = malloc(n);
-  if (!s) return -1;
-  snprintf(s, n, "%s=%s", name, value);
-  l->defines[l->n_defines++] = s;
-  return 0;
-}
-
-int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out, mpt_error *err) {
-  const mpt_problem *p = ks->problem;
-  memset(out, 0, sizeof *out);
-  mpt_value *vars = calloc((size_t)ks->n_names, sizeof(mpt_value));
-  mpt_value items[3];
-  if (!vars) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  char config[512];
-  int len = 0;
-  config[0] = 0;
-  for (int i = 0; i < p->n_params; i++) {
-    if (idx[i] < 0 || idx[i] >= p->params[i].n_values) {
-      free(vars);
-      return mpt_error_set(err, MPT_ERR_VALUE, "value index %d of parameter %s out of range", idx[i], p->params[i].name);
-    }
-    vars[i] = p->params[i].values[idx[i]];
-    if (len < (int)sizeof config - 1) {
-      len += snprintf(config + len, sizeof config - (size_t)len, "%s%s=", i ? "," : "", p->params[i].name);
-      if (len < (int)sizeof config - 1)
-        len += mpt_value_str_repr(&vars[i], config + len, (int)sizeof config - len);
-    }
-  }
-  int rc = 0;
-  /* ProblemSize */
-  for (int d = 0; d < 3; d++) out->problem[d] = 1;
-  vars[p->n_params].kind = MPT_V_NONE;
-  for (int d = 0; d < ks->n_problem; d++) {
-    char fld[32];
-    snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
-    if ((rc = eval_number(ks, ks->problem_size[d], vars, fld, config, 1, NULL, &out->problem[d], err))) goto done;
-    items[d] = mpt_value_int(out->problem[d]);
-  }
-  vars[p->n_params].kind = MPT_V_LIST;
-  vars[p->n_params].u.list.items = items;
-  vars[p->n_params].u.list.n = ks->n_problem;
-  static const char *bnames[3] = {"block_size_x", "block_size_y", "block_size_z"};
-  static const char *gnames[3] = {"grid_size_x", "grid_size_y", "grid_size_z"};
-  static const char *dims[3] = {"X", "Y", "Z"};
-  static const char *gd_names[3] = {"GridDivX", "GridDivY", "GridDivZ"};
-  /* block */
-  for (int d = 0; d < 3; d++) {
-    char fld[32];
-    snprintf(fld, sizeof fld, "LocalSize.%s", dims[d]);
-    if (ks->local[d]) {
-      if ((rc = eval_number(ks, ks->local[d], vars, fld, config, 1, NULL, &out->block[d], err))) goto done;
-    } else {
-      int pi = mpt_problem_param_index(p, bnames[d]);
-      int ok = 0;
-      out->block[d] = d == 0 ? 256 : 1;
-      if (pi >= 0) {
-        double v = mpt_value_as_double(&vars[pi], &ok);
-        if (ok) out->block[d] = (int64_t)v;
-      }
-    }
-    if (out->block[d] < 1) {
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "block size %lld < 1 for %s", (long long)out->block[d], config);
-      goto done;
-    }
-  }
-  /* grid */
-  for (int d = 0; d < 3; d++) {
-    char fld[48];
-    if (ks->has_problem) {
-      double div = 1;
-      if (ks->griddiv_given[d]) {
-        for (int i = 0; i < ks->n_griddiv[d]; i++) {
-          double x;
-          snprintf(fld, sizeof fld, "%s[%d]", gd_names[d], i);
-          if ((rc = eval_number(ks, ks->griddiv[d][i], vars, fld, config, 0, &x, NULL, err))) goto done;
-          div *= x;
-        }
-      } else {
-        int pi = mpt_problem_param_index(p, bnames[d]);
-        int ok = 0;
-        if (pi >= 0) {
-          double v = mpt_value_as_double(&vars[pi], &ok);
-          if (ok) div = v;
-        }
-      }
-      if (!(div > 0)) {
-        snprintf(fld, sizeof fld, "%s", gd_names[d]);
-        rc = kerr(err, MPT_ERR_VALUE, p, fld, "grid divisor %g <= 0 for %s", div, config);
-        goto done;
-      }
-      out->grid[d] = (int64_t)ceil((double)out->problem[d] / div);
-    } else if (ks->global[d]) {
-      int64_t g;
-      snprintf(fld, sizeof fld, "GlobalSize.%s", dims[d]);
-      if ((rc = eval_number(ks, ks->global[d], vars, fld, config, 1, NULL, &g, err))) goto done;
-      out->grid[d] = ks->global_blocks ? g : (g + out->block[d] - 1) / out->block[d];
-    } else {
-      out->grid[d] = 1;
-    }
-    if (out->grid[d] < 1) {
-      snprintf(fld, sizeof fld, "%s", ks->has_problem ? "ProblemSize" : "GlobalSize");
-      rc = kerr(err, MPT_ERR_VALUE, p, fld, "grid size %lld < 1 in dimension %s for %s", (long long)out->grid[d],
-                dims[d], config);
-      goto done;
-    }
-  }
-  /* shared memory */
-  if (ks->shared_memory &&
-      (rc = eval_number(ks, ks->shared_memory, vars, "SharedMemory", config, 1, NULL, &out->shared_bytes, err)))
-    goto done;
-  for (int i = 0; i < ks->n_args; i++)
-    if (ks->args[i].mem == MPT_MEM_LOCAL) out->shared_bytes += (int64_t)ks->args[i].bytes;
-  /* defines */
-  int cap = 0;
-  char val[256];
-  for (int i = 0; i < p->n_params; i++) {
-    if (vars[i].kind == MPT_V_BOOL) snprintf(val, sizeof val, "%d", (int)vars[i].u.i);
-    else mpt_value_str_repr(&vars[i], val, (int)sizeof val);
-    if (add_define(out, &cap, p->params[i].name, val)) goto nomem;
-  }
-  for (int d = 0; d < 3; d++)
-    if (mpt_problem_param_index(p, bnames[d]) < 0) {
-      snprintf(val, sizeof val, "%lld", (long long)out->block[d]);
-      if (add_define(out, &cap, bnames[d], val)) goto nomem;
-    }
-  for (int d = 0; d < 3; d++)
-    if (mpt_problem_param_index(p, gnames[d]) < 0) {
-      snprintf(val, sizeof val, "%lld", (long long)out->grid[d]);
-      if (add_define(out, &cap, gnames[d], val)) goto nomem;
-    }
-  if (mpt_problem_param_index(p, "kernel_tuner") < 0 && add_define(out, &cap, "kernel_tuner", "1")) goto nomem;
-done:
-  free(vars);
-  if (rc) mpt_launch_free(out);
-  return rc;
-nomem:
-  rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  goto done;
 }

@@ -1,5 +1,5 @@
 # tests/cpu.cmake: tests of the KernelSpecification reader, argument buffers, the isolation layer and the
-# cpu evaluator (engineer "cpu"): evaluators/kernel_spec.c, args.c, isolate.c, cpu.c, examples/cpu/.
+# cpu evaluator (engineer "cpu"): evaluators/kernel_spec.c, kernel_launch.c, args.c, isolate.c, cpu.c, examples/cpu/.
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   mpt_unit_test(test_kernel_spec SOURCES test_kernel_spec.c)
   mpt_unit_test(test_cpu SOURCES test_cpu.c)

@@ -1,5 +1,5 @@
 /* tests/test_kernel_spec.c: the T1 KernelSpecification reader and launch computation
- * (evaluators/kernel_spec.c) and the argument buffers (evaluators/args.c), on the shared T1 files,
+ * (evaluators/kernel_spec.c, kernel_launch.c) and the argument buffers (evaluators/args.c), on the shared T1 files,
  * the CPU examples and purpose-made problems with bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
