@@ -1,10 +1,11 @@
 /* gp/gp.c: Gaussian-process regression (gp/gp.h): covariance functions, the Cholesky factor of the
  * observations (LAPACK dpotrf from scratch, extended by one row per observation), V = L^-1 K(X_obs,
  * X_cand) kept in float in panels of candidates and extended by one fused pass per observation,
- * incrementally maintained posterior mean/variance of every candidate (and their sum), candidates kept
- * as one-byte codes per group of dimensions, and the log marginal likelihood (its maximization over
- * the hyperparameters: gp/gp_fit.c). */
+ * incrementally maintained posterior mean/variance of every candidate (and their sum), and the log
+ * marginal likelihood (its maximization over the hyperparameters: gp/gp_fit.c). The candidates and
+ * their distances to a point: gp/gp_cand.c. */
 #include "gp/gp.h"
+#include "gp/gp_cand.h"
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -21,33 +22,14 @@
  * contiguous memory (the rows of one panel follow each other) instead of n strided rows */
 #define GP_VB 32
 
-/* Hot loops of adding an observation (distances, kernel row, rank-one update) are compiled once per
- * instruction set and picked at run time (GCC function multiversioning: no -march flag needed). The
- * clones compute bit-identical results: the loops vectorize across candidates only (no reordered
- * reductions) and ISO C mode (-std=c17) does not contract a*b+c into FMAs (fp-contract=off). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GP_HOT __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3", "fp-contract=off")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define GP_HOT __attribute__((optimize("O3", "fp-contract=off")))
-#else
-#define GP_HOT
-#endif
+#include "gp/gp_hot.h"
+
 
 struct mpt_gp {
   mpt_gp_config cfg;
   int dim;
   int64_t n_cand;
-  double *X;            /* candidates by dimension: X[d * n_cand + c] (contiguous per dimension), or NULL: */
-  uint8_t *Xc;          /* when every dimension has <= 256 distinct values: codes by group (below) */
-  double *Xv;           /* dim x 256: the distinct values of each dimension */
-  int *nv;              /* dim: number of distinct values */
-  int ng;               /* groups of dimensions: a group is a dimension and the later ones that are
-                         * functions of it (the one-hot columns of an index-encoded parameter) */
-  int *gfirst;          /* ng + 1: the dimensions of group g are gdim[gfirst[g] .. gfirst[g+1]) */
-  int *gdim;            /* dim: the dimensions by group, ascending within a group (its first founds it) */
-  uint8_t *gtup;        /* dim x 256: for member m of gdim and a code k of its group, the member's own
-                         * code (into Xv) of the candidates with group code k; Xc[g * n_cand + c] is
-                         * candidate c's group code (the code of the group's first dimension) */
+  mpt_gp_cands cs;      /* the candidates (gp/gp_cand.h) */
   int64_t n_pad;        /* n_cand rounded up to a multiple of GP_VB (the per-candidate arrays and V
                          * have n_pad columns; the padding candidates have V = 0) */
   double *ls, *inv_ls;  /* dim */
@@ -145,120 +127,6 @@ static double var_total(const mpt_gp *gp) {
   return s;
 }
 
-/* 1 when the codes b[c] are a function of the codes a[c] over n candidates; then map[k] is the b code
- * of the candidates with a code k. A strided sample first: an unrelated column shows it there. */
-static int codes_functional(int64_t n, const uint8_t *a, const uint8_t *b, uint8_t *map) {
-  int16_t m[256];
-  for (int k = 0; k < 256; k++) m[k] = -1;
-  for (int pass = 0; pass < 2; pass++)
-    for (int64_t c = 0; c < n; c += pass ? 1 : 61) {
-      int k = a[c];
-      if (m[k] < 0) m[k] = b[c];
-      else if (m[k] != b[c]) return 0;
-    }
-  for (int k = 0; k < 256; k++) map[k] = (uint8_t)(m[k] < 0 ? 0 : m[k]);
-  return 1;
-}
-
-/* Groups the coded dimensions: each dimension joins the first group whose code determines its own
- * (a one-hot column joins its parameter's index column), else founds a group. The squared distance of
- * a new point to a candidate is then one table lookup per group (the group's terms summed per code)
- * instead of one per dimension. Xc is compacted to the groups' codes. Returns 0 or -1 (no memory). */
-static int group_codes(mpt_gp *gp) {
-  int64_t n = gp->n_cand;
-  int dim = gp->dim;
-  int *gof = malloc(sizeof(int) * (size_t)dim); /* group of each dimension */
-  int *found = malloc(sizeof(int) * (size_t)dim); /* founding dimension of each group */
-  uint8_t *map = malloc((size_t)dim * 256); /* per dimension: its code per group code */
-  gp->gfirst = malloc(sizeof(int) * (size_t)(dim + 1));
-  gp->gdim = malloc(sizeof(int) * (size_t)dim);
-  gp->gtup = malloc((size_t)dim * 256);
-  if (!gof || !found || !map || !gp->gfirst || !gp->gdim || !gp->gtup) {
-    free(gof); free(found); free(map);
-    return -1;
-  }
-  int ng = 0;
-  for (int d = 0; d < dim; d++) {
-    gof[d] = -1;
-    for (int g = 0; g < ng && gof[d] < 0; g++)
-      if (codes_functional(n, gp->Xc + (size_t)found[g] * (size_t)n, gp->Xc + (size_t)d * (size_t)n,
-                           map + (size_t)d * 256))
-        gof[d] = g;
-    if (gof[d] < 0) {
-      found[ng] = d;
-      gof[d] = ng++;
-      for (int k = 0; k < 256; k++) map[(size_t)d * 256 + k] = (uint8_t)k;
-    }
-  }
-  int m = 0;
-  for (int g = 0; g < ng; g++) {
-    gp->gfirst[g] = m;
-    for (int d = 0; d < dim; d++)
-      if (gof[d] == g) {
-        gp->gdim[m] = d;
-        memcpy(gp->gtup + (size_t)m * 256, map + (size_t)d * 256, 256);
-        m++;
-      }
-  }
-  gp->gfirst[ng] = m;
-  for (int g = 0; g < ng; g++) /* founders ascend, found[g] >= g: moving rows down in order is safe */
-    if (found[g] != g) memmove(gp->Xc + (size_t)g * (size_t)n, gp->Xc + (size_t)found[g] * (size_t)n, (size_t)n);
-  uint8_t *xc = realloc(gp->Xc, (size_t)n * (size_t)ng);
-  if (xc) gp->Xc = xc;
-  gp->ng = ng;
-  free(gof); free(found); free(map);
-  return 0;
-}
-
-/* Keeps the candidates (row-major n_cand x dim in X) by dimension: as one-byte codes into per-dimension
- * tables of distinct values when every dimension has at most 256 (encodings of tuning parameters
- * have a few values per parameter; one-hot codes two), else as doubles. The codes give the same
- * doubles back, so distances are the same; they are 8x less to read per new observation.
- * Returns 0 or -1 (out of memory). */
-static int store_candidates(mpt_gp *gp, const double *X) {
-  int64_t n = gp->n_cand;
-  int dim = gp->dim;
-  if (n > 256) {
-    gp->Xc = malloc((size_t)n * (size_t)dim);
-    gp->Xv = malloc(sizeof(double) * 256 * (size_t)dim);
-    gp->nv = calloc((size_t)dim, sizeof(int));
-    int16_t *slot = malloc(sizeof(int16_t) * 512 * (size_t)dim); /* per dimension: hash of value bits */
-    int ok = gp->Xc && gp->Xv && gp->nv && slot;
-    if (ok) memset(slot, 0xff, sizeof(int16_t) * 512 * (size_t)dim);
-    for (int64_t c = 0; ok && c < n; c++)
-      for (int d = 0; d < dim && ok; d++) {
-        double v = X[(size_t)c * (size_t)dim + d];
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        int16_t *sl = slot + 512 * (size_t)d;
-        double *vals = gp->Xv + 256 * (size_t)d;
-        unsigned h = (unsigned)((bits * 0x9e3779b97f4a7c15ULL) >> 55);
-        int code = -1;
-        while (sl[h] >= 0) {
-          uint64_t b2;
-          memcpy(&b2, &vals[sl[h]], sizeof b2);
-          if (b2 == bits) { code = sl[h]; break; }
-          h = (h + 1) & 511;
-        }
-        if (code < 0) {
-          if (gp->nv[d] == 256) { ok = 0; break; } /* too many distinct values: doubles */
-          code = gp->nv[d]++;
-          vals[code] = v;
-          sl[h] = (int16_t)code;
-        }
-        gp->Xc[(size_t)d * (size_t)n + (size_t)c] = (uint8_t)code;
-      }
-    free(slot);
-    if (ok && group_codes(gp) == 0) return 0;
-    free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->gfirst); free(gp->gdim); free(gp->gtup);
-    gp->Xc = NULL; gp->Xv = NULL; gp->nv = NULL; gp->gfirst = NULL; gp->gdim = NULL; gp->gtup = NULL;
-  }
-  gp->X = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)dim);
-  if (!gp->X) return -1;
-  for (int64_t c = 0; c < n; c++)
-    for (int d = 0; d < dim; d++) gp->X[(size_t)d * (size_t)n + (size_t)c] = X[(size_t)c * (size_t)dim + d];
-  return 0;
-}
 
 int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
                   mpt_error *err) {
@@ -285,7 +153,7 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
   gp->B = calloc(np1, sizeof(double));
   gp->var = malloc(sizeof(double) * np1);
   gp->kbuf = malloc(sizeof(double) * GP_BLOCK);
-  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->kbuf || store_candidates(gp, X)) {
+  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->kbuf || mpt_gp_cands_store(&gp->cs, n_cand, dim, X)) {
     mpt_gp_free(gp);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld candidates", (long long)n_cand);
   }
@@ -301,7 +169,8 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
 
 void mpt_gp_free(mpt_gp *gp) {
   if (!gp) return;
-  free(gp->X); free(gp->Xc); free(gp->Xv); free(gp->nv); free(gp->gfirst); free(gp->gdim); free(gp->gtup); free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->XoT); free(gp->yo); free(gp->L);
+  mpt_gp_cands_free(&gp->cs);
+  free(gp->ls); free(gp->inv_ls); free(gp->Xo); free(gp->XoT); free(gp->yo); free(gp->L);
   free(gp->wy); free(gp->w1); free(gp->V); free(gp->A); free(gp->B); free(gp->var);
   free(gp->kbuf); free(gp->tmpd); free(gp->lf); free(gp->wf);
   free(gp);
@@ -312,8 +181,8 @@ int64_t mpt_gp_n_cand(const mpt_gp *gp) { return gp->n_cand; }
 int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
 int64_t mpt_gp_bytes(const mpt_gp *gp) {
-  int64_t nc = gp->n_cand, np = gp->n_pad, cap = gp->cap, d = gp->dim;
-  return (int64_t)sizeof *gp + (gp->Xc ? nc * gp->ng + d * 256 * (8 + 1) + (d + gp->ng) * 8 : nc * d * 8) +
+  int64_t np = gp->n_pad, cap = gp->cap, d = gp->dim;
+  return (int64_t)sizeof *gp + mpt_gp_cands_bytes(&gp->cs) +
          np * 3 * 8 + cap * np * 4 + cap * cap * 8 +
          cap * (d + 5) * 8 + cap * 4 + GP_BLOCK * 8;
 }
@@ -407,73 +276,15 @@ GP_HOT static void kernel_from_t(int kernel, int64_t n, double variance, const d
   }
 }
 
-/* r2[j] = dist2(x, candidate j) for j < n, the candidates by dimension (X[d * ld + j]): the same sums
- * in the same order as dist2, vectorized across candidates */
-GP_HOT static void dist2_row(int64_t n, int dim, const double *restrict x, const double *restrict X,
-                             size_t ld, const double *restrict inv_ls, double *restrict r2) {
-  for (int64_t j = 0; j < n; j++) r2[j] = 0.0;
-  for (int d = 0; d < dim; d++) {
-    double xd = x[d], il = inv_ls[d];
-    const double *restrict Xd = X + (size_t)d * ld;
-    for (int64_t j = 0; j < n; j++) {
-      double q = (xd - Xd[j]) * il;
-      r2[j] += q * q;
-    }
-  }
-}
-
-/* r2[j] += q2[code[j]]: a dimension with two distinct values (one-hot codes) by a select, else by a
- * table lookup */
-GP_HOT static void add_coded(int64_t n, int nv, const uint8_t *restrict cd, const double *restrict q2,
-                             double *restrict r2) {
-  if (nv <= 2) {
-    double a = q2[0], b = q2[nv > 1 ? 1 : 0];
-    for (int64_t j = 0; j < n; j++) r2[j] += cd[j] ? b : a;
-  } else {
-    for (int64_t j = 0; j < n; j++) r2[j] += q2[cd[j]];
-  }
-}
-
-/* r2[j] = dist2(x, candidate b + j) for j < n from the group codes: per group and code the sum of its
- * dimensions' squared scaled differences (in ascending dimension order), then one lookup per group and
- * candidate. With one dimension per group these are dist2's sums; a group of several sums its terms
- * first (the same values up to rounding). */
-static void dist2_codes(const mpt_gp *gp, const double *x, const double *inv_ls, int64_t b, int64_t n,
-                        double *r2) {
-  for (int64_t j = 0; j < n; j++) r2[j] = 0.0;
-  for (int g = 0; g < gp->ng; g++) {
-    double q2[256];
-    int nk = gp->nv[gp->gdim[gp->gfirst[g]]];
-    for (int k = 0; k < nk; k++) q2[k] = 0.0;
-    for (int m = gp->gfirst[g]; m < gp->gfirst[g + 1]; m++) {
-      int d = gp->gdim[m];
-      const uint8_t *tup = gp->gtup + (size_t)m * 256;
-      const double *vals = gp->Xv + 256 * (size_t)d;
-      double xd = x[d], il = inv_ls[d];
-      for (int k = 0; k < nk; k++) {
-        double q = (xd - vals[tup[k]]) * il;
-        q2[k] += q * q;
-      }
-    }
-    add_coded(n, nk, gp->Xc + (size_t)g * (size_t)gp->n_cand + b, q2, r2);
-  }
-}
 
 /* kx[i] = variance * k(x, Xo_i), i < n (distances over the observations by dimension: the same sums) */
 static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, double variance,
                        double *kx) {
   if (gp->n == 0) return;
-  dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, inv_ls, kx);
+  mpt_gp_dist2_row(gp->n, gp->dim, x, gp->XoT, (size_t)gp->cap, inv_ls, kx);
   for (int i = 0; i < gp->n; i++) kx[i] = variance * kern_r2(gp->cfg.kernel, kx[i]);
 }
 
-/* r2[j] = dist2(x, candidate b + j) for j < bc */
-static void cand_dist2(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *r2) {
-  if (gp->Xc)
-    dist2_codes(gp, x, gp->inv_ls, b, bc, r2);
-  else
-    dist2_row(bc, gp->dim, x, gp->X + b, (size_t)gp->n_cand, gp->inv_ls, r2);
-}
 
 /* in place: t[j] = squared scaled distance r2 -> variance * kernel(r2), j < bc (vectorized) */
 static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
@@ -503,7 +314,7 @@ static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
  * except exp (exp_neg). Beyond t = 708 (exp < 3.3e-308) the argument is clamped: the covariance is
  * then ~1e-303 instead of a subnormal or 0, the same nothing once rounded into V (float). */
 static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
-  cand_dist2(gp, x, b, bc, k); /* in place: r2, then the argument of exp, then the kernel */
+  mpt_gp_cands_dist2(&gp->cs, x, gp->inv_ls, b, bc, k); /* in place: r2, then the argument of exp, then the kernel */
   kernel_from_r2(gp->cfg.kernel, bc, gp->variance, k);
 }
 
@@ -826,7 +637,7 @@ double mpt_gp_mean_with_weights(const mpt_gp *gp, const double *alpha, double m0
   return mpt_gp_mean_from_kernel(alpha, m0, gp->tmpd, gp->n);
 }
 
-/* r2[j] = dist2(P + ids[j] * ld, x) (the point first, as dist2_row: the same sums) */
+/* r2[j] = dist2(P + ids[j] * ld, x) (the point first, as mpt_gp_dist2_row: the same sums) */
 GP_HOT static void dist2_points(int64_t np, int dim, const double *restrict P, size_t ld,
                                 const int64_t *restrict ids, const double *restrict x, size_t xs,
                                 const double *restrict inv_ls, double *restrict r2) {
@@ -887,7 +698,7 @@ double mpt_gp_variance_sum(const mpt_gp *gp, const uint8_t *skip, int64_t *count
 
 void mpt_gp_kernel_obs_range(const mpt_gp *gp, const double *x, int from, int to, double *k) {
   if (to <= from) return;
-  dist2_row(to - from, gp->dim, x, gp->XoT + from, (size_t)gp->cap, gp->inv_ls, k);
+  mpt_gp_dist2_row(to - from, gp->dim, x, gp->XoT + from, (size_t)gp->cap, gp->inv_ls, k);
   kernel_from_r2(gp->cfg.kernel, to - from, gp->variance, k);
 }
 
@@ -940,7 +751,7 @@ static int refactor(mpt_gp *gp, mpt_error *err) {
     int64_t bc = gp->n_cand - b < bsz ? gp->n_cand - b : bsz;
     for (int i = 0; i < n; i++) {
       double *kr = K + (size_t)i * bsz;
-      cand_dist2(gp, gp->Xo + (size_t)i * dim, b, bc, kr);
+      mpt_gp_cands_dist2(&gp->cs, gp->Xo + (size_t)i * dim, gp->inv_ls, b, bc, kr);
       for (int64_t j = 0; j < bc; j++) kr[j] = gp->variance * kern_r2(gp->cfg.kernel, kr[j]);
     }
     cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, (int)bc, 1.0, gp->L,
