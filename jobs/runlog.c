@@ -8,8 +8,12 @@
  * 8-byte /count, then H5Fflush. Everything that changes metadata (new log, more capacity, devices, a new
  * session, finishing) writes a complete new file NAME.tmp from the in-memory state plus the records, and
  * renames it over NAME, which is atomic. So the file under the real name is always a complete HDF5 file,
- * and its records are those acknowledged plus at most a torn one, which the CRC rejects. */
+ * and its records are those acknowledged plus at most a torn one, which the CRC rejects.
+ *
+ * A log HDF5 can not read is recovered from its records by jobs/runlog_recover.c; the state both share:
+ * jobs/runlog_state.h. */
 #include "jobs/runlog_priv.h"
+#include "jobs/runlog_state.h"
 #include "jobs/runlog_h5.h"
 #include "jobs/runlog_params.h"
 #include "jobs/runlog_records.h"
@@ -33,7 +37,6 @@
 #define FORMAT_NAME "mptune-runlog"
 #define FORMAT_VERSION 3 /* 3: fixed-length strings, HDF5 1.8 object format; 2 (variable-length strings) is read too */
 #define FORMAT_OLDEST 2
-#define COPY_BLOCK 1024
 
 /* the root attributes, their HDF5 types, in the order written */
 typedef enum { A_STR, A_I32, A_I64, A_U64, A_F64 } attr_kind;
@@ -45,37 +48,8 @@ static const struct { const char *key; attr_kind kind; } ATTRS[] = {
   {"host", A_STR}, {"space_size", A_I64}, {"finished", A_I32}, {"stop_reason", A_STR},
   {"finish_time", A_STR},
 };
-#define N_ATTRS ((int)(sizeof ATTRS / sizeof ATTRS[0]))
-
-struct mpt_runlog {
-  char *path, *tmp;
-  hid_t file, evals, countd;
-  hid_t rec_type, dev_type, ses_type; /* memory = file types */
-  int readonly, finished;
-  int dims;
-  size_t rec_size;
-  int64_t count, capacity;
-  int64_t end;             /* records [0, end) of the file hold the count valid ones: end > count when some are damaged */
-  int64_t damaged;         /* invalid records before the last valid one (storage damage, not a torn tail) */
-  char *damaged_copy;      /* where mpt_runlog_open kept the file with damaged records, or NULL */
-  int32_t session;
-  const mpt_space *space;
-  mpt_rl_param *params;
-  char *attr[N_ATTRS];     /* root attributes as text */
-  mpt_rl_dev *devs;
-  int n_devs;
-  mpt_rl_session *sess;
-  int n_sess;
-  unsigned char *buf;      /* scratch records */
-  size_t buf_cap;
-  /* a log recovered from its records alone (mpt_runlog_recover): HDF5's reason, the file and where the
-   * records lie in it (until mpt_runlog_open has rewritten it) */
-  char *recovered;
-  int meta_recovered;      /* its settings and tables came from its metadata copy (jobs/runlog_meta.c) */
-  int rec_fd;
-  int64_t *rec_off;
-  int lock_fd;             /* the writer's lock (PATH.lock, jobs/runlog_lock.c), -1 for a reader */
-};
+#define N_ATTRS MPT_RL_N_ATTRS
+_Static_assert(sizeof ATTRS / sizeof ATTRS[0] == MPT_RL_N_ATTRS, "runlog_state.h: MPT_RL_N_ATTRS");
 
 /* ---- small helpers ---- */
 
@@ -100,7 +74,7 @@ static int attr_index(const char *key) {
   return -1;
 }
 
-static int set_attr(mpt_runlog *log, const char *key, const char *value) {
+int mpt_rl_set_attr(mpt_runlog *log, const char *key, const char *value) {
   int i = attr_index(key);
   if (i < 0) return -1;
   char *v = strdup(value ? value : "");
@@ -117,7 +91,7 @@ static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) 
   va_start(ap, fmt);
   vsnprintf(b, sizeof b, fmt, ap);
   va_end(ap);
-  return set_attr(log, key, b);
+  return mpt_rl_set_attr(log, key, b);
 }
 
 /* the settings of the run (mpt_run_meta) as attributes: all of them, or (missing_only) those the log lacks */
@@ -132,22 +106,22 @@ static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_
                          {"command_line", meta->command_line}};
   int bad = 0;
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-    if (!missing_only || !log->attr[attr_index(kv[i][0])]) bad |= set_attr(log, kv[i][0], kv[i][1]);
+    if (!missing_only || !log->attr[attr_index(kv[i][0])]) bad |= mpt_rl_set_attr(log, kv[i][0], kv[i][1]);
   return bad;
 }
 
 /* what every log says of itself and of its problem (a new log, and one rebuilt from its records):
  * problem_path and problem_text default to the problem's own */
-static int set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text) {
+int mpt_rl_set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text) {
   const mpt_problem *pr = mpt_space_problem(space);
-  int bad = set_attr(log, "mptune_format", FORMAT_NAME);
+  int bad = mpt_rl_set_attr(log, "mptune_format", FORMAT_NAME);
   bad |= set_attr_num(log, "format_version", "%d", FORMAT_VERSION);
-  bad |= set_attr(log, "mptune_version", MPT_VERSION);
-  bad |= set_attr(log, "problem_path", problem_path ? problem_path : pr->path);
-  bad |= set_attr(log, "problem_name", pr->name);
-  bad |= set_attr(log, "problem_text", problem_text ? problem_text : pr->text);
+  bad |= mpt_rl_set_attr(log, "mptune_version", MPT_VERSION);
+  bad |= mpt_rl_set_attr(log, "problem_path", problem_path ? problem_path : pr->path);
+  bad |= mpt_rl_set_attr(log, "problem_name", pr->name);
+  bad |= mpt_rl_set_attr(log, "problem_text", problem_text ? problem_text : pr->text);
   bad |= set_attr_num(log, "space_size", "%lld", (long long)mpt_space_size(space));
-  bad |= set_attr(log, "finished", "0");
+  bad |= mpt_rl_set_attr(log, "finished", "0");
   return bad;
 }
 
@@ -204,9 +178,9 @@ static int scan_records(mpt_runlog *log) {
   int64_t settled = 0;
   if (H5Dread(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &settled) < 0) return -1;
   if (settled < 0 || settled > log->capacity) settled = 0; /* a damaged /count: trust no record to be settled */
-  if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
-  for (hsize_t start = 0; start < (hsize_t)log->capacity; start += COPY_BLOCK) {
-    hsize_t n = (hsize_t)log->capacity - start < COPY_BLOCK ? (hsize_t)log->capacity - start : COPY_BLOCK;
+  if (ensure_buf(log, MPT_RL_COPY_BLOCK) < 0) return -1;
+  for (hsize_t start = 0; start < (hsize_t)log->capacity; start += MPT_RL_COPY_BLOCK) {
+    hsize_t n = (hsize_t)log->capacity - start < MPT_RL_COPY_BLOCK ? (hsize_t)log->capacity - start : MPT_RL_COPY_BLOCK;
     if (read_block(log, start, n) < 0) return -1;
     for (hsize_t i = 0; i < n; i++) {
       int64_t at = (int64_t)(start + i);
@@ -223,27 +197,13 @@ static int scan_records(mpt_runlog *log) {
   return 0;
 }
 
-/* each_valid_block for a log recovered from its records (mpt_runlog_recover): read where they were found */
-static int each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
-  size_t rs = log->rec_size;
-  for (int64_t start = 0; start < log->end; start += COPY_BLOCK) {
-    int64_t n = log->end - start < COPY_BLOCK ? log->end - start : COPY_BLOCK;
-    for (int64_t i = 0; i < n; i++) {
-      unsigned char *dst = log->buf + (size_t)i * rs;
-      if (pread(log->rec_fd, dst, rs, (off_t)log->rec_off[start + i]) != (ssize_t)rs || !mpt_rl_rec_valid(dst, rs)) return -1;
-    }
-    if (fn(log, (hsize_t)n, ctx) < 0) return -1;
-  }
-  return 0;
-}
-
 /* Calls fn for each valid record of the open log in append order, in blocks: fn(log->buf, k, ctx) with
  * the k valid records of a block moved to the front of log->buf; 0 or -1 (HDF5 error, or fn's). */
 static int each_valid_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
-  if (ensure_buf(log, COPY_BLOCK) < 0) return -1;
-  if (log->rec_off) return each_recovered_block(log, fn, ctx);
-  for (hsize_t start = 0; start < (hsize_t)log->end; start += COPY_BLOCK) {
-    hsize_t n = (hsize_t)log->end - start < COPY_BLOCK ? (hsize_t)log->end - start : COPY_BLOCK;
+  if (ensure_buf(log, MPT_RL_COPY_BLOCK) < 0) return -1;
+  if (log->rec_off) return mpt_rl_each_recovered_block(log, fn, ctx);
+  for (hsize_t start = 0; start < (hsize_t)log->end; start += MPT_RL_COPY_BLOCK) {
+    hsize_t n = (hsize_t)log->end - start < MPT_RL_COPY_BLOCK ? (hsize_t)log->end - start : MPT_RL_COPY_BLOCK;
     if (read_block(log, start, n) < 0) return -1;
     hsize_t k = 0;
     for (hsize_t i = 0; i < n; i++) {
@@ -266,7 +226,7 @@ static void close_handles(mpt_runlog *log) {
   log->evals = log->countd = log->file = -1;
 }
 
-static mpt_runlog *new_log(const char *path) {
+mpt_runlog *mpt_rl_new_log(const char *path) {
   mpt_runlog *log = calloc(1, sizeof *log);
   if (!log) return NULL;
   log->path = strdup(path);
@@ -279,7 +239,7 @@ static mpt_runlog *new_log(const char *path) {
   return log;
 }
 
-static void free_log(mpt_runlog *log) {
+void mpt_rl_free_log(mpt_runlog *log) {
   if (!log) return;
   close_handles(log);
   mpt_runlog_unlock(log->path, log->lock_fd); /* after the file's last write */
@@ -300,7 +260,7 @@ static void free_log(mpt_runlog *log) {
   free(log);
 }
 
-static void make_types(mpt_runlog *log) {
+void mpt_rl_make_types(mpt_runlog *log) {
   log->rec_size = mpt_rl_rec_size(log->dims);
   log->rec_type = mpt_rl_rec_type(log->dims);
   log->dev_type = mpt_rl_dev_type();
@@ -356,7 +316,7 @@ static int check_room(const char *tmp, off_t need) {
   return 0;
 }
 
-static const char *const *attr_keys(void) {
+const char *const *mpt_rl_attr_keys(void) {
   static const char *keys[N_ATTRS];
   for (int i = 0; i < N_ATTRS; i++) keys[i] = ATTRS[i].key;
   return keys;
@@ -366,7 +326,7 @@ static const char *const *attr_keys(void) {
  * recovery finds when HDF5 can not read the file (jobs/runlog_meta.h); written before /evaluations, so it
  * lies before the records and survives a file cut short in them. 0 or -1 */
 static int write_meta_copy(mpt_runlog *log, hid_t f) {
-  mpt_rl_meta m = {N_ATTRS, attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
+  mpt_rl_meta m = {N_ATTRS, mpt_rl_attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
   size_t size;
   unsigned char *blk = mpt_rl_meta_pack(&m, &size);
   if (!blk) return -1;
@@ -468,24 +428,6 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
   return 0;
 }
 
-/* copies file src to dst (new); 0 or -1 (errno set) */
-static int copy_file(const char *src, const char *dst) {
-  FILE *in = fopen(src, "rb");
-  if (!in) return -1;
-  FILE *out = fopen(dst, "wbx");
-  if (!out) { fclose(in); return -1; }
-  char buf[65536];
-  size_t n;
-  int rc = 0;
-  while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
-    if (fwrite(buf, 1, n, out) != n) rc = -1;
-  if (ferror(in)) rc = -1;
-  fclose(in);
-  if (fclose(out) != 0) rc = -1;
-  if (rc < 0) unlink(dst);
-  return rc;
-}
-
 static mpt_rl_session this_session(void) {
   mpt_rl_session s;
   memset(&s, 0, sizeof s);
@@ -504,43 +446,43 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   const mpt_problem *pr = mpt_space_problem(space);
   if (mpt_outfile_special(path)) /* a device or pipe is never replaced by a log */
     return mpt_error_set(err, MPT_ERR_IO, "run log %s exists and is not a regular file; it is not replaced", path);
-  mpt_runlog *log = new_log(path);
+  mpt_runlog *log = mpt_rl_new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = mpt_runlog_lock(path, &log->lock_fd, err); /* never replace a log another run is writing */
-  if (rc < 0) { free_log(log); return rc; }
+  if (rc < 0) { mpt_rl_free_log(log); return rc; }
   log->space = space;
   log->dims = pr->n_params;
   log->params = mpt_rl_params_from_problem(pr);
-  if (!log->params) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!log->params) { mpt_rl_free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   for (int p = 0; p < log->dims; p++)
     if (strchr(log->params[p].name, '/') || strcmp(log->params[p].name, ".") == 0) {
-      free_log(log);
+      mpt_rl_free_log(log);
       return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: parameter name '%s' can not be stored", path, pr->params[p].name);
     }
-  make_types(log);
+  mpt_rl_make_types(log);
   const mpt_run_meta empty = {0};
   if (!meta) meta = &empty;
   mpt_rl_session s = this_session();
   log->sess = malloc(sizeof s);
-  if (!log->sess) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!log->sess) { mpt_rl_free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   log->sess[0] = s;
   log->n_sess = 1;
   log->session = 0;
-  int bad = set_log_attrs(log, space, meta->problem_path, meta->problem_text);
+  int bad = mpt_rl_set_log_attrs(log, space, meta->problem_path, meta->problem_text);
   bad |= set_run_attrs(log, meta, 0);
-  bad |= set_attr(log, "start_time", s.start_time);
+  bad |= mpt_rl_set_attr(log, "start_time", s.start_time);
   bad |= set_attr_num(log, "start_unix", "%.17g", s.start_unix);
-  bad |= set_attr(log, "host", s.host);
-  bad |= set_attr(log, "stop_reason", "");
-  bad |= set_attr(log, "finish_time", "");
-  if (bad) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  bad |= mpt_rl_set_attr(log, "host", s.host);
+  bad |= mpt_rl_set_attr(log, "stop_reason", "");
+  bad |= mpt_rl_set_attr(log, "finish_time", "");
+  if (bad) { mpt_rl_free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   /* room for the whole run when its size is known, else grown by doubling */
   int64_t size = mpt_space_size(space), cap = 1024;
   if (meta->budget > 0) cap = meta->budget + 16;
   if (cap > size + 16) cap = size + 16;
   if (cap > 16384) cap = 16384; /* 23 MB; a longer run grows by doubling */
   rc = rewrite(log, 0, cap, err);
-  if (rc < 0) { free_log(log); return rc; }
+  if (rc < 0) { mpt_rl_free_log(log); return rc; }
   *out = log;
   return 0;
 }
@@ -558,7 +500,7 @@ static int is_hdf5(const char *path) {
  * contents, where its records may still be recovered (mpt_runlog_recover): 2 when HDF5 failed reading it
  * (damaged, cut short), 1 when it is not HDF5 or not a log; 0 for a missing or inaccessible file or a log
  * of another format version. */
-static int load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err) {
+int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err) {
   *out = NULL;
   *unreadable = 0;
   mpt_h5_quiet();
@@ -570,14 +512,14 @@ static int load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
     return mpt_error_set(err, MPT_ERR_IO, "run log %s is not a regular file", path);
   *unreadable = 1;
   if (!is_hdf5(path)) return mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
-  mpt_runlog *log = new_log(path);
+  mpt_runlog *log = mpt_rl_new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->readonly = readonly;
   hid_t fapl = make_fapl();
   log->file = H5Fopen(path, readonly ? H5F_ACC_RDONLY : H5F_ACC_RDWR, fapl);
   H5Pclose(fapl);
   int rc = 0;
-  const char *why = mpt_h5_last_error(); /* HDF5's last failure, kept up to date as the load goes on */
+  const char *why = mpt_h5_last_error(); /* HDF5's last failure, kept up to date as the mpt_rl_load goes on */
   if (log->file < 0)
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged or not an mptune run log: HDF5 can not open it%s%s%s", path,
                        why[0] ? " (" : "", why, why[0] ? ")" : "");
@@ -602,7 +544,7 @@ static int load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
   log->finished = fin && atoi(fin) != 0;
   if (rc == 0 && mpt_rl_params_read(log->file, &log->params, &log->dims) < 0) rc = h5err(err, path, "reading the parameter tables (the file is damaged)");
   if (rc == 0) {
-    make_types(log);
+    mpt_rl_make_types(log);
     log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(mpt_rl_dev), &log->n_devs);
     log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(mpt_rl_session), &log->n_sess);
     if (why[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
@@ -614,125 +556,12 @@ static int load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
   if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
   if (rc < 0) { /* the message is set before closing: closing a damaged file can fail too */
     if (why[0]) hdf5_failed = 1, *unreadable = 2;
-    free_log(log);
+    mpt_rl_free_log(log);
     return rc;
   }
   *out = log;
   return 0;
 }
-
-/* Before a resume rewrites a log with damaged records (without them), the file as it was stays beside it
- * as PATH.damaged (PATH.damaged.2, ... when taken): a hard link, or a copy where links fail. */
-static int keep_damaged_copy(mpt_runlog *log, mpt_error *err) {
-  size_t cap = strlen(log->path) + 32;
-  char *name = malloc(cap);
-  if (!name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  for (int k = 1; k < 1000; k++) {
-    if (k == 1) snprintf(name, cap, "%s.damaged", log->path);
-    else snprintf(name, cap, "%s.damaged.%d", log->path, k);
-    if (access(name, F_OK) == 0) continue;
-    if (link(log->path, name) == 0 || copy_file(log->path, name) == 0) {
-      log->damaged_copy = name;
-      return 0;
-    }
-    break;
-  }
-  char what[64];
-  if (log->recovered) snprintf(what, sizeof what, "could not be read (%lld records recovered)", (long long)log->count);
-  else snprintf(what, sizeof what, "has %lld damaged record(s)", (long long)log->damaged);
-  mpt_error_set(err, MPT_ERR_IO, "run log %s %s and no copy of it could be kept as %s (%s); resuming would rewrite it "
-                "without what was lost, so it was not resumed", log->path, what, name, strerror(errno));
-  free(name);
-  return MPT_ERR_IO;
-}
-
-/* ---- recovery: the records of a log HDF5 can not read ---- */
-
-/* finds the records in log->path: log->rec_fd, log->rec_off, log->count */
-static int recover_scan(mpt_runlog *log, mpt_error *err) {
-  log->rec_fd = open(log->path, O_RDONLY);
-  if (log->rec_fd < 0) return mpt_error_set(err, MPT_ERR_IO, "cannot read %s: %s", log->path, strerror(errno));
-  int rc = mpt_rl_recs_find(log->rec_fd, log->path, log->space, log->dims, &log->rec_off, &log->count, err);
-  log->end = log->capacity = log->count;
-  return rc;
-}
-
-/* the settings and the device and session tables from the metadata copy in log->path, when one is intact
- * (a log written before there was one, or whose copy is damaged, lacks them); 0 or an error */
-static int recover_meta(mpt_runlog *log, mpt_error *err) {
-  unsigned char *blk;
-  size_t size;
-  int rc = mpt_rl_meta_find(log->rec_fd, log->path, &blk, &size, err);
-  if (rc <= 0) return rc;
-  rc = 0;
-  char *vals[N_ATTRS] = {0};
-  mpt_rl_meta m = {N_ATTRS, attr_keys(), vals, NULL, 0, NULL, 0};
-  if (mpt_rl_meta_unpack(blk, size, &m) == 0) {
-    for (int i = 0; i < N_ATTRS; i++) /* a rewrite stores format_version as it writes the file */
-      if (vals[i]) {
-        free(log->attr[i]);
-        log->attr[i] = vals[i];
-      }
-    free(log->devs);
-    free(log->sess);
-    log->devs = m.devs, log->n_devs = m.n_devs;
-    log->sess = m.sess, log->n_sess = m.n_sess;
-    log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
-    /* not finished: records written after the copy may be lost, and a resume evaluates them again (one whose
-     * records are all there stops at once, its budget reached) */
-    if (set_attr(log, "finished", "0") || set_attr(log, "stop_reason", "") || set_attr(log, "finish_time", ""))
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    log->meta_recovered = 1;
-  }
-  free(blk);
-  return rc;
-}
-
-/* a log from the records of path alone (see mpt_runlog_recover), after load failed with err (unreadable
- * as load sets it); when none is found, load's error stays, told that no record was found for a damaged file */
-static int recover(const char *path, const mpt_space *space, int unreadable, mpt_runlog **out, mpt_error *err) {
-  *out = NULL;
-  char why[sizeof err->msg];
-  int why_code = err->code;
-  snprintf(why, sizeof why, "%s", err->msg);
-  const mpt_problem *pr = mpt_space_problem(space);
-  mpt_runlog *log = new_log(path);
-  if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  log->readonly = 1;
-  log->space = space;
-  log->dims = pr->n_params;
-  log->params = mpt_rl_params_from_problem(pr);
-  log->recovered = strdup(why);
-  int bad = !log->params || !log->recovered;
-  if (!bad) {
-    make_types(log);
-    bad = set_log_attrs(log, space, NULL, NULL);
-  }
-  int rc = bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : recover_scan(log, err);
-  if (rc == 0 && log->count > 0) rc = recover_meta(log, err);
-  if (rc == 0 && log->count == 0)
-    rc = unreadable == 2 ? mpt_error_set(err, why_code, "%s; no intact record of problem %s was found in it either", why,
-                                         pr->name ? pr->name : pr->path)
-                         : mpt_error_set(err, why_code, "%s", why);
-  if (rc < 0) { free_log(log); return rc; }
-  *out = log;
-  return 0;
-}
-
-int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
-  mpt_h5_quiet();
-  int unreadable;
-  int rc = load(path, 1, out, &unreadable, err);
-  if (rc == 0) {
-    mpt_runlog_close(*out);
-    *out = NULL;
-    return mpt_error_set(err, MPT_ERR_STATE, "%s can be read as it is; nothing to recover", path);
-  }
-  return unreadable ? recover(path, space, unreadable, out, err) : rc;
-}
-
-const char *mpt_runlog_recovered(const mpt_runlog *log) { return log ? log->recovered : NULL; }
-int mpt_runlog_recovered_meta(const mpt_runlog *log) { return log && log->recovered && log->meta_recovered; }
 
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err) {
   return set_run_attrs(log, meta, 1) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
@@ -743,9 +572,9 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
   int unreadable, lock_fd;
   int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
   if (rc < 0) return rc;
-  rc = load(path, 0, &log, &unreadable, err);
+  rc = mpt_rl_load(path, 0, &log, &unreadable, err);
   if (rc < 0 && unreadable) { /* its records may still be there: resume from them */
-    rc = recover(path, space, unreadable, &log, err);
+    rc = mpt_rl_recover_records(path, space, unreadable, &log, err);
     if (rc == 0) log->readonly = 0;
   }
   if (rc < 0) {
@@ -772,17 +601,17 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
       mpt_rl_params_free(want, pr->n_params);
     }
   }
-  if (rc == 0 && (log->damaged > 0 || log->recovered)) rc = keep_damaged_copy(log, err);
-  if (rc < 0) { free_log(log); return rc; }
+  if (rc == 0 && (log->damaged > 0 || log->recovered)) rc = mpt_rl_keep_damaged_copy(log, err);
+  if (rc < 0) { mpt_rl_free_log(log); return rc; }
   /* a new session: its row, and a fresh copy without any torn or damaged record */
   mpt_rl_session s = this_session();
   mpt_rl_session *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
-  if (!ns) { free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!ns) { mpt_rl_free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
   log->sess = ns;
   log->sess[log->n_sess++] = s;
   log->session = log->n_sess - 1;
   rc = rewrite(log, log->count, log->capacity, err);
-  if (rc < 0) { free_log(log); return rc; }
+  if (rc < 0) { mpt_rl_free_log(log); return rc; }
   if (log->rec_off) { /* recovered: from now on the new file */
     close(log->rec_fd);
     log->rec_fd = -1;
@@ -795,7 +624,7 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
 
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) {
   int unreadable;
-  return load(path, 1, out, &unreadable, err);
+  return mpt_rl_load(path, 1, out, &unreadable, err);
 }
 
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err) {
@@ -914,7 +743,7 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   if (strcmp(reason, "signal") == 0) return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
   char when[40];
   iso_time(mpt_clock_unix_s(), when, sizeof when);
-  if (set_attr(log, "finished", "1") || set_attr(log, "stop_reason", reason) || set_attr(log, "finish_time", when))
+  if (mpt_rl_set_attr(log, "finished", "1") || mpt_rl_set_attr(log, "stop_reason", reason) || mpt_rl_set_attr(log, "finish_time", when))
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = rewrite(log, log->count, log->count, err); /* no spare room left in a finished log */
   if (rc == 0) log->finished = 1;
@@ -927,7 +756,7 @@ void mpt_runlog_close(mpt_runlog *log) {
   mpt_h5_quiet();
   if (!log) return;
   if (log->file >= 0 && !log->readonly) H5Fflush(log->file, H5F_SCOPE_LOCAL);
-  free_log(log);
+  mpt_rl_free_log(log);
 }
 
 /* ---- parameter tables for the export ---- */
