@@ -1,7 +1,9 @@
 /* spaces/space.c: construction of the valid set (constraint-ordered depth-first enumeration with
  * per-level memoised candidate lists, free parameters multiplied in), its packed storage and hash index,
- * and the O(1) accessors id <-> configuration. Neighbours: space_nb.c; sampling/encoding: space_sample.c. */
+ * and the O(1) accessors id <-> configuration. Neighbours: space_nb.c; sampling/encoding: space_sample.c;
+ * conditions split at their top-level `and`: cond_split.c. */
 #include "spaces/space_internal.h"
+#include "spaces/cond_split.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -69,10 +71,7 @@ typedef struct level {
 typedef struct builder {
   mpt_space *s;
   const mpt_problem *p;
-  int nc;             /* conditions as enumerated: the problem's, split at top-level `and` */
-  mpt_condition *cs;
-  int *orig;          /* cs[k] comes from p->conditions[orig[k]] */
-  uint8_t *owned;     /* cs[k].expr/params allocated here */
+  mpt_cond_list cl;   /* conditions as enumerated: the problem's, split at top-level `and` */
   mpt_value *vars;
   int *curpos;        /* current allowed position per parameter */
   int64_t eval_errors;
@@ -83,7 +82,7 @@ typedef struct builder {
 static void note_eval_error(builder *b, int ci) {
   b->eval_errors++;
   if (b->first_error) return;
-  const mpt_condition *c = &b->cs[ci];
+  const mpt_condition *c = &b->cl.cs[ci];
   char cfg[768] = "";
   size_t l = 0;
   for (int k = 0; k < c->n_params && l < sizeof cfg - 1; k++) {
@@ -95,7 +94,7 @@ static void note_eval_error(builder *b, int ci) {
   char msg[2048];
   snprintf(msg, sizeof msg,
            "%s: Conditions[%d] '%s': %s (at %s); configurations where it fails are not valid (reported once)",
-           b->p->path, b->orig[ci], b->p->conditions[b->orig[ci]].source, b->err.msg, cfg);
+           b->p->path, b->cl.orig[ci], b->p->conditions[b->cl.orig[ci]].source, b->err.msg, cfg);
   b->first_error = strdup(msg);
 }
 
@@ -103,7 +102,7 @@ static void note_eval_error(builder *b, int ci) {
 static int conds_hold(builder *b, const int *conds, int n) {
   for (int k = 0; k < n; k++) {
     int truth = 0;
-    int rc = mpt_expr_eval_bool(b->cs[conds[k]].expr, b->vars, &truth, &b->err);
+    int rc = mpt_expr_eval_bool(b->cl.cs[conds[k]].expr, b->vars, &truth, &b->err);
     if (rc) { note_eval_error(b, conds[k]); return 0; }
     if (!truth) return 0;
   }
@@ -180,9 +179,9 @@ static void order_params(const mpt_space *s, const builder *bd, const uint8_t *m
       int x = s->con[ci];
       if (placed[x]) continue;
       long completes = 0, touches = 0;
-      for (int k = 0; k < bd->nc; k++) {
+      for (int k = 0; k < bd->cl.n; k++) {
         if (!multi[k]) continue;
-        const mpt_condition *c = &bd->cs[k];
+        const mpt_condition *c = &bd->cl.cs[k];
         int has = 0, others = 0, placed_others = 0;
         for (int j = 0; j < c->n_params; j++) {
           if (c->params[j] == x) has = 1;
@@ -257,9 +256,9 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     }
   }
   /* conditions fire at the level of their deepest parameter */
-  for (int k = 0; k < b->nc; k++) {
+  for (int k = 0; k < b->cl.n; k++) {
     if (!multi[k]) continue;
-    const mpt_condition *c = &b->cs[k];
+    const mpt_condition *c = &b->cl.cs[k];
     int L = -1;
     for (int j = 0; j < c->n_params; j++)
       if (lvl_of[c->params[j]] > L) L = lvl_of[c->params[j]];
@@ -275,7 +274,7 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     uint8_t *in = calloc((size_t)s->dims, 1);
     if (!in) { rc = MPT_ERR_NOMEM; goto out; }
     for (int k = 0; k < l->n_conds; k++) {
-      const mpt_condition *c = &b->cs[l->conds[k]];
+      const mpt_condition *c = &b->cl.cs[l->conds[k]];
       for (int j = 0; j < c->n_params; j++)
         if (c->params[j] != l->param) in[c->params[j]] = 1;
     }
@@ -420,127 +419,6 @@ out:
   return rc;
 }
 
-/* ---- top-level `and` splitting ---- */
-
-static int word_is(const char *w, size_t n, const char *k) { return strlen(k) == n && memcmp(w, k, n) == 0; }
-
-/* Cuts src at its top-level `and`s when `and` is its lowest-precedence operator there (no top-level `or`,
- * `if`, `else`, `for`, `lambda`): then "A and B" holds exactly when A and B both hold, and an error in
- * either makes the configuration invalid either way. Returns the number of parts (0 or 1: no split). */
-static int split_and(const char *src, char **parts, int cap) {
-  int depth = 0, n = 0;
-  size_t start = 0, i = 0, len = strlen(src);
-  while (i < len) {
-    char c = src[i];
-    if (c == '\'' || c == '"') {
-      i++;
-      while (i < len && src[i] != c) i += src[i] == '\\' ? 2 : 1;
-      i++;
-      continue;
-    }
-    if (c == '(' || c == '[' || c == '{') depth++;
-    else if (c == ')' || c == ']' || c == '}') depth--;
-    if (isalpha((unsigned char)c) || c == '_' || isdigit((unsigned char)c)) {
-      size_t j = i;
-      while (j < len && (isalnum((unsigned char)src[j]) || src[j] == '_' || src[j] == '.')) j++;
-      if (depth == 0 && !isdigit((unsigned char)c)) {
-        const char *w = src + i;
-        size_t wl = j - i;
-        if (word_is(w, wl, "or") || word_is(w, wl, "if") || word_is(w, wl, "else") || word_is(w, wl, "for") ||
-            word_is(w, wl, "lambda"))
-          goto nosplit;
-        if (word_is(w, wl, "and")) {
-          if (n + 1 >= cap) goto nosplit;
-          parts[n++] = strndup(src + start, i - start);
-          start = j;
-        }
-      }
-      i = j;
-      continue;
-    }
-    i++;
-  }
-  if (n == 0) return 0;
-  parts[n++] = strdup(src + start);
-  return n;
-nosplit:
-  for (int k = 0; k < n; k++) free(parts[k]);
-  return 0;
-}
-
-static void free_split(builder *b) {
-  for (int k = 0; k < b->nc; k++)
-    if (b->owned && b->owned[k]) {
-      mpt_expr_free(b->cs[k].expr);
-      free(b->cs[k].params);
-      free(b->cs[k].source);
-    }
-  free(b->cs);
-  free(b->orig);
-  free(b->owned);
-  b->cs = NULL;
-  b->nc = 0;
-}
-
-static int split_conditions(builder *b) {
-  const mpt_problem *p = b->p;
-  int cap = p->n_conditions + 1;
-  b->cs = calloc((size_t)cap, sizeof(mpt_condition));
-  b->orig = calloc((size_t)cap, sizeof(int));
-  b->owned = calloc((size_t)cap, 1);
-  const char **names = malloc(sizeof(char *) * (size_t)(p->n_params + 1));
-  if (!b->cs || !b->orig || !b->owned || !names) { free(names); return MPT_ERR_NOMEM; }
-  for (int i = 0; i < p->n_params; i++) names[i] = p->params[i].name;
-  for (int k = 0; k < p->n_conditions; k++) {
-    char *parts[64];
-    int np = split_and(p->conditions[k].source, parts, 64);
-    mpt_expr *ex[64];
-    int ok = np > 1;
-    for (int j = 0; j < np; j++) {
-      int col;
-      mpt_error e;
-      ex[j] = NULL;
-      if (!parts[j] || mpt_expr_compile(parts[j], names, p->n_params, &ex[j], &col, &e)) ok = 0;
-    }
-    if (ok && b->nc + np + (p->n_conditions - k - 1) > cap) { /* room for the rest, one each at least */
-      cap = (b->nc + np + p->n_conditions - k) * 2;
-      mpt_condition *nc = realloc(b->cs, sizeof(mpt_condition) * (size_t)cap);
-      int *no = nc ? realloc(b->orig, sizeof(int) * (size_t)cap) : NULL;
-      if (nc) b->cs = nc;
-      if (no) b->orig = no;
-      uint8_t *nw = no ? realloc(b->owned, (size_t)cap) : NULL;
-      if (nw) b->owned = nw;
-      if (!nc || !no || !nw) ok = -1;
-    }
-    for (int j = 0; j < np; j++) {
-      if (ok == 1) {
-        mpt_condition *c = &b->cs[b->nc];
-        c->source = parts[j];
-        c->expr = ex[j];
-        c->n_params = mpt_expr_n_uses(ex[j]);
-        c->params = malloc(sizeof(int) * (size_t)(c->n_params + 1));
-        if (c->params && c->n_params) memcpy(c->params, mpt_expr_uses(ex[j]), sizeof(int) * (size_t)c->n_params);
-        b->orig[b->nc] = k;
-        b->owned[b->nc] = 1;
-        b->nc++;
-        if (!c->params) { free(names); return MPT_ERR_NOMEM; }
-      } else {
-        mpt_expr_free(ex[j]);
-        free(parts[j]);
-      }
-    }
-    if (ok < 0) { free(names); return MPT_ERR_NOMEM; }
-    if (ok != 1) {
-      b->cs[b->nc] = p->conditions[k];
-      b->orig[b->nc] = k;
-      b->owned[b->nc] = 0;
-      b->nc++;
-    }
-  }
-  free(names);
-  return 0;
-}
-
 int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   double t0 = mpt_clock_mono_s();
   *out = NULL;
@@ -550,12 +428,12 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   b.s = s;
   b.p = p;
   int rc = 0, d = p->n_params;
-  if ((rc = split_conditions(&b))) {
-    free_split(&b);
+  if ((rc = mpt_cond_list_split(b.p, &b.cl))) {
+    mpt_cond_list_free(&b.cl);
     free(s);
     return mpt_error_set(err, rc, "%s: out of memory", p->path);
   }
-  uint8_t *multi = calloc((size_t)b.nc + 1, 1);
+  uint8_t *multi = calloc((size_t)b.cl.n + 1, 1);
   s->prob = p;
   s->dims = d;
   s->default_id = -1;
@@ -584,8 +462,8 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   }
   int empty = 0;
   /* conditions over no parameter: evaluated once */
-  for (int k = 0; k < b.nc; k++) {
-    if (b.cs[k].n_params != 0) continue;
+  for (int k = 0; k < b.cl.n; k++) {
+    if (b.cl.cs[k].n_params != 0) continue;
     int idx0 = k;
     if (!conds_hold(&b, &idx0, 1)) empty = 1;
   }
@@ -600,8 +478,8 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     for (int v = 0; v < nvi; v++) {
       b.vars[i] = p->params[i].values[v];
       int ok = 1;
-      for (int k = 0; k < b.nc && ok; k++)
-        if (b.cs[k].n_params == 1 && b.cs[k].params[0] == i) ok = conds_hold(&b, &k, 1);
+      for (int k = 0; k < b.cl.n && ok; k++)
+        if (b.cl.cs[k].n_params == 1 && b.cl.cs[k].params[0] == i) ok = conds_hold(&b, &k, 1);
       s->pos[i][v] = ok ? c : -1;
       if (ok) s->allowed[i][c++] = v;
     }
@@ -612,10 +490,10 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   /* constrained vs free parameters */
   uint8_t *isc = calloc((size_t)d, 1);
   if (!isc) { rc = MPT_ERR_NOMEM; goto fail; }
-  for (int k = 0; k < b.nc; k++) {
-    if (b.cs[k].n_params < 2) continue;
+  for (int k = 0; k < b.cl.n; k++) {
+    if (b.cl.cs[k].n_params < 2) continue;
     multi[k] = 1;
-    for (int j = 0; j < b.cs[k].n_params; j++) isc[b.cs[k].params[j]] = 1;
+    for (int j = 0; j < b.cl.cs[k].n_params; j++) isc[b.cl.cs[k].params[j]] = 1;
   }
   for (int i = 0; i < d; i++) {
     if (isc[i]) { s->role[i] = s->n_con; s->con[s->n_con++] = i; }
@@ -764,7 +642,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   free(multi);
   free(b.vars);
   free(b.curpos);
-  free_split(&b);
+  mpt_cond_list_free(&b.cl);
   s->st.seconds = mpt_clock_mono_s() - t0;
   *out = s;
   return 0;
@@ -772,7 +650,7 @@ fail:
   free(multi);
   free(b.vars);
   free(b.curpos);
-  free_split(&b);
+  mpt_cond_list_free(&b.cl);
   free(b.first_error);
   mpt_space_free(s);
   if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s: out of memory building the search space", p->path);
