@@ -30,18 +30,6 @@ static int value_to_int(const mpt_value *v, int64_t *out) {
   return -1;
 }
 
-static const char *kind_name(mpt_vkind k) {
-  switch (k) {
-  case MPT_V_NONE: return "None";
-  case MPT_V_BOOL: return "bool";
-  case MPT_V_INT: return "int";
-  case MPT_V_FLOAT: return "float";
-  case MPT_V_STR: return "str";
-  case MPT_V_LIST: return "list";
-  }
-  return "?";
-}
-
 /* Evaluates e with vars; numeric result as double in *d (and exact int in *i when integral).
  * `what` names the field, `config` the binding for messages. */
 int mpt_ks_eval_number(const mpt_kernel_spec *ks, const mpt_expr *e, const mpt_value *vars,
@@ -59,11 +47,11 @@ int mpt_ks_eval_number(const mpt_kernel_spec *ks, const mpt_expr *e, const mpt_v
   double x = mpt_value_as_double(&v, &ok);
   int64_t xi = 0;
   int isint = value_to_int(&v, &xi) == 0;
-  mpt_vkind kind = v.kind;
+  const char *type = mpt_value_type_name(&v); /* a static string */
   mpt_value_free(&v);
   if (!ok || (need_int && !isint)) {
     return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, field, "'%s' gives %s%s%s, expected %s",
-                mpt_expr_source(e), ok ? "a non-integral number" : kind_name(kind),
+                mpt_expr_source(e), ok ? "a non-integral number" : type,
                 config[0] ? " for " : "", config, need_int ? "an integer" : "a number");
   }
   if (d) *d = x;

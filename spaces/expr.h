@@ -36,6 +36,8 @@ int mpt_value_str_repr(const mpt_value *v, char *buf, int cap);
 int mpt_value_equal(const mpt_value *a, const mpt_value *b);
 /* Python truthiness */
 int mpt_value_truthy(const mpt_value *v);
+/* Python's type name: NoneType, bool, int, float, str, list */
+const char *mpt_value_type_name(const mpt_value *v);
 /* numeric value of a BOOL/INT/FLOAT as double; 0 and *ok=0 for other kinds */
 double mpt_value_as_double(const mpt_value *v, int *ok);
 

@@ -54,12 +54,12 @@ static int set_owned(xval *o, mpt_value v) {
 /* ------------------------------------------------------------------ builtins */
 
 static int not_iterable(const mpt_value *v, mpt_error *err) {
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", xv_type_name(v));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
 }
 
 static int need_int(const mpt_value *v, mpt_error *err) {
   if (is_intlike(v)) return 0;
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object cannot be interpreted as an integer", xv_type_name(v));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object cannot be interpreted as an integer", mpt_value_type_name(v));
 }
 
 static int b_range(xval *a, int n, xval *o, mpt_error *err) {
@@ -304,7 +304,7 @@ static int b_int(xval *a, int n, xval *o, mpt_error *err) {
   }
   default:
     return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: int() argument must be a string, a bytes-like object or a real number, not '%s'",
-                         xv_type_name(v));
+                         mpt_value_type_name(v));
   }
 }
 
@@ -325,7 +325,7 @@ static int b_float(xval *a, int n, xval *o, mpt_error *err) {
     return set_owned(o, xv_f(d));
   }
   default:
-    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: float() argument must be a string or a real number, not '%s'", xv_type_name(v));
+    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: float() argument must be a string or a real number, not '%s'", mpt_value_type_name(v));
   }
 }
 
@@ -376,7 +376,7 @@ static int b_round(xval *a, int n, xval *o, mpt_error *err) {
   const mpt_value *v = &a[0].v;
   if (n == 2 && a[1].v.kind == MPT_V_NONE) n = 1;
   if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
-    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: type %s doesn't define __round__ method", xv_type_name(v));
+    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: type %s doesn't define __round__ method", mpt_value_type_name(v));
   if (n == 1) {
     if (is_intlike(v)) return set_owned(o, xv_i(v->u.i));
     double f = v->u.f;
@@ -489,7 +489,7 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
     case B_LEN:
       if (v->kind == MPT_V_LIST) set_owned(o, xv_i(v->u.list.n));
       else if (v->kind == MPT_V_STR) set_owned(o, xv_i((int64_t)strlen(v->u.s)));
-      else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", xv_type_name(v));
+      else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", mpt_value_type_name(v));
       break;
     case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
     case B_MAX: rc = b_minmax(1, a, cnt, o, err); break;
@@ -500,7 +500,7 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
       } else if (v->kind == MPT_V_FLOAT) {
         set_owned(o, xv_f(fabs(v->u.f)));
       } else {
-        rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", xv_type_name(v));
+        rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
       }
       break;
     case B_INT: rc = b_int(a, cnt, o, err); break;
@@ -549,11 +549,11 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
   rc = ev(c, n->b, &idx);
   if (rc) { xv_release(&con); return rc; }
   if (con.v.kind != MPT_V_LIST && con.v.kind != MPT_V_STR) {
-    rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", xv_type_name(&con.v));
+    rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", mpt_value_type_name(&con.v));
   } else if (!is_intlike(&idx.v)) {
     rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: %s indices must be integers%s, not %s",
                        con.v.kind == MPT_V_LIST ? "list" : "string", con.v.kind == MPT_V_LIST ? " or slices" : "",
-                       xv_type_name(&idx.v));
+                       mpt_value_type_name(&idx.v));
   } else {
     int64_t len = con.v.kind == MPT_V_LIST ? con.v.u.list.n : (int64_t)strlen(con.v.u.s);
     int64_t i = idx.v.u.i;

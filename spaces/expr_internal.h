@@ -99,7 +99,6 @@ static inline void xv_release(xval *x) {
 
 /* ---- expr_value.c: operations on values (Python semantics); each returns 0 or MPT_ERR_EVAL /
  * MPT_ERR_NOMEM with a Python-like message "ExceptionClass: text" in err. ---- */
-const char *xv_type_name(const mpt_value *v);
 int xv_float_repr(double d, char *buf, int cap);
 /* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT) on any values; result is owned */
 int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err);

@@ -270,7 +270,7 @@ int mpt_value_str_repr(const mpt_value *v, char *buf, int cap) {
   return b.len;
 }
 
-const char *xv_type_name(const mpt_value *v) {
+const char *mpt_value_type_name(const mpt_value *v) {
   switch (v->kind) {
   case MPT_V_NONE: return "NoneType";
   case MPT_V_BOOL: return "bool";
@@ -372,11 +372,11 @@ static int contains(const mpt_value *container, const mpt_value *x, int *res, mp
   }
   if (container->kind == MPT_V_STR) {
     if (x->kind != MPT_V_STR)
-      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: 'in <string>' requires string as left operand, not %s", xv_type_name(x));
+      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: 'in <string>' requires string as left operand, not %s", mpt_value_type_name(x));
     *res = strstr(container->u.s, x->u.s) != NULL;
     return 0;
   }
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: argument of type '%s' is not iterable", xv_type_name(container));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: argument of type '%s' is not iterable", mpt_value_type_name(container));
 }
 
 int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_error *err) {
@@ -407,7 +407,7 @@ int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_er
     return 0;
   }
   return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' not supported between instances of '%s' and '%s'", cmp_sym(cmp),
-                       xv_type_name(l), xv_type_name(r));
+                       mpt_value_type_name(l), mpt_value_type_name(r));
 }
 
 int xv_less(const mpt_value *l, const mpt_value *r, int *res, mpt_error *err) { return xv_compare(C_LT, l, r, res, err); }
@@ -566,7 +566,7 @@ static const char *op_sym(int op) {
 
 static int unsupported(int op, const mpt_value *l, const mpt_value *r, mpt_error *err) {
   return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: unsupported operand type(s) for %s: '%s' and '%s'", op_sym(op),
-                       xv_type_name(l), xv_type_name(r));
+                       mpt_value_type_name(l), mpt_value_type_name(r));
 }
 
 static int repeat(const mpt_value *seq, int64_t times, mpt_value *out, mpt_error *err) {
@@ -701,5 +701,5 @@ int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err) {
     *out = mpt_value_float(op == X_NEG ? -a->u.f : a->u.f);
     return 0;
   }
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for unary %s: '%s'", sym, xv_type_name(a));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for unary %s: '%s'", sym, mpt_value_type_name(a));
 }
