@@ -72,7 +72,7 @@ int mpt_cmd_export(int argc, char **argv) {
       fprintf(stderr, "mptune export: warning: %s\nmptune export: warning: its %lld intact records were recovered by their "
               "checksums; the run's settings and device table %s\n", mpt_runlog_recovered(log),
               (long long)mpt_runlog_count(log),
-              mpt_runlog_recovered_meta(log) ? "were recovered from its metadata copy" : "were lost (no intact metadata copy)");
+              mpt_runlog_recovered_meta_text(log));
   } else if (rc < 0 && mpt_runlog_hdf5_failed()) {
     size_t l = strlen(err.msg);
     snprintf(err.msg + l, sizeof err.msg - l, "; its records may still be recovered: give the run's problem with --problem FILE");

@@ -289,7 +289,7 @@ static int run(int argc, char **argv, int collect) {
         fprintf(stderr, "warning: %s\nwarning: its %lld intact records were recovered by their checksums and are resumed; its "
                 "settings (strategy, seed, budget) and device and session tables %s; the file as it was is kept as %s\n",
                 mpt_runlog_recovered(log), (long long)n_resumed,
-                mpt_runlog_recovered_meta(log) ? "were recovered from its metadata copy" : "were lost (no intact metadata copy)",
+                mpt_runlog_recovered_meta_text(log),
                 mpt_runlog_damaged_copy(log));
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");

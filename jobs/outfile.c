@@ -14,7 +14,7 @@ int mpt_outfile_special(const char *path) {
   return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 }
 
-static char *tmp_name(const char *path) {
+char *mpt_outfile_tmp_name(const char *path) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 5);
   if (tmp) {
@@ -30,7 +30,7 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err) {
     if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return f;
   }
-  char *tmp = tmp_name(path);
+  char *tmp = mpt_outfile_tmp_name(path);
   if (!tmp) {
     mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     return NULL;
@@ -47,7 +47,7 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
   }
-  char *tmp = tmp_name(path);
+  char *tmp = mpt_outfile_tmp_name(path);
   int bad = !keep || ferror(f) != 0, e = errno;
   if (!bad && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL))) bad = 1, e = errno;
   if (fclose(f) != 0 && !bad) bad = 1, e = errno;

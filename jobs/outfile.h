@@ -9,6 +9,9 @@
 /* 1 when PATH exists and is not a regular file (/dev/null, /dev/stdout, a pipe): written in place, never
  * replaced */
 int mpt_outfile_special(const char *path);
+/* "PATH.tmp" (malloc'd; NULL when out of memory): where the file is written before it is renamed to PATH
+ * (jobs/runlog.c writes its rewrites there too) */
+char *mpt_outfile_tmp_name(const char *path);
 /* opens PATH.tmp for writing (a special PATH itself); NULL with err set */
 FILE *mpt_outfile_open(const char *path, mpt_error *err);
 /* keep = 1: flushes, syncs and closes PATH.tmp and renames it to PATH; 0 or MPT_ERR_IO (err set, PATH.tmp

@@ -230,12 +230,11 @@ mpt_runlog *mpt_rl_new_log(const char *path) {
   mpt_runlog *log = calloc(1, sizeof *log);
   if (!log) return NULL;
   log->path = strdup(path);
-  log->tmp = malloc(strlen(path) + 5);
+  log->tmp = mpt_outfile_tmp_name(path);
   log->file = log->evals = log->countd = -1;
   log->rec_fd = log->lock_fd = -1;
   log->rec_type = log->dev_type = log->ses_type = -1;
   if (!log->path || !log->tmp) { free(log->path); free(log->tmp); free(log); return NULL; }
-  sprintf(log->tmp, "%s.tmp", path);
   return log;
 }
 

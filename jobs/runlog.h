@@ -60,6 +60,8 @@ int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **ou
 const char *mpt_runlog_recovered(const mpt_runlog *log);
 /* 1 when a recovered log's settings and device and session tables were recovered too (its metadata copy) */
 int mpt_runlog_recovered_meta(const mpt_runlog *log);
+/* the same for messages: "were recovered from its metadata copy" or "were lost (no intact metadata copy)" */
+const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log);
 /* The run settings a log lacks (all of them in a recovered log: mode, strategy, options, evaluator, seed,
  * budget, command line) are taken from the run resuming it; stored with the next change of the file (the
  * device table tune writes). A log that has them keeps its own. */

@@ -142,6 +142,9 @@ int mpt_runlog_recover(const char *path, const mpt_space *space, mpt_runlog **ou
 
 const char *mpt_runlog_recovered(const mpt_runlog *log) { return log ? log->recovered : NULL; }
 int mpt_runlog_recovered_meta(const mpt_runlog *log) { return log && log->recovered && log->meta_recovered; }
+const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log) {
+  return mpt_runlog_recovered_meta(log) ? "were recovered from its metadata copy" : "were lost (no intact metadata copy)";
+}
 
 /* each_valid_block for a log recovered from its records (mpt_runlog_recover): read where they were found */
 int mpt_rl_each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
