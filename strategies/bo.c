@@ -128,188 +128,6 @@ static double log_poi(double z) {
   return log_norm_pdf(z) - log(-z) + log1p(-1.0 / (z * z));
 }
 
-static int push_obs(bo_state *b, int64_t id, double y, int ok) {
-  if (b->n_obs == b->cap_obs) {
-    int64_t nc = b->cap_obs ? b->cap_obs * 2 : 256;
-    int64_t *ni = realloc(b->obs_id, sizeof(int64_t) * (size_t)nc);
-    if (ni) b->obs_id = ni;
-    double *ny = realloc(b->obs_y, sizeof(double) * (size_t)nc);
-    if (ny) b->obs_y = ny;
-    uint8_t *no = realloc(b->obs_ok, (size_t)nc);
-    if (no) b->obs_ok = no;
-    if (!ni || !ny || !no) return MPT_ERR_NOMEM;
-    b->cap_obs = nc;
-  }
-  b->obs_id[b->n_obs] = id;
-  b->obs_y[b->n_obs] = y;
-  b->obs_ok[b->n_obs] = (uint8_t)ok;
-  b->n_obs++;
-  return 0;
-}
-
-static double transform(const bo_state *b, double y) { return b->transform_log ? log(y) : y; }
-
-/* (re)creates the GP from every processed valid observation (after a transform change) */
-static int rebuild_gp(bo_state *b, mpt_error *err) {
-  double ls[64], *lsp = ls, var = b->gcfg.variance, noise = b->gcfg.noise;
-  int have = 0;
-  if (b->gp) {
-    if (b->D > 64) lsp = malloc(sizeof(double) * (size_t)b->D);
-    if (!lsp) return MPT_ERR_NOMEM;
-    mpt_gp_get_hyper(b->gp, lsp, &var, &noise);
-    have = 1;
-    mpt_gp_free(b->gp);
-    b->gp = NULL;
-  }
-  int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
-  if (rc == 0 && have) rc = mpt_gp_set_hyper(b->gp, lsp, var, noise, err);
-  b->best_t = INFINITY;
-  for (int64_t i = 0; rc == 0 && i < b->n_processed; i++) {
-    if (!b->obs_ok[i]) continue;
-    double t = transform(b, b->obs_y[i]);
-    rc = mpt_gp_add(b->gp, b->X + (size_t)b->obs_id[i] * b->D, t, err);
-    if (t < b->best_t) b->best_t = t;
-  }
-  if (lsp != ls) free(lsp);
-  return rc;
-}
-
-/* inverse standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9) */
-static double norm_inv(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01, -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549671010366142e+00, 4.374664141464968e+00, 2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                             3.754408661907416e+00};
-  if (p < 0.02425) {
-    double q = sqrt(-2 * log(p));
-    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  }
-  if (p > 1 - 0.02425) return -norm_inv(1 - p);
-  double q = p - 0.5, r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-}
-
-static const double *sort_base;
-static int cmp_idx(const void *x, const void *y) {
-  double a = sort_base[*(const int *)x], c = sort_base[*(const int *)y];
-  return a < c ? -1 : a > c ? 1 : (*(const int *)x - *(const int *)y);
-}
-
-/* non-incremental output transforms (rank -> normal scores, clip at the median) over all valid
- * observations: the GP keeps its factor and only its outputs change */
-/* fills b->ty with the transformed outputs of the first n valid observations among obs [0, upto) */
-static int compute_ty(bo_state *b, int n, int64_t upto, mpt_error *err) {
-  double *ty = realloc(b->ty, sizeof(double) * (size_t)n * 2);
-  int *idx = malloc(sizeof(int) * (size_t)n);
-  if (!ty || !idx) { free(idx); if (ty) b->ty = ty; return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
-  b->ty = ty;
-  double *base = ty + n;
-  int k = 0;
-  for (int64_t i = 0; i < upto && k < n; i++)
-    if (b->obs_ok[i]) base[k++] = transform(b, b->obs_y[i]);
-  for (int i = 0; i < n; i++) idx[i] = i;
-  sort_base = base;
-  qsort(idx, (size_t)n, sizeof(int), cmp_idx);
-  if (b->post == 1) {
-    for (int r = 0; r < n;) { /* ties share their average rank */
-      int e = r;
-      while (e + 1 < n && base[idx[e + 1]] == base[idx[r]]) e++;
-      double z = norm_inv((0.5 * (r + e) + 0.5) / n);
-      for (int q = r; q <= e; q++) ty[idx[q]] = z;
-      r = e + 1;
-    }
-  } else {
-    double med = base[idx[n / 2]];
-    for (int i = 0; i < n; i++) ty[i] = base[i] < med ? base[i] : med;
-  }
-  free(idx);
-  b->best_t = INFINITY;
-  for (int i = 0; i < n; i++) if (ty[i] < b->best_t) b->best_t = ty[i];
-  return 0;
-}
-
-static int retransform(bo_state *b, mpt_error *err) {
-  int n = mpt_gp_n_obs(b->gp);
-  if (b->post == 0 || n < 2) return 0;
-  int rc = compute_ty(b, n, b->n_processed, err);
-  return rc ? rc : mpt_gp_set_outputs(b->gp, b->ty, err);
-}
-
-/* puts queued observations into the GP and the feasibility model */
-static int process_queue(bo_state *b, mpt_error *err) {
-  int rc = 0;
-  /* a non-positive objective cannot be log-transformed: switch to the raw objective once */
-  if (b->transform_log)
-    for (int64_t i = b->n_processed; i < b->n_obs; i++)
-      if (b->obs_ok[i] && !(b->obs_y[i] > 0)) {
-        b->transform_log = 0;
-        rc = rebuild_gp(b, err);
-        if (rc) return rc;
-        break;
-      }
-  int64_t new_ok = 0, last_ok = -1;
-  int post_done = 0;
-  if (b->post)
-    for (int64_t i = b->n_processed; i < b->n_obs; i++)
-      if (b->obs_ok[i]) last_ok = i;
-  for (; b->n_processed < b->n_obs; b->n_processed++) {
-    int64_t i = b->n_processed;
-    if (!b->obs_ok[i]) continue;
-    const double *x = b->X + (size_t)b->obs_id[i] * b->D;
-    int n1 = mpt_gp_n_obs(b->gp) + 1;
-    /* refits happen when the GP reaches n_init, n_init + refit_interval, ... valid observations, on
-     * exactly those observations: the schedule depends only on the told sequence, so a resumed run
-     * (all logged observations processed at once) refits at the same points as the original */
-    int refit_here = b->fit && n1 >= 2 && n1 >= b->n_init && (n1 - b->n_init) % b->refit_interval == 0;
-    if (n1 >= 2 && (i == last_ok || (refit_here && b->post))) {
-      /* the last new one (and one a refit follows) re-transforms every output in the same pass over
-       * the candidates (last_ok is set only with a non-incremental transform) */
-      rc = compute_ty(b, n1, i + 1, err);
-      if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
-      if (i == last_ok) post_done = 1;
-    } else {
-      double t = transform(b, b->obs_y[i]);
-      rc = mpt_gp_add(b->gp, x, t, err);
-      if (t < b->best_t && !b->post) b->best_t = t;
-    }
-    if (rc == 0 && refit_here) {
-      mpt_gp_fit_options fo;
-      mpt_gp_fit_options_default(&fo);
-      fo.ard = b->ard;
-      rc = mpt_gp_fit(b->gp, &fo, NULL, err);
-    }
-    if (rc) return rc;
-    new_ok++;
-  }
-  if (new_ok > 0 && b->post && !post_done && (rc = retransform(b, err)) != 0) return rc;
-  if (b->feas_mode && b->n_fail > 0) {
-    if (!b->fgp) {
-      mpt_gp_config fc = b->gcfg;
-      fc.lengthscale = b->feas_ls;
-      fc.noise = 0.1;
-      fc.normalize_scale = 0;
-      fc.mean = MPT_GP_MEAN_OBSERVED;
-      /* no candidate block: probabilities are computed on demand for the few contenders */
-      /* inputs: the leading feas_dims columns of X (the index encoding when there is one: the
-       * one-hot codes would multiply the cost of every probability without improving it) */
-      if ((rc = mpt_gp_create(&fc, b->feas_dims, 0, NULL, &b->fgp, err)) != 0) return rc;
-      b->feas_processed = 0;
-    }
-    for (; b->feas_processed < b->n_obs; b->feas_processed++) {
-      int64_t i = b->feas_processed;
-      rc = mpt_gp_add(b->fgp, b->X + (size_t)b->obs_id[i] * b->D, b->obs_ok[i] ? 1.0 : 0.0, err);
-      if (rc) return rc;
-    }
-  }
-  return 0;
-}
-
 /* ---------------------------------------------------------------- create/destroy */
 
 /* random_samples: init_ids[keep, n) are replaced by uniform random valid configurations not among
@@ -491,7 +309,7 @@ static void bo_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
       double imp = (b->best_t - t) / sc;
       b->score[af] = b->disc_adv * b->score[af] + (imp > 0 ? imp : 0);
     }
-    if (push_obs(b, o->id, ok ? o->objective : NAN, ok)) return; /* out of memory: observation lost */
+    if (bo_push_obs(b, o->id, ok ? o->objective : NAN, ok)) return; /* out of memory: observation lost */
     if (ok) b->n_ok++;
     else b->n_fail++;
   }
@@ -789,7 +607,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
   mpt_error err;
   int k = 0;
-  if (process_queue(b, &err)) return err.code ? err.code : MPT_ERR_INTERNAL;
+  if (bo_process_queue(b, &err)) return err.code ? err.code : MPT_ERR_INTERNAL;
   /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
   while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
     int64_t id = -1;
@@ -829,7 +647,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     } else {
       for (int64_t i = 0; i < b->n_processed; i++)
         if (b->obs_ok[i]) {
-          double t = transform(b, b->obs_y[i]);
+          double t = bo_transform(b, b->obs_y[i]);
           if (t > worst) worst = t;
         }
     }

@@ -1,6 +1,7 @@
 /* strategies/bo_state.h: the state of the `bo` strategy (strategies/bo.c), shared with the files that
- * hold parts of it: the local candidate sets of local picks (strategies/bo_local.c) and the cached
- * feasibility means (strategies/bo_feasibility.c). Private to strategies/bo*.c. */
+ * hold parts of it: the local candidate sets of local picks (strategies/bo_local.c), the cached
+ * feasibility means (strategies/bo_feasibility.c), and the observations and output transforms
+ * (strategies/bo_model.c). Private to strategies/bo*.c. */
 #ifndef MPT_BO_STATE_H
 #define MPT_BO_STATE_H
 #include <stdint.h>
@@ -86,5 +87,12 @@ int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c);
  * [1e-12, 1], from cached kernel values), and the cached values extended by the newest observations */
 double bo_feas_p(bo_state *b, int64_t c);
 void bo_feas_extend(bo_state *b);
+
+/* strategies/bo_model.c: appends a told observation (ok: valid) to obs_*; 0 or MPT_ERR_NOMEM */
+int bo_push_obs(bo_state *b, int64_t id, double y, int ok);
+/* the objective as the GP sees it before the rank/clip transforms (log when transform_log) */
+double bo_transform(const bo_state *b, double y);
+/* puts the queued observations (n_processed .. n_obs) into the GP and the feasibility model */
+int bo_process_queue(bo_state *b, mpt_error *err);
 
 #endif
