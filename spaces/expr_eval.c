@@ -30,7 +30,6 @@ static inline int evl(const ctx *c, int32_t ni, xval *o) {
   }
 }
 
-static inline int is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
 
 /* moves an evaluated value into a container slot (deep-copies borrowed strings/lists) */
 static int take(xval *x, mpt_value *dst, mpt_error *err) {
@@ -45,11 +44,6 @@ static int take(xval *x, mpt_value *dst, mpt_error *err) {
   return 0;
 }
 
-static int set_owned(xval *o, mpt_value v) {
-  o->v = v;
-  o->own = 1;
-  return 0;
-}
 
 /* ------------------------------------------------------------------ builtins */
 
@@ -57,14 +51,10 @@ static int not_iterable(const mpt_value *v, mpt_error *err) {
   return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
 }
 
-static int need_int(const mpt_value *v, mpt_error *err) {
-  if (is_intlike(v)) return 0;
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object cannot be interpreted as an integer", mpt_value_type_name(v));
-}
 
 static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   for (int i = 0; i < n; i++)
-    if (need_int(&a[i].v, err)) return MPT_ERR_EVAL;
+    if (xv_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
   int64_t start = 0, stop, step = 1;
   if (n == 1) stop = a[0].v.u.i;
   else { start = a[0].v.u.i; stop = a[1].v.u.i; }
@@ -79,7 +69,7 @@ static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   int rc = xv_new_list(&l, (int64_t)len, err);
   if (rc) return rc;
   for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
-  return set_owned(o, l);
+  return xv_set_owned(o, l);
 }
 
 /* range(...) without materializing it (len, `in` and comprehension iteration): its arguments */
@@ -94,7 +84,7 @@ static int range_of(const ctx *c, const xnode *rn, xrange *r) {
     xval a;
     int rc = ev(c, c->e->args[rn->first + i], &a);
     if (rc) return rc;
-    rc = need_int(&a.v, c->err);
+    rc = xv_need_int(&a.v, c->err);
     int64_t x = a.v.u.i;
     xv_release(&a);
     if (rc) return rc;
@@ -143,7 +133,7 @@ static int as_list(xval *x, xval *o, mpt_error *err) {
     if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
     mpt_value l;
     if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    return set_owned(o, l);
+    return xv_set_owned(o, l);
   }
   if (x->v.kind == MPT_V_STR) {
     int64_t n = (int64_t)strlen(x->v.u.s);
@@ -155,7 +145,7 @@ static int as_list(xval *x, xval *o, mpt_error *err) {
       l.u.list.items[i] = mpt_value_str(ch);
       if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
     }
-    return set_owned(o, l);
+    return xv_set_owned(o, l);
   }
   return not_iterable(&x->v, err);
 }
@@ -205,222 +195,11 @@ static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
   if (!rc) {
     mpt_value r;
     if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    else set_owned(o, r);
+    else xv_set_owned(o, r);
   }
   if (have_tmp) mpt_value_free(&tmpl);
   free(argv);
   return rc;
-}
-
-static int parse_int_str(const char *s, int64_t *out) {
-  while (isspace((unsigned char)*s)) s++;
-  int neg = 0;
-  if (*s == '+' || *s == '-') { neg = *s == '-'; s++; }
-  uint64_t v = 0;
-  int nd = 0, last_us = 0;
-  for (; *s && !isspace((unsigned char)*s); s++) {
-    if (*s == '_' && nd && !last_us) { last_us = 1; continue; }
-    if (*s < '0' || *s > '9') return -1;
-    last_us = 0;
-    uint64_t d = (uint64_t)(*s - '0');
-    if (v > (UINT64_MAX - d) / 10) return -2;
-    v = v * 10 + d;
-    nd++;
-  }
-  if (!nd || last_us) return -1;
-  while (isspace((unsigned char)*s)) s++;
-  if (*s) return -1;
-  if (neg) {
-    if (v > (uint64_t)INT64_MAX + 1) return -2;
-    *out = (int64_t)(0 - v);
-  } else {
-    if (v > (uint64_t)INT64_MAX) return -2;
-    *out = (int64_t)v;
-  }
-  return 0;
-}
-
-static int parse_float_str(const char *s, double *out) {
-  while (isspace((unsigned char)*s)) s++;
-  size_t n = strlen(s);
-  while (n && isspace((unsigned char)s[n - 1])) n--;
-  if (!n || n > 1000) return -1;
-  char buf[1024];
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    if (ch == '_') { /* only between digits */
-      if (!i || i + 1 >= n || !isdigit((unsigned char)s[i - 1]) || !isdigit((unsigned char)s[i + 1])) return -1;
-      continue;
-    }
-    if (ch == 'x' || ch == 'X' || ch == 'p' || ch == 'P' || ch == '(' || isspace((unsigned char)ch)) return -1;
-    buf[o++] = ch;
-  }
-  buf[o] = '\0';
-  /* accept only [sign](inf|infinity|nan) or a decimal number */
-  const char *q = buf + ((buf[0] == '+' || buf[0] == '-') ? 1 : 0);
-  if (!strcasecmp(q, "inf") || !strcasecmp(q, "infinity") || !strcasecmp(q, "nan")) {
-    double v = tolower((unsigned char)q[0]) == 'n' ? NAN : INFINITY;
-    *out = buf[0] == '-' ? -v : v;
-    return 0;
-  }
-  if (!isdigit((unsigned char)*q) && *q != '.') return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(buf, &end);
-  if (*end) return -1;
-  *out = v;
-  return 0;
-}
-
-static int float_to_int(double f, int64_t *out, mpt_error *err) {
-  if (isnan(f)) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: cannot convert float NaN to integer");
-  if (isinf(f)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: cannot convert float infinity to integer");
-  double t = trunc(f);
-  if (t >= 9223372036854775808.0 || t < -9223372036854775808.0) return xv_overflow(err);
-  *out = (int64_t)t;
-  return 0;
-}
-
-static int b_int(xval *a, int n, xval *o, mpt_error *err) {
-  if (n == 0) return set_owned(o, xv_i(0));
-  const mpt_value *v = &a[0].v;
-  int64_t r = 0;
-  switch (v->kind) {
-  case MPT_V_BOOL:
-  case MPT_V_INT: return set_owned(o, xv_i(v->u.i));
-  case MPT_V_FLOAT:
-    if (float_to_int(v->u.f, &r, err)) return MPT_ERR_EVAL;
-    return set_owned(o, xv_i(r));
-  case MPT_V_STR: {
-    int rc = parse_int_str(v->u.s, &r);
-    if (rc == -2) return xv_overflow(err);
-    if (rc) {
-      char rep[160];
-      mpt_value_repr(v, rep, sizeof rep);
-      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: invalid literal for int() with base 10: %s", rep);
-    }
-    return set_owned(o, xv_i(r));
-  }
-  default:
-    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: int() argument must be a string, a bytes-like object or a real number, not '%s'",
-                         mpt_value_type_name(v));
-  }
-}
-
-static int b_float(xval *a, int n, xval *o, mpt_error *err) {
-  if (n == 0) return set_owned(o, xv_f(0.0));
-  const mpt_value *v = &a[0].v;
-  switch (v->kind) {
-  case MPT_V_BOOL:
-  case MPT_V_INT: return set_owned(o, xv_f((double)v->u.i));
-  case MPT_V_FLOAT: return set_owned(o, xv_f(v->u.f));
-  case MPT_V_STR: {
-    double d;
-    if (parse_float_str(v->u.s, &d)) {
-      char rep[160];
-      mpt_value_repr(v, rep, sizeof rep);
-      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: could not convert string to float: %s", rep);
-    }
-    return set_owned(o, xv_f(d));
-  }
-  default:
-    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: float() argument must be a string or a real number, not '%s'", mpt_value_type_name(v));
-  }
-}
-
-/* decimal string of a non-negative integral double, exact */
-static int round_float_neg(double x, int64_t nd, double *out) {
-  /* rounds |x| to a multiple of 10^-nd (nd < 0) half-to-even, exactly */
-  double ax = fabs(x);
-  double ip = trunc(ax);
-  int frac_nonzero = (ax - ip) != 0.0;
-  char digits[400];
-  int len = snprintf(digits, sizeof digits, "%.0f", ip);
-  int64_t k = -nd; /* digits to clear */
-  if (k > len) { *out = copysign(0.0, x); return 0; }
-  int keep = len - (int)k;
-  /* discarded part compared with half */
-  int cmp; /* -1 below half, 0 tie, 1 above */
-  if (digits[keep] > '5') cmp = 1;
-  else if (digits[keep] < '5') cmp = -1;
-  else {
-    cmp = 0;
-    for (int i = keep + 1; i < len; i++)
-      if (digits[i] != '0') { cmp = 1; break; }
-    if (!cmp && frac_nonzero) cmp = 1;
-  }
-  char res[420];
-  memcpy(res, "0", 2);
-  char kept[400];
-  memcpy(kept, digits, (size_t)keep);
-  kept[keep] = '\0';
-  int up = cmp > 0 || (cmp == 0 && keep > 0 && ((kept[keep - 1] - '0') & 1));
-  /* value = kept (+1 if up) * 10^k */
-  char num[402];
-  num[0] = '0';
-  memcpy(num + 1, kept, (size_t)keep + 1);
-  int nl = keep + 1;
-  if (up) {
-    int i = nl - 1;
-    while (i >= 0 && num[i] == '9') num[i--] = '0';
-    if (i >= 0) num[i]++;
-  }
-  snprintf(res, sizeof res, "%se%lld", num, (long long)k);
-  double r = strtod(res, NULL);
-  *out = copysign(r, x);
-  return 0;
-}
-
-static int b_round(xval *a, int n, xval *o, mpt_error *err) {
-  const mpt_value *v = &a[0].v;
-  if (n == 2 && a[1].v.kind == MPT_V_NONE) n = 1;
-  if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
-    return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: type %s doesn't define __round__ method", mpt_value_type_name(v));
-  if (n == 1) {
-    if (is_intlike(v)) return set_owned(o, xv_i(v->u.i));
-    double f = v->u.f;
-    if (isnan(f)) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: cannot convert float NaN to integer");
-    if (isinf(f)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: cannot convert float infinity to integer");
-    double r = nearbyint(f); /* default rounding mode: half to even */
-    int64_t i = 0;
-    if (float_to_int(r, &i, err)) return MPT_ERR_EVAL;
-    return set_owned(o, xv_i(i));
-  }
-  if (need_int(&a[1].v, err)) return MPT_ERR_EVAL;
-  int64_t nd = a[1].v.u.i;
-  if (is_intlike(v)) {
-    int64_t x = v->u.i;
-    if (nd >= 0) return set_owned(o, xv_i(x));
-    if (nd < -18) { /* 10**19 and beyond: only |x| > 5*10**18 rounds away from 0, to +-10**19 */
-      if (nd == -19 && (x > 5000000000000000000LL || x < -5000000000000000000LL)) return xv_overflow(err);
-      return set_owned(o, xv_i(0));
-    }
-    int64_t pw = 1;
-    for (int64_t i = 0; i < -nd; i++) pw *= 10;
-    int64_t r = 0;
-    xv_int_mod(x, pw, &r, err);
-    __int128 q = (__int128)x - r; /* multiple of pw, floor; half to even */
-    int up = (__int128)r * 2 > pw || ((__int128)r * 2 == pw && ((q / pw) % 2 != 0));
-    if (up) q += pw;
-    if (q > INT64_MAX || q < INT64_MIN) return xv_overflow(err);
-    return set_owned(o, xv_i((int64_t)q));
-  }
-  double x = v->u.f;
-  if (x == 0.0 || !isfinite(x)) return set_owned(o, xv_f(x)); /* before the ndigits limits */
-  if (nd > 323) return set_owned(o, xv_f(x));
-  if (nd < -308) return set_owned(o, xv_f(0.0 * x));
-  double r = 0.0;
-  if (nd >= 0) {
-    char buf[800];
-    snprintf(buf, sizeof buf, "%.*f", (int)nd, x);
-    r = strtod(buf, NULL);
-    if (r == 0.0) r = copysign(0.0, x);
-  } else {
-    round_float_neg(x, nd, &r);
-  }
-  if (isinf(r)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: rounded value too large to represent");
-  return set_owned(o, xv_f(r));
 }
 
 static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
@@ -448,7 +227,7 @@ static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
     acc = r;
   }
   xv_release(&items);
-  return set_owned(o, acc);
+  return xv_set_owned(o, acc);
 }
 
 __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval *o) {
@@ -465,7 +244,7 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
     int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
     if (rc) return rc;
     if (r.len > INT64_MAX) return xv_overflow(c->err);
-    return set_owned(o, xv_i((int64_t)r.len));
+    return xv_set_owned(o, xv_i((int64_t)r.len));
   }
   int rc = 0, done = 0;
   for (; done < cnt; done++) {
@@ -481,39 +260,39 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
       if (cnt == 0) {
         mpt_value l;
         rc = xv_new_list(&l, 0, err);
-        if (!rc) set_owned(o, l);
+        if (!rc) xv_set_owned(o, l);
       } else {
         rc = as_list(&a[0], o, err);
       }
       break;
     case B_LEN:
-      if (v->kind == MPT_V_LIST) set_owned(o, xv_i(v->u.list.n));
-      else if (v->kind == MPT_V_STR) set_owned(o, xv_i((int64_t)strlen(v->u.s)));
+      if (v->kind == MPT_V_LIST) xv_set_owned(o, xv_i(v->u.list.n));
+      else if (v->kind == MPT_V_STR) xv_set_owned(o, xv_i((int64_t)strlen(v->u.s)));
       else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", mpt_value_type_name(v));
       break;
     case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
     case B_MAX: rc = b_minmax(1, a, cnt, o, err); break;
     case B_ABS:
-      if (is_intlike(v)) {
+      if (xv_is_intlike(v)) {
         if (v->u.i == INT64_MIN) rc = xv_overflow(err);
-        else set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
+        else xv_set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
       } else if (v->kind == MPT_V_FLOAT) {
-        set_owned(o, xv_f(fabs(v->u.f)));
+        xv_set_owned(o, xv_f(fabs(v->u.f)));
       } else {
         rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
       }
       break;
-    case B_INT: rc = b_int(a, cnt, o, err); break;
-    case B_FLOAT: rc = b_float(a, cnt, o, err); break;
-    case B_ROUND: rc = b_round(a, cnt, o, err); break;
+    case B_INT: rc = xe_b_int(a, cnt, o, err); break;
+    case B_FLOAT: rc = xe_b_float(a, cnt, o, err); break;
+    case B_ROUND: rc = xe_b_round(a, cnt, o, err); break;
     case B_SUM: rc = b_sum(a, cnt, o, err); break;
-    case B_BOOL: set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
+    case B_BOOL: xv_set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
     case B_STR: {
       if (cnt == 0) {
-        set_owned(o, mpt_value_str(""));
+        xv_set_owned(o, mpt_value_str(""));
       } else if (v->kind == MPT_V_STR) {
         mpt_value s = mpt_value_str(v->u.s);
-        set_owned(o, s);
+        xv_set_owned(o, s);
       } else {
         int len = mpt_value_str_repr(v, NULL, 0);
         if (len > XP_MAX_STR) {
@@ -527,7 +306,7 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
         memset(&s, 0, sizeof s);
         s.kind = MPT_V_STR;
         s.u.s = buf;
-        set_owned(o, s);
+        xv_set_owned(o, s);
       }
       if (!rc && o->v.kind != MPT_V_STR) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
       break;
@@ -550,7 +329,7 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
   if (rc) { xv_release(&con); return rc; }
   if (con.v.kind != MPT_V_LIST && con.v.kind != MPT_V_STR) {
     rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", mpt_value_type_name(&con.v));
-  } else if (!is_intlike(&idx.v)) {
+  } else if (!xv_is_intlike(&idx.v)) {
     rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: %s indices must be integers%s, not %s",
                        con.v.kind == MPT_V_LIST ? "list" : "string", con.v.kind == MPT_V_LIST ? " or slices" : "",
                        mpt_value_type_name(&idx.v));
@@ -564,7 +343,7 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
       char ch[2] = {con.v.u.s[i], 0};
       mpt_value s = mpt_value_str(ch);
       if (s.kind != MPT_V_STR) rc = mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-      else set_owned(o, s);
+      else xv_set_owned(o, s);
     } else if (con.own) {
       o->v = con.v.u.list.items[i];
       o->own = 1;
@@ -636,7 +415,7 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
   slot->kind = MPT_V_NONE;
   xv_release(&it);
   if (rc) { mpt_value_free(&res); return rc; }
-  return set_owned(o, res);
+  return xv_set_owned(o, res);
 }
 
 __attribute__((noinline)) static int ev_list(const ctx *c, const xnode *n, xval *o) {
@@ -657,7 +436,7 @@ __attribute__((noinline)) static int ev_list(const ctx *c, const xnode *n, xval 
       return rc;
     }
   }
-  return set_owned(o, l);
+  return xv_set_owned(o, l);
 }
 
 __attribute__((noinline)) static int ev_cmp(const ctx *c, const xnode *n, xval *o) {
@@ -762,7 +541,7 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
     xv_release(&l);
     xv_release(&r);
     if (rc) return rc;
-    return set_owned(o, res);
+    return xv_set_owned(o, res);
   }
   case X_NEG: case X_POS: case X_INV: case X_NOT: {
     xval a;
@@ -779,7 +558,7 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
     rc = xv_unop(n->op, &a.v, &res, c->err);
     xv_release(&a);
     if (rc) return rc;
-    return set_owned(o, res);
+    return xv_set_owned(o, res);
   }
   case X_AND: case X_OR: {
     int rc = ev(c, n->a, o);

@@ -99,6 +99,13 @@ static inline void xv_release(xval *x) {
 
 /* ---- expr_value.c: operations on values (Python semantics); each returns 0 or MPT_ERR_EVAL /
  * MPT_ERR_NOMEM with a Python-like message "ExceptionClass: text" in err. ---- */
+static inline int xv_is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
+/* o takes v (owned); returns 0 */
+static inline int xv_set_owned(xval *o, mpt_value v) {
+  o->v = v;
+  o->own = 1;
+  return 0;
+}
 int xv_float_repr(double d, char *buf, int cap);
 /* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT) on any values; result is owned */
 int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err);
@@ -144,4 +151,10 @@ int xf_run(const xfast *f, const mpt_value *vars, int *is_float, int *pykind, do
 /* ---- expr.c: test hook (tests/expr_driver.c): 0 disables the fast path, to compare both paths ---- */
 void xe_set_fast(int on);
 
+/* spaces/expr_convert.c: 0 for an int or bool, else a TypeError */
+int xv_need_int(const mpt_value *v, mpt_error *err);
+/* the builtins int(), float(), round() over their n evaluated arguments a; the result in o */
+int xe_b_int(xval *a, int n, xval *o, mpt_error *err);
+int xe_b_float(xval *a, int n, xval *o, mpt_error *err);
+int xe_b_round(xval *a, int n, xval *o, mpt_error *err);
 #endif

@@ -284,8 +284,7 @@ const char *mpt_value_type_name(const mpt_value *v) {
 
 /* ------------------------------------------------------------------ comparison */
 
-static inline int is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
-static inline int is_num(const mpt_value *v) { return is_intlike(v) || v->kind == MPT_V_FLOAT; }
+static inline int is_num(const mpt_value *v) { return xv_is_intlike(v) || v->kind == MPT_V_FLOAT; }
 
 int xv_cmp_int_float(int64_t i, double f) {
   if (isnan(f)) return 2;
@@ -301,9 +300,9 @@ int xv_cmp_int_float(int64_t i, double f) {
 
 /* numeric three-way comparison: -1, 0, 1, or 2 when unordered */
 static int num_cmp(const mpt_value *a, const mpt_value *b) {
-  if (is_intlike(a) && is_intlike(b)) return a->u.i < b->u.i ? -1 : (a->u.i > b->u.i ? 1 : 0);
-  if (is_intlike(a)) return xv_cmp_int_float(a->u.i, b->u.f);
-  if (is_intlike(b)) {
+  if (xv_is_intlike(a) && xv_is_intlike(b)) return a->u.i < b->u.i ? -1 : (a->u.i > b->u.i ? 1 : 0);
+  if (xv_is_intlike(a)) return xv_cmp_int_float(a->u.i, b->u.f);
+  if (xv_is_intlike(b)) {
     int c = xv_cmp_int_float(b->u.i, a->u.f);
     return c == 2 ? 2 : -c;
   }
@@ -341,7 +340,7 @@ int mpt_value_truthy(const mpt_value *v) {
 }
 
 double mpt_value_as_double(const mpt_value *v, int *ok) {
-  if (is_intlike(v)) { if (ok) *ok = 1; return (double)v->u.i; }
+  if (xv_is_intlike(v)) { if (ok) *ok = 1; return (double)v->u.i; }
   if (v->kind == MPT_V_FLOAT) { if (ok) *ok = 1; return v->u.f; }
   if (ok) *ok = 0;
   return 0.0;
@@ -624,7 +623,7 @@ static int concat(const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_er
 }
 
 int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err) {
-  if (is_intlike(l) && is_intlike(r)) {
+  if (xv_is_intlike(l) && xv_is_intlike(r)) {
     int64_t a = l->u.i, b = r->u.i, x = 0;
     switch (op) {
     case X_ADD: if (__builtin_add_overflow(a, b, &x)) return xv_overflow(err); *out = mpt_value_int(x); return 0;
@@ -677,8 +676,8 @@ int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt
   }
   if (op == X_ADD && l->kind == r->kind && (l->kind == MPT_V_STR || l->kind == MPT_V_LIST)) return concat(l, r, out, err);
   if (op == X_MUL) {
-    if ((l->kind == MPT_V_STR || l->kind == MPT_V_LIST) && is_intlike(r)) return repeat(l, r->u.i, out, err);
-    if ((r->kind == MPT_V_STR || r->kind == MPT_V_LIST) && is_intlike(l)) return repeat(r, l->u.i, out, err);
+    if ((l->kind == MPT_V_STR || l->kind == MPT_V_LIST) && xv_is_intlike(r)) return repeat(l, r->u.i, out, err);
+    if ((r->kind == MPT_V_STR || r->kind == MPT_V_LIST) && xv_is_intlike(l)) return repeat(r, l->u.i, out, err);
   }
   return unsupported(op, l, r, err);
 }
@@ -686,7 +685,7 @@ int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt
 int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err) {
   const char *sym = op == X_NEG ? "-" : op == X_POS ? "+" : "~";
   if (op == X_NOT) { *out = mpt_value_bool(!mpt_value_truthy(a)); return 0; }
-  if (is_intlike(a)) {
+  if (xv_is_intlike(a)) {
     if (op == X_NEG) {
       if (a->u.i == INT64_MIN) return xv_overflow(err);
       *out = mpt_value_int(-a->u.i);
