@@ -48,7 +48,6 @@ static const struct { const char *key; attr_kind kind; } ATTRS[] = {
   {"host", A_STR}, {"space_size", A_I64}, {"finished", A_I32}, {"stop_reason", A_STR},
   {"finish_time", A_STR},
 };
-#define N_ATTRS MPT_RL_N_ATTRS
 _Static_assert(sizeof ATTRS / sizeof ATTRS[0] == MPT_RL_N_ATTRS, "runlog_state.h: MPT_RL_N_ATTRS");
 
 /* ---- small helpers ---- */
@@ -69,7 +68,7 @@ static int h5err(mpt_error *err, const char *path, const char *what) {
 }
 
 static int attr_index(const char *key) {
-  for (int i = 0; i < N_ATTRS; i++)
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++)
     if (strcmp(ATTRS[i].key, key) == 0) return i;
   return -1;
 }
@@ -246,7 +245,7 @@ void mpt_rl_free_log(mpt_runlog *log) {
   if (log->dev_type >= 0) H5Tclose(log->dev_type);
   if (log->ses_type >= 0) H5Tclose(log->ses_type);
   mpt_rl_params_free(log->params, log->dims);
-  for (int i = 0; i < N_ATTRS; i++) free(log->attr[i]);
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++) free(log->attr[i]);
   free(log->devs);
   free(log->sess);
   free(log->buf);
@@ -289,14 +288,14 @@ static int copy_block(mpt_runlog *log, hsize_t k, void *ctx) {
  * room for HDF5's own structures. */
 static off_t file_size_bound(const mpt_runlog *log, int64_t capacity) {
   off_t n = (off_t)capacity * (off_t)log->rec_size + 48 * 1024;
-  for (int i = 0; i < N_ATTRS; i++) n += log->attr[i] ? (off_t)strlen(log->attr[i]) + 64 : 64;
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++) n += log->attr[i] ? (off_t)strlen(log->attr[i]) + 64 : 64;
   for (int p = 0; p < log->dims; p++) {
     const mpt_rl_param *t = &log->params[p];
     n += 512 + (off_t)strlen(t->name);
     for (int i = 0; i < t->n; i++) n += t->str && t->str[i] ? (off_t)strlen(t->str[i]) + 1 : 8;
   }
   off_t tables = (off_t)log->n_devs * (off_t)sizeof(mpt_rl_dev) + (off_t)log->n_sess * (off_t)sizeof(mpt_rl_session);
-  for (int i = 0; i < N_ATTRS; i++) /* the metadata copy repeats the attributes and the tables */
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++) /* the metadata copy repeats the attributes and the tables */
     tables += (off_t)strlen(ATTRS[i].key) + (log->attr[i] ? (off_t)strlen(log->attr[i]) : 0) + 8;
   return n + 2 * tables + 1024;
 }
@@ -316,8 +315,8 @@ static int check_room(const char *tmp, off_t need) {
 }
 
 const char *const *mpt_rl_attr_keys(void) {
-  static const char *keys[N_ATTRS];
-  for (int i = 0; i < N_ATTRS; i++) keys[i] = ATTRS[i].key;
+  static const char *keys[MPT_RL_N_ATTRS];
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++) keys[i] = ATTRS[i].key;
   return keys;
 }
 
@@ -325,7 +324,7 @@ const char *const *mpt_rl_attr_keys(void) {
  * recovery finds when HDF5 can not read the file (jobs/runlog_meta.h); written before /evaluations, so it
  * lies before the records and survives a file cut short in them. 0 or -1 */
 static int write_meta_copy(mpt_runlog *log, hid_t f) {
-  mpt_rl_meta m = {N_ATTRS, mpt_rl_attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
+  mpt_rl_meta m = {MPT_RL_N_ATTRS, mpt_rl_attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
   size_t size;
   unsigned char *blk = mpt_rl_meta_pack(&m, &size);
   if (!blk) return -1;
@@ -354,7 +353,7 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
     return mpt_error_set(err, MPT_ERR_IO, "cannot create run log %s: %s", log->tmp, why[0] ? why : "is the directory writable?");
   }
   int bad = set_attr_num(log, "format_version", "%d", FORMAT_VERSION); /* a resumed older log: now this layout */
-  for (int i = 0; i < N_ATTRS; i++) {
+  for (int i = 0; i < MPT_RL_N_ATTRS; i++) {
     const char *v = log->attr[i];
     if (!v) continue; /* lost (a recovered log): absent until a run gives it (mpt_runlog_adopt_meta) */
     switch (ATTRS[i].kind) {
@@ -537,7 +536,7 @@ int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",
                        path, v, MPT_VERSION, FORMAT_OLDEST, FORMAT_VERSION);
   }
-  for (int i = 0; rc == 0 && i < N_ATTRS; i++) log->attr[i] = mpt_h5_attr_read_text(log->file, ATTRS[i].key);
+  for (int i = 0; rc == 0 && i < MPT_RL_N_ATTRS; i++) log->attr[i] = mpt_h5_attr_read_text(log->file, ATTRS[i].key);
   if (rc == 0 && why[0]) rc = h5err(err, path, "reading its attributes (the file is damaged)");
   const char *fin = rc ? NULL : get_attr(log, "finished");
   log->finished = fin && atoi(fin) != 0;

@@ -4,7 +4,6 @@
  * value that is not an integer. Used by spaces/expr_eval.c. */
 #include <ctype.h>
 #include <errno.h>
-#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,7 @@
 /* spaces/expr_eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
  * paths that never allocate for scalars), the builtins (range, list, len, min, max, abs, int, float,
  * round, sum, bool, str) and constant folding of variable-free subtrees at compile time. */
-#include <ctype.h>
-#include <errno.h>
-#include <fenv.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr_internal.h"

@@ -5,7 +5,6 @@
 #include "spaces/space_internal.h"
 #include "spaces/cond_split.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
