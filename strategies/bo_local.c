@@ -14,10 +14,11 @@ int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c) {
   return 1;
 }
 
-static const double *obs_sort_y;
-static int cmp_obs(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
-  double ya = obs_sort_y[a], yc = obs_sort_y[c];
+/* observations by objective (the told values, passed as by), ties by index */
+static int cmp_obs(const void *x, const void *z, void *by) {
+  int64_t a = *(const int64_t *)x, c = *(const int64_t *)z;
+  const double *y = by;
+  double ya = y[a], yc = y[c];
   return ya < yc ? -1 : ya > yc ? 1 : (a > c) - (a < c);
 }
 
@@ -45,8 +46,7 @@ int bo_mark_local(bo_state *b, mpt_strategy *s) {
   for (int64_t i = 0; i < b->n_processed; i++)
     if (b->obs_ok[i]) ord[n_ok_obs++] = i;
   if (n_ok_obs == 0) { free(ord); return 0; }
-  obs_sort_y = b->obs_y;
-  qsort(ord, (size_t)n_ok_obs, sizeof(int64_t), cmp_obs);
+  qsort_r(ord, (size_t)n_ok_obs, sizeof(int64_t), cmp_obs, b->obs_y);
   if (b->local_kind < 0) {
     mpt_space_config(s->space, b->obs_id[ord[0]], b->inc_idx);
     free(ord);

@@ -73,9 +73,9 @@ static double norm_inv(double p) {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-static const double *sort_base;
-static int cmp_idx(const void *x, const void *y) {
-  double a = sort_base[*(const int *)x], c = sort_base[*(const int *)y];
+static int cmp_idx(const void *x, const void *y, void *by) {
+  const double *base = by;
+  double a = base[*(const int *)x], c = base[*(const int *)y];
   return a < c ? -1 : a > c ? 1 : (*(const int *)x - *(const int *)y);
 }
 
@@ -92,8 +92,7 @@ static int compute_ty(bo_state *b, int n, int64_t upto, mpt_error *err) {
   for (int64_t i = 0; i < upto && k < n; i++)
     if (b->obs_ok[i]) base[k++] = bo_transform(b, b->obs_y[i]);
   for (int i = 0; i < n; i++) idx[i] = i;
-  sort_base = base;
-  qsort(idx, (size_t)n, sizeof(int), cmp_idx);
+  qsort_r(idx, (size_t)n, sizeof(int), cmp_idx, base);
   if (b->post == 1) {
     for (int r = 0; r < n;) { /* ties share their average rank */
       int e = r;
