@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/run-tests.sh: the README's test command. Installs what is needed, builds the release and the
-# ASan/UBSan builds, runs the whole suite (ctest) on the first and the unit tests on the second.
+# ASan/UBSan builds, runs the whole suite (ctest) on both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,6 +9,9 @@ bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
 (cd build && ctest --output-on-failure --timeout 1500)
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMPT_SANITIZE=ON
 # LeakSanitizer on: any leak of mptune's fails its test; tests/lsan.supp names the library-internal ones.
+# HWLOC_COMPONENTS=-pci: MPICH's MPI_Init loads hwloc's PCI plugin, which leaks 1016 bytes and is unloaded
+# before the leak check, so no suppression can name it (mptune does not use hwloc's PCI data).
 supp="$PWD/tests/lsan.supp"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$supp:print_suppressions=0" \
-  UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure --timeout 1500)
+(cd build-asan && HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 \
+  LSAN_OPTIONS="suppressions=$supp:print_suppressions=0" UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure --timeout 1500)
