@@ -4,6 +4,7 @@
  * evaluators/kernel_spec.h; semantics in docs/KERNELS.md. */
 #include "evaluators/kernel_spec.h"
 #include "evaluators/kernel_spec_eval.h"
+#include "spaces/json_keys.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,26 @@
 #include <strings.h>
 
 #define KS "KernelSpecification"
+
+/* The keys read here or listed by the T1 schema, per object; a key one or two edits from one of them is a
+ * misspelling and an error (spaces/json_keys.h) */
+static const char *const ks_keys[] = {"Language", "CompilerOptions", "KernelName", "KernelFile", "GlobalSizeType",
+                                      "GlobalSize", "LocalSize", "SharedMemory", "Arguments", "ReferenceArguments",
+                                      "Device", "Profiling", "SimulationInput", "ProblemSize", "GridDivX", "GridDivY",
+                                      "GridDivZ", "Iterations", "Tolerance", NULL};
+static const char *const arg_keys[] = {"Name", "Type", "TypeSize", "MemoryType", "MemType", "AccessType", "Size",
+                                       "FillType", "FillValue", "DataSource", "RandomSeed", "Output", NULL};
+static const char *const ref_keys[] = {"Name", "TargetName", "FillType", "FillValue", "DataSource", "RandomSeed",
+                                       "ValidationMethod", "ValidationThreshold", NULL};
+static const char *const xyz_keys[] = {"X", "Y", "Z", NULL};
+static const char *const tol_keys[] = {"Atol", "Rtol", NULL};
+
+static int check_keys(const mpt_problem *p, const cJSON *o, const char *const *known, const char *field,
+                      mpt_error *err) {
+  char where[192];
+  snprintf(where, sizeof where, "%s%s%s", KS, field[0] ? "." : "", field);
+  return mpt_json_check_keys(o, known, p->path, p->text, where, err);
+}
 
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
@@ -290,6 +311,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
       break;
     }
+    if ((rc = check_keys(p, o, arg_keys, field, err))) break;
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
     char defname[32];
     snprintf(defname, sizeof defname, "arg%d", i);
@@ -332,6 +354,11 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       }
     }
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(o, "Output");
+    if (out && !cJSON_IsBool(out) && !cJSON_IsNumber(out)) {
+      snprintf(fld, sizeof fld, "%s.Output", field);
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected true, false, 1 or 0");
+      break;
+    }
     if (any_output_key)
       a->output = out && (cJSON_IsTrue(out) || (cJSON_IsNumber(out) && out->valuedouble != 0));
     else
@@ -399,6 +426,8 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
     char field[64], fld[160];
     snprintf(field, sizeof field, "ReferenceArguments[%d]", i);
     if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
+    int krc = check_keys(p, o, ref_keys, field, err);
+    if (krc) return krc;
     const cJSON *tn = cJSON_GetObjectItemCaseSensitive(o, "TargetName");
     snprintf(fld, sizeof fld, "%s.TargetName", field);
     if (!cJSON_IsString(tn)) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (the name of an argument)");
@@ -443,6 +472,8 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
 static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_expr **dst, mpt_error *err) {
   static const char *dims[3] = {"X", "Y", "Z"};
   if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
+  int krc = check_keys(ks->problem, o, xyz_keys, name, err);
+  if (krc) return krc;
   for (int d = 0; d < 3; d++) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, dims[d]);
     if (!j || cJSON_IsNull(j)) continue;
@@ -471,6 +502,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   }
   for (int i = 0; i < p->n_params; i++) ks->names[i] = p->params[i].name;
   ks->names[p->n_params] = "ProblemSize";
+  if ((rc = check_keys(p, k, ks_keys, "", err))) goto fail;
 
   /* Language */
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
@@ -628,6 +660,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   ks->rtol = 1e-5;
   const cJSON *tol = cJSON_GetObjectItemCaseSensitive(k, "Tolerance");
   if (tol) {
+    if ((rc = check_keys(p, tol, tol_keys, "Tolerance", err))) goto fail;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "Atol");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
     if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||

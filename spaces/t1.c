@@ -1,7 +1,9 @@
 /* spaces/t1.c: reads a T1 problem file (ConfigurationSpace.TuningParameters and Conditions): evaluates
  * each parameter's `Values` expression, checks types and defaults, compiles the conditions and finds the
- * parameters each one uses (warning when the file's `Parameters` list disagrees). */
+ * parameters each one uses (warning when the file's `Parameters` list disagrees); misspelt keys are errors
+ * (spaces/json_keys.c). */
 #include "spaces/t1.h"
+#include "spaces/json_keys.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -20,6 +22,15 @@ static char *dupstr(const char *s) {
 
 static const char *type_names[] = {"int", "uint", "float", "bool", "string"};
 
+/* The keys read here or listed by the T1 schema, per object (KernelSpecification: evaluators/kernel_spec.c) */
+static const char *const root_keys[] = {"General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget",
+                                        "BenchmarkConfig", NULL};
+static const char *const general_keys[] = {"BenchmarkName", "OutputFormat", "FormatVersion", "LoggingLevel",
+                                           "OutputFile", "TimeUnit", NULL};
+static const char *const space_keys[] = {"TuningParameters", "Conditions", NULL};
+static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
+static const char *const condition_keys[] = {"Expression", "Parameters", NULL};
+
 static int add_warning(mpt_problem *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int add_warning(mpt_problem *p, const char *fmt, ...) {
   char buf[1024];
@@ -33,16 +44,6 @@ static int add_warning(mpt_problem *p, const char *fmt, ...) {
   if (!(w[p->n_warnings] = dupstr(buf))) return MPT_ERR_NOMEM;
   p->n_warnings++;
   return 0;
-}
-
-/* line and column (1-based) of a byte offset in text */
-static void line_col(const char *text, size_t off, int *line, int *col) {
-  int l = 1, c = 1;
-  for (size_t i = 0; i < off && text[i]; i++) {
-    if (text[i] == '\n') { l++; c = 1; } else c++;
-  }
-  *line = l;
-  *col = c;
 }
 
 /* A JSON scalar (number, string, bool) as a value; numbers become int when integral and the
@@ -90,6 +91,10 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   const char *file = p->path;
   if (!cJSON_IsObject(jp))
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d]: expected an object", file, i);
+  char where[64];
+  snprintf(where, sizeof where, "TuningParameters[%d]", i);
+  int krc = mpt_json_check_keys(jp, param_keys, file, p->text, where, err);
+  if (krc) return krc;
   const cJSON *jn = cJSON_GetObjectItemCaseSensitive(jp, "Name");
   if (!cJSON_IsString(jn) || !jn->valuestring[0])
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Name: missing or not a non-empty string",
@@ -210,6 +215,10 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
 static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *const *names, mpt_error *err) {
   mpt_condition *c = &p->conditions[i];
   const char *file = p->path;
+  char where[64];
+  snprintf(where, sizeof where, "Conditions[%d]", i);
+  int krc = mpt_json_check_keys(jc, condition_keys, file, p->text, where, err);
+  if (krc) return krc;
   const cJSON *je = cJSON_IsString(jc) ? jc : cJSON_GetObjectItemCaseSensitive(jc, "Expression");
   if (!cJSON_IsString(je))
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: Conditions[%d].Expression: missing or not a string", file, i);
@@ -288,7 +297,7 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   if (!p->json) {
     size_t off = end ? (size_t)(end - text) : 0;
     int line, col;
-    line_col(text, off, &line, &col);
+    mpt_text_line_col(text, off, &line, &col);
     char near[24] = "";
     if (end && *end) {
       int k = 0;
@@ -305,6 +314,11 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     goto fail;
   }
   const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
+  if ((rc = mpt_json_check_keys(p->json, root_keys, path, text, "", err)) ||
+      (rc = mpt_json_check_keys(gen, general_keys, path, text, "General", err)) ||
+      (rc = mpt_json_check_keys(cs, space_keys, path, text, "ConfigurationSpace", err)))
+    goto fail;
   const cJSON *bn = gen ? cJSON_GetObjectItemCaseSensitive(gen, "BenchmarkName") : NULL;
   if (cJSON_IsString(bn) && bn->valuestring[0]) {
     p->name = dupstr(bn->valuestring);
@@ -318,7 +332,6 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   }
   if (!p->name) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
 
-  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
   if (!cJSON_IsObject(cs)) {
     rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace: missing or not an object", path);
     goto fail;

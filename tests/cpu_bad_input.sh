@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cpu_bad_input.sh: bad input to `mptune tune` with the cpu evaluator under mpiexec.mpich -n 3: a
 # missing kernel file, a kernel name that is not in the file, an argument size expression that fails,
-# a non-C language. Each: non-zero exit, one clear message naming the field, no run log left behind.
+# a non-C language, a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
 set -euo pipefail
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SOURCE_DIR:?}"
 tmp=$(mktemp -d /tmp/mpt_cpu_bad_XXXXXX)
@@ -31,4 +31,6 @@ check missing_kernel 's/"KernelName": "twice"/"KernelName": "thrice"/' \
 check bad_size 's|"Size": "ProblemSize\[0\]", "FillType": "Generator"|"Size": "ProblemSize[0] // (len(mode) - 7)", "FillType": "Generator"|' \
   "KernelSpecification.Arguments[1].Size: 'ProblemSize[0] // (len(mode) - 7)' failed: ZeroDivisionError"
 check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
+check misspelt_key 's/"Arguments"/"Argumnets"/' \
+  "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
 echo "cpu_bad_input: ok"

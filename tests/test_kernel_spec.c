@@ -343,6 +343,78 @@ static void test_bad_input(void **state) {
   mpt_problem_free(p);
 }
 
+/* a misspelt key is an error naming the file, line, column, field and the key meant; other keys that
+ * mptune does not read (other tools' extensions) are accepted; Output must be a flag */
+static void expect_kspec_error(const char *extra_ks, const char *extra_arg, const char *refs, int code,
+                               const char *const *needles) {
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  int rc = load_variant("C", "100", extra_ks, "float", "10", extra_arg, refs, &ks, &p, &err);
+  if (rc != code) fprintf(stderr, "%s%s: rc %d, expected %d: %s\n", extra_ks, extra_arg, rc, code, err.msg);
+  assert_int_equal(rc, code);
+  for (int i = 0; rc && needles[i]; i++) {
+    if (!strstr(err.msg, needles[i])) fprintf(stderr, "message lacks '%s':\n%s\n", needles[i], err.msg);
+    assert_non_null(strstr(err.msg, needles[i]));
+  }
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+}
+
+static void test_misspelt_keys(void **state) {
+  (void)state;
+  /* the template is one line: columns count from the start of the document */
+  expect_kspec_error(", \"Iteratons\": 3", "", "", MPT_ERR_NAME,
+                     (const char *[]){"bad.json:1:", "KernelSpecification.Iteratons: unknown key; did you mean "
+                                      "'Iterations'?", NULL});
+  expect_kspec_error(", \"GridDivx\": [\"block_size_x\"]", "", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.GridDivx", "'GridDivX'", NULL});
+  expect_kspec_error(", \"Tolerance\": {\"Atol\": 1e-3, \"Rtl\": 0}", "", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.Tolerance.Rtl", "'Rtol'", NULL});
+  expect_kspec_error("", ", \"Fillvalue\": 2", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.Arguments[0].Fillvalue", "'FillValue'", NULL});
+  expect_kspec_error("", ", \"AcessType\": \"ReadOnly\"", "", MPT_ERR_NAME,
+                     (const char *[]){"Arguments[0].AcessType", "'AccessType'", NULL});
+  expect_kspec_error("", "",
+                     ", \"ReferenceArguments\": [{\"Name\": \"r\", \"TargetName\": \"a\", \"FillType\": "
+                     "\"Constant\", \"ValidationMetod\": \"AbsoluteDifference\"}]",
+                     MPT_ERR_NAME, (const char *[]){"ReferenceArguments[0].ValidationMetod", "'ValidationMethod'", NULL});
+  expect_kspec_error(", \"SharedMemory\": 0, \"ReferenceArgument\": []", "", "", MPT_ERR_NAME,
+                     (const char *[]){"'ReferenceArguments'", NULL});
+  /* column: "Iteratons" starts where the template puts extra_ks, after `{"X": "100"}, ` */
+  {
+    mpt_kernel_spec *ks = NULL;
+    mpt_problem *p = NULL;
+    mpt_error err = {0};
+    assert_int_equal(load_variant("C", "100", ", \"Iteratons\": 3", "float", "10", "", "", &ks, &p, &err),
+                     MPT_ERR_NAME);
+    char want[64];
+    snprintf(want, sizeof want, "bad.json:1:%d:", (int)(strstr(p->text, "\"Iteratons\"") - p->text) + 1);
+    if (!strstr(err.msg, want)) fprintf(stderr, "expected '%s' in %s\n", want, err.msg);
+    assert_non_null(strstr(err.msg, want));
+    mpt_problem_free(p);
+  }
+  /* case matters to the reader, so a key that differs only in case is caught too, even a short one */
+  expect_kspec_error(", \"sharedMemory\": 64", "", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.sharedMemory", "'SharedMemory'", NULL});
+  {
+    mpt_kernel_spec *ks = NULL;
+    mpt_problem *p = NULL;
+    mpt_error err = {0};
+    /* GlobalSize {"X": "100", "y": "2"} */
+    assert_int_equal(load_variant("C", "100\", \"y\": \"2", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_NAME);
+    assert_non_null(strstr(err.msg, "KernelSpecification.GlobalSize.y: unknown key; did you mean 'Y'?"));
+    mpt_problem_free(p);
+  }
+  /* accepted: other tools' keys far from every known one, and near ones whose key is given too */
+  expect_kspec_error(", \"Misc\": {\"jitify\": true}, \"Stream\": 1, \"BenchmarkName\": \"x\"", "", "", 0,
+                     (const char *[]){NULL});
+  expect_kspec_error("", ", \"Comment\": \"buffer\", \"Names\": \"b\"", "", 0, (const char *[]){NULL});
+  /* Output: a flag, not a string */
+  expect_kspec_error("", ", \"Output\": \"yes\"", "", MPT_ERR_VALUE,
+                     (const char *[]){"Arguments[0].Output: expected true, false, 1 or 0", NULL});
+}
+
 /* references from ReferenceArguments and the comparison rules */
 static void test_reference_compare(void **state) {
   (void)state;
@@ -467,7 +539,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_convolution_milo), cmocka_unit_test(test_hotspot_milo),
     cmocka_unit_test(test_missing_kernel_file), cmocka_unit_test(test_cpu_example),
-    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_reference_compare), cmocka_unit_test(test_binary_raw),
+    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_reference_compare),
+    cmocka_unit_test(test_binary_raw),
     cmocka_unit_test(test_half),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

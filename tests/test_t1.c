@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "spaces/t1.h"
+#include "spaces/json_keys.h"
 #include "spaces/rng.h"
 #include "spaces/space.h"
 #include "tests/slurp.h"
@@ -198,6 +199,47 @@ static void test_errors(void **state) {
   assert_null(p);
 }
 
+/* misspelt keys: one or two edits from a key the reader knows (or a case difference) is an error with file,
+ * line, column, field and the key meant; keys far from all (other tools' extensions) are accepted */
+static void test_misspelt_keys(void **state) {
+  (void)state;
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Vaules\": \"[1, 2]\"}]}}",
+               MPT_ERR_NAME,
+               (const char *[]){"mem.json:2:32: TuningParameters[0].Vaules: unknown key; did you mean 'Values'?", NULL});
+  expect_error(HEAD "{\"Nmae\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
+               (const char *[]){"TuningParameters[0].Nmae", "'Name'", NULL});
+  expect_error(HEAD "{\"Name\": \"a\", \"type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
+               (const char *[]){"TuningParameters[0].type", "'Type'", NULL});
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}], \"Conditons\": []}}",
+               MPT_ERR_NAME, (const char *[]){"ConfigurationSpace.Conditons", "'Conditions'", NULL});
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}], \"Conditions\": "
+                    "[{\"Expresion\": \"a > 1\"}]}}",
+               MPT_ERR_NAME, (const char *[]){"Conditions[0].Expresion", "'Expression'", NULL});
+  expect_error("{\"Genral\": {}, \"ConfigurationSpace\": {}}", MPT_ERR_NAME, (const char *[]){"mem.json:1:2: Genral", "'General'", NULL});
+  expect_error("{\"ConfigurationSpaces\": {}}", MPT_ERR_NAME, (const char *[]){"'ConfigurationSpace'", NULL});
+  expect_error("{\"General\": {\"BenchmarkNam\": \"x\"}, \"ConfigurationSpace\": {}}", MPT_ERR_NAME,
+               (const char *[]){"General.BenchmarkNam", "'BenchmarkName'", NULL});
+  /* accepted: keys far from every known one, and a near one whose key is there too */
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse("{\"General\": {\"Comment\": \"c\", \"BenchmarkName\": \"n\"}, \"BenchmarkConfig\": {\"dataSize\": 1}, "
+                 "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Names\": \"x\", \"Type\": \"int\", "
+                 "\"Values\": \"[1, 2]\", \"Description\": \"d\"}]}}",
+                 &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_problem_free(p);
+  /* the distance itself: swaps count once, case is ignored, counting stops past the limit */
+  assert_int_equal(mpt_key_distance("Nmae", "Name", 2), 1);
+  assert_int_equal(mpt_key_distance("values", "Values", 2), 0);
+  assert_int_equal(mpt_key_distance("Argumens", "Arguments", 2), 1);
+  assert_int_equal(mpt_key_distance("Arguemnts", "Arguments", 2), 1);
+  assert_int_equal(mpt_key_distance("Argmnts", "Arguments", 2), 2);
+  assert_int_equal(mpt_key_distance("Stream", "Arguments", 2), 3);
+  assert_int_equal(mpt_key_distance("", "Name", 9), 4);
+}
+
 /* 1000 damaged copies of five shared problem files, fixed by a seed: half anywhere (characters changed or
  * cut out, JSON and Python tokens inserted, slices repeated), half only inside one Values or Expression
  * string (Python tokens inserted, characters cut). Each parses, and then builds its space (when its
@@ -334,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_milo_default_list),
       cmocka_unit_test(test_lenient_and_types),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_misspelt_keys),
       cmocka_unit_test(test_damaged_problems),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

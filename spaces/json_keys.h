@@ -1,0 +1,26 @@
+/* spaces/json_keys.h: catches misspelt keys in a T1 file. A key that mptune does not read but that is one
+ * or two edits from one it does (or differs from it only in case) is an error that names the file, line,
+ * column, the field and the key meant; keys far from every known one (other tools' extensions such as
+ * General.Comment or KernelSpecification.Misc) are left alone, as the T1 schema allows. */
+#ifndef MPT_JSON_KEYS_H
+#define MPT_JSON_KEYS_H
+#include <stddef.h>
+#include "spaces/error.h"
+
+struct cJSON;
+
+/* Checks the keys of the object obj, found at `where` (e.g. "KernelSpecification.Arguments[2]"; "" for
+ * the document itself) in the file `path` whose text is `text` (for the line and column; may be NULL).
+ * known: the keys read there, NULL-terminated. Returns 0, or MPT_ERR_NAME with err set:
+ *   "FILE:LINE:COL: WHERE.KEY: unknown key; did you mean 'KNOWN'?" */
+int mpt_json_check_keys(const struct cJSON *obj, const char *const *known, const char *path, const char *text,
+                        const char *where, mpt_error *err);
+
+/* Edit distance (Damerau: a swap of neighbours is one edit) between a and b, ignoring case; stops
+ * counting at limit + 1. */
+int mpt_key_distance(const char *a, const char *b, int limit);
+
+/* Line and column (1-based) of byte offset off in text. */
+void mpt_text_line_col(const char *text, size_t off, int *line, int *col);
+
+#endif
