@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "evaluators/args.h"
 #include "evaluators/kernel_spec.h"
+#include "spaces/rng.h"
 #include "spaces/space.h"
 #include "tests/slurp.h"
 
@@ -415,6 +416,150 @@ static void test_misspelt_keys(void **state) {
                      (const char *[]){"Arguments[0].Output: expected true, false, 1 or 0", NULL});
 }
 
+/* 600 damaged copies of the KernelSpecification of the four examples (CPU and GPU), fixed by a seed, one
+ * or two edits each: characters changed or cut out, or a value (now and then a key) replaced by, or a
+ * token inserted from, JSON tokens, types, fills and expressions. Each loads, and then gives a launch for
+ * five configurations and (when its buffers are small) its arguments, or fails with a message naming the
+ * file; never a crash (ASan/UBSan build). Fuzzing `mptune tune` this way found that a misspelt
+ * "Arguments" ran the kernel without arguments (now an error, test_misspelt_keys). */
+static void test_damaged_specs(void **state) {
+  (void)state;
+  static const char *const tokens[] = {"{", "}", "[", "]", ",", ":", "\"", "0", "-1", "1e999", "null", "true", "[]",
+                                       "{}", "\"\"", "2.5", "\"int64\"", "\"double4\"", "\"half\"", "\"custom\"",
+                                       "\"Scalar\"", "\"Local\"", "\"Symbol\"", "\"Random\"", "\"Generator\"",
+                                       "\"BinaryRaw\"", "\"ProblemSize[2]\"", "\"block_size_x // 0\"",
+                                       "\"2**40\"", "\"max(block_size_x)\"", "\"len(tile_i)\"", "-2147483649",
+                                       "\"CUDA\"", "\"ReadWrite\"", "\"x\"", "4294967296"};
+  char files[4][512];
+  snprintf(files[0], sizeof files[0], "%s/examples/cpu/matmul.json", src_dir());
+  snprintf(files[1], sizeof files[1], "%s/examples/cpu/convolution.json", src_dir());
+  snprintf(files[2], sizeof files[2], "%s/examples/gpu/gemm.json", src_dir());
+  snprintf(files[3], sizeof files[3], "%s/examples/gpu/convolution.json", src_dir());
+  char *base[4];
+  size_t blen[4], cap = 0;
+  for (int f = 0; f < 4; f++) {
+    base[f] = test_slurp(files[f], &blen[f]);
+    if (blen[f] > cap) cap = blen[f];
+  }
+  cap += 4096;
+  char *b = malloc(cap + 1);
+  assert_non_null(b);
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 2211);
+  int loaded = 0, refused = 0, launched = 0, args_made = 0;
+  for (int i = 0; i < 600; i++) {
+    int f = i % 4;
+    size_t n = blen[f];
+    memcpy(b, base[f], n + 1);
+    const char *ksp = strstr(b, "\"KernelSpecification\"");
+    assert_non_null(ksp);
+    size_t lo = (size_t)(ksp - b);
+    for (int m = 1 + (int)mpt_rng_below(&rng, 2); m > 0; m--) {
+      size_t pos = lo + (size_t)mpt_rng_below(&rng, n - lo), k;
+      switch ((int)mpt_rng_below(&rng, 8)) {
+      case 0: b[pos] = (char)(32 + mpt_rng_below(&rng, 95)); break;
+      case 1: /* cut out up to 8 characters */
+        k = 1 + (size_t)mpt_rng_below(&rng, 8);
+        if (k > n - pos) k = n - pos;
+        memmove(b + pos, b + pos + k, n - pos - k + 1);
+        n -= k;
+        break;
+      default: { /* a token in place of one string or number of the spec (key or value), or inserted at pos */
+        const char *t = tokens[mpt_rng_below(&rng, sizeof tokens / sizeof *tokens)];
+        size_t tl = strlen(t), end = pos;
+        if (mpt_rng_below(&rng, 8)) {
+          size_t starts[2048], ends[2048], nt = 0;
+          for (size_t q = lo; q < n && nt < 2048;) {
+            if (b[q] == '"') {
+              size_t e = q + 1;
+              while (e < n && b[e] != '"') e += b[e] == '\\' ? 2 : 1;
+              size_t after = e + 1;
+              while (after < n && strchr(" \t\r\n", b[after])) after++;
+              if (after >= n || b[after] != ':' || mpt_rng_below(&rng, 8) == 0) /* values; keys now and then */
+                starts[nt] = q, ends[nt++] = e < n ? e + 1 : n;
+              q = e + 1;
+            } else if (b[q] == '-' || (b[q] >= '0' && b[q] <= '9')) {
+              size_t e = q + 1;
+              while (e < n && strchr("0123456789.eE+-", b[e])) e++;
+              starts[nt] = q, ends[nt++] = e, q = e;
+            } else {
+              q++;
+            }
+          }
+          if (nt == 0) break;
+          size_t w = (size_t)mpt_rng_below(&rng, nt);
+          pos = starts[w], end = ends[w];
+        }
+        if (n - (end - pos) + tl > cap) break;
+        memmove(b + pos + tl, b + end, n - end + 1);
+        memcpy(b + pos, t, tl);
+        n = n - (end - pos) + tl;
+      }
+      }
+    }
+    b[n] = 0;
+    mpt_problem *p = NULL;
+    mpt_error err = {0};
+    if (mpt_problem_parse(b, files[f], &p, &err) != 0) { /* damage that broke the JSON itself */
+      assert_non_null(strstr(err.msg, files[f]));
+      refused++;
+      continue;
+    }
+    mpt_kernel_spec *ks = NULL;
+    int rc = mpt_kspec_load(p, &ks, &err);
+    if (rc) {
+      assert_true(rc < 0);
+      assert_null(ks);
+      if (!strstr(err.msg, files[f])) fprintf(stderr, "damaged spec %d: %s\n", i, err.msg);
+      assert_non_null(strstr(err.msg, files[f]));
+      refused++;
+      mpt_problem_free(p);
+      continue;
+    }
+    loaded++;
+    mpt_space *s = NULL;
+    if (mpt_space_build(p, &s, &err) == 0 && mpt_space_size(s) > 0) {
+      int idx[64];
+      assert_true(p->n_params <= 64);
+      for (int c = 0; c < 5; c++) {
+        int64_t id = c == 0 ? mpt_space_default_id(s) : (int64_t)mpt_rng_below(&rng, (uint64_t)mpt_space_size(s));
+        if (id < 0) id = 0;
+        mpt_space_config(s, id, idx);
+        mpt_launch l;
+        mpt_error lerr = {0};
+        if (mpt_kspec_launch(ks, idx, &l, &lerr) == 0) {
+          for (int d = 0; d < 3; d++) assert_true(l.grid[d] >= 1 && l.block[d] >= 1);
+          mpt_launch_free(&l);
+          launched++;
+        } else {
+          assert_true(lerr.msg[0] != 0);
+        }
+      }
+    }
+    mpt_space_free(s);
+    size_t bytes = 0;
+    for (int a = 0; a < ks->n_args; a++) bytes += ks->args[a].bytes;
+    if (bytes <= ((size_t)64 << 20)) {
+      mpt_args *a = NULL;
+      mpt_error aerr = {0};
+      if (mpt_args_create(ks, 0, &a, &aerr) == 0) {
+        args_made++;
+        mpt_args_free(a);
+      } else {
+        assert_true(aerr.msg[0] != 0);
+      }
+    }
+    mpt_kspec_free(ks);
+    mpt_problem_free(p);
+  }
+  for (int f = 0; f < 4; f++) free(base[f]);
+  free(b);
+  fprintf(stderr, "damaged specs: %d loaded (%d launches, %d argument sets), %d refused\n", loaded, launched,
+          args_made, refused);
+  /* both outcomes occur */
+  assert_true(loaded > 40 && refused > 100 && launched > 150 && args_made > 25);
+}
+
 /* references from ReferenceArguments and the comparison rules */
 static void test_reference_compare(void **state) {
   (void)state;
@@ -539,7 +684,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_convolution_milo), cmocka_unit_test(test_hotspot_milo),
     cmocka_unit_test(test_missing_kernel_file), cmocka_unit_test(test_cpu_example),
-    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_reference_compare),
+    cmocka_unit_test(test_bad_input), cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_damaged_specs),
+    cmocka_unit_test(test_reference_compare),
     cmocka_unit_test(test_binary_raw),
     cmocka_unit_test(test_half),
   };
