@@ -436,14 +436,8 @@ static void test_damaged_specs(void **state) {
   snprintf(files[2], sizeof files[2], "%s/examples/gpu/gemm.json", src_dir());
   snprintf(files[3], sizeof files[3], "%s/examples/gpu/convolution.json", src_dir());
   char *base[4];
-  size_t blen[4], cap = 0;
-  for (int f = 0; f < 4; f++) {
-    base[f] = test_slurp(files[f], &blen[f]);
-    if (blen[f] > cap) cap = blen[f];
-  }
-  cap += 4096;
-  char *b = malloc(cap + 1);
-  assert_non_null(b);
+  size_t blen[4], cap;
+  char *b = test_slurp_many((const char *const[]){files[0], files[1], files[2], files[3]}, 4, base, blen, 4096, &cap);
   mpt_rng rng;
   mpt_rng_seed(&rng, 2211);
   int loaded = 0, refused = 0, launched = 0, args_made = 0;

@@ -255,17 +255,11 @@ static void test_damaged_problems(void **state) {
                                        "\"Values\"", "\"Conditions\"", "0", "-1", "2**62", "range(", "\\u0000",
                                        "\n", "\"int\"", "\"float\"", "\"string\"", "\"bool\"", " and ", " not "};
   enum { NF = sizeof files / sizeof *files };
-  char *base[NF];
-  size_t blen[NF], cap = 0;
-  for (int i = 0; i < NF; i++) {
-    char path[1024];
-    data_path(path, sizeof path, files[i]);
-    base[i] = test_slurp(path, &blen[i]);
-    if (blen[i] > cap) cap = blen[i];
-  }
-  cap += 4096;
-  char *b = malloc(cap + 1);
-  assert_non_null(b);
+  char *base[NF], paths[NF][1024];
+  size_t blen[NF], cap;
+  for (int i = 0; i < NF; i++) data_path(paths[i], sizeof paths[i], files[i]);
+  char *b = test_slurp_many((const char *const[]){paths[0], paths[1], paths[2], paths[3], paths[4]}, NF, base, blen,
+                            4096, &cap);
   mpt_rng rng;
   mpt_rng_seed(&rng, 1122);
   int parsed = 0, built = 0, failed = 0;
