@@ -470,15 +470,14 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
 
 /* X/Y/Z of GlobalSize / LocalSize */
 static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_expr **dst, mpt_error *err) {
-  static const char *dims[3] = {"X", "Y", "Z"};
   if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
   int krc = check_keys(ks->problem, o, xyz_keys, name, err);
   if (krc) return krc;
   for (int d = 0; d < 3; d++) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, dims[d]);
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, xyz_keys[d]);
     if (!j || cJSON_IsNull(j)) continue;
     char fld[64];
-    snprintf(fld, sizeof fld, "%s.%s", name, dims[d]);
+    snprintf(fld, sizeof fld, "%s.%s", name, xyz_keys[d]);
     int rc = compile_field(ks, j, fld, &dst[d], err);
     if (rc) return rc;
   }

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -75,7 +76,7 @@ int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *
     for (const char *const *k = known; *k && !is_known; k++) is_known = strcmp(*k, key) == 0;
     if (is_known) continue;
     const char *meant = NULL;
-    int best = 3;
+    int best = INT_MAX;
     for (const char *const *k = known; *k; k++) {
       if (cJSON_GetObjectItemCaseSensitive(obj, *k)) continue; /* the key meant would be given twice */
       int lim = allowed_edits(*k), d = mpt_key_distance(key, *k, lim);

@@ -256,10 +256,13 @@ static void test_damaged_problems(void **state) {
                                        "\n", "\"int\"", "\"float\"", "\"string\"", "\"bool\"", " and ", " not "};
   enum { NF = sizeof files / sizeof *files };
   char *base[NF], paths[NF][1024];
+  const char *path_of[NF];
   size_t blen[NF], cap;
-  for (int i = 0; i < NF; i++) data_path(paths[i], sizeof paths[i], files[i]);
-  char *b = test_slurp_many((const char *const[]){paths[0], paths[1], paths[2], paths[3], paths[4]}, NF, base, blen,
-                            4096, &cap);
+  for (int i = 0; i < NF; i++) {
+    data_path(paths[i], sizeof paths[i], files[i]);
+    path_of[i] = paths[i];
+  }
+  char *b = test_slurp_many(path_of, NF, base, blen, 4096, &cap);
   mpt_rng rng;
   mpt_rng_seed(&rng, 1122);
   int parsed = 0, built = 0, failed = 0;
