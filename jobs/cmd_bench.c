@@ -122,8 +122,8 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
     if (!strcmp(o, "--progress")) { a->progress = 1; continue; }
     if (!strcmp(o, "--no-progress")) { a->progress = 0; continue; }
     if (o[0] != '-') return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (see mptune bench --help)", o);
-    if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
-    const char *v = argv[++i];
+    const char *v = mpt_cmd_value(argc, argv, &i, err);
+    if (!v) return err->code;
     int rc = 0;
     if (!strcmp(o, "--problem")) a->problem = v;
     else if (!strcmp(o, "--space")) {

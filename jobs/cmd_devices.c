@@ -44,9 +44,12 @@ int mpt_cmd_devices(int argc, char **argv) {
     if (o[0] != '-') {
       if (problem) rc = mpt_error_set(&err, MPT_ERR_VALUE, "unexpected argument '%s'", o);
       problem = o;
-    } else if (i + 1 < argc && strcmp(o, "--evaluator") == 0) evaluator = argv[++i];
-    else if (i + 1 < argc && strcmp(o, "--simulate") == 0) simulate = argv[++i];
-    else rc = mpt_error_set(&err, MPT_ERR_NAME, "unknown option or missing value: '%s' (see mptune devices --help)", o);
+    } else if (strcmp(o, "--evaluator") == 0 || strcmp(o, "--simulate") == 0) {
+      const char *v = mpt_cmd_value(argc, argv, &i, &err);
+      if (!v) rc = err.code;
+      else if (o[2] == 'e') evaluator = v;
+      else simulate = v;
+    } else rc = mpt_error_set(&err, MPT_ERR_NAME, "unknown option '%s' (see mptune devices --help)", o);
   }
   if (rc == 0 && (evaluator || simulate) && !problem)
     rc = mpt_error_set(&err, MPT_ERR_VALUE, "--evaluator/--simulate need the T1 problem file (mptune devices FILE.json ...)");

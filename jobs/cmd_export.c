@@ -20,18 +20,20 @@ static void export_usage(FILE *f) {
 
 int mpt_cmd_export(int argc, char **argv) {
   const char *log_path = NULL, *t4 = NULL, *problem = NULL;
+  mpt_error err;
+  mpt_error_clear(&err);
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       export_usage(stdout);
       return 0;
-    } else if (strcmp(argv[i], "--t4") == 0) {
-      if (i + 1 >= argc) { fprintf(stderr, "mptune export: --t4 needs a file name\n"); return 2; }
-      t4 = argv[++i];
+    } else if (strcmp(argv[i], "--t4") == 0 || strcmp(argv[i], "--problem") == 0) {
+      int t = argv[i][2] == 't';
+      const char *v = mpt_cmd_value(argc, argv, &i, &err);
+      if (!v) { fprintf(stderr, "mptune export: %s\n", err.msg); return 2; }
+      if (t) t4 = v;
+      else problem = v;
     } else if (strncmp(argv[i], "--t4=", 5) == 0) {
       t4 = argv[i] + 5;
-    } else if (strcmp(argv[i], "--problem") == 0) {
-      if (i + 1 >= argc) { fprintf(stderr, "mptune export: --problem needs a file name\n"); return 2; }
-      problem = argv[++i];
     } else if (strncmp(argv[i], "--problem=", 10) == 0) {
       problem = argv[i] + 10;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -58,7 +60,7 @@ int mpt_cmd_export(int argc, char **argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
-  mpt_error err = {0};
+  mpt_error_clear(&err);
   mpt_runlog *log = NULL;
   mpt_problem *prob = NULL;
   mpt_space *space = NULL;

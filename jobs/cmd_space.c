@@ -129,8 +129,9 @@ int mpt_cmd_space(int argc, char **argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { space_usage(stdout); return 0; }
     else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--list")) {
-      if (++i >= argc) { fprintf(stderr, "mptune space: --list needs a file name\n"); return 2; }
-      list = argv[i];
+      mpt_error err;
+      mpt_error_clear(&err);
+      if (!(list = mpt_cmd_value(argc, argv, &i, &err))) { fprintf(stderr, "mptune space: %s\n", err.msg); return 2; }
     } else if (!strcmp(argv[i], "--repeat")) {
       char *end = NULL;
       if (++i >= argc || (repeat = (int)strtol(argv[i], &end, 10)) < 1 || *end) {

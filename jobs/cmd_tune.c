@@ -101,8 +101,8 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
-    if (i + 1 >= argc) return mpt_error_set(err, MPT_ERR_VALUE, "%s needs a value", o);
-    const char *v = argv[++i];
+    const char *v = mpt_cmd_value(argc, argv, &i, err);
+    if (!v) return err->code;
     double d = 0;
     int64_t n = 0;
     int rc = 0;

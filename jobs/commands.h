@@ -20,6 +20,9 @@ int mpt_cmd_bench(int argc, char **argv);   /* jobs/cmd_bench.c */
 
 extern const mpt_command mpt_commands[];
 
+/* the value of the option argv[*i] (jobs/cmd_args.c): argv[*i + 1], with *i moved onto it; NULL, with an error
+ * naming the option, when there is none or the next word is itself an option ("--problem --space x.json") */
+const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err);
 /* "--opt VALUE" as an integer >= lo (jobs/cmd_args.c): 0, or an error naming opt and the value */
 int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err);
 /* "--opt VALUE" as a finite number in [lo, hi]: 0, or an error naming opt and the value */

@@ -119,6 +119,9 @@ bad "ga:bogus=1" "$MPTUNE" bench --problem "$P" --space "$A" --strategy ga:bogus
 bad "follows no NAME:key=value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random,popsize=3 --out "$T/x"
 bad "--progress-every: bad value 'soon'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --progress-every soon --out "$T/x"
 bad "--batch: bad value '0'" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --batch 0 --out "$T/x"
+# an option where a value belongs: the value was left out (not taken as a file named --strategy)
+bad "--space needs a value, but is followed by the option '--strategy'" "$MPTUNE" bench --problem "$P" --space --strategy random --out "$T/x"
+bad "--out needs a value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out
 # under mpiexec: the message once, non-zero exit
 bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --space "$A" --strategy nope --out "$T/x"
 [ "$(grep -c "unknown strategy 'nope'" "$T/bad.err")" -eq 1 ] || fail "message not printed once under -n 2"

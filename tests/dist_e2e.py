@@ -480,6 +480,8 @@ def t_bad():
              "nope_T4.json"),
             ("mismatched replay", ["tune", T1, "--budget", 5, "--simulate", wrong, "--log", log], "block_size_x"),
             ("budget 0", ["tune", T1, "--budget", 0, "--simulate", A100, "--log", log], "budget"),
+            ("value left out", ["tune", T1, "--budget", "--simulate", A100, "--log", log],
+             "--budget needs a value, but is followed by the option '--simulate'"),
             ("unknown strategy", ["tune", T1, "--strategy", "nosuch", "--budget", 5, "--simulate", A100, "--log", log],
              "nosuch"),
             ("not an mptune log", ["tune", T1, "--budget", 5, "--simulate", A100, "--log", notlog, "--resume"],

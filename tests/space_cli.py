@@ -155,6 +155,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2, "no file: exit 2")
     r = run(os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--bogus")
     check(r.returncode == 2 and "--bogus" in r.stderr, "unknown option")
+    r = run("--list", "--json", os.path.join(DATA, "t1", "paper_prl_2x2.json"))
+    check(r.returncode == 2 and "--list needs a value, but is followed by the option '--json'" in r.stderr,
+          "an option where --list's file name belongs")
 
 print(f"space_cli: {len(failures)} failures")
 sys.exit(1 if failures else 0)
