@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -53,7 +54,7 @@ static int allowed_edits(const char *known) {
 }
 
 /* Byte offset of the first `"key"` followed by a colon in text, or -1 (keys with escapes are not
- * searched for). */
+ * searched for). The fallback of key_offset_at. */
 static long key_offset(const char *text, const char *key) {
   if (!text || strpbrk(key, "\"\\")) return -1;
   size_t kl = strlen(key);
@@ -64,6 +65,108 @@ static long key_offset(const char *text, const char *key) {
     if (*t == ':') return (long)(s - text);
   }
   return -1;
+}
+
+/* a step of a `where` path: a member name (name, len) or an array index (name NULL) */
+typedef struct path_step {
+  const char *name;
+  size_t len;
+  long idx;
+} path_step;
+
+/* an open container while scanning: an object with its current member key, or an array with the index of
+ * its current element */
+typedef struct scan_frame {
+  int is_obj, want_key;
+  const char *key;
+  size_t klen;
+  long idx;
+} scan_frame;
+
+enum { MAX_STEPS = 16, MAX_DEPTH = 64 };
+
+/* splits where ("KernelSpecification.Arguments[2]") into steps; -1 when it has more than MAX_STEPS or a
+ * malformed index */
+static int parse_where(const char *where, path_step *st) {
+  int n = 0;
+  for (const char *w = where; *w;) {
+    if (n == MAX_STEPS) return -1;
+    if (*w == '[') {
+      char *end;
+      st[n].name = NULL;
+      st[n].idx = strtol(w + 1, &end, 10);
+      if (*end != ']') return -1;
+      w = end + 1;
+    } else {
+      if (*w == '.') w++;
+      size_t l = strcspn(w, ".[");
+      st[n].name = w;
+      st[n].len = l;
+      w += l;
+    }
+    n++;
+  }
+  return n;
+}
+
+/* 1 when the object open at fr[depth - 1] lies at a path ending in the n steps st (the T1 reader names
+ * parameters TuningParameters[i], without the ConfigurationSpace around them); with no steps, only the
+ * document itself */
+static int path_matches(const scan_frame *fr, int depth, const path_step *st, int n) {
+  if (n == 0) return depth == 1;
+  if (n > depth - 1) return 0;
+  for (int k = 0; k < n; k++) {
+    const scan_frame *f = &fr[depth - 2 - k];
+    const path_step *p = &st[n - 1 - k];
+    if (f->is_obj ? !p->name || p->len != f->klen || strncmp(p->name, f->key, p->len) != 0
+                  : p->name || p->idx != f->idx)
+      return 0;
+  }
+  return 1;
+}
+
+/* Byte offset of `"key"` as a member of the object at `where`, by a scan of the text that follows the
+ * nesting of objects and arrays; -1 when not found (then the first occurrence anywhere is given). */
+static long key_offset_at(const char *text, const char *where, const char *key) {
+  path_step st[MAX_STEPS];
+  int n = text ? parse_where(where, st) : -1;
+  if (n < 0 || strpbrk(key, "\"\\")) return key_offset(text, key);
+  scan_frame fr[MAX_DEPTH];
+  int depth = 0;
+  size_t kl = strlen(key);
+  for (const char *s = text; *s; s++) {
+    scan_frame *top = depth ? &fr[depth - 1] : NULL;
+    switch (*s) {
+    case '{':
+    case '[':
+      if (depth == MAX_DEPTH) return key_offset(text, key);
+      fr[depth++] = (scan_frame){.is_obj = *s == '{', .want_key = *s == '{', .key = "", .klen = 0, .idx = 0};
+      break;
+    case '}':
+    case ']':
+      if (depth) depth--;
+      break;
+    case ',':
+      if (top && top->is_obj) top->want_key = 1;
+      else if (top) top->idx++;
+      break;
+    case '"': {
+      const char *q = s + 1;
+      while (*q && *q != '"') q += q[0] == '\\' && q[1] ? 2 : 1;
+      if (!*q) return key_offset(text, key);
+      if (top && top->is_obj && top->want_key) {
+        top->want_key = 0;
+        top->key = s + 1;
+        top->klen = (size_t)(q - s - 1);
+        if (top->klen == kl && strncmp(top->key, key, kl) == 0 && path_matches(fr, depth, st, n)) return (long)(s - text);
+      }
+      s = q;
+      break;
+    }
+    default: break;
+    }
+  }
+  return key_offset(text, key);
 }
 
 int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *path, const char *text,
@@ -86,7 +189,7 @@ int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *
       }
     }
     if (!meant) continue;
-    long off = key_offset(text, key);
+    long off = key_offset_at(text, where, key);
     char at[64] = "";
     if (off >= 0) {
       int line, col;

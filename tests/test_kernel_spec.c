@@ -378,6 +378,22 @@ static void test_misspelt_keys(void **state) {
     assert_non_null(strstr(err.msg, want));
     mpt_problem_free(p);
   }
+  {
+    /* the same key earlier in an extension's object: the position is that of the key in KernelSpecification */
+    mpt_kernel_spec *ks = NULL;
+    mpt_problem *p = NULL;
+    mpt_error err = {0};
+    assert_int_equal(load_variant("C", "100", ", \"Misc\": {\"Iteratons\": 1}, \"Iteratons\": 3", "float", "10", "", "",
+                                  &ks, &p, &err),
+                     MPT_ERR_NAME);
+    const char *first = strstr(p->text, "\"Iteratons\"");
+    char want[160];
+    snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Iteratons: unknown key",
+             (int)(strstr(first + 1, "\"Iteratons\"") - p->text) + 1);
+    if (!strstr(err.msg, want)) fprintf(stderr, "expected '%s' in %s\n", want, err.msg);
+    assert_non_null(strstr(err.msg, want));
+    mpt_problem_free(p);
+  }
   expect_kspec_error(", \"GridDivx\": [\"block_size_x\"]", "", "", MPT_ERR_NAME,
                      (const char *[]){"KernelSpecification.GridDivx", "'GridDivX'", NULL});
   expect_kspec_error(", \"Tolerance\": {\"Atol\": 1e-3, \"Rtl\": 0}", "", "", MPT_ERR_NAME,

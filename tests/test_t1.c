@@ -207,6 +207,13 @@ static void test_misspelt_keys(void **state) {
                "  {\"Name\": \"a\", \"Type\": \"int\", \"Vaules\": \"[1, 2]\"}]}}",
                MPT_ERR_NAME,
                (const char *[]){"mem.json:2:32: TuningParameters[0].Vaules: unknown key; did you mean 'Values'?", NULL});
+  /* the position is that of the key in the object named, not of the same key earlier in another object
+   * (an extension's, or an earlier parameter's) */
+  expect_error("{\"Notes\": {\"Vaules\": 0}, \"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\", \"Meta\": {\"Vaules\": 1}},\n"
+               "  {\"Name\": \"b\", \"Type\": \"int\", \"Vaules\": \"[1, 2]\"}]}}",
+               MPT_ERR_NAME,
+               (const char *[]){"mem.json:3:32: TuningParameters[1].Vaules: unknown key; did you mean 'Values'?", NULL});
   expect_error(HEAD "{\"Nmae\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
                (const char *[]){"TuningParameters[0].Nmae", "'Name'", NULL});
   expect_error(HEAD "{\"Name\": \"a\", \"type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
