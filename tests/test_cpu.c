@@ -15,12 +15,7 @@
 #include <unistd.h>
 #include "evaluators/evaluator.h"
 #include "spaces/space.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#else
-#define ASAN 0
-#endif
+#include "tests/asan.h"
 
 static const char *src_dir(void) {
   const char *d = getenv("MPT_SOURCE_DIR");

@@ -13,12 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evaluators/isolate.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#else
-#define ASAN 0
-#endif
+#include "tests/asan.h"
 
 static long serve(void *ctx, const void *req, size_t len, void *resp, size_t cap) {
   (void)ctx;
