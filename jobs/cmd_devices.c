@@ -45,10 +45,8 @@ int mpt_cmd_devices(int argc, char **argv) {
       if (problem) rc = mpt_error_set(&err, MPT_ERR_VALUE, "unexpected argument '%s'", o);
       problem = o;
     } else if (strcmp(o, "--evaluator") == 0 || strcmp(o, "--simulate") == 0) {
-      const char *v = mpt_cmd_value(argc, argv, &i, &err);
-      if (!v) rc = err.code;
-      else if (o[2] == 'e') evaluator = v;
-      else simulate = v;
+      const char **dst = strcmp(o, "--evaluator") == 0 ? &evaluator : &simulate;
+      if (!(*dst = mpt_cmd_value(argc, argv, &i, &err))) rc = err.code;
     } else rc = mpt_error_set(&err, MPT_ERR_NAME, "unknown option '%s' (see mptune devices --help)", o);
   }
   if (rc == 0 && (evaluator || simulate) && !problem)

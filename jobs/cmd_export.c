@@ -27,11 +27,8 @@ int mpt_cmd_export(int argc, char **argv) {
       export_usage(stdout);
       return 0;
     } else if (strcmp(argv[i], "--t4") == 0 || strcmp(argv[i], "--problem") == 0) {
-      int t = argv[i][2] == 't';
-      const char *v = mpt_cmd_value(argc, argv, &i, &err);
-      if (!v) { fprintf(stderr, "mptune export: %s\n", err.msg); return 2; }
-      if (t) t4 = v;
-      else problem = v;
+      const char **dst = strcmp(argv[i], "--t4") == 0 ? &t4 : &problem;
+      if (!(*dst = mpt_cmd_value(argc, argv, &i, &err))) { fprintf(stderr, "mptune export: %s\n", err.msg); return 2; }
     } else if (strncmp(argv[i], "--t4=", 5) == 0) {
       t4 = argv[i] + 5;
     } else if (strncmp(argv[i], "--problem=", 10) == 0) {

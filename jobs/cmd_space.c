@@ -3,6 +3,7 @@
  * construction time and memory (or one JSON object), optionally writing the valid configurations as CSV.
  * Runs on rank 0 only when started under mpiexec. */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,12 @@ out:
 
 static void value_text(const mpt_value *v, char *buf, int cap) { mpt_value_repr(v, buf, cap); }
 
+/* a bad option value: its message, exit status 2 (a usage error) */
+static int option_error(const mpt_error *err) {
+  fprintf(stderr, "mptune space: %s\n", err->msg);
+  return 2;
+}
+
 int mpt_cmd_space(int argc, char **argv) {
   int rank = 0;
   int inited = 0;
@@ -125,19 +132,22 @@ int mpt_cmd_space(int argc, char **argv) {
 
   const char *file = NULL, *list = NULL;
   int json = 0, repeat = 1;
+  mpt_error err;
+  mpt_error_clear(&err);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { space_usage(stdout); return 0; }
     else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--list")) {
-      mpt_error err;
-      mpt_error_clear(&err);
-      if (!(list = mpt_cmd_value(argc, argv, &i, &err))) { fprintf(stderr, "mptune space: %s\n", err.msg); return 2; }
+      if (!(list = mpt_cmd_value(argc, argv, &i, &err))) return option_error(&err);
     } else if (!strcmp(argv[i], "--repeat")) {
-      char *end = NULL;
-      if (++i >= argc || (repeat = (int)strtol(argv[i], &end, 10)) < 1 || *end) {
-        fprintf(stderr, "mptune space: --repeat needs a positive integer\n");
-        return 2;
+      const char *v = mpt_cmd_value(argc, argv, &i, &err);
+      int64_t r = 0;
+      if (!v || mpt_cmd_parse_int("--repeat", v, 1, &r, &err)) return option_error(&err);
+      if (r > INT_MAX) {
+        mpt_error_set(&err, MPT_ERR_VALUE, "--repeat: bad value '%s' (at most %d)", v, INT_MAX);
+        return option_error(&err);
       }
+      repeat = (int)r;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "mptune space: unknown option '%s'\n", argv[i]);
       space_usage(stderr);
@@ -151,7 +161,7 @@ int mpt_cmd_space(int argc, char **argv) {
     return 2;
   }
 
-  mpt_error err = {0};
+  mpt_error_clear(&err);
   mpt_problem *p = NULL;
   if (mpt_problem_load(file, &p, &err)) {
     fprintf(stderr, "mptune space: %s\n", err.msg);

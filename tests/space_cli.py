@@ -158,6 +158,9 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("--list", "--json", os.path.join(DATA, "t1", "paper_prl_2x2.json"))
     check(r.returncode == 2 and "--list needs a value, but is followed by the option '--json'" in r.stderr,
           "an option where --list's file name belongs")
+    # --repeat is an int: a value past INT_MAX is refused, not wrapped (4294967297 was read as 1)
+    r = run("--repeat", "4294967297", os.path.join(DATA, "t1", "paper_prl_2x2.json"))
+    check(r.returncode == 2 and "--repeat: bad value '4294967297'" in r.stderr, f"--repeat past INT_MAX: {r.stderr!r}")
 
 print(f"space_cli: {len(failures)} failures")
 sys.exit(1 if failures else 0)
