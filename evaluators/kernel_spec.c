@@ -115,8 +115,10 @@ static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *
   int col = 0;
   int rc = mpt_expr_compile(src, (const char *const *)ks->names, ks->n_names, out, &col, err);
   if (rc) {
+    char at[600];
     snprintf(full, sizeof full, "%s.%s", KS, field);
-    mpt_expr_format_error(err, ks->problem->path, full, src, col);
+    mpt_json_locate(ks->problem->path, ks->problem->text, full, cJSON_IsString(j) ? col : -1, at, sizeof at);
+    mpt_expr_format_error(err, at, full, src, col);
     return rc;
   }
   return 0;
@@ -221,9 +223,10 @@ static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, in
       int col = 0;
       int rc = mpt_expr_compile(f->source, iname, 1, &f->generator, &col, err);
       if (rc) {
-        char full[256];
+        char full[256], at[600];
         snprintf(full, sizeof full, "%s.%s", KS, fld);
-        mpt_expr_format_error(err, p->path, full, f->source, col);
+        mpt_json_locate(p->path, p->text, full, col, at, sizeof at);
+        mpt_expr_format_error(err, at, full, f->source, col);
         return rc;
       }
     }

@@ -3,18 +3,21 @@
  * message naming the field, the expression and the configuration. Contract:
  * evaluators/kernel_spec_eval.h. */
 #include "evaluators/kernel_spec_eval.h"
+#include "spaces/json_keys.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-/* "FILE: KernelSpecification.FIELD: message" */
+/* "FILE:LINE:COL: KernelSpecification.FIELD: message", LINE:COL the field's value in the file */
 int mpt_ks_err(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...) {
-  char msg[1536];
+  char msg[1536], full[300], at[600];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return mpt_error_set(err, code, "%s: KernelSpecification%s%s: %s", p->path, field[0] ? "." : "", field, msg);
+  snprintf(full, sizeof full, "KernelSpecification%s%s", field[0] ? "." : "", field);
+  mpt_json_locate(p->path, p->text, full, -1, at, sizeof at);
+  return mpt_error_set(err, code, "%s: %s: %s", at, full, msg);
 }
 
 /* value -> int64 (ints, bools, integral floats) */

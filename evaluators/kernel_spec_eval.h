@@ -5,7 +5,8 @@
 #include <stdint.h>
 #include "evaluators/kernel_spec.h"
 
-/* sets err to "FILE: KernelSpecification.FIELD: message" (FIELD may be "") and returns code */
+/* sets err to "FILE:LINE:COL: KernelSpecification.FIELD: message" (FIELD may be ""; LINE:COL where its value
+ * is in the file, mpt_json_locate) and returns code */
 int mpt_ks_err(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

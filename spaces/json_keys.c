@@ -1,5 +1,5 @@
-/* spaces/json_keys.c: misspelt-key check for T1 files (contract in spaces/json_keys.h) and the line and
- * column of a byte offset, shared by the T1 reader's messages. */
+/* spaces/json_keys.c: misspelt-key check for T1 files (contract in spaces/json_keys.h), the position of a
+ * field's value, and the line and column of a byte offset: what the T1 reader's messages point at. */
 #include "spaces/json_keys.h"
 
 #include <cjson/cJSON.h>
@@ -75,9 +75,9 @@ typedef struct path_step {
 } path_step;
 
 /* an open container while scanning: an object with its current member key, or an array with the index of
- * its current element */
+ * its current element; want_val: a value comes next (after an object's ':', an array's '[' or ',') */
 typedef struct scan_frame {
-  int is_obj, want_key;
+  int is_obj, want_key, want_val;
   const char *key;
   size_t klen;
   long idx;
@@ -109,14 +109,12 @@ static int parse_where(const char *where, path_step *st) {
   return n;
 }
 
-/* 1 when the object open at fr[depth - 1] lies at a path ending in the n steps st (the T1 reader names
- * parameters TuningParameters[i], without the ConfigurationSpace around them); with no steps, only the
- * document itself */
-static int path_matches(const scan_frame *fr, int depth, const path_step *st, int n) {
-  if (n == 0) return depth == 1;
-  if (n > depth - 1) return 0;
+/* 1 when the path of the open frames fr[0 .. depth - 1] (each one's current key or index) ends in the n
+ * steps st (the tail: a path given without its outer objects still matches) */
+static int frames_match(const scan_frame *fr, int depth, const path_step *st, int n) {
+  if (n > depth) return 0;
   for (int k = 0; k < n; k++) {
-    const scan_frame *f = &fr[depth - 2 - k];
+    const scan_frame *f = &fr[depth - 1 - k];
     const path_step *p = &st[n - 1 - k];
     if (f->is_obj ? !p->name || p->len != f->klen || strncmp(p->name, f->key, p->len) != 0
                   : p->name || p->idx != f->idx)
@@ -125,40 +123,49 @@ static int path_matches(const scan_frame *fr, int depth, const path_step *st, in
   return 1;
 }
 
-/* Byte offset of `"key"` as a member of the object at `where`, by a scan of the text that follows the
- * nesting of objects and arrays; -1 when not found (then the first occurrence anywhere is given). */
-static long key_offset_at(const char *text, const char *where, const char *key) {
-  path_step st[MAX_STEPS];
-  int n = text ? parse_where(where, st) : -1;
-  if (n < 0 || strpbrk(key, "\"\\")) return key_offset(text, key);
+/* Scans text following the nesting of objects and arrays. With key: the byte offset of `"key"` as a member
+ * of the object at the steps st (n = 0: the document itself); without: the offset of the value at st (its
+ * first character). -1 when not found or the text is not well formed. */
+static long scan_path(const char *text, const path_step *st, int n, const char *key) {
   scan_frame fr[MAX_DEPTH];
-  int depth = 0;
-  size_t kl = strlen(key);
+  int depth = 0, root_val = 1;
+  size_t kl = key ? strlen(key) : 0;
   for (const char *s = text; *s; s++) {
     scan_frame *top = depth ? &fr[depth - 1] : NULL;
+    if (!strchr(" \t\r\n,:]}", *s) && (top ? top->want_val : root_val)) { /* a value starts here */
+      if (!key && (top ? frames_match(fr, depth, st, n) : n == 0)) return (long)(s - text);
+      if (top) top->want_val = 0;
+      root_val = 0;
+    }
     switch (*s) {
     case '{':
     case '[':
-      if (depth == MAX_DEPTH) return key_offset(text, key);
-      fr[depth++] = (scan_frame){.is_obj = *s == '{', .want_key = *s == '{', .key = "", .klen = 0, .idx = 0};
+      if (depth == MAX_DEPTH) return -1;
+      fr[depth++] = (scan_frame){.is_obj = *s == '{', .want_key = *s == '{', .want_val = *s == '[', .key = "",
+                                 .klen = 0, .idx = 0};
       break;
     case '}':
     case ']':
       if (depth) depth--;
       break;
+    case ':':
+      if (top && top->is_obj) top->want_val = 1;
+      break;
     case ',':
       if (top && top->is_obj) top->want_key = 1;
-      else if (top) top->idx++;
+      else if (top) top->idx++, top->want_val = 1;
       break;
     case '"': {
       const char *q = s + 1;
       while (*q && *q != '"') q += q[0] == '\\' && q[1] ? 2 : 1;
-      if (!*q) return key_offset(text, key);
+      if (!*q) return -1;
       if (top && top->is_obj && top->want_key) {
         top->want_key = 0;
         top->key = s + 1;
         top->klen = (size_t)(q - s - 1);
-        if (top->klen == kl && strncmp(top->key, key, kl) == 0 && path_matches(fr, depth, st, n)) return (long)(s - text);
+        if (key && top->klen == kl && strncmp(top->key, key, kl) == 0 &&
+            (n == 0 ? depth == 1 : frames_match(fr, depth - 1, st, n)))
+          return (long)(s - text);
       }
       s = q;
       break;
@@ -166,7 +173,66 @@ static long key_offset_at(const char *text, const char *where, const char *key) 
     default: break;
     }
   }
-  return key_offset(text, key);
+  return -1;
+}
+
+/* Byte offset of `"key"` as a member of the object at `where`; the first occurrence anywhere when the
+ * path cannot be followed. */
+static long key_offset_at(const char *text, const char *where, const char *key) {
+  path_step st[MAX_STEPS];
+  int n = text ? parse_where(where, st) : -1;
+  if (n < 0 || strpbrk(key, "\"\\")) return key_offset(text, key);
+  long off = scan_path(text, st, n, key);
+  return off >= 0 ? off : key_offset(text, key);
+}
+
+/* the offset in text of byte col of the JSON string starting at s (its opening quote), decoded as cJSON
+ * decodes it (an escape gives one byte, \uXXXX one to three, a surrogate pair four); stops at the string's
+ * end */
+static long string_byte_offset(const char *text, const char *s, int col) {
+  const char *t = s + 1;
+  for (int d = 0; *t && *t != '"' && d < col;) {
+    if (*t != '\\' || !t[1]) {
+      t++;
+      d++;
+    } else if (t[1] != 'u') {
+      t += 2;
+      d++;
+    } else {
+      unsigned cp = 0;
+      int k = 0;
+      for (; k < 4 && isxdigit((unsigned char)t[2 + k]); k++)
+        cp = cp * 16 + (unsigned)(isdigit((unsigned char)t[2 + k]) ? t[2 + k] - '0' : tolower((unsigned char)t[2 + k]) - 'a' + 10);
+      t += 2 + k;
+      if (cp >= 0xD800 && cp < 0xDC00 && t[0] == '\\' && t[1] == 'u') {
+        t += 2;
+        for (k = 0; k < 4 && isxdigit((unsigned char)*t); k++) t++;
+        d += 4;
+      } else {
+        d += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+      }
+    }
+  }
+  return (long)(t - text);
+}
+
+void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n) {
+  snprintf(out, n, "%s", path);
+  if (!text) return;
+  char f[512];
+  snprintf(f, sizeof f, "%.*s", (int)strcspn(field, " "), field);
+  path_step st[MAX_STEPS];
+  int ns = parse_where(f, st);
+  if (ns < 0) return;
+  for (; ns > 0; ns--) { /* the value named, else the nearest enclosing one */
+    long off = scan_path(text, st, ns, NULL);
+    if (off < 0) continue;
+    if (col >= 0 && text[off] == '"') off = string_byte_offset(text, text + off, col);
+    int line, c;
+    mpt_text_line_col(text, (size_t)off, &line, &c);
+    snprintf(out, n, "%s:%d:%d", path, line, c);
+    return;
+  }
 }
 
 int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *path, const char *text,

@@ -1,4 +1,4 @@
-/* spaces/json_keys.h: catches misspelt keys in a T1 file. A key that mptune does not read but that is one
+/* spaces/json_keys.h: catches misspelt keys in a T1 file and locates a field's value in it (for messages). A key that mptune does not read but that is one
  * or two edits from one it does (or differs from it only in case) is an error that names the file, line,
  * column, the field and the key meant; keys far from every known one (other tools' extensions such as
  * General.Comment or KernelSpecification.Misc) are left alone, as the T1 schema allows. */
@@ -19,6 +19,13 @@ int mpt_json_check_keys(const struct cJSON *obj, const char *const *known, const
 /* Edit distance (Damerau: a swap of neighbours is one edit) between a and b, ignoring case; stops
  * counting at limit + 1. */
 int mpt_key_distance(const char *a, const char *b, int limit);
+
+/* Writes "PATH:LINE:COL" to out (n bytes): the position in text of the value at field, a path such as
+ * "ConfigurationSpace.TuningParameters[2].Values" (anything from its first space on, e.g. a label
+ * " (block_size_x)", is ignored), or of the nearest enclosing value when that one is absent; with col >= 0
+ * and a string value, of that byte of the string as read (an escape counts as what it decodes to). Just
+ * "PATH" when text is NULL or no part of field is in it. */
+void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n);
 
 /* Line and column (1-based) of byte offset off in text. */
 void mpt_text_line_col(const char *text, size_t off, int *line, int *col);

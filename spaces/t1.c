@@ -31,17 +31,51 @@ static const char *const space_keys[] = {"TuningParameters", "Conditions", NULL}
 static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
 static const char *const condition_keys[] = {"Expression", "Parameters", NULL};
 
-static int add_warning(mpt_problem *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add_warning(mpt_problem *p, const char *fmt, ...) {
-  char buf[1024];
+#define CS "ConfigurationSpace"
+
+/* "FILE:LINE:COL: FIELD: " for messages about field (a path from the document, with an optional label
+ * after a space): the position of its value, or of the object it is missing from (mpt_json_locate) */
+static void field_head(const mpt_problem *p, const char *field, char *out, size_t n) {
+  char at[600];
+  mpt_json_locate(p->path, p->text, field, -1, at, sizeof at);
+  snprintf(out, n, "%s: %s: ", at, field);
+}
+
+static int t1_error(const mpt_problem *p, mpt_error *err, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int t1_error(const mpt_problem *p, mpt_error *err, int code, const char *field, const char *fmt, ...) {
+  char head[900], msg[1024];
+  field_head(p, field, head, sizeof head);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mpt_error_set(err, code, "%s%s", head, msg);
+}
+
+/* an expression's error (err set by the expression reader, col its byte in src) as
+ * "FILE:LINE:COL: FIELD: message", the expression and a caret; LINE:COL that byte in the file */
+static int expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *field, const char *src, int col) {
+  char at[600];
+  mpt_json_locate(p->path, p->text, field, col, at, sizeof at);
+  mpt_expr_format_error(err, at, field, src, col);
+  return err ? err->code : rc;
+}
+
+static int add_warning(mpt_problem *p, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_warning(mpt_problem *p, const char *field, const char *fmt, ...) {
+  char buf[1024], head[900];
+  field_head(p, field, head, sizeof head);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  char line[2048];
+  snprintf(line, sizeof line, "%s%s", head, buf);
   char **w = realloc(p->warnings, sizeof(char *) * (size_t)(p->n_warnings + 1));
   if (!w) return MPT_ERR_NOMEM;
   p->warnings = w;
-  if (!(w[p->n_warnings] = dupstr(buf))) return MPT_ERR_NOMEM;
+  if (!(w[p->n_warnings] = dupstr(line))) return MPT_ERR_NOMEM;
   p->n_warnings++;
   return 0;
 }
@@ -88,50 +122,41 @@ static int value_fits(const mpt_value *v, mpt_ptype t) {
 
 static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   mpt_param *par = &p->params[i];
-  const char *file = p->path;
-  if (!cJSON_IsObject(jp))
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d]: expected an object", file, i);
-  char where[64];
-  snprintf(where, sizeof where, "TuningParameters[%d]", i);
-  int krc = mpt_json_check_keys(jp, param_keys, file, p->text, where, err);
+  char where[64], field[256];
+  snprintf(where, sizeof where, CS ".TuningParameters[%d]", i);
+  if (!cJSON_IsObject(jp)) return t1_error(p, err, MPT_ERR_VALUE, where, "expected an object");
+  int krc = mpt_json_check_keys(jp, param_keys, p->path, p->text, where, err);
   if (krc) return krc;
   const cJSON *jn = cJSON_GetObjectItemCaseSensitive(jp, "Name");
+  snprintf(field, sizeof field, "%s.Name", where);
   if (!cJSON_IsString(jn) || !jn->valuestring[0])
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Name: missing or not a non-empty string",
-                         file, i);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a non-empty string");
   for (int k = 0; k < i; k++)
     if (strcmp(p->params[k].name, jn->valuestring) == 0)
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Name: duplicate parameter '%s'", file, i,
-                           jn->valuestring);
+      return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s'", jn->valuestring);
   if (!(par->name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jp, "Type");
-  if (!cJSON_IsString(jt))
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: TuningParameters[%d].Type (%s): missing or not a string", file,
-                         i, par->name);
+  snprintf(field, sizeof field, "%s.Type (%s)", where, par->name);
+  if (!cJSON_IsString(jt)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
   int t = -1;
   for (int k = 0; k < 5; k++)
     if (strcmp(jt->valuestring, type_names[k]) == 0) t = k;
   if (t < 0)
-    return mpt_error_set(err, MPT_ERR_VALUE,
-                         "%s: TuningParameters[%d].Type (%s): unknown type '%s' (expected int, uint, float, bool "
-                         "or string)", file, i, par->name, jt->valuestring);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "unknown type '%s' (expected int, uint, float, bool or string)",
+                    jt->valuestring);
   par->type = (mpt_ptype)t;
 
   const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
   mpt_value list = {0};
-  char field[128];
-  snprintf(field, sizeof field, "TuningParameters[%d].Values (%s)", i, par->name);
+  snprintf(field, sizeof field, "%s.Values (%s)", where, par->name);
   if (cJSON_IsString(jv)) {
     int col = 0;
     int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
-    if (rc) {
-      mpt_expr_format_error(err, file, field, jv->valuestring, col);
-      return err ? err->code : rc;
-    }
+    if (rc) return expr_error(p, err, rc, field, jv->valuestring, col);
     if (list.kind != MPT_V_LIST) {
       mpt_value_free(&list);
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: the expression '%s' gives a %s, not a list", file, field,
-                           jv->valuestring, kind_name(list.kind));
+      return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives a %s, not a list", jv->valuestring,
+                      kind_name(list.kind));
     }
   } else if (cJSON_IsArray(jv)) { /* lenient: a JSON array of values */
     int n = cJSON_GetArraySize(jv);
@@ -143,22 +168,25 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     cJSON_ArrayForEach(it, jv) {
       int rc = json_to_value(it, par->type, &list.u.list.items[list.u.list.n]);
       if (rc) {
+        int bad = (int)list.u.list.n; /* before the free, which empties the list */
         mpt_value_free(&list);
-        return mpt_error_set(err, rc == MPT_ERR_NOMEM ? rc : MPT_ERR_VALUE,
-                             "%s: %s: item %d is not a number, string or bool", file, field, (int)list.u.list.n);
+        if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "out of memory");
+        char item[300];
+        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, bad, par->name);
+        return t1_error(p, err, MPT_ERR_VALUE, item, "not a number, string or bool");
       }
       list.u.list.n++;
     }
   } else {
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: missing, or neither a string nor an array", file, field);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or neither a string nor an array");
   }
   if (list.u.list.n == 0) {
     mpt_value_free(&list);
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: empty Values list", file, field);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "empty Values list");
   }
   if (list.u.list.n > 1000000000) {
     mpt_value_free(&list);
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: too many values", file, field);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "too many values");
   }
   for (int64_t k = 0; k < list.u.list.n; k++) {
     if (!value_fits(&list.u.list.items[k], par->type)) {
@@ -166,8 +194,7 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
       mpt_value_repr(&list.u.list.items[k], rep, sizeof rep);
       const char *kn = kind_name(list.u.list.items[k].kind);
       mpt_value_free(&list);
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s: %s: value %s (%s) does not fit Type '%s'", file, field, rep, kn,
-                           type_names[t]);
+      return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn, type_names[t]);
     }
   }
   /* take ownership of the items */
@@ -201,12 +228,13 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
       if (par->default_index < 0) {
         char rep[128];
         mpt_value_repr(&dv, rep, sizeof rep);
-        add_warning(p, "%s: TuningParameters[%d].Default (%s): %s is not among the values", file, i, par->name, rep);
+        snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
+        add_warning(p, field, "%s is not among the values", rep);
       }
       mpt_value_free(&dv);
     } else {
-      add_warning(p, "%s: TuningParameters[%d].Default (%s): not a number, string or bool; ignored", file, i,
-                  par->name);
+      snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
+      add_warning(p, field, "not a number, string or bool; ignored");
     }
   }
   return 0;
@@ -214,23 +242,20 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
 
 static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *const *names, mpt_error *err) {
   mpt_condition *c = &p->conditions[i];
-  const char *file = p->path;
-  char where[64];
-  snprintf(where, sizeof where, "Conditions[%d]", i);
-  int krc = mpt_json_check_keys(jc, condition_keys, file, p->text, where, err);
+  char where[64], field[96];
+  snprintf(where, sizeof where, CS ".Conditions[%d]", i);
+  int krc = mpt_json_check_keys(jc, condition_keys, p->path, p->text, where, err);
   if (krc) return krc;
   const cJSON *je = cJSON_IsString(jc) ? jc : cJSON_GetObjectItemCaseSensitive(jc, "Expression");
-  if (!cJSON_IsString(je))
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: Conditions[%d].Expression: missing or not a string", file, i);
+  /* a condition given as a bare string is its own expression */
+  snprintf(field, sizeof field, cJSON_IsString(jc) ? "%s" : "%s.Expression", where);
+  if (!cJSON_IsString(je)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
   if (!(c->source = dupstr(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int col = 0;
-  char field[64];
-  snprintf(field, sizeof field, "Conditions[%d].Expression", i);
   int rc = mpt_expr_compile(c->source, names, p->n_params, &c->expr, &col, err);
   if (rc) {
     c->expr = NULL;
-    mpt_expr_format_error(err, file, field, c->source, col);
-    return err ? err->code : rc;
+    return expr_error(p, err, rc, field, c->source, col);
   }
   c->n_params = mpt_expr_n_uses(c->expr);
   c->params = malloc(sizeof(int) * (size_t)(c->n_params > 0 ? c->n_params : 1));
@@ -241,8 +266,8 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   const cJSON *jl = cJSON_IsObject(jc) ? cJSON_GetObjectItemCaseSensitive(jc, "Parameters") : NULL;
   if (!jl) return 0;
   if (!cJSON_IsArray(jl)) {
-    add_warning(p, "%s: Conditions[%d].Parameters: not a list; the parameters are taken from the expression",
-                file, i);
+    snprintf(field, sizeof field, "%s.Parameters", where);
+    add_warning(p, field, "not a list; the parameters are taken from the expression");
     return 0;
   }
   char listed[512] = "", used[512] = "";
@@ -268,8 +293,8 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
     if (seen[k] == 1) mismatch = 1;
   free(seen);
   if (mismatch)
-    add_warning(p, "%s: Conditions[%d]: Parameters lists [%s] but the expression '%s' uses [%s]; using the "
-                   "expression's", file, i, listed, c->source, used);
+    add_warning(p, where, "Parameters lists [%s] but the expression '%s' uses [%s]; using the expression's", listed,
+                c->source, used);
   return 0;
 }
 
@@ -333,13 +358,12 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   if (!p->name) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
 
   if (!cJSON_IsObject(cs)) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace: missing or not an object", path);
+    rc = t1_error(p, err, MPT_ERR_VALUE, CS, "missing or not an object");
     goto fail;
   }
   const cJSON *tp = cJSON_GetObjectItemCaseSensitive(cs, "TuningParameters");
   if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace.TuningParameters: missing, empty or not a list",
-                       path);
+    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters", "missing, empty or not a list");
     goto fail;
   }
   int np = cJSON_GetArraySize(tp);
@@ -356,7 +380,7 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cs, "Conditions");
   if (cd && !cJSON_IsNull(cd)) {
     if (!cJSON_IsArray(cd)) {
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: ConfigurationSpace.Conditions: not a list", path);
+      rc = t1_error(p, err, MPT_ERR_VALUE, CS ".Conditions", "not a list");
       goto fail;
     }
     int nc = cJSON_GetArraySize(cd);

@@ -287,9 +287,20 @@ static void test_bad_input(void **state) {
   assert_non_null(strstr(err.msg, "Arguments[0].Size"));
   assert_non_null(strstr(err.msg, "^"));
   mpt_problem_free(p);
-  /* unknown name in a launch expression */
+  /* unknown name in a launch expression: the file's line and column are those of the name inside the string */
   assert_int_equal(load_variant("C", "nope * 2", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_NAME);
   assert_non_null(strstr(err.msg, "GlobalSize.X"));
+  char want[128];
+  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.GlobalSize.X: unknown name 'nope'",
+           (int)(strstr(p->text, "nope * 2") - p->text) + 1);
+  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
+  assert_non_null(strstr(err.msg, want));
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float", "\"2 * (1 + bogus)\"", "", "", &ks, &p, &err), MPT_ERR_NAME);
+  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Arguments[0].Size: unknown name 'bogus'",
+           (int)(strstr(p->text, "bogus") - p->text) + 1);
+  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
+  assert_non_null(strstr(err.msg, want));
   mpt_problem_free(p);
   /* unknown language, unknown type, too many iterations, unsupported fill, bad reference target */
   assert_int_equal(load_variant("Vulkan", "100", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
@@ -297,6 +308,10 @@ static void test_bad_input(void **state) {
   mpt_problem_free(p);
   assert_int_equal(load_variant("C", "100", "", "float3", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "unknown type 'float3'"));
+  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Arguments[0].Type: ",
+           (int)(strstr(p->text, "\"float3\"") - p->text) + 1); /* the value's opening quote */
+  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
+  assert_non_null(strstr(err.msg, want));
   mpt_problem_free(p);
   assert_int_equal(load_variant("C", "100", ", \"Iterations\": 50", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "Iterations"));

@@ -199,6 +199,46 @@ static void test_errors(void **state) {
   assert_null(p);
 }
 
+/* every message about a field starts "FILE:LINE:COL: FIELD:", the position that of the field's value in the
+ * file, of the offending character inside an expression (escapes before it counted as in the file), or of
+ * the object a missing field belongs in; warnings too */
+static void test_error_positions(void **state) {
+  (void)state;
+  /* Values of the second parameter: the stray ',' is line 3, column 49 ("Values": "[1, 2,, 3]") */
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"},\n"
+               "  {\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2,, 3]\"}]}}",
+               MPT_ERR_PARSE,
+               (const char *[]){"mem.json:3:49: ConfigurationSpace.TuningParameters[1].Values (b): ", "[1, 2,, 3]", NULL});
+  /* an expression with escapes before the error: \" and \u0041 are one character each in the expression,
+   * six and two in the file; 'bogus' starts at byte 17 of the expression, column 39 + 6 - 2 + 17 */
+  expect_error(HEAD "{\"Name\": \"s\", \"Type\": \"string\", \"Values\": \"['A', 'x']\"}],\n"
+                    "\"Conditions\": [\"s == \\\"\\u0041\\\" and bogus\"]}}",
+               MPT_ERR_NAME,
+               (const char *[]){"mem.json:2:37: ConfigurationSpace.Conditions[0]: unknown name 'bogus'", NULL});
+  /* a Type that is not one: the position of its value */
+  expect_error(HEAD "\n{\"Name\": \"a\", \"Type\": \"double\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:23: ConfigurationSpace.TuningParameters[0].Type (a): unknown type 'double'", NULL});
+  /* a missing Name: the position of the object it belongs in */
+  expect_error(HEAD "\n  {\"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:3: ConfigurationSpace.TuningParameters[0].Name: missing", NULL});
+  /* a JSON array item of the wrong kind: the item's own position */
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1,\n {}]}]}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:2: ConfigurationSpace.TuningParameters[0].Values[1] (a): not a number", NULL});
+  /* the same key earlier in another object does not mislead the position */
+  expect_error("{\"Notes\": {\"Type\": \"x\"}, \"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "{\"Name\": \"a\", \"Type\": \"double\", \"Values\": \"[1, 2]\"}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:2:23: ConfigurationSpace.TuningParameters[0].Type (a)", NULL});
+  /* warnings */
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\",\n \"Default\": 7}]}}", &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(p->n_warnings, 1);
+  assert_string_equal(p->warnings[0], "mem.json:2:13: ConfigurationSpace.TuningParameters[0].Default (a): 7 is not among the values");
+  mpt_problem_free(p);
+}
+
 /* misspelt keys: one or two edits from a key the reader knows (or a case difference) is an error with file,
  * line, column, field and the key meant; keys far from all (other tools' extensions) are accepted */
 static void test_misspelt_keys(void **state) {
@@ -206,14 +246,14 @@ static void test_misspelt_keys(void **state) {
   expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
                "  {\"Name\": \"a\", \"Type\": \"int\", \"Vaules\": \"[1, 2]\"}]}}",
                MPT_ERR_NAME,
-               (const char *[]){"mem.json:2:32: TuningParameters[0].Vaules: unknown key; did you mean 'Values'?", NULL});
+               (const char *[]){"mem.json:2:32: ConfigurationSpace.TuningParameters[0].Vaules: unknown key; did you mean 'Values'?", NULL});
   /* the position is that of the key in the object named, not of the same key earlier in another object
    * (an extension's, or an earlier parameter's) */
   expect_error("{\"Notes\": {\"Vaules\": 0}, \"ConfigurationSpace\": {\"TuningParameters\": [\n"
                "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\", \"Meta\": {\"Vaules\": 1}},\n"
                "  {\"Name\": \"b\", \"Type\": \"int\", \"Vaules\": \"[1, 2]\"}]}}",
                MPT_ERR_NAME,
-               (const char *[]){"mem.json:3:32: TuningParameters[1].Vaules: unknown key; did you mean 'Values'?", NULL});
+               (const char *[]){"mem.json:3:32: ConfigurationSpace.TuningParameters[1].Vaules: unknown key; did you mean 'Values'?", NULL});
   expect_error(HEAD "{\"Nmae\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
                (const char *[]){"TuningParameters[0].Nmae", "'Name'", NULL});
   expect_error(HEAD "{\"Name\": \"a\", \"type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_NAME,
@@ -381,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_lenient_and_types),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_misspelt_keys),
+      cmocka_unit_test(test_error_positions),
       cmocka_unit_test(test_damaged_problems),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
