@@ -33,24 +33,25 @@ static const char *const condition_keys[] = {"Expression", "Parameters", NULL};
 
 #define CS "ConfigurationSpace"
 
-/* "FILE:LINE:COL: FIELD: " for messages about field (a path from the document, with an optional label
- * after a space): the position of its value, or of the object it is missing from (mpt_json_locate) */
-static void field_head(const mpt_problem *p, const char *field, char *out, size_t n) {
-  char at[600];
+/* "FILE:LINE:COL: FIELD: message" for a message about field (a path from the document, with an optional
+ * label after a space): LINE:COL the position of its value, or of the object it is missing from
+ * (mpt_json_locate) */
+static void field_vmsg(const mpt_problem *p, const char *field, char *out, size_t n, const char *fmt, va_list ap) {
+  char at[600], msg[1024];
   mpt_json_locate(p->path, p->text, field, -1, at, sizeof at);
-  snprintf(out, n, "%s: %s: ", at, field);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  snprintf(out, n, "%s: %s: %s", at, field, msg);
 }
 
 static int t1_error(const mpt_problem *p, mpt_error *err, int code, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int t1_error(const mpt_problem *p, mpt_error *err, int code, const char *field, const char *fmt, ...) {
-  char head[900], msg[1024];
-  field_head(p, field, head, sizeof head);
+  char line[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  field_vmsg(p, field, line, sizeof line, fmt, ap);
   va_end(ap);
-  return mpt_error_set(err, code, "%s%s", head, msg);
+  return mpt_error_set(err, code, "%s", line);
 }
 
 /* an expression's error (err set by the expression reader, col its byte in src) as
@@ -64,14 +65,11 @@ static int expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *
 
 static int add_warning(mpt_problem *p, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int add_warning(mpt_problem *p, const char *field, const char *fmt, ...) {
-  char buf[1024], head[900];
-  field_head(p, field, head, sizeof head);
+  char line[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  field_vmsg(p, field, line, sizeof line, fmt, ap);
   va_end(ap);
-  char line[2048];
-  snprintf(line, sizeof line, "%s%s", head, buf);
   char **w = realloc(p->warnings, sizeof(char *) * (size_t)(p->n_warnings + 1));
   if (!w) return MPT_ERR_NOMEM;
   p->warnings = w;

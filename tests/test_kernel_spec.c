@@ -262,6 +262,15 @@ static int load_variant(const char *lang, const char *global, const char *extra_
   return mpt_kspec_load(*pp, ks, err);
 }
 
+/* err's message has "bad.json:1:COL: " then rest, COL the (1-based) column of at in the one-line problem text */
+static void expect_at(const mpt_problem *p, const mpt_error *err, const char *at, const char *rest) {
+  char want[256];
+  assert_non_null(at);
+  snprintf(want, sizeof want, "bad.json:1:%d: %s", (int)(at - p->text) + 1, rest);
+  if (!strstr(err->msg, want)) fprintf(stderr, "expected '%s' in %s\n", want, err->msg);
+  assert_non_null(strstr(err->msg, want));
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   mpt_kernel_spec *ks = NULL;
@@ -290,17 +299,10 @@ static void test_bad_input(void **state) {
   /* unknown name in a launch expression: the file's line and column are those of the name inside the string */
   assert_int_equal(load_variant("C", "nope * 2", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_NAME);
   assert_non_null(strstr(err.msg, "GlobalSize.X"));
-  char want[128];
-  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.GlobalSize.X: unknown name 'nope'",
-           (int)(strstr(p->text, "nope * 2") - p->text) + 1);
-  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
-  assert_non_null(strstr(err.msg, want));
+  expect_at(p, &err, strstr(p->text, "nope * 2"), "KernelSpecification.GlobalSize.X: unknown name 'nope'");
   mpt_problem_free(p);
   assert_int_equal(load_variant("C", "100", "", "float", "\"2 * (1 + bogus)\"", "", "", &ks, &p, &err), MPT_ERR_NAME);
-  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Arguments[0].Size: unknown name 'bogus'",
-           (int)(strstr(p->text, "bogus") - p->text) + 1);
-  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
-  assert_non_null(strstr(err.msg, want));
+  expect_at(p, &err, strstr(p->text, "bogus"), "KernelSpecification.Arguments[0].Size: unknown name 'bogus'");
   mpt_problem_free(p);
   /* unknown language, unknown type, too many iterations, unsupported fill, bad reference target */
   assert_int_equal(load_variant("Vulkan", "100", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
@@ -308,10 +310,7 @@ static void test_bad_input(void **state) {
   mpt_problem_free(p);
   assert_int_equal(load_variant("C", "100", "", "float3", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "unknown type 'float3'"));
-  snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Arguments[0].Type: ",
-           (int)(strstr(p->text, "\"float3\"") - p->text) + 1); /* the value's opening quote */
-  if (!strstr(err.msg, want)) fprintf(stderr, "want '%s' in:\n%s\n", want, err.msg);
-  assert_non_null(strstr(err.msg, want));
+  expect_at(p, &err, strstr(p->text, "\"float3\""), "KernelSpecification.Arguments[0].Type: "); /* its opening quote */
   mpt_problem_free(p);
   assert_int_equal(load_variant("C", "100", ", \"Iterations\": 50", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "Iterations"));
@@ -386,11 +385,8 @@ static void test_misspelt_keys(void **state) {
     mpt_error err = {0};
     assert_int_equal(load_variant("C", "100", ", \"Iteratons\": 3", "float", "10", "", "", &ks, &p, &err),
                      MPT_ERR_NAME);
-    char want[160];
-    snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Iteratons: unknown key; did you mean 'Iterations'?",
-             (int)(strstr(p->text, "\"Iteratons\"") - p->text) + 1);
-    if (!strstr(err.msg, want)) fprintf(stderr, "expected '%s' in %s\n", want, err.msg);
-    assert_non_null(strstr(err.msg, want));
+    expect_at(p, &err, strstr(p->text, "\"Iteratons\""),
+              "KernelSpecification.Iteratons: unknown key; did you mean 'Iterations'?");
     mpt_problem_free(p);
   }
   {
@@ -402,11 +398,7 @@ static void test_misspelt_keys(void **state) {
                                   &ks, &p, &err),
                      MPT_ERR_NAME);
     const char *first = strstr(p->text, "\"Iteratons\"");
-    char want[160];
-    snprintf(want, sizeof want, "bad.json:1:%d: KernelSpecification.Iteratons: unknown key",
-             (int)(strstr(first + 1, "\"Iteratons\"") - p->text) + 1);
-    if (!strstr(err.msg, want)) fprintf(stderr, "expected '%s' in %s\n", want, err.msg);
-    assert_non_null(strstr(err.msg, want));
+    expect_at(p, &err, strstr(first + 1, "\"Iteratons\""), "KernelSpecification.Iteratons: unknown key");
     mpt_problem_free(p);
   }
   expect_kspec_error(", \"GridDivx\": [\"block_size_x\"]", "", "", MPT_ERR_NAME,
