@@ -1,4 +1,5 @@
 /* jobs/main.c: the mptune executable: initializes MPI and dispatches to a sub-command. */
+#include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
@@ -49,6 +50,12 @@ int main(int argc, char **argv) {
       int provided;
       MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
       int rc = c->run(argc - 1, argv + 1);
+      errno = 0;
+      if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not arrive (a full disk, a closed pipe) */
+        fprintf(stderr, "mptune %s: cannot write the standard output%s%s\n", c->name, errno ? ": " : "",
+                errno ? strerror(errno) : "");
+        if (rc == 0) rc = 1;
+      }
       if (mpt_runlog_hdf5_failed()) quiet_hdf5_shutdown();
       MPI_Finalize();
       return rc;

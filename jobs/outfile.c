@@ -1,17 +1,74 @@
-/* jobs/outfile.c: output files written as PATH.tmp and renamed over PATH when complete (jobs/outfile.h);
- * used by the T4 export and by mptune bench's CSVs. */
+/* jobs/outfile.c: output files written as PATH.tmp and renamed over PATH when complete, a symbolic link's
+ * target in its place, this process's own descriptors (/dev/stdout) where they stand (jobs/outfile.h);
+ * used by the T4 export, space --list and mptune bench's CSVs. */
 #include "jobs/outfile.h"
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* the descriptor a name gives of this process's own: "-", /dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N, /proc/PID/fd/N with PID this process; -1 for any other name or a closed descriptor */
+static int fd_name(const char *name) {
+  if (strcmp(name, "-") == 0 || strcmp(name, "/dev/stdout") == 0) return STDOUT_FILENO;
+  if (strcmp(name, "/dev/stderr") == 0) return STDERR_FILENO;
+  char own[64];
+  snprintf(own, sizeof own, "/proc/%ld/fd/", (long)getpid());
+  const char *num = strncmp(name, "/dev/fd/", 8) == 0 ? name + 8
+                    : strncmp(name, "/proc/self/fd/", 14) == 0 ? name + 14
+                    : strncmp(name, own, strlen(own)) == 0 ? name + strlen(own) : NULL;
+  if (!num || !isdigit((unsigned char)*num)) return -1;
+  char *end;
+  long fd = strtol(num, &end, 10);
+  return *end == '\0' && fd <= INT_MAX && fcntl((int)fd, F_GETFD) != -1 ? (int)fd : -1;
+}
+
+/* replaces name (PATH_MAX bytes) by what the symbolic link of that name leads to (relative to the link's
+ * directory); -1 when name is not a link */
+static int follow_link(char *name) {
+  char link[PATH_MAX];
+  ssize_t n = readlink(name, link, sizeof link - 1);
+  if (n <= 0) return -1;
+  link[n] = '\0';
+  char *slash = strrchr(name, '/');
+  size_t dl = link[0] == '/' || !slash ? 0 : (size_t)(slash - name) + 1;
+  if (dl + (size_t)n + 1 > PATH_MAX) return -1;
+  memcpy(name + dl, link, (size_t)n + 1);
+  return 0;
+}
+
+/* the descriptor path stands for, itself or through the symbolic links leading to it (a link to
+ * /dev/stdout, which links to /proc/self/fd/1), or -1 */
+static int own_fd(const char *path) {
+  char name[PATH_MAX];
+  snprintf(name, sizeof name, "%s", path);
+  for (int hop = 0; hop < 16; hop++) {
+    int fd = fd_name(name);
+    if (fd >= 0 || follow_link(name) < 0) return fd;
+  }
+  return -1;
+}
+
 int mpt_outfile_special(const char *path) {
   struct stat sb;
-  return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+  return own_fd(path) >= 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode));
+}
+
+char *mpt_outfile_resolve(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode)) return strdup(path);
+  char *r = realpath(path, NULL);
+  if (r) return r;
+  char name[PATH_MAX]; /* a link to a file not there yet: followed by hand */
+  snprintf(name, sizeof name, "%s", path);
+  for (int hop = 0; hop < 16 && follow_link(name) == 0; hop++) continue;
+  return strdup(name);
 }
 
 char *mpt_outfile_tmp_name(const char *path) {
@@ -25,19 +82,29 @@ char *mpt_outfile_tmp_name(const char *path) {
 }
 
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
+  int fd = own_fd(path);
+  if (fd >= 0) { /* an open descriptor (stdout redirected to a file): written where it stands, never reopened */
+    fflush(stdout);
+    fflush(stderr);
+    int d = dup(fd);
+    FILE *f = d >= 0 ? fdopen(d, "wb") : NULL;
+    if (!f) {
+      mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+      if (d >= 0) close(d);
+    }
+    return f;
+  }
   if (mpt_outfile_special(path)) {
     FILE *f = fopen(path, "wb");
     if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return f;
   }
-  char *tmp = mpt_outfile_tmp_name(path);
-  if (!tmp) {
-    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    return NULL;
-  }
-  FILE *f = fopen(tmp, "wb");
-  if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+  char *target = mpt_outfile_resolve(path), *tmp = target ? mpt_outfile_tmp_name(target) : NULL;
+  FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+  if (!tmp) mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  else if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
   free(tmp);
+  free(target);
   return f;
 }
 
@@ -47,14 +114,19 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
   }
-  char *tmp = mpt_outfile_tmp_name(path);
+  /* a symbolic link stays: the file it leads to is replaced */
+  char *target = mpt_outfile_resolve(path), *tmp = target ? mpt_outfile_tmp_name(target) : NULL;
   int bad = !keep || ferror(f) != 0, e = errno;
   if (!bad && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL))) bad = 1, e = errno;
   if (fclose(f) != 0 && !bad) bad = 1, e = errno;
-  if (!tmp) return keep ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
-  if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+  if (!tmp) {
+    free(target);
+    return keep ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
+  }
+  if (!bad && rename(tmp, target) != 0) bad = 1, e = errno;
   if (bad) unlink(tmp);
   free(tmp);
+  free(target);
   if (!keep) return 0;
   return bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
 }

@@ -1,14 +1,20 @@
 /* jobs/outfile.h: output files that appear whole or not at all: written as PATH.tmp and renamed over PATH
  * once complete and on disk, so a full disk or an error never leaves a cut file under the real name.
- * A PATH that exists and is not a regular file (/dev/null, /dev/stdout, a pipe) is written in place. */
+ * A PATH that exists and is not a regular file (/dev/null, a pipe), or that names one of this process's
+ * descriptors (/dev/stdout, even when it is redirected to a file), is written in place. */
 #ifndef MPT_OUTFILE_H
 #define MPT_OUTFILE_H
 #include <stdio.h>
 #include "spaces/error.h"
 
-/* 1 when PATH exists and is not a regular file (/dev/null, /dev/stdout, a pipe): written in place, never
- * replaced */
+/* 1 when PATH names one of this process's descriptors ("-", /dev/stdout, /dev/fd/N, /proc/self/fd/N, or a
+ * symbolic link to one: written through the open descriptor, at its position, even when it leads to a
+ * regular file) or exists and is not a regular file (/dev/null, a pipe: opened and written in place);
+ * such a PATH is never replaced */
 int mpt_outfile_special(const char *path);
+/* the file an output PATH replaces (malloc'd; NULL when out of memory): the target of a symbolic link
+ * (which itself stays), else PATH */
+char *mpt_outfile_resolve(const char *path);
 /* "PATH.tmp" (malloc'd; NULL when out of memory): where the file is written before it is renamed to PATH
  * (jobs/runlog.c writes its rewrites there too) */
 char *mpt_outfile_tmp_name(const char *path);

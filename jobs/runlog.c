@@ -437,13 +437,11 @@ static mpt_rl_session this_session(void) {
   return s;
 }
 
-int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta, mpt_runlog **out,
-                      mpt_error *err) {
+static int create_at(const char *path, const mpt_space *space, const mpt_run_meta *meta, mpt_runlog **out,
+                     mpt_error *err) {
   *out = NULL;
   mpt_h5_quiet();
   const mpt_problem *pr = mpt_space_problem(space);
-  if (mpt_outfile_special(path)) /* a device or pipe is never replaced by a log */
-    return mpt_error_set(err, MPT_ERR_IO, "run log %s exists and is not a regular file; it is not replaced", path);
   mpt_runlog *log = mpt_rl_new_log(path);
   if (!log) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = mpt_runlog_lock(path, &log->lock_fd, err); /* never replace a log another run is writing */
@@ -565,7 +563,7 @@ int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *
   return set_run_attrs(log, meta, 1) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
 }
 
-int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+static int open_at(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
   mpt_runlog *log;
   int unreadable, lock_fd;
   int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
@@ -618,6 +616,28 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
   }
   *out = log;
   return 0;
+}
+
+/* A log named through a symbolic link is written at the link's target, so that the link stays when the log
+ * is rewritten (a rename over it would replace the link), and locked there (jobs/outfile.h) */
+int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_meta *meta, mpt_runlog **out,
+                      mpt_error *err) {
+  *out = NULL;
+  if (mpt_outfile_special(path)) /* a device or pipe is never replaced by a log */
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s exists and is not a regular file; it is not replaced", path);
+  char *real = mpt_outfile_resolve(path);
+  if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = create_at(real, space, meta, out, err);
+  free(real);
+  return rc;
+}
+
+int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+  char *real = mpt_outfile_resolve(path);
+  if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = open_at(real, space, out, err);
+  free(real);
+  return rc;
 }
 
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) {

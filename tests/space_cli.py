@@ -80,6 +80,33 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 0 and list(csv.reader(sink)) == rows and stat.S_ISFIFO(os.stat(fifo).st_mode),
               "--list into a pipe")
 
+    # --list through a link to this process's standard output, itself redirected to a file: the CSV goes
+    # after the report through the open descriptor; the link is not replaced by a file
+    so = os.path.join(tmp, "so")
+    os.symlink("/proc/self/fd/1", so)
+    with open(os.path.join(tmp, "redirected.txt"), "w+") as sink:
+        r = subprocess.run([MPTUNE, "space", os.path.join(DATA, "t1", "convolution_milo.json"), "--list", so],
+                           stdout=sink, stderr=subprocess.PIPE, text=True, timeout=120)
+        sink.seek(0)
+        lines = sink.read().splitlines()
+    at = lines.index(",".join(rows[0])) if ",".join(rows[0]) in lines else -1
+    check(r.returncode == 0 and os.path.islink(so) and at > 0 and lines[0].startswith("problem:") and
+          list(csv.reader(lines[at:at + len(rows)])) == rows,
+          f"--list through a link to standard output: exit {r.returncode}, link kept {os.path.islink(so)}, {r.stderr}")
+    # --list onto a link to a regular file: the file it leads to is replaced, the link stays
+    with open(os.path.join(tmp, "real.csv"), "w") as fh:
+        fh.write("old\n")
+    os.symlink("real.csv", os.path.join(tmp, "link.csv"))
+    r = run(os.path.join(DATA, "t1", "convolution_milo.json"), "--list", os.path.join(tmp, "link.csv"))
+    with open(os.path.join(tmp, "real.csv")) as fh:
+        check(r.returncode == 0 and os.path.islink(os.path.join(tmp, "link.csv")) and list(csv.reader(fh)) == rows,
+              "--list onto a link to a file")
+    # a report that cannot be written (a full device) is an error, not a silent success
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    check(r.returncode != 0 and "cannot write the standard output" in r.stderr, f"--json > /dev/full: {r.returncode} {r.stderr}")
+
     # --list onto the problem file itself (a copy): refused, the file unchanged
     prob = os.path.join(tmp, "problem.json")
     with open(os.path.join(DATA, "t1", "convolution_milo.json")) as fh:

@@ -210,6 +210,38 @@ static void test_finish_and_resume(void **state) {
   mpt_runlog_close(log);
 }
 
+/* a log named through a symbolic link is written at the link's target: creating and resuming it (both
+ * rewrite the file and rename it into place) leave the link a link */
+static void test_log_through_link(void **state) {
+  fixture *f = *state;
+  char target[400], link_path[400];
+  snprintf(target, sizeof target, "%s/linked_target.h5", f->tmpdir);
+  snprintf(link_path, sizeof link_path, "%s/linked.h5", f->tmpdir);
+  assert_int_equal(symlink("linked_target.h5", link_path), 0); /* dangling until the log is created */
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  mpt_obs o[12];
+  for (int i = 0; i < 12; i++) synth_obs(&o[i], 300 + i);
+  assert_int_equal(mpt_runlog_create(link_path, f->s, &m, &log, &err), 0);
+  assert_int_equal(mpt_runlog_append(log, o, 6, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "signal", &err), 0);
+  mpt_runlog_close(log);
+  struct stat sb;
+  assert_int_equal(lstat(link_path, &sb), 0);
+  assert_true(S_ISLNK(sb.st_mode));
+  int rc = mpt_runlog_open(link_path, f->s, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_runlog_append(log, o + 6, 6, &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(lstat(link_path, &sb), 0);
+  assert_true(S_ISLNK(sb.st_mode));
+  assert_int_equal(mpt_runlog_open_readonly(target, &log, &err), 0);
+  assert_records(log, o, 12);
+  mpt_runlog_close(log);
+}
+
 static void test_not_a_log(void **state) {
   fixture *f = *state;
   mpt_runlog *log = NULL;
@@ -1251,6 +1283,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_create_append_read),
     cmocka_unit_test(test_finish_and_resume),
+    cmocka_unit_test(test_log_through_link),
     cmocka_unit_test(test_not_a_log),
     cmocka_unit_test(test_other_problem),
     cmocka_unit_test(test_sigkill),
