@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
@@ -118,6 +119,50 @@ static int value_fits(const mpt_value *v, mpt_ptype t) {
   return 0;
 }
 
+/* qsort order of values: numbers (bools, ints, floats: True == 1 == 1.0, as in Python) by value, then
+ * strings, then anything else; ties by position */
+typedef struct value_at {
+  const mpt_value *v;
+  int pos;
+} value_at;
+
+static int value_rank(const mpt_value *v) {
+  return v->kind == MPT_V_BOOL || v->kind == MPT_V_INT || v->kind == MPT_V_FLOAT ? 0 : v->kind == MPT_V_STR ? 1 : 2;
+}
+
+static int value_order(const void *pa, const void *pb) {
+  const value_at *a = pa, *b = pb;
+  int ra = value_rank(a->v), rb = value_rank(b->v), c = 0;
+  if (ra != rb) return ra < rb ? -1 : 1;
+  if (ra == 0) {
+    int ok;
+    double x = mpt_value_as_double(a->v, &ok), y = mpt_value_as_double(b->v, &ok);
+    c = x < y ? -1 : x > y;
+  } else if (ra == 1) {
+    c = strcmp(a->v->u.s, b->v->u.s);
+  }
+  return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* 1 when two items of the list are equal (a parameter with a value twice would give every configuration
+ * with it twice): *first and *second their positions, the pair whose later item comes first */
+static int find_duplicate(const mpt_value *list, int *first, int *second) {
+  int64_t n = list->u.list.n;
+  value_at *va = malloc(sizeof *va * (size_t)(n > 0 ? n : 1));
+  if (!va) return 0; /* out of memory: the check is skipped, the reader goes on */
+  for (int64_t k = 0; k < n; k++) va[k] = (value_at){&list->u.list.items[k], (int)k};
+  qsort(va, (size_t)n, sizeof *va, value_order);
+  int found = 0;
+  for (int64_t k = 1; k < n; k++)
+    if (value_rank(va[k].v) < 2 && mpt_value_equal(va[k - 1].v, va[k].v) && (!found || va[k].pos < *second)) {
+      found = 1;
+      *first = va[k - 1].pos;
+      *second = va[k].pos;
+    }
+  free(va);
+  return found;
+}
+
 static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   mpt_param *par = &p->params[i];
   char where[64], field[256];
@@ -152,9 +197,10 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
     if (rc) return expr_error(p, err, rc, field, jv->valuestring, col);
     if (list.kind != MPT_V_LIST) {
+      const char *kn = kind_name(list.kind); /* before the free, which resets the kind */
       mpt_value_free(&list);
-      return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives a %s, not a list", jv->valuestring,
-                      kind_name(list.kind));
+      return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives %s %s, not a list", jv->valuestring,
+                      strchr("aeiou", kn[0]) ? "an" : "a", kn);
     }
   } else if (cJSON_IsArray(jv)) { /* lenient: a JSON array of values */
     int n = cJSON_GetArraySize(jv);
@@ -194,6 +240,13 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
       mpt_value_free(&list);
       return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn, type_names[t]);
     }
+  }
+  int first = 0, second = 0;
+  if (find_duplicate(&list, &first, &second)) {
+    char rep[128];
+    mpt_value_repr(&list.u.list.items[second], rep, sizeof rep);
+    mpt_value_free(&list);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "value %s is listed twice (items %d and %d)", rep, first, second);
   }
   /* take ownership of the items */
   par->n_values = (int)list.u.list.n;
@@ -317,6 +370,18 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
 
   const char *end = NULL;
   p->json = cJSON_ParseWithOpts(text, &end, 0);
+  if (p->json) { /* the document must be all there is (Python: "Extra data") */
+    end += strspn(end, " \t\r\n");
+    if (*end) {
+      cJSON_Delete(p->json);
+      p->json = NULL;
+      int line, col;
+      mpt_text_line_col(text, (size_t)(end - text), &line, &col);
+      rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: data after the end of the document, near '%.*s'",
+                         path, line, col, (int)(strcspn(end, "\r\n") < 16 ? strcspn(end, "\r\n") : 16), end);
+      goto fail;
+    }
+  }
   if (!p->json) {
     size_t off = end ? (size_t)(end - text) : 0;
     int line, col;
@@ -409,6 +474,10 @@ fail:
 
 int mpt_problem_load(const char *path, mpt_problem **out, mpt_error *err) {
   *out = NULL;
+  struct stat sb; /* before opening: a pipe would block the open */
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return mpt_error_set(err, MPT_ERR_IO, "%s: %s", path, S_ISDIR(sb.st_mode) ? "is a directory, not a problem file"
+                                                            : "is not a regular file (a pipe or a device), not a problem file");
   FILE *f = fopen(path, "rb");
   if (!f) return mpt_error_set(err, MPT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   char *buf = NULL;

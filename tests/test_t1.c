@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "spaces/t1.h"
 #include "spaces/json_keys.h"
 #include "spaces/rng.h"
@@ -183,6 +185,27 @@ static void test_errors(void **state) {
   /* Values not a list */
   expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"3\"}]}}", MPT_ERR_VALUE,
                (const char *[]){"not a list", NULL});
+  /* a value listed twice (True == 1 == 1.0, as in Python): every configuration with it would be there twice */
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[4, 1, 2, 8, 2, 1]\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"TuningParameters[0].Values (a): value 2 is listed twice (items 2 and 4)", NULL});
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"float\", \"Values\": [0.5, 1, true, 1.0]}]}}", MPT_ERR_VALUE,
+               (const char *[]){"is listed twice (items 1 and 2)", NULL});
+  expect_error(HEAD "{\"Name\": \"s\", \"Type\": \"string\", \"Values\": \"['x', 'y', 'x']\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"value 'x' is listed twice (items 0 and 2)", NULL});
+  /* what a Values expression that is not a list gives is named */
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"5\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"the expression '5' gives an int, not a list", NULL});
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"string\", \"Values\": \"'abc'\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"gives a str, not a list", NULL});
+  /* data after the document (Python: "Extra data"); whitespace after it is fine */
+  expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"}]}}\n\n  {\"x\": 1}\n", MPT_ERR_PARSE,
+               (const char *[]){"mem.json:3:3: malformed JSON: data after the end of the document, near '{\"x\": 1}'", NULL});
+  {
+    mpt_problem *p = NULL;
+    mpt_error e;
+    assert_int_equal(parse(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"}]}} \n\t\r\n", &p, &e), 0);
+    mpt_problem_free(p);
+  }
   /* duplicate name, missing parts */
   expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"},"
                     "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"}]}}",
@@ -197,6 +220,17 @@ static void test_errors(void **state) {
   assert_int_equal(mpt_problem_load("/nonexistent/dir/x.json", &p, &err), MPT_ERR_IO);
   assert_non_null(strstr(err.msg, "/nonexistent/dir/x.json"));
   assert_null(p);
+  /* a directory or a pipe instead of a file: refused before opening (opening a pipe would wait for a writer) */
+  char dir[] = "/tmp/mpt_t1_XXXXXX", fifo[64];
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mpt_problem_load(dir, &p, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "is a directory, not a problem file"));
+  snprintf(fifo, sizeof fifo, "%s/p.json", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(mpt_problem_load(fifo, &p, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "is not a regular file"));
+  unlink(fifo);
+  rmdir(dir);
 }
 
 /* every message about a field starts "FILE:LINE:COL: FIELD:", the position that of the field's value in the
