@@ -4,6 +4,7 @@
  * (drops invalid/duplicate/seen ids, tops up from the type, falls back to unseen ids so the whole
  * budget is always usable), tell forwarding, and the option accessors. */
 #include "strategies/strategy.h"
+#include "spaces/json_keys.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -22,26 +23,49 @@ static const char *type_name(mpt_opt_type t) {
   return "?";
 }
 
-/* appends "key (type, default D[, range a..b][, one of x|y]): help" for every option */
-static void list_options(const mpt_strategy_type *t, char *buf, size_t cap) {
-  size_t len = strlen(buf);
+/* "key (type, default D[, range a..b][, one of x|y])" of one option */
+static void describe_option(const mpt_option_spec *o, char *buf, size_t cap) {
+  size_t len = (size_t)snprintf(buf, cap, "%s (%s, default %s", o->key, type_name(o->type),
+                                o->default_value ? o->default_value : "none");
+  if ((o->type == MPT_OPT_INT || o->type == MPT_OPT_DOUBLE) && o->min <= o->max && len < cap)
+    len += (size_t)snprintf(buf + len, cap - len, ", range %g..%g", o->min, o->max);
+  if (o->type == MPT_OPT_STRING && o->choices && len < cap)
+    len += (size_t)snprintf(buf + len, cap - len, ", one of %s", o->choices);
+  if (len < cap) snprintf(buf + len, cap - len, ")");
+}
+
+void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f) {
   if (!t->options || !t->options[0].key) {
-    snprintf(buf + len, cap - len, "strategy '%s' takes no options", t->name);
+    fprintf(f, "strategy '%s' takes no options\n", t->name);
     return;
   }
-  len += (size_t)snprintf(buf + len, cap > len ? cap - len : 0, "valid options of '%s':", t->name);
-  for (const mpt_option_spec *o = t->options; o->key && len < cap; o++) {
-    len += (size_t)snprintf(buf + len, cap - len, "\n  %s (%s, default %s", o->key, type_name(o->type),
-                            o->default_value ? o->default_value : "none");
-    if (len >= cap) break;
-    if ((o->type == MPT_OPT_INT || o->type == MPT_OPT_DOUBLE) && o->min <= o->max)
-      len += (size_t)snprintf(buf + len, cap - len, ", range %g..%g", o->min, o->max);
-    if (len >= cap) break;
-    if (o->type == MPT_OPT_STRING && o->choices)
-      len += (size_t)snprintf(buf + len, cap - len, ", one of %s", o->choices);
-    if (len >= cap) break;
-    len += (size_t)snprintf(buf + len, cap - len, ")%s%s", o->help ? ": " : "", o->help ? o->help : "");
+  fprintf(f, "options of strategy '%s' (--option key=value):\n", t->name);
+  for (const mpt_option_spec *o = t->options; o->key; o++) {
+    char d[512];
+    describe_option(o, d, sizeof d);
+    fprintf(f, "  %s%s%s\n", d, o->help ? ": " : "", o->help ? o->help : "");
   }
+}
+
+/* "valid options of 'NAME': a, b, c (all of them described: mptune tune --strategy NAME --help)", with
+ * "did you mean 'K'? " first when key (NULL: none) is a misspelling of the option K; every key fits */
+static void list_keys(const mpt_strategy_type *t, const char *key, char *buf, size_t cap) {
+  if (!t->options || !t->options[0].key) {
+    snprintf(buf, cap, "strategy '%s' takes no options", t->name);
+    return;
+  }
+  const char *meant = NULL;
+  int best = 3;
+  for (const mpt_option_spec *o = t->options; key && o->key; o++) {
+    int d = mpt_key_distance(key, o->key, 2);
+    if (d < best || (strncmp(key, o->key, strlen(key)) == 0 && !meant)) best = d, meant = o->key;
+  }
+  size_t len = 0;
+  if (meant) len = (size_t)snprintf(buf, cap, "did you mean '%s'? ", meant);
+  if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "valid options of '%s':", t->name);
+  for (const mpt_option_spec *o = t->options; o->key && len < cap; o++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s %s", o == t->options ? "" : ",", o->key);
+  if (len < cap) snprintf(buf + len, cap - len, " (described by mptune tune --strategy %s --help)", t->name);
 }
 
 static int parse_bool(const char *v, int *out) {
@@ -176,9 +200,9 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
   for (int i = 0; i < n_opts && rc == 0; i++) {
     const char *kv = options[i];
     const char *eq = kv ? strchr(kv, '=') : NULL;
-    char list[1400] = "";
-    list_options(t, list, sizeof list);
+    char list[1400];
     if (!eq || eq == kv) {
+      list_keys(t, NULL, list, sizeof list);
       rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': option '%s' is not of the form key=value; %s", name,
                          kv ? kv : "(null)", list);
       break;
@@ -190,13 +214,15 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
     key[klen] = '\0';
     const mpt_option_spec *o = find_spec(t, key);
     if (!o) {
+      list_keys(t, key, list, sizeof list);
       rc = mpt_error_set(err, MPT_ERR_NAME, "strategy '%s': unknown option '%s'; %s", name, key, list);
       break;
     }
     char why[256];
     if (check_value(o, eq + 1, why, sizeof why)) {
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s' (%s): %s; %s", name, key,
-                         type_name(o->type), why, list);
+      describe_option(o, list, sizeof list);
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s': %s; the option: %s", name, key,
+                         why, list);
       break;
     }
     /* a key given twice: the last one wins */

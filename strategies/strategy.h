@@ -8,6 +8,7 @@
 #ifndef MPT_STRATEGY_H
 #define MPT_STRATEGY_H
 #include <stdint.h>
+#include <stdio.h>
 #include "spaces/space.h"
 #include "spaces/obs.h"
 #include "spaces/rng.h"
@@ -59,8 +60,12 @@ const mpt_strategy_type *mpt_strategy_find(const char *name);
 int mpt_strategy_count(void);
 const mpt_strategy_type *mpt_strategy_at(int i);
 
+/* Prints every option of t with its type, default, range or choices and help, one a line */
+void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f);
+
 /* Creates a strategy by name. options: n_opts "key=value" strings; unknown keys or bad values are
- * errors naming the strategy and listing its valid keys. */
+ * errors naming the strategy; an unknown key lists every valid key (and the one meant, when it is a
+ * misspelling), a bad value describes its option. */
 int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
                         int n_opts, uint64_t seed, int64_t budget, mpt_strategy **out, mpt_error *err);
 /* Asks for up to n candidates; the base layer marks them seen and guarantees they are distinct, valid

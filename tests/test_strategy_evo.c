@@ -513,8 +513,8 @@ static void test_option_errors(void **state) {
   fixture *f = *state;
   mpt_strategy *s = NULL;
   mpt_error err;
-  const char *names[] = {"ga", "de", "pso", "firefly", "sa", "mls", "ga_memetic"};
-  for (int k = 0; k < 7; k++) {
+  const char *names[] = {"ga", "de", "pso", "firefly", "sa", "mls", "ga_memetic", "bo"};
+  for (int k = 0; k < 8; k++) {
     const char *bad[] = {"no_such_key=1"};
     mpt_error_clear(&err);
     assert_int_equal(mpt_strategy_create(names[k], f->s, bad, 1, 1, 10, &s, &err), MPT_ERR_NAME);
@@ -522,7 +522,18 @@ static void test_option_errors(void **state) {
     assert_non_null(strstr(err.msg, names[k]));
     assert_non_null(strstr(err.msg, "no_such_key"));
     assert_non_null(strstr(err.msg, "valid options"));
+    /* every key is listed, none cut off (bo has about 40) */
+    for (const mpt_option_spec *o = mpt_strategy_find(names[k])->options; o->key; o++) {
+      char want[80];
+      snprintf(want, sizeof want, " %s%c", o->key, o[1].key ? ',' : ' ');
+      if (!strstr(err.msg, want)) fprintf(stderr, "message lacks '%s': %s\n", want, err.msg);
+      assert_non_null(strstr(err.msg, want));
+    }
   }
+  /* a misspelt key names the one meant */
+  const char *typo[] = {"fit_hyperparameter=1"};
+  assert_int_equal(mpt_strategy_create("bo", f->s, typo, 1, 1, 10, &s, &err), MPT_ERR_NAME);
+  assert_non_null(strstr(err.msg, "unknown option 'fit_hyperparameter'; did you mean 'fit_hyperparameters'?"));
   struct { const char *name, *opt, *must; } cases[] = {
     {"ga", "popsize=abc", "popsize"}, {"ga", "popsize=1", "2..10000"}, {"ga", "method=three_point", "single_point|two_point|uniform"},
     {"ga", "constraint_aware=maybe", "boolean"}, {"de", "CR=1.5", "CR"}, {"de", "F=nan", "F"}, {"pso", "w=", "w"},
@@ -537,7 +548,10 @@ static void test_option_errors(void **state) {
     assert_non_null(strstr(err.msg, cases[i].name));
     if (!strstr(err.msg, cases[i].must)) fprintf(stderr, "message lacks '%s': %s\n", cases[i].must, err.msg);
     assert_non_null(strstr(err.msg, cases[i].must));
-    assert_non_null(strstr(err.msg, "valid options")); /* lists the keys with types and defaults */
+    char want[80]; /* describes the option: its type, default and range or choices */
+    snprintf(want, sizeof want, "; the option: %.*s (", (int)strcspn(cases[i].opt, "="), cases[i].opt);
+    if (!strstr(err.msg, want)) fprintf(stderr, "message lacks '%s': %s\n", want, err.msg);
+    assert_non_null(strstr(err.msg, want));
   }
   /* good options are accepted and read back, defaults come from the spec table */
   const char *good[] = {"popsize=8", "F=0.5", "constraint_aware=false"};
