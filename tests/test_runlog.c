@@ -318,6 +318,65 @@ static void test_other_problem(void **state) {
   mpt_problem_free(p2);
 }
 
+/* a small problem, a in 1..4 and b in 1..2, with the condition cond, and its space */
+static void small_problem(const char *cond, mpt_problem **p, mpt_space **s) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": "
+           "\"[1, 2, 3, 4]\"}, {\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}], "
+           "\"Conditions\": [{\"Expression\": \"%s\"}]}}", cond);
+  mpt_error err;
+  assert_int_equal(mpt_problem_parse(text, "small.json", p, &err), 0);
+  assert_int_equal(mpt_space_build(*p, s, &err), 0);
+}
+
+/* the same parameters but other Conditions: the ids of the log name other configurations, so a resume is
+ * refused, whether the valid set has another size or the same size; the same set written otherwise is
+ * fine */
+static void test_other_conditions(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/conds.h5", f->tmpdir);
+  mpt_problem *p;
+  mpt_space *s;
+  small_problem("a != 4", &p, &s); /* 6 valid */
+  mpt_run_meta m = test_meta(p);
+  mpt_runlog *log;
+  mpt_error err;
+  assert_int_equal(mpt_runlog_create(path, s, &m, &log, &err), 0);
+  mpt_obs o[6];
+  for (int i = 0; i < 6; i++) synth_obs(&o[i], 5 - i);
+  assert_int_equal(mpt_runlog_append(log, o, 6, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "signal", &err), 0);
+  mpt_runlog_close(log);
+  static const struct { const char *cond; const char *msg; } cases[] = {
+    {"a != 4 and b != 2", "its space has 6 valid configurations, this problem's 3"},
+    {"a != 1", "its record 0 is configuration 5, a=3,b=2, but configuration 5 of this problem is a=4,b=2"},
+  };
+  for (int k = 0; k < 2; k++) {
+    mpt_problem *p2;
+    mpt_space *s2;
+    small_problem(cases[k].cond, &p2, &s2);
+    assert_int_equal(mpt_runlog_open(path, s2, &log, &err), MPT_ERR_VALUE);
+    if (!strstr(err.msg, cases[k].msg)) fprintf(stderr, "expected '%s' in %s\n", cases[k].msg, err.msg);
+    assert_non_null(strstr(err.msg, cases[k].msg));
+    mpt_space_free(s2);
+    mpt_problem_free(p2);
+  }
+  mpt_problem *p3;
+  mpt_space *s3;
+  small_problem("not a == 4", &p3, &s3);
+  int rc = mpt_runlog_open(path, s3, &log, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_runlog_count(log), 6);
+  mpt_runlog_close(log);
+  mpt_space_free(s3);
+  mpt_problem_free(p3);
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
 /* opens the log read-only (as a reader beside a writer, or after a kill) and checks that it holds at
  * least min records, record i the synthetic one of id i % size; returns how many it holds */
 static int64_t check_synth_log(const char *path, int64_t min, int64_t size, const char *when, int round) {
@@ -1284,6 +1343,7 @@ int main(void) {
     cmocka_unit_test(test_create_append_read),
     cmocka_unit_test(test_finish_and_resume),
     cmocka_unit_test(test_log_through_link),
+    cmocka_unit_test(test_other_conditions),
     cmocka_unit_test(test_not_a_log),
     cmocka_unit_test(test_other_problem),
     cmocka_unit_test(test_sigkill),
