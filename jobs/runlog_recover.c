@@ -5,6 +5,7 @@
 #include "jobs/runlog_state.h"
 #include "jobs/runlog_meta.h"
 #include "jobs/runlog_h5.h"
+#include "jobs/runlog_params.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -97,6 +98,30 @@ static int recover_meta(mpt_runlog *log, mpt_error *err) {
   return rc;
 }
 
+/* With the settings recovered from the metadata copy: the log's problem (its text, logged in full) must have
+ * the parameters of the problem given, and its space the same number of valid configurations; otherwise
+ * the records' ids would be read as other configurations. 0 or MPT_ERR_VALUE */
+static int recovered_problem_check(mpt_runlog *log, const mpt_space *space, mpt_error *err) {
+  const mpt_problem *pr = mpt_space_problem(space);
+  const char *text = mpt_runlog_meta(log, "problem_text"), *size = mpt_runlog_meta(log, "space_size");
+  char diff[1024] = "";
+  mpt_problem *logged = NULL;
+  mpt_error perr;
+  if (text && text[0] && mpt_problem_parse(text, "(logged problem)", &logged, &perr) == 0) {
+    mpt_rl_param *have = mpt_rl_params_from_problem(logged), *want = mpt_rl_params_from_problem(pr);
+    if (have && want) mpt_rl_params_diff(have, logged->n_params, want, pr->n_params, diff, sizeof diff);
+    mpt_rl_params_free(have, logged->n_params);
+    mpt_rl_params_free(want, pr->n_params);
+    mpt_problem_free(logged);
+  }
+  if (diff[0]) return mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: %s", log->path, diff);
+  long long n_log = size && size[0] ? strtoll(size, NULL, 10) : -1, n_now = (long long)mpt_space_size(space);
+  if (n_log >= 0 && n_log != n_now)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: its space has %lld valid configurations, "
+                         "this problem's %lld (are the Conditions the same?)", log->path, n_log, n_now);
+  return 0;
+}
+
 /* a log from the records of path alone (see mpt_runlog_recover), after mpt_rl_load failed with err (unreadable
  * as mpt_rl_load sets it); when none is found, load's error stays, told that no record was found for a damaged file */
 int mpt_rl_recover_records(const char *path, const mpt_space *space, int unreadable, mpt_runlog **out, mpt_error *err) {
@@ -119,6 +144,7 @@ int mpt_rl_recover_records(const char *path, const mpt_space *space, int unreada
   }
   int rc = bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : recover_scan(log, err);
   if (rc == 0 && log->count > 0) rc = recover_meta(log, err);
+  if (rc == 0 && log->meta_recovered) rc = recovered_problem_check(log, space, err);
   if (rc == 0 && log->count == 0)
     rc = unreadable == 2 ? mpt_error_set(err, why_code, "%s; no intact record of problem %s was found in it either", why,
                                          pr->name ? pr->name : pr->path)

@@ -775,6 +775,28 @@ static void test_recover(void **state) {
   assert_non_null(strstr(err.msg, "no intact record of problem"));
   mpt_space_free(s2);
   mpt_problem_free(p2);
+  /* the run's problem edited (a value added, a condition changed): a record may still look right by
+   * chance, but the logged problem says otherwise */
+  static const char *const edits[][3] = {
+    {"\"[1, 2, 4, 8, 16]\"", "\"[1, 2, 3, 4, 8, 16]\"", "belongs to another problem: the values of parameter 'block_size_y' differ"},
+    {"block_size_x*block_size_y<=1024", "block_size_x*block_size_y<=512", "its space has 4362 valid configurations"},
+  };
+  for (int e = 0; e < 2; e++) {
+    const char *at = strstr(f->p->text, edits[e][0]);
+    assert_non_null(at);
+    size_t pre = (size_t)(at - f->p->text), n = strlen(f->p->text) + 64;
+    char *t = malloc(n);
+    assert_non_null(t);
+    snprintf(t, n, "%.*s%s%s", (int)pre, f->p->text, edits[e][1], at + strlen(edits[e][0]));
+    assert_int_equal(mpt_problem_parse(t, "edited.json", &p2, &err), 0);
+    assert_int_equal(mpt_space_build(p2, &s2, &err), 0);
+    assert_int_equal(mpt_runlog_recover(cut, s2, &log, &err), MPT_ERR_VALUE);
+    if (!strstr(err.msg, edits[e][2])) fprintf(stderr, "expected '%s' in %s\n", edits[e][2], err.msg);
+    assert_non_null(strstr(err.msg, edits[e][2]));
+    mpt_space_free(s2);
+    mpt_problem_free(p2);
+    free(t);
+  }
   /* resume of the cut copy: its settings, its device and its session kept, a session added */
   assert_int_equal(mpt_runlog_open(cut, f->s, &log, &err), 0);
   assert_true(mpt_runlog_recovered(log) && mpt_runlog_recovered_meta(log));
