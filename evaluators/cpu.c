@@ -264,6 +264,13 @@ static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, si
   if (status == -1) {
     obs->status = MPT_STATUS_TIMEOUT;
     snprintf(obs->reason, sizeof obs->reason, "compiling took longer than %g s: killed", timeout);
+  } else if (status == 128 + SIGINT || status == 128 + SIGTERM) {
+    /* the compiler caught the signal that stops the run (sent to the worker's process group in the instant
+     * before the compiler has a group of its own): not the variant's fault, so not a compile error that a
+     * resume would never try again */
+    obs->status = MPT_STATUS_CANCELLED;
+    snprintf(obs->reason, sizeof obs->reason, "the compiler was stopped by %s: the run is stopping",
+             status == 128 + SIGINT ? "SIGINT" : "SIGTERM");
   } else if (status != 0) {
     obs->status = MPT_STATUS_COMPILE_ERROR;
     char prefix[64];

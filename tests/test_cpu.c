@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
 #include "spaces/space.h"
@@ -164,6 +165,45 @@ static void test_failures(void **state) {
   unsetenv("MPT_CPU_MEMORY_LIMIT_MB");
 }
 
+/* a compiler that dies of SIGINT or SIGTERM (the signal that stops the run, caught in the instant before it
+ * has a process group of its own) cancels the evaluation: it is not the variant's compile error, which a
+ * resume would never try again. A stand-in `cc` first on PATH sends itself the signal for mode 2. */
+static void test_compiler_stopped(void **state) {
+  (void)state;
+  char path[512], dir[] = "/tmp/mpt_cc_XXXXXX", cc[64], newpath[4096];
+  snprintf(path, sizeof path, "%s/tests/kernels/failing.json", src_dir());
+  assert_non_null(mkdtemp(dir));
+  snprintf(cc, sizeof cc, "%s/cc", dir);
+  FILE *f = fopen(cc, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -Dmode=2 ] && [ -n \"$MPT_TEST_CC_SIGNAL\" ] && "
+             "kill -s \"$MPT_TEST_CC_SIGNAL\" $$; done\nexec /usr/bin/cc \"$@\"\n");
+  fclose(f);
+  assert_int_equal(chmod(cc, 0755), 0);
+  const char *old = getenv("PATH");
+  char *saved = strdup(old ? old : "/usr/bin:/bin");
+  snprintf(newpath, sizeof newpath, "%s:%s", dir, saved);
+  setenv("PATH", newpath, 1);
+  mpt_eval_settings set = {0};
+  set.timeout_s = 2.0;
+  fixture fx;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &fx, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  setenv("MPT_TEST_CC_SIGNAL", "INT", 1);
+  expect(&fx, 2, 1, MPT_STATUS_CANCELLED, "the compiler was stopped by SIGINT");
+  setenv("MPT_TEST_CC_SIGNAL", "TERM", 1);
+  expect(&fx, 2, 2, MPT_STATUS_CANCELLED, "the compiler was stopped by SIGTERM");
+  unsetenv("MPT_TEST_CC_SIGNAL");
+  expect(&fx, 2, 1, MPT_STATUS_WRONG_RESULT, NULL); /* the same variant, compiled: its own outcome */
+  close_problem(&fx);
+  setenv("PATH", saved, 1);
+  free(saved);
+  unlink(cc);
+  rmdir(dir);
+}
+
 /* a fresh child per evaluation (MPT_CPU_ISOLATION=fork), --iterations and --workdir */
 static void test_fork_mode_settings(void **state) {
   (void)state;
@@ -272,6 +312,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_matmul_example),
     cmocka_unit_test(test_failures),
+    cmocka_unit_test(test_compiler_stopped),
     cmocka_unit_test(test_fork_mode_settings),
     cmocka_unit_test(test_bad_input),
   };
