@@ -173,7 +173,10 @@ int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int 
   int c = skip_ws(s);
   if (c != '{') goto bad;
   s->pos++;
-  if ((c = skip_ws(s)) == '}') return 0;
+  if ((c = skip_ws(s)) == '}') {
+    s->pos++;
+    return 0;
+  }
   for (;;) {
     if (c != '"') goto bad;
     char *key = read_key(s);
@@ -184,10 +187,8 @@ int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int 
     if (skip_ws(s) != ':') goto bad;
     s->pos++;
     if ((c = skip_ws(s)) < 0) goto bad;
-    if (i < n && big[i]) {
-      at[i] = s->off + (long long)s->pos;
-      first[i] = (char)c;
-    }
+    if (i < n) at[i] = s->off + (long long)s->pos;
+    if (i < n && big[i]) first[i] = (char)c;
     if (i < n && !big[i]) {
       size_t start;
       int rc = hold_value(s, &start, 0);
@@ -206,10 +207,22 @@ int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int 
       c = skip_ws(s);
       continue;
     }
-    if (c == '}') return 0;
+    if (c == '}') {
+      s->pos++;
+      return 0;
+    }
     goto bad;
   }
 bad:
+  *err_at = s->off + (long long)s->pos;
+  return -1;
+}
+
+int mpt_json_src_end(mpt_json_src *s, long long *err_at) {
+  int c;
+  /* JSON's whitespace only (RFC 8259): a NUL padding or a stray control byte is extra data */
+  while ((c = peek(s)) == ' ' || c == '\t' || c == '\n' || c == '\r') s->pos++;
+  if (c < 0) return s->err ? -1 : 0;
   *err_at = s->off + (long long)s->pos;
   return -1;
 }
@@ -293,6 +306,11 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   cJSON *v = NULL;
   if (hold_value(s, &start, 0) == 0) {
     v = cJSON_ParseWithLengthOpts(s->buf + start, s->pos - start, &ep, 0);
+    /* the whole delimited text is the value: "12abc" is not 12 */
+    if (v && ep != s->buf + s->pos) {
+      cJSON_Delete(v);
+      v = NULL;
+    }
     if (!v && ep) s->pos = (size_t)(ep - s->buf);
   }
   release(s);

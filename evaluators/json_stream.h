@@ -29,12 +29,18 @@ void mpt_json_src_close(mpt_json_src *s);
 int mpt_json_src_whole(mpt_json_src *s, const char **text, size_t *len);
 
 /* First pass, from the start: the top-level members named keys[0..n-1] (the first of each name, as
- * cJSON's lookup does). For big[i] == 0, text[i] is a malloc'ed copy of the value's text (NULL when
- * absent); for big[i] == 1, at[i] is the text offset of the value and first[i] its first byte (-1 and
- * 0 when absent). Returns 0, or -1 with *err_at the offset near the problem when the text is not an
- * object of members this scanner can delimit (or s->err on a read error). */
+ * cJSON's lookup does). at[i] is the text offset of the value (-1 when absent); for big[i] == 0, text[i]
+ * is a malloc'ed copy of the value's text (NULL when absent); for big[i] == 1, first[i] is its first
+ * byte (0 when absent). Returns 0 with the position just past the object's '}' (mpt_json_src_end
+ * checks what follows), or -1 with *err_at the offset near the problem when the text is not an object
+ * of members this scanner can delimit (or s->err on a read error). */
 int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int *big, char **text,
                      long long *at, char *first, long long *err_at);
+
+/* After the document, from the scan position (just past it: after mpt_json_members, or set by the
+ * caller after a whole-text parse): 0 when only JSON whitespace (space, tab, newline, carriage return)
+ * follows, else -1 with *err_at the offset of the first other byte (or s->err on a read error) */
+int mpt_json_src_end(mpt_json_src *s, long long *err_at);
 
 /* one array's elements or one object's members, one at a time */
 typedef struct mpt_json_iter {
@@ -50,8 +56,8 @@ int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at);
 /* tree mode over a parsed array or object (its items are detached and handed out) */
 void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container);
 /* the next item, the caller's to cJSON_Delete (an object's member has its key in item->string):
- * 1, or 0 at the end, or -1 on malformed text with *err_at the text offset near the error (or
- * src->err on a read error) */
+ * 1, or 0 at the end, or -1 on malformed text (an item followed by other text counts) with *err_at the
+ * text offset near the error (or src->err on a read error) */
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
 
 /* the 1-based line and column (in bytes) of text offset `offset` of the file at path (gzip or plain),

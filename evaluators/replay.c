@@ -21,7 +21,20 @@ struct mpt_replay {
   char device[128];
   char path[1024];
   char first_miss[512]; /* why the first unmatched record did not match */
+  int64_t n_no_objective;    /* records of the space marked valid without a usable objective (failed) */
+  char no_objective[64];     /* the objective's name, of the first of them */
+  char first_no_objective[320]; /* the first one's configuration */
 };
+
+/* counts a record (value indices idx) marked valid whose objective is missing or no finite number:
+ * it counts as failed, and mpt_replay_coverage says so once */
+static void note_no_objective(mpt_replay *r, const int *idx, const char *objname) {
+  int64_t id = mpt_space_lookup(r->space, idx);
+  if (id < 0) return; /* not a configuration of the space: skipped anyway */
+  if (r->n_no_objective++ > 0) return;
+  snprintf(r->no_objective, sizeof r->no_objective, "%s", objname);
+  mpt_space_format(r->space, id, r->first_no_objective, (int)sizeof r->first_no_objective);
+}
 
 /* remembers why the first unmatched record did not match */
 static void note_value_miss(mpt_replay *r, const char *where, const char *param, const cJSON *v) {
@@ -163,8 +176,10 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
 
 /* ---- T4 results ---- */
 
-/* the status and reason of a T4 record, or -1 with err set for an unknown invalidity */
-static int t4_record(const cJSON *rec, double scale, mpt_obs *o, const char *path, int ri, mpt_error *err) {
+/* the status and reason of a T4 record of the configuration idx, or -1 with err set for an unknown
+ * invalidity; a record marked correct without a finite objective fails and is noted (note_no_objective) */
+static int t4_record(mpt_replay *r, const int *idx, const cJSON *rec, double scale, mpt_obs *o, const char *path,
+                     int ri, mpt_error *err) {
   mpt_obs_init(o, -1);
   const cJSON *inv = cJSON_GetObjectItemCaseSensitive(rec, "invalidity");
   const char *invs = cJSON_IsString(inv) ? inv->valuestring : "correct";
@@ -194,12 +209,17 @@ static int t4_record(const cJSON *rec, double scale, mpt_obs *o, const char *pat
     }
   }
   if (o->status == MPT_STATUS_OK) {
-    if (cJSON_IsNumber(val)) {
-      o->objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
-    } else {
-      int st = cJSON_IsString(val) ? status_from_kt_string(val->valuestring) : -1;
+    if (cJSON_IsNumber(val)) o->objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
+    if (cJSON_IsString(val)) {
+      /* a failure by Kernel Tuner's error string */
+      int st = status_from_kt_string(val->valuestring);
       o->status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
-      snprintf(o->reason, sizeof o->reason, "%s", cJSON_IsString(val) ? val->valuestring : "no measurement of the objective");
+      snprintf(o->reason, sizeof o->reason, "%s", val->valuestring);
+    } else if (!isfinite(o->objective)) {
+      o->status = MPT_STATUS_RUNTIME_ERROR;
+      o->objective = NAN;
+      snprintf(o->reason, sizeof o->reason, "%s", val ? "the objective's measurement is no finite number" : "no measurement of the objective");
+      note_no_objective(r, idx, objname);
     }
   } else {
     snprintf(o->reason, sizeof o->reason, "%s", cJSON_IsString(val) ? val->valuestring : invs);
@@ -244,16 +264,21 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
   return matched;
 }
 
-/* a malformed record or member: where, as line and column (and byte offset) of the file's text, and the
- * record when one was being read (where: "results[17]" or NULL) */
-static int stream_error(const char *path, long long offset, const char *where, mpt_error *err) {
+/* malformed JSON at text offset `offset`, as "FILE:LINE:COL: malformed JSON[: what] (byte B[, in where])"
+ * (the project's style; without LINE:COL when the file cannot be read that far again). what: what is
+ * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL */
+static int stream_error(const char *path, long long offset, const char *what, const char *where, mpt_error *err) {
   long long line, col;
-  char in[96] = "";
+  char in[96] = "", at[64] = "";
   if (where) snprintf(in, sizeof in, ", in %s", where);
-  if (mpt_json_line_col(path, offset, &line, &col) == 0)
-    return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON at line %lld, column %lld (byte %lld)%s",
-                         path, line, col, offset, in);
-  return mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (error near byte %lld)%s", path, offset, in);
+  if (mpt_json_line_col(path, offset, &line, &col) == 0) snprintf(at, sizeof at, "%lld:%lld:", line, col);
+  return mpt_error_set(err, MPT_ERR_PARSE, "%s:%s malformed JSON%s%s (%sbyte %lld%s)", path, at, what ? ": " : "",
+                       what ? what : "", at[0] ? "" : "near ", offset, in);
+}
+
+/* the document ends before the text does (Python: "Extra data") */
+static int extra_data(const char *path, long long offset, mpt_error *err) {
+  return stream_error(path, offset, "extra data after the end of the document", NULL, err);
 }
 
 /* the file could not be read (corrupt or truncated gzip data, an unreadable file) */
@@ -266,7 +291,7 @@ static int iter_error(const mpt_json_iter *it, const char *path, long long at, m
   if (it->src && it->src->err) return read_error(it->src, path, err);
   char where[64];
   snprintf(where, sizeof where, it->close == ']' ? "results[%d]" : "the cache's entry %d", it->count);
-  return stream_error(path, at, where, err);
+  return stream_error(path, at, NULL, where, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
@@ -291,7 +316,7 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     if (matched < 0) rc = matched;
     else r->n_records++;
     if (matched == 0) r->n_unmatched++;
-    if (matched == 1 && (rc = t4_record(rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o) < 0)
+    if (matched == 1 && (rc = t4_record(r, idx, rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o) < 0)
       rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
     cJSON_Delete(rec);
     ri++;
@@ -305,12 +330,36 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
 
 /* ---- Kernel Tuner cache ---- */
 
+/* the status and objective of the cache entry e of the configuration idx. Kernel Tuner marks a failure
+ * with an error string in the field of its objective (objname, the cache's 'objective'); the value is
+ * 'time' (ms) whatever the objective: the file does not say which way another one is better. An entry
+ * with neither an error string nor a finite time fails and is noted (note_no_objective). */
+static void kt_record(mpt_replay *r, const int *idx, const cJSON *e, const char *objname, mpt_obs *o) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
+  const cJSON *obj = cJSON_GetObjectItemCaseSensitive(e, objname);
+  const cJSON *mark = cJSON_IsString(obj) ? obj : cJSON_IsString(t) ? t : NULL;
+  if (mark) {
+    int st = status_from_kt_string(mark->valuestring);
+    o->status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
+    snprintf(o->reason, sizeof o->reason, "%s", mark->valuestring);
+  } else if (cJSON_IsNumber(t) && isfinite(t->valuedouble)) {
+    o->status = MPT_STATUS_OK;
+    o->objective = t->valuedouble;
+  } else {
+    o->status = MPT_STATUS_RUNTIME_ERROR;
+    snprintf(o->reason, sizeof o->reason, "%s", t ? "its 'time' is no finite number" : "no 'time' recorded");
+    note_no_objective(r, idx, "time");
+  }
+}
+
 /* doc: the file's other top-level members (tune_params_keys, tune_params, device_name); it: the
  * entries of 'cache' */
 static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
   const cJSON *keys = cJSON_GetObjectItemCaseSensitive(doc, "tune_params_keys");
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device_name");
+  const cJSON *objective = cJSON_GetObjectItemCaseSensitive(doc, "objective");
+  const char *objname = cJSON_IsString(objective) ? objective->valuestring : "time";
   if (cJSON_IsString(dev) && dev->valuestring[0]) snprintf(r->device, sizeof r->device, "%s", dev->valuestring);
   int nk;
   const char **names;
@@ -377,17 +426,8 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
       continue;
     }
     mpt_obs_init(&o, -1);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
     double sum = fill_times(&o, cJSON_GetObjectItemCaseSensitive(e, "times"), 1.0);
-    if (cJSON_IsNumber(t)) {
-      o.status = MPT_STATUS_OK;
-      o.objective = t->valuedouble;
-    } else {
-      const char *s = cJSON_IsString(t) ? t->valuestring : "no 'time' recorded";
-      int st = cJSON_IsString(t) ? status_from_kt_string(s) : -1;
-      o.status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
-      snprintf(o.reason, sizeof o.reason, "%s", s);
-    }
+    kt_record(r, idx, e, objname, &o);
     o.compile_ms = num_or(e, "compile_time", 0);
     o.benchmark_ms = num_or(e, "benchmark_time", sum);
     o.framework_ms = num_or(e, "framework_time", 0);
@@ -409,9 +449,10 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   mpt_json_src src;
   if (mpt_json_src_open(&src, path) < 0)
     return mpt_error_set(err, MPT_ERR_IO, "cannot open replay file %s: %s", path, strerror(errno));
-  static const char *const keys[] = {"results", "cache", "metadata", "tune_params_keys", "tune_params", "device_name"};
-  static const int big[] = {1, 1, 0, 0, 0, 0};
-  enum { K_RESULTS, K_CACHE, K_SMALL, K_N = 6 };
+  static const char *const keys[] = {"results", "cache", "metadata", "tune_params_keys", "tune_params", "device_name",
+                                     "objective"};
+  static const int big[] = {1, 1, 0, 0, 0, 0, 0};
+  enum { K_RESULTS, K_CACHE, K_SMALL, K_N = 7 };
   char *text[K_N], first[K_N];
   long long at[K_N], err_at = 0;
   const char *endp = NULL;
@@ -419,18 +460,22 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   mpt_json_iter it;
   memset(&it, 0, sizeof it);
   int rc = 0;
-  if (mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at) == 0) {
+  int members = mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at);
+  if (members == 0 && mpt_json_src_end(&src, &err_at) < 0) {
+    rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
+  } else if (members == 0) {
     /* the small members as one cJSON object, the records streamed */
     doc = cJSON_CreateObject();
     for (int i = K_SMALL; doc && rc == 0 && i < K_N; i++) {
       if (!text[i]) continue;
-      cJSON *x = cJSON_Parse(text[i]);
-      if (!x) rc = mpt_error_set(err, MPT_ERR_PARSE, "replay file %s is not valid JSON (in its member '%s')", path, keys[i]);
+      const char *bad = NULL;
+      cJSON *x = cJSON_ParseWithOpts(text[i], &bad, 1);
+      if (!x) rc = stream_error(path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
-      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], keys[pick], err);
+      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], NULL, keys[pick], err);
   } else if (src.err) {
     rc = read_error(&src, path, err);
   } else {
@@ -440,7 +485,9 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = read_error(&src, path, err);
     } else {
       doc = cJSON_ParseWithLengthOpts(text0, len, &endp, 0);
-      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, NULL, err);
+      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, NULL, NULL, err);
+      src.pos = doc ? (size_t)(endp - text0) : 0;
+      if (doc && mpt_json_src_end(&src, &err_at) < 0) rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
     }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");
@@ -517,13 +564,16 @@ int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap) {
   if (cap) msg[0] = '\0';
   if (!r) return 0;
   int64_t n = mpt_space_size(r->space), missing = n - r->store.n;
-  if (missing <= 0 && r->n_unmatched == 0) return 0;
+  if (missing <= 0 && r->n_unmatched == 0 && r->n_no_objective == 0) return 0;
   size_t len = 0;
   if (missing > 0)
     len = (size_t)snprintf(msg, cap, "%lld of the space's %lld valid configurations have no record (they count as failed evaluations)",
                            (long long)missing, (long long)n);
   if (r->n_unmatched > 0 && len < cap)
-    snprintf(msg + len, cap - len, "%s%lld of the file's %lld records are not valid configurations of the space and are skipped (the first: %s)",
-             len ? "; " : "", (long long)r->n_unmatched, (long long)r->n_records, r->first_miss);
+    len += (size_t)snprintf(msg + len, cap - len, "%s%lld of the file's %lld records are not valid configurations of the space and are skipped (the first: %s)",
+                            len ? "; " : "", (long long)r->n_unmatched, (long long)r->n_records, r->first_miss);
+  if (r->n_no_objective > 0 && len < cap)
+    snprintf(msg + len, cap - len, "%s%lld records marked valid have no usable objective '%s' (the first: %s); they count as failed evaluations",
+             len ? "; " : "", (long long)r->n_no_objective, r->no_objective, r->first_no_objective);
   return 1;
 }

@@ -12,8 +12,9 @@
 typedef struct mpt_replay mpt_replay;
 
 /* Loads `path` and matches its configurations to `space` by parameter values. Errors: missing or
- * unreadable file, unknown format, parameters that do not match the problem's (named). Every valid
- * config of the space should be present; use mpt_replay_get to find out which are not. */
+ * unreadable file, malformed JSON ("FILE:LINE:COL: malformed JSON ...", text after the document
+ * included), unknown format, parameters that do not match the problem's (named). Every valid config of
+ * the space should be present; use mpt_replay_get to find out which are not. */
 int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err);
 void mpt_replay_free(mpt_replay *r);
 /* The recorded observation for id (status, objective, times, compile/benchmark ms) written to *buf
@@ -31,7 +32,8 @@ const char *mpt_replay_device_name(const mpt_replay *r);
 /* records of the file whose configuration is not a valid configuration of the space (skipped) */
 int64_t mpt_replay_unmatched(const mpt_replay *r);
 /* 1 and a one-line description in msg when the file does not cover the space exactly (valid
- * configurations without a record, records that are not valid configurations), else 0 */
+ * configurations without a record, records that are not valid configurations, records marked valid
+ * without a usable objective: failed), else 0 */
 int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap);
 
 #endif

@@ -2,11 +2,13 @@
 # (engineer "sim").
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   mpt_unit_test(test_replay SOURCES test_replay.c conv_fixture.c)
+  mpt_unit_test(test_replay_strict SOURCES test_replay_strict.c conv_fixture.c)
   mpt_unit_test(test_runlog SOURCES test_runlog.c conv_fixture.c)
   mpt_unit_test(test_runlog_records SOURCES test_runlog_records.c conv_fixture.c)
   mpt_unit_test(test_runlog_meta SOURCES test_runlog_meta.c)
 endif()
 mpt_script_test(t4_validate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/t4_validate.py)
+mpt_script_test(replay_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/replay_cli.sh)
 # benchmark program (not a test): replay load, run-log append+flush, read, T4 export
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   add_executable(bench_runlog bench_runlog.c)

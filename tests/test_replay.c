@@ -322,7 +322,7 @@ static void test_bad_files(void **state) {
   snprintf(path, sizeof path, "%s/garbage.json", f->tmpdir);
   write_file(path, "this is not json");
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, "malformed JSON"));
   /* JSON of another kind */
   snprintf(path, sizeof path, "%s/other.json", f->tmpdir);
   write_file(path, "{\"hello\": 1}");
@@ -370,8 +370,8 @@ static void test_bad_files(void **state) {
 }
 
 /* records are parsed one at a time (json_stream.c): malformed text between or inside them is still
- * "not valid JSON", at the line and column of the error and naming the record, escaped keys are
- * unescaped, and a file the scanner cannot walk (a top-level array) gets cJSON's whole-document verdict */
+ * "FILE:LINE:COL: malformed JSON", at the line and column of the error and naming the record, escaped
+ * keys are unescaped, and a file the scanner cannot walk (a top-level array) gets cJSON's whole-document verdict */
 static void test_streamed_records(void **state) {
   fixture *f = *state;
   mpt_replay *r = NULL;
@@ -386,8 +386,8 @@ static void test_streamed_records(void **state) {
   write_file(path, text);
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
   assert_null(r);
-  char want[128];
-  snprintf(want, sizeof want, "not valid JSON at line 3, column 3 (byte %ld), in results[1]", (long)strlen(head));
+  char want[600];
+  snprintf(want, sizeof want, "%s:3:3: malformed JSON (byte %ld, in results[1])", path, (long)strlen(head));
   if (!strstr(err.msg, want)) fprintf(stderr, "got: %s\nwant: %s\n", err.msg, want);
   assert_non_null(strstr(err.msg, want));
   /* the same text gzip-compressed: the same place in the inflated text */
@@ -398,22 +398,23 @@ static void test_streamed_records(void **state) {
   assert_int_equal(gzputs(gz, text), (int)strlen(text));
   gzclose(gz);
   assert_int_equal(mpt_replay_load(gzp, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, want));
+  assert_non_null(strstr(err.msg, want + strlen(path))); /* the same place, another file name */
+  assert_non_null(strstr(err.msg, gzp));
   /* a bad number inside the second record */
   snprintf(text, sizeof text, "{\"results\": [%s, %s]}", REC(1, 1, "correct", "1.0"), REC(1, 2, "correct", "2.0.0"));
   write_file(path, text);
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, "malformed JSON"));
   /* an unterminated results array */
   snprintf(text, sizeof text, "{\"results\": [%s, ", REC(1, 1, "correct", "1.0"));
   write_file(path, text);
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, "malformed JSON"));
   /* a malformed small member (metadata) */
   snprintf(text, sizeof text, "{\"metadata\": {\"timeunit\": seconds}, \"results\": [%s]}", REC(1, 1, "correct", "1.0"));
   write_file(path, text);
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, "malformed JSON"));
   /* a top-level array: parsed whole, valid JSON of an unknown format */
   write_file(path, "[1, 2, 3]");
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
@@ -476,7 +477,7 @@ static void test_streamed_records(void **state) {
                    "\"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"], "
                    "\"cache\": {\"16,1,1,1,0,0,0,1,15,15\" {\"time\": 1}}}");
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
-  assert_non_null(strstr(err.msg, "not valid JSON"));
+  assert_non_null(strstr(err.msg, "malformed JSON"));
   assert_null(r);
 }
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tests/replay_cli.sh: end-to-end checks of the replay loader through `mptune bench --space` and
+# `mptune tune --simulate` on the real brute-forced files, damaged the way the bug reports did: text
+# after the JSON document is an error at the line and column Python's json module names (non-zero
+# exit), a trailing newline is not; records marked valid without an objective (Kernel Tuner entries
+# without 'time', T4 records "correct" with no measurements) give one warning with their count.
+# Env (from ctest): MPTUNE, MPT_SHARED_DATA, PYTHON.
+set -u
+fail() { echo "FAIL: $*" >&2; exit 1; }
+: "${MPTUNE:?}" "${MPT_SHARED_DATA:?}"
+PY=${PYTHON:-/usr/bin/python3}
+D=$MPT_SHARED_DATA
+P=$D/t1/convolution_milo.json
+T4=$D/brute-forced/convolution_A100_T4.json.gz
+KT=$D/brute-forced/convolution_A100_kerneltuner.json.gz
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+bench() { "$MPTUNE" bench --problem "$P" --space "$1" --strategy random --repeats 1 --budget 20 --out "$T/out" \
+  >"$T/bench.out" 2>"$T/bench.err"; }
+# "FILE:LINE:COL" where Python's json module finds extra data in FILE, else fails
+extra_at() {
+  "$PY" - "$1" <<'EOF'
+import json, sys
+try:
+    json.load(open(sys.argv[1]))
+except json.JSONDecodeError as e:
+    assert e.msg == "Extra data", e.msg
+    print(f"{sys.argv[1]}:{e.lineno}:{e.colno}")
+    sys.exit(0)
+sys.exit(1)
+EOF
+}
+
+# ---- text after the document: an error naming file, line and column; whitespace is fine
+(zcat "$T4"; echo '} ]] trailing junk') >"$T/trail_T4.json"
+(zcat "$KT"; echo 'junk') >"$T/trail_kt.json"
+for f in "$T/trail_T4.json" "$T/trail_kt.json"; do
+  at=$(extra_at "$f") || fail "python finds no extra data in $f"
+  bench "$f" && fail "bench accepted $f"
+  grep -qF "mptune bench: --space $f: $at: malformed JSON: extra data after the end of the document" "$T/bench.err" \
+    || { cat "$T/bench.err"; fail "bench: no extra-data error at $at"; }
+  "$MPTUNE" tune "$P" --simulate "$f" --strategy random --budget 5 --log "$T/tune.h5" >"$T/tune.out" 2>"$T/tune.err" \
+    && fail "tune --simulate accepted $f"
+  grep -qF "$at: malformed JSON: extra data" "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no extra-data error at $at"; }
+done
+(zcat "$T4"; printf '\n \n') >"$T/newline_T4.json"
+bench "$T/newline_T4.json" || { cat "$T/bench.err"; fail "bench refused trailing whitespace"; }
+[ -s "$T/bench.err" ] && { cat "$T/bench.err"; fail "bench said something about trailing whitespace"; }
+
+# ---- records marked valid without an objective: one warning with the count and the first configuration
+"$PY" - "$KT" "$T4" "$T" <<'EOF' >"$T/counts" || fail "making the files without objectives"
+import gzip, json, sys
+kt, t4, out = sys.argv[1:]
+d = json.load(gzip.open(kt))
+n_kt = 0
+for i, v in enumerate(d["cache"].values()):
+    if i % 3 == 0:
+        v.pop("time", None)
+        n_kt += 1
+json.dump(d, open(out + "/notime_kt.json", "w"))
+d = json.load(gzip.open(t4))
+n_t4 = 0
+for i, r in enumerate(d["results"]):
+    if i % 3 == 0 and r["invalidity"] == "correct":
+        r["measurements"] = []
+        n_t4 += 1
+json.dump(d, open(out + "/nomeas_T4.json", "w"))
+print(n_kt, n_t4)
+EOF
+read -r n_kt n_t4 <"$T/counts"
+first="(the first: block_size_x=16,block_size_y=1,tile_size_x=1,tile_size_y=1,read_only=0,use_padding=0,use_shmem=0,use_cmem=1,filter_height=15,filter_width=15); they count as failed evaluations"
+for c in "notime_kt.json $n_kt" "nomeas_T4.json $n_t4"; do
+  set -- $c
+  bench "$T/$1" || { cat "$T/bench.err"; fail "bench refused $1"; }
+  want="mptune bench: warning: --space $T/$1: $2 records marked valid have no usable objective 'time' $first"
+  grep -qxF "$want" "$T/bench.err" || { cat "$T/bench.err"; fail "no warning for $1: $want"; }
+  [ "$(wc -l <"$T/bench.err")" -eq 1 ] || { cat "$T/bench.err"; fail "more than one line on stderr for $1"; }
+done
+echo "replay_cli: ok"

@@ -1,0 +1,232 @@
+/* tests/test_replay_strict.c: what the replay loader (evaluators/replay.c, json_stream.c) refuses or
+ * reports in files that look well-formed at first sight: text after the end of the JSON document
+ * ("FILE:LINE:COL: malformed JSON: extra data ...", as Python's "Extra data"; whitespace is fine),
+ * values followed by stray text ("12abc"), and records marked valid without a usable objective (one
+ * coverage line with their count and the first one's configuration; they count as failed, while
+ * records that say they failed stay silent failures). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <cmocka.h>
+#include "evaluators/replay.h"
+#include "tests/conv_fixture.h"
+
+static int setup(void **state) { return conv_fixture_setup(state, "replay_strict"); }
+static int teardown(void **state) { return conv_fixture_teardown(state); }
+
+/* writes n bytes of text (gzip-compressed when gz) to dir/name; path gets the file's path */
+static void put(const fixture *f, const char *name, const char *text, size_t n, int gz, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s", f->tmpdir, name);
+  if (gz) {
+    gzFile z = gzopen(path, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzwrite(z, text, (unsigned)n), (int)n);
+    gzclose(z);
+    return;
+  }
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(text, 1, n, fp), n);
+  fclose(fp);
+}
+
+/* loads path: 0 and the replay, or the error code with err.msg */
+static int load(const fixture *f, const char *path, mpt_replay **r, mpt_error *err) {
+  memset(err, 0, sizeof *err);
+  *r = NULL;
+  return mpt_replay_load(path, f->s, r, err);
+}
+
+/* the load of path fails with "path:LINE:COL: malformed JSON<what>" (what: NULL for any) */
+static void expect_malformed(const fixture *f, const char *path, int line, int col, const char *what) {
+  mpt_replay *r;
+  mpt_error err;
+  assert_int_equal(load(f, path, &r, &err), MPT_ERR_PARSE);
+  assert_null(r);
+  char want[700];
+  snprintf(want, sizeof want, "%s:%d:%d: malformed JSON%s", path, line, col, what ? what : "");
+  if (strncmp(err.msg, want, strlen(want)) != 0) fprintf(stderr, "got:  %s\nwant: %s...\n", err.msg, want);
+  assert_true(strncmp(err.msg, want, strlen(want)) == 0);
+}
+
+#define CONF(tx, ty) "{\"block_size_x\": 16, \"block_size_y\": 1, \"tile_size_x\": " #tx ", \"tile_size_y\": " #ty \
+  ", \"read_only\": 0, \"use_padding\": 0, \"use_shmem\": 0, \"use_cmem\": 1, \"filter_height\": 15, \"filter_width\": 15}"
+/* a T4 record: invalidity, the measurements' array text, the objectives' */
+#define T4REC(tx, ty, inv, meas, objs) "{\"configuration\": " CONF(tx, ty) ", \"times\": {\"runtimes\": [1.0]}, " \
+  "\"invalidity\": \"" inv "\", \"correctness\": 1, \"measurements\": " meas ", \"objectives\": " objs "}"
+#define MEAS(v) "[{\"name\": \"time\", \"value\": " v ", \"unit\": \"ms\"}]"
+#define KEYS "\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", " \
+  "\"read_only\", \"use_padding\", \"use_shmem\", \"use_cmem\", \"filter_height\", \"filter_width\"]"
+
+static const char t4_doc[] = "{\"results\": [\n" T4REC(1, 1, "correct", MEAS("1.5"), "[\"time\"]") "\n]}";
+static const char kt_doc[] = "{" KEYS ",\n\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5}}}";
+
+/* the document followed by tail: an error at the tail's first non-whitespace byte (line, col), or a
+ * load when the tail is whitespace (line 0) */
+static void with_tail(const fixture *f, const char *doc, const char *tail, size_t tail_n, int gz, int line, int col) {
+  char text[4096], path[600];
+  size_t n = strlen(doc);
+  assert_true(n + tail_n < sizeof text);
+  memcpy(text, doc, n);
+  memcpy(text + n, tail, tail_n);
+  put(f, gz ? "tail.json.gz" : "tail.json", text, n + tail_n, gz, path, sizeof path);
+  if (line > 0) {
+    expect_malformed(f, path, line, col, ": extra data after the end of the document");
+    return;
+  }
+  mpt_replay *r;
+  mpt_error err;
+  int rc = load(f, path, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_replay_count(r), 1);
+  mpt_replay_free(r);
+}
+
+/* text after the document: T4 and Kernel Tuner, plain and gzip, streamed and (byte-order mark) parsed
+ * whole; whitespace after it is fine, anything else (a NUL byte too) is an error at its place */
+static void test_extra_data(void **state) {
+  fixture *f = *state;
+  int t4_lines = 3, kt_lines = 2; /* the line the documents end on */
+  for (int gz = 0; gz <= 1; gz++) {
+    with_tail(f, t4_doc, "\n", 1, gz, 0, 0);
+    with_tail(f, t4_doc, " \t\r\n\n", 5, gz, 0, 0);
+    with_tail(f, t4_doc, "} ]] trailing junk\n", 19, gz, t4_lines, 3);
+    with_tail(f, t4_doc, "\n  x", 4, gz, t4_lines + 1, 3);
+    with_tail(f, t4_doc, t4_doc, strlen(t4_doc), gz, t4_lines, 3); /* two documents */
+    with_tail(f, t4_doc, "\n\0", 2, gz, t4_lines + 1, 1);
+    with_tail(f, kt_doc, "\n", 1, gz, 0, 0);
+    with_tail(f, kt_doc, "junk", 4, gz, kt_lines, (int)strlen(strchr(kt_doc, '\n')));
+  }
+  /* a byte-order mark: the document is parsed whole (json_stream.c does not walk it), the same checks */
+  char bom[2048];
+  snprintf(bom, sizeof bom, "\xEF\xBB\xBF%s", t4_doc);
+  with_tail(f, bom, "\n", 1, 0, 0, 0);
+  with_tail(f, bom, " ,", 2, 0, t4_lines, 4);
+  /* an empty top-level object with something after it: extra data, not an unknown format */
+  with_tail(f, "{}", "[]", 2, 0, 1, 3);
+}
+
+/* a value the scanner delimits but cJSON reads only in part ("12abc" as 12): an error at the stray
+ * text, in a record and in a small top-level member */
+static void test_stray_text_in_value(void **state) {
+  fixture *f = *state;
+  char path[600];
+  static const char entry[] = "{" KEYS ",\n\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": 12abc}}";
+  put(f, "stray_cache.json", entry, strlen(entry), 0, path, sizeof path);
+  expect_malformed(f, path, 2, (int)(strstr(entry, "abc") - strchr(entry, '\n')), " (byte");
+  static const char member[] = "{\"device_name\": nullx, " KEYS ", \"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5}}}";
+  put(f, "stray_member.json", member, strlen(member), 0, path, sizeof path);
+  expect_malformed(f, path, 1, (int)(strstr(member, "nullx") - member) + 5, " (byte");
+  mpt_replay *r;
+  mpt_error err;
+  assert_int_equal(load(f, path, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "in device_name"));
+}
+
+/* id of the convolution configuration 16,1,tx,ty,0,0,0,1,15,15 */
+static int64_t conv_id(const fixture *f, int tx, int ty) {
+  const char *names[] = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
+                         "use_padding", "use_shmem", "use_cmem", "filter_height", "filter_width"};
+  const int vals[] = {16, 1, tx, ty, 0, 0, 0, 1, 15, 15};
+  int idx[10];
+  for (int k = 0; k < 10; k++) {
+    int p = mpt_problem_param_index(f->p, names[k]);
+    assert_true(p >= 0);
+    idx[p] = -1;
+    for (int i = 0; i < f->p->params[p].n_values; i++)
+      if (f->p->params[p].numeric[i] == vals[k]) idx[p] = i;
+  }
+  return mpt_space_lookup(f->s, idx);
+}
+
+/* loads text as name: the status of 16,1,tx,ty,... for each of the n (tx, ty) pairs in want ({tx, ty,
+ * status}), and the coverage line in cov */
+static void check_statuses(const fixture *f, const char *name, const char *text, const int (*want)[3], int n,
+                           char *cov, size_t cap) {
+  char path[600];
+  put(f, name, text, strlen(text), 0, path, sizeof path);
+  mpt_replay *r;
+  mpt_error err;
+  int rc = load(f, path, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  for (int i = 0; i < n; i++) {
+    mpt_obs buf;
+    const mpt_obs *o = mpt_replay_get(r, conv_id(f, want[i][0], want[i][1]), &buf);
+    assert_non_null(o);
+    if (o->status != want[i][2]) fprintf(stderr, "%s: record %d: status %d, want %d\n", name, i, o->status, want[i][2]);
+    assert_int_equal(o->status, want[i][2]);
+    assert_int_equal(mpt_obs_valid(o), want[i][2] == MPT_STATUS_OK);
+  }
+  assert_int_equal(mpt_replay_coverage(r, cov, cap), 1); /* the small files cover a few configurations */
+  mpt_replay_free(r);
+}
+
+#define NO_OBJ(n, name, tx, ty) n " records marked valid have no usable objective '" name "' (the first: " \
+  "block_size_x=16,block_size_y=1,tile_size_x=" #tx ",tile_size_y=" #ty ",read_only=0,use_padding=0,use_shmem=0," \
+  "use_cmem=1,filter_height=15,filter_width=15); they count as failed evaluations"
+
+/* T4 records marked correct without a finite objective: counted and said once; failures stay silent */
+static void test_t4_no_objective(void **state) {
+  fixture *f = *state;
+  static const char text[] = "{\"results\": ["
+      T4REC(1, 1, "correct", MEAS("1.5"), "[\"time\"]") ","
+      T4REC(2, 1, "correct", "[]", "[\"time\"]") ","                            /* no measurement */
+      T4REC(3, 1, "correct", MEAS("null"), "[\"time\"]") ","                    /* null */
+      T4REC(4, 1, "correct", MEAS("1e999"), "[\"time\"]") ","                   /* not finite */
+      T4REC(1, 2, "correct", MEAS("\"RuntimeFailedConfig\""), "[\"time\"]") "," /* a failure by its string */
+      T4REC(2, 2, "runtime", "[]", "[\"time\"]") ","                            /* a failure */
+      T4REC(3, 2, "compile", MEAS("null"), "[\"time\"]") "]}";
+  const int want[][3] = {{1, 1, MPT_STATUS_OK}, {2, 1, MPT_STATUS_RUNTIME_ERROR}, {3, 1, MPT_STATUS_RUNTIME_ERROR},
+                         {4, 1, MPT_STATUS_RUNTIME_ERROR}, {1, 2, MPT_STATUS_RUNTIME_ERROR},
+                         {2, 2, MPT_STATUS_RUNTIME_ERROR}, {3, 2, MPT_STATUS_COMPILE_ERROR}};
+  char cov[1024];
+  check_statuses(f, "noobj_T4.json", text, want, 7, cov, sizeof cov);
+  if (!strstr(cov, NO_OBJ("3", "time", 2, 1))) fprintf(stderr, "got: %s\n", cov);
+  assert_non_null(strstr(cov, NO_OBJ("3", "time", 2, 1)));
+  /* the objective is objectives[0]: a time measurement does not stand in for it */
+  static const char other[] = "{\"results\": [" T4REC(1, 1, "correct", MEAS("1.5"), "[\"energy\"]") "]}";
+  const int want1[][3] = {{1, 1, MPT_STATUS_RUNTIME_ERROR}};
+  check_statuses(f, "energy_T4.json", other, want1, 1, cov, sizeof cov);
+  assert_non_null(strstr(cov, NO_OBJ("1", "energy", 1, 1)));
+  /* nothing to say without such records */
+  check_statuses(f, "fine_T4.json", t4_doc, want, 1, cov, sizeof cov);
+  assert_null(strstr(cov, "marked valid"));
+}
+
+/* Kernel Tuner entries with neither a time nor an error string: counted and said once; an error string
+ * in the field of the cache's objective (not 'time') is a silent failure of its kind */
+static void test_kt_no_objective(void **state) {
+  fixture *f = *state;
+  static const char text[] = "{" KEYS ", \"objective\": \"GFLOP/s\", \"cache\": {"
+      "\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5, \"GFLOP/s\": 100},"
+      "\"16,1,2,1,0,0,0,1,15,15\": {\"GFLOP/s\": 100},"                   /* no time */
+      "\"16,1,3,1,0,0,0,1,15,15\": {\"time\": null},"                     /* null */
+      "\"16,1,4,1,0,0,0,1,15,15\": {\"time\": \"InvalidConfig\"},"        /* a failure */
+      "\"16,1,1,2,0,0,0,1,15,15\": {\"GFLOP/s\": \"CompilationFailedConfig\"}," /* a failure, in the objective */
+      "\"16,1,2,2,0,0,0,1,15,15\": {\"time\": 2.5, \"GFLOP/s\": \"RuntimeFailedConfig\"}}}";
+  const int want[][3] = {{1, 1, MPT_STATUS_OK}, {2, 1, MPT_STATUS_RUNTIME_ERROR}, {3, 1, MPT_STATUS_RUNTIME_ERROR},
+                         {4, 1, MPT_STATUS_INVALID}, {1, 2, MPT_STATUS_COMPILE_ERROR}, {2, 2, MPT_STATUS_RUNTIME_ERROR}};
+  char cov[1024];
+  check_statuses(f, "noobj_cache.json", text, want, 6, cov, sizeof cov);
+  if (!strstr(cov, NO_OBJ("2", "time", 2, 1))) fprintf(stderr, "got: %s\n", cov);
+  assert_non_null(strstr(cov, NO_OBJ("2", "time", 2, 1)));
+  check_statuses(f, "fine_cache.json", kt_doc, want, 1, cov, sizeof cov);
+  assert_null(strstr(cov, "marked valid"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_extra_data),
+    cmocka_unit_test(test_stray_text_in_value),
+    cmocka_unit_test(test_t4_no_objective),
+    cmocka_unit_test(test_kt_no_objective),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
