@@ -1,7 +1,9 @@
 /* jobs/cmd_bench.c: `mptune bench`: runs strategies (and option variants of them) R times on replayed
  * brute-forced spaces, in process (ask/tell against mpt_replay_get), the (space, strategy, repeat)
  * jobs spread round-robin over the MPI ranks and gathered on rank 0, which scores them (jobs/bench.h),
- * prints the tables and writes curves.csv, runs.csv, summary.csv and bench.png (scripts/plot_bench.py). */
+ * prints the tables and writes curves.csv, runs.csv, summary.csv and bench.png (scripts/plot_bench.py).
+ * Before any run, rank 0 finds the plot script and refuses an --out where an output would replace an input
+ * or that cannot be written. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -346,6 +348,29 @@ static int mkdir_p(const char *dir, mpt_error *err) {
   if (mkdir(tmp, 0777) && errno != EEXIST) return mpt_error_set(err, MPT_ERR_IO, "--out: cannot create %s: %s", tmp, strerror(errno));
   struct stat st;
   if (stat(tmp, &st) || !S_ISDIR(st.st_mode)) return mpt_error_set(err, MPT_ERR_IO, "--out: %s is not a directory", tmp);
+  if (access(tmp, W_OK)) return mpt_error_set(err, MPT_ERR_IO, "--out: directory %s is not writable (%s)", tmp, strerror(errno));
+  return 0;
+}
+
+/* the files bench writes into --out: the CSVs as NAME.tmp, then renamed (jobs/outfile.h); bench.png (by the
+ * plot script, unless --no-plot) last */
+static const char *const out_names[] = {"curves.csv", "curves.csv.tmp", "runs.csv", "runs.csv.tmp", "summary.csv",
+                                        "summary.csv.tmp", "bench.png"};
+
+/* rank 0, before --out is created or anything runs: an output that would replace an input (the problem, a
+ * --space file or its own problem, the plot script) is refused */
+static int check_outputs(const bench_args *a, const bench_space *sp, int n_sp, const char *script, mpt_error *err) {
+  for (int o = 0; o < (a->no_plot ? 6 : 7); o++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", a->out, out_names[o]);
+    for (int i = -2; i < 2 * n_sp; i++) {
+      const char *in = i == -2 ? a->problem : i == -1 ? script : i % 2 ? sp[i / 2].data_path : sp[i / 2].problem_path;
+      if (!in || !mpt_same_file(path, in)) continue;
+      return mpt_error_set(err, MPT_ERR_VALUE, "--out %s: writing %s there would replace %s %s (choose another --out)",
+                           a->out, out_names[o], i == -2 ? "the problem file" : i == -1 ? "the plot script" :
+                           i % 2 ? "the --space file" : "the problem of --space", in);
+    }
+  }
   return 0;
 }
 
@@ -367,11 +392,18 @@ static void csv_label(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static int find_plot_script(const bench_args *a, char *out, size_t cap) {
+/* the plot script: --plot-script, else $MPT_PLOT_BENCH, else scripts/plot_bench.py next to the binary or under
+ * $MPT_SOURCE_DIR. 0 with its path in out, else an error naming the path (or places) tried */
+static int find_plot_script(const bench_args *a, char *out, size_t cap, mpt_error *err) {
   const char *env = getenv("MPT_PLOT_BENCH");
-  if (a->plot_script) { snprintf(out, cap, "%s", a->plot_script); return file_exists(out); }
-  if (env && *env) { snprintf(out, cap, "%s", env); return file_exists(out); }
-  char exe[4096];
+  const char *given = a->plot_script ? a->plot_script : env && *env ? env : NULL;
+  if (given) {
+    snprintf(out, cap, "%s", given);
+    if (file_exists(out)) return 0;
+    return mpt_error_set(err, MPT_ERR_IO, "plot: %s (%s) not found (use --no-plot to skip the PNG)", given,
+                         a->plot_script ? "--plot-script" : "$MPT_PLOT_BENCH");
+  }
+  char exe[4096], tried[4096] = "";
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
@@ -380,24 +412,26 @@ static int find_plot_script(const bench_args *a, char *out, size_t cap) {
     const char *rel[] = {"../scripts/plot_bench.py", "scripts/plot_bench.py", "../share/mptune/plot_bench.py"};
     for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
       snprintf(out, cap, "%s/%s", exe, rel[i]);
-      if (file_exists(out)) return 1;
+      if (file_exists(out)) return 0;
+      size_t len = strlen(tried);
+      snprintf(tried + len, sizeof tried - len, "%s%s", len ? ", " : "", out);
     }
   }
   const char *src = getenv("MPT_SOURCE_DIR");
   if (src) {
     snprintf(out, cap, "%s/scripts/plot_bench.py", src);
-    if (file_exists(out)) return 1;
+    if (file_exists(out)) return 0;
+    size_t len = strlen(tried);
+    snprintf(tried + len, sizeof tried - len, "%s%s", len ? ", " : "", out);
   }
-  return 0;
+  return mpt_error_set(err, MPT_ERR_IO, "plot: plot_bench.py not found (tried %s; set MPT_PLOT_BENCH or --plot-script, "
+                       "or use --no-plot)", tried[0] ? tried : "nothing");
 }
 
-static int run_plot(const bench_args *a, const char *csv, const char *png, mpt_error *err) {
-  char script[4096];
-  if (!find_plot_script(a, script, sizeof script))
-    return mpt_error_set(err, MPT_ERR_IO, "plot: scripts/plot_bench.py not found (set MPT_PLOT_BENCH or --plot-script, or use --no-plot)");
+static int run_plot(const char *script, const char *csv, const char *png, mpt_error *err) {
   const char *py = getenv("PYTHON");
   if (!py || !*py) py = "/usr/bin/python3";
-  char *argv[] = {(char *)py, script, (char *)csv, (char *)png, NULL};
+  char *argv[] = {(char *)py, (char *)script, (char *)csv, (char *)png, NULL};
   pid_t pid;
   fflush(stdout);
   fflush(stderr);
@@ -424,6 +458,7 @@ typedef struct bench_ctx {
   int n_sp, n_pr;
   bench_strategy st[MAX_ITEMS];
   int n_st;
+  char plot_script[4096]; /* rank 0, unless --no-plot: found before any run */
 } bench_ctx;
 
 /* rank 0's progress line: its runs are 1/size of all, the other ranks run as many */
@@ -614,6 +649,9 @@ int mpt_cmd_bench(int argc, char **argv) {
     if (rc) mpt_error_prefix(&err, "--strategy %s", c->st[s].label);
     mpt_strategy_destroy(t);
   }
+  /* rank 0, before --out is created: the plot script, no output replacing an input, a writable --out */
+  if (!rc && rank == 0 && !a->no_plot) rc = find_plot_script(a, c->plot_script, sizeof c->plot_script, &err);
+  if (!rc && rank == 0) rc = check_outputs(a, c->sp, c->n_sp, a->no_plot ? NULL : c->plot_script, &err);
   if (!rc && rank == 0) rc = mkdir_p(a->out, &err);
   int64_t S = c->n_st, R = a->repeats, B = a->budget;
   int64_t n_jobs = (int64_t)c->n_sp * S * R, L = REC_HEAD + 2 * B;
@@ -756,7 +794,7 @@ int mpt_cmd_bench(int argc, char **argv) {
     if (!a->no_plot) {
       char png[4096];
       snprintf(png, sizeof png, "%s/bench.png", a->out);
-      rc = run_plot(a, curves, png, &err);
+      rc = run_plot(c->plot_script, curves, png, &err);
       if (!rc) printf(", bench.png");
     }
     printf("\n");

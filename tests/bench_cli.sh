@@ -2,7 +2,8 @@
 # tests/bench_cli.sh: end-to-end test of `mptune bench`: tables, curves.csv/runs.csv/summary.csv and the
 # PNG; the same scores, curves and runs under mpiexec.mpich -n 4 as with one rank; variants and
 # --option; the progress line; a space too small for a score; bad input (unknown strategy, missing
-# file, budget 0, ...) gives a clear message and a non-zero exit.
+# file, budget 0, ...) gives a clear message and a non-zero exit; an --out where an output would replace
+# an input, or that cannot be written, or a missing plot script, is refused before any run.
 # Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -126,5 +127,64 @@ bad "--out needs a value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy
 bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --space "$A" --strategy nope --out "$T/x"
 [ "$(grep -c "unknown strategy 'nope'" "$T/bad.err")" -eq 1 ] || fail "message not printed once under -n 2"
 [ ! -e "$T/x" ] || fail "bad input created the output directory"
+
+# ---- an output in --out that would replace an input (the problem, a --space file, a PROBLEM:DATA problem, the
+# plot script; the CSVs' .tmp names too) is refused before anything runs or is written; the inputs unchanged
+clash() { # expected-message dir inputs-to-check -- args...: the message, the inputs unchanged, nothing new in dir
+  local msg=$1 dir=$2 files=()
+  shift 2
+  while [ "$1" != -- ]; do files+=("$1"); shift; done
+  shift
+  for f in "${files[@]}"; do cp "$f" "$T/orig.$(basename "$f")"; done
+  local before
+  before=$(ls -A "$dir")
+  bad "$msg" "$@"
+  for f in "${files[@]}"; do cmp -s "$f" "$T/orig.$(basename "$f")" || fail "$f was changed by: $*"; done
+  [ "$(ls -A "$dir")" = "$before" ] || fail "$dir: files written by: $*"
+}
+mkdir "$T/o10" "$T/o2" "$T/o3"
+cp "$P" "$T/o10/summary.csv"
+cp "$A" "$T/o10/runs.csv"
+cp "$A" "$T/o2/curves.csv"
+cp "$A" "$T/o3/bench.png"
+cp "$A" "$T/o3/runs.csv.tmp"
+clash "--out $T/o10: writing runs.csv there would replace the --space file $T/o10/runs.csv (choose another --out)" \
+  "$T/o10" "$T/o10/summary.csv" "$T/o10/runs.csv" -- \
+  "$MPTUNE" bench --problem "$T/o10/summary.csv" --space "$T/o10/runs.csv" --strategy random --repeats 2 --budget 40 --out "$T/o10" --no-plot
+clash "writing summary.csv there would replace the problem file $T/o10/summary.csv" "$T/o10" "$T/o10/summary.csv" -- \
+  "$MPTUNE" bench --problem "$T/o10/summary.csv" --space "$A" --strategy random --repeats 2 --budget 40 --out "$T/o10" --no-plot
+clash "writing curves.csv there would replace the --space file $T/o2/curves.csv" "$T/o2" "$T/o2/curves.csv" -- \
+  "$MPTUNE" bench --problem "$P" --space "$T/o2/curves.csv" --strategy random --repeats 2 --budget 40 --out "$T/o2/" --no-plot
+(cd "$T" && clash "writing curves.csv there would replace the --space file ./o2/curves.csv" o2 o2/curves.csv -- \
+  "$MPIEXEC" -n 2 "$MPTUNE" bench --space "$P:./o2/curves.csv" --strategy random --repeats 2 --budget 40 --out "$T/o2" --no-plot) \
+  || exit 1
+[ "$(grep -c "would replace" "$T/bad.err")" -eq 1 ] || fail "clash message not printed once under -n 2"
+clash "writing summary.csv there would replace the problem of --space $T/o10/summary.csv" "$T/o10" "$T/o10/summary.csv" -- \
+  "$MPTUNE" bench --space "$T/o10/summary.csv:$A" --strategy random --repeats 2 --budget 40 --out "$T/o10" --no-plot
+clash "writing bench.png there would replace the --space file $T/o3/bench.png" "$T/o3" "$T/o3/bench.png" -- \
+  "$MPTUNE" bench --problem "$P" --space "$T/o3/bench.png" --strategy random --repeats 2 --budget 40 --out "$T/o3"
+clash "writing runs.csv.tmp there would replace the --space file $T/o3/runs.csv.tmp" "$T/o3" "$T/o3/runs.csv.tmp" -- \
+  "$MPTUNE" bench --problem "$P" --space "$T/o3/runs.csv.tmp" --strategy random --repeats 2 --budget 40 --out "$T/o3" --no-plot
+cp "$(dirname "$0")/../scripts/plot_bench.py" "$T/o3/curves.csv"
+clash "writing curves.csv there would replace the plot script $T/o3/curves.csv" "$T/o3" "$T/o3/curves.csv" -- \
+  "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --repeats 2 --budget 40 --out "$T/o3" --plot-script "$T/o3/curves.csv"
+rm "$T/o3/curves.csv"
+# without the PNG, bench.png is no output: the same --out runs
+"$MPTUNE" bench --problem "$P" --space "$T/o3/bench.png" --strategy random --repeats 2 --budget 20 --out "$T/o3" --no-plot \
+  >"$T/o3.out" 2>&1 || { cat "$T/o3.out"; fail "--no-plot with a --space named bench.png in --out"; }
+cmp -s "$T/o3/bench.png" "$A" || fail "--no-plot replaced bench.png"
+
+# ---- --out that cannot be written, a plot script that is not there: refused before any run, naming the path
+touch "$T/afile"
+bad "--out: cannot create $T/afile/sub: Not a directory" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out "$T/afile/sub" --no-plot
+bad "plot: /nonexistent.py (\$MPT_PLOT_BENCH) not found" env MPT_PLOT_BENCH=/nonexistent.py "$MPTUNE" bench --problem "$P" --space "$A" \
+  --strategy random --repeats 2 --budget 20 --out "$T/np"
+[ ! -e "$T/np" ] || fail "a missing plot script is found only after the runs"
+bad "plot: $T/none.py (--plot-script) not found" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out "$T/np" \
+  --plot-script "$T/none.py"
+if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
+  mkdir "$T/ro" && chmod 555 "$T/ro"
+  bad "--out: directory $T/ro is not writable" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out "$T/ro" --no-plot
+fi
 "$MPTUNE" bench --help | grep -q 'seed S + r' || fail "--help does not document the seeds"
 echo "bench_cli: OK"
