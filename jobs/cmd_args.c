@@ -1,9 +1,14 @@
 /* jobs/cmd_args.c: parsing of option values shared by the sub-commands (jobs/cmd_*.c): one message
- * naming the option and the bad value. */
+ * naming the option and the bad value; the up-front check that an output file can be written. */
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "jobs/commands.h"
+#include "jobs/outfile.h"
 
 const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err) {
   const char *o = argv[*i];
@@ -40,4 +45,36 @@ int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, doub
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number in [%g, %g])", opt, s, lo, hi);
   *out = v;
   return 0;
+}
+
+int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *out, mpt_error *err) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > hi)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number > 0 and <= %g)", opt, s, hi);
+  *out = v;
+  return 0;
+}
+
+int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
+  struct stat sb;
+  if (!path) return 0;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return mpt_error_set(err, MPT_ERR_IO, "%s %s: is a directory (give a file name)", opt, path);
+  if (mpt_outfile_special(path)) return 0; /* /dev/stdout, a pipe: written in place */
+  char *copy = strdup(path);
+  if (!copy) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const char *dir = dirname(copy); /* PATH.tmp is written there, then renamed to PATH */
+  int rc = 0;
+  if (stat(dir, &sb) != 0)
+    rc = mpt_error_set(err, MPT_ERR_IO, "%s %s: cannot write there: directory '%s' %s", opt, path, dir,
+                       errno == ENOENT ? "does not exist" : strerror(errno));
+  else if (!S_ISDIR(sb.st_mode))
+    rc = mpt_error_set(err, MPT_ERR_IO, "%s %s: cannot write there: '%s' is not a directory", opt, path, dir);
+  else if (access(dir, W_OK) != 0)
+    rc = mpt_error_set(err, MPT_ERR_IO, "%s %s: cannot write there: directory '%s' is not writable (%s)", opt, path, dir,
+                       strerror(errno));
+  free(copy);
+  return rc;
 }

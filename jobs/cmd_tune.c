@@ -1,5 +1,6 @@
 /* jobs/cmd_tune.c: `mptune tune` and `mptune collect`: a distributed tuning run under MPI. Every rank
- * reads the T1 file and builds the same space; rank 0 checks the run (strategy, budget, log), the
+ * reads the T1 file and builds the same space; rank 0 checks the run (strategy, budget, log; that no output
+ * replaces an input, the kernel's files included, and that every output's directory is writable), the
  * workers open their evaluator bound to their node-local device; a go/no-go makes every rank exit
  * together on any error; then rank 0 runs the coordinator loop and the workers the worker loop. Rank 0
  * owns the run log: create (or --resume), device table, one flushed record per evaluation, finish
@@ -19,6 +20,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
+#include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
 #include "jobs/runlog.h"
@@ -81,6 +83,38 @@ static void usage(FILE *f, int collect) {
             "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n");
 }
 
+/* an error when the run log or the T4 export would replace the input PATH (what: how to name it) */
+static int refuse_input(const tune_args *a, const char *what, const char *path, mpt_error *err) {
+  if (mpt_same_file(a->log, path))
+    return mpt_error_set(err, MPT_ERR_VALUE, "--log %s is %s: it would be replaced by the run log", a->log, what);
+  if (mpt_same_file(a->t4, path))
+    return mpt_error_set(err, MPT_ERR_VALUE, "--t4 %s is %s: it would be replaced by the T4 export", a->t4, what);
+  return 0;
+}
+
+/* rank 0, before anything is written: the files the problem's KernelSpecification reads (the kernel source,
+ * BinaryRaw DataSource files; paths resolved by the spec's own parser) are inputs too. A problem whose spec
+ * does not load (none, with a replayed run) has none here; a worker that needs it reports why. */
+static int check_kernel_inputs(const tune_args *a, const mpt_problem *prob, mpt_error *err) {
+  mpt_kernel_spec *ks = NULL;
+  mpt_error ignored;
+  mpt_error_clear(&ignored);
+  if (mpt_kspec_load(prob, &ks, &ignored) != 0) return 0;
+  int rc = refuse_input(a, "the kernel source (KernelSpecification.KernelFile)", ks->kernel_file, err);
+  for (int i = 0; rc == 0 && i < ks->n_args; i++) {
+    const mpt_ks_fillspec *f[2] = {&ks->args[i].fill, ks->args[i].has_reference ? &ks->args[i].ref : NULL};
+    for (int k = 0; rc == 0 && k < 2; k++) {
+      if (!f[k] || f[k]->type != MPT_FILL_BINARY_RAW || !f[k]->source) continue;
+      char what[256];
+      snprintf(what, sizeof what, "the BinaryRaw DataSource of %sargument '%s'", k ? "the reference of " : "",
+               ks->args[i].name);
+      rc = refuse_input(a, what, f[k]->source, err);
+    }
+  }
+  mpt_kspec_free(ks);
+  return rc;
+}
+
 static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
   a->collect = collect;
@@ -108,15 +142,9 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
     int rc = 0;
     if (!collect && strcmp(o, "--strategy") == 0) a->strategy = v;
     else if (!collect && strcmp(o, "--budget") == 0) {
-      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) {
-        if (n == 0) return mpt_error_set(err, MPT_ERR_VALUE, "--budget 0: the budget must be at least 1 evaluation");
-        a->budget = n;
-      }
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->budget = n;
     } else if (strcmp(o, "--time") == 0) {
-      if ((rc = mpt_cmd_parse_num(o, v, 0, 1e9, &d, err)) == 0) {
-        if (d <= 0) return mpt_error_set(err, MPT_ERR_VALUE, "--time %s: the time budget must be positive", v);
-        a->time_budget = d;
-      }
+      if ((rc = mpt_cmd_parse_positive(o, v, 1e9, &d, err)) == 0) a->time_budget = d;
     } else if (!collect && strcmp(o, "--seed") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
     } else if (strcmp(o, "--log") == 0) a->log = v;
@@ -153,14 +181,10 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
   else if (!a->strategy) a->strategy = "random";
   if (!collect && a->budget < 0 && a->time_budget <= 0 && !a->resume) /* resume: the logged budget */
     return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
-  /* an output never replaces an input (the problem, the replayed file) or the other output */
-  const char *ins[][2] = {{"the problem file", a->problem}, {"--simulate", a->simulate}};
-  for (int k = 0; k < 2; k++) {
-    if (mpt_same_file(a->log, ins[k][1]))
-      return mpt_error_set(err, MPT_ERR_VALUE, "--log %s is %s: it would be replaced by the run log", a->log, ins[k][0]);
-    if (mpt_same_file(a->t4, ins[k][1]))
-      return mpt_error_set(err, MPT_ERR_VALUE, "--t4 %s is %s: it would be replaced by the T4 export", a->t4, ins[k][0]);
-  }
+  /* an output never replaces an input (the problem, the replayed file; the files the problem reads: see
+   * check_kernel_inputs) or the other output */
+  if (refuse_input(a, "the problem file", a->problem, err) != 0 || refuse_input(a, "--simulate", a->simulate, err) != 0)
+    return err->code;
   if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
   if (!mpt_evaluator_find(a->evaluator)) {
@@ -273,6 +297,11 @@ static int run(int argc, char **argv, int collect) {
   if (rc == 0 && a.budget < 0) a.budget = mpt_space_size(space); /* --time only (or resume, below) */
 
   /* rank 0: the run itself (strategy, log) */
+  if (rc == 0 && rank == 0) { /* first what would be replaced or cannot be written: before anything runs */
+    rc = check_kernel_inputs(&a, prob, &err);
+    if (rc == 0 && !a.resume) rc = mpt_cmd_check_output("--log", a.log, &err);
+    if (rc == 0) rc = mpt_cmd_check_output("--t4", a.t4, &err);
+  }
   if (rc == 0 && rank == 0) {
     struct stat sb;
     int exists = stat(a.log, &sb) == 0;

@@ -27,5 +27,11 @@ const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err);
 int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err);
 /* "--opt VALUE" as a finite number in [lo, hi]: 0, or an error naming opt and the value */
 int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err);
+/* "--opt VALUE" as a finite number in (0, hi]: 0, or an error naming opt, the value and what is accepted */
+int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *out, mpt_error *err);
+/* checked before a command runs, for an output written as PATH.tmp then renamed (jobs/outfile.h): 0 when
+ * PATH is special (/dev/stdout, a pipe) or its directory exists and is writable and PATH is not a
+ * directory; else an error naming opt, PATH and why */
+int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err);
 
 #endif

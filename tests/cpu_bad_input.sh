@@ -2,6 +2,9 @@
 # tests/cpu_bad_input.sh: bad input to `mptune tune` with the cpu evaluator under mpiexec.mpich -n 3: a
 # missing kernel file, a kernel name that is not in the file, an argument size expression that fails,
 # a non-C language, a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
+# Outputs that would replace a file the problem reads (its kernel source, a BinaryRaw DataSource, as --log or
+# --t4, under collect and tune, by a relative or another path) or that cannot be written (--t4 in a missing
+# directory) are refused before any evaluation: the file unchanged, no run log.
 set -euo pipefail
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SOURCE_DIR:?}"
 tmp=$(mktemp -d /tmp/mpt_cpu_bad_XXXXXX)
@@ -33,4 +36,54 @@ check bad_size 's|"Size": "ProblemSize\[0\]", "FillType": "Generator"|"Size": "P
 check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
+
+# ---- outputs: refused up front, nothing written ----
+cp "$src" "$tmp/ok.json"
+sed 's|"FillType": "Generator", "DataSource": "i % 17 \* 0.5"|"FillType": "BinaryRaw", "DataSource": "in.bin"|' \
+  "$src" >"$tmp/raw.json"
+cmp -s "$src" "$tmp/raw.json" && { echo "raw: the edit did not apply"; exit 1; }
+head -c 4000 /dev/zero >"$tmp/in.bin"
+cp "$tmp/failing.c" "$tmp/failing.c.orig"
+cp "$tmp/in.bin" "$tmp/in.bin.orig"
+refused() { # name, expected message part, mptune args (run in $tmp)...
+  local name=$1 want=$2
+  shift 2
+  set +e
+  (cd "$tmp" && timeout 120 "$MPIEXEC" -n 3 "$MPTUNE" "$@") >"$tmp/$name.out" 2>&1
+  local rc=$?
+  set -e
+  cat "$tmp/$name.out"
+  [ "$rc" -ne 0 ] || { echo "$name: exit status 0"; exit 1; }
+  [ "$rc" -ne 124 ] || { echo "$name: hung"; exit 1; }
+  grep -qF -- "$want" "$tmp/$name.out" || { echo "$name: message lacks '$want'"; exit 1; }
+  [ "$(grep -c '^mptune' "$tmp/$name.out")" -eq 1 ] || { echo "$name: not one message"; exit 1; }
+  grep -q '^evaluations:\|^best:' "$tmp/$name.out" && { echo "$name: it ran"; exit 1; }
+  cmp -s "$tmp/failing.c" "$tmp/failing.c.orig" || { echo "$name: the kernel source was changed"; exit 1; }
+  cmp -s "$tmp/in.bin" "$tmp/in.bin.orig" || { echo "$name: the BinaryRaw file was changed"; exit 1; }
+  [ ! -e "$tmp/run.h5" ] || { echo "$name: a run log was left behind"; exit 1; }
+  echo "$name: ok (exit $rc)"
+}
+kernel="is the kernel source (KernelSpecification.KernelFile)"
+refused collect_t4_kernel "--t4 failing.c $kernel: it would be replaced by the T4 export" \
+  collect ok.json --log run.h5 --t4 failing.c
+refused tune_log_kernel "--log ./failing.c $kernel: it would be replaced by the run log" \
+  tune ok.json --budget 5 --log ./failing.c --force
+refused tune_log_kernel_abs "--log $tmp/failing.c $kernel" tune ok.json --budget 5 --log "$tmp/failing.c" --resume
+refused tune_t4_raw "--t4 in.bin is the BinaryRaw DataSource of argument 'in': it would be replaced by the T4 export" \
+  tune raw.json --budget 5 --log run.h5 --t4 in.bin
+refused collect_t4_nodir "--t4 nodir/x.json: cannot write there: directory 'nodir' does not exist" \
+  collect ok.json --log run.h5 --t4 nodir/x.json
+refused tune_t4_notdir "--t4 failing.c/x.json: cannot write there" tune ok.json --budget 5 --log run.h5 --t4 failing.c/x.json
+refused tune_t4_dir "--t4 .: is a directory" tune ok.json --budget 5 --log run.h5 --t4 .
+refused tune_log_nodir "--log nodir/run.h5: cannot write there: directory 'nodir' does not exist" \
+  tune ok.json --budget 5 --log nodir/run.h5
+if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
+  mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
+  refused tune_t4_readonly "--t4 ro/x.json: cannot write there: directory 'ro' is not writable" \
+    tune ok.json --budget 5 --log run.h5 --t4 ro/x.json
+fi
+# the same problem with outputs elsewhere runs, and --t4 /dev/null is written in place
+(cd "$tmp" && timeout 120 "$MPIEXEC" -n 3 "$MPTUNE" tune raw.json --budget 2 --log run.h5 --t4 /dev/null --progress off) \
+  >"$tmp/raw_ok.out" 2>&1 || { cat "$tmp/raw_ok.out"; echo "raw: a good run failed"; exit 1; }
+grep -q '^t4: /dev/null' "$tmp/raw_ok.out" || { cat "$tmp/raw_ok.out"; echo "raw: no T4 line"; exit 1; }
 echo "cpu_bad_input: ok"

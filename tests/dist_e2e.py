@@ -9,6 +9,7 @@ replay evaluator on the brute-forced convolution spaces. One ctest test per sub-
                    nothing flushed is lost, nothing is evaluated twice, the budget is reached
   signal           SIGTERM / SIGINT: clean exit 0 with a message, resumable, resume completes
   bad              bad input: one clear message, non-zero exit, no hang, no output that passes for a run
+                   (an unwritable --t4 refused before the run)
   idle             idle workers and the waiting coordinator each use < 5 % of a core
   devices          `mptune devices` table (CPU, and the replay evaluator)
   time             the time budget stops the run
@@ -470,6 +471,7 @@ def t_bad():
         unreadable = os.path.join(tmp, "unreadable.json")
         shutil.copy(T1, unreadable)
         os.chmod(unreadable, 0)
+        nodir_t4 = os.path.join(tmp, "nodir", "x.json")
         notlog = os.path.join(tmp, "notalog.h5")
         with open(notlog, "w") as f:
             f.write("this is not HDF5\n")
@@ -488,6 +490,14 @@ def t_bad():
              "not an mptune"),
             ("existing file without --resume", ["tune", T1, "--budget", 5, "--simulate", A100, "--log", notlog],
              "--resume"),
+            # an output that cannot be written is refused before the run, not after it
+            ("--t4 in a missing directory", ["tune", T1, "--budget", 5, "--simulate", A100, "--log", log, "--t4", nodir_t4],
+             f"--t4 {nodir_t4}: cannot write there: directory '{os.path.dirname(nodir_t4)}' does not exist"),
+            # both say what is accepted
+            ("time 0", ["tune", T1, "--time", 0, "--simulate", A100, "--log", log],
+             "--time: bad value '0' (expected a number > 0 and <= 1e+09)"),
+            ("time -1", ["tune", T1, "--time", -1, "--simulate", A100, "--log", log],
+             "--time: bad value '-1' (expected a number > 0 and <= 1e+09)"),
         ]
         if os.geteuid() != 0:
             cases.append(("unreadable T1", ["tune", unreadable, "--budget", 5, "--simulate", A100, "--log", log],
@@ -516,6 +526,9 @@ def t_bad():
                 check(not os.path.exists(log), f"{w}: left a run log behind")
                 if os.path.exists(log):
                     os.unlink(log)
+        p = mpirun(3, "collect", T1, "--simulate", A100, "--log", log, "--t4", nodir_t4, timeout=60)
+        check(p.returncode != 0 and p.stderr.count("mptune collect:") == 1 and "nodir" in p.stderr
+              and not os.path.exists(log), f"collect --t4 in a missing directory: rc {p.returncode}: {p.stderr[-400:]}")
         for np in (1, 3):
             plog = os.path.join(tmp, f"partial{np}.h5")
             p = mpirun(np, "tune", T1, "--strategy", "brute_force", "--budget", 50, "--simulate", partial, "--log", plog,
