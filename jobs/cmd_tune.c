@@ -40,7 +40,7 @@ typedef struct tune_args {
   int64_t budget;          /* -1: not given */
   double time_budget;
   uint64_t seed;
-  int seed_given;
+  int seed_given, strategy_given;
   const char *log;
   const char *t4;
   int resume, force;
@@ -140,7 +140,7 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
     double d = 0;
     int64_t n = 0;
     int rc = 0;
-    if (!collect && strcmp(o, "--strategy") == 0) a->strategy = v;
+    if (!collect && strcmp(o, "--strategy") == 0) a->strategy = v, a->strategy_given = 1;
     else if (!collect && strcmp(o, "--budget") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->budget = n;
     } else if (strcmp(o, "--time") == 0) {
@@ -232,6 +232,31 @@ static char *join_command_line(int argc, char **argv) {
   return s;
 }
 
+/* --resume: the run goes on with the strategy it was started with and, unless --option is given, its
+ * options (the log's "strategy" and "options" settings; opts keeps the split copy of the options); a
+ * --strategy given instead is used, with a note */
+static int resume_strategy(tune_args *a, mpt_runlog *log, char **opts, mpt_error *err) {
+  const char *st = mpt_runlog_meta(log, "strategy");
+  if (!st || !st[0]) return 0; /* lost with damaged metadata: --strategy or the default */
+  if (a->strategy_given) {
+    if (strcmp(st, a->strategy) != 0)
+      printf("note: %s was started with strategy '%s'; continuing with '%s'\n", a->log, st, a->strategy);
+    return 0;
+  }
+  a->strategy = st;
+  const char *logged = mpt_runlog_meta(log, "options");
+  int take = a->n_opts == 0 && logged && logged[0];
+  printf("note: continuing with the strategy %s was started with, '%s'%s%s%s\n", a->log, st,
+         take ? " (options " : a->n_opts ? " (with the --option given)" : "", take ? logged : "", take ? ")" : "");
+  if (!take) return 0;
+  if (!(*opts = strdup(logged))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (char *save = NULL, *kv = strtok_r(*opts, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    if (a->n_opts >= MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "%s: too many logged options (max %d)", a->log, MAX_OPTS);
+    a->opts[a->n_opts++] = kv;
+  }
+  return 0;
+}
+
 static char *join_options(const tune_args *a) {
   size_t len = 1;
   for (int i = 0; i < a->n_opts; i++) len += strlen(a->opts[i]) + 1;
@@ -282,15 +307,21 @@ static int run(int argc, char **argv, int collect) {
   mpt_runlog *log = NULL;
   int64_t n_resumed = 0;
   int trace_fd = -1;
-  char *cmdline = NULL, *optstr = NULL;
+  char *cmdline = NULL, *optstr = NULL, *logged_opts = NULL;
   int exit_code = 1;
 
   if (rc == 0) rc = mpt_problem_load(a.problem, &prob, &err);
   if (rc == 0) {
     rc = mpt_space_build(prob, &space, &err);
-    if (rc < 0) mpt_error_prefix(&err, "%s", a.problem);
-    else if (mpt_space_size(space) == 0)
-      rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
+    if (rc < 0 && strncmp(err.msg, a.problem, strlen(a.problem)) != 0) mpt_error_prefix(&err, "%s", a.problem);
+    /* the problem's warnings as mptune space gives them (a condition that fails to evaluate, a Default
+     * not among the values), once; with an empty space, the cause */
+    for (int i = 0; rank == 0 && i < prob->n_warnings; i++) fprintf(stderr, "mptune %s: warning: %s\n", cmd, prob->warnings[i]);
+    const char *ew = rc == 0 ? mpt_space_eval_warning(space) : NULL;
+    if (rank == 0 && ew && mpt_space_size(space) > 0) fprintf(stderr, "mptune %s: warning: %s\n", cmd, ew);
+    if (rc == 0 && mpt_space_size(space) == 0)
+      rc = ew ? mpt_error_set(&err, MPT_ERR_VALUE, "%s; so the search space has no valid configuration", ew)
+              : mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
   }
   if (rc == 0 && collect) a.budget = mpt_space_size(space);
   int budget_given = a.budget > 0;
@@ -331,11 +362,7 @@ static int run(int argc, char **argv, int collect) {
         else rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", a.log,
                                 mpt_runlog_recovered(log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
       }
-      if (rc == 0 && !collect) {
-        const char *st = mpt_runlog_meta(log, "strategy");
-        if (st && strcmp(st, a.strategy) != 0)
-          printf("note: %s was started with strategy '%s'; continuing with '%s'\n", a.log, st, a.strategy);
-      }
+      if (rc == 0 && !collect) rc = resume_strategy(&a, log, &logged_opts, &err);
     } else if (exists && !a.force) {
       rc = mpt_error_set(&err, MPT_ERR_STATE, "run log '%s' already exists: use --resume to continue that run or --force to overwrite it", a.log);
     } else if (exists && S_ISDIR(sb.st_mode)) {
@@ -505,6 +532,7 @@ done:
   if (prob) mpt_problem_free(prob);
   free(cmdline);
   free(optstr);
+  free(logged_opts);
   return exit_code;
 }
 

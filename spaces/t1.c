@@ -337,7 +337,9 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   for (int k = 0; k < c->n_params; k++) {
     size_t l = strlen(used);
     snprintf(used + l, sizeof used - l, "%s%s", k ? ", " : "", p->params[c->params[k]].name);
-    if (!seen[c->params[k]]) mismatch = 1;
+    /* a parameter with one value left out of the list (a constant such as convolution's filter_width) is
+     * harmless: no warning for it */
+    if (!seen[c->params[k]] && p->params[c->params[k]].n_values > 1) mismatch = 1;
     seen[c->params[k]] = 2;
   }
   for (int k = 0; k < p->n_params; k++)

@@ -398,6 +398,8 @@ def t_signal():
             log = os.path.join(tmp, f"run{np}.h5")
             args = [MPIEXEC, "-n", str(np), MPTUNE, "tune", T1, "--budget", "300", "--seed", "8", "--simulate", A100,
                     "--simulate-delay", "0.01", "--log", log, "--progress", "off"]
+            if np == 1:  # resumed without --strategy and --option: the logged ones
+                args += ["--strategy", "ga", "--option", "popsize=10"]
             p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
             t0 = time.time()
@@ -424,6 +426,9 @@ def t_signal():
             ids = [r[0] for r in recs if r[1] != 7]  # 7: cancelled
             check(len(ids) == 300 and len(set(ids)) == 300, f"{what}: after resume {len(ids)} evaluations, {len(set(ids))} distinct")
             check(f"resuming {log}: {n} logged observations" in q.stdout, f"{what}: resume did not report the logged observations")
+            if np == 1:
+                check(f"note: continuing with the strategy {log} was started with, 'ga' (options popsize=10)" in q.stdout
+                      and "strategy ga," in q.stdout, f"{what}: resume did not take the logged strategy: {q.stdout[:600]}")
         # grace period expired: in-flight evaluations are recorded as cancelled; resume evaluates them
         log = os.path.join(tmp, "grace.h5")
         args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
@@ -475,7 +480,16 @@ def t_bad():
         notlog = os.path.join(tmp, "notalog.h5")
         with open(notlog, "w") as f:
             f.write("this is not HDF5\n")
+        divzero = os.path.join(tmp, "divzero.json")  # every configuration fails a condition: the cause is said
+        with open(T1) as f:
+            dz = json.load(f)
+        dz["ConfigurationSpace"]["Conditions"][1] = {"Expression": "block_size_x // (tile_size_x - tile_size_x) > 1"}
+        with open(divzero, "w") as f:
+            json.dump(dz, f)
         cases = [
+            ("empty space", ["tune", divzero, "--budget", 5, "--simulate", A100, "--log", log],
+             "ZeroDivisionError: integer division or modulo by zero (at block_size_x=16, tile_size_x=1); configurations "
+             "where it fails are not valid (reported once); so the search space has no valid configuration"),
             ("missing T1", ["tune", os.path.join(tmp, "nope.json"), "--budget", 5, "--simulate", A100, "--log", log],
              "nope.json"),
             ("missing replay", ["tune", T1, "--budget", 5, "--simulate", os.path.join(tmp, "nope_T4.json"), "--log", log],

@@ -271,6 +271,17 @@ static void test_error_positions(void **state) {
   assert_int_equal(p->n_warnings, 1);
   assert_string_equal(p->warnings[0], "mem.json:2:13: ConfigurationSpace.TuningParameters[0].Default (a): 7 is not among the values");
   mpt_problem_free(p);
+  /* a Parameters list that leaves out a parameter of one value (a constant): no warning; one of two: a warning */
+  static const char *const lists[] = {"[\"a\"]", "[\"c\"]"};
+  for (int k = 0; k < 2; k++) {
+    char t[512];
+    snprintf(t, sizeof t, HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}, {\"Name\": \"c\", "
+             "\"Type\": \"int\", \"Values\": \"[15]\"}], \"Conditions\": [{\"Expression\": \"a * c < 20\", \"Parameters\": %s}]}}",
+             lists[k]);
+    assert_int_equal(parse(t, &p, &err), 0);
+    assert_int_equal(p->n_warnings, k);
+    mpt_problem_free(p);
+  }
 }
 
 /* misspelt keys: one or two edits from a key the reader knows (or a case difference) is an error with file,
