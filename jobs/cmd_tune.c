@@ -74,13 +74,15 @@ static void usage(FILE *f, int collect) {
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
-            "configurations when only --time is given, the logged budget with --resume, --grace 20\n"
+            "configurations when only --time is given, the logged strategy, options and budget with\n"
+            "--resume, --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
             "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n"
             "--resume of a log HDF5 can not read (damaged, cut short) recovers its intact records by their\n"
             "checksums, keeps the file as run.h5.damaged and takes the lost settings from this command.\n"
             "Progress (stderr): auto (the default) redraws one line on a terminal and prints a line every 5 s\n"
-            "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n");
+            "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n"
+            "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
 /* an error when the run log or the T4 export would replace the input PATH (what: how to name it) */
@@ -293,7 +295,11 @@ static int run(int argc, char **argv, int collect) {
   tune_args a;
   int rc = parse_args(argc, argv, collect, &a, &err);
   if (rc == 0 && a.help) {
-    if (rank == 0) usage(stdout, collect);
+    const mpt_strategy_type *t = NULL; /* --strategy NAME --help: its options too */
+    for (int i = 1; i + 1 < argc && !collect; i++)
+      if (strcmp(argv[i], "--strategy") == 0) t = mpt_strategy_find(argv[i + 1]);
+    if (rank == 0 && t) mpt_strategy_print_options(t, stdout);
+    else if (rank == 0) usage(stdout, collect);
     return 0;
   }
   int local_rank = -1, local_count = 0;

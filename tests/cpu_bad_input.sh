@@ -86,4 +86,12 @@ fi
 (cd "$tmp" && timeout 120 "$MPIEXEC" -n 3 "$MPTUNE" tune raw.json --budget 2 --log run.h5 --t4 /dev/null --progress off) \
   >"$tmp/raw_ok.out" 2>&1 || { cat "$tmp/raw_ok.out"; echo "raw: a good run failed"; exit 1; }
 grep -q '^t4: /dev/null' "$tmp/raw_ok.out" || { cat "$tmp/raw_ok.out"; echo "raw: no T4 line"; exit 1; }
+
+# the options of a strategy, all of them, described: what an unknown --option points to
+out=$("$MPTUNE" tune --strategy bo --help)
+n_keys=$(grep -c '^  [a-z_]* (' <<<"$out" || true)
+grep -q "^options of strategy 'bo' (--option key=value):" <<<"$out" &&
+  grep -q '^  fit_hyperparameters (bool, default 0): fit lengthscales' <<<"$out" && [ "$n_keys" -ge 35 ] ||
+  { echo "tune --strategy bo --help: $n_keys options listed"; echo "$out" | head -5; exit 1; }
+echo "tune --strategy bo --help: $n_keys options"
 echo "cpu_bad_input: ok"
