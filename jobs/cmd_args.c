@@ -37,21 +37,25 @@ int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, 
   return 0;
 }
 
-int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
+/* 1 when s is a whole finite number (v) */
+static int read_finite(const char *s, double *v) {
   char *end;
   errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+  *v = strtod(s, &end);
+  return !errno && end != s && !*end && isfinite(*v);
+}
+
+int mpt_cmd_parse_num(const char *opt, const char *s, double lo, double hi, double *out, mpt_error *err) {
+  double v;
+  if (!read_finite(s, &v) || v < lo || v > hi)
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number in [%g, %g])", opt, s, lo, hi);
   *out = v;
   return 0;
 }
 
 int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *out, mpt_error *err) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > hi)
+  double v;
+  if (!read_finite(s, &v) || v <= 0 || v > hi)
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected a number > 0 and <= %g)", opt, s, hi);
   *out = v;
   return 0;
@@ -63,7 +67,7 @@ int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
   if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
     return mpt_error_set(err, MPT_ERR_IO, "%s %s: is a directory (give a file name)", opt, path);
   if (mpt_outfile_special(path)) return 0; /* /dev/stdout, a pipe: written in place */
-  char *copy = strdup(path);
+  char *copy = mpt_outfile_resolve(path); /* a link's target is what is written */
   if (!copy) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   const char *dir = dirname(copy); /* PATH.tmp is written there, then renamed to PATH */
   int rc = 0;

@@ -359,17 +359,24 @@ static const char *const out_names[] = {"curves.csv", "curves.csv.tmp", "runs.cs
 
 /* rank 0, before --out is created or anything runs: an output that would replace an input (the problem, a
  * --space file or its own problem, the plot script) is refused */
+typedef struct bench_input {
+  const char *what, *path; /* path NULL: none */
+} bench_input;
+
 static int check_outputs(const bench_args *a, const bench_space *sp, int n_sp, const char *script, mpt_error *err) {
+  bench_input in[2 + 2 * MAX_ITEMS] = {{"the problem file", a->problem}, {"the plot script", script}};
+  int n_in = 2;
+  for (int i = 0; i < n_sp; i++) {
+    in[n_in++] = (bench_input){"the --space file", sp[i].data_path};
+    in[n_in++] = (bench_input){"the problem of --space", sp[i].problem_path};
+  }
   for (int o = 0; o < (a->no_plot ? 6 : 7); o++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", a->out, out_names[o]);
-    for (int i = -2; i < 2 * n_sp; i++) {
-      const char *in = i == -2 ? a->problem : i == -1 ? script : i % 2 ? sp[i / 2].data_path : sp[i / 2].problem_path;
-      if (!in || !mpt_same_file(path, in)) continue;
-      return mpt_error_set(err, MPT_ERR_VALUE, "--out %s: writing %s there would replace %s %s (choose another --out)",
-                           a->out, out_names[o], i == -2 ? "the problem file" : i == -1 ? "the plot script" :
-                           i % 2 ? "the --space file" : "the problem of --space", in);
-    }
+    for (int i = 0; i < n_in; i++)
+      if (in[i].path && mpt_same_file(path, in[i].path))
+        return mpt_error_set(err, MPT_ERR_VALUE, "--out %s: writing %s there would replace %s %s (choose another --out)",
+                             a->out, out_names[o], in[i].what, in[i].path);
   }
   return 0;
 }

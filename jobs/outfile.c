@@ -55,10 +55,13 @@ static int own_fd(const char *path) {
   return -1;
 }
 
-int mpt_outfile_special(const char *path) {
+/* 1 when path exists and is not a regular file (a device, a pipe) */
+static int not_regular(const char *path) {
   struct stat sb;
-  return own_fd(path) >= 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode));
+  return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 }
+
+int mpt_outfile_special(const char *path) { return own_fd(path) >= 0 || not_regular(path); }
 
 char *mpt_outfile_resolve(const char *path) {
   struct stat sb;
@@ -94,7 +97,7 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err) {
     }
     return f;
   }
-  if (mpt_outfile_special(path)) {
+  if (not_regular(path)) {
     FILE *f = fopen(path, "wb");
     if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return f;

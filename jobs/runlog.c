@@ -605,12 +605,19 @@ static int check_block(mpt_runlog *log, hsize_t k, void *ctx) {
 /* The parameters being the same, a log belongs to the problem only when its configuration ids mean the
  * same configurations: the same valid set (Conditions changed since the log was written shift the ids).
  * Checks the logged size of the space, then that every record's configuration is the one its id names. */
-static int check_same_space(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err) {
+int mpt_rl_check_space_size(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err) {
   const char *logged = get_attr(log, "space_size");
-  long long n_log = logged ? strtoll(logged, NULL, 10) : -1, n_now = (long long)mpt_space_size(space);
+  long long n_log = logged && logged[0] ? strtoll(logged, NULL, 10) : -1, n_now = (long long)mpt_space_size(space);
   if (n_log >= 0 && n_log != n_now)
     return mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: its space has %lld valid configurations, "
                          "this problem's %lld (are the Conditions the same?)", path, n_log, n_now);
+  return 0;
+}
+
+static int check_same_space(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err) {
+  int rc = mpt_rl_check_space_size(log, space, path, err);
+  if (rc) return rc;
+  int64_t n_now = mpt_space_size(space);
   space_check c = {space, -1, -1, 0, ""};
   if (each_valid_block(log, check_block, &c) < 0) return h5err(err, path, "reading the evaluations");
   if (c.at >= 0) {

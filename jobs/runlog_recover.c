@@ -103,7 +103,7 @@ static int recover_meta(mpt_runlog *log, mpt_error *err) {
  * the records' ids would be read as other configurations. 0 or MPT_ERR_VALUE */
 static int recovered_problem_check(mpt_runlog *log, const mpt_space *space, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(space);
-  const char *text = mpt_runlog_meta(log, "problem_text"), *size = mpt_runlog_meta(log, "space_size");
+  const char *text = mpt_runlog_meta(log, "problem_text");
   char diff[1024] = "";
   mpt_problem *logged = NULL;
   mpt_error perr;
@@ -115,11 +115,7 @@ static int recovered_problem_check(mpt_runlog *log, const mpt_space *space, mpt_
     mpt_problem_free(logged);
   }
   if (diff[0]) return mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: %s", log->path, diff);
-  long long n_log = size && size[0] ? strtoll(size, NULL, 10) : -1, n_now = (long long)mpt_space_size(space);
-  if (n_log >= 0 && n_log != n_now)
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s belongs to another problem: its space has %lld valid configurations, "
-                         "this problem's %lld (are the Conditions the same?)", log->path, n_log, n_now);
-  return 0;
+  return mpt_rl_check_space_size(log, space, log->path, err);
 }
 
 /* a log from the records of path alone (see mpt_runlog_recover), after mpt_rl_load failed with err (unreadable

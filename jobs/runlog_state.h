@@ -51,6 +51,9 @@ void mpt_rl_make_types(mpt_runlog *log);
 int mpt_rl_set_attr(mpt_runlog *log, const char *key, const char *value);
 /* what every log says of itself and of its problem (problem_path/problem_text NULL: the problem's own); 0 or nonzero */
 int mpt_rl_set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text);
+/* 0 when the log's "space_size" setting (when it has one) is the number of valid configurations of space;
+ * else MPT_ERR_VALUE: the log belongs to another problem (jobs/runlog.c) */
+int mpt_rl_check_space_size(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err);
 /* the root attributes' names, in table order (MPT_RL_N_ATTRS) */
 const char *const *mpt_rl_attr_keys(void);
 /* opens path and reads the state; *unreadable as documented at its definition (jobs/runlog.c) */

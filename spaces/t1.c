@@ -372,16 +372,13 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
 
   const char *end = NULL;
   p->json = cJSON_ParseWithOpts(text, &end, 0);
+  const char *what = "";
   if (p->json) { /* the document must be all there is (Python: "Extra data") */
     end += strspn(end, " \t\r\n");
     if (*end) {
       cJSON_Delete(p->json);
       p->json = NULL;
-      int line, col;
-      mpt_text_line_col(text, (size_t)(end - text), &line, &col);
-      rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: data after the end of the document, near '%.*s'",
-                         path, line, col, (int)(strcspn(end, "\r\n") < 16 ? strcspn(end, "\r\n") : 16), end);
-      goto fail;
+      what = ": data after the end of the document,";
     }
   }
   if (!p->json) {
@@ -391,10 +388,10 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     char near[24] = "";
     if (end && *end) {
       int k = 0;
-      for (; k < 16 && end[k] && end[k] != '\n'; k++) near[k] = end[k];
+      for (; k < 16 && end[k] && end[k] != '\n' && end[k] != '\r'; k++) near[k] = end[k];
       near[k] = '\0';
     }
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s", path, line, col,
+    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
                        near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
                        near[0] ? "'" : "");
     goto fail;

@@ -47,7 +47,7 @@ void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f) {
   }
 }
 
-/* "valid options of 'NAME': a, b, c (all of them described: mptune tune --strategy NAME --help)", with
+/* "valid options of 'NAME': a, b, c (described by mptune tune --strategy NAME --help)", with
  * "did you mean 'K'? " first when key (NULL: none) is a misspelling of the option K; every key fits */
 static void list_keys(const mpt_strategy_type *t, const char *key, char *buf, size_t cap) {
   if (!t->options || !t->options[0].key) {
