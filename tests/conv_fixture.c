@@ -31,3 +31,18 @@ int conv_fixture_teardown(void **state) {
   free(f);
   return 0;
 }
+
+int64_t conv_fixture_id(const fixture *f, const int *vals) {
+  static const char *const names[] = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
+                                      "use_padding", "use_shmem", "use_cmem", "filter_height", "filter_width"};
+  int idx[10];
+  for (int k = 0; k < 10; k++) {
+    int p = mpt_problem_param_index(f->p, names[k]);
+    if (p < 0 || p >= 10) return -1;
+    idx[p] = -1;
+    for (int i = 0; i < f->p->params[p].n_values; i++)
+      if (f->p->params[p].numeric[i] == vals[k]) idx[p] = i;
+    if (idx[p] < 0) return -1;
+  }
+  return mpt_space_lookup(f->s, idx);
+}

@@ -36,20 +36,11 @@ static void write_file(const char *path, const char *text) {
   fclose(fp);
 }
 
-/* id of a convolution configuration given as the 10 values */
+/* id of a convolution configuration given as the 10 values (all of them among their parameter's) */
 static int64_t conv_id(fixture *f, const int *vals) {
-  const char *names[] = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
-                         "use_padding", "use_shmem", "use_cmem", "filter_height", "filter_width"};
-  int idx[10];
-  for (int k = 0; k < 10; k++) {
-    int p = mpt_problem_param_index(f->p, names[k]);
-    assert_true(p >= 0);
-    idx[p] = -1;
-    for (int i = 0; i < f->p->params[p].n_values; i++)
-      if (f->p->params[p].numeric[i] == vals[k]) idx[p] = i;
-    assert_true(idx[p] >= 0);
-  }
-  return mpt_space_lookup(f->s, idx);
+  int64_t id = conv_fixture_id(f, vals);
+  assert_true(id >= 0);
+  return id;
 }
 
 static void count_statuses(const mpt_replay *r, const mpt_space *s, int64_t *counts) {

@@ -131,18 +131,8 @@ static void test_stray_text_in_value(void **state) {
 
 /* id of the convolution configuration 16,1,tx,ty,0,0,0,1,15,15 */
 static int64_t conv_id(const fixture *f, int tx, int ty) {
-  const char *names[] = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
-                         "use_padding", "use_shmem", "use_cmem", "filter_height", "filter_width"};
   const int vals[] = {16, 1, tx, ty, 0, 0, 0, 1, 15, 15};
-  int idx[10];
-  for (int k = 0; k < 10; k++) {
-    int p = mpt_problem_param_index(f->p, names[k]);
-    assert_true(p >= 0);
-    idx[p] = -1;
-    for (int i = 0; i < f->p->params[p].n_values; i++)
-      if (f->p->params[p].numeric[i] == vals[k]) idx[p] = i;
-  }
-  return mpt_space_lookup(f->s, idx);
+  return conv_fixture_id(f, vals);
 }
 
 /* loads text as name: the status of 16,1,tx,ty,... for each of the n (tx, ty) pairs in want ({tx, ty,
