@@ -13,27 +13,49 @@ void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns) {
   if (max_ns < min_ns) max_ns = min_ns;
   b->min_ns = min_ns;
   b->max_ns = max_ns;
-  b->ns = min_ns;
   b->hold_until = 0;
+  mpt_backoff_reset(b);
 }
 
-void mpt_backoff_reset(mpt_backoff *b) { b->ns = b->min_ns; }
+void mpt_backoff_reset(mpt_backoff *b) {
+  b->ns = b->min_ns;
+  b->idle_since = mpt_wire_now();
+}
 
 void mpt_backoff_hold(mpt_backoff *b, double seconds) {
-  b->ns = b->min_ns;
-  b->hold_until = mpt_wire_now() + seconds;
+  mpt_backoff_reset(b);
+  b->hold_until = b->idle_since + seconds;
 }
 
-void mpt_backoff_sleep(mpt_backoff *b) {
-  struct timespec ts = {b->ns / 1000000000L, b->ns % 1000000000L};
+/* the longest nap allowed now: max_ns, or after a long idle wait a share of the time waited */
+static long backoff_cap(const mpt_backoff *b, double now) {
+  double waited = now - b->idle_since;
+  if (waited < MPT_BACKOFF_IDLE_AFTER_S) return b->max_ns;
+  double share = waited * MPT_BACKOFF_IDLE_FRAC * 1e9;
+  long cap = share < (double)MPT_BACKOFF_IDLE_MAX_NS ? (long)share : MPT_BACKOFF_IDLE_MAX_NS;
+  return cap > b->max_ns ? cap : b->max_ns;
+}
+
+/* one nap of b->ns, or less when `limit` (a mpt_wire_now time, 0: none) comes first */
+static void backoff_nap(mpt_backoff *b, double limit) {
+  long ns = b->ns;
+  if (limit > 0) {
+    double left = (limit - mpt_wire_now()) * 1e9;
+    if (left < (double)ns) ns = left > 1000 ? (long)left : 1000;
+  }
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
   nanosleep(&ts, NULL); /* EINTR (a signal) just ends the nap early: the caller re-checks */
+  double now = mpt_wire_now();
   if (b->hold_until > 0) {
-    if (mpt_wire_now() < b->hold_until) return;
+    if (now < b->hold_until) return;
     b->hold_until = 0;
   }
-  b->ns += b->ns / 4; /* x1.25: fine-grained while a reply is likely, 2 ms naps when idle for long */
-  if (b->ns > b->max_ns) b->ns = b->max_ns;
+  b->ns += b->ns / 4; /* x1.25: fine-grained while a reply is likely, longer naps when idle for long */
+  long cap = backoff_cap(b, now);
+  if (b->ns > cap) b->ns = cap;
 }
+
+void mpt_backoff_sleep(mpt_backoff *b) { backoff_nap(b, 0); }
 
 double mpt_wire_now(void) { return mpt_clock_mono_s(); }
 
@@ -49,7 +71,7 @@ int mpt_wire_probe_wait(MPI_Comm comm, int source, int tag, double timeout_s, mp
     }
     if (stop && *stop) return 0;
     if (timeout_s >= 0 && mpt_wire_now() >= t_end) return 0;
-    mpt_backoff_sleep(b);
+    backoff_nap(b, timeout_s >= 0 ? t_end : 0);
   }
 }
 

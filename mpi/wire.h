@@ -28,11 +28,18 @@ typedef struct mpt_wire_fatal {
 
 /* Adaptive back-off for polling waits: sleeps min_ns first, growing by 1/4 per nap up to max_ns (reached
  * after ~14 naps, ~4 ms); reset on activity. A hold keeps the naps at min_ns for a while (a worker
- * that just sent a result expects the next id within a millisecond or so). */
-typedef struct mpt_backoff { long ns, min_ns, max_ns; double hold_until; } mpt_backoff;
-#define MPT_BACKOFF_MIN_NS 50000L    /* 50 us */
-#define MPT_BACKOFF_MAX_NS 1000000L  /* 1 ms */
-#define MPT_BACKOFF_HOLD_S 0.003     /* worker: fine-grained polling for 3 ms after a result */
+ * that just sent a result expects the next id within a millisecond or so). After MPT_BACKOFF_IDLE_AFTER_S
+ * without activity the cap grows with the time waited: a nap is at most MPT_BACKOFF_IDLE_FRAC of it
+ * (so noticing a message late costs at most 2 % of the wait) and at most MPT_BACKOFF_IDLE_MAX_NS. A long
+ * idle wait then wakes ~50 times a second instead of 1000: this matters where a wake-up (syscalls,
+ * MPICH's progress engine) is slow, as on some virtual machines. */
+typedef struct mpt_backoff { long ns, min_ns, max_ns; double hold_until, idle_since; } mpt_backoff;
+#define MPT_BACKOFF_MIN_NS 50000L       /* 50 us */
+#define MPT_BACKOFF_MAX_NS 1000000L     /* 1 ms */
+#define MPT_BACKOFF_HOLD_S 0.003        /* worker: fine-grained polling for 3 ms after a result */
+#define MPT_BACKOFF_IDLE_AFTER_S 0.1    /* idle this long: the cap grows with the wait */
+#define MPT_BACKOFF_IDLE_FRAC 0.02      /* ... to this fraction of the time waited */
+#define MPT_BACKOFF_IDLE_MAX_NS 20000000L /* ... at most 20 ms */
 void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns);
 void mpt_backoff_reset(mpt_backoff *b);
 /* reset, and keep the naps at min_ns for the next `seconds` */

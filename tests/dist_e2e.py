@@ -618,7 +618,8 @@ def t_idle():
             frac = (c1[r] - c0[r]) / hz / wall
             role = {0: "coordinator (waiting)", 3: "idle worker"}.get(r, "worker (evaluating: sleeps)")
             print(f"rank {r} {role}: {100 * frac:.2f} % of a core over {wall:.1f} s")
-            check(frac < 0.05, f"rank {r} ({role}) used {100 * frac:.1f} % of a core while waiting")
+            # a spinning wait uses ~100 %; the margin is for VMs where a wake-up is slow (CI's: ~5x this VM's)
+            check(frac < 0.10, f"rank {r} ({role}) used {100 * frac:.1f} % of a core while waiting")
         check(0 in c0 and 3 in c0, "could not find the coordinator and the idle worker")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
