@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
+#include "spaces/json_keys.h"
 
 const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err) {
   const char *o = argv[*i];
@@ -25,6 +26,19 @@ const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err) {
   }
   ++*i;
   return v;
+}
+
+int mpt_cmd_known(const char *cmd, const char *o, const char *const *known, mpt_error *err) {
+  const char *meant = NULL;
+  int best = 3;
+  for (const char *const *k = known; *k; k++) {
+    if (strcmp(o, *k) == 0) return 0;
+    int d = mpt_key_distance(o, *k, 2);
+    if (d < best || (!meant && strlen(o) > 2 && strncmp(o, *k, strlen(o)) == 0)) best = d, meant = *k;
+  }
+  char hint[160] = "";
+  if (meant) snprintf(hint, sizeof hint, "; did you mean '%s'?", meant);
+  return mpt_error_set(err, MPT_ERR_NAME, "unknown option '%s'%s (see mptune %s --help)", o, hint, cmd);
 }
 
 int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err) {

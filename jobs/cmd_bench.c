@@ -124,6 +124,10 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
     if (!strcmp(o, "--progress")) { a->progress = 1; continue; }
     if (!strcmp(o, "--no-progress")) { a->progress = 0; continue; }
     if (o[0] != '-') return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (see mptune bench --help)", o);
+    static const char *const known[] = {"--problem", "--space", "--strategy", "--option", "--repeats", "--budget",
+                                        "--batch", "--step", "--seed", "--out", "--plot-script", "--progress-every",
+                                        "--no-plot", "--progress", "--no-progress", "--help", NULL};
+    if (mpt_cmd_known("bench", o, known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
     if (!v) return err->code;
     int rc = 0;

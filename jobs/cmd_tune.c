@@ -117,6 +117,11 @@ static int check_kernel_inputs(const tune_args *a, const mpt_problem *prob, mpt_
   return rc;
 }
 
+/* the options of both tune and collect (flags included, for "did you mean") */
+#define COMMON_OPTIONS                                                                                      \
+  "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--evaluator", "--timeout", "--iterations",   \
+      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
+
 static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
   a->collect = collect;
@@ -137,6 +142,9 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
+    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", COMMON_OPTIONS, NULL};
+    static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
+    if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
     if (!v) return err->code;
     double d = 0;

@@ -23,6 +23,9 @@ extern const mpt_command mpt_commands[];
 /* the value of the option argv[*i] (jobs/cmd_args.c): argv[*i + 1], with *i moved onto it; NULL, with an error
  * naming the option, when there is none or the next word is itself an option ("--problem --space x.json") */
 const char *mpt_cmd_value(int argc, char **argv, int *i, mpt_error *err);
+/* 0 when option o is one of `known` (NULL-terminated); else "unknown option 'o'; did you mean 'K'?
+ * (see mptune CMD --help)": checked before a value is taken, so a misspelt last option is not "needs a value" */
+int mpt_cmd_known(const char *cmd, const char *o, const char *const *known, mpt_error *err);
 /* "--opt VALUE" as an integer >= lo (jobs/cmd_args.c): 0, or an error naming opt and the value */
 int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, mpt_error *err);
 /* "--opt VALUE" as a finite number in [lo, hi]: 0, or an error naming opt and the value */

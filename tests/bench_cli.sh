@@ -123,6 +123,9 @@ bad "--batch: bad value '0'" "$MPTUNE" bench --problem "$P" --space "$A" --strat
 # an option where a value belongs: the value was left out (not taken as a file named --strategy)
 bad "--space needs a value, but is followed by the option '--strategy'" "$MPTUNE" bench --problem "$P" --space --strategy random --out "$T/x"
 bad "--out needs a value" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out
+# an unknown option is unknown wherever it stands (last: not "needs a value"), with the option meant
+bad "unknown option '--repat'; did you mean '--repeats'? (see mptune bench --help)" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --repat
+bad "unknown option '--bogus' (see mptune bench --help)" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --bogus 3
 # under mpiexec: the message once, non-zero exit
 bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --space "$A" --strategy nope --out "$T/x"
 [ "$(grep -c "unknown strategy 'nope'" "$T/bad.err")" -eq 1 ] || fail "message not printed once under -n 2"

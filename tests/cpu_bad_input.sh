@@ -43,6 +43,13 @@ check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C ke
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
 
+# an unknown option, last or not, is unknown (not "needs a value"), with the option meant
+cp "$src" "$tmp/opts.json"
+fails unknown_last "unknown option '--straegy'; did you mean '--strategy'? (see mptune tune --help)" tune opts.json --straegy
+fails unknown_mid "unknown option '--bogus' (see mptune tune --help)" tune opts.json --bogus 3 --budget 5
+fails collect_strategy "unknown option '--strategy' (see mptune collect --help)" collect opts.json --strategy bo
+echo "unknown options: ok"
+
 # ---- outputs: refused up front, nothing written ----
 cp "$src" "$tmp/ok.json"
 sed 's|"FillType": "Generator", "DataSource": "i % 17 \* 0.5"|"FillType": "BinaryRaw", "DataSource": "in.bin"|' \
