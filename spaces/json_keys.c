@@ -235,6 +235,16 @@ void mpt_json_locate(const char *path, const char *text, const char *field, int 
   }
 }
 
+/* ":LINE:COL" of the key in the object at where (the first such key), or "" when it is not found */
+static void key_position(const char *text, const char *where, const char *key, char *at, size_t n) {
+  long off = key_offset_at(text, where, key);
+  at[0] = '\0';
+  if (off < 0) return;
+  int line, col;
+  mpt_text_line_col(text, (size_t)off, &line, &col);
+  snprintf(at, n, ":%d:%d", line, col);
+}
+
 int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *path, const char *text,
                         const char *where, mpt_error *err) {
   if (!cJSON_IsObject(obj)) return 0;
@@ -243,7 +253,16 @@ int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *
     if (!key) continue;
     int is_known = 0;
     for (const char *const *k = known; *k && !is_known; k++) is_known = strcmp(*k, key) == 0;
-    if (is_known) continue;
+    if (is_known) {
+      const cJSON *again = it->next;
+      while (again && !(again->string && strcmp(again->string, key) == 0)) again = again->next;
+      if (!again) continue;
+      /* cJSON would read the first and drop the second without a word: refuse the ambiguity */
+      char at[64];
+      key_position(text, where, key, at, sizeof at);
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s%s: %s%s%s: key given twice in one object", path, at, where,
+                           where[0] ? "." : "", key);
+    }
     const char *meant = NULL;
     int best = INT_MAX;
     for (const char *const *k = known; *k; k++) {
@@ -255,13 +274,8 @@ int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *
       }
     }
     if (!meant) continue;
-    long off = key_offset_at(text, where, key);
-    char at[64] = "";
-    if (off >= 0) {
-      int line, col;
-      mpt_text_line_col(text, (size_t)off, &line, &col);
-      snprintf(at, sizeof at, ":%d:%d", line, col);
-    }
+    char at[64];
+    key_position(text, where, key, at, sizeof at);
     return mpt_error_set(err, MPT_ERR_NAME, "%s%s: %s%s%s: unknown key; did you mean '%s'?", path, at, where,
                          where[0] ? "." : "", key, meant);
   }

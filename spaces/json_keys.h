@@ -12,7 +12,9 @@ struct cJSON;
 /* Checks the keys of the object obj, found at `where` (e.g. "KernelSpecification.Arguments[2]"; "" for
  * the document itself) in the file `path` whose text is `text` (for the line and column; may be NULL).
  * known: the keys read there, NULL-terminated. Returns 0, or MPT_ERR_NAME with err set:
- *   "FILE:LINE:COL: WHERE.KEY: unknown key; did you mean 'KNOWN'?" */
+ *   "FILE:LINE:COL: WHERE.KEY: unknown key; did you mean 'KNOWN'?"
+ * or MPT_ERR_VALUE when a known key is given twice (cJSON would keep the first silently):
+ *   "FILE:LINE:COL: WHERE.KEY: key given twice in one object" */
 int mpt_json_check_keys(const struct cJSON *obj, const char *const *known, const char *path, const char *text,
                         const char *where, mpt_error *err);
 

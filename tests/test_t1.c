@@ -284,6 +284,25 @@ static void test_error_positions(void **state) {
   }
 }
 
+/* a key given twice in one object is refused at its (first) position: cJSON keeps the first silently, so the
+ * second (often the edit meant) would be dropped */
+static void test_duplicate_keys(void **state) {
+  (void)state;
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\", \"Values\": \"[4]\"}]}}",
+               MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:32: ConfigurationSpace.TuningParameters[0].Values: key given twice in one object", NULL});
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1]\"}],\n"
+               " \"Conditions\": []},\n \"ConfigurationSpace\": {}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:1:2: ConfigurationSpace: key given twice in one object", NULL});
+  /* an unknown key given twice (another tool's extension) is not ours to judge */
+  mpt_problem *p = NULL;
+  mpt_error err;
+  assert_int_equal(parse("{\"Notes\": 1, \"Notes\": 2, \"ConfigurationSpace\": {\"TuningParameters\": [\n"
+                         "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", &p, &err), 0);
+  mpt_problem_free(p);
+}
+
 /* misspelt keys: one or two edits from a key the reader knows (or a case difference) is an error with file,
  * line, column, field and the key meant; keys far from all (other tools' extensions) are accepted */
 static void test_misspelt_keys(void **state) {
@@ -465,7 +484,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_milo_default_list),
       cmocka_unit_test(test_lenient_and_types),
       cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_misspelt_keys),
+      cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_error_positions),
       cmocka_unit_test(test_damaged_problems),
   };
