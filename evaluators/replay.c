@@ -542,6 +542,15 @@ const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id, mpt_obs *buf) {
   return buf;
 }
 
+void mpt_replay_obs(const mpt_replay *r, int64_t id, mpt_obs *out) {
+  if (!mpt_replay_get(r, id, out)) {
+    mpt_obs_init(out, id);
+    out->status = MPT_STATUS_RUNTIME_ERROR;
+    snprintf(out->reason, sizeof out->reason, "no record in the replay file");
+  }
+  out->id = id;
+}
+
 int mpt_replay_valid(const mpt_replay *r, int64_t id, double *objective) {
   if (!r || id < 0 || id >= mpt_space_size(r->space) || r->slot[id] < 0) return 0;
   return replay_store_valid(&r->store, r->slot[id], objective);

@@ -21,6 +21,10 @@ void mpt_replay_free(mpt_replay *r);
  * (records are stored compactly: replay_store.h), and buf; NULL when the file has no record of that
  * configuration. */
 const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id, mpt_obs *buf);
+/* The recorded observation for id in *out, or, when the file has none, a failed evaluation
+ * (runtime_error, "no record in the replay file"): a gap in a brute-forced file is a configuration that
+ * could not be measured. bench and the sim evaluator replay alike. */
+void mpt_replay_obs(const mpt_replay *r, int64_t id, mpt_obs *out);
 /* 1 and *objective when id has a record that is a valid measurement, else 0 (no copy) */
 int mpt_replay_valid(const mpt_replay *r, int64_t id, double *objective);
 /* number of config ids of the space with a record */

@@ -167,12 +167,7 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
     out->strategy_s += t1 - t0;
     if (got > want) got = want;
     for (int i = 0; i < got; i++) {
-      if (!mpt_replay_get(replay, ids[i], &obs[i])) {
-        mpt_obs_init(&obs[i], ids[i]);
-        obs[i].status = MPT_STATUS_RUNTIME_ERROR;
-        strcpy(obs[i].reason, "no record in the replay file");
-      }
-      obs[i].id = ids[i];
+      mpt_replay_obs(replay, ids[i], &obs[i]);
       if (mpt_obs_valid(&obs[i])) {
         if (obs[i].objective < best) best = obs[i].objective;
       } else {

@@ -76,5 +76,27 @@ for c in "notime_kt.json $n_kt" "nomeas_T4.json $n_t4"; do
   want="mptune bench: warning: --space $T/$1: $2 records marked valid have no usable objective 'time' $first"
   grep -qxF "$want" "$T/bench.err" || { cat "$T/bench.err"; fail "no warning for $1: $want"; }
   [ "$(wc -l <"$T/bench.err")" -eq 1 ] || { cat "$T/bench.err"; fail "more than one line on stderr for $1"; }
+  # tune --simulate says the same once (the first worker), and runs
+  "$MPTUNE" tune "$P" --simulate "$T/$1" --strategy random --budget 5 --force --log "$T/tune.h5" --progress off \
+    >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune --simulate refused $1"; }
+  want="mptune: warning: --simulate $T/$1: $2 records marked valid have no usable objective 'time' $first"
+  grep -qxF "$want" "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no warning for $1: $want"; }
+  [ "$(wc -l <"$T/tune.err")" -eq 1 ] || { cat "$T/tune.err"; fail "tune: more than one line on stderr for $1"; }
 done
+# ---- a file without records of some valid configurations: tune --simulate warns once, then counts each
+# as a failed evaluation (runtime_error "no record in the replay file"), as bench does, and runs to the end
+n_bad=$("$PY" - "$T4" "$T/part_T4.json" <<'EOF') || fail "making the partial file"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+d["results"] = d["results"][:-50]
+json.dump(d, open(sys.argv[2], "w"))
+print(sum(r["invalidity"] != "correct" for r in d["results"]))  # failed measurements the file records
+EOF
+"$MPTUNE" tune "$P" --simulate "$T/part_T4.json" --strategy brute_force --budget 5000 --force --log "$T/part.h5" \
+  --progress off >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune --simulate stopped on a missing record"; }
+grep -qxF "mptune: warning: --simulate $T/part_T4.json: 50 of the space's 4362 valid configurations have no record (they count as failed evaluations)" \
+  "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no coverage warning for the partial file"; }
+failed=$((n_bad + 50))
+grep -q "^evaluations: 4362 ($((4362 - failed)) valid, $failed failed)" "$T/tune.out" \
+  || { cat "$T/tune.out"; fail "tune: not the whole space with $failed failures"; }
 echo "replay_cli: ok"
