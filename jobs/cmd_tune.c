@@ -94,6 +94,28 @@ static int refuse_input(const tune_args *a, const char *what, const char *path, 
   return 0;
 }
 
+/* the files the kernel source names in #include "FILE" lines (resolved as the compilers' -I of the kernel's
+ * directory finds them; one level: a header's own includes are not followed) are inputs too */
+static int check_kernel_includes(const tune_args *a, const mpt_kernel_spec *ks, mpt_error *err) {
+  for (const char *line = ks->source; line && *line;) {
+    const char *t = line, *nl = strchr(line, '\n');
+    line = nl ? nl + 1 : NULL;
+    while (*t == ' ' || *t == '\t') t++;
+    if (*t++ != '#') continue;
+    while (*t == ' ' || *t == '\t') t++;
+    if (strncmp(t, "include", 7) != 0) continue;
+    for (t += 7; *t == ' ' || *t == '\t';) t++;
+    const char *q = *t == '"' ? strchr(t + 1, '"') : NULL;
+    if (!q || (nl && q > nl) || q == t + 1) continue;
+    char path[4096], what[600];
+    int len = (int)(q - t - 1);
+    snprintf(path, sizeof path, "%s%s%.*s", t[1] == '/' ? "" : ks->kernel_dir, t[1] == '/' ? "" : "/", len, t + 1);
+    snprintf(what, sizeof what, "a file the kernel source #includes (\"%.*s\")", len, t + 1);
+    if (refuse_input(a, what, path, err)) return err->code;
+  }
+  return 0;
+}
+
 /* rank 0, before anything is written: the files the problem's KernelSpecification reads (the kernel source,
  * BinaryRaw DataSource files; paths resolved by the spec's own parser) are inputs too. A problem whose spec
  * does not load (none, with a replayed run) has none here; a worker that needs it reports why. */
@@ -103,6 +125,7 @@ static int check_kernel_inputs(const tune_args *a, const mpt_problem *prob, mpt_
   mpt_error_clear(&ignored);
   if (mpt_kspec_load(prob, &ks, &ignored) != 0) return 0;
   int rc = refuse_input(a, "the kernel source (KernelSpecification.KernelFile)", ks->kernel_file, err);
+  if (rc == 0) rc = check_kernel_includes(a, ks, err);
   for (int i = 0; rc == 0 && i < ks->n_args; i++) {
     const mpt_ks_fillspec *f[2] = {&ks->args[i].fill, ks->args[i].has_reference ? &ks->args[i].ref : NULL};
     for (int k = 0; rc == 0 && k < 2; k++) {

@@ -82,6 +82,14 @@ refused tune_t4_notdir "--t4 failing.c/x.json: cannot write there" tune ok.json 
 refused tune_t4_dir "--t4 .: is a directory" tune ok.json --budget 5 --log run.h5 --t4 .
 refused tune_log_nodir "--log nodir/run.h5: cannot write there: directory 'nodir' does not exist" \
   tune ok.json --budget 5 --log nodir/run.h5
+# a file the kernel source #includes is an input too (the #include line as the compiler reads it)
+{ printf '#include "helper.h"\n'; cat "$tmp/failing.c"; } >"$tmp/inc_kernel.c"
+echo '/* helper.h: included by inc_kernel.c */' >"$tmp/helper.h"
+cp "$tmp/helper.h" "$tmp/helper.h.orig"
+sed 's/"KernelFile": "failing.c"/"KernelFile": "inc_kernel.c"/' "$src" >"$tmp/inc.json"
+refused tune_log_include "--log helper.h is a file the kernel source #includes (\"helper.h\"): it would be replaced by the run log" \
+  tune inc.json --budget 5 --log helper.h --force
+cmp -s "$tmp/helper.h" "$tmp/helper.h.orig" || { echo "tune_log_include: the header was changed"; exit 1; }
 if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
   mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
   refused tune_t4_readonly "--t4 ro/x.json: cannot write there: directory 'ro' is not writable" \
