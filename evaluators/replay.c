@@ -569,15 +569,15 @@ const char *mpt_replay_device_name(const mpt_replay *r) { return r ? r->device :
 
 int64_t mpt_replay_unmatched(const mpt_replay *r) { return r ? r->n_unmatched : 0; }
 
-int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap) {
+int mpt_replay_coverage(const mpt_replay *r, const char *missing_note, char *msg, size_t cap) {
   if (cap) msg[0] = '\0';
   if (!r) return 0;
   int64_t n = mpt_space_size(r->space), missing = n - r->store.n;
   if (missing <= 0 && r->n_unmatched == 0 && r->n_no_objective == 0) return 0;
   size_t len = 0;
   if (missing > 0)
-    len = (size_t)snprintf(msg, cap, "%lld of the space's %lld valid configurations have no record (they count as failed evaluations)",
-                           (long long)missing, (long long)n);
+    len = (size_t)snprintf(msg, cap, "%lld of the space's %lld valid configurations have no record (%s)", (long long)missing,
+                           (long long)n, missing_note);
   if (r->n_unmatched > 0 && len < cap)
     len += (size_t)snprintf(msg + len, cap - len, "%s%lld of the file's %lld records are not valid configurations of the space and are skipped (the first: %s)",
                             len ? "; " : "", (long long)r->n_unmatched, (long long)r->n_records, r->first_miss);

@@ -22,8 +22,7 @@ void mpt_replay_free(mpt_replay *r);
  * configuration. */
 const mpt_obs *mpt_replay_get(const mpt_replay *r, int64_t id, mpt_obs *buf);
 /* The recorded observation for id in *out, or, when the file has none, a failed evaluation
- * (runtime_error, "no record in the replay file"): a gap in a brute-forced file is a configuration that
- * could not be measured. bench and the sim evaluator replay alike. */
+ * (runtime_error, "no record in the replay file"): how bench scores a gap in a brute-forced file. */
 void mpt_replay_obs(const mpt_replay *r, int64_t id, mpt_obs *out);
 /* 1 and *objective when id has a record that is a valid measurement, else 0 (no copy) */
 int mpt_replay_valid(const mpt_replay *r, int64_t id, double *objective);
@@ -37,7 +36,8 @@ const char *mpt_replay_device_name(const mpt_replay *r);
 int64_t mpt_replay_unmatched(const mpt_replay *r);
 /* 1 and a one-line description in msg when the file does not cover the space exactly (valid
  * configurations without a record, records that are not valid configurations, records marked valid
- * without a usable objective: failed), else 0 */
-int mpt_replay_coverage(const mpt_replay *r, char *msg, size_t cap);
+ * without a usable objective: failed), else 0; missing_note says what becomes of a configuration without a
+ * record ("they count as failed evaluations") */
+int mpt_replay_coverage(const mpt_replay *r, const char *missing_note, char *msg, size_t cap);
 
 #endif

@@ -1,7 +1,9 @@
 /* evaluators/sim.c: the `sim` evaluator: replays a brute-forced space (evaluators/replay.c) instead of
  * compiling and running. With --simulate-delay F each evaluation sleeps (nanosleep, no busy wait) for
  * F times the recorded compile + benchmark time, so scheduling and scaling can be measured without GPUs.
- * A configuration the file has no record of is a failed evaluation, as in bench (warned once at open). */
+ * A configuration the file has no record of ends the run (resumable): a log or T4 export must not claim a
+ * failure that was never measured; bench, which logs nothing, counts it as failed instead. A file that
+ * does not cover the space is said once at open. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +24,10 @@ static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   int rc = mpt_replay_load(path, ev->space, &r, err);
   if (rc < 0) return rc;
   ev->data = r;
-  /* a file that does not cover the space exactly: said once, by the first worker (rank 1, or the one rank) */
+  /* said once, by the first worker (rank 1, or the one rank) */
   char msg[1024];
-  if (ev->settings.rank <= 1 && mpt_replay_coverage(r, msg, sizeof msg))
+  if (ev->settings.rank <= 1 &&
+      mpt_replay_coverage(r, "a run that proposes one stops there, resumable with a file that has it", msg, sizeof msg))
     fprintf(stderr, "mptune: warning: --simulate %s: %s\n", path, msg);
   ev->device.index = ev->settings.local_rank;
   snprintf(ev->device.vendor, sizeof ev->device.vendor, "replay");
@@ -45,11 +48,18 @@ static void sleep_ms(double ms) {
 }
 
 static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
-  (void)err;
-  mpt_replay_obs(ev->data, id, out); /* no record: a failed evaluation, as in bench (warned at open) */
+  const mpt_replay *r = ev->data;
+  const mpt_obs *rec = mpt_replay_get(r, id, out);
+  if (!rec) {
+    char cfg[1024];
+    mpt_space_format(ev->space, id, cfg, sizeof cfg);
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s has no record of configuration %s (id %lld)",
+                         ev->settings.simulate_path, cfg, (long long)id);
+  }
+  out->id = id;
   if (ev->settings.simulate_delay > 0)
-    sleep_ms(ev->settings.simulate_delay * ((isfinite(out->compile_ms) ? out->compile_ms : 0) +
-                                            (isfinite(out->benchmark_ms) ? out->benchmark_ms : 0)));
+    sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
+                                            (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)));
   return 0;
 }
 

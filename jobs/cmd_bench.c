@@ -683,7 +683,7 @@ int mpt_cmd_bench(int argc, char **argv) {
   /* a file that does not cover its space exactly is scored all the same, but said once */
   for (int i = 0; rank == 0 && i < c->n_sp; i++) {
     char msg[1024];
-    if (mpt_replay_coverage(c->sp[i].replay, msg, sizeof msg))
+    if (mpt_replay_coverage(c->sp[i].replay, "they count as failed evaluations", msg, sizeof msg))
       fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
     /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */
     const mpt_bench_ref *ref = &c->sp[i].ref;

@@ -83,20 +83,17 @@ for c in "notime_kt.json $n_kt" "nomeas_T4.json $n_t4"; do
   grep -qxF "$want" "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no warning for $1: $want"; }
   [ "$(wc -l <"$T/tune.err")" -eq 1 ] || { cat "$T/tune.err"; fail "tune: more than one line on stderr for $1"; }
 done
-# ---- a file without records of some valid configurations: tune --simulate warns once, then counts each
-# as a failed evaluation (runtime_error "no record in the replay file"), as bench does, and runs to the end
-n_bad=$("$PY" - "$T4" "$T/part_T4.json" <<'EOF') || fail "making the partial file"
+# ---- a file without records of some valid configurations: tune --simulate warns once up front (what
+# becomes of such a configuration in a run: it ends there, resumable), and stops at the first one it meets
+"$PY" - "$T4" "$T/part_T4.json" <<'EOF' || fail "making the partial file"
 import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1]))
 d["results"] = d["results"][:-50]
 json.dump(d, open(sys.argv[2], "w"))
-print(sum(r["invalidity"] != "correct" for r in d["results"]))  # failed measurements the file records
 EOF
 "$MPTUNE" tune "$P" --simulate "$T/part_T4.json" --strategy brute_force --budget 5000 --force --log "$T/part.h5" \
-  --progress off >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune --simulate stopped on a missing record"; }
-grep -qxF "mptune: warning: --simulate $T/part_T4.json: 50 of the space's 4362 valid configurations have no record (they count as failed evaluations)" \
+  --progress off >"$T/tune.out" 2>"$T/tune.err" && fail "tune --simulate went past a missing record"
+grep -qxF "mptune: warning: --simulate $T/part_T4.json: 50 of the space's 4362 valid configurations have no record (a run that proposes one stops there, resumable with a file that has it)" \
   "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no coverage warning for the partial file"; }
-failed=$((n_bad + 50))
-grep -q "^evaluations: 4362 ($((4362 - failed)) valid, $failed failed)" "$T/tune.out" \
-  || { cat "$T/tune.out"; fail "tune: not the whole space with $failed failures"; }
+grep -q "has no record of configuration" "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no message at the missing record"; }
 echo "replay_cli: ok"

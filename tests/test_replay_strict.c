@@ -154,7 +154,7 @@ static void check_statuses(const fixture *f, const char *name, const char *text,
     assert_int_equal(o->status, want[i][2]);
     assert_int_equal(mpt_obs_valid(o), want[i][2] == MPT_STATUS_OK);
   }
-  assert_int_equal(mpt_replay_coverage(r, cov, cap), 1); /* the small files cover a few configurations */
+  assert_int_equal(mpt_replay_coverage(r, "x", cov, cap), 1); /* the small files cover a few configurations */
   mpt_replay_free(r);
 }
 
