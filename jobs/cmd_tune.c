@@ -392,12 +392,17 @@ static int run(int argc, char **argv, int collect) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
       }
-      if (rc == 0 && !collect && !budget_given && a.time_budget <= 0) { /* continue to the logged budget */
+      const char *mode = rc == 0 ? mpt_runlog_meta(log, "mode") : NULL;
+      if (mode && mode[0] && strcmp(mode, cmd) != 0) /* absent only when lost with damaged metadata */
+        rc = mpt_error_set(&err, MPT_ERR_STATE, "%s is the log of an `mptune %s` run: resume it with mptune %s --resume",
+                           a.log, mode, mode);
+      if (rc == 0 && !collect && !budget_given) { /* continue to the logged budget (a --time given bounds it too) */
         const char *b = mpt_runlog_meta(log, "budget");
         long long v = b ? strtoll(b, NULL, 10) : 0;
         if (v > 0) a.budget = v;
-        else rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", a.log,
-                                mpt_runlog_recovered(log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
+        else if (a.time_budget <= 0)
+          rc = mpt_error_set(&err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", a.log,
+                             mpt_runlog_recovered(log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
       }
       if (rc == 0 && !collect) rc = resume_strategy(&a, log, &logged_opts, &err);
     } else if (exists && !a.force) {
@@ -460,7 +465,7 @@ static int run(int argc, char **argv, int collect) {
       if (!a.resume) { /* with --force too: the new log replaces the old by rename, never while another run writes it */
         rc = mpt_runlog_create(a.log, space, &meta, &log, &err);
       } else {
-        rc = mpt_runlog_adopt_meta(log, &meta, &err); /* settings a recovered log lost */
+        rc = mpt_runlog_resume_meta(log, &meta, &err); /* the settings it goes on with; those a recovered log lost */
       }
       if (rc == 0 && all) rc = mpt_runlog_set_devices(log, all + first, size - first, &err);
       free(all);

@@ -94,6 +94,7 @@ static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) 
 }
 
 /* the settings of the run (mpt_run_meta) as attributes: all of them, or (missing_only) those the log lacks */
+/* missing_only: 0 all, 1 only those the log lacks, 2 those it lacks and the settings a resume may replace */
 static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_only) {
   char seed[32], budget[32], time_budget[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)meta->seed);
@@ -103,9 +104,14 @@ static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_
                          {"options", meta->options}, {"evaluator", meta->evaluator}, {"simulate", meta->simulate},
                          {"seed", seed}, {"budget", budget}, {"time_budget", time_budget},
                          {"command_line", meta->command_line}};
+  static const char *const replaceable[] = {"strategy", "options", "seed", "budget", "time_budget"};
   int bad = 0;
-  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-    if (!missing_only || !log->attr[attr_index(kv[i][0])]) bad |= mpt_rl_set_attr(log, kv[i][0], kv[i][1]);
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+    int set = !missing_only || !log->attr[attr_index(kv[i][0])];
+    for (size_t r = 0; missing_only == 2 && !set && r < sizeof replaceable / sizeof replaceable[0]; r++)
+      set = strcmp(kv[i][0], replaceable[r]) == 0;
+    if (set) bad |= mpt_rl_set_attr(log, kv[i][0], kv[i][1]);
+  }
   return bad;
 }
 
@@ -561,6 +567,10 @@ int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
 
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err) {
   return set_run_attrs(log, meta, 1) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
+}
+
+int mpt_runlog_resume_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err) {
+  return set_run_attrs(log, meta, 2) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
 }
 
 /* each_valid_block callback of check_same_space: the first record whose configuration (its parameters'

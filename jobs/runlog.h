@@ -66,6 +66,11 @@ const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log);
  * budget, command line) are taken from the run resuming it; stored with the next change of the file (the
  * device table tune writes). A log that has them keeps its own. */
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
+/* A resume: adopts what the log lacks as mpt_runlog_adopt_meta does, and stores the settings the run goes on
+ * with (strategy, options, seed, budget, time_budget), so that the next plain --resume continues with those
+ * a --resume replaced (stored with the next change of the file). mode, evaluator, simulate and
+ * command_line stay the first session's. */
+int mpt_runlog_resume_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
 /* 1 once this process refused a log because HDF5 failed reading its metadata. libhdf5 1.10 can leak
  * internal blocks on such a failure and then prints "HDF5: infinite loop closing library" when it shuts
  * down (at MPI_Finalize or exit), after the refusal's own message; main hides that line. */

@@ -391,6 +391,23 @@ def t_kill():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def interrupted(args, log, what, np=1, after=0.7):
+    """runs mptune ARGS under mpiexec -n NP, sends SIGINT once the log exists and AFTER seconds more,
+    and checks it stopped resumably (exit 0, the stop message)"""
+    n0 = len(log_ids(log)) if os.path.exists(log) else 0
+    p = subprocess.Popen([MPIEXEC, "-n", str(np), MPTUNE] + [str(a) for a in args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    t0 = time.time()
+    while time.time() - t0 < 30 and (not os.path.exists(log) or len(log_ids(log)) <= n0):
+        time.sleep(0.05)
+    time.sleep(after)
+    os.kill(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    check(p.returncode == 0 and "stopped: signal" in out, f"{what}: rc {p.returncode}: {out[-300:]} {err[-300:]}")
+    return out
+
+
 def t_signal():
     tmp = tempfile.mkdtemp(prefix="mpt-dist-signal-")
     try:
@@ -429,6 +446,27 @@ def t_signal():
             if np == 1:
                 check(f"note: continuing with the strategy {log} was started with, 'ga' (options popsize=10)" in q.stdout
                       and "strategy ga," in q.stdout, f"{what}: resume did not take the logged strategy: {q.stdout[:600]}")
+        # settings across resumes: a --time given to a resume bounds the logged budget, it does not replace it;
+        # what a resume replaced (--budget, --strategy) is what the next plain --resume continues with; a log
+        # is resumed by the command that made it
+        log = os.path.join(tmp, "settings.h5")
+        base = ["tune", T1, "--seed", "3", "--simulate", A100, "--simulate-delay", "0.01", "--log", log, "--progress", "off"]
+        interrupted(base + ["--budget", "100"], log, "settings: first run")
+        q = mpirun(1, *base, "--resume", "--time", "60", check_rc=0)
+        check("budget 100 (and a time budget)" in q.stdout and "stopped: evaluation budget reached" in q.stdout
+              and len(log_ids(log)) == 100, f"settings: --resume --time dropped the logged budget: {q.stdout[:400]}")
+        log2 = os.path.join(tmp, "settings2.h5")
+        base2 = [a if a != log else log2 for a in base]
+        interrupted(base2 + ["--budget", "100"], log2, "settings: second run")
+        interrupted(base2 + ["--resume", "--budget", "400", "--strategy", "ga", "--option", "popsize=12"], log2,
+                    "settings: resume with a new budget and strategy")
+        q = mpirun(1, "collect", T1, "--simulate", A100, "--log", log2, "--resume", "--progress", "off")
+        check(q.returncode != 0 and f"{log2} is the log of an `mptune tune` run: resume it with mptune tune --resume" in q.stderr,
+              f"settings: collect --resume of a tune log: rc {q.returncode}: {q.stderr[-300:]}")
+        q = mpirun(1, *base2, "--resume", "--time", "0.5", check_rc=0)
+        check(f"continuing with the strategy {log2} was started with, 'ga' (options popsize=12)" in q.stdout
+              and "budget 400 (and a time budget)" in q.stdout,
+              f"settings: the next resume did not take the settings the last one gave: {q.stdout[:500]}")
         # grace period expired: in-flight evaluations are recorded as cancelled; resume evaluates them
         log = os.path.join(tmp, "grace.h5")
         args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
