@@ -2,13 +2,21 @@
 #include "coordinator/signals.h"
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 static volatile sig_atomic_t g_count = 0, g_last = 0;
 static volatile int g_flag = 0;
 static int g_installed = 0;
 static struct sigaction g_old_int, g_old_term;
 
+static volatile double g_first_s = 0;
+
 static void on_signal(int sig) {
+  if (g_count == 0) { /* clock_gettime is async-signal-safe */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    g_first_s = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+  }
   g_count = g_count + 1;
   g_last = sig;
   g_flag = 1;
@@ -35,4 +43,5 @@ void mpt_signals_restore(void) {
 
 int mpt_signals_count(void) { return (int)g_count; }
 int mpt_signals_last(void) { return (int)g_last; }
+double mpt_signals_first_s(void) { return g_first_s; }
 volatile const int *mpt_signals_flag(void) { return &g_flag; }

@@ -264,6 +264,9 @@ static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, si
   if (status == -1) {
     obs->status = MPT_STATUS_TIMEOUT;
     snprintf(obs->reason, sizeof obs->reason, "compiling took longer than %g s: killed", timeout);
+  } else if (status == -2) {
+    obs->status = MPT_STATUS_CANCELLED;
+    snprintf(obs->reason, sizeof obs->reason, "cancelled while compiling: the run is stopping");
   } else if (status == 128 + SIGINT || status == 128 + SIGTERM) {
     /* the compiler caught the signal that stops the run (sent to the worker's process group in the instant
      * before the compiler has a group of its own): not the variant's fault, so not a compile error that a
@@ -317,6 +320,10 @@ static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *ob
                "than the worker: RLIMIT_AS; out of memory shows as a crash)", res.reason, st->mem_limit >> 20);
     else
       snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
+  } else if (res.outcome == MPT_ISO_CANCELLED) {
+    obs->status = MPT_STATUS_CANCELLED; /* not the variant's outcome: a resume evaluates it again */
+    obs->benchmark_ms = res.seconds * 1e3;
+    snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
   } else if (res.outcome == MPT_ISO_TIMEOUT) {
     obs->status = MPT_STATUS_TIMEOUT;
     obs->benchmark_ms = res.seconds * 1e3;

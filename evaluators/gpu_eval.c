@@ -362,7 +362,9 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   rc = mpt_isolate_call(g->iso, g->req, need, &rs, sizeof rs, &got, eval_timeout(g), &ir, err);
   if (rc) return rc;
   if (ir.outcome != MPT_ISO_OK || got < sizeof rs) {
-    o->status = ir.outcome == MPT_ISO_TIMEOUT ? MPT_STATUS_TIMEOUT : MPT_STATUS_CRASH;
+    o->status = ir.outcome == MPT_ISO_TIMEOUT     ? MPT_STATUS_TIMEOUT
+                : ir.outcome == MPT_ISO_CANCELLED ? MPT_STATUS_CANCELLED
+                                                  : MPT_STATUS_CRASH;
     snprintf(o->reason, sizeof o->reason, "device server: %s", ir.reason);
     o->benchmark_ms = ir.seconds * 1e3;
     return 0; /* the next call forks a fresh server (new context) */

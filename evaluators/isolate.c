@@ -188,15 +188,24 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
   return 0;
 }
 
-/* waits until fd is readable or the deadline passes; 1 readable, 0 timeout, <0 error */
+static int (*g_cancelled)(void);
+
+void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
+
+enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
+
+/* waits until fd is readable or the deadline passes; 1 readable, 0 timeout, WAIT_CANCELLED on a stop
+ * request, -1 error */
 static int wait_readable(int fd, double deadline) {
   for (;;) {
+    if (g_cancelled && g_cancelled()) return WAIT_CANCELLED;
     int ms = -1;
     if (deadline > 0) {
       double left = deadline - mpt_clock_mono_s();
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
+    if (g_cancelled && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, ms);
     if (r > 0) return 1;
@@ -204,12 +213,12 @@ static int wait_readable(int fd, double deadline) {
   }
 }
 
-/* reads n bytes before the deadline; 1 done, 0 timeout, -1 EOF/error (child died) */
+/* reads n bytes before the deadline; 1 done, 0 timeout, WAIT_CANCELLED, -1 EOF/error (child died) */
 static int read_deadline(int fd, void *buf, size_t n, double deadline) {
   char *p = buf;
   while (n > 0) {
     int w = wait_readable(fd, deadline);
-    if (w <= 0) return w == 0 ? 0 : -1;
+    if (w <= 0) return w;
     ssize_t r = read(fd, p, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return -1;
@@ -248,11 +257,12 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
     }
     r = read_deadline(iso->fd, resp, (size_t)rlen, deadline);
   }
-  if (r == 0) {
+  if (r == 0 || r == WAIT_CANCELLED) {
     reap(iso, 1, NULL, NULL);
-    res->outcome = MPT_ISO_TIMEOUT;
+    res->outcome = r == 0 ? MPT_ISO_TIMEOUT : MPT_ISO_CANCELLED;
     res->seconds = mpt_clock_mono_s() - t0;
-    snprintf(res->reason, sizeof res->reason, "no answer after %.3g s: killed", timeout_s);
+    if (r == 0) snprintf(res->reason, sizeof res->reason, "no answer after %.3g s: killed", timeout_s);
+    else snprintf(res->reason, sizeof res->reason, "cancelled after %.3g s: the run is stopping", res->seconds);
     return 0;
   }
   if (r < 0) {
@@ -339,12 +349,12 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   }
   double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
   size_t used = 0;
-  int timed_out = 0;
+  int timed_out = 0; /* 1: the deadline passed, 2: a stop request */
   char sink[4096];
   for (;;) {
     int w = wait_readable(pfd[0], deadline);
-    if (w == 0) {
-      timed_out = 1;
+    if (w == 0 || w == WAIT_CANCELLED) {
+      timed_out = w == 0 ? 1 : 2;
       break;
     }
     if (w < 0) break;
@@ -368,7 +378,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   }
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   if (timed_out)
-    *status = -1;
+    *status = timed_out == 1 ? -1 : -2;
   else if (WIFEXITED(st))
     *status = WEXITSTATUS(st);
   else if (WIFSIGNALED(st))

@@ -32,7 +32,8 @@ typedef struct mpt_isolate_opts {
 typedef enum mpt_iso_outcome {
   MPT_ISO_OK = 0,        /* the child answered */
   MPT_ISO_CRASH,         /* the child died: signal (or exit) before answering */
-  MPT_ISO_TIMEOUT        /* no answer before the deadline; the child was killed */
+  MPT_ISO_TIMEOUT,       /* no answer before the deadline; the child was killed */
+  MPT_ISO_CANCELLED      /* the stop request (mpt_isolate_set_cancel) came first; the child was killed */
 } mpt_iso_outcome;
 
 typedef struct mpt_isolate_result {
@@ -42,6 +43,11 @@ typedef struct mpt_isolate_result {
   double seconds;        /* wall time of the call */
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;
+
+/* A process-wide stop request (a run stopping after a signal: jobs/cmd_tune.c): while one is set, the waits
+ * of mpt_isolate_call and mpt_run_command ask it at least every 100 ms, and once it returns non-zero the
+ * child or the command is killed: the call reports MPT_ISO_CANCELLED, the command status -2. NULL: none. */
+void mpt_isolate_set_cancel(int (*cancelled)(void));
 
 /* Creates the isolation (the first child is forked on the first call). */
 int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
@@ -61,7 +67,7 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso);
 /* Runs argv (searched in PATH) with stdin from /dev/null and stdout+stderr captured into out
  * (NUL-terminated, truncated to cap-1 bytes, the rest drained). Waits at most timeout_s (<= 0: no
  * limit), then kills it. *status: exit status (0..255), 128+signal when killed by a signal, -1 on
- * timeout. Returns <0 only when the command cannot be started at all (err names it). */
+ * timeout, -2 when a stop request (mpt_isolate_set_cancel) killed it. Returns <0 only when the command cannot be started at all (err names it). */
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err);
 

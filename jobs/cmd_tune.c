@@ -20,6 +20,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
+#include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
@@ -27,6 +28,7 @@
 #include "mpi/device.h"
 #include "mpi/wire.h"
 #include "mpi/worker.h"
+#include "spaces/clock.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
 #include "strategies/strategy.h"
@@ -312,6 +314,21 @@ static const char *reason_text(const char *reason) {
   return reason;
 }
 
+/* The stop request of an evaluation in progress (evaluators/isolate.h: its child or compiler is killed and
+ * the evaluation is logged as cancelled, evaluated again on --resume): a second signal, the --grace period
+ * after the first expired, or, on a worker, the coordinator's stop (sent when it gave up waiting). Without
+ * it --grace bounded only the coordinator: one rank, or a worker's evaluation, ran on to its timeout. */
+static double g_grace_s;
+static MPI_Comm g_stop_comm = MPI_COMM_NULL;
+
+static int evaluation_cancelled(void) {
+  int n = mpt_signals_count();
+  if (n >= 2 || (n == 1 && mpt_clock_mono_s() - mpt_signals_first_s() >= g_grace_s)) return 1;
+  int flag = 0;
+  if (g_stop_comm != MPI_COMM_NULL) MPI_Iprobe(0, MPT_TAG_STOP, g_stop_comm, &flag, MPI_STATUS_IGNORE);
+  return flag;
+}
+
 static int run(int argc, char **argv, int collect) {
   const char *cmd = collect ? "collect" : "tune";
   int rank, size;
@@ -431,6 +448,9 @@ static int run(int argc, char **argv, int collect) {
     set.local_rank = local_rank;
     set.rank = rank;
     rc = mpt_evaluator_open(a.evaluator, prob, space, &set, &ev, &err);
+    g_grace_s = a.grace_s;
+    g_stop_comm = size > 1 ? comm : MPI_COMM_NULL;
+    mpt_isolate_set_cancel(evaluation_cancelled);
   }
 
   /* go/no-go: any rank's error stops every rank now */
@@ -566,6 +586,7 @@ static int run(int argc, char **argv, int collect) {
   }
 
 done:
+  mpt_isolate_set_cancel(NULL);
   if (trace_fd >= 0) close(trace_fd);
   if (log) mpt_runlog_close(log);
   if (strat) mpt_strategy_destroy(strat);

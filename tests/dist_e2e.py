@@ -467,6 +467,42 @@ def t_signal():
         check(f"continuing with the strategy {log2} was started with, 'ga' (options popsize=12)" in q.stdout
               and "budget 400 (and a time budget)" in q.stdout,
               f"settings: the next resume did not take the settings the last one gave: {q.stdout[:500]}")
+        # --grace bounds the stop of a real evaluation too: a variant that hangs (cpu evaluator, failing.c mode 4,
+        # --timeout 120) is killed when the grace period after the signal expires, on one rank (in-process) and
+        # on a worker, and logged as cancelled (evaluated again on --resume)
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+        shutil.copy(os.path.join(src, "failing.c"), tmp)
+        with open(os.path.join(src, "failing.json")) as f:
+            hang = json.load(f)
+        for prm in hang["ConfigurationSpace"]["TuningParameters"]:
+            if prm["Name"] == "mode":
+                prm["Values"] = "[0, 4]"  # 4: the variant hangs
+        hang_t1 = os.path.join(tmp, "hang.json")
+        with open(hang_t1, "w") as f:
+            json.dump(hang, f)
+        for np in (1, 2):
+            log = os.path.join(tmp, f"hang{np}.h5")
+            args = [MPIEXEC, "-n", str(np), MPTUNE, "tune", hang_t1, "--strategy", "brute_force", "--budget", "4",
+                    "--timeout", "120", "--grace", "1", "--log", log, "--progress", "off"]
+            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 cwd=tmp, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            t0 = time.time()
+            while time.time() - t0 < 60 and (not os.path.exists(log) or len(log_ids(log)) < 1):
+                time.sleep(0.1)
+            time.sleep(1.0)  # the next variant (mode 4) hangs
+            ts = time.time()
+            os.kill(p.pid, signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                check(False, f"hang -n {np}: the run did not stop within 60 s of the signal")
+                continue
+            took = time.time() - ts
+            recs = log_ids(log)
+            check(p.returncode == 0 and "1 cancelled in flight" in out, f"hang -n {np}: rc {p.returncode}: {out[-300:]} {err[-300:]}")
+            check(took < 30, f"hang -n {np}: stopping took {took:.1f} s with --grace 1 (the evaluation ran on to its timeout)")
+            check(7 in [r[1] for r in recs], f"hang -n {np}: no cancelled record: {recs}")
         # grace period expired: in-flight evaluations are recorded as cancelled; resume evaluates them
         log = os.path.join(tmp, "grace.h5")
         args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
