@@ -473,7 +473,14 @@ int64_t evo_first_improvement(const evo *e, int64_t cur, const int64_t *prop, in
 }
 
 double evo_beta1(mpt_rng *r, double b) {
-  /* Beta(1, b): inverse CDF 1 - (1-u)^(1/b) */
+  /* Beta(1, b): inverse CDF 1 - (1-u)^(1/b); for small b, (1-u)^(1/b) underflows below 2^-53 often
+   * enough (b = 0.1: u > 0.975) that the result rounds to 1.0: kept below 1 */
   double u = mpt_rng_uniform(r);
-  return 1.0 - pow(1.0 - u, 1.0 / b);
+  double x = 1.0 - pow(1.0 - u, 1.0 / b);
+  return x < 1.0 ? x : nextafter(1.0, 0.0);
+}
+
+int evo_beta1_index(mpt_rng *r, double b, int n) {
+  int i = (int)(evo_beta1(r, b) * n); /* x * n may still round up to n */
+  return i < n ? i : n - 1;
 }

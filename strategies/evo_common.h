@@ -154,5 +154,7 @@ int evo_shuffled_neighbors(evo *e, int64_t id, mpt_neighbor_kind kind, int64_t *
 int64_t evo_first_improvement(const evo *e, int64_t cur, const int64_t *prop, int n);
 /* beta(1, b) variate, for rank-based selection */
 double evo_beta1(mpt_rng *r, double b);
+/* an index in [0, n) drawn as floor(Beta(1, b) * n): rank-based selection of a sorted population */
+int evo_beta1_index(mpt_rng *r, double b, int n);
 
 #endif

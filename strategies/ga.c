@@ -151,9 +151,9 @@ static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_av
         continue;
       }
     }
-    int a = g->order[(int)(evo_beta1(&s->rng, g->pressure) * g->n_pop)];
+    int a = g->order[evo_beta1_index(&s->rng, g->pressure, g->n_pop)];
     int b = a;
-    for (int t = 0; t < 50 && b == a; t++) b = g->order[(int)(evo_beta1(&s->rng, g->pressure) * g->n_pop)];
+    for (int t = 0; t < 50 && b == a; t++) b = g->order[evo_beta1_index(&s->rng, g->pressure, g->n_pop)];
     const int *pa = g->pop + (size_t)a * dims, *pb = g->pop + (size_t)b * dims;
     if (g->method == 2) {
       for (int d = 0; d < dims; d++) {

@@ -509,6 +509,27 @@ static void test_de_initial_population_unbiased(void **state) {
   assert_true(lhs[0] < 0.8 && lhs[3] > 1.2);
 }
 
+/* rank selection at strong pressure (pressure 0.1: Beta(1, 0.1) draws round to 1.0 for u > ~0.975) stays
+ * inside the population: ga and ga_memetic used to read one past it and crash */
+static void test_selection_pressure_edges(void **state) {
+  fixture *f = *state;
+  mpt_rng r;
+  mpt_rng_seed(&r, 7);
+  for (int i = 0; i < 200000; i++) {
+    assert_true(evo_beta1(&r, 0.1) < 1.0);
+    int k = evo_beta1_index(&r, 0.1, 20);
+    assert_true(k >= 0 && k < 20);
+  }
+  const char *edge[] = {"ga:pressure=0.1", "ga:pressure=0.1,mode=steady", "ga_memetic:pressure=0.1"};
+  for (int k = 0; k < 3; k++) {
+    uint8_t *hit = calloc((size_t)mpt_space_size(f->s), 1);
+    mpt_strategy *s = make(f, edge[k], 1, 400);
+    assert_int_equal(run(f, s, 1, 400, NULL, hit), 400);
+    mpt_strategy_destroy(s);
+    free(hit);
+  }
+}
+
 static void test_option_errors(void **state) {
   fixture *f = *state;
   mpt_strategy *s = NULL;
@@ -567,6 +588,7 @@ static void test_option_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_option_errors),
+    cmocka_unit_test(test_selection_pressure_edges),
     cmocka_unit_test(test_deterministic_per_seed),
     cmocka_unit_test(test_resume_continues_exactly),
     cmocka_unit_test(test_warm_start_foreign),
