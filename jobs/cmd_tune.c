@@ -413,6 +413,17 @@ static int run(int argc, char **argv, int collect) {
       if (mode && mode[0] && strcmp(mode, cmd) != 0) /* absent only when lost with damaged metadata */
         rc = mpt_error_set(&err, MPT_ERR_STATE, "%s is the log of an `mptune %s` run: resume it with mptune %s --resume",
                            a.log, mode, mode);
+      /* replayed and real measurements never in one log; another replay file (a partial one completed,
+       * or another device's) is said */
+      const char *sim = rc == 0 ? mpt_runlog_meta(log, "simulate") : NULL; /* "" or absent: real evaluations */
+      if (rc == 0 && sim && (sim[0] != 0) != (a.simulate != NULL))
+        rc = mpt_error_set(&err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
+                           "measurements in one log (start a new log for that)", a.log,
+                           sim[0] ? "with --simulate " : "on real evaluations", sim,
+                           a.simulate ? "with --simulate" : "on real evaluations");
+      else if (rc == 0 && sim && sim[0] && strcmp(sim, a.simulate) != 0 && !mpt_same_file(sim, a.simulate))
+        fprintf(stderr, "mptune %s: warning: %s was run with --simulate %s; resuming it with --simulate %s puts the "
+                "measurements of both files in one log\n", cmd, a.log, sim, a.simulate);
       if (rc == 0 && !collect && !budget_given) { /* continue to the logged budget (a --time given bounds it too) */
         const char *b = mpt_runlog_meta(log, "budget");
         long long v = b ? strtoll(b, NULL, 10) : 0;
@@ -534,7 +545,10 @@ static int run(int argc, char **argv, int collect) {
               cmd, (long long)res.done);
       goto done;
     }
-    int finished = strcmp(res.reason, "signal") != 0;
+    /* a stop by a signal or by the time budget leaves the run resumable: more time (or the rest of an
+     * exhaustive collection) is one --resume away */
+    int by_signal = strcmp(res.reason, "signal") == 0, by_time = strcmp(res.reason, "time") == 0;
+    int finished = !by_signal && !by_time;
     if (mpt_runlog_finish(log, res.reason, &err) < 0) {
       fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
       goto done;
@@ -544,6 +558,9 @@ static int run(int argc, char **argv, int collect) {
     if (res.reason && strcmp(res.reason, "signal") == 0)
       printf("stopped: signal %d received; %lld evaluations logged (%lld cancelled in flight); continue with --resume\n",
              res.signal, (long long)res.done, (long long)res.cancelled);
+    else if (by_time)
+      printf("stopped: time budget reached; %lld evaluations logged; more with --resume [--time SECONDS]\n",
+             (long long)res.done);
     else
       printf("stopped: %s\n", reason_text(res.reason));
     printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res.done,
@@ -572,17 +589,17 @@ static int run(int argc, char **argv, int collect) {
       printf("best: none (no valid configuration among %lld evaluations)\n", (long long)res.done);
     }
     printf("log: %s\n", a.log);
-    if (a.t4 && finished) {
+    if (a.t4 && (finished || (by_time && !collect))) { /* a collection is exported once whole */
       if (mpt_runlog_export_t4(a.log, a.t4, &err) < 0) {
         fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
         goto done;
       }
       printf("t4: %s\n", a.t4);
     } else if (a.t4) {
-      printf("t4: not written (the run is not finished)\n");
+      printf("t4: not written (the %s is not finished)\n", collect ? "collection" : "run");
     }
     fflush(stdout);
-    exit_code = 0;
+    exit_code = by_signal ? 128 + res.signal : 0; /* as a shell reports a command a signal stopped: 130, 143 */
   }
 
 done:

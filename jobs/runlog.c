@@ -836,7 +836,8 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
   if (!reason) reason = "";
   /* a stopped run stays resumable: everything is on disk already */
-  if (strcmp(reason, "signal") == 0) return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
+  if (strcmp(reason, "signal") == 0 || strcmp(reason, "time") == 0)
+    return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
   char when[40];
   iso_time(mpt_clock_unix_s(), when, sizeof when);
   if (mpt_rl_set_attr(log, "finished", "1") || mpt_rl_set_attr(log, "stop_reason", reason) || mpt_rl_set_attr(log, "finish_time", when))

@@ -83,8 +83,8 @@ int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, cons
                     mpt_error *err);
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
-/* Marks the run finished with a reason ("budget", "time", "exhausted", "signal"); a finished run can
- * not be resumed. "signal" does not mark it finished (a stopped run is resumable). */
+/* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.
+ * "signal" and "time" do not mark it finished (a stopped run is resumable, with more time). */
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err);
 int mpt_runlog_is_finished(mpt_runlog *log);
 void mpt_runlog_close(mpt_runlog *log);
