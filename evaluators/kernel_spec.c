@@ -357,7 +357,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       }
     }
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(o, "Output");
-    if (out && !cJSON_IsBool(out) && !cJSON_IsNumber(out)) {
+    if (out && !cJSON_IsBool(out) && !(cJSON_IsNumber(out) && (out->valuedouble == 0 || out->valuedouble == 1))) {
       snprintf(fld, sizeof fld, "%s.Output", field);
       rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected true, false, 1 or 0");
       break;

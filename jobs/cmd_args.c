@@ -46,7 +46,8 @@ int mpt_cmd_parse_int(const char *opt, const char *s, int64_t lo, int64_t *out, 
   errno = 0;
   long long v = strtoll(s, &end, 10);
   if (errno || end == s || *end || v < lo)
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld)", opt, s, (long long)lo);
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: bad value '%s' (expected an integer >= %lld%s)", opt, s, (long long)lo,
+                         errno == ERANGE ? " and <= 9223372036854775807" : "");
   *out = v;
   return 0;
 }

@@ -71,8 +71,8 @@ static void usage(FILE *f) {
   fprintf(f,
     "usage: [mpiexec.mpich -n P] mptune bench --problem T1.json --space DATA.json.gz [--space ...]\n"
     "         --strategy NAME[,NAME[:key=value[,key=value]]...] [--strategy ...] [--option key=value]...\n"
-    "         [--repeats R] [--budget N] [--batch B] [--seed S] [--out DIR] [--no-plot]\n"
-    "         [--progress | --no-progress] [--progress-every S]\n"
+    "         [--repeats R] [--budget N] [--batch B] [--step K] [--seed S] [--out DIR] [--no-plot]\n"
+    "         [--plot-script FILE] [--progress | --no-progress] [--progress-every S]\n"
     "Runs every strategy R times on every replayed brute-forced space (T4 or Kernel Tuner cache file,\n"
     "gzip or plain) and scores the runs against random search.\n"
     "  --problem FILE   T1 problem of the spaces (required unless every --space names its own)\n"

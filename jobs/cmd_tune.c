@@ -344,8 +344,17 @@ static int run(int argc, char **argv, int collect) {
   int rc = parse_args(argc, argv, collect, &a, &err);
   if (rc == 0 && a.help) {
     const mpt_strategy_type *t = NULL; /* --strategy NAME --help: its options too */
+    const char *name = NULL;
     for (int i = 1; i + 1 < argc && !collect; i++)
-      if (strcmp(argv[i], "--strategy") == 0) t = mpt_strategy_find(argv[i + 1]);
+      if (strcmp(argv[i], "--strategy") == 0) t = mpt_strategy_find(name = argv[i + 1]);
+    if (name && !t) {
+      if (rank == 0) {
+        fprintf(stderr, "mptune tune: unknown strategy '%s'; known strategies:", name);
+        for (int i = 0; i < mpt_strategy_count(); i++) fprintf(stderr, "%s %s", i ? "," : "", mpt_strategy_at(i)->name);
+        fprintf(stderr, "\n");
+      }
+      return 2;
+    }
     if (rank == 0 && t) mpt_strategy_print_options(t, stdout);
     else if (rank == 0) usage(stdout, collect);
     return 0;

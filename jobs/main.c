@@ -22,6 +22,7 @@ const mpt_command mpt_commands[] = {
 static void usage(FILE *f) {
   fprintf(f, "usage: mptune COMMAND [ARGS]   (mptune COMMAND --help for details)\n\ncommands:\n");
   for (const mpt_command *c = mpt_commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  fprintf(f, "\nmptune --version prints the version.\n");
 }
 
 /* After a damaged run log was refused (its message printed), libhdf5 may print two lines of its own

@@ -48,6 +48,7 @@ cp "$src" "$tmp/opts.json"
 fails unknown_last "unknown option '--straegy'; did you mean '--strategy'? (see mptune tune --help)" tune opts.json --straegy
 fails unknown_mid "unknown option '--bogus' (see mptune tune --help)" tune opts.json --bogus 3 --budget 5
 fails collect_strategy "unknown option '--strategy' (see mptune collect --help)" collect opts.json --strategy bo
+fails unknown_strategy_help "unknown strategy 'nope'; known strategies: random," tune --strategy nope --help
 echo "unknown options: ok"
 
 # ---- outputs: refused up front, nothing written ----

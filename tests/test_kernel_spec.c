@@ -434,6 +434,11 @@ static void test_misspelt_keys(void **state) {
   /* Output: a flag, not a string */
   expect_kspec_error("", ", \"Output\": \"yes\"", "", MPT_ERR_VALUE,
                      (const char *[]){"Arguments[0].Output: expected true, false, 1 or 0", NULL});
+  /* a number other than 0 and 1 is not taken for true */
+  expect_kspec_error("", ", \"Output\": 2", "", MPT_ERR_VALUE,
+                     (const char *[]){"Arguments[0].Output: expected true, false, 1 or 0", NULL});
+  expect_kspec_error("", ", \"Output\": 0.5", "", MPT_ERR_VALUE,
+                     (const char *[]){"Arguments[0].Output: expected true, false, 1 or 0", NULL});
 }
 
 /* 600 damaged copies of the KernelSpecification of the four examples (CPU and GPU), fixed by a seed, one
