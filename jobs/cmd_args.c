@@ -33,8 +33,7 @@ int mpt_cmd_known(const char *cmd, const char *o, const char *const *known, mpt_
   int best = 3;
   for (const char *const *k = known; *k; k++) {
     if (strcmp(o, *k) == 0) return 0;
-    int d = mpt_key_distance(o, *k, 2);
-    if (d < best || (!meant && strlen(o) > 2 && strncmp(o, *k, strlen(o)) == 0)) best = d, meant = *k;
+    mpt_key_consider(o, *k, 3, &meant, &best); /* "--" alone is a prefix of every option */
   }
   char hint[160] = "";
   if (meant) snprintf(hint, sizeof hint, "; did you mean '%s'?", meant);

@@ -227,11 +227,8 @@ static int has_opt(const mpt_strategy_type *t, const char *key, size_t klen) {
 static int apply_global_options(const bench_args *a, bench_strategy *st, int n_st, mpt_error *err) {
   for (int i = 0; i < n_st; i++)
     if (!mpt_strategy_find(st[i].name)) {
-      char names[1024] = "";
-      for (int k = 0; k < mpt_strategy_count(); k++) {
-        size_t len = strlen(names);
-        snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", mpt_strategy_at(k)->name);
-      }
+      char names[1024];
+      mpt_strategy_names(names, sizeof names);
       return mpt_error_set(err, MPT_ERR_NAME, "--strategy: unknown strategy '%s' (known: %s)", st[i].name, names);
     }
   for (int g = 0; g < a->n_options; g++) {

@@ -348,11 +348,9 @@ static int run(int argc, char **argv, int collect) {
     for (int i = 1; i + 1 < argc && !collect; i++)
       if (strcmp(argv[i], "--strategy") == 0) t = mpt_strategy_find(name = argv[i + 1]);
     if (name && !t) {
-      if (rank == 0) {
-        fprintf(stderr, "mptune tune: unknown strategy '%s'; known strategies:", name);
-        for (int i = 0; i < mpt_strategy_count(); i++) fprintf(stderr, "%s %s", i ? "," : "", mpt_strategy_at(i)->name);
-        fprintf(stderr, "\n");
-      }
+      char names[1024];
+      mpt_strategy_names(names, sizeof names);
+      if (rank == 0) fprintf(stderr, "mptune tune: unknown strategy '%s'; known strategies: %s\n", name, names);
       return 2;
     }
     if (rank == 0 && t) mpt_strategy_print_options(t, stdout);
@@ -564,7 +562,7 @@ static int run(int argc, char **argv, int collect) {
     }
     mpt_runlog_close(log);
     log = NULL;
-    if (res.reason && strcmp(res.reason, "signal") == 0)
+    if (by_signal)
       printf("stopped: signal %d received; %lld evaluations logged (%lld cancelled in flight); continue with --resume\n",
              res.signal, (long long)res.done, (long long)res.cancelled);
     else if (by_time)

@@ -93,8 +93,8 @@ static int set_attr_num(mpt_runlog *log, const char *key, const char *fmt, ...) 
   return mpt_rl_set_attr(log, key, b);
 }
 
-/* the settings of the run (mpt_run_meta) as attributes: all of them, or (missing_only) those the log lacks */
-/* missing_only: 0 all, 1 only those the log lacks, 2 those it lacks and the settings a resume may replace */
+/* the settings of the run (mpt_run_meta) as attributes. missing_only: 0 all of them, 1 those the log lacks,
+ * 2 those it lacks and the settings a resume may replace */
 static int set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_only) {
   char seed[32], budget[32], time_budget[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)meta->seed);

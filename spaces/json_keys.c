@@ -53,6 +53,12 @@ static int allowed_edits(const char *known) {
   return l < 4 ? 0 : l < 8 ? 1 : 2;
 }
 
+void mpt_key_consider(const char *key, const char *cand, size_t min_len, const char **meant, int *best) {
+  size_t kl = strlen(key);
+  int d = mpt_key_distance(key, cand, 2);
+  if (d < *best || (!*meant && kl >= min_len && strncmp(key, cand, kl) == 0)) *best = d, *meant = cand;
+}
+
 /* Byte offset of the first `"key"` followed by a colon in text, or -1 (keys with escapes are not
  * searched for). The fallback of key_offset_at. */
 static long key_offset(const char *text, const char *key) {

@@ -21,6 +21,10 @@ int mpt_json_check_keys(const struct cJSON *obj, const char *const *known, const
 /* Edit distance (Damerau: a swap of neighbours is one edit) between a and b, ignoring case; stops
  * counting at limit + 1. */
 int mpt_key_distance(const char *a, const char *b, int limit);
+/* The "did you mean" of a misspelt option name: called once per candidate, in order, with *meant NULL and
+ * *best 3 before the first. The candidate becomes *meant when it is within two edits of key and nearer
+ * than the best so far, or when none is meant yet and key (at least min_len long) is a prefix of it. */
+void mpt_key_consider(const char *key, const char *cand, size_t min_len, const char **meant, int *best);
 
 /* Writes "PATH:LINE:COL" to out (n bytes): the position in text of the value at field, a path such as
  * "ConfigurationSpace.TuningParameters[2].Values" (anything from its first space on, e.g. a label

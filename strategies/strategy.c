@@ -56,10 +56,7 @@ static void list_keys(const mpt_strategy_type *t, const char *key, char *buf, si
   }
   const char *meant = NULL;
   int best = 3;
-  for (const mpt_option_spec *o = t->options; key && o->key; o++) {
-    int d = mpt_key_distance(key, o->key, 2);
-    if (d < best || (strncmp(key, o->key, strlen(key)) == 0 && !meant)) best = d, meant = o->key;
-  }
+  for (const mpt_option_spec *o = t->options; key && o->key; o++) mpt_key_consider(key, o->key, 0, &meant, &best);
   size_t len = 0;
   if (meant) len = (size_t)snprintf(buf, cap, "did you mean '%s'? ", meant);
   if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "valid options of '%s':", t->name);
@@ -167,18 +164,23 @@ static void free_opts(mpt_strategy *s) {
   s->n_opts = 0;
 }
 
+void mpt_strategy_names(char *buf, size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  for (int i = 0; i < mpt_strategy_count() && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", mpt_strategy_at(i)->name);
+}
+
 int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
                         int n_opts, uint64_t seed, int64_t budget, mpt_strategy **out, mpt_error *err) {
   *out = NULL;
   if (!name || !space) return mpt_error_set(err, MPT_ERR_VALUE, "strategy: no name or no space given");
   const mpt_strategy_type *t = mpt_strategy_find(name);
   if (!t) {
-    char names[1024] = "";
-    size_t len = 0;
-    for (int i = 0; i < mpt_strategy_count() && len < sizeof names; i++)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", mpt_strategy_at(i)->name);
+    char names[1024];
+    mpt_strategy_names(names, sizeof names);
     return mpt_error_set(err, MPT_ERR_NAME, "unknown strategy '%s'; known strategies: %s", name,
-                         len ? names : "(none registered)");
+                         names[0] ? names : "(none registered)");
   }
   if (budget < 0) return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': negative budget %lld", name, (long long)budget);
   if (n_opts < 0 || (n_opts > 0 && !options))

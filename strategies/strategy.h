@@ -59,6 +59,8 @@ struct mpt_strategy {
 const mpt_strategy_type *mpt_strategy_find(const char *name);
 int mpt_strategy_count(void);
 const mpt_strategy_type *mpt_strategy_at(int i);
+/* the registered names, "random, brute_force, ...", into buf (cap bytes): for "unknown strategy" messages */
+void mpt_strategy_names(char *buf, size_t cap);
 
 /* Prints every option of t with its type, default, range or choices and help, one a line */
 void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f);
