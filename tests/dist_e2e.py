@@ -309,6 +309,13 @@ def read_trace(path):
     return ids
 
 
+def spawn(args, cwd=None, env=None):
+    """starts ARGS (a whole command line) in a session of its own (for signals to mpiexec, or killpg),
+    output captured, one OpenBLAS thread"""
+    return subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=cwd, env=env or dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+
+
 def log_ids(log):
     """config ids and records from the log with h5py (independent of mptune's reader)"""
     import h5py
@@ -333,8 +340,7 @@ def t_kill():
             if os.path.exists(log):
                 args.append("--resume")
             last = kills >= 10
-            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                 start_new_session=True)
+            p = spawn(args, env=env)
             if last:
                 out, err = p.communicate(timeout=120)
                 if not check(p.returncode == 0, f"final resume failed: rc {p.returncode}: {err[-800:]}"):
@@ -395,9 +401,7 @@ def interrupted(args, log, what, np=1, after=0.7):
     """runs mptune ARGS under mpiexec -n NP, sends SIGINT once the log exists and AFTER seconds more,
     and checks it stopped resumably (exit 0, the stop message)"""
     n0 = len(log_ids(log)) if os.path.exists(log) else 0
-    p = subprocess.Popen([MPIEXEC, "-n", str(np), MPTUNE] + [str(a) for a in args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    p = spawn([MPIEXEC, "-n", np, MPTUNE] + list(args))
     t0 = time.time()
     while time.time() - t0 < 30 and (not os.path.exists(log) or len(log_ids(log)) <= n0):
         time.sleep(0.05)
@@ -418,8 +422,7 @@ def t_signal():
                     "--simulate-delay", "0.01", "--log", log, "--progress", "off"]
             if np == 1:  # resumed without --strategy and --option: the logged ones
                 args += ["--strategy", "ga", "--option", "popsize=10"]
-            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            p = spawn(args)
             t0 = time.time()
             while time.time() - t0 < 30 and not os.path.exists(log):  # the run has started
                 time.sleep(0.05)
@@ -497,8 +500,7 @@ def t_signal():
             launch = [] if np == 1 else [MPIEXEC, "-n", str(np)]  # one rank started directly: its own exit status
             args = launch + [MPTUNE, "tune", hang_t1, "--strategy", "brute_force", "--budget", "4",
                     "--timeout", "120", "--grace", "1", "--log", log, "--progress", "off"]
-            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                 cwd=tmp, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            p = spawn(args, cwd=tmp)
             t0 = time.time()
             while time.time() - t0 < 60 and (not os.path.exists(log) or len(log_ids(log)) < 1):
                 time.sleep(0.1)
@@ -520,8 +522,7 @@ def t_signal():
         log = os.path.join(tmp, "grace.h5")
         args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
                 A100, "--simulate-delay", "2", "--grace", "0.3", "--log", log, "--progress", "off"]
-        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+        p = spawn(args)
         t0 = time.time()
         while time.time() - t0 < 20 and not os.path.exists(log):
             time.sleep(0.05)
@@ -680,8 +681,7 @@ def t_idle():
         log = os.path.join(tmp, "idle.h5")
         args = [MPIEXEC, "-n", "4", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "2", "--simulate",
                 A100, "--simulate-delay", "4", "--log", log, "--progress", "off"]
-        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+        p = spawn(args)
         # wait for the device table (the run has started), then measure over 2 s
         t0 = time.time()
         pids = {}
