@@ -77,7 +77,7 @@ static void usage(FILE *f, int collect) {
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
             "configurations when only --time is given, the logged strategy, options and budget with\n"
-            "--resume, --grace 20\n"
+            "--resume (a run finished by its budget goes on with a larger --budget), --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
             "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n"
             "--resume of a log HDF5 can not read (damaged, cut short) recovers its intact records by their\n"
@@ -399,8 +399,11 @@ static int run(int argc, char **argv, int collect) {
     int exists = stat(a.log, &sb) == 0;
     if (a.resume) {
       if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
-      else rc = mpt_runlog_open(a.log, space, &log, &err);
+      else rc = mpt_runlog_open_to(a.log, space, collect || !budget_given ? 0 : a.budget, &log, &err);
       if (rc == 0) n_resumed = mpt_runlog_count(log); /* the coordinator reads them (resume_each) */
+      if (rc == 0 && mpt_runlog_extended(log))
+        printf("note: %s had finished with %lld evaluations; extending it to %lld\n", a.log, (long long)n_resumed,
+               (long long)a.budget);
       long long damaged = rc == 0 ? (long long)mpt_runlog_damaged(log) : 0;
       if (damaged > 0)
         fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "

@@ -640,7 +640,9 @@ static int check_same_space(mpt_runlog *log, const mpt_space *space, const char 
   return 0;
 }
 
-static int open_at(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+/* extend_to > 0: a log finished by its budget (or, before format 3, its time budget) is reopened to go
+ * on to extend_to evaluations, when that is more than it holds; it is not finished any more */
+static int open_at(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err) {
   mpt_runlog *log;
   int unreadable, lock_fd;
   int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
@@ -659,9 +661,20 @@ static int open_at(const char *path, const mpt_space *space, mpt_runlog **out, m
   if (log->finished) {
     const char *w = get_attr(log, "stop_reason");
     w = w ? w : "";
+    int by_budget = strcmp(w, "budget") == 0 || strcmp(w, "time") == 0;
     const char *text = strcmp(w, "budget") == 0 ? "budget reached" : strcmp(w, "time") == 0 ? "time budget reached"
                        : strcmp(w, "exhausted") == 0 ? "space exhausted" : w;
-    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s); nothing to resume", path, text);
+    if (by_budget && extend_to > log->count) {
+      if (mpt_rl_set_attr(log, "finished", "0") || mpt_rl_set_attr(log, "stop_reason", "") || mpt_rl_set_attr(log, "finish_time", ""))
+        rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      else log->finished = 0, log->extended = 1;
+    } else if (by_budget && extend_to > 0) {
+      rc = mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s) with %lld evaluations; a budget of %lld does not extend it",
+                         path, text, (long long)log->count, (long long)extend_to);
+    } else {
+      rc = mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s); nothing to resume%s", path, text,
+                         by_budget ? " (a larger budget extends it)" : "");
+    }
   }
   if (rc == 0) {
     const mpt_problem *pr = mpt_space_problem(space);
@@ -710,12 +723,16 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
   return rc;
 }
 
-int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err) {
   char *real = mpt_outfile_resolve(path);
   if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = open_at(real, space, out, err);
+  int rc = open_at(real, space, extend_to, out, err);
   free(real);
   return rc;
+}
+
+int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
+  return mpt_runlog_open_to(path, space, 0, out, err);
 }
 
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err) {
@@ -848,6 +865,7 @@ int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
 }
 
 int mpt_runlog_is_finished(mpt_runlog *log) { return log ? log->finished : 0; }
+int mpt_runlog_extended(const mpt_runlog *log) { return log ? log->extended : 0; }
 
 void mpt_runlog_close(mpt_runlog *log) {
   mpt_h5_quiet();

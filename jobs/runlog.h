@@ -34,6 +34,12 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
 /* Reopens an existing log to append (resume). Fails with a clear message when the file is not an
  * mptune log, belongs to another problem (parameter tables differ), or is marked finished. */
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err);
+/* The same, but a log finished by its evaluation budget is reopened when extend_to (the new budget) is
+ * more than the evaluations it holds: the run goes on to extend_to (it is marked finished again then).
+ * A budget no larger, or a log finished otherwise (space exhausted), fails as above. */
+int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err);
+/* 1 when mpt_runlog_open_to reopened a finished log to extend it */
+int mpt_runlog_extended(const mpt_runlog *log);
 /* Read-only open for export/inspection. */
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
 

@@ -16,6 +16,7 @@ struct mpt_runlog {
   hid_t file, evals, countd;
   hid_t rec_type, dev_type, ses_type; /* memory = file types */
   int readonly, finished;
+  int extended;            /* finished, reopened by mpt_runlog_open_to to go on to a larger budget */
   int dims;
   size_t rec_size;
   int64_t count, capacity;

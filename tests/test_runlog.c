@@ -200,7 +200,10 @@ static void test_finish_and_resume(void **state) {
   /* a finished run can not be resumed */
   assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_STATE);
   char want[600];
-  snprintf(want, sizeof want, "%s is finished (budget reached); nothing to resume", path);
+  snprintf(want, sizeof want, "%s is finished (budget reached); nothing to resume (a larger budget extends it)", path);
+  assert_string_equal(err.msg, want);
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 20, &log, &err), MPT_ERR_STATE); /* no more than it holds */
+  snprintf(want, sizeof want, "%s is finished (budget reached) with 20 evaluations; a budget of 20 does not extend it", path);
   assert_string_equal(err.msg, want);
   /* but it can be read */
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
@@ -208,6 +211,27 @@ static void test_finish_and_resume(void **state) {
   assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "budget");
   assert_records(log, o, 20);
   mpt_runlog_close(log);
+  /* a larger budget reopens it: not finished until it is finished again, its records kept */
+  mpt_obs more[5];
+  for (int i = 0; i < 5; i++) synth_obs(&more[i], 120 + i);
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 25, &log, &err), 0);
+  assert_true(mpt_runlog_extended(log));
+  assert_false(mpt_runlog_is_finished(log));
+  assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "");
+  assert_int_equal(mpt_runlog_append(log, more, 5, &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_false(mpt_runlog_is_finished(log)); /* closed before its new budget: resumable */
+  mpt_obs all[25];
+  memcpy(all, o, sizeof o);
+  memcpy(all + 20, more, sizeof more);
+  assert_records(log, all, 25);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  assert_false(mpt_runlog_extended(log));
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 25, &log, &err), MPT_ERR_STATE);
 }
 
 /* a log named through a symbolic link is written at the link's target: creating and resuming it (both
