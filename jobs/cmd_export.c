@@ -29,10 +29,6 @@ int mpt_cmd_export(int argc, char **argv) {
     } else if (strcmp(argv[i], "--t4") == 0 || strcmp(argv[i], "--problem") == 0) {
       const char **dst = strcmp(argv[i], "--t4") == 0 ? &t4 : &problem;
       if (!(*dst = mpt_cmd_value(argc, argv, &i, &err))) { fprintf(stderr, "mptune export: %s\n", err.msg); return 2; }
-    } else if (strncmp(argv[i], "--t4=", 5) == 0) {
-      t4 = argv[i] + 5;
-    } else if (strncmp(argv[i], "--problem=", 10) == 0) {
-      problem = argv[i] + 10;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "mptune export: unknown option '%s'\n", argv[i]);
       export_usage(stderr);

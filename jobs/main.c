@@ -1,9 +1,11 @@
 /* jobs/main.c: the mptune executable: initializes MPI and dispatches to a sub-command. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "jobs/commands.h"
@@ -36,6 +38,32 @@ static void quiet_hdf5_shutdown(void) {
   }
 }
 
+/* --name=value is --name value, for every sub-command: a copy of argv with such arguments split in two
+ * (name: a letter, then letters, digits, '-' or '_'), or NULL when out of memory. A file whose name looks
+ * like that is given as ./--name=value. */
+static char **split_long_options(int argc, char **argv, int *argc_out) {
+  char **out = calloc((size_t)(2 * argc + 1), sizeof *out);
+  if (!out) return NULL;
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : 0;
+    int split = i > 0 && eq && a[0] == '-' && a[1] == '-' && isalpha((unsigned char)a[2]);
+    for (size_t k = 3; split && k < len; k++)
+      split = isalnum((unsigned char)a[k]) || a[k] == '-' || a[k] == '_';
+    if (!split) {
+      out[n++] = argv[i];
+      continue;
+    }
+    char *name = strndup(a, len);
+    if (!name) return NULL; /* the process ends: what was split is not freed */
+    out[n++] = name;
+    out[n++] = (char *)eq + 1;
+  }
+  *argc_out = n;
+  return out;
+}
+
 int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN); /* past a file-size limit (ulimit -f) writes fail with EFBIG, reported as errors */
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -50,7 +78,14 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], c->name) == 0) {
       int provided;
       MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-      int rc = c->run(argc - 1, argv + 1);
+      int n_args;
+      char **args = split_long_options(argc - 1, argv + 1, &n_args);
+      if (!args) {
+        fprintf(stderr, "mptune %s: out of memory\n", c->name);
+        MPI_Finalize();
+        return 1;
+      }
+      int rc = c->run(n_args, args); /* args (and the names split off) live as long as the process */
       errno = 0;
       if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not arrive (a full disk, a closed pipe) */
         fprintf(stderr, "mptune %s: cannot write the standard output%s%s\n", c->name, errno ? ": " : "",

@@ -644,7 +644,7 @@ def t_bad():
         t4 = os.path.join(tmp, "run_T4.json")
         p = mpirun(2, "tune", T1, "--budget", 4, "--simulate", A100, "--log", log, "--t4", t4, "--progress", "off", check_rc=0)
         check(p.returncode == 0, "a short run failed")
-        first = log_ids(log)
+        first = [r[0] for r in log_ids(log)]
         for extra in ([], ["--budget", 4]):  # nothing to go on to
             q = mpirun(3, "tune", T1, "--simulate", A100, "--log", log, "--t4", t4, "--resume", *extra)
             check(q.returncode != 0 and "finished" in q.stderr and len(q.stderr.strip().splitlines()) == 1,
@@ -652,7 +652,7 @@ def t_bad():
             check(len(t4_records(t4)) == 4, "--resume of a finished run touched its T4")
         # a larger budget extends it: the logged records kept, new ones distinct, the T4 rewritten, finished again
         q = mpirun(3, "tune", T1, "--budget", 8, "--simulate", A100, "--log", log, "--t4", t4, "--resume", "--progress", "off")
-        ids = log_ids(log)
+        ids = [r[0] for r in log_ids(log)]
         check(q.returncode == 0 and "extending it to 8" in q.stdout and len(ids) == 8 and ids[:4] == first
               and len(set(ids)) == 8 and len(t4_records(t4)) == 8, f"--resume --budget 8 of a finished run: rc "
               f"{q.returncode}: {ids} {q.stderr[-300:]}")

@@ -96,4 +96,12 @@ EOF
 grep -qxF "mptune: warning: --simulate $T/part_T4.json: 50 of the space's 4362 valid configurations have no record (a run that proposes one stops there, resumable with a file that has it)" \
   "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no coverage warning for the partial file"; }
 grep -q "has no record of configuration" "$T/tune.err" || { cat "$T/tune.err"; fail "tune: no message at the missing record"; }
+# ---- --name=value is --name value, for every command (export, tune, bench alike)
+"$MPTUNE" tune "$P" --simulate="$T4" --strategy=bo --option=initial_samples=3 --budget=7 --log="$T/eq.h5" \
+  --progress=off >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune with --name=value options"; }
+"$MPTUNE" export "$T/eq.h5" --t4="$T/eq_T4.json" >/dev/null || fail "export --t4=FILE"
+"$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['results'])==7, len(d['results'])" "$T/eq_T4.json" \
+  || fail "tune --budget=7 did not make 7 evaluations"
+"$MPTUNE" tune "$P" --simulate="$T4" --budget=x >"$T/tune.out" 2>"$T/tune.err" && fail "tune --budget=x accepted"
+grep -qF -- "--budget: bad value 'x'" "$T/tune.err" || { cat "$T/tune.err"; fail "tune --budget=x: no message naming it"; }
 echo "replay_cli: ok"
