@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
@@ -19,8 +21,8 @@ static void space_usage(FILE *f) {
           "usage: mptune space FILE.json [--json] [--list FILE.csv] [--repeat N]\n"
           "  Builds the set of valid configurations of a T1 problem and prints its statistics.\n"
           "  --json         print one JSON object (cartesian, valid, density, seconds, bytes, params, ...)\n"
-          "  --list FILE    write the valid configurations as CSV (header = parameter names; '-' = stdout,\n"
-          "                 the report then on stderr)\n"
+          "  --list FILE    write the valid configurations as CSV (header = parameter names; '-' or\n"
+          "                 /dev/stdout = stdout, the report then on stderr)\n"
           "  --repeat N     build the space N times and report the median construction time\n");
 }
 
@@ -55,6 +57,12 @@ static char *csv_field(const char *s) {
   if (quote) o[k++] = '"';
   o[k] = '\0';
   return o;
+}
+
+static int list_is_stdout(const char *path) {
+  struct stat a, b;
+  return strcmp(path, "-") == 0 ||
+         (stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 }
 
 static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
@@ -160,6 +168,10 @@ int mpt_cmd_space(int argc, char **argv) {
     fprintf(stderr, "mptune space: --list %s is the problem file: it would be replaced by the list\n", list);
     return 2;
   }
+  if (list && strcmp(list, "-") != 0 && mpt_cmd_check_output("--list", list, &err)) { /* before the work */
+    fprintf(stderr, "mptune space: %s\n", err.msg);
+    return 1;
+  }
 
   mpt_error_clear(&err);
   mpt_problem *p = NULL;
@@ -194,8 +206,9 @@ int mpt_cmd_space(int argc, char **argv) {
   int64_t def = mpt_space_default_id(s);
   int rc = 0;
 
-  /* with --list - the list is standard output, and the report goes to standard error */
-  FILE *rep = list && strcmp(list, "-") == 0 ? stderr : stdout;
+  /* with --list - (or a name of standard output: /dev/stdout, the file or pipe it is) the list is standard
+   * output, and the report goes to standard error */
+  FILE *rep = list && list_is_stdout(list) ? stderr : stdout;
   if (json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "problem", p->name);
