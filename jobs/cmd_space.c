@@ -267,12 +267,15 @@ int mpt_cmd_space(int argc, char **argv) {
     else
       fprintf(rep, "construction: %.3f ms\n", median * 1e3);
     fprintf(rep, "memory: %lld bytes (%.2f MiB)\n", (long long)st.bytes, (double)st.bytes / 1048576.0);
-    int complete = 1;
-    for (int i = 0; i < p->n_params; i++)
-      if (p->params[i].default_index < 0) complete = 0;
+    int missing = 0;
+    for (int i = 0; i < p->n_params; i++) missing += p->params[i].default_index < 0;
     if (def >= 0) fprintf(rep, "default: valid (id %lld)\n", (long long)def);
-    else if (!complete) fprintf(rep, "default: not given (or not among the values) for every parameter\n");
-    else fprintf(rep, "default: not a valid configuration\n");
+    else if (missing) { /* the parameters without one, by name */
+      fprintf(rep, "default: none: no default value (or one not among the values) for");
+      for (int i = 0, k = 0; i < p->n_params; i++)
+        if (p->params[i].default_index < 0) fprintf(rep, "%s %s", k++ ? "," : "", p->params[i].name);
+      fprintf(rep, "\n");
+    } else fprintf(rep, "default: not a valid configuration\n");
     if (st.eval_errors) fprintf(rep, "evaluation errors: %lld\n", (long long)st.eval_errors);
   }
   fflush(rep);

@@ -118,6 +118,17 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(prob, "--list", os.path.join(tmp, ".", "problem.json"))
     check(r.returncode == 2 and "is the problem file" in r.stderr and open(prob).read() == text, "--list onto the problem")
 
+    # a default missing for some parameters: the report names them
+    d = json.loads(text)
+    for t in d["ConfigurationSpace"]["TuningParameters"]:
+        if t["Name"] in ("tile_size_x", "use_shmem"):
+            del t["Default"]
+    with open(prob, "w") as fh:
+        json.dump(d, fh)
+    r = run(prob)
+    check(r.returncode == 0 and "default: none: no default value (or one not among the values) for tile_size_x, use_shmem\n"
+          in r.stdout, f"report of missing defaults: {r.stdout[-200:]!r}")
+
     # rank 0 only under mpiexec
     r = subprocess.run([MPIEXEC, "-n", "2", MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"],
                        capture_output=True, text=True, timeout=120)
