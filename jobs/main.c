@@ -38,15 +38,15 @@ static void quiet_hdf5_shutdown(void) {
   }
 }
 
-/* --name=value is --name value, for every sub-command: a copy of argv with such arguments split in two
- * (name: a letter, then letters, digits, '-' or '_'), or NULL when out of memory. A file whose name looks
- * like that is given as ./--name=value. */
+/* --name=value is --name value, for every sub-command: a copy of argv (to free) with such arguments split
+ * in two where they are (the '=' becomes the end of the name; name: a letter, then letters, digits, '-'
+ * or '_'), or NULL when out of memory. A file whose name looks like that is given as ./--name=value. */
 static char **split_long_options(int argc, char **argv, int *argc_out) {
   char **out = calloc((size_t)(2 * argc + 1), sizeof *out);
   if (!out) return NULL;
   int n = 0;
   for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *eq = strchr(a, '=');
+    char *a = argv[i], *eq = strchr(a, '=');
     size_t len = eq ? (size_t)(eq - a) : 0;
     int split = i > 0 && eq && a[0] == '-' && a[1] == '-' && isalpha((unsigned char)a[2]);
     for (size_t k = 3; split && k < len; k++)
@@ -55,10 +55,9 @@ static char **split_long_options(int argc, char **argv, int *argc_out) {
       out[n++] = argv[i];
       continue;
     }
-    char *name = strndup(a, len);
-    if (!name) return NULL; /* the process ends: what was split is not freed */
-    out[n++] = name;
-    out[n++] = (char *)eq + 1;
+    *eq = '\0';
+    out[n++] = a;
+    out[n++] = eq + 1;
   }
   *argc_out = n;
   return out;
@@ -85,7 +84,8 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
       }
-      int rc = c->run(n_args, args); /* args (and the names split off) live as long as the process */
+      int rc = c->run(n_args, args);
+      free(args);
       errno = 0;
       if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not arrive (a full disk, a closed pipe) */
         fprintf(stderr, "mptune %s: cannot write the standard output%s%s\n", c->name, errno ? ": " : "",
