@@ -292,14 +292,20 @@ static void bo_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
   bo_state *b = s->data;
   for (int i = 0; i < n; i++) {
     const mpt_obs *o = &obs[i];
-    int af = -1;
+    int af = -1, asked = 0;
     for (int64_t k = 0; k < b->n_pend; k++)
       if (b->pend[k].id == o->id) {
         af = b->pend[k].af;
         b->pend[k] = b->pend[--b->n_pend];
+        asked = 1;
         break;
       }
     if (o->status == MPT_STATUS_CANCELLED) continue; /* not a measurement */
+    /* one not asked (the default configuration a run measures first, the logged ones a resumed run is
+     * told) counts towards the initial phase as an ask of it would have: a resumed run leaves the
+     * initial phase where the uninterrupted run did */
+    if (!asked && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2))
+      b->init_asked++;
     int ok = mpt_obs_valid(o);
     /* advanced-multi credit: improvement over the best so far, in units of the output scale */
     if (ok && af >= 0 && isfinite(b->best_t)) {
@@ -598,9 +604,13 @@ static int64_t choose(bo_state *b, const pick *pk, int *af_out) {
 }
 
 /* a uniformly random configuration neither seen nor taken in this ask, or -1 after 64 draws (an ask
- * that gives nothing is then topped up by the base layer's scan, strategy.c) */
+ * that gives nothing is then topped up by the base layer's scan, strategy.c). The generator is seeded
+ * from the run's seed and the number of observations told and pending (as the elite's children,
+ * strategies/bo_local.c), so a resumed run draws what the uninterrupted run drew at that point. */
 static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
-  return mpt_strategy_random_free(&s->rng, b->N, s->seen, b->taken, 64, 0);
+  mpt_rng r;
+  mpt_rng_seed(&r, s->seed * 0xD1B54A32D192ED03ull + (uint64_t)(b->n_obs + b->n_pend) * 0x94D049BB133111EBull + 2);
+  return mpt_strategy_random_free(&r, b->N, s->seen, b->taken, 64, 0);
 }
 
 static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {

@@ -45,9 +45,14 @@ static int teardown(void **state) {
   return 0;
 }
 
+static int64_t fail_unless_mod; /* > 0: every configuration whose id is not a multiple of it fails */
+
 static mpt_obs observe(int64_t id) {
   mpt_obs o;
-  if (!mpt_replay_get(rep, id, &o)) { mpt_obs_init(&o, id); o.status = MPT_STATUS_RUNTIME_ERROR; }
+  if (!mpt_replay_get(rep, id, &o) || (fail_unless_mod > 0 && id % fail_unless_mod != 0)) {
+    mpt_obs_init(&o, id);
+    o.status = MPT_STATUS_RUNTIME_ERROR;
+  }
   o.id = id;
   return o;
 }
@@ -171,6 +176,38 @@ static void test_resume(void **state) {
     check_resume(lk, 1);
     check_resume(lk, 3);
   }
+}
+
+/* a space where 90% of the configurations fail: the initial sample is topped up with random ones until
+ * 3 x initial_samples have been asked, then the model takes over. A run resumed anywhere (in the sample,
+ * among its random replacements, after it) continues like the uninterrupted one: the observations told
+ * count towards the initial phase, and the replacements are drawn from a generator seeded by the
+ * told count (a resumed run once went on drawing replacements the original never drew) */
+static void test_resume_mostly_failing(void **state) {
+  (void)state;
+  fail_unless_mod = 10;
+  int64_t ids[90], ids2[90];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 90);
+  run(NULL, 0, 3, 220, 1, 90, ids, obs);
+  int n_ok = 0;
+  for (int i = 0; i < 90; i++) n_ok += mpt_obs_valid(&obs[i]);
+  assert_true(n_ok >= 2 && n_ok < 30);
+  const int at[] = {1, 5, 10, 11, 20, 29, 30, 31, 45};
+  for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+    mpt_strategy *s;
+    mpt_error err;
+    assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, 3, 220, &s, &err), 0);
+    mpt_strategy_tell(s, obs, at[k]);
+    for (int i = at[k]; i < 90; i++) {
+      assert_int_equal(mpt_strategy_ask(s, 1, &ids2[i]), 1);
+      mpt_obs o = observe(ids2[i]);
+      mpt_strategy_tell(s, &o, 1);
+    }
+    assert_memory_equal(ids + at[k], ids2 + at[k], sizeof(int64_t) * (size_t)(90 - at[k]));
+    mpt_strategy_destroy(s);
+  }
+  free(obs);
+  fail_unless_mod = 0;
 }
 
 /* ask(16): 16 distinct unseen candidates per round, every option set */
@@ -446,6 +483,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_budget_validity),
       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_resume_mostly_failing),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_initial_designs),
