@@ -458,7 +458,7 @@ int evo_shuffled_neighbors(evo *e, int64_t id, mpt_neighbor_kind kind, int64_t *
     *list = nl;
     *cap = c;
   }
-  memcpy(*list, e->nb, (size_t)c * sizeof **list);
+  if (c > 0) memcpy(*list, e->nb, (size_t)c * sizeof **list); /* none: *list may still be NULL */
   mpt_rng_shuffle(&e->s->rng, *list, c);
   *n = c;
   return 0;

@@ -86,8 +86,10 @@ static int sa_create(mpt_strategy *s, mpt_error *err) {
   g->T0 = g->T = mpt_strategy_opt_double(s, "T");
   g->Tmin = mpt_strategy_opt_double(s, "T_min");
   if (g->Tmin >= g->T0) {
+    double tmin = g->Tmin, t0 = g->T0;
     sa_destroy(s);
-    return mpt_error_set(err, MPT_ERR_VALUE, "strategy 'sa': T_min must be below T");
+    return mpt_error_set(err, MPT_ERR_VALUE, "strategy 'sa': T_min (%g) must be below T (%g): set T above it or T_min below it",
+                         tmin, t0);
   }
   g->alpha = s->budget > 0 ? pow(g->Tmin / g->T0, 1.0 / (double)s->budget) : mpt_strategy_opt_double(s, "alpha");
   const char *nb = mpt_strategy_opt_str(s, "neighbor");

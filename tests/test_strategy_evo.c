@@ -104,6 +104,45 @@ static int64_t run(fixture *f, mpt_strategy *s, int batch, int64_t evals, int64_
   return used;
 }
 
+/* a space of configurations without a single Hamming neighbour (a, b in {1, 2, 3}, a == b): every spec
+ * still uses the whole space, one distinct id per ask. mls and ga_memetic once copied an empty neighbour
+ * list from NULL (undefined behaviour, an abort under UBSan) */
+static void test_isolated_configurations(void **state) {
+  (void)state;
+  const char *text = "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", "
+                     "\"Values\": \"[1, 2, 3]\"}, {\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"}], "
+                     "\"Conditions\": [{\"Expression\": \"a == b\"}]}}";
+  fixture f = {0};
+  mpt_error err;
+  assert_int_equal(mpt_problem_parse(text, "diag.json", &f.p, &err), 0);
+  assert_int_equal(mpt_space_build(f.p, &f.s, &err), 0);
+  assert_int_equal(mpt_space_size(f.s), 3);
+  for (int k = 0; k < N_SPECS; k++)
+    for (int64_t budget = 1; budget <= 4; budget++) {
+      mpt_strategy *s = make(&f, specs[k], 1, budget);
+      int64_t used = 0;
+      uint8_t hit[3] = {0};
+      while (used < budget) {
+        int64_t id;
+        int got = mpt_strategy_ask(s, 1, &id);
+        if (got == 0) break;
+        assert_int_equal(got, 1);
+        assert_true(id >= 0 && id < 3 && !hit[id]);
+        hit[id] = 1;
+        used++;
+        mpt_obs o;
+        mpt_obs_init(&o, id);
+        o.status = MPT_STATUS_OK;
+        o.objective = 1.0 + (double)id;
+        mpt_strategy_tell(s, &o, 1);
+      }
+      assert_int_equal(used, budget < 3 ? budget : 3);
+      mpt_strategy_destroy(s);
+    }
+  mpt_space_free(f.s);
+  mpt_problem_free(f.p);
+}
+
 static void test_whole_space_sequential_and_batched(void **state) {
   fixture *f = *state;
   int64_t size = mpt_space_size(f->s);
@@ -574,6 +613,12 @@ static void test_option_errors(void **state) {
     if (!strstr(err.msg, want)) fprintf(stderr, "message lacks '%s': %s\n", want, err.msg);
     assert_non_null(strstr(err.msg, want));
   }
+  /* two options that only fail together: the message gives both values */
+  const char *tt[] = {"T=0.5", "T_min=2"};
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_strategy_create("sa", f->s, tt, 2, 1, 10, &s, &err), MPT_ERR_VALUE);
+  assert_null(s);
+  assert_non_null(strstr(err.msg, "strategy 'sa': T_min (2) must be below T (0.5)"));
   /* good options are accepted and read back, defaults come from the spec table */
   const char *good[] = {"popsize=8", "F=0.5", "constraint_aware=false"};
   assert_int_equal(mpt_strategy_create("de", f->s, good, 3, 1, 10, &s, &err), 0);
@@ -594,6 +639,7 @@ int main(void) {
     cmocka_unit_test(test_warm_start_foreign),
     cmocka_unit_test(test_improves_on_random),
     cmocka_unit_test(test_whole_space_sequential_and_batched),
+    cmocka_unit_test(test_isolated_configurations),
     cmocka_unit_test(test_nearest_repair_and_fresh),
     cmocka_unit_test(test_gene_mutation),
     cmocka_unit_test(test_de_initial_population_unbiased),
