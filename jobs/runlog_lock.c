@@ -4,6 +4,7 @@
 #include "jobs/runlog_lock.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,25 @@ int mpt_runlog_lock(const char *path, int *fd_out, mpt_error *err) {
   *fd_out = -1;
   char *name = lock_name(path);
   if (!name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int unlocked = 0; /* given up on a lock, knowingly */
   for (int attempt = 0; attempt < 8; attempt++) {
-    int created = 1, fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* 0666 less the umask: in a shared directory (umask 002) the group's other writers can lock it too */
+    int created = 1, fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EEXIST) created = 0, fd = open(name, O_RDWR | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) continue; /* removed by its holder in between */
-    if (fd < 0) break; /* a read-only directory: no lock (writing the log fails there anyway, with its message) */
+    if (fd < 0) {
+      int e = errno;
+      char *dir = strdup(path);
+      int dir_writable = dir && access(dirname(dir), W_OK) == 0;
+      free(dir);
+      /* a missing or read-only directory: writing the log fails there anyway, with its message */
+      if (!dir_writable) { unlocked = 1; break; }
+      if (e == ENOENT) continue; /* removed by its holder in between */
+      /* never written unlocked where another writer may hold it (a lock file of another user's run) */
+      mpt_error_set(err, MPT_ERR_STATE, "run log %s: cannot open its lock file %s: %s; a log has one writer at a time: "
+                    "if no run is writing it, remove %s", path, name, strerror(e), name);
+      free(name);
+      return MPT_ERR_STATE;
+    }
     if (lock_whole(fd) != 0) {
       int e = errno;
       if (e == EAGAIN || e == EACCES) {
@@ -59,7 +74,11 @@ int mpt_runlog_lock(const char *path, int *fd_out, mpt_error *err) {
       }
       close(fd);
       if (created) unlink(name);
-      break; /* ENOLCK, EOPNOTSUPP, ...: this file system has no locks */
+      unlocked = 1;
+      /* ENOSYS, ENOLCK, EOPNOTSUPP: this file system has no locks; written unlocked, as said */
+      fprintf(stderr, "warning: run log %s is written without a lock (%s: %s): make sure no other run writes it\n", path,
+              name, strerror(e));
+      break;
     }
     /* the lock must be on the file that has the name now: a holder that just released it removed it */
     struct stat a, b;
@@ -78,6 +97,12 @@ int mpt_runlog_lock(const char *path, int *fd_out, mpt_error *err) {
     free(name);
     *fd_out = fd;
     return 0;
+  }
+  if (!unlocked) { /* the lock file was replaced under it at every attempt */
+    mpt_error_set(err, MPT_ERR_STATE, "run log %s: could not take the lock %s (replaced at each of 8 attempts): is another "
+                  "run starting on it?", path, name);
+    free(name);
+    return MPT_ERR_STATE;
   }
   free(name);
   return 0;

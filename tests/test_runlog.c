@@ -479,6 +479,24 @@ static void test_one_writer(void **state) {
     assert_int_equal(access(lock, F_OK), 0);
   }
   mpt_runlog_close(log);
+  /* the lock file is 0666 less the umask: with umask 002 (a shared project directory) the group's other
+   * writers can open it and are refused while it is held; before, it was 0644 and their open failed */
+  mode_t old_mask = umask(002);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  umask(old_mask);
+  struct stat sb;
+  assert_int_equal(stat(lock, &sb), 0);
+  assert_int_equal(sb.st_mode & 0777, 0664);
+  mpt_runlog_close(log);
+  /* a lock file that cannot be opened in a writable directory (here a directory of that name; another
+   * user's lock file in a shared one) refuses the log: it was written unlocked before */
+  assert_int_equal(mkdir(lock, 0755), 0);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), MPT_ERR_STATE);
+  assert_non_null(strstr(err.msg, "cannot open its lock file"));
+  assert_non_null(strstr(err.msg, lock));
+  assert_int_equal(rmdir(lock), 0);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  mpt_runlog_close(log);
 }
 
 /* SIGKILL at random moments while a child appends: the file always opens, holds every record the child
