@@ -182,7 +182,12 @@ static int scan_records(mpt_runlog *log) {
   log->count = log->end = log->damaged = 0;
   int64_t settled = 0;
   if (H5Dread(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &settled) < 0) return -1;
-  if (settled < 0 || settled > log->capacity) settled = 0; /* a damaged /count: trust no record to be settled */
+  /* a damaged /count: no record is known to be settled, so the whole dataset is read; the invalid
+   * records before the last valid one are damage, the invalid ones after it a torn tail (with an
+   * intact /count the tail starts at the first invalid record past it) */
+  int count_ok = settled >= 0 && settled <= log->capacity;
+  if (!count_ok) settled = 0;
+  int64_t unsettled_bad = 0; /* invalid, not blank, past settled and since the last valid record */
   if (ensure_buf(log, MPT_RL_COPY_BLOCK) < 0) return -1;
   for (hsize_t start = 0; start < (hsize_t)log->capacity; start += MPT_RL_COPY_BLOCK) {
     hsize_t n = (hsize_t)log->capacity - start < MPT_RL_COPY_BLOCK ? (hsize_t)log->capacity - start : MPT_RL_COPY_BLOCK;
@@ -191,10 +196,14 @@ static int scan_records(mpt_runlog *log) {
       int64_t at = (int64_t)(start + i);
       const unsigned char *rec = log->buf + i * log->rec_size;
       if (!mpt_rl_rec_valid(rec, log->rec_size)) {
-        if (at >= settled) return 0;
-        if (!mpt_rl_rec_blank(rec, log->rec_size)) log->damaged++; /* blank: never written (/count itself damaged) */
+        if (at >= settled && count_ok) return 0;
+        if (mpt_rl_rec_blank(rec, log->rec_size)) continue; /* never written */
+        if (at < settled) log->damaged++;
+        else unsettled_bad++;
         continue;
       }
+      log->damaged += unsettled_bad;
+      unsettled_bad = 0;
       log->count++;
       log->end = at + 1;
     }
