@@ -22,6 +22,7 @@
 #include "jobs/outfile.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <hdf5.h>
@@ -144,6 +145,33 @@ static hid_t make_fapl(void) {
    * needs none: appends change no metadata, and every other change comes as a new file by rename */
   H5Pset_file_locking(fapl, 0, 1);
   return fapl;
+}
+
+/* ---- durability: what a node failure (power, kernel panic) leaves, not only a killed process ---- */
+
+#define SYNC_INTERVAL_S 1.0 /* appends reach stable storage at least this often (and at close) */
+
+/* the open log's data on stable storage (fdatasync of HDF5's sec2 descriptor); 0, or -1 with errno */
+static int sync_log(mpt_runlog *log) {
+  void *h = NULL;
+  if (H5Fget_vfd_handle(log->file, H5P_DEFAULT, &h) < 0 || !h) return errno = EIO, -1;
+  if (fdatasync(*(int *)h) != 0 && errno != EINVAL) return -1; /* EINVAL: a file that cannot be synced (a pipe) */
+  log->synced_at = mpt_clock_mono_s();
+  return 0;
+}
+
+/* fsync of a closed file, or with dir != 0 of the directory holding it (a rename made durable) */
+static int sync_path(const char *path, int dir) {
+  char *copy = dir ? strdup(path) : NULL;
+  if (dir && !copy) return errno = ENOMEM, -1;
+  int fd = open(dir ? dirname(copy) : path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+  free(copy);
+  if (fd < 0) return -1;
+  int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
 }
 
 /* ---- records ---- */
@@ -426,6 +454,14 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
     unlink(log->tmp);
     return rc;
   }
+  /* the new file on disk before it takes the name, so a node failure never leaves the name on a file
+   * whose data had not been written */
+  if (sync_path(log->tmp, 0) != 0) {
+    mpt_error_set(err, MPT_ERR_IO, "run log %s: cannot sync %s to disk: %s%s", log->path, log->tmp, strerror(errno),
+                  log->file >= 0 ? "; the log is unchanged" : "");
+    unlink(log->tmp);
+    return MPT_ERR_IO;
+  }
   /* the old file (if open) is replaced atomically */
   close_handles(log);
   if (rename(log->tmp, log->path) != 0) {
@@ -433,6 +469,8 @@ static int rewrite(mpt_runlog *log, int64_t n_copy, int64_t capacity, mpt_error 
     unlink(log->tmp);
     return MPT_ERR_IO;
   }
+  if (sync_path(log->path, 1) != 0) /* the rename itself */
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s: cannot sync its directory: %s", log->path, strerror(errno));
   fapl = make_fapl();
   log->file = H5Fopen(log->path, H5F_ACC_RDWR, fapl);
   H5Pclose(fapl);
@@ -769,6 +807,8 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
   if (H5Dwrite(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c) < 0)
     return h5err(err, log->path, "updating the count");
   if (H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) return h5err(err, log->path, "flushing");
+  if (mpt_clock_mono_s() - log->synced_at >= SYNC_INTERVAL_S && sync_log(log) != 0)
+    return mpt_error_set(err, MPT_ERR_IO, "run log %s: cannot sync the evaluations to disk: %s", log->path, strerror(errno));
   log->count = c;
   log->end += n;
   return 0;
@@ -879,7 +919,7 @@ int mpt_runlog_extended(const mpt_runlog *log) { return log ? log->extended : 0;
 void mpt_runlog_close(mpt_runlog *log) {
   mpt_h5_quiet();
   if (!log) return;
-  if (log->file >= 0 && !log->readonly) H5Fflush(log->file, H5F_SCOPE_LOCAL);
+  if (log->file >= 0 && !log->readonly && H5Fflush(log->file, H5F_SCOPE_LOCAL) >= 0) sync_log(log);
   mpt_rl_free_log(log);
 }
 
