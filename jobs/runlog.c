@@ -366,8 +366,17 @@ const char *const *mpt_rl_attr_keys(void) {
 /* /metadata_copy: the attributes and the tables once more as one checksummed block of raw bytes, which
  * recovery finds when HDF5 can not read the file (jobs/runlog_meta.h); written before /evaluations, so it
  * lies before the records and survives a file cut short in them. 0 or -1 */
+#define TABLES_CRC_KEY "parameter_tables_crc" /* in the copy only: the CRC of /parameters (mpt_rl_params_crc) */
+
 static int write_meta_copy(mpt_runlog *log, hid_t f) {
-  mpt_rl_meta m = {MPT_RL_N_ATTRS, mpt_rl_attr_keys(), log->attr, log->devs, log->n_devs, log->sess, log->n_sess};
+  const char *keys[MPT_RL_N_ATTRS + 1];
+  char *vals[MPT_RL_N_ATTRS + 1], crc[16];
+  memcpy(keys, mpt_rl_attr_keys(), sizeof(char *) * MPT_RL_N_ATTRS);
+  memcpy(vals, log->attr, sizeof(char *) * MPT_RL_N_ATTRS);
+  snprintf(crc, sizeof crc, "%u", (unsigned)mpt_rl_params_crc(log->params, log->dims));
+  keys[MPT_RL_N_ATTRS] = TABLES_CRC_KEY;
+  vals[MPT_RL_N_ATTRS] = crc;
+  mpt_rl_meta m = {MPT_RL_N_ATTRS + 1, keys, vals, log->devs, log->n_devs, log->sess, log->n_sess};
   size_t size;
   unsigned char *blk = mpt_rl_meta_pack(&m, &size);
   if (!blk) return -1;
@@ -549,6 +558,35 @@ static int is_hdf5(const char *path) {
  * contents, where its records may still be recovered (mpt_runlog_recover): 2 when HDF5 failed reading it
  * (damaged, cut short), 1 when it is not HDF5 or not a log; 0 for a missing or inaccessible file or a log
  * of another format version. */
+/* What HDF5 does not checksum (the raw data of /parameters, text attributes stored as heap objects such
+ * as problem_text) compared with the log's checksummed metadata copy: "" when they agree or there is no
+ * intact copy to compare with (format 2, or the copy damaged itself), else what differs */
+static const char *differs_from_copy(mpt_runlog *log) {
+  if (H5Lexists(log->file, "metadata_copy", H5P_DEFAULT) <= 0) return "";
+  int n = 0;
+  unsigned char *blk = mpt_h5_read_table(log->file, "metadata_copy", H5T_NATIVE_UINT8, 1, &n);
+  const char *keys[MPT_RL_N_ATTRS + 1];
+  char *vals[MPT_RL_N_ATTRS + 1] = {0};
+  memcpy(keys, mpt_rl_attr_keys(), sizeof(char *) * MPT_RL_N_ATTRS);
+  keys[MPT_RL_N_ATTRS] = TABLES_CRC_KEY;
+  mpt_rl_meta m = {MPT_RL_N_ATTRS + 1, keys, vals, NULL, 0, NULL, 0};
+  int ok = blk && mpt_rl_meta_unpack(blk, (size_t)n, &m) == 0;
+  free(blk);
+  if (!ok) return "";
+  static char what[160];
+  what[0] = '\0';
+  for (int i = 0; i < MPT_RL_N_ATTRS && !what[0]; i++) /* text attributes: numbers read back reformatted */
+    if (ATTRS[i].kind == A_STR && vals[i] && log->attr[i] && strcmp(vals[i], log->attr[i]) != 0)
+      snprintf(what, sizeof what, "its attribute %s", ATTRS[i].key);
+  if (!what[0] && vals[MPT_RL_N_ATTRS] &&
+      strtoul(vals[MPT_RL_N_ATTRS], NULL, 10) != (unsigned long)mpt_rl_params_crc(log->params, log->dims))
+    snprintf(what, sizeof what, "its parameter tables (/parameters)");
+  for (int i = 0; i <= MPT_RL_N_ATTRS; i++) free(vals[i]);
+  free(m.devs);
+  free(m.sess);
+  return what;
+}
+
 int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err) {
   *out = NULL;
   *unreadable = 0;
@@ -598,13 +636,19 @@ int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
     log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(mpt_rl_session), &log->n_sess);
     if (why[0]) rc = h5err(err, path, "reading the device and session tables (the file is damaged)");
   }
+  const char *differs = rc == 0 ? differs_from_copy(log) : "";
+  if (differs[0]) { /* read as damaged: recovery from the records and the copy (given the problem) */
+    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged: %s differ%s from its checksummed metadata copy", path, differs,
+                       strstr(differs, "tables") ? "" : "s");
+    hdf5_failed = 1;
+  }
   if (rc == 0 && open_datasets(log) < 0)
     rc = why[0] ? h5err(err, path, "opening its records (the file is damaged)")
                     : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log (datasets missing)", path);
   log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
   if (rc == 0 && scan_records(log) < 0) rc = h5err(err, path, "reading the evaluations (the file is damaged)");
   if (rc < 0) { /* the message is set before closing: closing a damaged file can fail too */
-    if (why[0]) hdf5_failed = 1, *unreadable = 2;
+    if (why[0] || differs[0]) hdf5_failed = 1, *unreadable = 2;
     mpt_rl_free_log(log);
     return rc;
   }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 void mpt_rl_params_free(mpt_rl_param *params, int dims) {
   if (!params) return;
@@ -66,6 +67,21 @@ mpt_rl_param *mpt_rl_params_from_problem(const mpt_problem *pr) {
 fail:
   mpt_rl_params_free(tab, pr->n_params);
   return NULL;
+}
+
+uint32_t mpt_rl_params_crc(const mpt_rl_param *params, int dims) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  for (int p = 0; p < dims; p++) {
+    const mpt_rl_param *t = &params[p];
+    int32_t head[2] = {(int32_t)t->kind, (int32_t)t->n};
+    c = crc32(c, (const Bytef *)t->name, (uInt)strlen(t->name) + 1);
+    c = crc32(c, (const Bytef *)head, sizeof head);
+    for (int i = 0; i < t->n; i++) {
+      if (t->str) c = crc32(c, (const Bytef *)(t->str[i] ? t->str[i] : ""), (uInt)strlen(t->str[i] ? t->str[i] : "") + 1);
+      else if (t->num) c = crc32(c, (const Bytef *)&t->num[i], sizeof t->num[i]);
+    }
+  }
+  return (uint32_t)c;
 }
 
 int mpt_rl_params_write(const mpt_rl_param *params, int dims, hid_t file) {

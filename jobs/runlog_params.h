@@ -5,6 +5,7 @@
 #define MPT_RUNLOG_PARAMS_H
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "jobs/runlog_priv.h"
 #include "spaces/t1.h"
 
@@ -24,6 +25,9 @@ int mpt_rl_params_write(const mpt_rl_param *params, int dims, hid_t file);
 /* reads group /parameters of file into *params (*dims tables, freed with mpt_rl_params_free also on failure);
  * 0 or -1 */
 int mpt_rl_params_read(hid_t file, mpt_rl_param **params, int *dims);
+/* CRC-32 of the tables (names, kinds, values), as kept in the log's metadata copy: HDF5 does not checksum
+ * raw data, so damage to /parameters is found by it */
+uint32_t mpt_rl_params_crc(const mpt_rl_param *params, int dims);
 /* the differences between a log's tables (have) and a problem's (want), or "" */
 void mpt_rl_params_diff(const mpt_rl_param *have, int nh, const mpt_rl_param *want, int nw, char *msg, size_t cap);
 

@@ -767,6 +767,47 @@ static void test_damaged_records(void **state) {
   mpt_runlog_close(log);
 }
 
+/* Damage HDF5 does not see (the raw data of /parameters has no checksum): found by comparing with the
+ * log's checksummed metadata copy. The log reads as damaged (it was read with wrong values, exported
+ * with wrong configurations, and refused on resume as another problem's), and is recovered from its
+ * records and the copy: export given the problem, resume by itself (keeping the file as it was). */
+static void test_damaged_parameter_table(void **state) {
+  fixture *f = *state;
+  char path[400], copy[420];
+  mpt_runlog *log = create_test_log(f, "params.h5", path, sizeof path);
+  snprintf(copy, sizeof copy, "%s.damaged", path);
+  mpt_error err;
+  mpt_obs o[12];
+  for (int i = 0; i < 12; i++) synth_obs(&o[i], 40 + 3 * i);
+  assert_int_equal(mpt_runlog_append(log, o, 12, &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0); /* intact: reads as it is */
+  mpt_runlog_close(log);
+  hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  char name[300];
+  snprintf(name, sizeof name, "parameters/%s", f->p->params[0].name);
+  hid_t d = H5Dopen2(h, name, H5P_DEFAULT);
+  assert_true(h >= 0 && d >= 0);
+  haddr_t at = H5Dget_offset(d);
+  H5Dclose(d);
+  H5Fclose(h);
+  assert_true(at != HADDR_UNDEF);
+  flip_byte(path, (long)at + 8); /* the second value of the first parameter */
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_STATE);
+  assert_non_null(strstr(err.msg, "its parameter tables (/parameters) differ from its checksummed metadata copy"));
+  assert_int_equal(mpt_runlog_recover(path, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), 12);
+  assert_records(log, o, 12);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open(path, f->s, &log, &err), 0);
+  assert_string_equal(mpt_runlog_damaged_copy(log), copy);
+  assert_int_equal(mpt_runlog_count(log), 12);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0); /* rewritten whole */
+  assert_records(log, o, 12);
+  mpt_runlog_close(log);
+}
+
 /* A log HDF5 can not read keeps its records: cut short (an interrupted copy) or with its root object
  * header damaged, mpt_runlog_recover finds them by their checksums (export), and a resume recovers them and
  * keeps the file as it was. Its settings and device and session tables come back from its metadata copy
@@ -1428,6 +1469,7 @@ int main(void) {
     cmocka_unit_test(test_one_writer),
     cmocka_unit_test(test_torn_record),
     cmocka_unit_test(test_damaged_records),
+    cmocka_unit_test(test_damaged_parameter_table),
     cmocka_unit_test(test_damaged_logs),
     cmocka_unit_test(test_recover),
     cmocka_unit_test(test_full_disk),
