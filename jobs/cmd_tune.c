@@ -305,6 +305,21 @@ static char *join_options(const tune_args *a) {
   return s;
 }
 
+/* a resumed log that was damaged or recovered: what was left out, what was recovered, where the file as it
+ * was is kept (after mpt_runlog_begin_session) */
+static void warn_damaged(const char *path, mpt_runlog *log, int64_t n_resumed) {
+  long long damaged = (long long)mpt_runlog_damaged(log);
+  if (damaged > 0)
+    fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "
+            "are resumed; the file as it was is kept as %s\n", path, damaged, damaged == 1 ? "" : "s",
+            (long long)n_resumed, mpt_runlog_damaged_copy(log));
+  if (mpt_runlog_recovered(log))
+    fprintf(stderr, "warning: %s\nwarning: its %lld intact records were recovered by their checksums and are resumed; its "
+            "settings (strategy, seed, budget) and device and session tables %s; the file as it was is kept as %s\n",
+            mpt_runlog_recovered(log), (long long)n_resumed, mpt_runlog_recovered_meta_text(log),
+            mpt_runlog_damaged_copy(log));
+}
+
 static const char *reason_text(const char *reason) {
   if (!reason) return "?";
   if (strcmp(reason, "budget") == 0) return "evaluation budget reached";
@@ -399,22 +414,13 @@ static int run(int argc, char **argv, int collect) {
     int exists = stat(a.log, &sb) == 0;
     if (a.resume) {
       if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
-      else rc = mpt_runlog_open_to(a.log, space, collect || !budget_given ? 0 : a.budget, &log, &err);
+      /* read and checked only: a resume refused below (or by a worker) leaves the log as it was; its new
+       * session begins when the run does (mpt_runlog_begin_session) */
+      else rc = mpt_runlog_open_checked(a.log, space, collect || !budget_given ? 0 : a.budget, &log, &err);
       if (rc == 0) n_resumed = mpt_runlog_count(log); /* the coordinator reads them (resume_each) */
       if (rc == 0 && mpt_runlog_extended(log))
         printf("note: %s had finished with %lld evaluations; extending it to %lld\n", a.log, (long long)n_resumed,
                (long long)a.budget);
-      long long damaged = rc == 0 ? (long long)mpt_runlog_damaged(log) : 0;
-      if (damaged > 0)
-        fprintf(stderr, "warning: run log %s had %lld damaged record%s (checksum mismatch), now left out; the %lld intact ones "
-                "are resumed; the file as it was is kept as %s\n", a.log, damaged, damaged == 1 ? "" : "s",
-                (long long)n_resumed, mpt_runlog_damaged_copy(log));
-      if (rc == 0 && mpt_runlog_recovered(log))
-        fprintf(stderr, "warning: %s\nwarning: its %lld intact records were recovered by their checksums and are resumed; its "
-                "settings (strategy, seed, budget) and device and session tables %s; the file as it was is kept as %s\n",
-                mpt_runlog_recovered(log), (long long)n_resumed,
-                mpt_runlog_recovered_meta_text(log),
-                mpt_runlog_damaged_copy(log));
       if (rc == 0 && !a.seed_given) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
@@ -506,7 +512,9 @@ static int run(int argc, char **argv, int collect) {
       if (!a.resume) { /* with --force too: the new log replaces the old by rename, never while another run writes it */
         rc = mpt_runlog_create(a.log, space, &meta, &log, &err);
       } else {
-        rc = mpt_runlog_resume_meta(log, &meta, &err); /* the settings it goes on with; those a recovered log lost */
+        rc = mpt_runlog_begin_session(log, &err);
+        if (rc == 0) warn_damaged(a.log, log, n_resumed);
+        if (rc == 0) rc = mpt_runlog_resume_meta(log, &meta, &err); /* the settings it goes on with; those a recovered log lost */
       }
       if (rc == 0 && all) rc = mpt_runlog_set_devices(log, all + first, size - first, &err);
       free(all);

@@ -733,7 +733,11 @@ static int check_same_space(mpt_runlog *log, const mpt_space *space, const char 
 
 /* extend_to > 0: a log finished by its budget (or, before format 3, its time budget) is reopened to go
  * on to extend_to evaluations, when that is more than it holds; it is not finished any more */
-static int open_at(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err) {
+static int begin_session(mpt_runlog *log, mpt_error *err);
+
+/* begin = 0: the log is locked and read and checked, nothing written (mpt_runlog_begin_session writes) */
+static int open_at(const char *path, const mpt_space *space, int64_t extend_to, int begin, mpt_runlog **out,
+                   mpt_error *err) {
   mpt_runlog *log;
   int unreadable, lock_fd;
   int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
@@ -779,25 +783,46 @@ static int open_at(const char *path, const mpt_space *space, int64_t extend_to, 
     }
   }
   if (rc == 0) rc = check_same_space(log, space, path, err);
-  if (rc == 0 && (log->damaged > 0 || log->recovered)) rc = mpt_rl_keep_damaged_copy(log, err);
+  if (rc == 0 && begin) rc = begin_session(log, err);
+  else if (rc == 0) log->session_pending = 1;
   if (rc < 0) { mpt_rl_free_log(log); return rc; }
-  /* a new session: its row, and a fresh copy without any torn or damaged record */
+  *out = log;
+  return 0;
+}
+
+/* a resumed log's new session: the file as it was kept when damaged or recovered, the session's row, and
+ * a fresh copy without any torn or damaged record */
+static int begin_session(mpt_runlog *log, mpt_error *err) {
+  int rc = 0;
+  if ((log->damaged > 0 || log->recovered) && (rc = mpt_rl_keep_damaged_copy(log, err)) < 0) return rc;
   mpt_rl_session s = this_session();
   mpt_rl_session *ns = realloc(log->sess, sizeof s * (size_t)(log->n_sess + 1));
-  if (!ns) { mpt_rl_free_log(log); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
+  if (!ns) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->sess = ns;
   log->sess[log->n_sess++] = s;
   log->session = log->n_sess - 1;
-  rc = rewrite(log, log->count, log->capacity, err);
-  if (rc < 0) { mpt_rl_free_log(log); return rc; }
+  if ((rc = rewrite(log, log->count, log->capacity, err)) < 0) return rc;
   if (log->rec_off) { /* recovered: from now on the new file */
     close(log->rec_fd);
     log->rec_fd = -1;
     free(log->rec_off);
     log->rec_off = NULL;
   }
-  *out = log;
+  log->session_pending = 0;
   return 0;
+}
+
+int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err) {
+  return log->session_pending ? begin_session(log, err) : 0;
+}
+
+int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out,
+                            mpt_error *err) {
+  char *real = mpt_outfile_resolve(path);
+  if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = open_at(real, space, extend_to, 0, out, err);
+  free(real);
+  return rc;
 }
 
 /* A log named through a symbolic link is written at the link's target, so that the link stays when the log
@@ -817,7 +842,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
 int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err) {
   char *real = mpt_outfile_resolve(path);
   if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = open_at(real, space, extend_to, out, err);
+  int rc = open_at(real, space, extend_to, 1, out, err);
   free(real);
   return rc;
 }
@@ -835,6 +860,7 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
   mpt_h5_quiet();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
+  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
   for (int i = 0; i < n; i++)
     if (obs[i].id < 0) return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: observation with id %lld", log->path, (long long)obs[i].id);
   if (log->count + n > log->capacity) {
@@ -919,6 +945,7 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
   mpt_h5_quiet();
   if (n <= 0) return 0;
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
+  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
   mpt_rl_dev *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
   if (!rows) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->devs = rows;
@@ -944,6 +971,7 @@ const char *mpt_runlog_meta(mpt_runlog *log, const char *key) { return get_attr(
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   mpt_h5_quiet();
   if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
+  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
   if (!reason) reason = "";
   /* a stopped run stays resumable: everything is on disk already */
   if (strcmp(reason, "signal") == 0 || strcmp(reason, "time") == 0)

@@ -38,6 +38,13 @@ int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, 
  * more than the evaluations it holds: the run goes on to extend_to (it is marked finished again then).
  * A budget no larger, or a log finished otherwise (space exhausted), fails as above. */
 int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err);
+/* mpt_runlog_open_to in two steps, so that a resume refused for a reason found later leaves the log as it
+ * was: _checked locks, reads and checks it and writes nothing; mpt_runlog_begin_session then keeps a damaged
+ * or recovered file beside it (mpt_runlog_damaged_copy), adds the session and rewrites it. Appending before
+ * begin_session is an error. */
+int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out,
+                            mpt_error *err);
+int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err);
 /* 1 when mpt_runlog_open_to reopened a finished log to extend it */
 int mpt_runlog_extended(const mpt_runlog *log);
 /* Read-only open for export/inspection. */

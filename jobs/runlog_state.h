@@ -17,6 +17,7 @@ struct mpt_runlog {
   hid_t rec_type, dev_type, ses_type; /* memory = file types */
   int readonly, finished;
   int extended;            /* finished, reopened by mpt_runlog_open_to to go on to a larger budget */
+  int session_pending;     /* opened by mpt_runlog_open_checked: nothing written until begin_session */
   double synced_at;        /* monotonic time of the last fdatasync of the appends (jobs/runlog.c) */
   int dims;
   size_t rec_size;

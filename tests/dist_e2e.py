@@ -466,6 +466,8 @@ def t_signal():
         interrupted(base2 + ["--budget", "100"], log2, "settings: second run")
         interrupted(base2 + ["--resume", "--budget", "400", "--strategy", "ga", "--option", "popsize=12"], log2,
                     "settings: resume with a new budget and strategy")
+        with open(log2, "rb") as f:
+            before = f.read()
         q = mpirun(1, "collect", T1, "--simulate", A100, "--log", log2, "--resume", "--progress", "off")
         check(q.returncode != 0 and f"{log2} is the log of an `mptune tune` run: resume it with mptune tune --resume" in q.stderr,
               f"settings: collect --resume of a tune log: rc {q.returncode}: {q.stderr[-300:]}")
@@ -474,6 +476,10 @@ def t_signal():
         q = mpirun(1, "tune", T1, "--log", log2, "--resume", "--progress", "off")
         check(q.returncode != 0 and f"{log2} was run with --simulate {A100}; resuming it on real evaluations would mix"
               in q.stderr, f"settings: resume of a replayed run on real evaluations: rc {q.returncode}: {q.stderr[-300:]}")
+        q = mpirun(2, "tune", T1, "--simulate", os.path.join(tmp, "nothere_T4.json"), "--log", log2, "--resume")
+        check(q.returncode != 0 and "nothere_T4.json" in q.stderr, f"settings: a missing replay file: {q.stderr[-300:]}")
+        with open(log2, "rb") as f:  # refused resumes leave the log exactly as it was (they added a session row)
+            check(f.read() == before, "settings: a refused resume changed the log")
         q = mpirun(1, "tune", T1, "--simulate", w6600, "--simulate-delay", "0.01", "--log", log2, "--resume", "--time",
                    "0.3", "--progress", "off", check_rc=0)
         check(f"warning: {log2} was run with --simulate {A100}; resuming it with --simulate {w6600}" in q.stderr,

@@ -261,11 +261,15 @@ def main():
               and f["sessions"][0] == g["sessions"][0] and f["devices"][0] == g["devices"][0]
               and f["devices"][1]["session"] == 1, "sessions and devices of the resumed recovered log")
     # its metadata copy damaged too: the settings are lost, the resuming command gives them
+    # (refused without a budget: the log is left exactly as it was, nothing kept beside it)
     p = run(tune + ["--log", bare], expect_ok=False)
-    check(p.returncode != 0 and "budget" in p.stderr and "lost with the damaged metadata" in p.stderr
-          and "were lost (no intact metadata copy)" in p.stderr, "recovered resume without --budget: " + p.stderr)
+    check(p.returncode != 0 and "budget" in p.stderr and "lost with the damaged metadata" in p.stderr,
+          "recovered resume without --budget: " + p.stderr)
+    with open(bare, "rb") as fh:
+        check(fh.read() == bare_raw and not os.path.exists(bare + ".damaged"), "a refused resume changed the log")
     p = run(tune + ["--log", bare, "--budget", str(budget)])
-    check("70 intact records were recovered" not in p.stderr, "recovered twice: " + p.stderr)
+    check("70 intact records were recovered" in p.stderr and "were lost (no intact metadata copy)" in p.stderr,
+          "recovered resume with --budget: " + p.stderr)
     check_resumed_cut(bare, bare_raw)
     with h5py.File(bare, "r") as f:
         check(f.attrs["strategy"] == b"random" and int(f.attrs["budget"]) == budget, "settings of the resumed recovered log")
