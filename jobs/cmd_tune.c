@@ -453,6 +453,8 @@ static int run(int argc, char **argv, int collect) {
       rc = mpt_error_set(&err, MPT_ERR_STATE, "run log '%s' already exists: use --resume to continue that run or --force to overwrite it", a.log);
     } else if (exists && S_ISDIR(sb.st_mode)) {
       rc = mpt_error_set(&err, MPT_ERR_IO, "run log '%s' is a directory", a.log);
+    } else if (exists) { /* --force: not over a log another run is writing (said before anything runs) */
+      rc = mpt_runlog_check_unlocked(a.log, &err);
     }
     if (rc == 0 && !a.seed_given) {
       struct timespec ts;

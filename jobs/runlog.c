@@ -847,6 +847,15 @@ int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_
   return rc;
 }
 
+int mpt_runlog_check_unlocked(const char *path, mpt_error *err) {
+  char *real = mpt_outfile_resolve(path);
+  if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int fd, rc = mpt_runlog_lock(real, &fd, err);
+  if (rc == 0) mpt_runlog_unlock(real, fd);
+  free(real);
+  return rc;
+}
+
 int mpt_runlog_open(const char *path, const mpt_space *space, mpt_runlog **out, mpt_error *err) {
   return mpt_runlog_open_to(path, space, 0, out, err);
 }

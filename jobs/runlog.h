@@ -45,6 +45,9 @@ int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_
 int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out,
                             mpt_error *err);
 int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err);
+/* 0 when no other run writes the log at path now (its lock is free), else the error a create or open
+ * would give; an early check, before a run starts (the create or open takes the lock for real) */
+int mpt_runlog_check_unlocked(const char *path, mpt_error *err);
 /* 1 when mpt_runlog_open_to reopened a finished log to extend it */
 int mpt_runlog_extended(const mpt_runlog *log);
 /* Read-only open for export/inspection. */

@@ -480,6 +480,16 @@ def t_signal():
         check(q.returncode != 0 and "nothere_T4.json" in q.stderr, f"settings: a missing replay file: {q.stderr[-300:]}")
         with open(log2, "rb") as f:  # refused resumes leave the log exactly as it was (they added a session row)
             check(f.read() == before, "settings: a refused resume changed the log")
+        # --force over a log another run is writing: refused before anything runs (no run header)
+        p = spawn([MPIEXEC, "-n", 1, MPTUNE] + base2 + ["--resume", "--time", "30"])
+        t0 = time.time()
+        while time.time() - t0 < 30 and not os.path.exists(log2 + ".lock"):
+            time.sleep(0.05)
+        q = mpirun(1, "tune", T1, "--simulate", A100, "--log", log2, "--force", "--budget", 5)
+        os.kill(p.pid, signal.SIGINT)
+        p.communicate(timeout=60)
+        check(q.returncode != 0 and "being written by another mptune" in q.stderr and "valid configurations" not in q.stdout,
+              f"settings: --force over a log being written: rc {q.returncode}: {q.stdout[-300:]} {q.stderr[-300:]}")
         q = mpirun(1, "tune", T1, "--simulate", w6600, "--simulate-delay", "0.01", "--log", log2, "--resume", "--time",
                    "0.3", "--progress", "off", check_rc=0)
         check(f"warning: {log2} was run with --simulate {A100}; resuming it with --simulate {w6600}" in q.stderr,
