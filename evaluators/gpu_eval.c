@@ -57,15 +57,61 @@ static int is_symbol_arg(const mpt_ks_arg *a) { return a->constant || a->mem == 
 static int is_writable(const mpt_ks_arg *a) { return a->access != MPT_ACCESS_READ_ONLY; }
 
 int mpt_gpu_source_has_kernel(const char *source, const char *name) {
-  size_t n = strcspn(name, "<( ");
-  if (n == 0) return 0;
-  for (const char *p = strstr(source, name); p; p = strstr(p + 1, name)) {
-    if (strncmp(p, name, n) != 0) continue;
+  size_t n = strcspn(name, "<( "); /* scale<float>: scale */
+  const char *base = name;         /* ns::k is declared as k inside its namespace */
+  for (const char *c = name; c + 1 < name + n; c++)
+    if (c[0] == ':' && c[1] == ':') base = c + 2;
+  n -= (size_t)(base - name);
+  if (n == 0 || n > 255) return n > 255;
+  char key[256];
+  memcpy(key, base, n);
+  key[n] = '\0';
+  for (const char *p = strstr(source, key); p; p = strstr(p + 1, key)) {
     int before = p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
     int after = isalnum((unsigned char)p[n]) || p[n] == '_';
     if (!before && !after) return 1;
   }
   return 0;
+}
+
+/* blanks every "#pragma unroll NAME" directive of src (spaces: lines and columns stay) */
+static void drop_unroll_pragmas(char *src, const char *name) {
+  size_t nl = strlen(name);
+  for (char *p = strchr(src, '#'); p; p = strchr(p + 1, '#')) {
+    const char *q = p + 1;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, "pragma", 6) != 0 || (q[6] != ' ' && q[6] != '\t')) continue;
+    q += 6;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, "unroll", 6) != 0 || (q[6] != ' ' && q[6] != '\t')) continue;
+    q += 6;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, name, nl) != 0 || isalnum((unsigned char)q[nl]) || q[nl] == '_') continue;
+    memset(p, ' ', (size_t)(q + nl - p));
+  }
+}
+
+char *mpt_gpu_prepare_source(const char *source, const char *const *defines, int n_defines) {
+  size_t len = strlen(source) + 16;
+  for (int i = 0; i < n_defines; i++) len += strlen(defines[i]) + 10;
+  char *out = malloc(len), *at = out;
+  if (!out) return NULL;
+  for (int i = 0; i < n_defines; i++) { /* "name=value" -> "#define name value" */
+    size_t nl = strcspn(defines[i], "=");
+    at += sprintf(at, "#define %.*s %s\n", (int)nl, defines[i], defines[i][nl] ? defines[i] + nl + 1 : "");
+  }
+  at += sprintf(at, "#line 1\n");
+  char *body = at;
+  strcpy(body, source);
+  for (int i = 0; i < n_defines; i++) { /* loop_unroll_factor_X = 0: no unroll pragma for that loop */
+    size_t nl = strcspn(defines[i], "=");
+    if (strncmp(defines[i], "loop_unroll_factor", 18) == 0 && strcmp(defines[i] + nl, "=0") == 0) {
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(nl < 255 ? nl : 255), defines[i]);
+      drop_unroll_pragmas(body, name);
+    }
+  }
+  return out;
 }
 
 /* ---- device server (runs in the isolate child) ----------------------------------------------- */
@@ -251,27 +297,14 @@ int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_
   int rc = mpt_kspec_launch(ks, idx, &l, err);
   free(idx);
   if (rc) return rc;
-  int n_opts = ks->n_options + l.n_defines;
-  char **opts = calloc((size_t)n_opts + 1, sizeof *opts);
-  if (!opts) {
-    mpt_launch_free(&l);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  }
-  int k = 0;
-  for (int i = 0; i < ks->n_options; i++) opts[k++] = strdup(ks->options[i]);
-  for (int i = 0; i < l.n_defines; i++) {
-    size_t len = strlen(l.defines[i]) + 3;
-    opts[k] = malloc(len);
-    if (opts[k]) snprintf(opts[k], len, "-D%s", l.defines[i]);
-    k++;
-  }
-  for (int i = 0; i < k; i++)
-    if (!opts[i]) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  /* the defines as #define lines before the source, as Kernel Tuner writes them: as -D options they
+   * would also rewrite the runtime's built-in headers (a parameter named mode, T or n broke every compile) */
+  char *src = mpt_gpu_prepare_source(ks->source, (const char *const *)l.defines, l.n_defines);
+  if (!src) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   if (!rc)
-    rc = mpt_rtc_compile_isolated(compile, ks->source, ks->kernel_file, ks->kernel_name, arch,
-                                  (const char *const *)opts, k, timeout_s, res, err);
-  for (int i = 0; i < k; i++) free(opts[i]);
-  free(opts);
+    rc = mpt_rtc_compile_isolated(compile, src, ks->kernel_file, ks->kernel_name, arch,
+                                  (const char *const *)ks->options, ks->n_options, timeout_s, res, err);
+  free(src);
   if (launch_out && !rc)
     *launch_out = l;
   else

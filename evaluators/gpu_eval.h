@@ -60,5 +60,10 @@ int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_
 
 /* 1 when `name` (a kernel name, possibly "k<float>") occurs as an identifier in source */
 int mpt_gpu_source_has_kernel(const char *source, const char *name);
+/* the source a configuration is compiled from (malloc'd, NULL when out of memory): one "#define name
+ * value" line per define ("name=value", mpt_launch), "#line 1", then the source, in which the
+ * "#pragma unroll loop_unroll_factor_X" directives of a loop_unroll_factor_X that is 0 are blanked (no
+ * unroll hint for that loop), as Kernel Tuner prepares a kernel string */
+char *mpt_gpu_prepare_source(const char *source, const char *const *defines, int n_defines);
 
 #endif

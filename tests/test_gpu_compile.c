@@ -25,11 +25,12 @@ typedef struct example {
   mpt_kernel_spec *ks;
 } example;
 
+/* a problem of the source tree: examples/gpu/NAME, or DIR/NAME when name has a directory */
 static void load_example(const char *name, example *ex) {
   const char *src = getenv("MPT_SOURCE_DIR");
   assert_non_null(src);
   char path[1024];
-  snprintf(path, sizeof path, "%s/examples/gpu/%s", src, name);
+  snprintf(path, sizeof path, strchr(name, '/') ? "%s/%s" : "%s/examples/gpu/%s", src, name);
   mpt_error err;
   mpt_error_clear(&err);
   int rc = mpt_problem_load(path, &ex->p, &err);
@@ -212,6 +213,89 @@ static void test_hiprtc_errors(void **state) {
   check_errors(mpt_hiprtc_compile, "gfx90a");
 }
 
+/* The defines reach the kernel as "#define name value" lines before its source (as Kernel Tuner writes
+ * them), not as -D options, which also rewrote the runtime's built-in headers: a tuning parameter named
+ * `mode` (tests/kernels/gpu_modes.json) made every configuration fail to compile (NVRTC's
+ * "enum cudaRoundMode mode", hiprtc's amd_hip_runtime.h). Line numbers of compile errors are the
+ * source's own; a loop_unroll_factor_X of 0 drops that loop's "#pragma unroll" (hiprtc rejects 0). */
+static void check_defines_in_source(mpt_rtc_compile_fn fn, const char *arch, const char *line_2) {
+  example ex;
+  load_example("tests/kernels/gpu_modes.json", &ex);
+  int64_t n = mpt_space_size(ex.s);
+  int mode = mpt_problem_param_index(ex.p, "mode");
+  int checked = 0;
+  for (int64_t id = 0; id < n; id++) {
+    int64_t m = ex.p->params[mode].values[mpt_space_value_index(ex.s, id, mode)].u.i;
+    mpt_rtc_result r;
+    mpt_error err;
+    mpt_error_clear(&err);
+    assert_int_equal(mpt_gpu_compile_config(ex.ks, ex.s, id, fn, arch, 300, NULL, &r, &err), 0);
+    if (!r.ok != (m == 1)) fprintf(stderr, "mode %lld: %s\n", (long long)m, r.log ? r.log : "");
+    assert_int_equal(!r.ok, m == 1); /* mode 1 is the purpose-made compile error */
+    if (m == 1) assert_non_null(strstr(r.log, "this_is_not_valid_code"));
+    mpt_rtc_result_free(&r);
+    checked++;
+  }
+  assert_true(checked >= 6);
+  free_example(&ex);
+  const char *defs[] = {"loop_unroll_factor_x=0", "loop_unroll_factor_xy=4", "VALUE=2.0f"};
+  const char *src = "extern \"C\" __global__ void k(float *a) {\n  a[threadIdx.x] = undefined_thing;\n}\n";
+  char *prepared = mpt_gpu_prepare_source(src, defs, 3);
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "bad.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  free(prepared);
+  assert_false(r.ok);
+  if (!strstr(r.log, line_2)) fprintf(stderr, "no '%s' in: %s\n", line_2, r.log);
+  assert_non_null(strstr(r.log, line_2)); /* the error's line in the source, not after the defines */
+  mpt_rtc_result_free(&r);
+  const char *unroll = "extern \"C\" __global__ void k(float *a, int n) {\n"
+                       "  float s = 0;\n"
+                       "  #pragma unroll loop_unroll_factor_x\n"
+                       "  for (int i = 0; i < n; i++) s += a[i];\n"
+                       "#pragma unroll loop_unroll_factor_xy\n"
+                       "  for (int i = 0; i < n; i++) s += VALUE * a[i];\n"
+                       "  a[threadIdx.x] = s;\n}\n";
+  prepared = mpt_gpu_prepare_source(unroll, defs, 3);
+  assert_non_null(strstr(prepared, "#define loop_unroll_factor_x 0\n#define loop_unroll_factor_xy 4\n"
+                                   "#define VALUE 2.0f\n#line 1\nextern"));
+  assert_non_null(strstr(prepared, "\n                                     \n  for")); /* blanked, the line kept */
+  assert_non_null(strstr(prepared, "\n#pragma unroll loop_unroll_factor_xy\n"));     /* 4: kept */
+  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "unroll.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  free(prepared);
+  if (!r.ok) fprintf(stderr, "%s\n", r.log);
+  assert_true(r.ok);
+  mpt_rtc_result_free(&r);
+}
+
+static void test_nvrtc_defines(void **state) {
+  (void)state;
+  if (!have_nvrtc()) skip();
+  check_defines_in_source(mpt_nvrtc_compile, "sm_90", "bad.cu(2)");
+}
+
+static void test_hiprtc_defines(void **state) {
+  (void)state;
+  if (!have_hiprtc()) skip();
+  check_defines_in_source(mpt_hiprtc_compile, "gfx90a", "CompileSource:2:"); /* hiprtc names no file */
+}
+
+/* the kernel named in the spec is looked for by its own name: a template instance (scale<float>) by
+ * its template, a namespaced one (ns::k2) by its last part; a longer identifier is not it */
+static void test_source_has_kernel(void **state) {
+  (void)state;
+  const char *tmpl = "template <typename T> __global__ void scale(T *a, int n) { a[0] *= n; }\n";
+  const char *nsk = "namespace ns { __global__ void k2(float *a) { a[0] = 1; } }\n";
+  assert_true(mpt_gpu_source_has_kernel(tmpl, "scale<float>"));
+  assert_true(mpt_gpu_source_has_kernel(tmpl, "scale"));
+  assert_false(mpt_gpu_source_has_kernel(tmpl, "scal<float>"));
+  assert_true(mpt_gpu_source_has_kernel(nsk, "ns::k2"));
+  assert_true(mpt_gpu_source_has_kernel(nsk, "k2"));
+  assert_false(mpt_gpu_source_has_kernel(nsk, "ns::k"));
+  assert_false(mpt_gpu_source_has_kernel(nsk, "ns::"));
+}
+
 /* compilers that crash or hang only lose their child */
 static int crashing_compiler(const char *source, const char *source_name, const char *kernel_name,
                              const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
@@ -255,7 +339,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_isolation),      cmocka_unit_test(test_nvrtc_errors),
       cmocka_unit_test(test_hiprtc_errors),  cmocka_unit_test(test_nvrtc_examples),
-      cmocka_unit_test(test_hiprtc_examples),
+      cmocka_unit_test(test_hiprtc_examples), cmocka_unit_test(test_nvrtc_defines),
+      cmocka_unit_test(test_hiprtc_defines),  cmocka_unit_test(test_source_has_kernel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
