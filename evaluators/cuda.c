@@ -176,8 +176,13 @@ static int cuda_launch(void *st, void *fn, const int64_t grid[3], const int64_t 
       return MPT_STATUS_LAUNCH_ERROR;
     }
   mpt_cu_result r;
-  if (shared > 48 * 1024 && d->cuFuncSetAttribute) /* dynamic shared memory beyond 48 KiB is opt-in */
-    d->cuFuncSetAttribute(fn, MPT_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
+  if (shared > 0 && d->cuFuncSetAttribute) { /* static + dynamic shared memory beyond 48 KiB: the dynamic is opt-in */
+    int static_shared = 0;
+    d->cuFuncGetAttribute(&static_shared, MPT_CU_FUNC_SHARED_SIZE_BYTES, fn);
+    if ((long long)shared + static_shared > 48 * 1024 &&
+        (r = d->cuFuncSetAttribute(fn, MPT_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared)) != 0)
+      return fail(d, r, MPT_STATUS_LAUNCH_ERROR, "cuFuncSetAttribute (dynamic shared memory beyond 48 KiB)", msg, cap);
+  }
   if (ms && (r = d->cuEventRecord(s->ev_start, NULL)) != 0)
     return fail(d, r, MPT_STATUS_RUNTIME_ERROR, "cuEventRecord", msg, cap);
   r = d->cuLaunchKernel(fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)block[0],

@@ -284,7 +284,7 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
     res->ok = 0;
     if (timed_out) {
       res->timed_out = 1;
-      snprintf(msg, sizeof msg, "compiler timed out after %.0f s compiling for %s (killed)", timeout_s, arch);
+      snprintf(msg, sizeof msg, "compiler timed out after %.3g s compiling for %s (killed)", timeout_s, arch);
     } else if (WIFSIGNALED(status)) {
       res->crashed = WTERMSIG(status);
       snprintf(msg, sizeof msg, "compiler crashed with %s (signal %d) compiling for %s",
@@ -301,12 +301,23 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
   wire_hdr h;
   memcpy(&h, buf, sizeof h);
   size_t need = sizeof h + h.msg_len + h.code_size + h.lowered_len + h.log_len;
-  if (need != len) {
+  if (need != len) { /* the child ended in the middle of its report: this variant's compile failed */
+    res->ok = 0;
+    res->crashed = SIGABRT;
+    snprintf(msg, sizeof msg, "compiler process ended before its result was complete (%zu of %zu bytes; exit status "
+             "%d; compiling for %s)", len, need, WIFEXITED(status) ? WEXITSTATUS(status) : -1, arch);
+    res->log = strdup(msg);
     free(buf);
-    return mpt_error_set(err, MPT_ERR_INTERNAL, "isolated compile: truncated result (%zu of %zu bytes)", len, need);
+    return 0;
   }
   const char *p = buf + sizeof h;
-  if (h.rc != 0) {
+  if (h.rc == MPT_ERR_INTERNAL) { /* the compiler failed on this source (no program, no code): a compile error */
+    res->ok = 0;
+    res->log = strndup(p, h.msg_len);
+    free(buf);
+    return res->log ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  if (h.rc != 0) { /* the compiler cannot be used at all (not found, an architecture it does not know) */
     rc = mpt_error_set(err, h.rc, "%.*s", (int)h.msg_len, p);
     free(buf);
     return rc;

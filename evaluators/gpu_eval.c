@@ -19,7 +19,7 @@ typedef struct gpu_req {
   int32_t iterations;
   int64_t id;
   int64_t grid[3], block[3], shared;
-  uint64_t code_size, lowered_len; /* followed by the lowered name (no NUL) and the code */
+  uint64_t code_size, lowered_len; /* followed by the lowered name (no NUL) and, at code_offset(), the code */
 } gpu_req;
 
 typedef struct gpu_resp {
@@ -253,12 +253,18 @@ done:
   }
 }
 
+/* where the code lies in a request: after the lowered name, 16-byte aligned (as a malloc'd image would
+ * be: the driver parses the ELF image in place) */
+static size_t code_offset(uint64_t lowered_len) { return (sizeof(gpu_req) + (size_t)lowered_len + 15) & ~(size_t)15; }
+
 static long server_serve(void *ctx, const void *req, size_t req_len, void *resp, size_t resp_cap) {
   gpu_eval *g = ctx;
   if (req_len < sizeof(gpu_req) || resp_cap < sizeof(gpu_resp)) return -1;
   gpu_req rq;
   memcpy(&rq, req, sizeof rq);
-  if (sizeof rq + rq.lowered_len + rq.code_size > req_len || rq.lowered_len > 4096) return -1;
+  if (rq.lowered_len > 4096 || sizeof rq + rq.lowered_len > req_len ||
+      (rq.code_size && code_offset(rq.lowered_len) + rq.code_size > req_len))
+    return -1;
   gpu_resp *rs = resp;
   memset(rs, 0, sizeof *rs);
   rs->ok = g->ready;
@@ -278,7 +284,7 @@ static long server_serve(void *ctx, const void *req, size_t req_len, void *resp,
   memcpy(lowered, p, rq.lowered_len);
   lowered[rq.lowered_len] = 0;
   mpt_obs_init(&rs->obs, rq.id);
-  server_run(g, &rq, lowered, p + rq.lowered_len, rs);
+  server_run(g, &rq, lowered, (const char *)req + code_offset(rq.lowered_len), rs);
   return (long)sizeof *rs;
 }
 
@@ -362,7 +368,7 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
     mpt_launch_free(&l);
     return 0;
   }
-  size_t need = sizeof(gpu_req) + strlen(r.lowered) + r.code_size;
+  size_t need = code_offset(strlen(r.lowered)) + r.code_size;
   if (need > g->req_cap) {
     o->status = MPT_STATUS_COMPILE_ERROR;
     snprintf(o->reason, sizeof o->reason, "compiled code of %zu bytes exceeds the %zu-byte request limit",
@@ -385,15 +391,27 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   rq.code_size = r.code_size;
   memcpy(g->req, &rq, sizeof rq);
   memcpy(g->req + sizeof rq, r.lowered, rq.lowered_len);
-  memcpy(g->req + sizeof rq + rq.lowered_len, r.code, r.code_size);
+  memcpy(g->req + code_offset(rq.lowered_len), r.code, r.code_size);
   mpt_rtc_result_free(&r);
   mpt_launch_free(&l);
-  if (!g->iso && (rc = make_iso(g, err)) != 0) return rc;
   gpu_resp rs;
   size_t got = 0;
   mpt_isolate_result ir;
-  rc = mpt_isolate_call(g->iso, g->req, need, &rs, sizeof rs, &got, eval_timeout(g), &ir, err);
-  if (rc) return rc;
+  for (int attempt = 1;; attempt++) {
+    if (!g->iso && (rc = make_iso(g, err)) != 0) return rc;
+    rc = mpt_isolate_call(g->iso, g->req, need, &rs, sizeof rs, &got, eval_timeout(g), &ir, err);
+    if (rc) return rc;
+    if (ir.outcome != MPT_ISO_OK || got < sizeof rs || rs.ok) break;
+    /* a fresh device server could not take the device (lost after a fault, being reset): that is no
+     * verdict on this configuration. Two more servers, a second and two apart; then the evaluator stops
+     * (the run ends resumable) instead of logging every remaining configuration as failed */
+    restart_server(g);
+    if (attempt == 3)
+      return mpt_error_set(err, MPT_ERR_DEVICE, "the device is not usable any more (%s; 3 fresh device servers tried): "
+                           "the run stops here; resume it once the device works", rs.msg);
+    struct timespec nap = {attempt, 0};
+    nanosleep(&nap, NULL);
+  }
   if (ir.outcome != MPT_ISO_OK || got < sizeof rs) {
     o->status = ir.outcome == MPT_ISO_TIMEOUT     ? MPT_STATUS_TIMEOUT
                 : ir.outcome == MPT_ISO_CANCELLED ? MPT_STATUS_CANCELLED

@@ -18,3 +18,11 @@ mpt_script_test(gpu_devices_cli COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR
 # compared with plain loops: indexing, tiling and shared-memory logic checked without a GPU
 mpt_script_test(gpu_emulate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_emulate.py 4)
 set_tests_properties(gpu_emulate PROPERTIES TIMEOUT 300)
+# the cuda evaluator's device path (context, module, launch, timing, output check, failure classes, a
+# fresh server after a sticky error, a lost device) with a stand-in driver and the real NVRTC; skipped
+# (77) without NVRTC
+add_library(fake_cuda SHARED fake_cuda.c)
+set_target_properties(fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+mpt_script_test(gpu_fake_driver COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_fake_driver.py)
+set_tests_properties(gpu_fake_driver PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+add_dependencies(mptune fake_cuda)

@@ -313,6 +313,13 @@ static int hanging_compiler(const char *source, const char *source_name, const c
   return 0;
 }
 
+static int failing_compiler(const char *source, const char *source_name, const char *kernel_name,
+                            const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                            mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)res;
+  return mpt_error_set(err, MPT_ERR_INTERNAL, "NVRTC produced no CUBIN for %s", arch);
+}
+
 static void test_isolation(void **state) {
   (void)state;
   mpt_rtc_result r;
@@ -329,7 +336,13 @@ static void test_isolation(void **state) {
   assert_true(r.timed_out);
   assert_non_null(strstr(r.log, "timed out"));
   mpt_rtc_result_free(&r);
-  /* errors of the compile function itself come back as errors */
+  /* a compiler that fails on this source (no program, no code: MPT_ERR_INTERNAL) fails this variant's
+   * compile; it ended the evaluator, and the run, before */
+  assert_int_equal(mpt_rtc_compile_isolated(failing_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_false(r.ok);
+  assert_string_equal(r.log, "NVRTC produced no CUBIN for sm_90");
+  mpt_rtc_result_free(&r);
+  /* errors of the compile function itself (no compiler, an architecture it does not know) come back as errors */
   assert_int_equal(mpt_rtc_compile_isolated(mpt_hiprtc_compile, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err),
                    have_hiprtc() ? MPT_ERR_VALUE : MPT_ERR_DEVICE);
   assert_true(strlen(err.msg) > 0);
