@@ -83,7 +83,7 @@ int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out,
       out->block[d] = d == 0 ? 256 : 1;
       if (pi >= 0) {
         double v = mpt_value_as_double(&vars[pi], &ok);
-        if (ok) out->block[d] = (int64_t)v;
+        if (ok) out->block[d] = v >= 1 && v < 9.2e18 ? (int64_t)v : 0; /* no undefined cast: < 1 is refused below */
       }
     }
     if (out->block[d] < 1) {
@@ -116,7 +116,13 @@ int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out,
         rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "grid divisor %g <= 0 for %s", div, config);
         goto done;
       }
-      out->grid[d] = (int64_t)ceil((double)out->problem[d] / div);
+      double blocks = ceil((double)out->problem[d] / div);
+      if (!(blocks < 9.2e18)) { /* a divisor near 0 (1e-300): no undefined cast to int64 */
+        snprintf(fld, sizeof fld, "%s", gd_names[d]);
+        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "grid of %g blocks (divisor %g) for %s", blocks, div, config);
+        goto done;
+      }
+      out->grid[d] = (int64_t)blocks;
     } else if (ks->global[d]) {
       int64_t g;
       snprintf(fld, sizeof fld, "GlobalSize.%s", dims[d]);

@@ -43,8 +43,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* a CSV field: quoted when it holds a comma, quote or line break */
-static char *csv_field(const char *s) {
-  int quote = strpbrk(s, ",\"\r\n") != NULL;
+/* s as a CSV field (Python's csv.writer, QUOTE_MINIMAL); alone: the only field of its row, where an empty
+ * one is written "" (else the row would be an empty line, which CSV readers skip) */
+static char *csv_field(const char *s, int alone) {
+  int quote = strpbrk(s, ",\"\r\n") != NULL || (alone && !s[0]);
   size_t n = strlen(s);
   char *o = malloc(2 * n + 3);
   if (!o) return NULL;
@@ -85,13 +87,13 @@ static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
         if (!(b = malloc((size_t)need + 1))) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto out; }
         mpt_value_str_repr(&p->params[i].values[v], b, need + 1);
       }
-      txt[i][v] = csv_field(b);
+      txt[i][v] = csv_field(b, d == 1);
       if (b != sb) free(b);
       if (!txt[i][v]) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto out; }
     }
   }
   for (int i = 0; i < d; i++) {
-    char *h = csv_field(p->params[i].name);
+    char *h = csv_field(p->params[i].name, d == 1);
     if (!h) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto out; }
     fprintf(f, "%s%s", i ? "," : "", h);
     free(h);

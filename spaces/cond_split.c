@@ -24,9 +24,12 @@ static int split_and(const char *src, char **parts, int cap) {
     }
     if (c == '(' || c == '[' || c == '{') depth++;
     else if (c == ')' || c == ']' || c == '}') depth--;
-    if (isalpha((unsigned char)c) || c == '_' || isdigit((unsigned char)c)) {
+    /* a name's bytes as the tokenizer takes them: letters, digits, '_' and any byte of a UTF-8
+     * sequence (>= 0x80), so that "éandé" is one name, not é and é */
+    if (isalpha((unsigned char)c) || c == '_' || isdigit((unsigned char)c) || (unsigned char)c >= 0x80) {
       size_t j = i;
-      while (j < len && (isalnum((unsigned char)src[j]) || src[j] == '_' || src[j] == '.')) j++;
+      while (j < len && (isalnum((unsigned char)src[j]) || src[j] == '_' || src[j] == '.' || (unsigned char)src[j] >= 0x80))
+        j++;
       if (depth == 0 && !isdigit((unsigned char)c)) {
         const char *w = src + i;
         size_t wl = j - i;

@@ -131,6 +131,8 @@ static int lex_number(P *p, int *k, tok *t) {
   buf[nb] = '\0';
   if (s[*k] == 'j' || s[*k] == 'J') return fail(p, MPT_ERR_PARSE, start, "complex numbers are not supported%s", "");
   t->len = *k - start;
+  if (nb >= (int)sizeof buf - 1) /* its digits did not all fit: never read a number cut short */
+    return fail(p, MPT_ERR_PARSE, start, "a number literal longer than mptune reads (510 digits)%s", "");
   if (is_float) {
     t->type = T_FLOAT;
     t->f = strtod(buf, NULL);

@@ -317,11 +317,12 @@ static int parse_atom(P *p) {
     if (r == 2) return fail(p, MPT_ERR_PARSE, col, "'%s' is not supported in expressions", s);
     if (p->pos + 1 < p->nt && p->t[p->pos + 1].type == T_OP && !strcmp(p->t[p->pos + 1].op, "(")) {
       int bi = builtin_index(s);
-      if (bi < 0) {
-        for (int i = 0; i < p->n_names; i++)
-          if (p->names[i] && !strcmp(p->names[i], s)) return fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s);
-        return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
-      }
+      for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
+        if (p->names[i] && !strcmp(p->names[i], s))
+          return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
+                        : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
+                               "(Python: not callable)", s);
+      if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
       p->pos++;
       return parse_call(p, bi, col);
     }

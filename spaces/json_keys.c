@@ -222,6 +222,15 @@ static long string_byte_offset(const char *text, const char *s, int col) {
   return (long)(t - text);
 }
 
+long mpt_json_value_offset(const char *text, const char *field) {
+  if (!text) return -1;
+  char f[512];
+  snprintf(f, sizeof f, "%.*s", (int)strcspn(field, " "), field);
+  path_step st[MAX_STEPS];
+  int ns = parse_where(f, st);
+  return ns > 0 ? scan_path(text, st, ns, NULL) : -1;
+}
+
 void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n) {
   snprintf(out, n, "%s", path);
   if (!text) return;

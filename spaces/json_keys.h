@@ -33,6 +33,9 @@ void mpt_key_consider(const char *key, const char *cand, size_t min_len, const c
  * "PATH" when text is NULL or no part of field is in it. */
 void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n);
 
+/* The byte offset in text of the value at field (a path as for mpt_json_locate), or -1 */
+long mpt_json_value_offset(const char *text, const char *field);
+
 /* Line and column (1-based) of byte offset off in text. */
 void mpt_text_line_col(const char *text, size_t off, int *line, int *col);
 

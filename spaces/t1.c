@@ -96,6 +96,23 @@ static int json_to_value(const cJSON *j, mpt_ptype type, mpt_value *out) {
   return MPT_ERR_VALUE;
 }
 
+/* *v from the integer literal at field in the file's text, exactly (not through a double); a literal with
+ * a fraction or exponent is left as it is; one outside int64 is an error */
+static int exact_json_int(const mpt_problem *p, const char *field, mpt_value *v, mpt_error *err) {
+  long off = mpt_json_value_offset(p->text, field);
+  if (off < 0) return 0;
+  const char *lit = p->text + off, *end;
+  size_t len = strspn(lit + (*lit == '-'), "0123456789") + (*lit == '-');
+  end = lit + len;
+  if (*end == '.' || *end == 'e' || *end == 'E') return 0; /* a float literal: its double */
+  errno = 0;
+  long long x = strtoll(lit, NULL, 10);
+  if (errno == ERANGE)
+    return t1_error(p, err, MPT_ERR_VALUE, field, "the integer %.*s does not fit a 64-bit int", (int)len, lit);
+  *v = mpt_value_int(x);
+  return 0;
+}
+
 static const char *kind_name(mpt_vkind k) {
   switch (k) {
     case MPT_V_BOOL: return "bool";
@@ -134,10 +151,12 @@ static int value_order(const void *pa, const void *pb) {
   const value_at *a = pa, *b = pb;
   int ra = value_rank(a->v), rb = value_rank(b->v), c = 0;
   if (ra != rb) return ra < rb ? -1 : 1;
-  if (ra == 0) {
+  if (ra == 0 && a->v->kind != MPT_V_FLOAT && b->v->kind != MPT_V_FLOAT) { /* ints (and bools) exactly: 2**53 + 1 */
+    c = a->v->u.i < b->v->u.i ? -1 : a->v->u.i > b->v->u.i;
+  } else if (ra == 0) { /* a total order: NaN after every number (it compared equal to all) */
     int ok;
     double x = mpt_value_as_double(a->v, &ok), y = mpt_value_as_double(b->v, &ok);
-    c = x < y ? -1 : x > y;
+    c = isnan(x) || isnan(y) ? isnan(x) - isnan(y) : x < y ? -1 : x > y;
   } else if (ra == 1) {
     c = strcmp(a->v->u.s, b->v->u.s);
   }
@@ -211,6 +230,16 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     const cJSON *it;
     cJSON_ArrayForEach(it, jv) {
       int rc = json_to_value(it, par->type, &list.u.list.items[list.u.list.n]);
+      if (rc == 0 && cJSON_IsNumber(it) && fabs(it->valuedouble) >= 9007199254740992.0 && par->type != MPT_P_FLOAT) {
+        /* an integer beyond 2**53: cJSON's double rounded it; read the literal itself */
+        char item[300];
+        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, (int)list.u.list.n, par->name);
+        rc = exact_json_int(p, item, &list.u.list.items[list.u.list.n], err);
+        if (rc) {
+          mpt_value_free(&list);
+          return rc;
+        }
+      }
       if (rc) {
         int bad = (int)list.u.list.n; /* before the free, which empties the list */
         mpt_value_free(&list);
@@ -351,6 +380,23 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   return 0;
 }
 
+/* the offset of the first \u0000 escape inside a JSON string of text, or -1: cJSON ends the decoded string
+ * there, so "x > 1\u0000 or True" would be read as "x > 1" (Python refuses such source) */
+static long nul_escape_at(const char *text) {
+  int in_string = 0;
+  for (long i = 0; text[i]; i++) {
+    if (!in_string) {
+      in_string = text[i] == '"';
+    } else if (text[i] == '"') {
+      in_string = 0;
+    } else if (text[i] == '\\') {
+      if (text[i + 1] == 'u' && strncmp(text + i + 2, "0000", 4) == 0) return i;
+      if (text[i + 1]) i++;
+    }
+  }
+  return -1;
+}
+
 int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
   *out = NULL;
   if (!path) path = "<string>";
@@ -398,6 +444,14 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   }
   if (!cJSON_IsObject(p->json)) {
     rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
+    goto fail;
+  }
+  long nul = nul_escape_at(text);
+  if (nul >= 0) {
+    int line, col;
+    mpt_text_line_col(text, (size_t)nul, &line, &col);
+    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: a string holds \\u0000 (a NUL character), which no name, "
+                       "expression or file name can hold", path, line, col);
     goto fail;
   }
   const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");

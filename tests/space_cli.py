@@ -129,6 +129,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "default: none: no default value (or one not among the values) for tile_size_x, use_shmem\n"
           in r.stdout, f"report of missing defaults: {r.stdout[-200:]!r}")
 
+    # one parameter with an empty string value: its row is "" (Python's csv.writer), not an empty line,
+    # which CSV readers skip (the configuration was lost)
+    with open(prob, "w") as fh:
+        json.dump({"ConfigurationSpace": {"TuningParameters": [{"Name": "s", "Type": "string", "Values": ["", "a"]}],
+                                          "Conditions": []}}, fh)
+    r = run(prob, "--list", "-")
+    check(r.returncode == 0 and list(csv.reader(r.stdout.splitlines())) == [["s"], [""], ["a"]],
+          f"--list of an empty string value: {r.stdout!r}")
+
     # rank 0 only under mpiexec
     r = subprocess.run([MPIEXEC, "-n", "2", MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--json"],
                        capture_output=True, text=True, timeout=120)

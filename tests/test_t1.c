@@ -236,6 +236,54 @@ static void test_errors(void **state) {
 /* every message about a field starts "FILE:LINE:COL: FIELD:", the position that of the field's value in the
  * file, of the offending character inside an expression (escapes before it counted as in the file), or of
  * the object a missing field belongs in; warnings too */
+/* values and text read exactly as Python's json and eval would (each found by review, session 20): JSON
+ * integers past 2**53 (cJSON reads doubles), duplicates among big ints and beside a NaN, a \u0000 escape
+ * (it cut the string: "x > 1\u0000 or True" ran as "x > 1"), a number literal longer than the lexer's
+ * buffer (it was cut), a parameter that hides a builtin (it was called as the builtin), and a Condition
+ * split at "and" inside a non-ASCII name */
+static void test_exact_reading(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse(HEAD "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": [9007199254740993, 9223372036854775807, -9007199254740995]}]}}",
+                 &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_true(p->params[0].values[0].u.i == 9007199254740993LL);
+  assert_true(p->params[0].values[1].u.i == INT64_MAX);
+  assert_true(p->params[0].values[2].u.i == -9007199254740995LL);
+  mpt_problem_free(p);
+  expect_error(HEAD "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": [9223372036854775808]}]}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:1:", "Values[0] (x)", "9223372036854775808 does not fit a 64-bit int", NULL});
+  expect_error(HEAD "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": \"[2**53, 2**53+1, 2**53]\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"value 9007199254740992 is listed twice (items 0 and 2)", NULL});
+  expect_error(HEAD "{\"Name\": \"x\", \"Type\": \"float\", \"Values\": \"[1, float('nan'), 2, 1]\"}]}}", MPT_ERR_VALUE,
+               (const char *[]){"value 1 is listed twice (items 0 and 3)", NULL});
+  expect_error(HEAD "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": [1, 2]}], \"Conditions\": [\"x > 1\\u0000 or True\"]}}",
+               MPT_ERR_PARSE, (const char *[]){"mem.json:1:116:", "\\u0000 (a NUL character)", NULL});
+  char longlit[1200];
+  snprintf(longlit, sizeof longlit, HEAD "{\"Name\": \"x\", \"Type\": \"float\", \"Values\": \"[1.%0520d5]\"}]}}", 0);
+  expect_error(longlit, MPT_ERR_PARSE, (const char *[]){"a number literal longer than mptune reads", NULL});
+  expect_error(HEAD "{\"Name\": \"max\", \"Type\": \"int\", \"Values\": [1, 2]}], \"Conditions\": [\"max(1, 2) > 1\"]}}",
+               MPT_ERR_PARSE, (const char *[]){"'max' is a tuning parameter here, not the builtin function", NULL});
+  /* "\u00e9and\u00e9 == 1" is one comparison (a name of three UTF-8 letters and "and"), not é and é == 1 */
+  rc = parse(HEAD "{\"Name\": \"\u00e9\", \"Type\": \"int\", \"Values\": [0, 1]},"
+             "{\"Name\": \"\u00e9and\u00e9\", \"Type\": \"int\", \"Values\": [0, 1]}], \"Conditions\": [\"\u00e9and\u00e9 == 1\"]}}",
+             &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_space *sp = NULL;
+  assert_int_equal(mpt_space_build(p, &sp, &err), 0);
+  assert_int_equal(mpt_space_size(sp), 2);
+  for (int64_t id = 0; id < 2; id++) {
+    int idx[2];
+    mpt_space_config(sp, id, idx);
+    assert_int_equal(idx[1], 1);
+  }
+  mpt_space_free(sp);
+  mpt_problem_free(p);
+}
+
 static void test_error_positions(void **state) {
   (void)state;
   /* Values of the second parameter: the stray ',' is line 3, column 49 ("Values": "[1, 2,, 3]") */
@@ -485,7 +533,7 @@ int main(void) {
       cmocka_unit_test(test_lenient_and_types),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_duplicate_keys),
-      cmocka_unit_test(test_error_positions),
+      cmocka_unit_test(test_error_positions), cmocka_unit_test(test_exact_reading),
       cmocka_unit_test(test_damaged_problems),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
