@@ -147,10 +147,13 @@ int mpt_args_fill(const mpt_ks_fillspec *f, mpt_ks_base b, int lanes, size_t ele
     FILE *fp = fopen(f->source, "rb");
     if (!fp) return mpt_error_set(err, MPT_ERR_IO, "%s: cannot read '%s': %s", what, f->source, strerror(errno));
     size_t got = fread(dst, 1, bytes, fp);
+    char extra;
+    int more = got == bytes && fread(&extra, 1, 1, fp) == 1; /* exactly Size elements (KERNELS.md): a file of
+                                                               * doubles for a float argument is an error */
     fclose(fp);
-    if (got != bytes)
-      return mpt_error_set(err, MPT_ERR_IO, "%s: '%s' holds %zu bytes, the argument needs %zu", what, f->source,
-                           got, bytes);
+    if (got != bytes || more)
+      return mpt_error_set(err, MPT_ERR_IO, "%s: '%s' holds %s%zu bytes, the argument needs %zu", what, f->source,
+                           more ? "more than " : "", got, bytes);
     return 0;
   }
   case MPT_FILL_SCRIPT:
@@ -278,10 +281,14 @@ int mpt_args_compare(const mpt_args *a, int i, const void *data, char *msg, size
   double sum = 0;
   for (int64_t j = 0; j < count; j++) {
     double x = mpt_args_get(g->base, data, j), r = mpt_args_get(g->base, ref, j);
-    double d = fabs(x - r);
+    double d = x == r ? 0.0 : fabs(x - r); /* equal infinities match, as in numpy.allclose (inf - inf is NaN) */
     int ok;
-    if (exact && g->check == MPT_CHECK_ALLCLOSE) {
-      ok = x == r;
+    if (x != r && (isinf(x) || isinf(r))) { /* an infinity matches only itself (numpy.isclose) */
+      ok = 0;
+    } else if (exact && g->check == MPT_CHECK_ALLCLOSE) { /* 64-bit integers as themselves: a double rounds past 2**53 */
+      if (g->base == MPT_T_INT64) ok = ((const int64_t *)data)[j] == ((const int64_t *)ref)[j];
+      else if (g->base == MPT_T_UINT64) ok = ((const uint64_t *)data)[j] == ((const uint64_t *)ref)[j];
+      else ok = x == r;
     } else {
       switch (g->check) {
       case MPT_CHECK_ALLCLOSE: ok = d <= a->ks->atol + a->ks->rtol * fabs(r); break;

@@ -71,6 +71,17 @@ static int cmp_double(const void *a, const void *b) {
 
 /* ---- child side: one evaluation ---- */
 
+/* the threads of this process (/proc/self/status), 1 when unknown */
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = 1;
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "Threads:", 8) == 0) n = atoi(line + 8);
+  if (f) fclose(f);
+  return n;
+}
+
 static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, size_t cap) {
   cpu_state *st = ctx;
   const cpu_req *req = reqp;
@@ -143,7 +154,10 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
     r->n_times = n;
   }
   r->benchmark_ms = mpt_clock_mono_ms() - t0;
-  dlclose(h);
+  /* a variant that started threads (OpenMP's pool) keeps its library: unloading it under running
+   * threads crashed them, and the next variant with them; this child then ends after its answer */
+  if (thread_count() > 1) mpt_isolate_retire();
+  else dlclose(h);
   return sizeof *r;
 }
 
@@ -416,6 +430,10 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
     rc = mpt_error_set(err, MPT_ERR_IO, "cannot create a scratch directory in %s: %s", base, strerror(errno));
     st->dir[0] = 0;
     goto fail;
+  }
+  if (st->dir[0] != '/') { /* absolute: a variant that changes directory must not lose the next one's path */
+    char abs[PATH_MAX];
+    if (realpath(st->dir, abs) && strlen(abs) < sizeof st->dir) snprintf(st->dir, sizeof st->dir, "%s", abs);
   }
   char wrapper[PATH_MAX + 16];
   snprintf(wrapper, sizeof wrapper, "%s/launch.c", st->dir);

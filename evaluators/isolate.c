@@ -88,10 +88,25 @@ static size_t vm_size(void) {
 }
 #endif
 
+/* a variant that calls exit() ends the child there: the worker's exit handlers (HDF5 closing the run log
+ * the child inherited a copy of, MPI) must never run in it (registered last, this one runs first) */
+static void exit_at_once(int status, void *arg) {
+  (void)arg;
+  _exit(status);
+}
+
+#define RETIRE_BIT ((uint64_t)1 << 63) /* in an answer's length: the child ends after it */
+static int g_retire;                   /* in the child: mpt_isolate_retire was called */
+
+void mpt_isolate_retire(void) { g_retire = 1; }
+
 static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
   /* die with the worker; a variant that hangs must never outlive it */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(120);
+  /* a process group of its own: whatever a variant starts (a fork that outlives it) goes with it */
+  setpgid(0, 0);
+  on_exit(exit_at_once, NULL);
   /* keep only stdio and our socket: another isolation's socket inherited here would keep that child
    * from seeing its parent close it */
   if (fd > 3) close_range(3, (unsigned)fd - 1, 0);
@@ -125,9 +140,9 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
     if (read_full(fd, req, (size_t)len) != 0) _exit(0);
     long n = iso->serve(iso->ctx, req, (size_t)len, resp, cap);
     if (n < 0 || (size_t)n > cap) _exit(124);
-    uint64_t out = (uint64_t)n;
+    uint64_t out = (uint64_t)n | (g_retire ? RETIRE_BIT : 0);
     if (write_full(fd, &out, sizeof out) != 0 || write_full(fd, resp, (size_t)n) != 0) _exit(0);
-    if (iso->opts.one_shot) _exit(0);
+    if (iso->opts.one_shot || g_retire) _exit(0);
   }
 }
 
@@ -141,6 +156,7 @@ static void reap(mpt_isolate *iso, int kill_it, int *signal_out, int *exit_out) 
   iso->fd = -1;
   if (iso->pid > 0) {
     if (kill_it) kill(iso->pid, SIGKILL);
+    kill(-iso->pid, SIGKILL); /* what the variant left running (before the wait: the group still exists) */
     while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
     if (WIFSIGNALED(st) && signal_out) *signal_out = WTERMSIG(st);
     if (WIFEXITED(st) && exit_out) *exit_out = WEXITSTATUS(st);
@@ -166,6 +182,7 @@ static int spawn_child(mpt_isolate *iso, mpt_error *err) {
     _exit(0);
   }
   close(sv[1]);
+  setpgid(pid, pid); /* as the child does: no window in which a kill of its group misses it */
   iso->pid = pid;
   iso->fd = sv[0];
   iso->forks++;
@@ -194,9 +211,17 @@ void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
 
 enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
 
+/* 1 when process pid has ended (left waitable: WNOWAIT) */
+static int has_ended(pid_t pid) {
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 /* waits until fd is readable or the deadline passes; 1 readable, 0 timeout, WAIT_CANCELLED on a stop
- * request, -1 error */
-static int wait_readable(int fd, double deadline) {
+ * request, -1 error, or (pid > 0) that process ended with nothing to read: a process it started may hold
+ * the other end open, so its death shows no EOF */
+static int wait_readable(int fd, double deadline, pid_t pid) {
   for (;;) {
     if (g_cancelled && g_cancelled()) return WAIT_CANCELLED;
     int ms = -1;
@@ -205,19 +230,20 @@ static int wait_readable(int fd, double deadline) {
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
-    if (g_cancelled && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
+    if ((g_cancelled || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, ms);
     if (r > 0) return 1;
     if (r < 0 && errno != EINTR) return -1;
+    if (r == 0 && pid > 0 && has_ended(pid)) return poll(&p, 1, 0) > 0 ? 1 : -1; /* what it wrote first */
   }
 }
 
 /* reads n bytes before the deadline; 1 done, 0 timeout, WAIT_CANCELLED, -1 EOF/error (child died) */
-static int read_deadline(int fd, void *buf, size_t n, double deadline) {
+static int read_deadline(int fd, void *buf, size_t n, double deadline, pid_t pid) {
   char *p = buf;
   while (n > 0) {
-    int w = wait_readable(fd, deadline);
+    int w = wait_readable(fd, deadline, pid);
     if (w <= 0) return w;
     ssize_t r = read(fd, p, n);
     if (r < 0 && errno == EINTR) continue;
@@ -248,14 +274,16 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
     goto crashed;
   }
   uint64_t rlen = 0;
-  int r = read_deadline(iso->fd, &rlen, sizeof rlen, deadline);
+  int r = read_deadline(iso->fd, &rlen, sizeof rlen, deadline, iso->pid);
+  int retire = r == 1 && (rlen & RETIRE_BIT);
+  rlen &= ~RETIRE_BIT;
   if (r == 1 && rlen > 0) {
     if (rlen > resp_cap) {
       reap(iso, 1, NULL, NULL);
       return mpt_error_set(err, MPT_ERR_INTERNAL, "isolation: response of %llu bytes exceeds %zu",
                            (unsigned long long)rlen, resp_cap);
     }
-    r = read_deadline(iso->fd, resp, (size_t)rlen, deadline);
+    r = read_deadline(iso->fd, resp, (size_t)rlen, deadline, iso->pid);
   }
   if (r == 0 || r == WAIT_CANCELLED) {
     reap(iso, 1, NULL, NULL);
@@ -272,7 +300,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
   if (resp_len) *resp_len = (size_t)rlen;
   res->outcome = MPT_ISO_OK;
   res->seconds = mpt_clock_mono_s() - t0;
-  if (iso->opts.one_shot) reap(iso, 0, NULL, NULL);
+  if (iso->opts.one_shot || retire) reap(iso, 0, NULL, NULL);
   return 0;
 crashed:
   res->outcome = MPT_ISO_CRASH;
@@ -294,15 +322,13 @@ void mpt_isolate_destroy(mpt_isolate *iso) {
     iso->fd = -1;
     int st;
     double end = mpt_clock_mono_s() + 0.5;
-    pid_t w = 0;
-    while ((w = waitpid(iso->pid, &st, WNOHANG)) == 0 && mpt_clock_mono_s() < end) {
+    while (!has_ended(iso->pid) && mpt_clock_mono_s() < end) {
       struct timespec ts = {0, 2000000};
       nanosleep(&ts, NULL);
     }
-    if (w == 0) {
-      kill(iso->pid, SIGKILL);
-      while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
-    }
+    kill(-iso->pid, SIGKILL); /* what its variants left running; the child itself when still busy */
+    kill(iso->pid, SIGKILL);
+    while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
   }
   free(iso);
 }
@@ -326,6 +352,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* not the worker's sockets, pipes or run log */
   posix_spawnattr_t at;
   posix_spawnattr_init(&at);
   /* its own process group, so a timeout kills the compiler driver and everything it started */
@@ -352,7 +379,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   int timed_out = 0; /* 1: the deadline passed, 2: a stop request */
   char sink[4096];
   for (;;) {
-    int w = wait_readable(pfd[0], deadline);
+    int w = wait_readable(pfd[0], deadline, 0);
     if (w == 0 || w == WAIT_CANCELLED) {
       timed_out = w == 0 ? 1 : 2;
       break;
@@ -360,6 +387,13 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
     if (w < 0) break;
     char *dst = sink;
     size_t room = sizeof sink;
+    if (out && cap > 64 && used + 1 >= cap && !strstr(out, "error")) {
+      /* full of warnings and no error yet: keep the later half, so that the first error line is kept */
+      size_t keep = used / 2;
+      memmove(out, out + used - keep, keep);
+      used = keep;
+      out[used] = 0;
+    }
     if (out && used + 1 < cap) {
       dst = out + used;
       room = cap - 1 - used;
@@ -367,7 +401,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
     ssize_t r = read(pfd[0], dst, room);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
-    if (dst != sink) used += (size_t)r;
+    if (dst != sink) used += (size_t)r, out[used] = 0;
   }
   if (out && cap) out[used] = 0;
   close(pfd[0]);

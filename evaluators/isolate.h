@@ -74,4 +74,8 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
 /* "SIGSEGV", "SIGKILL"… ("signal 42" for unknown ones; static storage for those) */
 const char *mpt_signal_name(int sig);
 
+/* Called by a serve function in the child: the child ends after this answer (its state cannot serve
+ * another call: threads a variant left running), and the next call starts a fresh one. */
+void mpt_isolate_retire(void);
+
 #endif

@@ -118,4 +118,11 @@ for r in ev:
     assert st[r["status"]] == want, (mode, st[r["status"]], reason)
     assert part in reason, (mode, reason)
 EOF
+# ---- (3) an OpenMP kernel (two threads): every variant correct, on one rank and on a worker (unloading a
+# variant under its running thread pool crashed the child: most variants logged as crash)
+for np in 1 2; do
+  OMP_NUM_THREADS=2 "$MPIEXEC" -n $np "$MPTUNE" tune "$MPT_SOURCE_DIR/tests/kernels/omp.json" --strategy brute_force \
+    --budget 24 --log "$tmp/omp$np.h5" --progress off >"$tmp/omp.txt" 2>&1 || { cat "$tmp/omp.txt"; exit 1; }
+  grep -q "^evaluations: 24 (24 valid, 0 failed)" "$tmp/omp.txt" || { cat "$tmp/omp.txt"; echo "omp -n $np: failures"; exit 1; }
+done
 echo "cpu_tune: ok"

@@ -623,6 +623,14 @@ static void test_reference_compare(void **state) {
   o2[0] = 1000;
   o2[2] = NAN;
   assert_int_equal(mpt_args_compare(a, 0, o2, msg, sizeof msg), 0);
+  /* equal infinities match, as in numpy.allclose (inf - inf is NaN: every variant was wrong_result) */
+  mpt_args_free(a);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0); /* a reference is set once */
+  double refinf[4] = {INFINITY, -INFINITY, 1, 2}, oinf[4] = {INFINITY, -INFINITY, 1, 2};
+  mpt_args_set_reference(a, 0, refinf);
+  assert_int_equal(mpt_args_compare(a, 0, oinf, msg, sizeof msg), 1);
+  oinf[1] = INFINITY;
+  assert_int_equal(mpt_args_compare(a, 0, oinf, msg, sizeof msg), 0);
   mpt_args_free(a);
   mpt_kspec_free(ks);
   mpt_problem_free(p);
@@ -637,6 +645,18 @@ static void test_reference_compare(void **state) {
   mpt_args_set_reference(a, 0, ir);
   assert_int_equal(mpt_args_compare(a, 0, io, msg, sizeof msg), 0);
   assert_non_null(strstr(msg, "exact"));
+  mpt_args_free(a);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* 64-bit integers exactly: 2**53 and 2**53 + 1 are one double */
+  rc = load_variant("C", "100", "", "int64", "2", ", \"Output\": true", "", &ks, &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), 0);
+  int64_t lr[2] = {(int64_t)1 << 53, 7}, lo[2] = {((int64_t)1 << 53) + 1, 7};
+  mpt_args_set_reference(a, 0, lr);
+  assert_int_equal(mpt_args_compare(a, 0, lo, msg, sizeof msg), 0);
+  lo[0] = lr[0];
+  assert_int_equal(mpt_args_compare(a, 0, lo, msg, sizeof msg), 1);
   mpt_args_free(a);
   mpt_kspec_free(ks);
   mpt_problem_free(p);
@@ -679,6 +699,14 @@ static void test_binary_raw(void **state) {
   assert_int_equal(rc, 0);
   assert_int_equal(mpt_args_create(ks, 0, &a, &err), MPT_ERR_IO);
   assert_non_null(strstr(err.msg, "holds 32 bytes, the argument needs 48"));
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  /* a file longer than the argument (a file of doubles for floats): refused too, it was taken */
+  rc = load_variant("C", "100", "", "float4", "1", ", \"FillType\": \"BinaryRaw\", \"DataSource\": \"in.bin\"", "",
+                    &ks, &p, &err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_args_create(ks, 0, &a, &err), MPT_ERR_IO);
+  assert_non_null(strstr(err.msg, "holds more than 16 bytes, the argument needs 16"));
   mpt_kspec_free(ks);
   mpt_problem_free(p);
   /* a missing file: at load, naming the field */
