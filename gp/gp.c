@@ -460,6 +460,8 @@ GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld,
  * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
 static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
+  for (int j = 0; j < gp->dim; j++) /* a NaN or infinite input would make the whole model NaN for good */
+    if (!isfinite(x[j])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: input coordinate %d is not finite", j);
   if (y_all)
     for (int i = 0; i < gp->n; i++)
       if (!isfinite(y_all[i])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: output %d is not finite", i);

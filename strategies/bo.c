@@ -307,12 +307,23 @@ static void bo_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
     if (!asked && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2))
       b->init_asked++;
     int ok = mpt_obs_valid(o);
-    /* advanced-multi credit: improvement over the best so far, in units of the output scale */
-    if (ok && af >= 0 && isfinite(b->best_t)) {
-      double m, sc;
-      mpt_gp_normalization(b->gp, &m, &sc);
-      double t = b->transform_log && o->objective > 0 ? log(o->objective) : o->objective;
-      double imp = (b->best_t - t) / sc;
+    /* advanced-multi credit: improvement over the best objective so far, in standard deviations of the
+     * objectives told (log ones with the log transform). Not against best_t: with the rank transform (the
+     * default) that is a normal score, and every improvement came out negative */
+    if (ok && af >= 0 && b->n_ok >= 2) {
+      int lg = b->transform_log && o->objective > 0;
+      double t = lg ? log(o->objective) : o->objective, best = INFINITY, sum = 0, sum2 = 0;
+      int64_t k = 0;
+      for (int64_t i = 0; i < b->n_obs; i++)
+        if (b->obs_ok[i]) {
+          double v = lg && b->obs_y[i] > 0 ? log(b->obs_y[i]) : b->obs_y[i];
+          if (v < best) best = v;
+          sum += v;
+          sum2 += v * v;
+          k++;
+        }
+      double var = k > 1 ? (sum2 - sum * sum / (double)k) / (double)(k - 1) : 0;
+      double imp = var > 0 ? (best - t) / sqrt(var) : 0;
       b->score[af] = b->disc_adv * b->score[af] + (imp > 0 ? imp : 0);
     }
     if (bo_push_obs(b, o->id, ok ? o->objective : NAN, ok)) return; /* out of memory: observation lost */

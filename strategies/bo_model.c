@@ -153,7 +153,10 @@ int bo_process_queue(bo_state *b, mpt_error *err) {
     } else {
       double t = bo_transform(b, b->obs_y[i]);
       rc = mpt_gp_add(b->gp, x, t, err);
-      if (t < b->best_t && !b->post) b->best_t = t;
+      /* the incumbent in the GP's outputs: t itself without a rank transform, and also with one while
+       * the GP holds a single observation (the transform starts at two; with best_t infinite every EI
+       * was infinite and the first free configuration, id 0, was picked) */
+      if (t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
     }
     if (rc == 0 && refit_here) {
       mpt_gp_fit_options fo;

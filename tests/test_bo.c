@@ -441,6 +441,28 @@ static void test_no_model_yet(void **state) {
   free(obs);
 }
 
+/* an asynchronous coordinator with as many workers as the initial sample: the first result comes back
+ * while the rest pend, and the next ask is a model pick. With one valid observation the incumbent was
+ * left infinite under the rank transform (the default), every EI infinite, and the pick always id 0 */
+static void test_model_from_one_observation(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    mpt_strategy *s;
+    mpt_error err;
+    assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, seed, 220, &s, &err), 0);
+    int64_t ids[11];
+    assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
+    int k = 0;
+    mpt_obs o = observe(ids[k]);
+    while (!mpt_obs_valid(&o)) o = observe(ids[++k]);
+    mpt_strategy_tell(s, &o, 1);
+    assert_int_equal(mpt_strategy_ask(s, 1, ids + 10), 1);
+    assert_true(ids[10] != 0);
+    check_valid_distinct(ids, 11);
+    mpt_strategy_destroy(s);
+  }
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   mpt_strategy *s;
@@ -490,6 +512,7 @@ int main(void) {
       cmocka_unit_test(test_pair_designs),
       cmocka_unit_test(test_binary_weight),
       cmocka_unit_test(test_no_model_yet),
+      cmocka_unit_test(test_model_from_one_observation),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
   };

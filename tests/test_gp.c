@@ -623,6 +623,15 @@ static void test_bad_input(void **state) {
   double x[2] = {0, 0};
   assert_int_equal(mpt_gp_add(gp, x, NAN, &err), MPT_ERR_VALUE);
   assert_int_equal(mpt_gp_add(gp, x, 1.0, &err), 0);
+  /* a non-finite input is refused: it was taken, and every later mean was NaN for good */
+  double xn[2] = {NAN, 0}, xi[2] = {0, INFINITY}, x1[2] = {1, 1};
+  assert_int_equal(mpt_gp_add(gp, xn, 2.0, &err), MPT_ERR_VALUE);
+  assert_int_equal(mpt_gp_add(gp, xi, 2.0, &err), MPT_ERR_VALUE);
+  assert_int_equal(mpt_gp_n_obs(gp), 1);
+  assert_int_equal(mpt_gp_add(gp, x1, 2.0, &err), 0);
+  double mu, sd;
+  mpt_gp_predict_point(gp, x, &mu, &sd);
+  assert_true(isfinite(mu) && isfinite(sd));
   double ls[2] = {1, 0};
   assert_int_equal(mpt_gp_set_hyper(gp, ls, 1, 0, &err), MPT_ERR_VALUE);
   mpt_gp_free(gp);
