@@ -193,7 +193,10 @@ static int parse_args(int argc, char **argv, int collect, tune_args *a, mpt_erro
       a->opts[a->n_opts++] = v;
     } else if (strcmp(o, "--timeout") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
-      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->iterations = (int)(n > 1000000 ? 1000000 : n);
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > MPT_OBS_MAX_TIMES) /* it was capped silently */
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--iterations: bad value '%s' (at most %d timed runs per evaluation)", v,
+                           MPT_OBS_MAX_TIMES);
+      if (rc == 0) a->iterations = (int)n;
     } else if (strcmp(o, "--workdir") == 0) a->workdir = v;
     else if (strcmp(o, "--grace") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->grace_s, err);
     else if (strcmp(o, "--progress") == 0) {

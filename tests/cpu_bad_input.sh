@@ -49,6 +49,7 @@ fails unknown_last "unknown option '--straegy'; did you mean '--strategy'? (see 
 fails unknown_mid "unknown option '--bogus' (see mptune tune --help)" tune opts.json --bogus 3 --budget 5
 fails collect_strategy "unknown option '--strategy' (see mptune collect --help)" collect opts.json --strategy bo
 fails unknown_strategy_help "unknown strategy 'nope'; known strategies: random," tune --strategy nope --help
+fails too_many_iterations "--iterations: bad value '33' (at most 32 timed runs per evaluation)" tune opts.json --iterations 33
 echo "unknown options: ok"
 
 # ---- outputs: refused up front, nothing written ----
