@@ -330,7 +330,9 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   }
   coord_state s = {c, r, {0}};
   double t0 = mpt_wire_now(), cpu0 = cpu_seconds();
-  mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget, c->time_budget, r->done, t0);
+  int64_t most = mpt_space_size(c->space); /* the run ends there too: the progress line's whole */
+  mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget > 0 && c->budget < most ? c->budget : most,
+                    c->time_budget, r->done, t0);
   int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, t0, err);
   double t1 = mpt_wire_now();
   if (rc < 0) r->reason = "error";

@@ -104,4 +104,8 @@ grep -q "has no record of configuration" "$T/tune.err" || { cat "$T/tune.err"; f
   || fail "tune --budget=7 did not make 7 evaluations"
 "$MPTUNE" tune "$P" --simulate="$T4" --budget=x >"$T/tune.out" 2>"$T/tune.err" && fail "tune --budget=x accepted"
 grep -qF -- "--budget: bad value 'x'" "$T/tune.err" || { cat "$T/tune.err"; fail "tune --budget=x: no message naming it"; }
+# ---- a budget larger than the space: the progress line counts to the space's size (it showed the budget)
+"$MPTUNE" tune "$P" --simulate "$T4" --strategy brute_force --budget 9999 --log "$T/big.h5" --progress lines \
+  >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune --budget 9999"; }
+grep -q "^progress: 4362/4362 evaluations" "$T/tune.err" || { tail -3 "$T/tune.err"; fail "the progress line's whole is not the space"; }
 echo "replay_cli: ok"
