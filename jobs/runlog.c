@@ -131,6 +131,11 @@ int mpt_rl_set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *pr
   return bad;
 }
 
+int mpt_rl_set_finished(mpt_runlog *log, const char *reason, const char *when) {
+  return mpt_rl_set_attr(log, "finished", reason ? "1" : "0") || mpt_rl_set_attr(log, "stop_reason", reason) ||
+         mpt_rl_set_attr(log, "finish_time", reason ? when : "");
+}
+
 static const char *get_attr(const mpt_runlog *log, const char *key) {
   int i = attr_index(key);
   return i < 0 ? NULL : log->attr[i];
@@ -366,17 +371,22 @@ const char *const *mpt_rl_attr_keys(void) {
 /* /metadata_copy: the attributes and the tables once more as one checksummed block of raw bytes, which
  * recovery finds when HDF5 can not read the file (jobs/runlog_meta.h); written before /evaluations, so it
  * lies before the records and survives a file cut short in them. 0 or -1 */
-#define TABLES_CRC_KEY "parameter_tables_crc" /* in the copy only: the CRC of /parameters (mpt_rl_params_crc) */
+#define COPY_KEYS (MPT_RL_N_ATTRS + 1) /* the attributes, then the CRC of /parameters (mpt_rl_params_crc) */
+
+/* the keys of the copy's entries: the root attributes' and, in the copy only, "parameter_tables_crc" */
+static void copy_keys(const char *keys[COPY_KEYS]) {
+  memcpy(keys, mpt_rl_attr_keys(), sizeof(char *) * MPT_RL_N_ATTRS);
+  keys[MPT_RL_N_ATTRS] = "parameter_tables_crc";
+}
 
 static int write_meta_copy(mpt_runlog *log, hid_t f) {
-  const char *keys[MPT_RL_N_ATTRS + 1];
-  char *vals[MPT_RL_N_ATTRS + 1], crc[16];
-  memcpy(keys, mpt_rl_attr_keys(), sizeof(char *) * MPT_RL_N_ATTRS);
+  const char *keys[COPY_KEYS];
+  char *vals[COPY_KEYS], crc[16];
+  copy_keys(keys);
   memcpy(vals, log->attr, sizeof(char *) * MPT_RL_N_ATTRS);
   snprintf(crc, sizeof crc, "%u", (unsigned)mpt_rl_params_crc(log->params, log->dims));
-  keys[MPT_RL_N_ATTRS] = TABLES_CRC_KEY;
   vals[MPT_RL_N_ATTRS] = crc;
-  mpt_rl_meta m = {MPT_RL_N_ATTRS + 1, keys, vals, log->devs, log->n_devs, log->sess, log->n_sess};
+  mpt_rl_meta m = {COPY_KEYS, keys, vals, log->devs, log->n_devs, log->sess, log->n_sess};
   size_t size;
   unsigned char *blk = mpt_rl_meta_pack(&m, &size);
   if (!blk) return -1;
@@ -554,10 +564,6 @@ static int is_hdf5(const char *path) {
   return H5Fis_hdf5(path) > 0;
 }
 
-/* opens path and reads the state; readonly or read-write. *unreadable: set when it failed on the file's
- * contents, where its records may still be recovered (mpt_runlog_recover): 2 when HDF5 failed reading it
- * (damaged, cut short), 1 when it is not HDF5 or not a log; 0 for a missing or inaccessible file or a log
- * of another format version. */
 /* What HDF5 does not checksum (the raw data of /parameters, text attributes stored as heap objects such
  * as problem_text) compared with the log's checksummed metadata copy: "" when they agree or there is no
  * intact copy to compare with (format 2, or the copy damaged itself), else what differs */
@@ -565,11 +571,10 @@ static const char *differs_from_copy(mpt_runlog *log) {
   if (H5Lexists(log->file, "metadata_copy", H5P_DEFAULT) <= 0) return "";
   int n = 0;
   unsigned char *blk = mpt_h5_read_table(log->file, "metadata_copy", H5T_NATIVE_UINT8, 1, &n);
-  const char *keys[MPT_RL_N_ATTRS + 1];
-  char *vals[MPT_RL_N_ATTRS + 1] = {0};
-  memcpy(keys, mpt_rl_attr_keys(), sizeof(char *) * MPT_RL_N_ATTRS);
-  keys[MPT_RL_N_ATTRS] = TABLES_CRC_KEY;
-  mpt_rl_meta m = {MPT_RL_N_ATTRS + 1, keys, vals, NULL, 0, NULL, 0};
+  const char *keys[COPY_KEYS];
+  char *vals[COPY_KEYS] = {0};
+  copy_keys(keys);
+  mpt_rl_meta m = {COPY_KEYS, keys, vals, NULL, 0, NULL, 0};
   int ok = blk && mpt_rl_meta_unpack(blk, (size_t)n, &m) == 0;
   free(blk);
   if (!ok) return "";
@@ -587,6 +592,10 @@ static const char *differs_from_copy(mpt_runlog *log) {
   return what;
 }
 
+/* opens path and reads the state; readonly or read-write. *unreadable: set when it failed on the file's
+ * contents, where its records may still be recovered (mpt_runlog_recover): 2 when HDF5 failed reading it
+ * (damaged, cut short), 1 when it is not HDF5 or not a log; 0 for a missing or inaccessible file or a log
+ * of another format version. */
 int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err) {
   *out = NULL;
   *unreadable = 0;
@@ -731,11 +740,11 @@ static int check_same_space(mpt_runlog *log, const mpt_space *space, const char 
   return 0;
 }
 
-/* extend_to > 0: a log finished by its budget (or, before format 3, its time budget) is reopened to go
- * on to extend_to evaluations, when that is more than it holds; it is not finished any more */
 static int begin_session(mpt_runlog *log, mpt_error *err);
 
-/* begin = 0: the log is locked and read and checked, nothing written (mpt_runlog_begin_session writes) */
+/* begin = 0: the log is locked and read and checked, nothing written (mpt_runlog_begin_session writes).
+ * extend_to > 0: a log finished by its budget (or by a time budget, as logs written before session 19
+ * were) is reopened to go on to extend_to evaluations when that is more than it holds: not finished now */
 static int open_at(const char *path, const mpt_space *space, int64_t extend_to, int begin, mpt_runlog **out,
                    mpt_error *err) {
   mpt_runlog *log;
@@ -760,8 +769,7 @@ static int open_at(const char *path, const mpt_space *space, int64_t extend_to, 
     const char *text = strcmp(w, "budget") == 0 ? "budget reached" : strcmp(w, "time") == 0 ? "time budget reached"
                        : strcmp(w, "exhausted") == 0 ? "space exhausted" : w;
     if (by_budget && extend_to > log->count) {
-      if (mpt_rl_set_attr(log, "finished", "0") || mpt_rl_set_attr(log, "stop_reason", "") || mpt_rl_set_attr(log, "finish_time", ""))
-        rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      if (mpt_rl_set_finished(log, NULL, NULL)) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
       else log->finished = 0, log->extended = 1;
     } else if (by_budget && extend_to > 0) {
       rc = mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s) with %lld evaluations; a budget of %lld does not extend it",
@@ -865,11 +873,17 @@ int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err)
   return mpt_rl_load(path, 1, out, &unreadable, err);
 }
 
+/* nonzero (err set) when the log cannot be written: open read-only, or a resume whose session has not begun */
+static int not_writable(const mpt_runlog *log, mpt_error *err) {
+  if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
+  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
+  return 0;
+}
+
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err) {
   mpt_h5_quiet();
   if (n <= 0) return 0;
-  if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
+  if (not_writable(log, err)) return err->code;
   for (int i = 0; i < n; i++)
     if (obs[i].id < 0) return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: observation with id %lld", log->path, (long long)obs[i].id);
   if (log->count + n > log->capacity) {
@@ -953,8 +967,7 @@ int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err) 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err) {
   mpt_h5_quiet();
   if (n <= 0) return 0;
-  if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
+  if (not_writable(log, err)) return err->code;
   mpt_rl_dev *rows = realloc(log->devs, sizeof *rows * (size_t)(log->n_devs + n));
   if (!rows) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   log->devs = rows;
@@ -979,16 +992,14 @@ const char *mpt_runlog_meta(mpt_runlog *log, const char *key) { return get_attr(
 
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   mpt_h5_quiet();
-  if (log->readonly) return mpt_error_set(err, MPT_ERR_STATE, "run log %s is open read-only", log->path);
-  if (log->session_pending) return mpt_error_set(err, MPT_ERR_STATE, "run log %s: its session has not begun", log->path);
+  if (not_writable(log, err)) return err->code;
   if (!reason) reason = "";
   /* a stopped run stays resumable: everything is on disk already */
   if (strcmp(reason, "signal") == 0 || strcmp(reason, "time") == 0)
     return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? h5err(err, log->path, "flushing") : 0;
   char when[40];
   iso_time(mpt_clock_unix_s(), when, sizeof when);
-  if (mpt_rl_set_attr(log, "finished", "1") || mpt_rl_set_attr(log, "stop_reason", reason) || mpt_rl_set_attr(log, "finish_time", when))
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (mpt_rl_set_finished(log, reason, when)) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = rewrite(log, log->count, log->count, err); /* no spare room left in a finished log */
   if (rc == 0) log->finished = 1;
   return rc;

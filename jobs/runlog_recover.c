@@ -90,8 +90,7 @@ static int recover_meta(mpt_runlog *log, mpt_error *err) {
     log->session = log->n_sess > 0 ? log->n_sess - 1 : 0;
     /* not finished: records written after the copy may be lost, and a resume evaluates them again (one whose
      * records are all there stops at once, its budget reached) */
-    if (mpt_rl_set_attr(log, "finished", "0") || mpt_rl_set_attr(log, "stop_reason", "") || mpt_rl_set_attr(log, "finish_time", ""))
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    if (mpt_rl_set_finished(log, NULL, NULL)) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     log->meta_recovered = 1;
   }
   free(blk);

@@ -52,6 +52,9 @@ void mpt_rl_free_log(mpt_runlog *log);
 void mpt_rl_make_types(mpt_runlog *log);
 /* sets root attribute key (a copy of value, "" for NULL); -1 for an unknown key or no memory */
 int mpt_rl_set_attr(mpt_runlog *log, const char *key, const char *value);
+/* the finished, stop_reason and finish_time attributes: finished for reason at when, or (reason NULL) not
+ * finished; 0, or nonzero when out of memory */
+int mpt_rl_set_finished(mpt_runlog *log, const char *reason, const char *when);
 /* what every log says of itself and of its problem (problem_path/problem_text NULL: the problem's own); 0 or nonzero */
 int mpt_rl_set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text);
 /* 0 when the log's "space_size" setting (when it has one) is the number of valid configurations of space;
