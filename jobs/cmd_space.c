@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
@@ -61,11 +59,7 @@ static char *csv_field(const char *s, int alone) {
   return o;
 }
 
-static int list_is_stdout(const char *path) {
-  struct stat a, b;
-  return strcmp(path, "-") == 0 ||
-         (stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino);
-}
+static int list_is_stdout(const char *path) { return strcmp(path, "-") == 0 || mpt_same_file(path, "/dev/stdout"); }
 
 static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   const mpt_problem *p = mpt_space_problem(s);
