@@ -40,7 +40,6 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* a CSV field: quoted when it holds a comma, quote or line break */
 /* s as a CSV field (Python's csv.writer, QUOTE_MINIMAL); alone: the only field of its row, where an empty
  * one is written "" (else the row would be an empty line, which CSV readers skip) */
 static char *csv_field(const char *s, int alone) {
