@@ -93,9 +93,9 @@ enum { MAX_STEPS = 16, MAX_DEPTH = 64 };
 
 /* splits where ("KernelSpecification.Arguments[2]") into steps; -1 when it has more than MAX_STEPS or a
  * malformed index */
-static int parse_where(const char *where, path_step *st) {
+static int parse_where(const char *where, path_step *st) { /* up to its first space: a label such as " (x)" */
   int n = 0;
-  for (const char *w = where; *w;) {
+  for (const char *w = where; *w && *w != ' ';) {
     if (n == MAX_STEPS) return -1;
     if (*w == '[') {
       char *end;
@@ -105,7 +105,7 @@ static int parse_where(const char *where, path_step *st) {
       w = end + 1;
     } else {
       if (*w == '.') w++;
-      size_t l = strcspn(w, ".[");
+      size_t l = strcspn(w, ".[ ");
       st[n].name = w;
       st[n].len = l;
       w += l;
@@ -224,20 +224,16 @@ static long string_byte_offset(const char *text, const char *s, int col) {
 
 long mpt_json_value_offset(const char *text, const char *field) {
   if (!text) return -1;
-  char f[512];
-  snprintf(f, sizeof f, "%.*s", (int)strcspn(field, " "), field);
   path_step st[MAX_STEPS];
-  int ns = parse_where(f, st);
+  int ns = parse_where(field, st);
   return ns > 0 ? scan_path(text, st, ns, NULL) : -1;
 }
 
 void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n) {
   snprintf(out, n, "%s", path);
   if (!text) return;
-  char f[512];
-  snprintf(f, sizeof f, "%.*s", (int)strcspn(field, " "), field);
   path_step st[MAX_STEPS];
-  int ns = parse_where(f, st);
+  int ns = parse_where(field, st);
   if (ns < 0) return;
   for (; ns > 0; ns--) { /* the value named, else the nearest enclosing one */
     long off = scan_path(text, st, ns, NULL);
