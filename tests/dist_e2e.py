@@ -316,6 +316,26 @@ def spawn(args, cwd=None, env=None):
                             start_new_session=True, cwd=cwd, env=env or dict(os.environ, OPENBLAS_NUM_THREADS="1"))
 
 
+def wait_until(ready, seconds, step=0.05):
+    """polls READY() until it is true or SECONDS have passed"""
+    t0 = time.time()
+    while time.time() - t0 < seconds and not ready():
+        time.sleep(step)
+
+
+def stop_run(p, sig, what, timeout=60):
+    """sends SIG to the spawned run P (mpiexec forwards it to the ranks) and waits for it: (out, err), or None
+    (a failure recorded) when it did not stop within TIMEOUT s, its process group then killed"""
+    os.kill(p.pid, sig)
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        check(False, f"{what}: the run did not stop within {timeout} s of the signal")
+        return None
+
+
 def log_ids(log):
     """config ids and records from the log with h5py (independent of mptune's reader)"""
     import h5py
@@ -402,12 +422,12 @@ def interrupted(args, log, what, np=1, after=0.7):
     and checks it stopped resumably (exit 0, the stop message)"""
     n0 = len(log_ids(log)) if os.path.exists(log) else 0
     p = spawn([MPIEXEC, "-n", np, MPTUNE] + list(args))
-    t0 = time.time()
-    while time.time() - t0 < 30 and (not os.path.exists(log) or len(log_ids(log)) <= n0):
-        time.sleep(0.05)
+    wait_until(lambda: os.path.exists(log) and len(log_ids(log)) > n0, 30)
     time.sleep(after)
-    os.kill(p.pid, signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    stopped = stop_run(p, signal.SIGINT, what)
+    if stopped is None:
+        return ""
+    out, err = stopped
     # 130: the status a shell gives a command SIGINT stopped; mpiexec.mpich, signalled itself, may report 0
     check(p.returncode in (0, 130) and "stopped: signal" in out, f"{what}: rc {p.returncode}: {out[-300:]} {err[-300:]}")
     return out
@@ -423,17 +443,12 @@ def t_signal():
             if np == 1:  # resumed without --strategy and --option: the logged ones
                 args += ["--strategy", "ga", "--option", "popsize=10"]
             p = spawn(args)
-            t0 = time.time()
-            while time.time() - t0 < 30 and not os.path.exists(log):  # the run has started
-                time.sleep(0.05)
+            wait_until(lambda: os.path.exists(log), 30)  # the run has started
             time.sleep(0.7)
-            os.kill(p.pid, sig)  # to mpiexec, which forwards it to the ranks
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                check(False, f"-n {np} {sig.name}: the run did not stop")
+            stopped = stop_run(p, sig, f"-n {np} {sig.name}")
+            if stopped is None:
                 continue
+            out, err = stopped
             what = f"-n {np} {sig.name}"
             # the exit status a shell gives a command the signal stopped (the log is resumable all the same);
             # mpiexec.mpich, signalled itself, may report 0 instead of its ranks' status
@@ -482,12 +497,9 @@ def t_signal():
             check(f.read() == before, "settings: a refused resume changed the log")
         # --force over a log another run is writing: refused before anything runs (no run header)
         p = spawn([MPIEXEC, "-n", 1, MPTUNE] + base2 + ["--resume", "--time", "30"])
-        t0 = time.time()
-        while time.time() - t0 < 30 and not os.path.exists(log2 + ".lock"):
-            time.sleep(0.05)
+        wait_until(lambda: os.path.exists(log2 + ".lock"), 30)
         q = mpirun(1, "tune", T1, "--simulate", A100, "--log", log2, "--force", "--budget", 5)
-        os.kill(p.pid, signal.SIGINT)
-        p.communicate(timeout=60)
+        stop_run(p, signal.SIGINT, "settings: the run --force met")
         check(q.returncode != 0 and "being written by another mptune" in q.stderr and "valid configurations" not in q.stdout,
               f"settings: --force over a log being written: rc {q.returncode}: {q.stdout[-300:]} {q.stderr[-300:]}")
         q = mpirun(1, "tune", T1, "--simulate", w6600, "--simulate-delay", "0.01", "--log", log2, "--resume", "--time",
@@ -517,18 +529,13 @@ def t_signal():
             args = launch + [MPTUNE, "tune", hang_t1, "--strategy", "brute_force", "--budget", "4",
                     "--timeout", "120", "--grace", "1", "--log", log, "--progress", "off"]
             p = spawn(args, cwd=tmp)
-            t0 = time.time()
-            while time.time() - t0 < 60 and (not os.path.exists(log) or len(log_ids(log)) < 1):
-                time.sleep(0.1)
+            wait_until(lambda: os.path.exists(log) and len(log_ids(log)) >= 1, 60, 0.1)
             time.sleep(1.0)  # the next variant (mode 4) hangs
             ts = time.time()
-            os.kill(p.pid, signal.SIGTERM)
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                check(False, f"hang -n {np}: the run did not stop within 60 s of the signal")
+            stopped = stop_run(p, signal.SIGTERM, f"hang -n {np}")
+            if stopped is None:
                 continue
+            out, err = stopped
             took = time.time() - ts
             recs = log_ids(log)
             check(p.returncode in ((143,) if np == 1 else (0, 143)) and "1 cancelled in flight" in out, f"hang -n {np}: rc {p.returncode}: {out[-300:]} {err[-300:]}")
@@ -539,12 +546,12 @@ def t_signal():
         args = [MPIEXEC, "-n", "3", MPTUNE, "tune", T1, "--strategy", "brute_force", "--budget", "6", "--simulate",
                 A100, "--simulate-delay", "2", "--grace", "0.3", "--log", log, "--progress", "off"]
         p = spawn(args)
-        t0 = time.time()
-        while time.time() - t0 < 20 and not os.path.exists(log):
-            time.sleep(0.05)
+        wait_until(lambda: os.path.exists(log), 20)
         time.sleep(0.4)
-        os.kill(p.pid, signal.SIGTERM)
-        out, err = p.communicate(timeout=60)
+        stopped = stop_run(p, signal.SIGTERM, "grace expiry")
+        if stopped is None:
+            return
+        out, err = stopped
         check(p.returncode in (0, 143) and "2 cancelled in flight" in out, f"grace expiry: rc {p.returncode}: {out[-300:]} {err[-300:]}")
         recs = log_ids(log)
         check([r[1] for r in recs] == [7, 7], f"grace expiry: expected two cancelled records, got {recs}")
