@@ -320,15 +320,12 @@ void mpt_isolate_destroy(mpt_isolate *iso) {
     /* closing the socket ends a serving child; kill it if it is busy (a hang) */
     close(iso->fd);
     iso->fd = -1;
-    int st;
     double end = mpt_clock_mono_s() + 0.5;
     while (!has_ended(iso->pid) && mpt_clock_mono_s() < end) {
       struct timespec ts = {0, 2000000};
       nanosleep(&ts, NULL);
     }
-    kill(-iso->pid, SIGKILL); /* what its variants left running; the child itself when still busy */
-    kill(iso->pid, SIGKILL);
-    while (waitpid(iso->pid, &st, 0) < 0 && errno == EINTR) {}
+    reap(iso, 1, NULL, NULL); /* the child when still busy, and what its variants left running */
   }
   free(iso);
 }
