@@ -312,19 +312,16 @@ static void bo_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
      * default) that is a normal score, and every improvement came out negative */
     if (ok && af >= 0 && b->n_ok >= 2) {
       int lg = b->transform_log && o->objective > 0;
-      double t = lg ? log(o->objective) : o->objective, best = INFINITY, sum = 0, sum2 = 0;
-      int64_t k = 0;
-      for (int64_t i = 0; i < b->n_obs; i++)
-        if (b->obs_ok[i]) {
-          double v = lg && b->obs_y[i] > 0 ? log(b->obs_y[i]) : b->obs_y[i];
-          if (v < best) best = v;
-          sum += v;
-          sum2 += v * v;
-          k++;
-        }
-      double var = k > 1 ? (sum2 - sum * sum / (double)k) / (double)(k - 1) : 0;
-      double imp = var > 0 ? (best - t) / sqrt(var) : 0;
+      double t = lg ? log(o->objective) : o->objective, k = (double)b->n_ok;
+      double var = (b->told_sum2[lg] - b->told_sum[lg] * b->told_sum[lg] / k) / (k - 1);
+      double imp = var > 0 ? (b->told_best[lg] - t) / sqrt(var) : 0;
       b->score[af] = b->disc_adv * b->score[af] + (imp > 0 ? imp : 0);
+    }
+    for (int d = 0; ok && d < 2; d++) {
+      double v = d && o->objective > 0 ? log(o->objective) : o->objective;
+      if (b->n_ok == 0 || v < b->told_best[d]) b->told_best[d] = v;
+      b->told_sum[d] += v;
+      b->told_sum2[d] += v * v;
     }
     if (bo_push_obs(b, o->id, ok ? o->objective : NAN, ok)) return; /* out of memory: observation lost */
     if (ok) b->n_ok++;

@@ -54,6 +54,9 @@ typedef struct bo_state {
   int active[AF_N];
   int dup_count[AF_N];
   double score[AF_N];
+  /* advanced-multi's scale: the objectives told so far, raw [0] and logged (when > 0) [1]: best, sum, sum of
+   * squares (updated per observation, strategies/bo.c) */
+  double told_best[2], told_sum[2], told_sum2[2];
   int64_t iter;          /* model-based picks so far */
   int *act, n_act;       /* active parameter indices */
   int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
