@@ -241,11 +241,38 @@ static int restart(mpt_json_src *s) {
   return 0;
 }
 
+void mpt_json_nonfinite(char *text, size_t len) {
+  static const struct { const char *tok, *as; } subst[] = {{"NaN", "[] "}, {"Infinity", "1e999   "}, {"-Infinity", "-1e999   "}};
+  int in_str = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_str) {
+      if (c == '\\') i++;
+      else if (c == '"') in_str = 0;
+      continue;
+    }
+    if (c == '"') {
+      in_str = 1;
+      continue;
+    }
+    if (c != 'N' && c != 'I' && c != '-') continue;
+    for (size_t k = 0; k < sizeof subst / sizeof subst[0]; k++) {
+      size_t n = strlen(subst[k].tok);
+      if (n <= len - i && memcmp(text + i, subst[k].tok, n) == 0) {
+        memcpy(text + i, subst[k].as, n);
+        i += n - 1;
+        break;
+      }
+    }
+  }
+}
+
 int mpt_json_src_whole(mpt_json_src *s, const char **text, size_t *len) {
   if (restart(s) < 0) return -1;
   s->hold = 1; /* keep = 0: nothing is dropped, the window grows to the whole text */
   int n;
   while ((n = fill(s)) > 0) {}
+  mpt_json_nonfinite(s->buf, s->end);
   *text = s->buf;
   *len = s->end;
   return n < 0 ? -1 : 0;
@@ -305,6 +332,7 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   const char *ep = NULL;
   cJSON *v = NULL;
   if (hold_value(s, &start, 0) == 0) {
+    mpt_json_nonfinite(s->buf + start, s->pos - start);
     v = cJSON_ParseWithLengthOpts(s->buf + start, s->pos - start, &ep, 0);
     /* the whole delimited text is the value: "12abc" is not 12 */
     if (v && ep != s->buf + s->pos) {

@@ -64,4 +64,10 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
  * for an error message: read again from the start; 0, or -1 when the file cannot be read that far */
 int mpt_json_line_col(const char *path, long long offset, long long *line, long long *col);
 
+/* Python's json writes NaN, Infinity and -Infinity (a Kernel Tuner cache may hold them, say in a
+ * metric); cJSON reads none. Rewrites them in place, outside strings and keeping every offset: each
+ * infinity as a number that overflows to one ("1e999   ", "-1e999   "), NaN as an empty array "[] "
+ * (no number: a NaN objective fails as one that is missing). */
+void mpt_json_nonfinite(char *text, size_t len);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zlib.h>
 
 struct mpt_replay {
@@ -24,6 +25,9 @@ struct mpt_replay {
   int64_t n_no_objective;    /* records of the space marked valid without a usable objective (failed) */
   char no_objective[64];     /* the objective's name, of the first of them */
   char first_no_objective[320]; /* the first one's configuration */
+  int64_t n_repeated;        /* records of a configuration recorded before (the later one is used) */
+  char first_repeated[320];  /* the first such configuration */
+  char objective_note[320];  /* how an objective other than a time was read (T4), said once */
 };
 
 /* counts a record (value indices idx) marked valid whose objective is missing or no finite number:
@@ -69,13 +73,20 @@ static int match_value(const mpt_param *p, const cJSON *v) {
   } else {
     return -1;
   }
+  /* an exact match first; else the one float value within a relative 1e-12 (a value printed with
+   * fewer digits); integers match only exactly (1000000000000 is not 1000000000001) */
+  int near = -1, n_near = 0;
   for (int i = 0; i < p->n_values; i++) {
     int ok = 0;
     double x = mpt_value_as_double(&p->values[i], &ok);
     if (!ok) continue;
-    if (x == d || fabs(x - d) <= 1e-12 * fmax(fabs(x), fabs(d))) return i;
+    if (x == d) return i;
+    if (p->values[i].kind == MPT_V_FLOAT && fabs(x - d) <= 1e-12 * fmax(fabs(x), fabs(d))) {
+      near = i;
+      n_near++;
+    }
   }
-  return -1;
+  return n_near == 1 ? near : -1;
 }
 
 /* Checks that `names` (n of them) are exactly the problem's parameters. */
@@ -149,23 +160,34 @@ static int status_from_kt_string(const char *s) {
   return -1;
 }
 
-/* stores o for the configuration idx; duplicates: the later record wins. -1: out of memory */
+/* the configuration of value indices idx as "name=value,..." */
+static void config_str(const mpt_replay *r, const int *idx, char *cfg, size_t cap) {
+  const mpt_problem *pr = mpt_space_problem(r->space);
+  cfg[0] = '\0';
+  for (int p = 0; p < pr->n_params; p++) {
+    char v[64] = "?";
+    if (idx[p] >= 0 && idx[p] < pr->params[p].n_values) mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
+    size_t len = strlen(cfg);
+    snprintf(cfg + len, cap - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
+  }
+}
+
+/* stores o for the configuration idx; a configuration recorded twice: the later record wins, and
+ * mpt_replay_coverage says how many did. -1: out of memory */
 static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
   int64_t id = mpt_space_lookup(r->space, idx);
+  char cfg[400];
   if (id < 0) {
     if (!r->first_miss[0]) {
-      char cfg[400] = "";
-      const mpt_problem *pr = mpt_space_problem(r->space);
-      for (int p = 0; p < pr->n_params; p++) {
-        char v[64] = "?";
-        if (idx[p] >= 0 && idx[p] < pr->params[p].n_values) mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
-        size_t len = strlen(cfg);
-        snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
-      }
+      config_str(r, idx, cfg, sizeof cfg);
       snprintf(r->first_miss, sizeof r->first_miss, "%s violates the problem's constraints", cfg);
     }
     r->n_unmatched++;
     return 0;
+  }
+  if (r->slot[id] >= 0 && r->n_repeated++ == 0) {
+    config_str(r, idx, cfg, sizeof cfg);
+    snprintf(r->first_repeated, sizeof r->first_repeated, "%s", cfg);
   }
   /* at most one record per config id */
   int64_t at = replay_store_put(&r->store, r->slot[id], o, mpt_space_size(r->space));
@@ -175,6 +197,78 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
 }
 
 /* ---- T4 results ---- */
+
+/* milliseconds per unit of a time unit's name, any case (T1's "Seconds", "s", "usec", Kernel Tuner's
+ * "miliseconds"); 0 when the name is no time unit */
+static double ms_per_unit(const char *u) {
+  static const struct { const char *name; double ms; } units[] = {
+      {"ns", 1e-6},   {"nsec", 1e-6},       {"nanosecond", 1e-6},   {"nanoseconds", 1e-6},
+      {"us", 1e-3},   {"usec", 1e-3},       {"\xc2\xb5s", 1e-3},    {"microsecond", 1e-3},  {"microseconds", 1e-3},
+      {"ms", 1},      {"msec", 1},          {"millisecond", 1},     {"milliseconds", 1},    {"milisecond", 1},
+      {"miliseconds", 1}, {"s", 1e3},       {"sec", 1e3},           {"second", 1e3},        {"seconds", 1e3}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcasecmp(u, units[i].name) == 0) return units[i].ms;
+  return 0;
+}
+
+/* the measurement named `name` of a record's measurements (any case when fold), or NULL */
+static const cJSON *measurement(const cJSON *meas, const char *name, int fold) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, meas) {
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "name");
+    if (cJSON_IsString(mn) && (fold ? strcasecmp(mn->valuestring, name) : strcmp(mn->valuestring, name)) == 0) return m;
+  }
+  return NULL;
+}
+
+/* The measurement replayed as the objective of a T4 record (*out), and its milliseconds per unit (*ms). mptune
+ * minimizes a time: objectives[0] when it is one (named "time", or with a time unit, or without a
+ * unit: then in the file's time unit `scale`); else the record's "time" measurement (noted once);
+ * NULL when there is none of either (a record without its objective: it fails, noted by the caller).
+ * A time whose own unit is no time unit is an error (-1). */
+static int t4_objective(mpt_replay *r, const cJSON *rec, double scale, const cJSON **out, double *ms,
+                        const char **objname, const char *path, int ri, mpt_error *err) {
+  const cJSON *objs = cJSON_GetObjectItemCaseSensitive(rec, "objectives");
+  const cJSON *o0 = cJSON_GetArrayItem(objs, 0);
+  const char *name = cJSON_IsString(o0) ? o0->valuestring : "time";
+  const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements");
+  const cJSON *m = measurement(meas, name, 0);
+  const cJSON *unit = m ? cJSON_GetObjectItemCaseSensitive(m, "unit") : NULL;
+  const char *u = cJSON_IsString(unit) ? unit->valuestring : "";
+  int is_time = strcasecmp(name, "time") == 0;
+  *objname = name;
+  *ms = scale;
+  *out = m;
+  if (m && u[0] && ms_per_unit(u) > 0) {
+    *ms = ms_per_unit(u);
+    return 0;
+  }
+  if (m && !u[0] && (is_time || !measurement(meas, "time", 1))) {
+    if (!is_time && !r->objective_note[0])
+      snprintf(r->objective_note, sizeof r->objective_note,
+               "the objective '%.80s' has no unit: it is read as a time (in the file's time unit) and minimized", name);
+    return 0;
+  }
+  if (m && is_time)
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].measurements: the objective '%s' has unit '%s', which is no time unit (ns, us, ms, s)",
+                         path, ri, name, u);
+  if (!m) return 0; /* the objective is not measured: the record fails (noted by the caller) */
+  /* an objective other than a time (say GFLOP/s, which is maximized): its record's time instead */
+  const cJSON *t = measurement(meas, "time", 1);
+  *out = t;
+  if (!t) return 0;
+  if (!r->objective_note[0])
+    snprintf(r->objective_note, sizeof r->objective_note,
+             "the objective '%.80s' (unit '%.40s') is no time: mptune minimizes time, so the records' 'time' measurement is replayed", name, u);
+  *objname = "time";
+  unit = cJSON_GetObjectItemCaseSensitive(t, "unit");
+  u = cJSON_IsString(unit) ? unit->valuestring : "";
+  if (u[0] && ms_per_unit(u) <= 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].measurements: 'time' has unit '%s', which is no time unit (ns, us, ms, s)",
+                         path, ri, u);
+  if (u[0]) *ms = ms_per_unit(u);
+  return 0;
+}
 
 /* the status and reason of a T4 record of the configuration idx, or -1 with err set for an unknown
  * invalidity; a record marked correct without a finite objective fails and is noted (note_no_objective) */
@@ -195,21 +289,14 @@ static int t4_record(mpt_replay *r, const int *idx, const cJSON *rec, double sca
   o->compile_ms = num_or(times, "compilation", num_or(times, "compilation_time", 0)) * scale;
   o->framework_ms = num_or(times, "framework", 0) * scale;
   o->benchmark_ms = num_or(times, "benchmark", sum / scale) * scale;
-  /* the objective: the measurement named like objectives[0] */
-  const char *objname = "time";
-  const cJSON *objs = cJSON_GetObjectItemCaseSensitive(rec, "objectives");
-  const cJSON *o0 = cJSON_GetArrayItem(objs, 0);
-  if (cJSON_IsString(o0)) objname = o0->valuestring;
-  const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements"), *m, *val = NULL;
-  cJSON_ArrayForEach(m, meas) {
-    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "name");
-    if (cJSON_IsString(mn) && strcmp(mn->valuestring, objname) == 0) {
-      val = cJSON_GetObjectItemCaseSensitive(m, "value");
-      break;
-    }
-  }
+  /* the objective: a time, in ms */
+  const char *objname;
+  double ms;
+  const cJSON *m;
+  if (t4_objective(r, rec, scale, &m, &ms, &objname, path, ri, err) < 0) return -1;
+  const cJSON *val = m ? cJSON_GetObjectItemCaseSensitive(m, "value") : NULL;
   if (o->status == MPT_STATUS_OK) {
-    if (cJSON_IsNumber(val)) o->objective = val->valuedouble * (strcmp(objname, "time") == 0 ? scale : 1.0);
+    if (cJSON_IsNumber(val)) o->objective = val->valuedouble * ms;
     if (cJSON_IsString(val)) {
       /* a failure by Kernel Tuner's error string */
       int st = status_from_kt_string(val->valuestring);
@@ -297,14 +384,14 @@ static int iter_error(const mpt_json_iter *it, const char *path, long long at, m
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
 static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const char *path, mpt_error *err) {
   const mpt_problem *pr = mpt_space_problem(r->space);
-  double scale = 1.0;
+  double scale = 1.0; /* ms per unit of the file's times (T4's metadata.timeunit; ms without one) */
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
   const cJSON *tu = meta ? cJSON_GetObjectItemCaseSensitive(meta, "timeunit") : NULL;
-  if (cJSON_IsString(tu)) {
-    const char *u = tu->valuestring;
-    if (strcmp(u, "seconds") == 0 || strcmp(u, "s") == 0) scale = 1e3;
-    else if (strcmp(u, "microseconds") == 0 || strcmp(u, "us") == 0) scale = 1e-3;
-  }
+  if (cJSON_IsString(tu) && tu->valuestring[0] && (scale = ms_per_unit(tu->valuestring)) <= 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: metadata.timeunit: unknown time unit '%s' (known: ns, us, ms, s, their names in any case)",
+                         path, tu->valuestring);
+  if (tu && !cJSON_IsString(tu) && !cJSON_IsNull(tu))
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: metadata.timeunit is not a string", path);
   int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
   if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
   int ri = 0, rc = 0, got;
@@ -469,6 +556,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     for (int i = K_SMALL; doc && rc == 0 && i < K_N; i++) {
       if (!text[i]) continue;
       const char *bad = NULL;
+      mpt_json_nonfinite(text[i], strlen(text[i]));
       cJSON *x = cJSON_ParseWithOpts(text[i], &bad, 1);
       if (!x) rc = stream_error(path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
       else cJSON_AddItemToObject(doc, keys[i], x);
@@ -573,7 +661,8 @@ int mpt_replay_coverage(const mpt_replay *r, const char *missing_note, char *msg
   if (cap) msg[0] = '\0';
   if (!r) return 0;
   int64_t n = mpt_space_size(r->space), missing = n - r->store.n;
-  if (missing <= 0 && r->n_unmatched == 0 && r->n_no_objective == 0) return 0;
+  if (missing <= 0 && r->n_unmatched == 0 && r->n_no_objective == 0 && r->n_repeated == 0 && !r->objective_note[0])
+    return 0;
   size_t len = 0;
   if (missing > 0)
     len = (size_t)snprintf(msg, cap, "%lld of the space's %lld valid configurations have no record (%s)", (long long)missing,
@@ -582,7 +671,11 @@ int mpt_replay_coverage(const mpt_replay *r, const char *missing_note, char *msg
     len += (size_t)snprintf(msg + len, cap - len, "%s%lld of the file's %lld records are not valid configurations of the space and are skipped (the first: %s)",
                             len ? "; " : "", (long long)r->n_unmatched, (long long)r->n_records, r->first_miss);
   if (r->n_no_objective > 0 && len < cap)
-    snprintf(msg + len, cap - len, "%s%lld records marked valid have no usable objective '%s' (the first: %s); they count as failed evaluations",
-             len ? "; " : "", (long long)r->n_no_objective, r->no_objective, r->first_no_objective);
+    len += (size_t)snprintf(msg + len, cap - len, "%s%lld records marked valid have no usable objective '%s' (the first: %s); they count as failed evaluations",
+                            len ? "; " : "", (long long)r->n_no_objective, r->no_objective, r->first_no_objective);
+  if (r->n_repeated > 0 && len < cap)
+    len += (size_t)snprintf(msg + len, cap - len, "%s%lld records repeat a configuration recorded before them (the first: %s); the later record is used",
+                            len ? "; " : "", (long long)r->n_repeated, r->first_repeated);
+  if (r->objective_note[0] && len < cap) snprintf(msg + len, cap - len, "%s%s", len ? "; " : "", r->objective_note);
   return 1;
 }

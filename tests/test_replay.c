@@ -208,7 +208,7 @@ static void test_magic_not_name(void **state) {
 #define CONF(tx, ty) "{\"block_size_x\": 16, \"block_size_y\": 1, \"tile_size_x\": " #tx ", \"tile_size_y\": " #ty \
   ", \"read_only\": 0, \"use_padding\": 0, \"use_shmem\": 0, \"use_cmem\": 1, \"filter_height\": 15, \"filter_width\": 15.0}"
 #define REC(tx, ty, inv, val) "{\"configuration\": " CONF(tx, ty) ", \"times\": {\"compilation\": 100, \"framework\": 1, \"runtimes\": [1.5, 2.5, 2.0]}, " \
-  "\"invalidity\": \"" inv "\", \"correctness\": 1, \"measurements\": [{\"name\": \"time\", \"value\": " val ", \"unit\": \"ms\"}], \"objectives\": [\"time\"]}"
+  "\"invalidity\": \"" inv "\", \"correctness\": 1, \"measurements\": [{\"name\": \"time\", \"value\": " val ", \"unit\": \"s\"}], \"objectives\": [\"time\"]}"
 
 /* every T4 invalidity kind, in seconds */
 static const char small_t4[] =
@@ -287,6 +287,90 @@ static void test_status_mapping(void **state) {
     assert_int_equal(mpt_replay_get(r, conv_id(f, v), &buf)->status, st[t - 2]);
   }
   assert_true(mpt_replay_optimum(r) == 1.25);
+  mpt_replay_free(r);
+}
+
+/* a one-record T4 file of configuration tile_size_x = tx (the rest as in CONF) at path: metadata `meta`,
+ * then the record's measurements and objectives as given; loads it and returns the objective of tx (NAN
+ * for a failure), or -1e300 when the load fails (err set) */
+static double load_one(fixture *f, const char *path, const char *meta, const char *meas, const char *objs, mpt_error *err,
+                       char *cov, size_t cap) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"metadata\": {%s}, \"results\": [{\"configuration\": " CONF(1, 1) ", \"times\": {\"runtimes\": [1]}, "
+           "\"invalidity\": \"correct\", \"measurements\": [%s], \"objectives\": [%s]}]}",
+           meta, meas, objs);
+  write_file(path, text);
+  mpt_replay *r;
+  if (mpt_replay_load(path, f->s, &r, err) < 0) return -1e300;
+  int v[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  mpt_obs buf;
+  const mpt_obs *o = mpt_replay_get(r, conv_id(f, v), &buf);
+  double y = o && o->status == MPT_STATUS_OK ? o->objective : NAN;
+  if (cov) mpt_replay_coverage(r, "x", cov, cap);
+  mpt_replay_free(r);
+  return y;
+}
+
+/* time units (the file's, a measurement's own, any case, Kernel Tuner's "miliseconds"), an unknown unit
+ * refused, an objective that is no time (its record's time replayed, said once), NaN and Infinity as
+ * Python writes them, a configuration recorded twice (the later wins, said), integers matched exactly */
+static void test_units_and_objectives(void **state) {
+  fixture *f = *state;
+  char path[400], cov[2048];
+  mpt_error err;
+  snprintf(path, sizeof path, "%s/units_T4.json", f->tmpdir);
+  const char *tm = "{\"name\": \"time\", \"value\": 2}";
+  struct { const char *meta; double want; } units[] = {
+      {"", 2}, {"\"timeunit\": \"miliseconds\"", 2}, {"\"timeunit\": \"Seconds\"", 2000}, {"\"timeunit\": \"s\"", 2000},
+      {"\"timeunit\": \"Nanoseconds\"", 2e-6}, {"\"timeunit\": \"us\"", 2e-3}, {"\"timeunit\": \"MICROSECONDS\"", 2e-3},
+      {"\"timeunit\": \"\"", 2}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    double y = load_one(f, path, units[i].meta, tm, "\"time\"", &err, NULL, 0);
+    if (y == -1e300) fprintf(stderr, "%s\n", err.msg);
+    assert_true(fabs(y - units[i].want) <= 1e-12 * units[i].want);
+  }
+  /* a unit of no time: one message naming the file and the field */
+  assert_true(load_one(f, path, "\"timeunit\": \"minutes\"", tm, "\"time\"", &err, NULL, 0) == -1e300);
+  assert_non_null(strstr(err.msg, "metadata.timeunit: unknown time unit 'minutes'"));
+  assert_non_null(strstr(err.msg, path));
+  assert_true(load_one(f, path, "", "{\"name\": \"time\", \"value\": 2, \"unit\": \"GFLOP/s\"}", "\"time\"", &err, NULL, 0) == -1e300);
+  assert_non_null(strstr(err.msg, "results[0].measurements: the objective 'time' has unit 'GFLOP/s'"));
+  /* the measurement's own unit over the file's */
+  assert_true(load_one(f, path, "\"timeunit\": \"seconds\"", "{\"name\": \"time\", \"value\": 2, \"unit\": \"ms\"}", "\"time\"",
+                       &err, NULL, 0) == 2);
+  /* an objective with a time unit under another name; an objective that is no time: the time instead */
+  assert_true(load_one(f, path, "", "{\"name\": \"kernel\", \"value\": 3, \"unit\": \"us\"}", "\"kernel\"", &err, NULL, 0) == 3e-3);
+  double y = load_one(f, path, "\"timeunit\": \"s\"",
+                      "{\"name\": \"GFLOP/s\", \"value\": 500, \"unit\": \"GFLOP/s\"}, {\"name\": \"time\", \"value\": 0.004}",
+                      "\"GFLOP/s\"", &err, cov, sizeof cov);
+  assert_true(fabs(y - 4) < 1e-12);
+  assert_non_null(strstr(cov, "the objective 'GFLOP/s' (unit 'GFLOP/s') is no time"));
+  /* no time at all: the record fails (noted), the file loads */
+  assert_true(isnan(load_one(f, path, "", "{\"name\": \"GFLOP/s\", \"value\": 500, \"unit\": \"GFLOP/s\"}", "\"GFLOP/s\"", &err,
+                             cov, sizeof cov)));
+  assert_non_null(strstr(cov, "no usable objective"));
+  /* Python's NaN and Infinity: a failure each, wherever they stand; strings holding the words are kept */
+  assert_true(isnan(load_one(f, path, "\"note\": \"NaN Infinity\"", "{\"name\": \"time\", \"value\": NaN}", "\"time\"", &err, NULL, 0)));
+  assert_true(isnan(load_one(f, path, "", "{\"name\": \"time\", \"value\": Infinity}", "\"time\"", &err, NULL, 0)));
+  y = load_one(f, path, "", "{\"name\": \"power\", \"value\": -Infinity}, {\"name\": \"GFLOP/s\", \"value\": NaN}, " "{\"name\": \"time\", \"value\": 2}",
+               "\"time\"", &err, NULL, 0);
+  if (y == -1e300) fprintf(stderr, "%s\n", err.msg);
+  assert_true(y == 2);
+
+  /* a configuration recorded twice: the later record is used, and the coverage note says so */
+  char text[4096];
+  snprintf(text, sizeof text, "{\"results\": [%s, %s, %s]}", REC(1, 1, "correct", "5"), REC(1, 1, "correct", "0.007"),
+           REC(2, 1, "correct", "0.009"));
+  write_file(path, text);
+  mpt_replay *r;
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  assert_int_equal(mpt_replay_count(r), 2);
+  int v[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  mpt_obs buf;
+  assert_true(fabs(mpt_replay_get(r, conv_id(f, v), &buf)->objective - 7) < 1e-9);
+  assert_int_equal(mpt_replay_coverage(r, "x", cov, sizeof cov), 1);
+  assert_non_null(strstr(cov, "1 records repeat a configuration recorded before them (the first: block_size_x=16,block_size_y=1,tile_size_x=1,"));
   mpt_replay_free(r);
 }
 
@@ -439,7 +523,7 @@ static void test_streamed_records(void **state) {
     assert_true(o->objective == 4.25);
     assert_int_equal(o->n_times, MPT_OBS_MAX_TIMES); /* the first 32 of them */
     assert_true(o->times[8] == 1.5 && o->median == 3.5);
-    assert_true(mpt_replay_get(r, conv_id(f, v2), &buf)->objective == 3.0);
+    assert_true(mpt_replay_get(r, conv_id(f, v2), &buf)->objective == 3000.0); /* REC's unit: s */
     mpt_replay_free(r);
   }
   /* a UTF-8 byte-order mark: not walked by the scanner, parsed whole by cJSON (which skips it), the
@@ -732,6 +816,7 @@ int main(void) {
     cmocka_unit_test(test_all_files),
     cmocka_unit_test(test_magic_not_name),
     cmocka_unit_test(test_status_mapping),
+    cmocka_unit_test(test_units_and_objectives),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_streamed_records),
     cmocka_unit_test(test_damaged_files),
