@@ -354,10 +354,9 @@ static int mkdir_p(const char *dir, mpt_error *err) {
   return 0;
 }
 
-/* the files bench writes into --out: the CSVs as NAME.tmp, then renamed (jobs/outfile.h); bench.png (by the
- * plot script, unless --no-plot) last */
-static const char *const out_names[] = {"curves.csv", "curves.csv.tmp", "runs.csv", "runs.csv.tmp", "summary.csv",
-                                        "summary.csv.tmp", "bench.png"};
+/* the files bench writes into --out: the CSVs (each first as a new NAME.tmp.XXXXXX, then renamed:
+ * jobs/outfile.h); bench.png (by the plot script, unless --no-plot) last */
+static const char *const out_names[] = {"curves.csv", "runs.csv", "summary.csv", "bench.png"};
 
 /* rank 0, before --out is created or anything runs: an output that would replace an input (the problem, a
  * --space file or its own problem, the plot script) is refused */
@@ -372,7 +371,7 @@ static int check_outputs(const bench_args *a, const bench_space *sp, int n_sp, c
     in[n_in++] = (bench_input){"the --space file", sp[i].data_path};
     in[n_in++] = (bench_input){"the problem of --space", sp[i].problem_path};
   }
-  for (int o = 0; o < (a->no_plot ? 6 : 7); o++) {
+  for (int o = 0; o < (a->no_plot ? 3 : 4); o++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", a->out, out_names[o]);
     for (int i = 0; i < n_in; i++)
@@ -383,7 +382,7 @@ static int check_outputs(const bench_args *a, const bench_space *sp, int n_sp, c
   return 0;
 }
 
-/* dir/name, opened as a jobs/outfile.h output (PATH.tmp until close_out renames it) */
+/* dir/name, opened as a jobs/outfile.h output (a temporary name until close_out renames it) */
 static FILE *open_out(const char *dir, const char *name, char *path, size_t cap, mpt_error *err) {
   snprintf(path, cap, "%s/%s", dir, name);
   return mpt_outfile_open(path, err);

@@ -7,6 +7,7 @@
  * reason, optional T4 export. `collect` is a brute-force run over the whole valid set.
  * Test hook: with MPT_TRACE_APPENDS=FILE the coordinator appends "id status" to FILE after each record
  * is flushed to the log (the SIGKILL test checks that every traced record survives). */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -412,6 +413,21 @@ static int run(int argc, char **argv, int collect) {
     if (rc == 0 && !a.resume) rc = mpt_cmd_check_output("--log", a.log, &err);
     if (rc == 0) rc = mpt_cmd_check_output("--t4", a.t4, &err);
   }
+  /* --t4 - (or a name of standard output): the T4 document alone on standard output, the report on
+   * standard error (as with space --list -); the export writes to a copy of the original descriptor */
+  const char *t4_shown = a.t4;
+  char t4_fd_name[32];
+  int t4_fd = -1;
+  if (rc == 0 && rank == 0 && a.t4 && (strcmp(a.t4, "-") == 0 || mpt_same_file(a.t4, "/dev/stdout"))) {
+    fflush(stdout);
+    t4_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (t4_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+      rc = mpt_error_set(&err, MPT_ERR_IO, "--t4 %s: cannot set standard output aside: %s", a.t4, strerror(errno));
+    } else {
+      snprintf(t4_fd_name, sizeof t4_fd_name, "/dev/fd/%d", t4_fd);
+      a.t4 = t4_fd_name;
+    }
+  }
   if (rc == 0 && rank == 0) {
     struct stat sb;
     int exists = stat(a.log, &sb) == 0;
@@ -617,7 +633,7 @@ static int run(int argc, char **argv, int collect) {
         fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
         goto done;
       }
-      printf("t4: %s\n", a.t4);
+      printf("t4: %s\n", t4_shown);
     } else if (a.t4) {
       printf("t4: not written (the %s is not finished)\n", collect ? "collection" : "run");
     }
@@ -626,6 +642,7 @@ static int run(int argc, char **argv, int collect) {
   }
 
 done:
+  if (t4_fd >= 0) close(t4_fd);
   mpt_isolate_set_cancel(NULL);
   if (trace_fd >= 0) close(trace_fd);
   if (log) mpt_runlog_close(log);

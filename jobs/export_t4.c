@@ -66,6 +66,14 @@ static cJSON *config_json(const mpt_runlog *log, const int32_t *cfg) {
     else switch (mpt_runlog_param_kind(log, p)) {
       case MPT_RL_BOOL: v = cJSON_CreateBool(mpt_runlog_param_number(log, p, i) != 0); break;
       case MPT_RL_STRING: v = cJSON_CreateString(mpt_runlog_param_string(log, p, i)); break;
+      case MPT_RL_INT: {
+        int64_t x;
+        char buf[32];
+        if (mpt_runlog_param_int(log, p, i, &x) < 0) { v = num_json(mpt_runlog_param_number(log, p, i)); break; }
+        snprintf(buf, sizeof buf, "%lld", (long long)x); /* exact past 2**53, where a double is not */
+        v = cJSON_CreateRaw(buf);
+        break;
+      }
       default: v = num_json(mpt_runlog_param_number(log, p, i)); break;
     }
     if (!v || !cJSON_AddItemToObject(c, name, v)) { cJSON_Delete(v); cJSON_Delete(c); return NULL; }

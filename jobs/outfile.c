@@ -1,4 +1,5 @@
-/* jobs/outfile.c: output files written as PATH.tmp and renamed over PATH when complete, a symbolic link's
+/* jobs/outfile.c: output files written as PATH.tmp.XXXXXX (a name of their own, so that two writers of one
+ * PATH never write into one file) and renamed over PATH when complete, a symbolic link's
  * target in its place, this process's own descriptors (/dev/stdout) where they stand (jobs/outfile.h);
  * used by the T4 export, space --list and mptune bench's CSVs. */
 #include "jobs/outfile.h"
@@ -84,6 +85,58 @@ char *mpt_outfile_tmp_name(const char *path) {
   return tmp;
 }
 
+/* the temporary files being written, by their streams (a command writes one or two at a time) */
+static struct {
+  FILE *f;
+  char *tmp;
+} pending[16];
+
+/* target.tmp.XXXXXX created (mode 0666 less the umask, as fopen would) and opened; NULL with err set */
+static FILE *open_unique_tmp(const char *target, mpt_error *err) {
+  int slot = 0;
+  while (slot < 16 && pending[slot].f) slot++;
+  size_t n = strlen(target);
+  char *tmp = slot < 16 ? malloc(n + 12) : NULL;
+  if (!tmp) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  memcpy(tmp, target, n);
+  memcpy(tmp + n, ".tmp.XXXXXX", 12);
+  int fd = mkstemp(tmp);
+  FILE *f = NULL;
+  if (fd >= 0) {
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "wb"))) {
+      int e = errno;
+      close(fd);
+      unlink(tmp);
+      errno = e;
+    }
+  }
+  if (!f) {
+    mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return NULL;
+  }
+  pending[slot].f = f;
+  pending[slot].tmp = tmp;
+  return f;
+}
+
+/* the temporary name of stream f, taken out of the table (the caller frees it); NULL if f has none */
+static char *take_tmp(FILE *f) {
+  for (int i = 0; i < 16; i++)
+    if (pending[i].f == f) {
+      char *t = pending[i].tmp;
+      pending[i].f = NULL;
+      pending[i].tmp = NULL;
+      return t;
+    }
+  return NULL;
+}
+
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
   int fd = own_fd(path);
   if (fd >= 0) { /* an open descriptor (stdout redirected to a file): written where it stands, never reopened */
@@ -102,11 +155,9 @@ FILE *mpt_outfile_open(const char *path, mpt_error *err) {
     if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return f;
   }
-  char *target = mpt_outfile_resolve(path), *tmp = target ? mpt_outfile_tmp_name(target) : NULL;
-  FILE *f = tmp ? fopen(tmp, "wb") : NULL;
-  if (!tmp) mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  else if (!f) mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  free(tmp);
+  char *target = mpt_outfile_resolve(path);
+  FILE *f = target ? open_unique_tmp(target, err) : NULL;
+  if (!target) mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   free(target);
   return f;
 }
@@ -118,7 +169,7 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
     return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
   }
   /* a symbolic link stays: the file it leads to is replaced */
-  char *target = mpt_outfile_resolve(path), *tmp = target ? mpt_outfile_tmp_name(target) : NULL;
+  char *target = mpt_outfile_resolve(path), *tmp = take_tmp(f);
   int bad = !keep || ferror(f) != 0, e = errno;
   if (!bad && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL))) bad = 1, e = errno;
   if (fclose(f) != 0 && !bad) bad = 1, e = errno;

@@ -1,4 +1,4 @@
-/* jobs/outfile.h: output files that appear whole or not at all: written as PATH.tmp and renamed over PATH
+/* jobs/outfile.h: output files that appear whole or not at all: written as PATH.tmp.XXXXXX and renamed over PATH
  * once complete and on disk, so a full disk or an error never leaves a cut file under the real name.
  * A PATH that exists and is not a regular file (/dev/null, a pipe), or that names one of this process's
  * descriptors (/dev/stdout, even when it is redirected to a file), is written in place. */
@@ -15,13 +15,14 @@ int mpt_outfile_special(const char *path);
 /* the file an output PATH replaces (malloc'd; NULL when out of memory): the target of a symbolic link
  * (which itself stays), else PATH */
 char *mpt_outfile_resolve(const char *path);
-/* "PATH.tmp" (malloc'd; NULL when out of memory): where the file is written before it is renamed to PATH
- * (jobs/runlog.c writes its rewrites there too) */
+/* "PATH.tmp" (malloc'd; NULL when out of memory): where the run log (jobs/runlog.c), which holds its lock,
+ * writes a rewrite before it is renamed to PATH */
 char *mpt_outfile_tmp_name(const char *path);
-/* opens PATH.tmp for writing (a special PATH itself); NULL with err set */
+/* opens a new PATH.tmp.XXXXXX for writing (a special PATH itself); NULL with err set */
 FILE *mpt_outfile_open(const char *path, mpt_error *err);
-/* keep = 1: flushes, syncs and closes PATH.tmp and renames it to PATH; 0 or MPT_ERR_IO (err set, PATH.tmp
- * removed). keep = 0: closes and removes PATH.tmp (after another error; err untouched), returns 0. */
+/* keep = 1: flushes, syncs and closes the temporary file and renames it to PATH; 0 or MPT_ERR_IO (err set,
+ * the temporary file removed). keep = 0: closes and removes it (after another error; err untouched),
+ * returns 0. */
 int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err);
 /* 1 when path a and path b name the same file (the same path, or both exist with the same device and
  * inode): an output that would replace one of the command's inputs */

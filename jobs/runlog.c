@@ -1024,6 +1024,11 @@ mpt_runlog_vkind mpt_runlog_param_kind(const mpt_runlog *log, int p) { return lo
 double mpt_runlog_param_number(const mpt_runlog *log, int p, int i) {
   return log->params[p].num ? log->params[p].num[i] : NAN;
 }
+int mpt_runlog_param_int(const mpt_runlog *log, int p, int i, int64_t *v) {
+  if (!log->params[p].ival) return -1;
+  *v = log->params[p].ival[i];
+  return 0;
+}
 const char *mpt_runlog_param_string(const mpt_runlog *log, int p, int i) {
   return log->params[p].str ? log->params[p].str[i] : NULL;
 }

@@ -16,6 +16,7 @@ void mpt_rl_params_free(mpt_rl_param *params, int dims) {
   for (int p = 0; p < dims; p++) {
     free(params[p].name);
     free(params[p].num);
+    free(params[p].ival);
     if (params[p].str)
       for (int i = 0; i < params[p].n; i++) free(params[p].str[i]);
     free(params[p].str);
@@ -60,6 +61,11 @@ mpt_rl_param *mpt_rl_params_from_problem(const mpt_problem *pr) {
       for (int i = 0; i < t->n; i++) {
         int ok = 0;
         t->num[i] = mpt_value_as_double(&mp->values[i], &ok);
+      }
+      if (t->kind == MPT_RL_INT) {
+        t->ival = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t));
+        if (!t->ival) goto fail;
+        for (int i = 0; i < t->n; i++) t->ival[i] = mp->values[i].u.i;
       }
     }
   }
@@ -129,7 +135,7 @@ int mpt_rl_params_write(const mpt_rl_param *params, int dims, hid_t file) {
     } else {
       ft = H5Tcopy(H5T_STD_I64LE); mt = H5Tcopy(H5T_NATIVE_INT64);
       iv = calloc(n ? n : 1, sizeof(int64_t));
-      for (hsize_t i = 0; iv && i < n; i++) iv[i] = (int64_t)llround(t->num[i]);
+      for (hsize_t i = 0; iv && i < n; i++) iv[i] = t->ival ? t->ival[i] : (int64_t)llround(t->num[i]);
       data = iv;
     }
     hid_t d = H5Dcreate2(g, t->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -181,6 +187,11 @@ int mpt_rl_params_read(hid_t file, mpt_rl_param **params, int *dims) {
     } else {
       t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
       if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) rc = -1;
+      /* integers also exactly (HDF5 converts a float dataset too, rounding as C does) */
+      if (rc == 0 && t->kind == MPT_RL_INT) {
+        t->ival = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t));
+        if (!t->ival || (t->n && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->ival) < 0)) rc = -1;
+      }
     }
     H5Dclose(d);
   }
@@ -203,7 +214,9 @@ void mpt_rl_params_diff(const mpt_rl_param *have, int nh, const mpt_rl_param *wa
     const mpt_rl_param *a = &have[q], *b = &want[p];
     int same = a->n == b->n && (a->kind == MPT_RL_STRING) == (b->kind == MPT_RL_STRING);
     for (int i = 0; same && i < a->n; i++)
-      same = a->kind == MPT_RL_STRING ? strcmp(a->str[i], b->str[i]) == 0 : a->num[i] == b->num[i];
+      same = a->kind == MPT_RL_STRING ? strcmp(a->str[i], b->str[i]) == 0
+             : a->ival && b->ival     ? a->ival[i] == b->ival[i]
+                                      : a->num[i] == b->num[i];
     if (!same) { snprintf(msg + len, cap - len, "%sthe values of parameter '%s' differ", len ? "; " : "", b->name); len = strlen(msg); }
   }
   for (int j = 0; j < nh; j++) {

@@ -14,6 +14,7 @@ typedef struct mpt_rl_param {
   mpt_runlog_vkind kind;
   int n;
   double *num; /* int, float and bool kinds */
+  int64_t *ival; /* int kind: the exact values (num has them as doubles, rounded past 2**53) */
   char **str;  /* string kind */
 } mpt_rl_param;
 

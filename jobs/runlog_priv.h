@@ -14,6 +14,8 @@ int mpt_runlog_param_n_values(const mpt_runlog *log, int p);
 mpt_runlog_vkind mpt_runlog_param_kind(const mpt_runlog *log, int p);
 /* value i of parameter p: numeric (int/float/bool) or string (string kind) */
 double mpt_runlog_param_number(const mpt_runlog *log, int p, int i);
+/* value i of an int parameter p exactly (*v): 0, or -1 when p is of another kind */
+int mpt_runlog_param_int(const mpt_runlog *log, int p, int i, int64_t *v);
 const char *mpt_runlog_param_string(const mpt_runlog *log, int p, int i);
 
 #endif

@@ -132,7 +132,7 @@ bad "unknown strategy 'nope'" "$MPIEXEC" -n 2 "$MPTUNE" bench --problem "$P" --s
 [ ! -e "$T/x" ] || fail "bad input created the output directory"
 
 # ---- an output in --out that would replace an input (the problem, a --space file, a PROBLEM:DATA problem, the
-# plot script; the CSVs' .tmp names too) is refused before anything runs or is written; the inputs unchanged
+# plot script) is refused before anything runs or is written; the inputs unchanged
 clash() { # expected-message dir inputs-to-check -- args...: the message, the inputs unchanged, nothing new in dir
   local msg=$1 dir=$2 files=()
   shift 2
@@ -166,8 +166,14 @@ clash "writing summary.csv there would replace the problem of --space $T/o10/sum
   "$MPTUNE" bench --space "$T/o10/summary.csv:$A" --strategy random --repeats 2 --budget 40 --out "$T/o10" --no-plot
 clash "writing bench.png there would replace the --space file $T/o3/bench.png" "$T/o3" "$T/o3/bench.png" -- \
   "$MPTUNE" bench --problem "$P" --space "$T/o3/bench.png" --strategy random --repeats 2 --budget 40 --out "$T/o3"
-clash "writing runs.csv.tmp there would replace the --space file $T/o3/runs.csv.tmp" "$T/o3" "$T/o3/runs.csv.tmp" -- \
-  "$MPTUNE" bench --problem "$P" --space "$T/o3/runs.csv.tmp" --strategy random --repeats 2 --budget 40 --out "$T/o3" --no-plot
+# a file named like the old temporary name of an output (runs.csv.tmp) is an input like any other: the outputs
+# are written under names of their own (NAME.tmp.XXXXXX), so it is read and left as it is
+"$MPTUNE" bench --problem "$P" --space "$T/o3/runs.csv.tmp" --strategy random --repeats 2 --budget 40 --out "$T/o3" \
+  --no-plot > "$T/tmpname.out" 2>&1 || { cat "$T/tmpname.out"; fail "bench with a --space file named runs.csv.tmp in --out"; }
+cmp -s "$A" "$T/o3/runs.csv.tmp" || fail "the --space file runs.csv.tmp in --out was changed"
+[ -s "$T/o3/runs.csv" ] || fail "runs.csv not written beside runs.csv.tmp"
+ls "$T/o3" | grep -q '\.tmp\.' && fail "a temporary output file was left in --out"
+rm -f "$T/o3/curves.csv" "$T/o3/runs.csv" "$T/o3/summary.csv"
 cp "$(dirname "$0")/../scripts/plot_bench.py" "$T/o3/curves.csv"
 clash "writing curves.csv there would replace the plot script $T/o3/curves.csv" "$T/o3" "$T/o3/curves.csv" -- \
   "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --repeats 2 --budget 40 --out "$T/o3" --plot-script "$T/o3/curves.csv"

@@ -9,6 +9,7 @@ against the replayed file (same statuses and objectives). Also checks the export
 
 Environment (set by ctest): MPTUNE, MPT_SHARED_DATA. Exit status 0 when everything holds.
 """
+import glob
 import gzip
 import json
 import math
@@ -50,8 +51,12 @@ def key(conf, names):
     return tuple(float(conf[n]) if not isinstance(conf[n], str) else conf[n] for n in names)
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="mpt_t4_")
+def left_tmp(path):
+    """a temporary file of an output (PATH.tmp.XXXXXX, jobs/outfile.c) left beside it"""
+    return bool(glob.glob(glob.escape(path) + ".tmp*"))
+
+
+def main(tmp):
     log = os.path.join(tmp, "run.h5")
     t4 = os.path.join(tmp, "run_T4.json")
     budget = 120
@@ -85,7 +90,7 @@ def main():
 
     # --- export and schema validation
     p = run([MPTUNE, "export", log, "--t4", t4])
-    check(os.path.exists(t4) and not os.path.exists(t4 + ".tmp"), "export output missing or .tmp left")
+    check(os.path.exists(t4) and not left_tmp(t4), "export output missing or .tmp left")
     with open(t4) as fh:
         doc = json.load(fh)
     with open(SCHEMA) as fh:
@@ -128,7 +133,7 @@ def main():
     out = os.path.join(tmp, "bad_T4.json")
     p = run([MPTUNE, "export", os.path.join(tmp, "missing.h5"), "--t4", out], expect_ok=False)
     check(p.returncode != 0 and "missing.h5" in p.stderr and "no such file" in p.stderr, "missing log message: " + p.stderr)
-    check(not os.path.exists(out) and not os.path.exists(out + ".tmp"), "output left after a failed export")
+    check(not os.path.exists(out) and not left_tmp(out), "output left after a failed export")
     notlog = os.path.join(tmp, "notlog.h5")
     with open(notlog, "w") as fh:
         fh.write("not hdf5\n")
@@ -167,10 +172,56 @@ def main():
         reader.wait(timeout=60)
         sink.seek(0)
         piped = sink.read()
-    check(stat.S_ISFIFO(os.stat(fifo).st_mode) and not os.path.exists(fifo + ".tmp"), "the pipe was replaced")
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode) and not left_tmp(fifo), "the pipe was replaced")
     check(json.loads(piped)["results"] == res and "wrote" not in p.stdout, "export into a pipe")
     p = run([MPTUNE, "export", log, "--t4", "/dev/stdout"])
     check(json.loads(p.stdout)["results"] == res, "export to /dev/stdout is not the T4 document alone")
+    # tune --t4 -: the document alone on stdout, the report on stderr
+    p = run([MPTUNE, "tune", T1, "--strategy", "random", "--budget", "7", "--seed", "5", "--simulate", REPLAY,
+             "--log", os.path.join(tmp, "dash.h5"), "--no-progress", "--t4", "-"])
+    check(len(json.loads(p.stdout)["results"]) == 7 and "best:" in p.stderr and "t4: -" in p.stderr,
+          "tune --t4 - mixed the report into the T4 document: " + p.stdout[:200])
+
+    # --- four exports of different logs to one file at once: the file is one of them, whole; none is left
+    # half-written or as a temporary file, every writer succeeds
+    logs = [log]
+    for seed in (6, 7, 8):
+        logs.append(os.path.join(tmp, f"race{seed}.h5"))
+        run([MPTUNE, "tune", T1, "--strategy", "random", "--budget", str(20 * seed), "--seed", str(seed),
+             "--simulate", REPLAY, "--log", logs[-1], "--no-progress"])
+    race = os.path.join(tmp, "race_T4.json")
+    for attempt in range(3):
+        procs = [subprocess.Popen([MPTUNE, "export", lg, "--t4", race], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for lg in logs]
+        outs = [pr.communicate(timeout=120) for pr in procs]
+        check(all(pr.returncode == 0 for pr in procs), f"a concurrent export failed: {[o[1] for o in outs]}")
+        with open(race) as fh:
+            n = len(json.load(fh)["results"])
+        check(n in (budget, 120, 140, 160), f"concurrent exports: {n} records")
+        check(not left_tmp(race), "a temporary file left by concurrent exports")
+
+    # --- integers past 2**53 stay exact in the log's parameter table and the export
+    big = 9007199254740993
+    prob = os.path.join(tmp, "bigint.json")
+    with open(prob, "w") as fh:
+        json.dump({"General": {"BenchmarkName": "bigint", "OutputFormat": "JSON"},
+                   "ConfigurationSpace": {"TuningParameters": [
+                       {"Name": "n", "Type": "int", "Values": f"[{big}, 5]", "Default": 5}], "Conditions": []},
+                   "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+                                           "GlobalSize": ["1"], "LocalSize": ["1"], "Arguments": []}}, fh)
+    space = os.path.join(tmp, "bigint_T4.json")
+    with open(space, "w") as fh:
+        fh.write('{"results": [' + ", ".join(
+            '{"configuration": {"n": %d}, "times": {}, "invalidity": "correct", "measurements": '
+            '[{"name": "time", "value": %g}], "objectives": ["time"]}' % (v, t) for v, t in ((big, 1.0), (5, 2.0))) + "]}")
+    blog, bt4 = os.path.join(tmp, "bigint.h5"), os.path.join(tmp, "bigint_T4out.json")
+    run([MPTUNE, "tune", prob, "--strategy", "brute_force", "--budget", "2", "--simulate", space, "--log", blog,
+         "--no-progress", "--t4", bt4])
+    with h5py.File(blog, "r") as f:
+        check([int(x) for x in f["parameters"]["n"][:]] == [big, 5], "an integer past 2**53 was rounded in the log")
+    with open(bt4) as fh:
+        got = sorted(r["configuration"]["n"] for r in json.load(fh)["results"])
+    check(got == [5, big], f"an integer past 2**53 was rounded in the export: {got}")
 
     # --- a damaged record (a byte changed in record 7 of a copy): left out with a warning, the rest exported
     damaged = os.path.join(tmp, "damaged.h5")
@@ -277,4 +328,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    tmpdir = tempfile.mkdtemp(prefix="mpt_t4_")
+    try:
+        main(tmpdir)
+    finally:
+        if not os.environ.get("MPT_KEEP_TMP"):
+            shutil.rmtree(tmpdir, ignore_errors=True)
