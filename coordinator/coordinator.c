@@ -216,13 +216,24 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       if (stopping) break;
       if (exhausted) continue; /* check_stop reports "exhausted" */
     }
-    if (stopping && strcmp(stopping, "signal") == 0 &&
-        (mpt_signals_count() >= 2 || now - t_stop >= c->grace_s)) {
+    /* a signal while waiting for what is in flight (after the time budget, an exhausted space, a
+     * worker's error): from then on the signal's stop */
+    int n_sig = mpt_signals_count();
+    if (stopping && n_sig > 0 && rc == 0 && strcmp(stopping, "signal") != 0) {
+      stopping = "signal";
+      t_stop = now;
+    }
+    /* the wait is bounded by --grace after a signal or the time budget */
+    int bounded = stopping && (n_sig > 0 || strcmp(stopping, "time") == 0);
+    if (bounded && (n_sig >= 2 || now - t_stop >= c->grace_s)) {
       /* give up on what is in flight: record it as cancelled (resumable, not counted) */
+      const char *why = n_sig >= 2 ? "cancelled: second signal"
+                        : n_sig > 0 ? "cancelled: grace period after signal expired"
+                                    : "cancelled: still running --grace seconds after the time budget";
       for (int k = 1; k < size && rc == 0; k++) {
         if (!w[k].busy) continue;
         mpt_obs o;
-        cancelled_obs(&o, w[k].id, k, mpt_signals_count() >= 2 ? "cancelled: second signal" : "cancelled: grace period after signal expired");
+        cancelled_obs(&o, w[k].id, k, why);
         rc = take(s, &o, err);
         w[k].busy = 0;
         in_flight--;
@@ -236,11 +247,11 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       double left = c->time_budget - (now - t0);
       if (left < timeout) timeout = left > 0 ? left : 0;
     }
-    if (stopping && strcmp(stopping, "signal") == 0) {
+    if (bounded) {
       double left = c->grace_s - (now - t_stop);
       if (left < timeout) timeout = left > 0 ? left : 0;
     }
-    volatile const int *flag = stopping ? NULL : mpt_signals_flag();
+    volatile const int *flag = n_sig > 0 ? NULL : mpt_signals_flag(); /* wake on a first signal */
     MPI_Status st;
     double tw = mpt_wire_now();
     int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, timeout, &b, flag, &st);
@@ -290,6 +301,14 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       stopping = "error";
       hard_error = 1;
       break;
+    }
+    /* a worker cancels an evaluation only when it is told to stop or was signalled itself: a signal to
+     * that rank alone (the run is not stopping) stops the run, resumable, before it gives away (and
+     * logs as cancelled) every configuration left */
+    if (o.status == MPT_STATUS_CANCELLED && !stopping) {
+      stopping = "signal";
+      t_stop = mpt_wire_now();
+      r->stopped_rank = src;
     }
     draw(s, mpt_wire_now(), 0);
   }

@@ -29,8 +29,9 @@ typedef struct mpt_coord_config {
   const mpt_space *space;
   int64_t budget;              /* evaluations in total, logged ones included (> 0) */
   double time_budget;          /* seconds for this session (0: none) */
-  double grace_s;              /* after SIGINT/SIGTERM: wait this long for in-flight evaluations, then
-                                  record them as cancelled (a second signal cancels at once) */
+  double grace_s;              /* after SIGINT/SIGTERM, or once the time budget is spent: wait this long
+                                  for in-flight evaluations, then record them as cancelled (a second
+                                  signal cancels at once) */
   mpt_coord_each_fn resume_each; /* resume: the observations already in the log, read from resume_src in */
   void *resume_src;              /* blocks (memory independent of its length); NULL: none */
   int64_t default_id;          /* the problem's default configuration (-1: none); its result is reported */
@@ -44,6 +45,8 @@ typedef struct mpt_coord_config {
 typedef struct mpt_coord_result {
   const char *reason;          /* "budget", "time", "exhausted", "signal" or "error" */
   int signal;                  /* the signal that stopped the run, 0 if none */
+  int stopped_rank;            /* reason "signal" and signal 0: the worker rank a signal of its own
+                                  stopped (it cancelled its evaluation); 0 otherwise */
   int64_t done;                /* evaluations counted against the budget (logged + new, not cancelled) */
   int64_t new_evals;           /* evaluations recorded in this session */
   int64_t valid, failed;       /* among done */

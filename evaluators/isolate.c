@@ -208,6 +208,7 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
 static int (*g_cancelled)(void);
 
 void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
+int mpt_isolate_stop_requested(void) { return g_cancelled && g_cancelled(); }
 
 enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
 

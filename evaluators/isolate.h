@@ -48,6 +48,8 @@ typedef struct mpt_isolate_result {
  * of mpt_isolate_call and mpt_run_command ask it at least every 100 ms, and once it returns non-zero the
  * child or the command is killed: the call reports MPT_ISO_CANCELLED, the command status -2. NULL: none. */
 void mpt_isolate_set_cancel(int (*cancelled)(void));
+/* 1 when a stop request is set and says stop now (for waits of an evaluator's own, as --simulate-delay's) */
+int mpt_isolate_stop_requested(void);
 
 /* Creates the isolation (the first child is forked on the first call). */
 int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,

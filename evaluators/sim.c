@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "evaluators/evaluator.h"
+#include "evaluators/isolate.h"
 #include "evaluators/replay.h"
 
 static int sim_open(mpt_evaluator *ev, mpt_error *err) {
@@ -37,14 +38,19 @@ static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   return 0;
 }
 
-static void sleep_ms(double ms) {
-  if (!(ms > 0)) return;
-  struct timespec req, rem;
-  req.tv_sec = (time_t)(ms / 1e3);
-  req.tv_nsec = (long)((ms - 1e3 * (double)req.tv_sec) * 1e6);
-  if (req.tv_nsec >= 1000000000L) { req.tv_sec++; req.tv_nsec -= 1000000000L; }
-  if (req.tv_nsec < 0) req.tv_nsec = 0;
-  while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+/* sleeps ms milliseconds in slices of at most 50 ms, asking the run's stop request (isolate.h) between
+ * them as a real evaluation's wait does; 1 when it said stop (the sleep cut short), else 0 */
+static int sleep_ms(double ms) {
+  while (ms > 0) {
+    if (mpt_isolate_stop_requested()) return 1;
+    double slice = ms < 50 ? ms : 50;
+    struct timespec req, rem;
+    req.tv_sec = 0;
+    req.tv_nsec = (long)(slice * 1e6);
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+    ms -= slice;
+  }
+  return 0;
 }
 
 static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
@@ -57,9 +63,13 @@ static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *
                          ev->settings.simulate_path, cfg, (long long)id);
   }
   out->id = id;
-  if (ev->settings.simulate_delay > 0)
-    sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
-                                            (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)));
+  if (ev->settings.simulate_delay > 0 &&
+      sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
+                                              (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)))) {
+    mpt_obs_init(out, id);
+    out->status = MPT_STATUS_CANCELLED;
+    snprintf(out->reason, sizeof out->reason, "cancelled during the simulated delay: the run is stopping");
+  }
   return 0;
 }
 

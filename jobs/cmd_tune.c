@@ -79,8 +79,9 @@ static void usage(FILE *f, int collect) {
             "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
             "configurations when only --time is given, the logged strategy, options and budget with\n"
             "--resume (a run finished by its budget goes on with a larger --budget), --grace 20\n"
-            "(seconds to finish in-flight evaluations after SIGINT/SIGTERM; then they are logged as\n"
-            "cancelled and evaluated again on --resume). A run log is never overwritten without --force.\n"
+            "(seconds to finish in-flight evaluations after SIGINT/SIGTERM or the --time budget; then\n"
+            "they are logged as cancelled and evaluated again on --resume). A run log is never\n"
+            "overwritten without --force.\n"
             "--resume of a log HDF5 can not read (damaged, cut short) recovers its intact records by their\n"
             "checksums, keeps the file as run.h5.damaged and takes the lost settings from this command.\n"
             "Progress (stderr): auto (the default) redraws one line on a terminal and prints a line every 5 s\n"
@@ -335,17 +336,29 @@ static const char *reason_text(const char *reason) {
 
 /* The stop request of an evaluation in progress (evaluators/isolate.h: its child or compiler is killed and
  * the evaluation is logged as cancelled, evaluated again on --resume): a second signal, the --grace period
- * after the first expired, or, on a worker, the coordinator's stop (sent when it gave up waiting). Without
- * it --grace bounded only the coordinator: one rank, or a worker's evaluation, ran on to its timeout. */
+ * after the first expired, with one rank the --grace period after the time budget, or, on a worker, the
+ * coordinator's stop (sent when it gave up waiting). Without it --grace bounded only the coordinator: one
+ * rank, or a worker's evaluation, ran on to its timeout. */
 static double g_grace_s;
+static double g_deadline_s; /* one rank with a time budget: when the running evaluation is cancelled (0: never) */
 static MPI_Comm g_stop_comm = MPI_COMM_NULL;
 
 static int evaluation_cancelled(void) {
   int n = mpt_signals_count();
   if (n >= 2 || (n == 1 && mpt_clock_mono_s() - mpt_signals_first_s() >= g_grace_s)) return 1;
+  if (g_deadline_s > 0 && mpt_clock_mono_s() >= g_deadline_s) return 1;
   int flag = 0;
   if (g_stop_comm != MPI_COMM_NULL) MPI_Iprobe(0, MPT_TAG_STOP, g_stop_comm, &flag, MPI_STATUS_IGNORE);
   return flag;
+}
+
+/* "label: name=value,..." of configuration id, however long (mpt_space_format says how long) */
+static void print_config(const char *label, const mpt_space *space, int64_t id) {
+  char small[1024], *cfg = small;
+  int need = mpt_space_format(space, id, small, (int)sizeof small);
+  if (need >= (int)sizeof small && (cfg = malloc((size_t)need + 1)) != NULL) mpt_space_format(space, id, cfg, need + 1);
+  printf("%s: %s\n", label, cfg ? cfg : small);
+  if (cfg != small) free(cfg);
 }
 
 static int run(int argc, char **argv, int collect) {
@@ -577,7 +590,9 @@ static int run(int argc, char **argv, int collect) {
     if (a.resume)
       printf("resuming %s: %lld logged observations\n", a.log, (long long)n_resumed);
     mpt_coord_result res;
+    if (size == 1 && a.time_budget > 0) g_deadline_s = mpt_clock_mono_s() + a.time_budget + a.grace_s;
     rc = mpt_coord_run(&cc, &res, &err);
+    g_deadline_s = 0;
     if (rc < 0) {
       fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
       fprintf(stderr, "mptune %s: the run stopped after %lld evaluations; it can be continued with --resume\n",
@@ -594,9 +609,17 @@ static int run(int argc, char **argv, int collect) {
     }
     mpt_runlog_close(log);
     log = NULL;
-    if (by_signal)
+    if (by_signal && res.signal == 0)
+      printf("stopped: worker rank %d was stopped by a signal of its own (it cancelled its evaluation); %lld evaluations "
+             "logged (%lld cancelled in flight); continue with --resume\n",
+             res.stopped_rank, (long long)res.done, (long long)res.cancelled);
+    else if (by_signal)
       printf("stopped: signal %d received; %lld evaluations logged (%lld cancelled in flight); continue with --resume\n",
              res.signal, (long long)res.done, (long long)res.cancelled);
+    else if (by_time && res.cancelled > 0)
+      printf("stopped: time budget reached; %lld evaluations logged (%lld cancelled: still running --grace seconds "
+             "later); more with --resume [--time SECONDS]\n",
+             (long long)res.done, (long long)res.cancelled);
     else if (by_time)
       printf("stopped: time budget reached; %lld evaluations logged; more with --resume [--time SECONDS]\n",
              (long long)res.done);
@@ -610,13 +633,10 @@ static int run(int argc, char **argv, int collect) {
            res.new_evals && size > 1 ? 1e6 * res.cpu_s / (double)res.new_evals : 0.0,
            res.wall_s > 0 ? 100.0 * res.eval_s / ((double)res.n_workers * res.wall_s) : 0.0);
     if (res.best_id >= 0) {
-      char cfg[4096];
-      mpt_space_format(space, res.best_id, cfg, sizeof cfg);
-      printf("best: %s\n", cfg);
+      print_config("best", space, res.best_id);
       printf("objective: %.6g\n", res.best);
       if (res.default_seen && isfinite(res.default_objective)) {
-        mpt_space_format(space, cc.default_id, cfg, sizeof cfg);
-        printf("default: %s\n", cfg);
+        print_config("default", space, cc.default_id);
         printf("default objective: %.6g\n", res.default_objective);
         if (res.best > 0) printf("speed-up over default: %.2fx\n", res.default_objective / res.best);
       } else if (res.default_seen) {
@@ -638,7 +658,8 @@ static int run(int argc, char **argv, int collect) {
       printf("t4: not written (the %s is not finished)\n", collect ? "collection" : "run");
     }
     fflush(stdout);
-    exit_code = by_signal ? 128 + res.signal : 0; /* as a shell reports a command a signal stopped: 130, 143 */
+    /* as a shell reports a command a signal stopped: 130, 143; a worker's own signal: 1 */
+    exit_code = by_signal ? (res.signal ? 128 + res.signal : 1) : 0;
   }
 
 done:

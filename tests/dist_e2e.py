@@ -810,6 +810,94 @@ def t_time():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def t_stops():
+    """what bounds a stop: --grace after the time budget (-n 3 and -n 1), a signal while waiting for what the
+    time budget left in flight, --grace during a simulated delay, and a signal to one worker alone (the run
+    stops resumably instead of cancelling every configuration left)"""
+    tmp = tempfile.mkdtemp(prefix="mpt-dist-stops-")
+    try:
+        # each evaluation ~14 s (6 x the recorded ~2.4 s compile + run): the time budget of 2 s is spent while
+        # they run, and --grace 1 later they are cancelled (logged as such, evaluated again on --resume)
+        for np in (3, 1):
+            log = os.path.join(tmp, f"time{np}.h5")
+            t0 = time.time()
+            p = mpirun(np, "tune", T1, "--time", 2, "--grace", 1, "--budget", 50, "--simulate", A100,
+                       "--simulate-delay", 6, "--log", log, "--progress", "off", check_rc=0)
+            el = time.time() - t0
+            recs = log_ids(log)
+            cancelled = sum(1 for r in recs if r[1] == 7)
+            check(p.returncode == 0 and "stopped: time budget reached" in p.stdout and cancelled >= 1
+                  and "cancelled: still running --grace seconds later" in p.stdout,
+                  f"-n {np} --time 2 --grace 1: rc {p.returncode}, {cancelled} cancelled: {p.stdout[-400:]} {p.stderr[-300:]}")
+            check(el < 10, f"-n {np} --time 2 --grace 1 with 14 s evaluations took {el:.1f} s")
+        # a signal while the run waits, after its time budget, for what is in flight (--grace 60): the signal's
+        # stop, and a second signal cancels at once
+        log = os.path.join(tmp, "drain.h5")
+        p = spawn([MPIEXEC, "-n", 3, MPTUNE, "tune", T1, "--time", 1, "--grace", 60, "--budget", 50, "--simulate", A100,
+                   "--simulate-delay", 6, "--log", log, "--progress", "off"])
+        wait_until(lambda: os.path.exists(log), 30)
+        time.sleep(2.5)
+        # to rank 0 itself (mpiexec.mpich aborts the job on a second Ctrl-C of its own)
+        rank0 = [x for x in rank_pids(log) if rank_of(x) == 0]
+        t0 = time.time()
+        for _ in range(2):
+            for x in rank0:
+                os.kill(x, signal.SIGINT)
+            time.sleep(0.3)
+        try:
+            out, err = p.communicate(timeout=30)
+            check(len(rank0) == 1 and time.time() - t0 < 8 and "stopped: signal 2 received" in out and p.returncode == 130,
+                  f"signals after the time budget: rc {p.returncode} after {time.time() - t0:.1f} s: {out[-300:]} {err[-300:]}")
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            check(False, "signals after the time budget: the run did not stop")
+        # --simulate-delay (10 x: ~24 s an evaluation) ends --grace 1 after a signal, not when its sleep is over
+        log = os.path.join(tmp, "delay.h5")
+        p = spawn([MPIEXEC, "-n", 3, MPTUNE, "tune", T1, "--budget", 20, "--grace", 1, "--simulate", A100,
+                   "--simulate-delay", 10, "--log", log, "--progress", "off"])
+        wait_until(lambda: os.path.exists(log), 30)
+        time.sleep(1.0)
+        t0 = time.time()
+        stopped = stop_run(p, signal.SIGINT, "signal during a simulated delay", timeout=30)
+        if stopped:
+            check(time.time() - t0 < 8 and "stopped: signal" in stopped[0],
+                  f"signal during a simulated delay: stopped after {time.time() - t0:.1f} s: {stopped[0][-300:]}")
+        # SIGTERM to worker rank 2 alone: after its --grace it cancels; the run stops there, resumable (exit 1),
+        # instead of logging every remaining configuration as cancelled and calling the space exhausted
+        log = os.path.join(tmp, "worker.h5")
+        p = spawn([MPIEXEC, "-n", 3, MPTUNE, "tune", T1, "--budget", 300, "--seed", 4, "--grace", 1, "--simulate", A100,
+                   "--simulate-delay", "0.01", "--log", log, "--progress", "off"])
+        pids = {}
+        wait_until(lambda: len({rank_of(x) for x in rank_pids(log)} & {2}) == 1 and os.path.exists(log), 30)
+        pids = {rank_of(x): x for x in rank_pids(log)}
+        if 2 not in pids:
+            check(False, "could not find worker rank 2")
+            p.kill()
+            p.communicate()
+        else:
+            os.kill(pids[2], signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                check(False, "a signal to one worker: the run did not end")
+            recs = log_ids(log)
+            done = [r[0] for r in recs if r[1] != 7]
+            cancelled = len(recs) - len(done)
+            check(p.returncode == 1 and "worker rank 2 was stopped by a signal" in out and "--resume" in out,
+                  f"a signal to one worker: rc {p.returncode}: {out[-400:]} {err[-300:]}")
+            check(len(done) < 300 and cancelled <= 2, f"a signal to one worker: {len(done)} evaluated, {cancelled} cancelled")
+            q = mpirun(3, "tune", T1, "--budget", 300, "--seed", 4, "--simulate", A100, "--log", log, "--resume",
+                       "--progress", "off", check_rc=0)
+            ids = [r[0] for r in log_ids(log) if r[1] != 7]
+            check(q.returncode == 0 and "stopped: evaluation budget reached" in q.stdout and len(ids) == 300
+                  and len(set(ids)) == 300, f"resume after a worker's signal: {len(ids)} evaluations: {q.stdout[-300:]}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -832,6 +920,8 @@ def main():
         t_devices()
     elif what == "time":
         t_time()
+    elif what == "stops":
+        t_stops()
     else:
         print("unknown test", what)
         return 2
