@@ -780,11 +780,14 @@ int mpt_space_format(const mpt_space *s, int64_t id, char *buf, int cap) {
   int len = 0;
   for (int i = 0; i < s->dims; i++) {
     const mpt_param *par = &s->prob->params[i];
-    char v[256];
-    if (idx[i] >= 0) mpt_value_str_repr(&par->values[idx[i]], v, sizeof v);
-    else snprintf(v, sizeof v, "?");
+    char vb[256], *v = vb; /* a longer value whole, in memory of its own */
+    int need = idx[i] >= 0 ? mpt_value_str_repr(&par->values[idx[i]], NULL, 0) : 0;
+    if (need >= (int)sizeof vb && !(v = malloc((size_t)need + 1))) v = vb;
+    if (idx[i] >= 0) mpt_value_str_repr(&par->values[idx[i]], v, v == vb ? (int)sizeof vb : need + 1);
+    else snprintf(v, sizeof vb, "?");
     int n = snprintf(len < cap ? buf + len : NULL, len < cap ? (size_t)(cap - len) : 0, "%s%s=%s", i ? "," : "",
                      par->name, v);
+    if (v != vb) free(v);
     len += n;
   }
   if (cap > 0 && len >= cap) buf[cap - 1] = '\0';

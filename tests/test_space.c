@@ -453,6 +453,30 @@ static void test_lhs_strata(void **state) {
   }
 }
 
+/* mpt_space_format: a value longer than 255 characters whole, and the length a configuration needs */
+static void test_format_long_values(void **state) {
+  (void)state;
+  char text[2048], longv[400];
+  memset(longv, 'v', 300);
+  longv[300] = '\0';
+  snprintf(text, sizeof text,
+           "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"s\", \"Type\": \"string\", \"Values\": "
+           "\"['%s', 'w']\"}, {\"Name\": \"n\", \"Type\": \"int\", \"Values\": \"[7]\"}]}}", longv);
+  loaded l = load_text(text);
+  char want[400], buf[400];
+  snprintf(want, sizeof want, "s=%s,n=7", longv);
+  int64_t id = -1;
+  for (int64_t i = 0; i < mpt_space_size(l.s); i++) {
+    mpt_space_format(l.s, i, buf, (int)sizeof buf);
+    if (buf[3] == 'v') id = i;
+  }
+  assert_true(id >= 0);
+  assert_int_equal(mpt_space_format(l.s, id, NULL, 0), (int)strlen(want));
+  assert_int_equal(mpt_space_format(l.s, id, buf, (int)sizeof buf), (int)strlen(want));
+  assert_string_equal(buf, want);
+  unload(&l);
+}
+
 /* LHS with the valid marginals: a constraint leaves a >= 2 only with b == 0 (a < 2: 20 of the 28 valid
  * configurations, 10 of 14 points); both designs follow that share, the index-range LHS (2 of 10 values)
  * gives fewer even after its repairs to valid configurations */
@@ -854,6 +878,7 @@ static void test_many_params(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_format_long_values),
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
