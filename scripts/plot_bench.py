@@ -15,6 +15,19 @@ def main(argv):
     if len(argv) != 3:
         print("usage: plot_bench.py CURVES.csv OUT.png", file=sys.stderr)
         return 2
+    # matplotlib keeps a font cache in ~/.config/matplotlib; without a writable home (a batch job's user) it
+    # warns on stderr and uses a temporary one: then a temporary one of ours, removed at exit, quietly
+    import os
+    conf = os.environ.get("MPLCONFIGDIR") or os.path.join(os.path.expanduser("~"), ".config", "matplotlib")
+    near = conf  # the nearest folder there is: matplotlib makes the rest
+    while near and not os.path.isdir(near) and os.path.dirname(near) != near:
+        near = os.path.dirname(near) if not os.path.exists(near) else ""
+    if not (near and os.access(near, os.W_OK)):
+        import atexit
+        import shutil
+        import tempfile
+        os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="mptune-mpl-")
+        atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], True)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

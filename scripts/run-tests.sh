@@ -3,6 +3,12 @@
 # ASan/UBSan builds, runs the whole suite (ctest) on both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the tests read the project's shared data beside this clone: without it most of them would fail one by one
+if [ ! -d ../shared/data/t1 ] || [ ! -d ../shared/data/brute-forced ]; then
+  echo "run-tests.sh: the shared test data is missing: $(cd .. && pwd)/shared/data (t1/, brute-forced/, schemas/);" \
+    "clone this repository beside the project's shared/ folder" >&2
+  exit 1
+fi
 bash scripts/setup.sh
 export OPENBLAS_NUM_THREADS=1
 bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release

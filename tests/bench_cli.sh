@@ -20,7 +20,7 @@ ARGS=(bench --problem "$P" --space "$A" --space "$W" --strategy random,ga:constr
       --strategy sa --option T=2 --repeats 3 --budget 60 --seed 5)
 
 # ---- one rank, with the plot
-"$MPTUNE" "${ARGS[@]}" --out "$T/one/sub" >"$T/one.out" 2>"$T/one.err" || { cat "$T/one.err"; fail "mptune bench -n 1 exited $?"; }
+"$MPTUNE" "${ARGS[@]}" --out "$T/one/sub" >"$T/one.out" 2>"$T/one.err" || { rc=$?; cat "$T/one.err"; fail "mptune bench -n 1 exited $rc"; }
 cat "$T/one.out"
 grep -q '^| space | random | ga:constraint_aware=0,popsize=10 | sa |$' "$T/one.out" || fail "score table header"
 grep -q '^| A100 | ' "$T/one.out" || fail "no A100 row (labels without the common prefix)"
@@ -58,7 +58,7 @@ EOF
 
 # ---- four ranks: same scores, curves and runs (ask times aside)
 "$MPIEXEC" -n 4 "$MPTUNE" "${ARGS[@]}" --out "$T/four" --no-plot >"$T/four.out" 2>"$T/four.err" \
-  || { cat "$T/four.err"; fail "mpiexec -n 4 mptune bench exited $?"; }
+  || { rc=$?; cat "$T/four.err"; fail "mpiexec -n 4 mptune bench exited $rc"; }
 grep -q 'on 4 ranks' "$T/four.out" || fail "-n 4 run does not report 4 ranks"
 [ ! -e "$T/four/bench.png" ] || fail "--no-plot wrote a PNG"
 sed -n '/^## Scores/,/^### /p' "$T/one.out" >"$T/t1"
@@ -138,7 +138,8 @@ clash() { # expected-message dir inputs-to-check -- args...: the message, the in
   shift 2
   while [ "$1" != -- ]; do files+=("$1"); shift; done
   shift
-  for f in "${files[@]}"; do cp "$f" "$T/orig.$(basename "$f")"; done
+  # (a copy of a read-only data file is read-only too: replaced, not written into, by the next clash)
+  for f in "${files[@]}"; do rm -f "$T/orig.$(basename "$f")"; cp "$f" "$T/orig.$(basename "$f")" || fail "cannot copy $f"; done
   local before
   before=$(ls -A "$dir")
   bad "$msg" "$@"

@@ -17,7 +17,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
 bench() { "$MPTUNE" bench --problem "$P" --space "$1" --strategy random --repeats 1 --budget 20 --out "$T/out" \
-  >"$T/bench.out" 2>"$T/bench.err"; }
+  --no-plot >"$T/bench.out" 2>"$T/bench.err"; }
 # "FILE:LINE:COL" where Python's json module finds extra data in FILE, else fails
 extra_at() {
   "$PY" - "$1" <<'EOF'

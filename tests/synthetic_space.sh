@@ -9,7 +9,7 @@
 P=$MPT_SHARED_DATA/t1/convolution_milo.json
 
 "$MPTUNE" space "$P" --list "$T/list.csv" >/dev/null || fail "mptune space --list"
-"$PY" "$G" "$T/list.csv" "$T/a_T4.json.gz" 7 || fail "generator exited $?"
+"$PY" "$G" "$T/list.csv" "$T/a_T4.json.gz" 7 || { rc=$?; fail "generator exited $rc"; }
 "$PY" "$G" "$T/list.csv" "$T/b_T4.json.gz" 7 >/dev/null || fail "generator (again)"
 "$PY" "$G" "$T/list.csv" "$T/c_T4.json.gz" 8 >/dev/null || fail "generator (seed 8)"
 cmp -s <(zcat "$T/a_T4.json.gz") <(zcat "$T/b_T4.json.gz") || fail "same seed, different files"
