@@ -166,15 +166,20 @@ out:
  * to 1; the design's score is the summed weight of the cells it covers. */
 typedef struct pair_tab {
   int np, P;        /* parameters, parameter pairs */
-  int *nv, *poff;   /* values per parameter; first cell of each pair */
+  int *nv;          /* values per parameter */
+  int64_t *poff;    /* first cell of each pair (cells are 64-bit: two parameters of 65536 values each) */
   double *w;        /* cell weights */
   int *cov;         /* design points covering each cell */
 } pair_tab;
 
-static void pair_cells(const pair_tab *t, const int *v, int *cell) {
+static void pair_cells(const pair_tab *t, const int *v, int64_t *cell) {
   for (int p = 0, k = 0; p < t->np; p++)
-    for (int q = p + 1; q < t->np; q++, k++) cell[k] = t->poff[k] + v[p] * t->nv[q] + v[q];
+    for (int q = p + 1; q < t->np; q++, k++) cell[k] = t->poff[k] + (int64_t)v[p] * t->nv[q] + v[q];
 }
+
+/* the most cells the pair table may have (12 bytes each: 768 MiB); a larger one is not built and the
+ * design stays the LHS with the valid marginals it starts from */
+#define PAIR_CELLS_MAX ((int64_t)1 << 26)
 
 static void row_values(const mpt_space *sp, const int *params, int np, int64_t c, int *v) {
   for (int d = 0; d < np; d++) v[d] = mpt_space_value_index(sp, c, params[d]);
@@ -189,9 +194,10 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
   if (m < 2 || np < 2) return m;
   int64_t N = mpt_space_size(sp);
   pair_tab t = {.np = np, .P = np * (np - 1) / 2};
-  int tot = 0, vtot = 0;
+  int64_t tot = 0;
+  int vtot = 0;
   t.nv = malloc(sizeof(int) * (size_t)np);
-  t.poff = malloc(sizeof(int) * (size_t)t.P);
+  t.poff = malloc(sizeof(int64_t) * (size_t)t.P);
   int *voff = malloc(sizeof(int) * (size_t)np);
   if (!t.nv || !t.poff || !voff) goto nomem;
   for (int d = 0; d < np; d++) {
@@ -202,13 +208,19 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
   for (int p = 0, k = 0; p < np; p++)
     for (int q = p + 1; q < np; q++, k++) {
       t.poff[k] = tot;
-      tot += t.nv[p] * t.nv[q];
+      tot += (int64_t)t.nv[p] * t.nv[q];
     }
+  if (tot > PAIR_CELLS_MAX) {
+    free(t.nv); free(t.poff); free(voff);
+    return m;
+  }
   t.w = calloc((size_t)tot, sizeof(double));
   t.cov = calloc((size_t)tot, sizeof(int));
   int64_t nc = max_candidates > 0 && max_candidates < N ? max_candidates : N;
-  int *vals = malloc(sizeof(int) * (size_t)np * (size_t)(m + 1)), *cells = malloc(sizeof(int) * (size_t)t.P * (size_t)m);
-  int *ccell = malloc(sizeof(int) * (size_t)t.P), *vcnt = calloc((size_t)vtot, sizeof(int));
+  int *vals = malloc(sizeof(int) * (size_t)np * (size_t)(m + 1));
+  int64_t *cells = malloc(sizeof(int64_t) * (size_t)t.P * (size_t)m);
+  int64_t *ccell = malloc(sizeof(int64_t) * (size_t)t.P);
+  int *vcnt = calloc((size_t)vtot, sizeof(int));
   int *lo = malloc(sizeof(int) * (size_t)vtot), *hi = malloc(sizeof(int) * (size_t)vtot);
   int64_t *cand = malloc(sizeof(int64_t) * (size_t)nc);
   double *vsh = calloc((size_t)vtot, sizeof(double)), *psum = calloc((size_t)t.P, sizeof(double));
@@ -227,13 +239,13 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
   }
   for (int p = 0, k = 0; p < np; p++)
     for (int q = p + 1; q < np; q++, k++) {
-      int nk = t.nv[p] * t.nv[q];
-      for (int i = 0; i < nk; i++) {
+      int64_t nk = (int64_t)t.nv[p] * t.nv[q];
+      for (int64_t i = 0; i < nk; i++) {
         double *w = &t.w[t.poff[k] + i];
         *w = *w > 0 ? pow(*w, power) : 0.0;
         psum[k] += *w;
       }
-      for (int i = 0; i < nk; i++)
+      for (int64_t i = 0; i < nk; i++)
         if (psum[k] > 0) t.w[t.poff[k] + i] /= psum[k];
     }
   for (int i = 0; i < vtot; i++) {
@@ -252,13 +264,15 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
     /* exchanges of one or two parameters' values between two design points, when both results are
      * valid and new and the covered weight rises: every value's count stays lhs_valid's */
     int dims = mpt_space_dims(sp), *ca = malloc(sizeof(int) * (size_t)dims), *cb = malloc(sizeof(int) * (size_t)dims);
-    int *na = malloc(sizeof(int) * (size_t)np * 2), *nca = malloc(sizeof(int) * (size_t)t.P * 2);
+    int *na = malloc(sizeof(int) * (size_t)np * 2);
+    int64_t *nca = malloc(sizeof(int64_t) * (size_t)t.P * 2);
     if (!ca || !cb || !na || !nca) {
       free(ca); free(cb); free(na); free(nca);
       m = MPT_ERR_NOMEM;
       goto done;
     }
-    int *nb = na + np, *ncb = nca + t.P;
+    int *nb = na + np;
+    int64_t *ncb = nca + t.P;
     for (int sweep = 0; sweep < 8; sweep++) {
       int improved = 0;
       for (int64_t i = 0; i < m; i++)
@@ -279,7 +293,7 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
               if (ia < 0 || ib < 0 || ia == ids[j] || used[ia] || used[ib]) continue;
               pair_cells(&t, na, nca);
               pair_cells(&t, nb, ncb);
-              int *ci = cells + (size_t)i * t.P, *cj = cells + (size_t)j * t.P;
+              int64_t *ci = cells + (size_t)i * t.P, *cj = cells + (size_t)j * t.P;
               double g = 0;
               for (int k = 0; k < t.P; k++) {
                 if (--t.cov[ci[k]] == 0) g -= t.w[ci[k]];
@@ -288,8 +302,8 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
                 if (t.cov[ncb[k]]++ == 0) g += t.w[ncb[k]];
               }
               if (g > 1e-12) {
-                memcpy(ci, nca, sizeof(int) * (size_t)t.P);
-                memcpy(cj, ncb, sizeof(int) * (size_t)t.P);
+                memcpy(ci, nca, sizeof(int64_t) * (size_t)t.P);
+                memcpy(cj, ncb, sizeof(int64_t) * (size_t)t.P);
                 memcpy(va, na, sizeof(int) * (size_t)np);
                 memcpy(vb, nb, sizeof(int) * (size_t)np);
                 used[ids[i]] = used[ids[j]] = 0;
@@ -327,7 +341,8 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
       int64_t bj = -1;
       double best = 1e-12;
       for (int64_t j = 0; j < m; j++) {
-        const int *jc = cells + (size_t)j * t.P, *jv = vals + (size_t)j * np;
+        const int64_t *jc = cells + (size_t)j * t.P;
+        const int *jv = vals + (size_t)j * np;
         if (keep_strata) {
           int dd = 0;
           for (int d = 0; d < np; d++) {
@@ -350,7 +365,8 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
         }
       }
       if (bj < 0) continue;
-      int *jc = cells + (size_t)bj * t.P, *jv = vals + (size_t)bj * np;
+      int64_t *jc = cells + (size_t)bj * t.P;
+      int *jv = vals + (size_t)bj * np;
       for (int k = 0; k < t.P; k++) {
         t.cov[jc[k]]--;
         t.cov[ccell[k]]++;

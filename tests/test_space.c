@@ -453,6 +453,26 @@ static void test_lhs_strata(void **state) {
   }
 }
 
+/* the pairs design over two parameters of 65536 values each (4.3e9 cells, of which 100 valid: their product
+ * overflowed an int and the table was written out of bounds): the LHS design it starts from, valid */
+static void test_pairs_huge_table(void **state) {
+  (void)state;
+  loaded l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                       "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(65536))\"},"
+                       "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(65536))\"}],"
+                       "\"Conditions\": [{\"Expression\": \"a < 10\"}, {\"Expression\": \"b < 10\"}]}}");
+  assert_int_equal(mpt_space_size(l.s), 100);
+  int params[2] = {0, 1};
+  int64_t ids[8];
+  for (int strata = 0; strata <= 2; strata++) {
+    mpt_rng rng;
+    mpt_rng_seed(&rng, 3);
+    assert_int_equal(mpt_space_sample_pairs(l.s, params, 2, &rng, 8, 1.0, strata, 0, ids), 8);
+    check_distinct_valid(l.s, ids, 8);
+  }
+  unload(&l);
+}
+
 /* mpt_space_format: a value longer than 255 characters whole, and the length a configuration needs */
 static void test_format_long_values(void **state) {
   (void)state;
@@ -879,6 +899,7 @@ static void test_many_params(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_long_values),
+      cmocka_unit_test(test_pairs_huge_table),
       cmocka_unit_test(test_counts),      cmocka_unit_test(test_lookup_any),
       cmocka_unit_test(test_mixed_free_params), cmocka_unit_test(test_neighbors),
       cmocka_unit_test(test_sampling),    cmocka_unit_test(test_lhs_strata),
