@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "coordinator/signals.h"
 #include "jobs/commands.h"
+#include "spaces/space.h"
 #include "jobs/outfile.h"
 #include "spaces/json_keys.h"
 
@@ -95,4 +97,30 @@ int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
                        strerror(errno));
   free(copy);
   return rc;
+}
+
+static const char *g_watch_cmd;
+static int g_watch_print;
+static double g_watch_last;
+
+static int space_watch(double done, double secs) {
+  if (g_watch_print && secs >= 5 && secs - g_watch_last >= 5) {
+    g_watch_last = secs;
+    char left[48] = "";
+    if (done > 0) {
+      double rest = secs * (1 - done) / done;
+      if (rest < 3600) snprintf(left, sizeof left, ", about %.0f:%02.0f left", floor(rest / 60), fmod(rest, 60));
+      else snprintf(left, sizeof left, ", about %.1f hours left", rest / 3600);
+    }
+    fprintf(stderr, "mptune %s: building the search space: %.3g%% of its enumeration walked in %.0f s%s\n", g_watch_cmd,
+            100 * done, secs, left);
+  }
+  return mpt_signals_count() > 0;
+}
+
+void mpt_cmd_watch_space(const char *cmd, int print) {
+  g_watch_cmd = cmd;
+  g_watch_print = print;
+  g_watch_last = 0;
+  mpt_space_set_watch(cmd ? space_watch : NULL);
 }

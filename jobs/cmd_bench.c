@@ -625,6 +625,7 @@ static void free_ctx(bench_ctx *c) {
 }
 
 int mpt_cmd_bench(int argc, char **argv) {
+  mpt_outfile_remove_on_signal(); /* no cut temporary output left by Ctrl-C */
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -19,6 +19,7 @@ static void export_usage(FILE *f) {
 }
 
 int mpt_cmd_export(int argc, char **argv) {
+  mpt_outfile_remove_on_signal(); /* no cut temporary output left by Ctrl-C */
   const char *log_path = NULL, *t4 = NULL, *problem = NULL;
   mpt_error err;
   mpt_error_clear(&err);

@@ -127,6 +127,7 @@ static int option_error(const mpt_error *err) {
 }
 
 int mpt_cmd_space(int argc, char **argv) {
+  mpt_outfile_remove_on_signal(); /* no cut temporary output left by Ctrl-C */
   int rank = 0;
   int inited = 0;
   MPI_Initialized(&inited);
@@ -182,7 +183,10 @@ int mpt_cmd_space(int argc, char **argv) {
   for (int r = 0; r < repeat; r++) {
     mpt_space_free(s);
     s = NULL;
-    if (mpt_space_build(p, &s, &err)) {
+    mpt_cmd_watch_space("space", 1);
+    int brc = mpt_space_build(p, &s, &err);
+    mpt_cmd_watch_space(NULL, 0);
+    if (brc) {
       fprintf(stderr, "mptune space: %s\n", err.msg);
       free(times);
       mpt_problem_free(p);
@@ -271,7 +275,8 @@ int mpt_cmd_space(int argc, char **argv) {
         if (p->params[i].default_index < 0) fprintf(rep, "%s %s", k++ ? "," : "", p->params[i].name);
       fprintf(rep, "\n");
     } else fprintf(rep, "default: not a valid configuration\n");
-    if (st.eval_errors) fprintf(rep, "evaluation errors: %lld\n", (long long)st.eval_errors);
+    if (st.eval_errors) /* not configurations: one evaluation of a condition over few parameters covers many */
+      fprintf(rep, "condition evaluations that raised an error: %lld\n", (long long)st.eval_errors);
   }
   fflush(rep);
   if (list && write_list(s, list, &err)) {

@@ -405,7 +405,10 @@ static int run(int argc, char **argv, int collect) {
 
   if (rc == 0) rc = mpt_problem_load(a.problem, &prob, &err);
   if (rc == 0) {
+    mpt_cmd_watch_space(cmd, rank == 0);
     rc = mpt_space_build(prob, &space, &err);
+    mpt_cmd_watch_space(NULL, 0);
+    if (rc < 0 && mpt_signals_count() > 0) exit_code = 128 + mpt_signals_last(); /* stopped by a signal */
     if (rc < 0 && strncmp(err.msg, a.problem, strlen(a.problem)) != 0) mpt_error_prefix(&err, "%s", a.problem);
     /* the problem's warnings as mptune space gives them (a condition that fails to evaluate, a Default
      * not among the values), once; with an empty space, the cause */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,9 +121,29 @@ static FILE *open_unique_tmp(const char *target, mpt_error *err) {
     free(tmp);
     return NULL;
   }
+  pending[slot].tmp = tmp; /* the name first: a signal handler reads the table */
   pending[slot].f = f;
-  pending[slot].tmp = tmp;
   return f;
+}
+
+static void remove_pending(int sig) {
+  for (int i = 0; i < 16; i++) /* unlink is async-signal-safe; the table holds no half-written name */
+    if (pending[i].f && pending[i].tmp) unlink(pending[i].tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void mpt_outfile_remove_on_signal(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa, old;
+    sigaction(sigs[i], NULL, &old);
+    if (old.sa_handler == SIG_IGN) continue; /* a signal the caller ignores stays ignored (nohup, &) */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_pending;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
 }
 
 /* the temporary name of stream f, taken out of the table (the caller frees it); NULL if f has none */

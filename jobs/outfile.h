@@ -27,5 +27,9 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err);
 /* 1 when path a and path b name the same file (the same path, or both exist with the same device and
  * inode): an output that would replace one of the command's inputs */
 int mpt_same_file(const char *a, const char *b);
+/* For commands without signal handling of their own (space, export, bench): SIGINT, SIGTERM or SIGHUP
+ * first removes the temporary files being written (a --list of gigabytes cut short), then ends the
+ * process as the signal would have. */
+void mpt_outfile_remove_on_signal(void);
 
 #endif

@@ -90,10 +90,10 @@ static void note_eval_error(builder *b, int ci) {
     mpt_value_repr(&b->vars[pp], v, sizeof v);
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, "%s%s=%s", k ? ", " : "", b->p->params[pp].name, v);
   }
-  char msg[2048];
-  snprintf(msg, sizeof msg,
-           "%s: Conditions[%d] '%s': %s (at %s); configurations where it fails are not valid (reported once)",
-           b->p->path, b->cl.orig[ci], b->p->conditions[b->cl.orig[ci]].source, b->err.msg, cfg);
+  char msg[2048], at[800] = ""; /* a condition of no parameter fails everywhere: no "at" */
+  if (cfg[0]) snprintf(at, sizeof at, " (at %s)", cfg);
+  snprintf(msg, sizeof msg, "%s: Conditions[%d] '%s': %s%s; configurations where it fails are not valid (reported once)",
+           b->p->path, b->cl.orig[ci], b->p->conditions[b->cl.orig[ci]].source, b->err.msg, at);
   b->first_error = strdup(msg);
 }
 
@@ -217,6 +217,11 @@ static int64_t mpt_space__max_rows(void) {
   if (lim > (int64_t)UINT32_MAX - 2) lim = (int64_t)UINT32_MAX - 2;
   return lim;
 }
+
+static mpt_space_watch_fn g_watch;
+void mpt_space_set_watch(mpt_space_watch_fn fn) { g_watch = fn; }
+
+enum { BUILD_STOPPED = 1 }; /* build_valid_set: the watcher said stop */
 
 static int build_valid_set(builder *b, uint8_t *multi) {
   mpt_space *s = b->s;
@@ -350,7 +355,18 @@ static int build_valid_set(builder *b, uint8_t *multi) {
   } while (0)
 
   ENTER(0);
+  uint64_t steps = 0;
+  double t_start = mpt_clock_mono_s();
   while (L >= 0) {
+    if (g_watch && (++steps & 0xFFFFF) == 0) {
+      /* the share walked: the finished subtrees of every level down to this one */
+      double done = 0, scale = 1;
+      for (int M = 0; M <= L && lcnt[M] > 0; M++) {
+        scale /= lcnt[M];
+        done += (double)(lit[M] < lcnt[M] ? lit[M] : lcnt[M]) * scale;
+      }
+      if (g_watch(done, mpt_clock_mono_s() - t_start)) { rc = BUILD_STOPPED; goto fail_rows; }
+    }
     if (lit[L] >= lcnt[L]) {
       L--;
       if (L >= 0) lit[L]++;
@@ -538,6 +554,10 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   }
   if (!empty) {
     rc = build_valid_set(&b, multi);
+    if (rc == BUILD_STOPPED) {
+      rc = mpt_error_set(err, MPT_ERR_STATE, "%s: building the search space was stopped", p->path);
+      goto fail;
+    }
     if (rc == MPT_ERR_VALUE) {
       rc = mpt_error_set(err, MPT_ERR_VALUE,
                          "%s: more than %lld valid combinations of the constrained parameters; the space is too "

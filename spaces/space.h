@@ -16,13 +16,21 @@ typedef struct mpt_space_stats {
   int64_t valid;
   double seconds;        /* construction time */
   int64_t bytes;         /* memory held by the valid set and its index */
-  int64_t eval_errors;   /* configurations made invalid by a run-time error in a constraint */
+  int64_t eval_errors;   /* evaluations of a condition that raised a run-time error (each makes invalid every
+                            configuration it stands for: a condition over few parameters is evaluated once
+                            per combination of their values, not once per configuration) */
 } mpt_space_stats;
 
 /* Enumerates the valid set without walking the Cartesian product. A run-time error in a constraint
  * makes that configuration invalid; the first such error is kept in warnings (reported once). The
  * space keeps a pointer to the problem, which must outlive it. */
 int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err);
+/* A process-wide watcher of long builds: called every 2^20 steps of the enumeration (about a second of
+ * a large one) with the share of it walked so far (an estimate from its first levels) and the seconds
+ * since it began; a non-zero return stops the build: mpt_space_build then fails with MPT_ERR_STATE
+ * ("stopped"). NULL (the default): none. */
+typedef int (*mpt_space_watch_fn)(double done, double seconds);
+void mpt_space_set_watch(mpt_space_watch_fn fn);
 void mpt_space_free(mpt_space *s);
 
 const mpt_problem *mpt_space_problem(const mpt_space *s);

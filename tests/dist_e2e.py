@@ -863,6 +863,27 @@ def t_stops():
         if stopped:
             check(time.time() - t0 < 8 and "stopped: signal" in stopped[0],
                   f"signal during a simulated delay: stopped after {time.time() - t0:.1f} s: {stopped[0][-300:]}")
+        # a search space whose enumeration would take hours (1.1e12 combinations, one condition over all ten
+        # parameters): a progress line from 5 s on, and SIGTERM stops the build at once, nothing logged
+        prob = os.path.join(tmp, "huge.json")
+        with open(prob, "w") as f:
+            json.dump({"General": {"BenchmarkName": "huge", "OutputFormat": "JSON"},
+                       "ConfigurationSpace": {"TuningParameters": [
+                           {"Name": f"p{i}", "Type": "int", "Values": "list(range(16))"} for i in range(10)],
+                           "Conditions": [{"Expression": " + ".join(f"p{i}" for i in range(10)) + " == 1"}]},
+                       "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+                                               "GlobalSize": ["1"], "LocalSize": ["1"], "Arguments": []}}, f)
+        log = os.path.join(tmp, "huge.h5")
+        p = spawn([MPIEXEC, "-n", 2, MPTUNE, "tune", prob, "--simulate", A100, "--budget", 3, "--log", log])
+        time.sleep(7)
+        t0 = time.time()
+        stopped = stop_run(p, signal.SIGTERM, "SIGTERM while the search space is built", timeout=30)
+        if stopped:
+            out, err = stopped
+            check(time.time() - t0 < 5 and "building the search space: " in err and "% of its enumeration walked in" in err
+                  and "building the search space was stopped" in err and p.returncode in (0, 143)
+                  and not os.path.exists(log),
+                  f"SIGTERM during the space build: rc {p.returncode} after {time.time() - t0:.1f} s: {err[-500:]}")
         # SIGTERM to worker rank 2 alone: after its --grace it cancels; the run stops there, resumable (exit 1),
         # instead of logging every remaining configuration as cancelled and calling the space exhausted
         log = os.path.join(tmp, "worker.h5")

@@ -199,6 +199,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1 and "MPT_SPACE_MAX_ROWS" in r.stderr and "more than 1000" in r.stderr,
           f"row limit: exit {r.returncode}, {r.stderr!r}")
 
+    # Ctrl-C while a large list is written: no temporary file is left (it was: gigabytes of a cut list)
+    import glob
+    import signal
+    import time
+    lst = os.path.join(tmp, "hot.csv")
+    p = subprocess.Popen([MPTUNE, "space", os.path.join(DATA, "t1", "paper_hotspot.json"), "--list", lst],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    t0 = time.time()
+    while time.time() - t0 < 60 and not glob.glob(lst + ".tmp*") and p.poll() is None:
+        time.sleep(0.001)
+    seen = bool(glob.glob(lst + ".tmp*"))
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    if seen:
+        check(p.returncode == -signal.SIGINT and not glob.glob(lst + "*"),
+              f"SIGINT while writing --list: exit {p.returncode}, left {glob.glob(lst + '*')}")
+    else:
+        print("SKIPPED: the list was written before the signal could be sent")
+
     # usage errors
     r = run()
     check(r.returncode == 2, "no file: exit 2")
