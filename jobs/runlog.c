@@ -209,8 +209,9 @@ static int read_block(mpt_runlog *log, hsize_t start, hsize_t n) { return block_
 /* Counts the records written completely (log->count) and where the last of them ends (log->end). The
  * records before /count were complete when /count was written and are never written again, so an
  * invalid one there is damage to the file (log->damaged; the valid records after it are kept). From
- * /count on, records may still be in flight (a reader beside the writer) or torn by a kill: only the
- * leading complete ones are taken. */
+ * /count on, records may still be in flight (a reader beside the writer) or torn by a kill: the scan
+ * ends at the first blank record, and invalid written ones count as damage only when a valid record
+ * follows them (else they are the torn tail). */
 static int scan_records(mpt_runlog *log) {
   log->count = log->end = log->damaged = 0;
   int64_t settled = 0;
@@ -229,8 +230,12 @@ static int scan_records(mpt_runlog *log) {
       int64_t at = (int64_t)(start + i);
       const unsigned char *rec = log->buf + i * log->rec_size;
       if (!mpt_rl_rec_valid(rec, log->rec_size)) {
-        if (at >= settled && count_ok) return 0;
-        if (mpt_rl_rec_blank(rec, log->rec_size)) continue; /* never written */
+        int blank = mpt_rl_rec_blank(rec, log->rec_size);
+        /* past /count a blank record ends the records; a written but invalid one (torn by a kill, or
+         * damaged when /count itself is damaged yet in range) does not: valid records after it prove
+         * damage and are kept */
+        if (at >= settled && count_ok && blank && unsettled_bad == 0) return 0;
+        if (blank) continue; /* never written */
         if (at < settled) log->damaged++;
         else unsettled_bad++;
         continue;
@@ -566,7 +571,8 @@ static int is_hdf5(const char *path) {
 
 /* What HDF5 does not checksum (the raw data of /parameters, text attributes stored as heap objects such
  * as problem_text) compared with the log's checksummed metadata copy: "" when they agree or there is no
- * intact copy to compare with (format 2, or the copy damaged itself), else what differs */
+ * copy (format 2), else what is damaged: what differs, or the copy itself (then nothing can be checked:
+ * with its tables damaged too such a log exported wrong configurations with exit 0) */
 static const char *differs_from_copy(mpt_runlog *log) {
   if (H5Lexists(log->file, "metadata_copy", H5P_DEFAULT) <= 0) return "";
   int n = 0;
@@ -577,15 +583,20 @@ static const char *differs_from_copy(mpt_runlog *log) {
   mpt_rl_meta m = {COPY_KEYS, keys, vals, NULL, 0, NULL, 0};
   int ok = blk && mpt_rl_meta_unpack(blk, (size_t)n, &m) == 0;
   free(blk);
-  if (!ok) return "";
-  static char what[160];
+  static char what[200];
+  if (!ok) {
+    for (int i = 0; i <= MPT_RL_N_ATTRS; i++) free(vals[i]);
+    free(m.devs);
+    free(m.sess);
+    return "its metadata copy (/metadata_copy) is damaged itself, so its parameter tables cannot be checked";
+  }
   what[0] = '\0';
   for (int i = 0; i < MPT_RL_N_ATTRS && !what[0]; i++) /* text attributes: numbers read back reformatted */
     if (ATTRS[i].kind == A_STR && vals[i] && log->attr[i] && strcmp(vals[i], log->attr[i]) != 0)
-      snprintf(what, sizeof what, "its attribute %s", ATTRS[i].key);
+      snprintf(what, sizeof what, "its attribute %s differs from its checksummed metadata copy", ATTRS[i].key);
   if (!what[0] && vals[MPT_RL_N_ATTRS] &&
       strtoul(vals[MPT_RL_N_ATTRS], NULL, 10) != (unsigned long)mpt_rl_params_crc(log->params, log->dims))
-    snprintf(what, sizeof what, "its parameter tables (/parameters)");
+    snprintf(what, sizeof what, "its parameter tables (/parameters) differ from its checksummed metadata copy");
   for (int i = 0; i <= MPT_RL_N_ATTRS; i++) free(vals[i]);
   free(m.devs);
   free(m.sess);
@@ -647,8 +658,7 @@ int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadabl
   }
   const char *differs = rc == 0 ? differs_from_copy(log) : "";
   if (differs[0]) { /* read as damaged: recovery from the records and the copy (given the problem) */
-    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged: %s differ%s from its checksummed metadata copy", path, differs,
-                       strstr(differs, "tables") ? "" : "s");
+    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is damaged: %s", path, differs);
     hdf5_failed = 1;
   }
   if (rc == 0 && open_datasets(log) < 0)

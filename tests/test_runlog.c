@@ -705,9 +705,10 @@ static void test_damaged_records(void **state) {
   /* /count damaged too: claiming 10 more records than were written (the never-written ones are not
    * counted as damaged), or out of range (no record known settled: the records after the damaged ones
    * are still read, the damaged ones counted; they were taken for a torn tail, and every later record
-   * dropped) */
-  const int64_t wrong_counts[] = {N + 10, (int64_t)1 << 40, -7};
-  for (int k = 0; k < 3; k++) {
+   * dropped), or in range but short of the damaged records (0, 5: a written invalid record past /count
+   * is a torn tail only when no valid record follows it; the 23 after them were dropped) */
+  const int64_t wrong_counts[] = {N + 10, (int64_t)1 << 40, -7, 0, 5};
+  for (int k = 0; k < 5; k++) {
     hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     hid_t cd = H5Dopen2(h, "count", H5P_DEFAULT);
     assert_true(h >= 0 && cd >= 0 && H5Dwrite(cd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &wrong_counts[k]) >= 0);
@@ -795,6 +796,18 @@ static void test_damaged_parameter_table(void **state) {
   assert_int_equal(mpt_runlog_count(log), 12);
   mpt_runlog_close(log);
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0); /* rewritten whole */
+  assert_records(log, o, 12);
+  mpt_runlog_close(log);
+  /* the metadata copy damaged itself: the tables cannot be checked, so the log reads as damaged (with the
+   * tables damaged too it exported wrong configurations), and is recovered from its records */
+  hsize_t meta_size;
+  haddr_t meta_at = dataset_rows(path, "metadata_copy", &meta_size);
+  assert_true(meta_at != HADDR_UNDEF && meta_size > 64);
+  flip_byte(path, (long)(meta_at + meta_size / 2));
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), MPT_ERR_STATE);
+  assert_non_null(strstr(err.msg, "its metadata copy (/metadata_copy) is damaged itself"));
+  assert_int_equal(mpt_runlog_recover(path, f->s, &log, &err), 0);
+  assert_int_equal(mpt_runlog_count(log), 12);
   assert_records(log, o, 12);
   mpt_runlog_close(log);
 }
