@@ -302,10 +302,10 @@ static int t4_record(mpt_replay *r, const int *idx, const cJSON *rec, double sca
       int st = status_from_kt_string(val->valuestring);
       o->status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
       snprintf(o->reason, sizeof o->reason, "%s", val->valuestring);
-    } else if (!isfinite(o->objective)) {
+    } else if (!(isfinite(o->objective) && o->objective >= 0)) { /* a negative time: no time at all */
       o->status = MPT_STATUS_RUNTIME_ERROR;
       o->objective = NAN;
-      snprintf(o->reason, sizeof o->reason, "%s", val ? "the objective's measurement is no finite number" : "no measurement of the objective");
+      snprintf(o->reason, sizeof o->reason, "%s", val ? "the objective's measurement is no finite time >= 0" : "no measurement of the objective");
       note_no_objective(r, idx, objname);
     }
   } else {
@@ -429,12 +429,12 @@ static void kt_record(mpt_replay *r, const int *idx, const cJSON *e, const char 
     int st = status_from_kt_string(mark->valuestring);
     o->status = st >= 0 ? st : MPT_STATUS_RUNTIME_ERROR;
     snprintf(o->reason, sizeof o->reason, "%s", mark->valuestring);
-  } else if (cJSON_IsNumber(t) && isfinite(t->valuedouble)) {
+  } else if (cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble >= 0) {
     o->status = MPT_STATUS_OK;
     o->objective = t->valuedouble;
   } else {
     o->status = MPT_STATUS_RUNTIME_ERROR;
-    snprintf(o->reason, sizeof o->reason, "%s", t ? "its 'time' is no finite number" : "no 'time' recorded");
+    snprintf(o->reason, sizeof o->reason, "%s", t ? "its 'time' is no finite number >= 0" : "no 'time' recorded");
     note_no_objective(r, idx, "time");
   }
 }

@@ -80,6 +80,7 @@ int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *ou
 int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
   struct stat sb;
   if (!path) return 0;
+  if (!path[0]) return mpt_error_set(err, MPT_ERR_VALUE, "%s: an empty file name", opt);
   if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
     return mpt_error_set(err, MPT_ERR_IO, "%s %s: is a directory (give a file name)", opt, path);
   if (mpt_outfile_special(path)) return 0; /* /dev/stdout, a pipe: written in place */

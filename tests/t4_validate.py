@@ -176,6 +176,14 @@ def main(tmp):
     check(json.loads(piped)["results"] == res and "wrote" not in p.stdout, "export into a pipe")
     p = run([MPTUNE, "export", log, "--t4", "/dev/stdout"])
     check(json.loads(p.stdout)["results"] == res, "export to /dev/stdout is not the T4 document alone")
+    # an empty output name is refused before the run (it failed after the whole run)
+    for opt in ("--t4", "--log"):
+        args = [MPTUNE, "tune", T1, "--budget", "3", "--simulate", REPLAY, "--log", os.path.join(tmp, "empty.h5"),
+                "--t4", os.path.join(tmp, "empty_T4.json"), "--no-progress"]
+        args[args.index(opt) + 1] = ""
+        p = run(args, expect_ok=False)
+        check(p.returncode != 0 and f"{opt}: an empty file name" in p.stderr and "best:" not in p.stdout
+              and not os.path.exists(os.path.join(tmp, "empty.h5")), f"an empty {opt}: {p.stderr[-300:]}")
     # tune --t4 -: the document alone on stdout, the report on stderr
     p = run([MPTUNE, "tune", T1, "--strategy", "random", "--budget", "7", "--seed", "5", "--simulate", REPLAY,
              "--log", os.path.join(tmp, "dash.h5"), "--no-progress", "--t4", "-"])

@@ -350,6 +350,9 @@ static void test_units_and_objectives(void **state) {
   assert_true(isnan(load_one(f, path, "", "{\"name\": \"GFLOP/s\", \"value\": 500, \"unit\": \"GFLOP/s\"}", "\"GFLOP/s\"", &err,
                              cov, sizeof cov)));
   assert_non_null(strstr(cov, "no usable objective"));
+  /* a negative time is no time: the record fails (noted) */
+  assert_true(isnan(load_one(f, path, "", "{\"name\": \"time\", \"value\": -2}", "\"time\"", &err, cov, sizeof cov)));
+  assert_non_null(strstr(cov, "no usable objective 'time'"));
   /* Python's NaN and Infinity: a failure each, wherever they stand; strings holding the words are kept */
   assert_true(isnan(load_one(f, path, "\"note\": \"NaN Infinity\"", "{\"name\": \"time\", \"value\": NaN}", "\"time\"", &err, NULL, 0)));
   assert_true(isnan(load_one(f, path, "", "{\"name\": \"time\", \"value\": Infinity}", "\"time\"", &err, NULL, 0)));
