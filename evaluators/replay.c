@@ -160,35 +160,27 @@ static int status_from_kt_string(const char *s) {
   return -1;
 }
 
-/* the configuration of value indices idx as "name=value,..." */
-static void config_str(const mpt_replay *r, const int *idx, char *cfg, size_t cap) {
-  const mpt_problem *pr = mpt_space_problem(r->space);
-  cfg[0] = '\0';
-  for (int p = 0; p < pr->n_params; p++) {
-    char v[64] = "?";
-    if (idx[p] >= 0 && idx[p] < pr->params[p].n_values) mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
-    size_t len = strlen(cfg);
-    snprintf(cfg + len, cap - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
-  }
-}
-
 /* stores o for the configuration idx; a configuration recorded twice: the later record wins, and
  * mpt_replay_coverage says how many did. -1: out of memory */
 static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
   int64_t id = mpt_space_lookup(r->space, idx);
-  char cfg[400];
   if (id < 0) {
     if (!r->first_miss[0]) {
-      config_str(r, idx, cfg, sizeof cfg);
+      char cfg[400] = "";
+      const mpt_problem *pr = mpt_space_problem(r->space);
+      for (int p = 0; p < pr->n_params; p++) {
+        char v[64] = "?";
+        if (idx[p] >= 0 && idx[p] < pr->params[p].n_values) mpt_value_str_repr(&pr->params[p].values[idx[p]], v, sizeof v);
+        size_t len = strlen(cfg);
+        snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
+      }
       snprintf(r->first_miss, sizeof r->first_miss, "%s violates the problem's constraints", cfg);
     }
     r->n_unmatched++;
     return 0;
   }
-  if (r->slot[id] >= 0 && r->n_repeated++ == 0) {
-    config_str(r, idx, cfg, sizeof cfg);
-    snprintf(r->first_repeated, sizeof r->first_repeated, "%s", cfg);
-  }
+  if (r->slot[id] >= 0 && r->n_repeated++ == 0)
+    mpt_space_format(r->space, id, r->first_repeated, (int)sizeof r->first_repeated);
   /* at most one record per config id */
   int64_t at = replay_store_put(&r->store, r->slot[id], o, mpt_space_size(r->space));
   if (at < 0) return -1;
@@ -221,6 +213,15 @@ static const cJSON *measurement(const cJSON *meas, const char *name, int fold) {
   return NULL;
 }
 
+/* the unit of measurement m: 1 a time unit (*ms its milliseconds per unit), 0 none (*ms = scale, the
+ * file's), -1 a unit of no time; *u the unit ("" for none) */
+static int unit_ms(const cJSON *m, double scale, double *ms, const char **u) {
+  const cJSON *unit = cJSON_GetObjectItemCaseSensitive(m, "unit");
+  *u = cJSON_IsString(unit) ? unit->valuestring : "";
+  *ms = (*u)[0] ? ms_per_unit(*u) : scale;
+  return !(*u)[0] ? 0 : *ms > 0 ? 1 : -1;
+}
+
 /* The measurement replayed as the objective of a T4 record (*out), and its milliseconds per unit (*ms). mptune
  * minimizes a time: objectives[0] when it is one (named "time", or with a time unit, or without a
  * unit: then in the file's time unit `scale`); else the record's "time" measurement (noted once);
@@ -233,40 +234,34 @@ static int t4_objective(mpt_replay *r, const cJSON *rec, double scale, const cJS
   const char *name = cJSON_IsString(o0) ? o0->valuestring : "time";
   const cJSON *meas = cJSON_GetObjectItemCaseSensitive(rec, "measurements");
   const cJSON *m = measurement(meas, name, 0);
-  const cJSON *unit = m ? cJSON_GetObjectItemCaseSensitive(m, "unit") : NULL;
-  const char *u = cJSON_IsString(unit) ? unit->valuestring : "";
   int is_time = strcasecmp(name, "time") == 0;
   *objname = name;
   *ms = scale;
   *out = m;
-  if (m && u[0] && ms_per_unit(u) > 0) {
-    *ms = ms_per_unit(u);
-    return 0;
-  }
-  if (m && !u[0] && (is_time || !measurement(meas, "time", 1))) {
-    if (!is_time && !r->objective_note[0])
+  if (!m) return 0; /* the objective is not measured: the record fails (noted by the caller) */
+  const char *u;
+  int timed = unit_ms(m, scale, ms, &u);
+  if (timed > 0 || (timed == 0 && (is_time || !measurement(meas, "time", 1)))) {
+    if (timed == 0 && !is_time && !r->objective_note[0])
       snprintf(r->objective_note, sizeof r->objective_note,
                "the objective '%.80s' has no unit: it is read as a time (in the file's time unit) and minimized", name);
     return 0;
   }
-  if (m && is_time)
+  if (is_time)
     return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].measurements: the objective '%s' has unit '%s', which is no time unit (ns, us, ms, s)",
                          path, ri, name, u);
-  if (!m) return 0; /* the objective is not measured: the record fails (noted by the caller) */
   /* an objective other than a time (say GFLOP/s, which is maximized): its record's time instead */
   const cJSON *t = measurement(meas, "time", 1);
   *out = t;
+  *ms = scale;
   if (!t) return 0;
   if (!r->objective_note[0])
     snprintf(r->objective_note, sizeof r->objective_note,
              "the objective '%.80s' (unit '%.40s') is no time: mptune minimizes time, so the records' 'time' measurement is replayed", name, u);
   *objname = "time";
-  unit = cJSON_GetObjectItemCaseSensitive(t, "unit");
-  u = cJSON_IsString(unit) ? unit->valuestring : "";
-  if (u[0] && ms_per_unit(u) <= 0)
+  if (unit_ms(t, scale, ms, &u) < 0)
     return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s: results[%d].measurements: 'time' has unit '%s', which is no time unit (ns, us, ms, s)",
                          path, ri, u);
-  if (u[0]) *ms = ms_per_unit(u);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "coordinator/progress.h"
 #include "coordinator/signals.h"
 #include "jobs/commands.h"
 #include "spaces/space.h"
@@ -107,21 +108,20 @@ static double g_watch_last;
 static int space_watch(double done, double secs) {
   if (g_watch_print && secs >= 5 && secs - g_watch_last >= 5) {
     g_watch_last = secs;
-    char left[48] = "";
-    if (done > 0) {
-      double rest = secs * (1 - done) / done;
-      if (rest < 3600) snprintf(left, sizeof left, ", about %.0f:%02.0f left", floor(rest / 60), fmod(rest, 60));
-      else snprintf(left, sizeof left, ", about %.1f hours left", rest / 3600);
-    }
-    fprintf(stderr, "mptune %s: building the search space: %.3g%% of its enumeration walked in %.0f s%s\n", g_watch_cmd,
-            100 * done, secs, left);
+    char left[32];
+    mpt_progress_duration(done > 0 ? secs * (1 - done) / done : NAN, left, sizeof left);
+    fprintf(stderr, "mptune %s: building the search space: %.3g%% of its enumeration walked in %.0f s, about %s left\n",
+            g_watch_cmd, 100 * done, secs, left);
   }
   return mpt_signals_count() > 0;
 }
 
-void mpt_cmd_watch_space(const char *cmd, int print) {
+int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_space **out, mpt_error *err) {
   g_watch_cmd = cmd;
   g_watch_print = print;
   g_watch_last = 0;
-  mpt_space_set_watch(cmd ? space_watch : NULL);
+  mpt_space_set_watch(space_watch);
+  int rc = mpt_space_build(p, out, err);
+  mpt_space_set_watch(NULL);
+  return rc;
 }

@@ -58,7 +58,6 @@ static char *csv_field(const char *s, int alone) {
   return o;
 }
 
-static int list_is_stdout(const char *path) { return strcmp(path, "-") == 0 || mpt_same_file(path, "/dev/stdout"); }
 
 static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   const mpt_problem *p = mpt_space_problem(s);
@@ -183,10 +182,7 @@ int mpt_cmd_space(int argc, char **argv) {
   for (int r = 0; r < repeat; r++) {
     mpt_space_free(s);
     s = NULL;
-    mpt_cmd_watch_space("space", 1);
-    int brc = mpt_space_build(p, &s, &err);
-    mpt_cmd_watch_space(NULL, 0);
-    if (brc) {
+    if (mpt_cmd_build_space("space", 1, p, &s, &err)) {
       fprintf(stderr, "mptune space: %s\n", err.msg);
       free(times);
       mpt_problem_free(p);
@@ -207,7 +203,7 @@ int mpt_cmd_space(int argc, char **argv) {
 
   /* with --list - (or a name of standard output: /dev/stdout, the file or pipe it is) the list is standard
    * output, and the report goes to standard error */
-  FILE *rep = list && list_is_stdout(list) ? stderr : stdout;
+  FILE *rep = list && mpt_outfile_is_stdout(list) ? stderr : stdout;
   if (json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "problem", p->name);

@@ -405,9 +405,7 @@ static int run(int argc, char **argv, int collect) {
 
   if (rc == 0) rc = mpt_problem_load(a.problem, &prob, &err);
   if (rc == 0) {
-    mpt_cmd_watch_space(cmd, rank == 0);
-    rc = mpt_space_build(prob, &space, &err);
-    mpt_cmd_watch_space(NULL, 0);
+    rc = mpt_cmd_build_space(cmd, rank == 0, prob, &space, &err);
     if (rc < 0 && mpt_signals_count() > 0) exit_code = 128 + mpt_signals_last(); /* stopped by a signal */
     if (rc < 0 && strncmp(err.msg, a.problem, strlen(a.problem)) != 0) mpt_error_prefix(&err, "%s", a.problem);
     /* the problem's warnings as mptune space gives them (a condition that fails to evaluate, a Default
@@ -434,7 +432,7 @@ static int run(int argc, char **argv, int collect) {
   const char *t4_shown = a.t4;
   char t4_fd_name[32];
   int t4_fd = -1;
-  if (rc == 0 && rank == 0 && a.t4 && (strcmp(a.t4, "-") == 0 || mpt_same_file(a.t4, "/dev/stdout"))) {
+  if (rc == 0 && rank == 0 && a.t4 && mpt_outfile_is_stdout(a.t4)) {
     fflush(stdout);
     t4_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     if (t4_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
@@ -619,13 +617,13 @@ static int run(int argc, char **argv, int collect) {
     else if (by_signal)
       printf("stopped: signal %d received; %lld evaluations logged (%lld cancelled in flight); continue with --resume\n",
              res.signal, (long long)res.done, (long long)res.cancelled);
-    else if (by_time && res.cancelled > 0)
-      printf("stopped: time budget reached; %lld evaluations logged (%lld cancelled: still running --grace seconds "
-             "later); more with --resume [--time SECONDS]\n",
-             (long long)res.done, (long long)res.cancelled);
-    else if (by_time)
-      printf("stopped: time budget reached; %lld evaluations logged; more with --resume [--time SECONDS]\n",
-             (long long)res.done);
+    else if (by_time) {
+      char cancelled[96] = "";
+      if (res.cancelled > 0)
+        snprintf(cancelled, sizeof cancelled, " (%lld cancelled: still running --grace seconds later)", (long long)res.cancelled);
+      printf("stopped: time budget reached; %lld evaluations logged%s; more with --resume [--time SECONDS]\n",
+             (long long)res.done, cancelled);
+    }
     else
       printf("stopped: %s\n", reason_text(res.reason));
     printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res.done,

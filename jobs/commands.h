@@ -4,6 +4,7 @@
 #define MPT_COMMANDS_H
 #include <stdint.h>
 #include "spaces/error.h"
+#include "spaces/space.h"
 
 typedef struct mpt_command {
   const char *name;
@@ -36,9 +37,9 @@ int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *ou
  * PATH is special (/dev/stdout, a pipe) or its directory exists and is writable and PATH is not a
  * directory; else an error naming opt, PATH and why */
 int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err);
-/* Watches long search-space builds (mpt_space_set_watch) for command cmd: with print, from 5 s on a line
- * on stderr every 5 s with the share of the enumeration walked and the time left; the build stops on
- * SIGINT/SIGTERM where the command handles them (coordinator/signals.h). cmd NULL: no watcher. */
-void mpt_cmd_watch_space(const char *cmd, int print);
+/* mpt_space_build for command cmd, watched (mpt_space_set_watch): with print, from 5 s on a line on
+ * stderr every 5 s with the share of the enumeration walked and the time left; the build stops on
+ * SIGINT/SIGTERM where the command handles them (coordinator/signals.h) */
+int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_space **out, mpt_error *err);
 
 #endif

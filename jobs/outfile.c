@@ -222,6 +222,8 @@ static char *canonical(const char *path) {
   return out;
 }
 
+int mpt_outfile_is_stdout(const char *path) { return strcmp(path, "-") == 0 || mpt_same_file(path, "/dev/stdout"); }
+
 int mpt_same_file(const char *a, const char *b) {
   if (!a || !b) return 0;
   if (strcmp(a, b) == 0) return 1;

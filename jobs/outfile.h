@@ -27,6 +27,9 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err);
 /* 1 when path a and path b name the same file (the same path, or both exist with the same device and
  * inode): an output that would replace one of the command's inputs */
 int mpt_same_file(const char *a, const char *b);
+/* 1 when PATH is "-" or names standard output (/dev/stdout, or the file or pipe it is): a document there
+ * stands alone, and the command's report goes to standard error */
+int mpt_outfile_is_stdout(const char *path);
 /* For commands without signal handling of their own (space, export, bench): SIGINT, SIGTERM or SIGHUP
  * first removes the temporary files being written (a --list of gigabytes cut short), then ends the
  * process as the signal would have. */
