@@ -584,13 +584,9 @@ static const char *differs_from_copy(mpt_runlog *log) {
   int ok = blk && mpt_rl_meta_unpack(blk, (size_t)n, &m) == 0;
   free(blk);
   static char what[200];
-  if (!ok) {
-    for (int i = 0; i <= MPT_RL_N_ATTRS; i++) free(vals[i]);
-    free(m.devs);
-    free(m.sess);
-    return "its metadata copy (/metadata_copy) is damaged itself, so its parameter tables cannot be checked";
-  }
   what[0] = '\0';
+  if (!ok)
+    snprintf(what, sizeof what, "its metadata copy (/metadata_copy) is damaged itself, so its parameter tables cannot be checked");
   for (int i = 0; i < MPT_RL_N_ATTRS && !what[0]; i++) /* text attributes: numbers read back reformatted */
     if (ATTRS[i].kind == A_STR && vals[i] && log->attr[i] && strcmp(vals[i], log->attr[i]) != 0)
       snprintf(what, sizeof what, "its attribute %s differs from its checksummed metadata copy", ATTRS[i].key);

@@ -186,11 +186,12 @@ int mpt_rl_params_read(hid_t file, mpt_rl_param **params, int *dims) {
       if (!t->str || (t->n && mpt_h5_read_strings(d, 0, (hsize_t)t->n, t->str) < 0)) rc = -1;
     } else {
       t->num = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(double));
-      if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) rc = -1;
-      /* integers also exactly (HDF5 converts a float dataset too, rounding as C does) */
-      if (rc == 0 && t->kind == MPT_RL_INT) {
+      if (t->kind == MPT_RL_INT) { /* exactly, and as doubles from them */
         t->ival = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t));
-        if (!t->ival || (t->n && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->ival) < 0)) rc = -1;
+        if (!t->num || !t->ival || (t->n && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->ival) < 0)) rc = -1;
+        for (int i = 0; rc == 0 && i < t->n; i++) t->num[i] = (double)t->ival[i];
+      } else if (!t->num || (t->n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->num) < 0)) {
+        rc = -1;
       }
     }
     H5Dclose(d);
