@@ -187,6 +187,41 @@ static int recover_match(const unsigned char *r, size_t rs, const mpt_space *spa
   return rec_crc(r, rs) == crc;
 }
 
+/* The records already found, by CRC: a record found again byte for byte (a stale copy of it, or a write that
+ * landed twice) is one record. Two genuine records always differ: their start times, ranks or sessions do. */
+typedef struct {
+  int64_t *slot; /* cap entries: index + 1 into the found offsets, 0 empty */
+  uint32_t *crc; /* the found records' CRCs, by index */
+  int64_t cap;
+} seen_set;
+
+static int seen_grow(seen_set *s, int64_t n) {
+  int64_t cap = s->cap ? 2 * s->cap : 4096;
+  int64_t *slot = calloc((size_t)cap, sizeof *slot);
+  if (!slot) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t h = (int64_t)(s->crc[i] & (uint32_t)(cap - 1));
+    while (slot[h]) h = (h + 1) & (cap - 1);
+    slot[h] = i + 1;
+  }
+  free(s->slot);
+  s->slot = slot, s->cap = cap;
+  return 0;
+}
+
+/* whether the record at base + o (CRC c) equals one found before; otherwise it is entered as found[n] */
+static int seen_before(seen_set *s, const unsigned char *base, const int64_t *found, int64_t n, size_t o, size_t rs,
+                       uint32_t c) {
+  int64_t h = (int64_t)(c & (uint32_t)(s->cap - 1));
+  for (; s->slot[h]; h = (h + 1) & (s->cap - 1)) {
+    int64_t i = s->slot[h] - 1;
+    if (s->crc[i] == c && memcmp(base + found[i], base + o, rs) == 0) return 1;
+  }
+  s->crc[n] = c;
+  s->slot[h] = n + 1;
+  return 0;
+}
+
 int mpt_rl_recs_find(int fd, const char *path, const mpt_space *space, int dims, int64_t **off, int64_t *count,
                      mpt_error *err) {
   *off = NULL;
@@ -200,6 +235,7 @@ int mpt_rl_recs_find(int fd, const char *path, const mpt_space *space, int dims,
   madvise((void *)base, size, MADV_SEQUENTIAL);
   int64_t n_space = mpt_space_size(space), cap = 0, n = 0;
   int64_t *found = NULL;
+  seen_set seen = {0};
   int idx[dims > 0 ? dims : 1];
   int rc = 0;
   size_t page = (size_t)sysconf(_SC_PAGESIZE), dropped = 0, step = (size_t)8 << 20;
@@ -213,13 +249,20 @@ int mpt_rl_recs_find(int fd, const char *path, const mpt_space *space, int dims,
     if (n == cap) {
       cap = cap ? 2 * cap : 1024;
       int64_t *grown = realloc(found, sizeof *grown * (size_t)cap);
-      if (!grown) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); break; }
-      found = grown;
+      uint32_t *crcs = grown ? realloc(seen.crc, sizeof *crcs * (size_t)cap) : NULL;
+      if (crcs) seen.crc = crcs;
+      if (grown) found = grown;
+      if (!grown || !crcs) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); break; }
     }
-    found[n++] = (int64_t)o;
+    if (2 * (n + 1) > seen.cap && seen_grow(&seen, n) < 0) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); break; }
+    uint32_t c;
+    memcpy(&c, base + o + offsetof(mpt_rl_rec, crc), sizeof c);
+    if (!seen_before(&seen, base, found, n, o, rs, c)) found[n++] = (int64_t)o;
     o += rs; /* the records lie side by side */
   }
   munmap((void *)base, size);
+  free(seen.slot);
+  free(seen.crc);
   if (rc < 0) { free(found); return rc; }
   *off = found;
   *count = n;

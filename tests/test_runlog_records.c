@@ -1,7 +1,8 @@
 /* tests/test_runlog_records.c: the run log's rows (jobs/runlog_records.c) on the convolution_milo space: an
  * observation survives the trip into a record and back, every corrupted byte of a record is caught, a
  * never-written record is told from a damaged one, the HDF5 type matches the layout in memory, and the
- * raw-byte search of recovery finds exactly the intact records of the space among junk, at any offset. */
+ * raw-byte search of recovery finds exactly the intact records of the space among junk, at any offset, a
+ * byte-for-byte copy of one of them once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,6 +209,20 @@ static void test_find_records_in_raw_bytes(void **state) {
       pos += (int64_t)rs;
     }
   }
+  /* a byte-for-byte copy of the last record (a stale copy, a write landed twice) is the same record: not taken
+   * twice; the same record with another start time is another evaluation: taken */
+  mpt_obs again = sample_obs((int64_t)mpt_rng_below(&rng, (uint64_t)n), 7);
+  mpt_rl_rec_from_obs(rec, rs, &again, 0, f->s, dims);
+  want[n_want++] = pos;
+  assert_int_equal(fwrite(rec, 1, rs, out), rs);
+  assert_int_equal(fwrite(junk, 1, 13, out), 13);
+  assert_int_equal(fwrite(rec, 1, rs, out), rs);
+  pos += 2 * (int64_t)rs + 13;
+  again.t_start += 1e-3;
+  mpt_rl_rec_from_obs(rec, rs, &again, 0, f->s, dims);
+  want[n_want++] = pos;
+  assert_int_equal(fwrite(rec, 1, rs, out), rs);
+  pos += (int64_t)rs;
   assert_int_equal(fclose(out), 0);
   int fd = open(path, O_RDONLY);
   assert_true(fd >= 0);
