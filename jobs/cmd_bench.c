@@ -256,8 +256,59 @@ static const char *base_name(const char *p) {
   return b ? b + 1 : p;
 }
 
+/* the last n '/'-separated components of path (its end when n is more than it has) */
+static const char *path_tail(const char *path, int n) {
+  const char *t = path + strlen(path);
+  while (t > path && n > 0)
+    if (*--t == '/' && --n == 0) return t + 1;
+  return path;
+}
+
+/* labels of spaces that would share one (two files named convolution_A100_T4.json.gz in two folders, or
+ * convolution_A100_T4 and _kerneltuner, both A100): the shortest path suffix (whole components, of the
+ * real path) that tells each from the others of its group: x/convolution_A100_T4.json.gz, y/... The same
+ * file given twice keeps its label and gets #N. */
+static void distinguish_labels(bench_space *sp, int n) {
+  char *real[MAX_ITEMS], fresh[MAX_ITEMS][sizeof sp[0].label];
+  for (int i = 0; i < n; i++) {
+    real[i] = realpath(sp[i].data_path, NULL);
+    snprintf(fresh[i], sizeof fresh[i], "%s", sp[i].label);
+  }
+  for (int i = 0; i < n; i++) {
+    const char *pi = real[i] ? real[i] : sp[i].data_path;
+    for (int parts = 1;; parts++) {
+      const char *ti = path_tail(pi, parts);
+      int others = 0, clash = 0;
+      for (int j = 0; j < n; j++) {
+        const char *pj = real[j] ? real[j] : sp[j].data_path;
+        if (j == i || strcmp(sp[i].label, sp[j].label) || !strcmp(pi, pj)) continue;
+        others = 1;
+        clash |= !strcmp(ti, path_tail(pj, parts));
+      }
+      if (!others) break; /* no other file has this label */
+      if (!clash || ti == pi) {
+        size_t len = strlen(ti), cap = sizeof fresh[i] - 1; /* too long: its end */
+        snprintf(fresh[i], sizeof fresh[i], "%s", len > cap ? ti + len - cap : ti);
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    memcpy(sp[i].label, fresh[i], sizeof sp[i].label);
+    free(real[i]);
+  }
+  for (int i = 0; i < n; i++) /* still equal: one file named twice */
+    for (int j = 0; j < i; j++)
+      if (!strcmp(sp[i].label, sp[j].label)) {
+        char tmp[sizeof sp[i].label + 16];
+        snprintf(tmp, sizeof tmp, "%s#%d", sp[j].label, i);
+        snprintf(sp[i].label, sizeof sp[i].label, "%.*s", (int)sizeof sp[i].label - 1, tmp);
+      }
+}
+
 /* labels: file base names without .gz/.json/_T4/_kerneltuner, then without a prefix shared by all
- * (up to and including an '_'), so convolution_A100_T4.json.gz, convolution_A4000... -> A100, A4000 */
+ * (up to and including an '_'), so convolution_A100_T4.json.gz, convolution_A4000... -> A100, A4000;
+ * labels that would be equal are told apart by their paths (distinguish_labels) */
 static void make_labels(bench_space *sp, int n) {
   static const char *suffixes[] = {".gz", ".json", "_T4", "_kerneltuner", "_cache"};
   for (int i = 0; i < n; i++) {
@@ -276,15 +327,9 @@ static void make_labels(bench_space *sp, int n) {
   }
   while (common > 0 && sp[0].label[common - 1] != '_') common--;
   for (int i = 0; i < n && common; i++)
-    if (!sp[i].label[common]) return; /* a label would become empty */
+    if (!sp[i].label[common]) common = 0; /* a label would become empty */
   for (int i = 0; i < n && common; i++) memmove(sp[i].label, sp[i].label + common, strlen(sp[i].label + common) + 1);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++)
-      if (!strcmp(sp[i].label, sp[j].label)) {
-        char tmp[sizeof sp[i].label + 16];
-        snprintf(tmp, sizeof tmp, "%s#%d", sp[j].label, i);
-        snprintf(sp[i].label, sizeof sp[i].label, "%.*s", (int)sizeof sp[i].label - 1, tmp);
-      }
+  distinguish_labels(sp, n);
 }
 
 static int file_exists(const char *p) {
