@@ -740,7 +740,10 @@ int mpt_cmd_bench(int argc, char **argv) {
 
   /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */
   int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
-  double *rec = calloc((size_t)(mine * L > 0 ? mine * L : 1), sizeof *rec);
+  /* rank 0 writes its records straight into the first block of what it gathers (MPI_IN_PLACE): one copy of
+   * every run's trace on rank 0, not two (its own records and the gathered ones) */
+  int64_t n_rec = (rank == 0 ? n_jobs : mine) * L;
+  double *rec = calloc((size_t)(n_rec > 0 ? n_rec : 1), sizeof *rec);
   if (!rec) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   double t_start = MPI_Wtime(), t_last = t_start;
   int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
@@ -780,12 +783,11 @@ int mpt_cmd_bench(int argc, char **argv) {
   }
 
   int *counts = NULL, *displs = NULL;
-  double *all = NULL;
+  double *all = rank == 0 ? rec : NULL;
   if (rank == 0) {
     counts = malloc((size_t)size * sizeof *counts);
     displs = malloc((size_t)size * sizeof *displs);
-    all = malloc((size_t)(n_jobs * L) * sizeof *all);
-    if (!counts || !displs || !all) {
+    if (!counts || !displs) {
       fprintf(stderr, "mptune bench: out of memory\n");
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -797,9 +799,10 @@ int mpt_cmd_bench(int argc, char **argv) {
       off += m * L;
     }
   }
-  MPI_Gatherv(rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  free(rec);
+  MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+              MPI_COMM_WORLD);
   if (rank != 0) {
+    free(rec);
     free_ctx(c);
     free(c);
     return 0;
@@ -811,22 +814,18 @@ int mpt_cmd_bench(int argc, char **argv) {
   mpt_bench_summary *sum = calloc((size_t)(c->n_sp * S), sizeof *sum);
   if (!runs || !scores || !sum) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   for (int64_t i = 0; !rc && i < n_jobs; i++) {
-    const double *o = all + i * L;
+    double *o = all + i * L;
     int64_t j = (int64_t)o[REC_JOB];
     mpt_bench_run *run = &runs[j];
     run->n_evals = (int64_t)o[REC_EVALS];
     run->n_failed = (int64_t)o[REC_FAILED];
     run->n_asks = (int)o[REC_ASKS];
     run->strategy_s = o[REC_STRAT_S];
-    run->best = malloc((size_t)B * sizeof *run->best);
-    run->ask_s = malloc((size_t)(B > 0 ? B : 1) * sizeof *run->ask_s);
-    if (!run->best || !run->ask_s) { rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory"); break; }
-    memcpy(run->best, o + REC_HEAD, (size_t)B * sizeof *run->best);
-    memcpy(run->ask_s, o + REC_HEAD + B, (size_t)run->n_asks * sizeof *run->ask_s);
+    run->best = o + REC_HEAD; /* the gathered record itself, not a copy of it (freed with all) */
+    run->ask_s = o + REC_HEAD + B;
     int64_t p = j / (S * R);
     scores[j] = mpt_bench_score(&c->sp[p].ref, run->best, run->n_evals, B, a->step);
   }
-  free(all);
   free(counts);
   free(displs);
   static const int64_t checkpoints[] = {20, 60, 100, 220};
@@ -854,7 +853,7 @@ int mpt_cmd_bench(int argc, char **argv) {
     printf("\n");
   }
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
-  for (int64_t i = 0; runs && i < n_jobs; i++) mpt_bench_run_free(&runs[i]);
+  free(all); /* the runs' best and ask_s */
   free(runs);
   free(scores);
   free(sum);
