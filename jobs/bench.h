@@ -12,9 +12,10 @@
  *     E_random(k) = sum_j y_j C(N-j, k-1) / C(N, k)  +  y_V C(N-V, k) / C(N, k)
  * (the j-th smallest is the best drawn when y_1..y_{j-1} are excluded, y_j drawn and the other k-1
  * drawn from the N-j remaining; the last term is "no valid draw", scored as y_V exactly as a run is).
- * Binomials through lgamma. 1 = optimum found at once, 0 = as good as random search on average,
- * < 0 = worse. A k where E_random(k) equals the optimum (random search certain to have found it: k close
- * to N) has no defined term and is left out of the mean. With budget < step the one k is the budget. */
+ * P(k, j) = C(N-j, k-1) / C(N, k) by a recurrence in j, O(V) multiplications per k (jobs/bench.c).
+ * 1 = optimum found at once, 0 = as good as random search on average, < 0 = worse. A k where E_random(k)
+ * equals the optimum (random search certain to have found it: k close to N) has no defined term and is
+ * left out of the mean. With budget < step the one k is the budget. */
 #ifndef MPT_BENCH_H
 #define MPT_BENCH_H
 #include <stdint.h>
@@ -41,7 +42,7 @@ int mpt_bench_ref_from_replay(mpt_bench_ref *ref, const mpt_space *space, const 
 void mpt_bench_ref_free(mpt_bench_ref *ref);
 double mpt_bench_optimum(const mpt_bench_ref *ref);  /* y_1 */
 double mpt_bench_worst(const mpt_bench_ref *ref);    /* y_V */
-/* E_random(k), exact, for 1 <= k <= N (k > N is treated as N); O(V) lgamma calls unless tabulated. */
+/* E_random(k), exact, for 1 <= k <= N (k > N is treated as N); O(V) multiplications unless tabulated. */
 double mpt_bench_expected_random(const mpt_bench_ref *ref, int64_t k);
 /* Tabulates E_random(1..kmax) so that later calls are lookups (scoring thousands of runs). */
 int mpt_bench_ref_tabulate(mpt_bench_ref *ref, int64_t kmax, mpt_error *err);

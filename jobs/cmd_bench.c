@@ -256,8 +256,59 @@ static const char *base_name(const char *p) {
   return b ? b + 1 : p;
 }
 
+/* the last n '/'-separated components of path (its end when n is more than it has) */
+static const char *path_tail(const char *path, int n) {
+  const char *t = path + strlen(path);
+  while (t > path && n > 0)
+    if (*--t == '/' && --n == 0) return t + 1;
+  return path;
+}
+
+/* labels of spaces that would share one (two files named convolution_A100_T4.json.gz in two folders, or
+ * convolution_A100_T4 and _kerneltuner, both A100): the shortest path suffix (whole components, of the
+ * real path) that tells each from the others of its group: x/convolution_A100_T4.json.gz, y/... The same
+ * file given twice keeps its label and gets #N. */
+static void distinguish_labels(bench_space *sp, int n) {
+  char *real[MAX_ITEMS], fresh[MAX_ITEMS][sizeof sp[0].label];
+  for (int i = 0; i < n; i++) {
+    real[i] = realpath(sp[i].data_path, NULL);
+    snprintf(fresh[i], sizeof fresh[i], "%s", sp[i].label);
+  }
+  for (int i = 0; i < n; i++) {
+    const char *pi = real[i] ? real[i] : sp[i].data_path;
+    for (int parts = 1;; parts++) {
+      const char *ti = path_tail(pi, parts);
+      int others = 0, clash = 0;
+      for (int j = 0; j < n; j++) {
+        const char *pj = real[j] ? real[j] : sp[j].data_path;
+        if (j == i || strcmp(sp[i].label, sp[j].label) || !strcmp(pi, pj)) continue;
+        others = 1;
+        clash |= !strcmp(ti, path_tail(pj, parts));
+      }
+      if (!others) break; /* no other file has this label */
+      if (!clash || ti == pi) {
+        size_t len = strlen(ti), cap = sizeof fresh[i] - 1; /* too long: its end */
+        snprintf(fresh[i], sizeof fresh[i], "%s", len > cap ? ti + len - cap : ti);
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    memcpy(sp[i].label, fresh[i], sizeof sp[i].label);
+    free(real[i]);
+  }
+  for (int i = 0; i < n; i++) /* still equal: one file named twice */
+    for (int j = 0; j < i; j++)
+      if (!strcmp(sp[i].label, sp[j].label)) {
+        char tmp[sizeof sp[i].label + 16];
+        snprintf(tmp, sizeof tmp, "%s#%d", sp[j].label, i);
+        snprintf(sp[i].label, sizeof sp[i].label, "%.*s", (int)sizeof sp[i].label - 1, tmp);
+      }
+}
+
 /* labels: file base names without .gz/.json/_T4/_kerneltuner, then without a prefix shared by all
- * (up to and including an '_'), so convolution_A100_T4.json.gz, convolution_A4000... -> A100, A4000 */
+ * (up to and including an '_'), so convolution_A100_T4.json.gz, convolution_A4000... -> A100, A4000;
+ * labels that would be equal are told apart by their paths (distinguish_labels) */
 static void make_labels(bench_space *sp, int n) {
   static const char *suffixes[] = {".gz", ".json", "_T4", "_kerneltuner", "_cache"};
   for (int i = 0; i < n; i++) {
@@ -276,15 +327,9 @@ static void make_labels(bench_space *sp, int n) {
   }
   while (common > 0 && sp[0].label[common - 1] != '_') common--;
   for (int i = 0; i < n && common; i++)
-    if (!sp[i].label[common]) return; /* a label would become empty */
+    if (!sp[i].label[common]) common = 0; /* a label would become empty */
   for (int i = 0; i < n && common; i++) memmove(sp[i].label, sp[i].label + common, strlen(sp[i].label + common) + 1);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++)
-      if (!strcmp(sp[i].label, sp[j].label)) {
-        char tmp[sizeof sp[i].label + 16];
-        snprintf(tmp, sizeof tmp, "%s#%d", sp[j].label, i);
-        snprintf(sp[i].label, sizeof sp[i].label, "%.*s", (int)sizeof sp[i].label - 1, tmp);
-      }
+  distinguish_labels(sp, n);
 }
 
 static int file_exists(const char *p) {
@@ -695,7 +740,10 @@ int mpt_cmd_bench(int argc, char **argv) {
 
   /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */
   int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
-  double *rec = calloc((size_t)(mine * L > 0 ? mine * L : 1), sizeof *rec);
+  /* rank 0 writes its records straight into the first block of what it gathers (MPI_IN_PLACE): one copy of
+   * every run's trace on rank 0, not two (its own records and the gathered ones) */
+  int64_t n_rec = (rank == 0 ? n_jobs : mine) * L;
+  double *rec = calloc((size_t)(n_rec > 0 ? n_rec : 1), sizeof *rec);
   if (!rec) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   double t_start = MPI_Wtime(), t_last = t_start;
   int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
@@ -735,12 +783,11 @@ int mpt_cmd_bench(int argc, char **argv) {
   }
 
   int *counts = NULL, *displs = NULL;
-  double *all = NULL;
+  double *all = rank == 0 ? rec : NULL;
   if (rank == 0) {
     counts = malloc((size_t)size * sizeof *counts);
     displs = malloc((size_t)size * sizeof *displs);
-    all = malloc((size_t)(n_jobs * L) * sizeof *all);
-    if (!counts || !displs || !all) {
+    if (!counts || !displs) {
       fprintf(stderr, "mptune bench: out of memory\n");
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -752,9 +799,10 @@ int mpt_cmd_bench(int argc, char **argv) {
       off += m * L;
     }
   }
-  MPI_Gatherv(rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  free(rec);
+  MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+              MPI_COMM_WORLD);
   if (rank != 0) {
+    free(rec);
     free_ctx(c);
     free(c);
     return 0;
@@ -766,22 +814,18 @@ int mpt_cmd_bench(int argc, char **argv) {
   mpt_bench_summary *sum = calloc((size_t)(c->n_sp * S), sizeof *sum);
   if (!runs || !scores || !sum) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   for (int64_t i = 0; !rc && i < n_jobs; i++) {
-    const double *o = all + i * L;
+    double *o = all + i * L;
     int64_t j = (int64_t)o[REC_JOB];
     mpt_bench_run *run = &runs[j];
     run->n_evals = (int64_t)o[REC_EVALS];
     run->n_failed = (int64_t)o[REC_FAILED];
     run->n_asks = (int)o[REC_ASKS];
     run->strategy_s = o[REC_STRAT_S];
-    run->best = malloc((size_t)B * sizeof *run->best);
-    run->ask_s = malloc((size_t)(B > 0 ? B : 1) * sizeof *run->ask_s);
-    if (!run->best || !run->ask_s) { rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory"); break; }
-    memcpy(run->best, o + REC_HEAD, (size_t)B * sizeof *run->best);
-    memcpy(run->ask_s, o + REC_HEAD + B, (size_t)run->n_asks * sizeof *run->ask_s);
+    run->best = o + REC_HEAD; /* the gathered record itself, not a copy of it (freed with all) */
+    run->ask_s = o + REC_HEAD + B;
     int64_t p = j / (S * R);
     scores[j] = mpt_bench_score(&c->sp[p].ref, run->best, run->n_evals, B, a->step);
   }
-  free(all);
   free(counts);
   free(displs);
   static const int64_t checkpoints[] = {20, 60, 100, 220};
@@ -809,7 +853,7 @@ int mpt_cmd_bench(int argc, char **argv) {
     printf("\n");
   }
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
-  for (int64_t i = 0; runs && i < n_jobs; i++) mpt_bench_run_free(&runs[i]);
+  free(all); /* the runs' best and ask_s */
   free(runs);
   free(scores);
   free(sum);

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* bytes per valid configuration of a strategy on evo: fit and mine here, seen in the base layer */
+#define EVO_BYTES_PER_CONFIG (sizeof(double) + 1 + 1)
+
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   memset(e, 0, sizeof *e);
   e->s = s;
@@ -14,6 +17,8 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   e->best_id = -1;
   e->best = INFINITY;
   size_t sz = e->size > 0 ? (size_t)e->size : 1;
+  if (!mpt_strategy_table_fits(e->size, EVO_BYTES_PER_CONFIG)) /* refused before anything is touched */
+    return mpt_strategy_table_refused(s->type->name, e->size, EVO_BYTES_PER_CONFIG, err);
   e->nv = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->nv);
   e->idx_tmp = malloc((size_t)(e->dims > 0 ? e->dims : 1) * sizeof *e->idx_tmp);
   e->dim_mark = calloc((size_t)(e->dims > 0 ? e->dims : 1), 1);
@@ -24,8 +29,10 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   e->cap_need = 64;
   e->need = malloc((size_t)e->cap_need * sizeof *e->need);
   if (!e->nv || !e->idx_tmp || !e->dim_mark || !e->fit || !e->mine || !e->nb || !e->need) {
+    int rc = !e->fit || !e->mine ? mpt_strategy_table_refused(s->type->name, e->size, EVO_BYTES_PER_CONFIG, err)
+                                 : mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
     evo_free(e);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
+    return rc;
   }
   for (int64_t i = 0; i < e->size; i++) e->fit[i] = NAN;
   for (int d = 0; d < e->dims; d++) {

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 
@@ -245,8 +246,8 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
   }
   if (rc == 0) {
     int64_t size = mpt_space_size(space);
-    s->seen = calloc(size > 0 ? (size_t)size : 1, 1);
-    if (!s->seen) rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory for %lld ids", name, (long long)size);
+    s->seen = mpt_strategy_table_fits(size, 1) ? calloc(size > 0 ? (size_t)size : 1, 1) : NULL;
+    if (!s->seen) rc = mpt_strategy_table_refused(name, size, 1, err);
   }
   if (rc == 0 && t->create) {
     mpt_error e2;
@@ -263,6 +264,28 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
   }
   *out = s;
   return 0;
+}
+
+/* this machine's memory in bytes (INFINITY when unknown) */
+static double phys_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+}
+
+int mpt_strategy_table_fits(int64_t size, size_t bytes_per_config) {
+  return (double)size * (double)bytes_per_config <= phys_bytes();
+}
+
+int mpt_strategy_table_refused(const char *name, int64_t size, size_t bytes_per_config, mpt_error *err) {
+  double need = (double)size * (double)bytes_per_config, phys = phys_bytes();
+  char why[96];
+  if (need > phys) snprintf(why, sizeof why, "more than this machine's memory (%.1f GiB)", phys / 1073741824.0);
+  else snprintf(why, sizeof why, "more than could be allocated");
+  return mpt_error_set(err, MPT_ERR_NOMEM,
+                       "strategy '%s' keeps %zu byte%s per valid configuration: the space's %lld valid configurations "
+                       "need %.1f GiB, %s; narrow the space (Conditions, fewer values)",
+                       name, bytes_per_config, bytes_per_config == 1 ? "" : "s", (long long)size, need / 1073741824.0,
+                       why);
 }
 
 static inline int take(mpt_strategy *s, int64_t id, int64_t size) {

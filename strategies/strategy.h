@@ -92,5 +92,11 @@ int mpt_strategy_opt_bool(const mpt_strategy *s, const char *key);
  * from rng are exactly those of a hand-written loop. */
 int64_t mpt_strategy_random_free(mpt_rng *rng, int64_t size, const uint8_t *a, const uint8_t *b, int draws,
                                  int scan);
+/* Tables of bytes_per_config bytes for each of a space's size valid configurations (the base layer's seen, 1;
+ * the evolutionary strategies' fitness cache): mpt_strategy_table_fits is 1 when they fit in this machine's
+ * memory; mpt_strategy_table_refused sets the one message when they do not (or could not be allocated:
+ * allocated = 0), naming strategy `name`, the space's size and the memory needed; MPT_ERR_NOMEM. */
+int mpt_strategy_table_fits(int64_t size, size_t bytes_per_config);
+int mpt_strategy_table_refused(const char *name, int64_t size, size_t bytes_per_config, mpt_error *err);
 
 #endif

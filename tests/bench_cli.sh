@@ -82,6 +82,20 @@ tail -n 1 "$T/p.err" | grep -q 'rank 0: 3/3 runs (100%)' || fail "no final progr
 grep -q '^| convolution_A100 | ' "$T/b.out" || fail "single-space label"
 grep -q 'batch 4' "$T/b.out" || fail "batch not reported"
 
+
+# ---- spaces whose short labels would be equal (A100 in two folders, A100 as T4 and as a Kernel Tuner cache):
+# each labelled by the shortest path suffix that names its file, in the table and the CSVs (they were
+# A100, A100#1, A100#2); a file given twice keeps #N
+mkdir -p "$T/dx" "$T/dy"
+cp "$A" "$T/dx/" && cp "$A" "$T/dy/" || fail "copy $A"
+"$MPTUNE" bench --problem "$P" --space "$T/dx/convolution_A100_T4.json.gz" --space "$T/dy/convolution_A100_T4.json.gz" \
+  --space "$D/brute-forced/convolution_A100_kerneltuner.json.gz" --space "$A" --space "$T/dx/convolution_A100_T4.json.gz" \
+  --strategy random --repeats 1 --budget 20 --out "$T/lab" --no-plot >"$T/lab.out" 2>&1 || { cat "$T/lab.out"; fail "same labels"; }
+for l in dx/convolution_A100_T4.json.gz dy/convolution_A100_T4.json.gz convolution_A100_kerneltuner.json.gz \
+         brute-forced/convolution_A100_T4.json.gz 'dx/convolution_A100_T4.json.gz#4'; do
+  grep -qF "| $l | " "$T/lab.out" || { cat "$T/lab.out"; fail "no row labelled $l"; }
+  grep -qF "\"$l\",\"random\"" "$T/lab/summary.csv" || fail "summary.csv: no space $l"
+done
 # ---- a space so small that random search finds its optimum by the first score term: no score (n/a,
 # with a warning), its best@k still shown, and the mean row over the spaces that have one
 cat >"$T/tiny.json" <<'EOF'

@@ -69,6 +69,18 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(os.path.join(DATA, "t1", "convolution_milo.json"), "--list", "-")
     check(r.returncode == 0 and list(csv.reader(r.stdout.splitlines())) == rows and "valid: 4362" in r.stderr,
           f"--list - : exit {r.returncode}, {len(r.stdout.splitlines())} lines")
+    # --list - into a pipe is written in blocks, not one write() per field: MPICH's MPI_Init makes stdout
+    # unbuffered, which made it 50x slower than --list FILE (docs/PERFORMANCE.md). The write system calls
+    # of the finished process (a zombie until reaped: /proc/PID/io still there) for 4,362 rows of 9 fields:
+    # ~40,000 unbuffered, ~130 (MPI's own included) in blocks
+    p = subprocess.Popen([MPTUNE, "space", os.path.join(DATA, "t1", "convolution_milo.json"), "--list", "-"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    piped = p.stdout.read()
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+    io = dict(line.split(": ") for line in open(f"/proc/{p.pid}/io").read().splitlines())
+    p.wait()
+    check(p.returncode == 0 and list(csv.reader(piped.decode().splitlines())) == rows and int(io["syscw"]) < 2000,
+          f"--list - into a pipe: exit {p.returncode}, {io['syscw']} write calls (want < 2000: stdout unbuffered?)")
     # --list into a pipe: written in place (not replaced by a renamed file)
     fifo = os.path.join(tmp, "pipe.csv")
     os.mkfifo(fifo)

@@ -106,6 +106,72 @@ static void test_expected_random_enumeration(void **state) {
   mpt_bench_ref_free(&ref);
 }
 
+/* The lgamma form E_random had until session 22 (jobs/bench.c now uses a recurrence): the reference. */
+static double log_choose_ref(double n, double k) {
+  if (k < 0 || k > n || n < 0) return -INFINITY;
+  return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
+static double expected_random_lgamma(const double *sorted, int64_t N, int64_t V, int64_t k) {
+  double lc = log_choose_ref((double)N, (double)k), e = 0, mass = 0;
+  for (int64_t j = 1; j <= V; j++) {
+    double l = log_choose_ref((double)(N - j), (double)(k - 1)) - lc;
+    if (l < -745) break;
+    e += sorted[j - 1] * exp(l);
+    mass += exp(l);
+  }
+  double l0 = log_choose_ref((double)(N - V), (double)k) - lc;
+  if (l0 > -745) e += sorted[V - 1] * exp(l0), mass += exp(l0);
+  return e / mass;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* E_random by its recurrence: the same values as the lgamma form on spaces of a few thousand
+ * configurations (where lgamma is accurate to ~1e-14), the exact value (N+1)/(k+1) for the objectives
+ * 1..N all valid (E[min of k of 1..N without replacement]) on a million, where the lgamma form is off by
+ * ~1e-11 (its terms differ in lgamma(~1e6) ~ 1.3e7, each rounded to ~2e-9), and the edge cases
+ * N = 1 and k = N with every configuration valid */
+static void test_expected_random_recurrence(void **state) {
+  (void)state;
+  mpt_error err;
+  mpt_bench_ref ref;
+  mpt_rng rng;
+  mpt_rng_seed(&rng, 7);
+  const int64_t Ns[] = {3, 50, 4362, 5000}, Vs[] = {3, 17, 4201, 2000};
+  for (int q = 0; q < 4; q++) {
+    int64_t N = Ns[q], V = Vs[q];
+    double *y = malloc((size_t)V * sizeof *y);
+    for (int64_t i = 0; i < V; i++) y[i] = 0.5 + 10 * mpt_rng_uniform(&rng) * mpt_rng_uniform(&rng);
+    assert_int_equal(mpt_bench_ref_init(&ref, N, y, V, &err), 0);
+    qsort(y, (size_t)V, sizeof *y, cmp_dbl);
+    for (int64_t k = 1; k <= N; k += k < 300 ? 1 : 97) {
+      double ref_e = expected_random_lgamma(y, N, V, k), e = mpt_bench_expected_random(&ref, k);
+      if (!(fabs(e - ref_e) <= 1e-12 * ref_e)) fail_msg("N=%lld V=%lld k=%lld: %.17g vs lgamma %.17g", (long long)N, (long long)V, (long long)k, e, ref_e);
+    }
+    mpt_bench_ref_free(&ref);
+    free(y);
+  }
+  const int64_t N = 1000000;
+  double *y = malloc((size_t)N * sizeof *y);
+  for (int64_t i = 0; i < N; i++) y[i] = (double)(N - i); /* any order: sorted by init */
+  assert_int_equal(mpt_bench_ref_init(&ref, N, y, N, &err), 0);
+  const int64_t ks[] = {1, 2, 20, 220, 5000, N};
+  for (int c = 0; c < 6; c++) {
+    double exact = (double)(N + 1) / (double)(ks[c] + 1), e = mpt_bench_expected_random(&ref, ks[c]);
+    if (!(fabs(e - exact) <= 1e-12 * exact)) fail_msg("1..N, k=%lld: %.17g, exact %.17g", (long long)ks[c], e, exact);
+  }
+  mpt_bench_ref_free(&ref);
+  free(y);
+  const double one = 2.5;
+  assert_int_equal(mpt_bench_ref_init(&ref, 1, &one, 1, &err), 0);
+  assert_true(mpt_bench_expected_random(&ref, 1) == 2.5);
+  mpt_bench_ref_free(&ref);
+}
+
 /* Monte Carlo of random search without replacement over real spaces (A100 and A6000 have 161 and 473
  * configurations without a valid objective) */
 static void test_expected_random_monte_carlo(void **state) {
@@ -330,6 +396,7 @@ static void test_bad_input(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_expected_random_enumeration),
+    cmocka_unit_test(test_expected_random_recurrence),
     cmocka_unit_test(test_expected_random_monte_carlo),
     cmocka_unit_test(test_score_optimum_first_and_worst),
     cmocka_unit_test(test_run_brute_force_trace),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "evaluators/replay.h"
 #include "strategies/evo_common.h"
@@ -102,6 +103,51 @@ static int64_t run(fixture *f, mpt_strategy *s, int batch, int64_t evals, int64_
     mpt_strategy_tell(s, obs, got);
   }
   return used;
+}
+
+/* the space of `bits` parameters of two values each, no conditions: 2^bits valid configurations */
+static void binary_space(fixture *f, int bits) {
+  char text[8192] = "{\"ConfigurationSpace\": {\"TuningParameters\": [";
+  for (int i = 0; i < bits; i++)
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": \"[0, 1]\"}",
+             i ? ", " : "", i);
+  strcat(text, "]}}");
+  mpt_error err;
+  assert_int_equal(mpt_problem_parse(text, "binary.json", &f->p, &err), 0);
+  assert_int_equal(mpt_space_build(f->p, &f->s, &err), 0);
+  assert_true(mpt_space_size(f->s) == (int64_t)1 << bits);
+}
+
+/* spaces too large for the tables of one byte (every strategy: seen) or ten bytes (the evolutionary ones:
+ * fitness cache and own proposals too) per valid configuration are refused at creation with one message
+ * naming the strategy, the space's size and the memory needed; they were a bare "out of memory" (ga and
+ * de on ~3.2e9 valid configurations), or a crash when an allocation succeeded and was then filled */
+static void test_space_too_large_refused(void **state) {
+  (void)state;
+  const char *names[] = {"ga", "ga_memetic", "de", "pso", "firefly", "sa", "mls"};
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  int small = 1; /* 2^small in (phys / 6, phys / 3]: the base layer's byte each fits, ten bytes do not */
+  while ((double)((int64_t)1 << (small + 1)) <= phys / 3) small++;
+  for (int q = 0; q < 2; q++) {
+    int bits = q ? 50 : small; /* 2^50: not even one byte each fits */
+    size_t bytes = q ? 1 : 10;
+    fixture f = {0};
+    binary_space(&f, bits);
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+      mpt_strategy *s = NULL;
+      mpt_error err;
+      mpt_error_clear(&err);
+      assert_int_equal(mpt_strategy_create(names[k], f.s, NULL, 0, 1, 100, &s, &err), MPT_ERR_NOMEM);
+      assert_null(s);
+      char want[160];
+      snprintf(want, sizeof want, "strategy '%s' keeps %zu byte%s per valid configuration: the space's %lld valid "
+               "configurations need %.1f GiB, more than this machine's memory", names[k], bytes, q ? "" : "s",
+               (long long)1 << bits, (double)((int64_t)1 << bits) * (double)bytes / 1073741824.0);
+      if (!strstr(err.msg, want)) fail_msg("%s: %s\nwant: %s", names[k], err.msg, want);
+    }
+    mpt_space_free(f.s);
+    mpt_problem_free(f.p);
+  }
 }
 
 /* a space of configurations without a single Hamming neighbour (a, b in {1, 2, 3}, a == b): every spec
@@ -633,6 +679,7 @@ static void test_option_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_option_errors),
+    cmocka_unit_test(test_space_too_large_refused),
     cmocka_unit_test(test_selection_pressure_edges),
     cmocka_unit_test(test_deterministic_per_seed),
     cmocka_unit_test(test_resume_continues_exactly),
