@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,18 @@ static struct {
   char *tmp;
 } pending[16];
 
+/* The signals that remove the temporary files (mpt_outfile_remove_on_signal) held back while a file and its
+ * entry in the table change together: one arriving between them left the file behind */
+static void hold_exit_signals(sigset_t *old) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &s, old);
+}
+static void release_exit_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 /* target.tmp.XXXXXX created (mode 0666 less the umask, as fopen would) and opened; NULL with err set */
 static FILE *open_unique_tmp(const char *target, mpt_error *err) {
   int slot = 0;
@@ -104,6 +117,8 @@ static FILE *open_unique_tmp(const char *target, mpt_error *err) {
   }
   memcpy(tmp, target, n);
   memcpy(tmp + n, ".tmp.XXXXXX", 12);
+  sigset_t held;
+  hold_exit_signals(&held);
   int fd = mkstemp(tmp);
   FILE *f = NULL;
   if (fd >= 0) {
@@ -117,12 +132,15 @@ static FILE *open_unique_tmp(const char *target, mpt_error *err) {
     }
   }
   if (!f) {
-    mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+    int e = errno;
+    release_exit_signals(&held);
+    mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", tmp, strerror(e));
     free(tmp);
     return NULL;
   }
-  pending[slot].tmp = tmp; /* the name first: a signal handler reads the table */
+  pending[slot].tmp = tmp;
   pending[slot].f = f;
+  release_exit_signals(&held);
   return f;
 }
 
@@ -146,16 +164,11 @@ void mpt_outfile_remove_on_signal(void) {
   }
 }
 
-/* the temporary name of stream f, taken out of the table (the caller frees it); NULL if f has none */
-static char *take_tmp(FILE *f) {
+/* the slot of stream f in the table; -1 if f has none */
+static int pending_slot(FILE *f) {
   for (int i = 0; i < 16; i++)
-    if (pending[i].f == f) {
-      char *t = pending[i].tmp;
-      pending[i].f = NULL;
-      pending[i].tmp = NULL;
-      return t;
-    }
-  return NULL;
+    if (pending[i].f == f) return i;
+  return -1;
 }
 
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
@@ -190,16 +203,24 @@ int mpt_outfile_close(FILE *f, const char *path, int keep, mpt_error *err) {
     return keep && bad ? mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(e)) : 0;
   }
   /* a symbolic link stays: the file it leads to is replaced */
-  char *target = mpt_outfile_resolve(path), *tmp = take_tmp(f);
-  int bad = !keep || ferror(f) != 0, e = errno;
+  /* the file stays in the table (a signal removes it) until it is renamed or removed */
+  char *target = mpt_outfile_resolve(path);
+  int slot = pending_slot(f);
+  int bad = !keep || ferror(f) != 0 || !target, e = target ? errno : ENOMEM;
   if (!bad && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL))) bad = 1, e = errno;
   if (fclose(f) != 0 && !bad) bad = 1, e = errno;
-  if (!tmp) {
+  if (slot < 0) {
     free(target);
     return keep ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
   }
+  char *tmp = pending[slot].tmp;
+  sigset_t held;
+  hold_exit_signals(&held);
   if (!bad && rename(tmp, target) != 0) bad = 1, e = errno;
   if (bad) unlink(tmp);
+  pending[slot].f = NULL;
+  pending[slot].tmp = NULL;
+  release_exit_signals(&held);
   free(tmp);
   free(target);
   if (!keep) return 0;
