@@ -41,15 +41,29 @@ static int list_hides_all(const char *v) {
   return !(*v >= '0' && *v <= '9');
 }
 
+/* HIP reads CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is not set (ROCm's "HIP environment
+ * variables": "HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES: device indices exposed to HIP applications");
+ * ROCR_VISIBLE_DEVICES applies beneath both */
 const char *mpt_gpu_visibility_hides_all(const char *api) {
-  static const char *cuda_vars[] = {"CUDA_VISIBLE_DEVICES", NULL};
-  static const char *hip_vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", NULL};
-  const char **vars = strcmp(api, "hip") == 0 ? hip_vars : cuda_vars;
+  const char *vars[3] = {"CUDA_VISIBLE_DEVICES", NULL, NULL};
+  if (strcmp(api, "hip") == 0) {
+    vars[0] = "ROCR_VISIBLE_DEVICES";
+    vars[1] = getenv("HIP_VISIBLE_DEVICES") ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+  }
   for (int i = 0; vars[i]; i++) {
     const char *v = getenv(vars[i]);
     if (v && list_hides_all(v)) return vars[i];
   }
   return NULL;
+}
+
+int mpt_gpu_bind(const mpt_gpu_desc *gpus, int n, int local_rank) {
+  int count = 0;
+  for (int i = 0; i < n; i++) count += strcmp(gpus[i].api, gpus[0].api) == 0;
+  int pick = mpt_gpu_pick(local_rank, count);
+  for (int i = 0; i < n && pick >= 0; i++)
+    if (strcmp(gpus[i].api, gpus[0].api) == 0 && pick-- == 0) return i;
+  return -1;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src) {
