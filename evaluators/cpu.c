@@ -329,9 +329,10 @@ static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *ob
   if (res.outcome == MPT_ISO_CRASH) {
     obs->status = MPT_STATUS_CRASH;
     obs->benchmark_ms = res.seconds * 1e3;
-    if ((res.signal == SIGSEGV || res.signal == SIGBUS || res.signal == SIGKILL) && st->mem_limit > 0)
-      snprintf(obs->reason, sizeof obs->reason, "%s (the evaluation process may use %zu MiB more address space "
-               "than the worker: RLIMIT_AS; out of memory shows as a crash)", res.reason, st->mem_limit >> 20);
+    if (res.mem_limit_hit) /* only then: a plain bad pointer is no memory limit's doing */
+      snprintf(obs->reason, sizeof obs->reason, "%s (out of memory: the evaluation process reached its address-space "
+               "limit, RLIMIT_AS, %zu MiB above the worker's size; MPT_CPU_MEMORY_LIMIT_MB sets it)", res.reason,
+               st->mem_limit >> 20);
     else
       snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
   } else if (res.outcome == MPT_ISO_CANCELLED) {

@@ -40,6 +40,10 @@ typedef struct mpt_isolate_result {
   int outcome;           /* mpt_iso_outcome */
   int signal;            /* the signal that killed the child (CRASH), 0 when it exited */
   int exit_status;       /* its exit status when it exited */
+  int mem_limit_hit;     /* CRASH by SIGSEGV/SIGBUS with a mem_limit set and plausibly reached: at the fault
+                            the child's address space had come within 10 % of mem_limit of its RLIMIT_AS, or the faulting
+                            thread's last failed call had failed for want of memory (errno ENOMEM: a malloc
+                            that returned NULL) */
   double seconds;        /* wall time of the call */
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;
