@@ -420,6 +420,11 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
 
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err) {
+  return mpt_run_command_env(argv, environ, timeout_s, out, cap, status, seconds, err);
+}
+
+int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
+                        int *status, double *seconds, mpt_error *err) {
   double t0 = mpt_clock_mono_s();
   *status = -1;
   if (seconds) *seconds = 0;
@@ -446,7 +451,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setsigmask(&at, &none);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   close(pfd[1]);

@@ -77,6 +77,10 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso);
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err);
 
+/* mpt_run_command with the environment envp (e.g. a private TMPDIR for a compiler) */
+int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
+                        int *status, double *seconds, mpt_error *err);
+
 /* "SIGSEGV", "SIGKILL"… ("signal 42" for unknown ones; static storage for those) */
 const char *mpt_signal_name(int sig);
 
