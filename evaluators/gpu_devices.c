@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "evaluators/cuda_api.h"
 #include "evaluators/hip_api.h"
+#include "evaluators/isolate.h"
 #include "spaces/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
@@ -271,6 +272,8 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
       }
       wait_ms = (int)(left * 1000) + 1;
     }
+    mpt_isolate_tick(); /* the one-rank progress line goes on during a long compile */
+    if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     struct pollfd p = {.fd = fds[0], .events = POLLIN};
     int pr = poll(&p, 1, wait_ms);
     if (pr < 0 && errno == EINTR) continue;

@@ -285,8 +285,17 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
 
 static int (*g_cancelled)(void);
 
+static void (*g_tick)(void);
+
 void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
-int mpt_isolate_stop_requested(void) { return g_cancelled && g_cancelled(); }
+void mpt_isolate_set_tick(void (*tick)(void)) { g_tick = tick; }
+void mpt_isolate_tick(void) {
+  if (g_tick) g_tick();
+}
+int mpt_isolate_stop_requested(void) {
+  mpt_isolate_tick();
+  return g_cancelled && g_cancelled();
+}
 
 enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
 
@@ -302,6 +311,7 @@ static int has_ended(pid_t pid) {
  * the other end open, so its death shows no EOF */
 static int wait_readable(int fd, double deadline, pid_t pid) {
   for (;;) {
+    mpt_isolate_tick();
     if (g_cancelled && g_cancelled()) return WAIT_CANCELLED;
     int ms = -1;
     if (deadline > 0) {
@@ -309,7 +319,7 @@ static int wait_readable(int fd, double deadline, pid_t pid) {
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
-    if ((g_cancelled || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
+    if ((g_cancelled || g_tick || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, ms);
     if (r > 0) return 1;

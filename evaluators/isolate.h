@@ -55,6 +55,13 @@ void mpt_isolate_set_cancel(int (*cancelled)(void));
 /* 1 when a stop request is set and says stop now (for waits of an evaluator's own, as --simulate-delay's) */
 int mpt_isolate_stop_requested(void);
 
+/* A process-wide hook called while an evaluation waits (mpt_isolate_call, mpt_run_command,
+ * mpt_rtc_compile_isolated, mpt_isolate_stop_requested: the replay's --simulate-delay), at least every
+ * 100 ms: with one rank, the coordinator redraws its progress line there during a long evaluation.
+ * NULL: none. mpt_isolate_tick calls it (for waits of an evaluator's own). */
+void mpt_isolate_set_tick(void (*tick)(void));
+void mpt_isolate_tick(void);
+
 /* Creates the isolation (the first child is forked on the first call). */
 int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
                        mpt_isolate_init_fn init, void *ctx, mpt_isolate **out, mpt_error *err);
