@@ -101,7 +101,7 @@ def setup_problem(tmp):
         {"Name": "fmode", "Type": "int", "Values": "[0]", "Default": 0},
         {"Name": "pad", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0},
         {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}]
-    del p["KernelSpecification"]["Arguments"][0]["Output"]
+    p["KernelSpecification"]["Arguments"][0]["Output"] = 0
     with open(os.path.join(tmp, "setup.json"), "w") as f:
         json.dump(p, f)
 
