@@ -101,6 +101,7 @@ static size_t vm_size(void) {
 }
 #endif
 
+#ifndef MPT_ISO_ASAN /* no RLIMIT_AS under AddressSanitizer: nothing to note */
 /* the child's fault note (set in the child before its handler is installed) */
 static fault_note *g_note;
 
@@ -157,6 +158,7 @@ static void install_fault_note(fault_note *note, size_t limit, size_t allowance)
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
 }
+#endif
 
 /* a variant that calls exit() ends the child there: the worker's exit handlers (HDF5 closing the run log
  * the child inherited a copy of, MPI) must never run in it (registered last, this one runs first) */
