@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "coordinator/signals.h"
+#include "evaluators/isolate.h"
 #include "mpi/wire.h"
 
 typedef struct worker_slot {
@@ -122,6 +123,14 @@ static int take_default(const mpt_coord_config *c, int64_t *id) {
   return 1;
 }
 
+/* one rank: the progress line goes on while an evaluation runs (evaluators/isolate.h calls the tick from
+ * every wait of an evaluation); without it the line stood still for as long as one evaluation took */
+static coord_state *g_local;
+
+static void local_tick(void) {
+  if (g_local) draw(g_local, mpt_wire_now(), 0);
+}
+
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
@@ -143,7 +152,13 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     }
     mpt_obs o;
     double te = mpt_wire_now();
+    g_local = s;
+    s->prog.running_since = te;
+    mpt_isolate_set_tick(local_tick);
     int rc = mpt_evaluator_evaluate(c->local, id, &o, err);
+    mpt_isolate_set_tick(NULL);
+    s->prog.running_since = 0;
+    g_local = NULL;
     r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
     if (rc < 0) {
       char cfg[512];

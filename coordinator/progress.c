@@ -57,6 +57,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->drawn = 0;
   p->last_done = -1;
   p->interval = 5.0;
+  p->running_since = 0;
 }
 
 int mpt_progress_duration(double s, char *buf, int cap) {
@@ -85,8 +86,14 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
   else snprintf(best_s, sizeof best_s, "-");
   mpt_progress_duration(eta, eta_s, sizeof eta_s);
   mpt_progress_duration(el, el_s, sizeof el_s);
-  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s",
-                  (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s);
+  char run_s[48] = "";
+  if (p->running_since > 0 && now - p->running_since >= 1.0) {
+    char d[32];
+    mpt_progress_duration(now - p->running_since, d, sizeof d);
+    snprintf(run_s, sizeof run_s, " | evaluating for %s", d);
+  }
+  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s%s",
+                  (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s, run_s);
 }
 
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,

@@ -1,6 +1,7 @@
 /* coordinator/progress.h: the progress line on stderr: evaluations done / budget, valid / failed, best
  * so far, evaluations per second, ETA. Redrawn in place (\r) on a terminal (also when stderr goes
- * through mpiexec to one); periodic plain lines (every 5 s or 10 % of the budget) otherwise. */
+ * through mpiexec to one); periodic plain lines (every 5 s or 10 % of the budget) otherwise. With one rank
+ * the coordinator also redraws it during an evaluation (running_since: "| evaluating for m:ss"). */
 #ifndef MPT_PROGRESS_H
 #define MPT_PROGRESS_H
 #include <stdint.h>
@@ -21,6 +22,8 @@ typedef struct mpt_progress {
   int drawn;             /* a \r line is on screen */
   int64_t last_done;     /* done count of the last line drawn (-1: none) */
   double interval;       /* plain-line period (s) */
+  double running_since;  /* start of the evaluation running now, with one rank (0: none): the line says for
+                            how long it has run once that is a second or more */
 } mpt_progress;
 
 /* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */

@@ -1,10 +1,11 @@
 /* evaluators/cpu.c: the `cpu` evaluator. Compiles the problem's C kernel per configuration with the
- * system compiler (cc -O3 -march=native -fPIC -shared, the problem's options, -D per parameter) into a
- * shared object, and runs it in an isolated child process (evaluators/isolate.h): dlopen, one call of
+ * system compiler (cc -O3 -march=native -fPIC -shared, the problem's options, -D per parameter; its
+ * temporary files in a private TMPDIR, emptied after each compile) into a shared object, and runs it in an isolated child process (evaluators/isolate.h): dlopen, one call of
  * the kernel per "launch" with the arguments in T1 order, output checked against the reference (the
  * default configuration's output, computed in open(), or ReferenceArguments), a warm-up run, then the
  * timed iterations (CLOCK_MONOTONIC). Crashes, hangs and memory exhaustion of a variant become `crash`
  * and `timeout` observations; the child is restarted. Details: docs/KERNELS.md. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ typedef struct cpu_state {
   mpt_isolate *iso;
   char dir[PATH_MAX];          /* scratch directory (removed at close) */
   char launch_obj[PATH_MAX];   /* the compiled call wrapper */
+  char cc_tmp[PATH_MAX];       /* the compiler's TMPDIR (in dir): emptied after every compile */
   long counter;
   int iterations;
   double best_bench_ms;        /* best benchmark time of a valid variant so far (NAN: none) */
@@ -218,6 +221,49 @@ static int write_wrapper(cpu_state *st, const char *path, mpt_error *err) {
   return 0;
 }
 
+/* The compiler's temporary files (gcc's ccXXXXXX.s, .o, .res …) go to a private directory, emptied after
+ * every compile: a compile killed when the run stops (a signal, its timeout) leaves nothing in the user's
+ * $TMPDIR (it left them there: gcc removes them only when it ends itself). */
+static void empty_dir(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(dirfd(d), e->d_name, 0);
+  closedir(d);
+}
+
+/* a copy of the environment whose TMPDIR is dir (NULL when out of memory) */
+static char **env_with_tmpdir(const char *dir) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  size_t len = strlen(dir) + 8;
+  char *var = malloc(len);
+  if (!env || !var) {
+    free(env);
+    free(var);
+    return NULL;
+  }
+  snprintf(var, len, "TMPDIR=%s", dir);
+  size_t k = 0;
+  env[k++] = var; /* first: freed with the copy */
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "TMPDIR=", 7) != 0) env[k++] = environ[i];
+  return env;
+}
+
+/* runs the compiler with the private TMPDIR, emptied afterwards */
+static int run_compiler(cpu_state *st, char *const argv[], double timeout, char *out, size_t cap, int *status,
+                        double *secs, mpt_error *err) {
+  char **env = env_with_tmpdir(st->cc_tmp); /* the environment as it is now */
+  if (!env) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = mpt_run_command_env(argv, env, timeout, out, cap, status, secs, err);
+  free(env[0]);
+  free(env);
+  empty_dir(st->cc_tmp);
+  return rc;
+}
+
 /* keeps the compiler's message readable: from the first line mentioning "error" on */
 static void compiler_reason(char *dst, size_t cap, const char *prefix, const char *out) {
   const char *p = strstr(out, "error");
@@ -273,7 +319,7 @@ static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, si
   int status = 0;
   double secs = 0;
   double timeout = st->timeout_s > CPU_COMPILE_TIMEOUT_S ? st->timeout_s : CPU_COMPILE_TIMEOUT_S;
-  if ((rc = mpt_run_command(argv, timeout, out, sizeof out, &status, &secs, err))) goto done;
+  if ((rc = run_compiler(st, argv, timeout, out, sizeof out, &status, &secs, err))) goto done;
   obs->compile_ms = secs * 1e3;
   if (status == -1) {
     obs->status = MPT_STATUS_TIMEOUT;
@@ -329,9 +375,10 @@ static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *ob
   if (res.outcome == MPT_ISO_CRASH) {
     obs->status = MPT_STATUS_CRASH;
     obs->benchmark_ms = res.seconds * 1e3;
-    if ((res.signal == SIGSEGV || res.signal == SIGBUS || res.signal == SIGKILL) && st->mem_limit > 0)
-      snprintf(obs->reason, sizeof obs->reason, "%s (the evaluation process may use %zu MiB more address space "
-               "than the worker: RLIMIT_AS; out of memory shows as a crash)", res.reason, st->mem_limit >> 20);
+    if (res.mem_limit_hit) /* only then: a plain bad pointer is no memory limit's doing */
+      snprintf(obs->reason, sizeof obs->reason, "%s (out of memory: the evaluation process reached its address-space "
+               "limit, RLIMIT_AS, %zu MiB above the worker's size; MPT_CPU_MEMORY_LIMIT_MB sets it)", res.reason,
+               st->mem_limit >> 20);
     else
       snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
   } else if (res.outcome == MPT_ISO_CANCELLED) {
@@ -435,6 +482,12 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
     char abs[PATH_MAX];
     if (realpath(st->dir, abs) && strlen(abs) < sizeof st->dir) snprintf(st->dir, sizeof st->dir, "%s", abs);
   }
+  snprintf(st->cc_tmp, sizeof st->cc_tmp, "%s/cc-tmp", st->dir);
+  if (mkdir(st->cc_tmp, 0700) != 0) {
+    rc = mpt_error_set(err, MPT_ERR_IO, "cannot create %s: %s", st->cc_tmp, strerror(errno));
+    st->cc_tmp[0] = 0;
+    goto fail;
+  }
   char wrapper[PATH_MAX + 16];
   snprintf(wrapper, sizeof wrapper, "%s/launch.c", st->dir);
   snprintf(st->launch_obj, sizeof st->launch_obj, "%s/launch.o", st->dir);
@@ -443,7 +496,7 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
     char *argv[] = {"cc", "-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj, NULL};
     char out[4096];
     int status = 0;
-    if ((rc = mpt_run_command(argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) goto fail;
+    if ((rc = run_compiler(st, argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) goto fail;
     if (status != 0) {
       rc = mpt_error_set(err, MPT_ERR_INTERNAL, "cpu evaluator: cannot compile the call wrapper %s:\n%s", wrapper, out);
       goto fail;
@@ -559,6 +612,10 @@ static void cpu_close(mpt_evaluator *ev) {
     for (long i = 0; i < st->counter; i++) {
       snprintf(path, sizeof path, "%s/v%ld.so", st->dir, i);
       unlink(path);
+    }
+    if (st->cc_tmp[0]) {
+      empty_dir(st->cc_tmp);
+      rmdir(st->cc_tmp);
     }
     rmdir(st->dir);
   }

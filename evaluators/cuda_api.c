@@ -281,8 +281,18 @@ int mpt_nvrtc_compile(const char *source, const char *source_name, const char *k
   r = a->nvrtcCompileProgram(prog, k, all);
   free(all);
   res->log = read_log(a, prog);
+  for (size_t n = res->log ? strlen(res->log) : 0; n > 0 && (res->log[n - 1] == '\n' || res->log[n - 1] == ' '); n--)
+    res->log[n - 1] = 0; /* the log's last newline: the message goes on after it */
+  if (r == 5) { /* NVRTC_ERROR_INVALID_OPTION: the options (architecture, CompilerOptions) are the same for
+                 * every variant, so no variant compiles: an error of the setup, not of this variant */
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "NVRTC rejects its options (%s): %s", arch_opt,
+                       res->log && res->log[0] ? res->log : a->nvrtcGetErrorString(r));
+    a->nvrtcDestroyProgram(&prog);
+    mpt_rtc_result_free(res);
+    return rc;
+  }
   if (r != 0) {
-    /* NVRTC_ERROR_COMPILATION (6) and invalid options (5) are the variant's fault: a compile error */
+    /* NVRTC_ERROR_COMPILATION (6) is the variant's fault: a compile error */
     if (!res->log || !res->log[0]) {
       free(res->log);
       res->log = strdup(a->nvrtcGetErrorString(r));

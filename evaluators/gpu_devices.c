@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "evaluators/cuda_api.h"
 #include "evaluators/hip_api.h"
+#include "evaluators/isolate.h"
 #include "spaces/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
@@ -41,15 +42,29 @@ static int list_hides_all(const char *v) {
   return !(*v >= '0' && *v <= '9');
 }
 
+/* HIP reads CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is not set (ROCm's "HIP environment
+ * variables": "HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES: device indices exposed to HIP applications");
+ * ROCR_VISIBLE_DEVICES applies beneath both */
 const char *mpt_gpu_visibility_hides_all(const char *api) {
-  static const char *cuda_vars[] = {"CUDA_VISIBLE_DEVICES", NULL};
-  static const char *hip_vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", NULL};
-  const char **vars = strcmp(api, "hip") == 0 ? hip_vars : cuda_vars;
+  const char *vars[3] = {"CUDA_VISIBLE_DEVICES", NULL, NULL};
+  if (strcmp(api, "hip") == 0) {
+    vars[0] = "ROCR_VISIBLE_DEVICES";
+    vars[1] = getenv("HIP_VISIBLE_DEVICES") ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+  }
   for (int i = 0; vars[i]; i++) {
     const char *v = getenv(vars[i]);
     if (v && list_hides_all(v)) return vars[i];
   }
   return NULL;
+}
+
+int mpt_gpu_bind(const mpt_gpu_desc *gpus, int n, int local_rank) {
+  int count = 0;
+  for (int i = 0; i < n; i++) count += strcmp(gpus[i].api, gpus[0].api) == 0;
+  int pick = mpt_gpu_pick(local_rank, count);
+  for (int i = 0; i < n && pick >= 0; i++)
+    if (strcmp(gpus[i].api, gpus[0].api) == 0 && pick-- == 0) return i;
+  return -1;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -257,6 +272,8 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
       }
       wait_ms = (int)(left * 1000) + 1;
     }
+    mpt_isolate_tick(); /* the one-rank progress line goes on during a long compile */
+    if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     struct pollfd p = {.fd = fds[0], .events = POLLIN};
     int pr = poll(&p, 1, wait_ms);
     if (pr < 0 && errno == EINTR) continue;

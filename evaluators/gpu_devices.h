@@ -32,8 +32,14 @@ int mpt_gpu_list_hip(mpt_gpu_desc *out, int cap, mpt_error *err);
 int mpt_gpu_list_all(mpt_gpu_desc *out, int cap, char *why, size_t why_cap);
 
 /* The *_VISIBLE_DEVICES variable that hides every device of a runtime ("" or "-1" or only
- * negative ids), or NULL when devices may be visible. vendor: "cuda" or "hip". */
+ * negative ids), or NULL when devices may be visible. vendor: "cuda" or "hip". CUDA reads
+ * CUDA_VISIBLE_DEVICES; HIP reads ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES or, when that is not
+ * set, CUDA_VISIBLE_DEVICES (as ROCm documents). */
 const char *mpt_gpu_visibility_hides_all(const char *api);
+/* The device `mptune devices` (without a problem) shows for a worker: the one a run binds, which binds
+ * over the devices of one runtime, that of its evaluator: of gpus (mpt_gpu_list_all: CUDA first) those
+ * of the first one's runtime, local_rank modulo their number. Returns an index into gpus, -1 when n <= 0. */
+int mpt_gpu_bind(const mpt_gpu_desc *gpus, int n, int local_rank);
 /* Picks the device for a worker: local_rank modulo count (workers share devices round-robin when
  * there are more workers than GPUs). Returns -1 when count <= 0. */
 int mpt_gpu_pick(int local_rank, int count);

@@ -50,6 +50,8 @@ typedef struct gpu_eval {
   mpt_device_info info;
   char srv_arch[64];
   uint64_t *dptr;        /* device buffer per argument (vectors) */
+  void **params;         /* the kernel's parameters: one per argument that is passed (any number) */
+  int n_params;
   void *scratch;         /* host copy of one output */
 } gpu_eval;
 
@@ -126,11 +128,12 @@ static int server_init(void *ctx) {
                   sizeof g->init_msg) != 0)
     return 0; /* HELLO reports init_msg */
   g->dptr = calloc((size_t)ks->n_args + 1, sizeof *g->dptr);
+  g->params = calloc((size_t)ks->n_args + 1, sizeof *g->params);
   size_t most = 1;
   for (int i = 0; i < ks->n_args; i++)
     if (ks->args[i].output && ks->args[i].bytes > most) most = ks->args[i].bytes;
   g->scratch = malloc(most);
-  if (!g->dptr || !g->scratch) {
+  if (!g->dptr || !g->params || !g->scratch) {
     snprintf(g->init_msg, sizeof g->init_msg, "out of host memory in the device server");
     return 0;
   }
@@ -143,6 +146,12 @@ static int server_init(void *ctx) {
       snprintf(g->init_msg, sizeof g->init_msg, "argument '%s' (%zu bytes) on the device: %s", a->name, a->bytes, m);
       return 0;
     }
+  }
+  g->n_params = 0;
+  for (int i = 0; i < ks->n_args; i++) { /* every argument passed, however many (they were cut at 256) */
+    const mpt_ks_arg *a = &ks->args[i];
+    if (is_symbol_arg(a) || a->mem == MPT_MEM_LOCAL) continue;
+    g->params[g->n_params++] = a->mem == MPT_MEM_VECTOR ? (void *)&g->dptr[i] : g->args->init[i];
   }
   g->ready = 1;
   return 0;
@@ -193,13 +202,7 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
         goto done;
       }
   }
-  void *params[256];
-  int np = 0;
-  for (int i = 0; i < ks->n_args && np < 256; i++) {
-    const mpt_ks_arg *a = &ks->args[i];
-    if (is_symbol_arg(a) || a->mem == MPT_MEM_LOCAL) continue;
-    params[np++] = a->mem == MPT_MEM_VECTOR ? (void *)&g->dptr[i] : g->args->init[i];
-  }
+  void **params = g->params;
   /* first run: warm-up and verification */
   if ((st = be->launch(g->st, fn, rq->grid, rq->block, (unsigned)rq->shared, params, NULL, m, sizeof m)) != 0) {
     if (st == MPT_STATUS_RUNTIME_ERROR) rs->restart = 1;
@@ -290,27 +293,38 @@ static long server_serve(void *ctx, const void *req, size_t req_len, void *resp,
 
 /* ---- worker side ------------------------------------------------------------------------------ */
 
+/* the launch description of configuration id (mpt_kspec_launch), from its value indices */
+static int config_launch(const mpt_kernel_spec *ks, const mpt_space *s, int64_t id, mpt_launch *l, mpt_error *err) {
+  memset(l, 0, sizeof *l);
+  int *idx = calloc((size_t)mpt_space_dims(s) + 1, sizeof *idx);
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_space_config(s, id, idx);
+  int rc = mpt_kspec_launch(ks, idx, l, err);
+  free(idx);
+  return rc;
+}
+
+int mpt_gpu_compile_launch(const mpt_kernel_spec *ks, const mpt_launch *l, mpt_rtc_compile_fn compile,
+                           const char *arch, double timeout_s, mpt_rtc_result *res, mpt_error *err) {
+  memset(res, 0, sizeof *res);
+  /* the defines as #define lines before the source, as Kernel Tuner writes them: as -D options they
+   * would also rewrite the runtime's built-in headers (a parameter named mode, T or n broke every compile) */
+  char *src = mpt_gpu_prepare_source(ks->source, (const char *const *)l->defines, l->n_defines);
+  if (!src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = mpt_rtc_compile_isolated(compile, src, ks->kernel_file, ks->kernel_name, arch,
+                                    (const char *const *)ks->options, ks->n_options, timeout_s, res, err);
+  free(src);
+  return rc;
+}
+
 int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_t id,
                            mpt_rtc_compile_fn compile, const char *arch, double timeout_s,
                            mpt_launch *launch_out, mpt_rtc_result *res, mpt_error *err) {
   memset(res, 0, sizeof *res);
-  int dims = mpt_space_dims(s);
-  int *idx = calloc((size_t)dims + 1, sizeof *idx);
-  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  mpt_space_config(s, id, idx);
   mpt_launch l;
-  memset(&l, 0, sizeof l);
-  int rc = mpt_kspec_launch(ks, idx, &l, err);
-  free(idx);
+  int rc = config_launch(ks, s, id, &l, err);
   if (rc) return rc;
-  /* the defines as #define lines before the source, as Kernel Tuner writes them: as -D options they
-   * would also rewrite the runtime's built-in headers (a parameter named mode, T or n broke every compile) */
-  char *src = mpt_gpu_prepare_source(ks->source, (const char *const *)l.defines, l.n_defines);
-  if (!src) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  if (!rc)
-    rc = mpt_rtc_compile_isolated(compile, src, ks->kernel_file, ks->kernel_name, arch,
-                                  (const char *const *)ks->options, ks->n_options, timeout_s, res, err);
-  free(src);
+  rc = mpt_gpu_compile_launch(ks, &l, compile, arch, timeout_s, res, err);
   if (launch_out && !rc)
     *launch_out = l;
   else
@@ -352,14 +366,25 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   mpt_error ce;
   mpt_error_clear(&ce);
   double t0 = mpt_clock_mono_ms();
-  int rc = mpt_gpu_compile_config(g->ks, s, id, g->be->compile, g->arch, compile_timeout(g), &l, &r, &ce);
-  o->compile_ms = mpt_clock_mono_ms() - t0;
-  if (rc == MPT_ERR_NOMEM || rc == MPT_ERR_INTERNAL || rc == MPT_ERR_DEVICE)
-    return mpt_error_set(err, rc, "%s", ce.msg); /* the evaluator cannot go on */
-  if (rc) { /* the configuration's launch cannot be computed */
+  int rc = config_launch(g->ks, s, id, &l, &ce);
+  if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s", ce.msg);
+  if (rc) { /* the configuration's launch cannot be computed: a property of this variant */
     o->status = MPT_STATUS_LAUNCH_ERROR;
     snprintf(o->reason, sizeof o->reason, "%s", ce.msg);
     return 0;
+  }
+  rc = mpt_gpu_compile_launch(g->ks, &l, g->be->compile, g->arch, compile_timeout(g), &r, &ce);
+  o->compile_ms = mpt_clock_mono_ms() - t0;
+  if (rc) {
+    /* the compiler refused the setup itself (not found, an architecture or CompilerOptions it does not
+     * take): every variant would fail alike, so the evaluator stops here and the run ends, resumable,
+     * instead of logging each configuration as failed */
+    mpt_launch_free(&l);
+    if (rc == MPT_ERR_VALUE)
+      return mpt_error_set(err, rc, "%s: the %s compiler refuses the device architecture %s or "
+                           "KernelSpecification.CompilerOptions, for every configuration: %s; the run stops here",
+                           g->ks->problem->path, g->be->label, g->arch, ce.msg);
+    return mpt_error_set(err, rc, "%s", ce.msg);
   }
   if (!r.ok) {
     o->status = r.timed_out ? MPT_STATUS_TIMEOUT : r.crashed ? MPT_STATUS_CRASH : MPT_STATUS_COMPILE_ERROR;

@@ -58,6 +58,12 @@ int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_
                            mpt_rtc_compile_fn compile, const char *arch, double timeout_s,
                            mpt_launch *launch, mpt_rtc_result *res, mpt_error *err);
 
+/* The compile step of mpt_gpu_compile_config for a launch already computed (mpt_kspec_launch). Errors of
+ * the compile function itself (<0: no compiler, MPT_ERR_VALUE for an architecture or option it refuses)
+ * hold for every configuration; a failed compile of this variant is res->ok = 0. */
+int mpt_gpu_compile_launch(const mpt_kernel_spec *ks, const mpt_launch *l, mpt_rtc_compile_fn compile,
+                           const char *arch, double timeout_s, mpt_rtc_result *res, mpt_error *err);
+
 /* 1 when `name` (a kernel name, possibly "k<float>") occurs as an identifier in source */
 int mpt_gpu_source_has_kernel(const char *source, const char *name);
 /* the source a configuration is compiled from (malloc'd, NULL when out of memory): one "#define name

@@ -227,6 +227,15 @@ int mpt_hiprtc_compile(const char *source, const char *source_name, const char *
   r = a->hiprtcCompileProgram(prog, k, all);
   free(all);
   res->log = read_log(a, prog);
+  for (size_t n = res->log ? strlen(res->log) : 0; n > 0 && (res->log[n - 1] == '\n' || res->log[n - 1] == ' '); n--)
+    res->log[n - 1] = 0; /* the log's last newline: the message goes on after it */
+  if (r == 5) { /* HIPRTC_ERROR_INVALID_OPTION: the same options for every variant (the setup's error) */
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "hiprtc rejects its options (%s): %s", arch_opt,
+                       res->log && res->log[0] ? res->log : a->hiprtcGetErrorString(r));
+    a->hiprtcDestroyProgram(&prog);
+    mpt_rtc_result_free(res);
+    return rc;
+  }
   if (r != 0) {
     if (!res->log || !res->log[0]) {
       free(res->log);

@@ -1,5 +1,6 @@
 /* evaluators/isolate.c: evaluations in a child process (fork + socket pair), restarted when it dies,
- * killed when it misses its deadline; RLIMIT_AS for the child; external commands with a timeout.
+ * killed when it misses its deadline; RLIMIT_AS for the child (and whether a crash came with it reached);
+ * external commands with a timeout.
  * Contract: evaluators/isolate.h. */
 #include "evaluators/isolate.h"
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,8 +31,19 @@
 
 extern char **environ;
 
+/* what a child's fault handler notes for its parent (a shared page): whether the fault came with the
+ * address-space limit plausibly reached (mpt_isolate_result.mem_limit_hit) */
+typedef struct fault_note {
+  volatile int recorded;
+  volatile int enomem;   /* errno of the faulting thread was ENOMEM */
+  volatile size_t size;  /* VmSize at the fault, bytes (not VmPeak: a fork inherits the worker's) */
+  volatile size_t limit; /* the RLIMIT_AS set, bytes */
+  volatile size_t allowance; /* of which above the child's size at fork (mpt_isolate_opts.mem_limit) */
+} fault_note;
+
 struct mpt_isolate {
   mpt_isolate_opts opts;
+  fault_note *note;      /* MAP_SHARED with the children; NULL without a mem_limit */
   mpt_isolate_serve_fn serve;
   mpt_isolate_init_fn init;
   void *ctx;
@@ -88,6 +101,65 @@ static size_t vm_size(void) {
 }
 #endif
 
+#ifndef MPT_ISO_ASAN /* no RLIMIT_AS under AddressSanitizer: nothing to note */
+/* the child's fault note (set in the child before its handler is installed) */
+static fault_note *g_note;
+
+/* VmSize of this process in bytes, from /proc/self/status with async-signal-safe calls only; 0 unknown */
+static size_t vm_size_signal_safe(void) {
+  char buf[4096];
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  static const char key[] = "\nVmSize:";
+  for (char *p = buf; *p; p++) {
+    size_t k = 0;
+    while (key[k] && p[k] == key[k]) k++;
+    if (key[k]) continue;
+    size_t kb = 0;
+    for (p += k; *p == ' ' || *p == '\t'; p++) {}
+    for (; *p >= '0' && *p <= '9'; p++) kb = kb * 10 + (size_t)(*p - '0');
+    return kb << 10;
+  }
+  return 0;
+}
+
+/* SIGSEGV/SIGBUS in a child with an address-space limit: note what the parent needs to tell an
+ * exhausted limit from a plain bad pointer, then die of the signal (the handler is reset on entry) */
+static void fault_handler(int sig, siginfo_t *si, void *uc) {
+  (void)si, (void)uc;
+  int e = errno;
+  if (g_note) {
+    g_note->enomem = e == ENOMEM;
+    g_note->size = vm_size_signal_safe();
+    g_note->recorded = 1;
+  }
+  raise(sig); /* a fault re-raises itself on return anyway; a sent signal must too */
+}
+
+static void install_fault_note(fault_note *note, size_t limit, size_t allowance) {
+  static char *alt; /* an alternate stack: a stack overflow must reach the handler too */
+  size_t alt_bytes = 64 * 1024;
+  if (!alt) alt = malloc(alt_bytes);
+  if (!note || !alt) return;
+  g_note = note;
+  note->limit = limit;
+  note->allowance = allowance;
+  stack_t ss = {.ss_sp = alt, .ss_size = alt_bytes, .ss_flags = 0};
+  sigaltstack(&ss, NULL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fault_handler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+}
+#endif
+
 /* a variant that calls exit() ends the child there: the worker's exit handlers (HDF5 closing the run log
  * the child inherited a copy of, MPI) must never run in it (registered last, this one runs first) */
 static void exit_at_once(int status, void *arg) {
@@ -126,6 +198,7 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
     size_t base = vm_size();
     struct rlimit rl;
     rl.rlim_cur = rl.rlim_max = (rlim_t)(base + iso->opts.mem_limit);
+    install_fault_note(iso->note, base + iso->opts.mem_limit, iso->opts.mem_limit);
     setrlimit(RLIMIT_AS, &rl);
   }
 #endif
@@ -138,6 +211,7 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
     if (read_full(fd, &len, sizeof len) != 0) _exit(0); /* parent closed: done */
     if (len > cap) _exit(123);
     if (read_full(fd, req, (size_t)len) != 0) _exit(0);
+    errno = 0; /* an ENOMEM at a fault is the variant's, not left over from before */
     long n = iso->serve(iso->ctx, req, (size_t)len, resp, cap);
     if (n < 0 || (size_t)n > cap) _exit(124);
     uint64_t out = (uint64_t)n | (g_retire ? RETIRE_BIT : 0);
@@ -197,6 +271,12 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
   if (!iso) return mpt_error_set(err, MPT_ERR_NOMEM, "isolation: out of memory");
   if (opts) iso->opts = *opts;
   if (iso->opts.max_request == 0) iso->opts.max_request = (size_t)1 << 20;
+#ifndef MPT_ISO_ASAN
+  if (iso->opts.mem_limit > 0) {
+    void *m = mmap(NULL, sizeof(fault_note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    iso->note = m == MAP_FAILED ? NULL : m; /* without it no crash is said to be the limit's */
+  }
+#endif
   iso->serve = serve;
   iso->init = init;
   iso->ctx = ctx;
@@ -207,8 +287,17 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
 
 static int (*g_cancelled)(void);
 
+static void (*g_tick)(void);
+
 void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
-int mpt_isolate_stop_requested(void) { return g_cancelled && g_cancelled(); }
+void mpt_isolate_set_tick(void (*tick)(void)) { g_tick = tick; }
+void mpt_isolate_tick(void) {
+  if (g_tick) g_tick();
+}
+int mpt_isolate_stop_requested(void) {
+  mpt_isolate_tick();
+  return g_cancelled && g_cancelled();
+}
 
 enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
 
@@ -224,6 +313,7 @@ static int has_ended(pid_t pid) {
  * the other end open, so its death shows no EOF */
 static int wait_readable(int fd, double deadline, pid_t pid) {
   for (;;) {
+    mpt_isolate_tick();
     if (g_cancelled && g_cancelled()) return WAIT_CANCELLED;
     int ms = -1;
     if (deadline > 0) {
@@ -231,7 +321,7 @@ static int wait_readable(int fd, double deadline, pid_t pid) {
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
-    if ((g_cancelled || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
+    if ((g_cancelled || g_tick || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, ms);
     if (r > 0) return 1;
@@ -268,6 +358,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
     int rc = spawn_child(iso, err);
     if (rc) return rc;
   }
+  if (iso->note) iso->note->recorded = 0; /* limit and allowance: set once by the serving child */
   uint64_t len = req_len;
   int sig = 0, ex = 0;
   if (write_full(iso->fd, &len, sizeof len) != 0 || write_full(iso->fd, req, req_len) != 0) {
@@ -306,6 +397,8 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
 crashed:
   res->outcome = MPT_ISO_CRASH;
   res->signal = sig;
+  if ((sig == SIGSEGV || sig == SIGBUS) && iso->note && iso->note->recorded && iso->note->limit > 0)
+    res->mem_limit_hit = iso->note->enomem || iso->note->size + iso->note->allowance / 10 >= iso->note->limit;
   res->exit_status = ex;
   res->seconds = mpt_clock_mono_s() - t0;
   if (sig)
@@ -328,6 +421,7 @@ void mpt_isolate_destroy(mpt_isolate *iso) {
     }
     reap(iso, 1, NULL, NULL); /* the child when still busy, and what its variants left running */
   }
+  if (iso->note) munmap(iso->note, sizeof *iso->note);
   free(iso);
 }
 
@@ -338,6 +432,11 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
 
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err) {
+  return mpt_run_command_env(argv, environ, timeout_s, out, cap, status, seconds, err);
+}
+
+int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
+                        int *status, double *seconds, mpt_error *err) {
   double t0 = mpt_clock_mono_s();
   *status = -1;
   if (seconds) *seconds = 0;
@@ -364,7 +463,7 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setsigmask(&at, &none);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   close(pfd[1]);

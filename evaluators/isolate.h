@@ -40,6 +40,10 @@ typedef struct mpt_isolate_result {
   int outcome;           /* mpt_iso_outcome */
   int signal;            /* the signal that killed the child (CRASH), 0 when it exited */
   int exit_status;       /* its exit status when it exited */
+  int mem_limit_hit;     /* CRASH by SIGSEGV/SIGBUS with a mem_limit set and plausibly reached: at the fault
+                            the child's address space had come within 10 % of mem_limit of its RLIMIT_AS, or the faulting
+                            thread's last failed call had failed for want of memory (errno ENOMEM: a malloc
+                            that returned NULL) */
   double seconds;        /* wall time of the call */
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;
@@ -50,6 +54,13 @@ typedef struct mpt_isolate_result {
 void mpt_isolate_set_cancel(int (*cancelled)(void));
 /* 1 when a stop request is set and says stop now (for waits of an evaluator's own, as --simulate-delay's) */
 int mpt_isolate_stop_requested(void);
+
+/* A process-wide hook called while an evaluation waits (mpt_isolate_call, mpt_run_command,
+ * mpt_rtc_compile_isolated, mpt_isolate_stop_requested: the replay's --simulate-delay), at least every
+ * 100 ms: with one rank, the coordinator redraws its progress line there during a long evaluation.
+ * NULL: none. mpt_isolate_tick calls it (for waits of an evaluator's own). */
+void mpt_isolate_set_tick(void (*tick)(void));
+void mpt_isolate_tick(void);
 
 /* Creates the isolation (the first child is forked on the first call). */
 int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
@@ -72,6 +83,10 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso);
  * timeout, -2 when a stop request (mpt_isolate_set_cancel) killed it. Returns <0 only when the command cannot be started at all (err names it). */
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err);
+
+/* mpt_run_command with the environment envp (e.g. a private TMPDIR for a compiler) */
+int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
+                        int *status, double *seconds, mpt_error *err);
 
 /* "SIGSEGV", "SIGKILL"… ("signal 42" for unknown ones; static storage for those) */
 const char *mpt_signal_name(int sig);

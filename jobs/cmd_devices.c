@@ -1,7 +1,8 @@
 /* jobs/cmd_devices.c: `mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]`: prints the
  * device table a tuning run would print, without tuning. Every worker rank (1..N-1, or rank 0 alone
  * with -n 1) takes its node-local rank among the workers; without a problem it reports the GPU that
- * local rank picks (after *_VISIBLE_DEVICES), or the CPU when the node has no GPU; with a problem it
+ * local rank picks (after *_VISIBLE_DEVICES) among the GPUs of one runtime, as a run binds: NVIDIA's
+ * when the node has any (the cuda evaluator's), else AMD's (hip), else the CPU; with a problem it
  * opens the evaluator exactly as `mptune tune` does and reports what it is bound to. */
 #include <mpi.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpiexec.mpich -n N mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]\n"
           "Prints what each worker rank is bound to (host, vendor, device, architecture, memory).\n"
-          "Without FILE.json: the GPU each worker's node-local rank picks, or the CPU when there is none.\n"
+          "Without FILE.json: the GPU each worker's node-local rank picks among the NVIDIA GPUs (as\n"
+          "--evaluator cuda binds), else among the AMD GPUs (--evaluator hip), else the CPU.\n"
           "With FILE.json: the evaluator (default 'sim' with --simulate, else 'cpu') is opened as for a run.\n");
 }
 
@@ -81,7 +83,7 @@ int mpt_cmd_devices(int argc, char **argv) {
       mpt_gpu_desc gpus[MAX_GPUS];
       int n = mpt_gpu_list_all(gpus, MAX_GPUS, why, sizeof why);
       if (n > MAX_GPUS) n = MAX_GPUS;
-      int pick = mpt_gpu_pick(local_rank, n);
+      int pick = mpt_gpu_bind(gpus, n, local_rank);
       if (pick >= 0) {
         mpt_device_cpu(&mine, rank, gpus[pick].api); /* host */
         mine.index = gpus[pick].index;
@@ -94,9 +96,14 @@ int mpt_cmd_devices(int argc, char **argv) {
       }
     }
   }
-  if (rc == 0 && !is_worker && !problem && rank == 0) { /* rank 0 only explains a GPU-less node */
-    mpt_gpu_desc g[1];
-    mpt_gpu_list_all(g, 1, why, sizeof why);
+  int n_other = 0; /* rank 0's node: GPUs of the runtime a plain `devices` does not bind over */
+  const char *other = NULL;
+  if (rc == 0 && !problem && rank == 0) { /* rank 0 explains a GPU-less node and names the other runtime */
+    mpt_gpu_desc *g = calloc(MAX_GPUS, sizeof *g);
+    int n = g ? mpt_gpu_list_all(g, MAX_GPUS, why, sizeof why) : 0;
+    for (int i = 0; i < n && i < MAX_GPUS; i++)
+      if (strcmp(g[i].api, g[0].api) != 0) n_other++, other = g[i].api;
+    free(g);
   }
   rc = mpt_wire_gonogo(comm, rc, &err);
   int exit_code = 1;
@@ -112,6 +119,9 @@ int mpt_cmd_devices(int argc, char **argv) {
       printf("devices: %d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
              size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
       if (all) mpt_device_table_print(stdout, all + first, size - first);
+      if (n_other > 0)
+        printf("also %d %s GPU%s on rank 0's node: `mptune devices FILE.json --evaluator %s` shows their binding\n",
+               n_other, strcmp(other, "hip") == 0 ? "AMD" : "NVIDIA", n_other == 1 ? "" : "s", other);
       if (!problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0)) {
         /* rank 0's view of why there is no GPU (rank 0 itself is a worker only with -n 1) */
         for (char *line = strtok(why, "\n"); line; line = strtok(NULL, "\n"))

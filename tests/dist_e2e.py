@@ -919,6 +919,20 @@ def t_stops():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def t_progress():
+    """-n 1 (rank 0 evaluates itself): the progress line goes on while one evaluation runs long (the replay's
+    delay sleeps at least 2.4 s here), saying for how long; it stood still until the evaluation ended"""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "p.h5")
+        p = mpirun(1, "tune", T1, "--simulate", A100, "--simulate-delay", "2", "--budget", "1", "--seed", "1",
+                   "--log", log, "--progress", "tty", check_rc=0)
+        lines = p.stderr.replace("\r", "\n").splitlines()
+        running = [l for l in lines if l.startswith("0/1 evaluations") and "evaluating for 0:0" in l]
+        check(p.returncode == 0 and running, f"-n 1: no progress line during the evaluation: {lines[:5]}")
+        check(any(l.startswith("1/1 evaluations") and "evaluating" not in l for l in lines),
+              f"-n 1: the final line: {lines[-3:]}")
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -943,6 +957,8 @@ def main():
         t_time()
     elif what == "stops":
         t_stops()
+    elif what == "progress":
+        t_progress()
     else:
         print("unknown test", what)
         return 2

@@ -8,6 +8,9 @@
  *   3 hangs in launch  4 writes a wrong result                5 aborts the process
  *   6 invalid image    7 at most 128 threads per block        8 invalid value at launch (not sticky)
  *   9 launch failure at an event synchronize after a few launches (sticky)
+ *  10 checks every kernel parameter: the image says how many ("MPT_FAKE_NARGS=<n>;"), parameter k > 0
+ *     must be an int32 scalar of value k, else an invalid value at launch (a parameter missing or wrong)
+ * FAKE_CUDA_CC_MAJOR=N: the device's compute capability is N.0 (9.0 without it).
  * Timings: fmode * 10 + (launch count % 3) ms. FAKE_CUDA_DEAD=FILE: an illegal address (mode 1) also
  * creates FILE, and while it exists no context can be made (the device is lost). */
 #include <elf.h>
@@ -21,7 +24,7 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-typedef struct fake_module { int mode; } fake_module;
+typedef struct fake_module { int mode, nargs; } fake_module;
 
 static CUresult sticky;   /* the context's sticky error: every later call fails with it */
 static int current_mode;  /* the mode of the last launched kernel */
@@ -42,10 +45,11 @@ static size_t image_size(const void *image) {
   return end > ph ? end : ph;
 }
 
-static int image_mode(const void *image) {
-  static const char key[] = "MPT_FAKE_MODE=";
-  const char *p = memmem(image, image_size(image), key, sizeof key - 1);
-  return p ? atoi(p + sizeof key - 1) : 0;
+/* the number after `key` in the image (0 when absent) */
+static int image_number(const void *image, const char *key) {
+  size_t n = strlen(key);
+  const char *p = memmem(image, image_size(image), key, n);
+  return p ? atoi(p + n) : 0;
 }
 
 static void lose_device(void) {
@@ -66,7 +70,9 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
     case 1: *v = 1024; break;   /* max threads per block */
     case 8: *v = 49152; break;  /* shared memory per block */
     case 16: *v = 132; break;   /* multiprocessors */
-    case 75: *v = 9; break;     /* compute capability 9.0: sm_90 */
+    case 75: /* compute capability 9.0: sm_90; FAKE_CUDA_CC_MAJOR=99: sm_990, which NVRTC does not know */
+      *v = getenv("FAKE_CUDA_CC_MAJOR") ? atoi(getenv("FAKE_CUDA_CC_MAJOR")) : 9;
+      break;
     case 97: *v = 232448; break; /* shared memory per block, opt-in */
     default: *v = 0;
   }
@@ -87,11 +93,12 @@ CUresult cuCtxSynchronize(void) {
 }
 CUresult cuModuleLoadData(void **module, const void *image) {
   STICKY;
-  int mode = image_mode(image);
+  int mode = image_number(image, "MPT_FAKE_MODE=");
   if (mode == 6) return 200; /* CUDA_ERROR_INVALID_IMAGE */
   fake_module *m = malloc(sizeof *m);
   if (!m) return 2;
   m->mode = mode;
+  m->nargs = image_number(image, "MPT_FAKE_NARGS=");
   *module = m;
   return 0;
 }
@@ -133,6 +140,10 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     case 4: (*(float **)params[0])[0] += 1000.0f; return 0; /* the first argument: the output */
     case 5: abort();
     case 8: return 1; /* CUDA_ERROR_INVALID_VALUE */
+    case 10:
+      for (int k = 1; k < m->nargs; k++)
+        if (*(const int *)params[k] != k) return 1;
+      return 0;
     default: return 0;
   }
 }

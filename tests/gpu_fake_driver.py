@@ -6,7 +6,10 @@ every mode, on one rank and on a worker: each failure is classified (runtime err
 result, crash, compile error, launch error) and the next variant runs in a fresh context, unaffected.
 With the device lost after a fault (FAKE_CUDA_DEAD) the run stops with one message, logging no
 configuration as failed that never ran, and resumes once the device is back (it logged every remaining
-configuration as a "device not ready" runtime error before). Skipped (77) without NVRTC."""
+configuration as a "device not ready" runtime error before). A kernel of 300 arguments gets every one
+(the table was cut at 256). A device architecture NVRTC refuses (a setup error: every variant would
+fail alike) stops the run at the first configuration with one message, the log intact and resumable
+(every configuration was logged as failed before). Skipped (77) without NVRTC."""
 import json
 import os
 import subprocess
@@ -57,11 +60,11 @@ def check(ok, what):
         print("FAIL:", what, flush=True)
 
 
-def tune(tmp, log, np, *extra, dead=None):
-    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE)
+def tune(tmp, log, np, *extra, dead=None, problem="fk.json", env_extra=None):
+    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE, **(env_extra or {}))
     if dead:
         env["FAKE_CUDA_DEAD"] = dead
-    cmd = [MPTUNE, "tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "10",
+    cmd = [MPTUNE, "tune", problem, "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "10",
            "--timeout", "3", "--log", log, "--progress", "off", *extra]
     if np > 1:
         cmd = [MPIEXEC, "-n", str(np)] + cmd
@@ -69,6 +72,38 @@ def tune(tmp, log, np, *extra, dead=None):
     print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}", flush=True)
     check("Sanitizer" not in p.stderr and "runtime error:" not in p.stderr, "a sanitizer report")
     return p
+
+
+def wide_problem(tmp, n_args):
+    """a kernel of n_args arguments (out, then int scalars of value 1..n_args-1) that the fake driver
+    checks one by one (fmode 10)"""
+    params = ", ".join(["float *out"] + [f"int a{k}" for k in range(1, n_args)])
+    src = (f'__device__ const char mpt_fake_marker[] = "MPT_FAKE_MODE=10;MPT_FAKE_NARGS={n_args};";\n'
+           f'extern "C" __global__ void fw({params}) {{ out[0] = a1 + mpt_fake_marker[0]; }}\n')
+    with open(os.path.join(tmp, "fw.cu"), "w") as f:
+        f.write(src)
+    args = [{"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+             "FillType": "Constant", "FillValue": 0.0, "Size": 16, "Output": 1}]
+    args += [{"Name": f"a{k}", "Type": "int32", "MemoryType": "Scalar", "FillValue": k} for k in range(1, n_args)]
+    problem = {"General": {"BenchmarkName": "wide", "OutputFormat": "JSON"},
+               "ConfigurationSpace": {"TuningParameters": [
+                   {"Name": "block_size_x", "Type": "int", "Values": "[32, 64]", "Default": 32}], "Conditions": []},
+               "KernelSpecification": {"Language": "CUDA", "KernelName": "fw", "KernelFile": "fw.cu",
+                                       "ProblemSize": [16], "Arguments": args}}
+    with open(os.path.join(tmp, "fw.json"), "w") as f:
+        json.dump(problem, f)
+
+
+def setup_problem(tmp):
+    """fk.json without an output to check (no reference run at open) and ten configurations (pad)"""
+    p = json.loads(json.dumps(PROBLEM))
+    p["ConfigurationSpace"]["TuningParameters"] = [
+        {"Name": "fmode", "Type": "int", "Values": "[0]", "Default": 0},
+        {"Name": "pad", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0},
+        {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}]
+    p["KernelSpecification"]["Arguments"][0]["Output"] = 0
+    with open(os.path.join(tmp, "setup.json"), "w") as f:
+        json.dump(p, f)
 
 
 def records(log):
@@ -119,6 +154,32 @@ def main():
         got = records(log)
         check(p.returncode == 0 and sorted(m for m, _, _ in got) == list(range(10))
               and all(st == WANT[m] for m, st, _ in got), f"device back: the resumed run: {got}")
+        # 300 kernel arguments: every one reaches the launch (the fake driver checks each), on one rank
+        wide_problem(tmp, 300)
+        log = os.path.join(tmp, "wide.h5")
+        p = tune(tmp, log, 1, "--budget", "2", problem="fw.json")
+        check(p.returncode == 0, f"300 arguments: rc {p.returncode}")
+        if p.returncode == 0:
+            got = records(log)
+            check(len(got) == 2 and all(st == 0 for _, st, _ in got), f"300 arguments: the records {got}")
+        # an architecture NVRTC refuses: one message at the first configuration, on one rank and on two
+        # workers; what was logged before stays, and the run resumes once the device is one NVRTC knows
+        setup_problem(tmp)
+        for np in (1, 3):
+            log = os.path.join(tmp, f"setup{np}.h5")
+            p = tune(tmp, log, np, "--budget", "3", problem="setup.json")
+            check(p.returncode == 0 and len(records(log)) == 3, f"-n {np}: the run before the bad architecture")
+            p = tune(tmp, log, np, "--resume", "--budget", "10", problem="setup.json",
+                     env_extra={"FAKE_CUDA_CC_MAJOR": "99"})
+            msg = "refuses the device architecture sm_990 or KernelSpecification.CompilerOptions"
+            check(p.returncode != 0 and p.stderr.count(msg) == 1 and "setup.json" in p.stderr,
+                  f"-n {np}: bad architecture: rc {p.returncode}, not one message")
+            got = records(log)
+            check(len(got) == 3 and all(st == 0 for _, st, _ in got), f"-n {np}: bad architecture: the records {got}")
+            p = tune(tmp, log, np, "--resume", "--budget", "10", problem="setup.json")
+            got = records(log)
+            check(p.returncode == 0 and len(got) == 10 and all(st == 0 for _, st, _ in got),
+                  f"-n {np}: resumed on a known architecture: {got}")
     print("gpu_fake_driver:", "ok" if failures == 0 else f"{failures} failure(s)")
     return 1 if failures else 0
 

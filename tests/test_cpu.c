@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
+#include "evaluators/isolate.h"
 #include "spaces/space.h"
 #include "tests/asan.h"
 
@@ -116,7 +117,7 @@ static void test_matmul_example(void **state) {
   close_problem(&f);
 }
 
-static void expect(fixture *f, int mode, int scale, int status, const char *reason_part) {
+static mpt_obs expect(fixture *f, int mode, int scale, int status, const char *reason_part) {
   int v[2] = {mode, scale};
   mpt_obs o;
   mpt_error err = {0};
@@ -132,6 +133,7 @@ static void expect(fixture *f, int mode, int scale, int status, const char *reas
     assert_false(mpt_obs_valid(&o));
   }
   if (status != MPT_STATUS_COMPILE_ERROR) assert_true(o.compile_ms > 0);
+  return o;
 }
 
 static void test_failures(void **state) {
@@ -150,12 +152,13 @@ static void test_failures(void **state) {
   expect(&f, 1, 1, MPT_STATUS_COMPILE_ERROR, "mode 1: this variant does not compile");
   expect(&f, 2, 1, MPT_STATUS_WRONG_RESULT, "out: 1 of 1000 values differ; first at [500]");
   expect(&f, 0, 2, MPT_STATUS_OK, NULL);
-  expect(&f, 3, 1, MPT_STATUS_CRASH, "SIGSEGV");
+  /* a bad pointer far from the address-space limit: no RLIMIT_AS hint (every SIGSEGV had one) */
+  assert_null(strstr(expect(&f, 3, 1, MPT_STATUS_CRASH, "SIGSEGV").reason, "RLIMIT_AS"));
   expect(&f, 0, 1, MPT_STATUS_OK, NULL); /* the evaluator goes on after a crash */
   expect(&f, 4, 1, MPT_STATUS_TIMEOUT, "killed");
   expect(&f, 0, 2, MPT_STATUS_OK, NULL); /* ... and after a hang */
   if (!ASAN) { /* no RLIMIT_AS under AddressSanitizer */
-    expect(&f, 5, 1, MPT_STATUS_CRASH, "SIGSEGV");
+    assert_non_null(strstr(expect(&f, 5, 1, MPT_STATUS_CRASH, "SIGSEGV").reason, "RLIMIT_AS")); /* the hog's */
     expect(&f, 0, 1, MPT_STATUS_OK, NULL);
   }
   expect(&f, 6, 2, MPT_STATUS_CRASH, "SIGABRT");
@@ -202,6 +205,59 @@ static void test_compiler_stopped(void **state) {
   free(saved);
   unlink(cc);
   rmdir(dir);
+}
+
+/* a compile killed when the run stops leaves none of the compiler's temporary files in $TMPDIR: the compiler
+ * runs with a private TMPDIR that is emptied after each compile and removed at close. A stand-in `cc` first
+ * on PATH writes a temporary file as gcc's cc1 does (ccXXXX.s) for mode 2, says so, and waits to be killed;
+ * the run's stop request (mpt_isolate_set_cancel) then cancels the compile. */
+static char g_cc_started[300];
+static int cancel_once_compiling(void) { return access(g_cc_started, F_OK) == 0; }
+
+static void test_compiler_tmpdir(void **state) {
+  (void)state;
+  char path[512], dir[] = "/tmp/mpt_cctmp_XXXXXX", tmp[300], cc[300], newpath[4096];
+  snprintf(path, sizeof path, "%s/tests/kernels/failing.json", src_dir());
+  assert_non_null(mkdtemp(dir));
+  snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  snprintf(cc, sizeof cc, "%s/cc", dir);
+  snprintf(g_cc_started, sizeof g_cc_started, "%s/started", dir);
+  FILE *f = fopen(cc, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = -Dmode=2 ]; then : > \"${TMPDIR:-/tmp}/ccTEST$$.s\"; "
+             ": > %s; exec sleep 60; fi; done\nexec /usr/bin/cc \"$@\"\n", g_cc_started);
+  fclose(f);
+  assert_int_equal(chmod(cc, 0755), 0);
+  const char *old = getenv("PATH"), *old_tmp = getenv("TMPDIR");
+  char *saved = strdup(old ? old : "/usr/bin:/bin"), *saved_tmp = old_tmp ? strdup(old_tmp) : NULL;
+  snprintf(newpath, sizeof newpath, "%s:%s", dir, saved);
+  setenv("PATH", newpath, 1);
+  setenv("TMPDIR", tmp, 1); /* the scratch directory goes there too */
+  mpt_eval_settings set = {0};
+  set.timeout_s = 2.0;
+  fixture fx;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &fx, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_isolate_set_cancel(cancel_once_compiling);
+  expect(&fx, 2, 1, MPT_STATUS_CANCELLED, "cancelled while compiling");
+  mpt_isolate_set_cancel(NULL);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "find %s -name 'ccTEST*' | grep -q .", tmp);
+  assert_int_not_equal(system(cmd), 0); /* the killed compiler's file is gone already */
+  expect(&fx, 0, 1, MPT_STATUS_OK, NULL);
+  close_problem(&fx);
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", tmp);
+  assert_int_equal(system(cmd), 0); /* nothing left at all */
+  if (saved_tmp) setenv("TMPDIR", saved_tmp, 1);
+  else unsetenv("TMPDIR");
+  setenv("PATH", saved, 1);
+  free(saved);
+  free(saved_tmp);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
 }
 
 /* a fresh child per evaluation (MPT_CPU_ISOLATION=fork), --iterations and --workdir */
@@ -313,6 +369,7 @@ int main(void) {
     cmocka_unit_test(test_matmul_example),
     cmocka_unit_test(test_failures),
     cmocka_unit_test(test_compiler_stopped),
+    cmocka_unit_test(test_compiler_tmpdir),
     cmocka_unit_test(test_fork_mode_settings),
     cmocka_unit_test(test_bad_input),
   };

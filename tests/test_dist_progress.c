@@ -37,6 +37,13 @@ static void test_format(void **state) {
   mpt_progress_init(&p, NULL, MPT_PROGRESS_LINES, 100000, 60, 0, 0.0);
   mpt_progress_format(&p, 50.0, 10, 10, 0, 1.0, buf, sizeof buf);
   assert_non_null(strstr(buf, "ETA 0:10"));
+  assert_null(strstr(buf, "evaluating for"));
+  /* one rank, one evaluation running for 75 s: said once it has run a second */
+  p.running_since = 50.0;
+  mpt_progress_format(&p, 50.5, 10, 10, 0, 1.0, buf, sizeof buf);
+  assert_null(strstr(buf, "evaluating for"));
+  mpt_progress_format(&p, 125.0, 10, 10, 0, 1.0, buf, sizeof buf);
+  assert_non_null(strstr(buf, " | evaluating for 1:15"));
 }
 
 static void test_lines(void **state) {

@@ -111,9 +111,36 @@ static void test_visibility(void **state) {
   assert_string_equal(mpt_gpu_visibility_hides_all("hip"), "HIP_VISIBLE_DEVICES");
   unsetenv("HIP_VISIBLE_DEVICES");
   assert_null(mpt_gpu_visibility_hides_all("hip"));
+  /* ROCm reads CUDA_VISIBLE_DEVICES when HIP_VISIBLE_DEVICES is not set */
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  assert_string_equal(mpt_gpu_visibility_hides_all("hip"), "CUDA_VISIBLE_DEVICES");
+  mpt_error_clear(&e);
+  assert_int_equal(mpt_gpu_list_hip(g, 4, &e), MPT_ERR_DEVICE);
+  assert_non_null(strstr(e.msg, "CUDA_VISIBLE_DEVICES"));
+  setenv("HIP_VISIBLE_DEVICES", "0", 1); /* HIP_VISIBLE_DEVICES, when set, is the one HIP reads */
+  assert_null(mpt_gpu_visibility_hides_all("hip"));
+  setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  setenv("HIP_VISIBLE_DEVICES", "", 1);
+  assert_string_equal(mpt_gpu_visibility_hides_all("hip"), "HIP_VISIBLE_DEVICES");
+  unsetenv("HIP_VISIBLE_DEVICES");
+  unsetenv("CUDA_VISIBLE_DEVICES");
   assert_int_equal(mpt_gpu_pick(0, 4), 0);
   assert_int_equal(mpt_gpu_pick(5, 4), 1);
   assert_int_equal(mpt_gpu_pick(3, 0), -1);
+}
+
+/* `mptune devices` binds as a run does: over the GPUs of one runtime (NVIDIA's first), not over both */
+static void test_bind_one_runtime(void **state) {
+  (void)state;
+  mpt_gpu_desc g[5];
+  memset(g, 0, sizeof g);
+  for (int i = 0; i < 5; i++) snprintf(g[i].api, sizeof g[i].api, "%s", i < 2 ? "cuda" : "hip");
+  assert_int_equal(mpt_gpu_bind(g, 5, 0), 0);
+  assert_int_equal(mpt_gpu_bind(g, 5, 1), 1);
+  assert_int_equal(mpt_gpu_bind(g, 5, 2), 0); /* the cuda evaluator's pick: 2 % 2 NVIDIA GPUs, not AMD 0 */
+  assert_int_equal(mpt_gpu_bind(g, 5, 3), 1);
+  assert_int_equal(mpt_gpu_bind(g + 2, 3, 4), 1); /* AMD only: 4 % 3 */
+  assert_int_equal(mpt_gpu_bind(g, 0, 0), -1);
 }
 
 static void test_device_list(void **state) {
@@ -364,6 +391,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest host_tests[] = {
       cmocka_unit_test(test_registered),    cmocka_unit_test(test_visibility),
       cmocka_unit_test(test_device_list),   cmocka_unit_test(test_no_device),
+      cmocka_unit_test(test_bind_one_runtime),
       cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_modes_launch),
   };
   const struct CMUnitTest device_tests[] = {
