@@ -348,8 +348,15 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
 
 /* malformed JSON at text offset `offset`, as "FILE:LINE:COL: malformed JSON[: what] (byte B[, in where])"
  * (the project's style; without LINE:COL when the file cannot be read that far again). what: what is
- * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL */
-static int stream_error(const char *path, long long offset, const char *what, const char *where, mpt_error *err) {
+ * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL. A fault
+ * the reader's check found (src->check: invalid UTF-8, a leading zero, too deep) at or before offset is
+ * the first one in the text: it is reported instead. */
+static int stream_error(const mpt_json_src *src, const char *path, long long offset, const char *what,
+                        const char *where, mpt_error *err) {
+  if (src && src->check.bad_at >= 0 && src->check.bad_at <= offset) {
+    offset = src->check.bad_at;
+    what = src->check.what;
+  }
   long long line, col;
   char in[96] = "", at[64] = "";
   if (where) snprintf(in, sizeof in, ", in %s", where);
@@ -359,8 +366,8 @@ static int stream_error(const char *path, long long offset, const char *what, co
 }
 
 /* the document ends before the text does (Python: "Extra data") */
-static int extra_data(const char *path, long long offset, mpt_error *err) {
-  return stream_error(path, offset, "extra data after the end of the document", NULL, err);
+static int extra_data(const mpt_json_src *src, const char *path, long long offset, mpt_error *err) {
+  return stream_error(src, path, offset, "extra data after the end of the document", NULL, err);
 }
 
 /* the file could not be read (corrupt or truncated gzip data, an unreadable file) */
@@ -373,7 +380,7 @@ static int iter_error(const mpt_json_iter *it, const char *path, long long at, m
   if (it->src && it->src->err) return read_error(it->src, path, err);
   char where[64];
   snprintf(where, sizeof where, it->close == ']' ? "results[%d]" : "the cache's entry %d", it->count);
-  return stream_error(path, at, NULL, where, err);
+  return stream_error(it->src, path, at, NULL, where, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
@@ -544,7 +551,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   int rc = 0;
   int members = mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at);
   if (members == 0 && mpt_json_src_end(&src, &err_at) < 0) {
-    rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
+    rc = src.err ? read_error(&src, path, err) : extra_data(&src, path, err_at, err);
   } else if (members == 0) {
     /* the small members as one cJSON object, the records streamed */
     doc = cJSON_CreateObject();
@@ -553,12 +560,12 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       const char *bad = NULL;
       mpt_json_nonfinite(text[i], strlen(text[i]));
       cJSON *x = cJSON_ParseWithOpts(text[i], &bad, 1);
-      if (!x) rc = stream_error(path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
+      if (!x) rc = stream_error(&src, path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
-      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], NULL, keys[pick], err);
+      rc = src.err ? read_error(&src, path, err) : stream_error(&src, path, at[pick], NULL, keys[pick], err);
   } else if (src.err) {
     rc = read_error(&src, path, err);
   } else {
@@ -568,9 +575,9 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = read_error(&src, path, err);
     } else {
       doc = cJSON_ParseWithLengthOpts(text0, len, &endp, 0);
-      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, NULL, NULL, err);
+      if (!doc) rc = stream_error(&src, path, endp ? (long long)(endp - text0) : -1, NULL, NULL, err);
       src.pos = doc ? (size_t)(endp - text0) : 0;
-      if (doc && mpt_json_src_end(&src, &err_at) < 0) rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
+      if (doc && mpt_json_src_end(&src, &err_at) < 0) rc = src.err ? read_error(&src, path, err) : extra_data(&src, path, err_at, err);
     }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");
@@ -590,7 +597,9 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     /* device name: Kernel Tuner's device_name, else the file's base name */
     const char *base = strrchr(path, '/');
     snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
-    if (it.close == ']')
+    if (it.tree && src.check.bad_at >= 0) /* cJSON read the whole text: the check's fault is the first */
+      rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
+    else if (it.close == ']')
       rc = load_t4(r, doc, &it, path, err);
     else if (it.close == '}')
       rc = load_kt(r, doc, &it, path, err);
@@ -598,6 +607,8 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = mpt_error_set(err, MPT_ERR_PARSE,
                          "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   }
+  if (rc == 0 && src.check.bad_at >= 0) /* outside the records (which report their own) */
+    rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
   cJSON_Delete(doc);
   mpt_json_src_close(&src);
   if (rc == 0 && r->store.n == 0)

@@ -808,8 +808,9 @@ static void test_damaged_files(void **state) {
     unlink(path);
   }
   free(b);
-  /* both outcomes occur: the damage is neither always fatal nor always harmless */
-  assert_true(loaded > 20 && failed > 200);
+  /* both outcomes occur: the damage is neither always fatal nor always harmless (17 of the 600 load: a
+   * random byte in a string is mostly invalid UTF-8 or a control character, refused since session 22) */
+  assert_true(loaded > 10 && failed > 200);
 }
 
 int main(void) {

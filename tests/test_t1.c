@@ -332,6 +332,67 @@ static void test_error_positions(void **state) {
   }
 }
 
+/* what cJSON accepts and JSON forbids is refused at its line and column: invalid UTF-8 and raw control
+ * characters in strings (a T4 export would copy them into invalid JSON), leading zeros in numbers, and
+ * nesting beyond 1000 levels (cJSON's limit, which gave no reason); a syntax error before such a fault
+ * is reported first */
+#define ONE_PARAM(name_json, default_json) \
+  HEAD "{\"Name\": " name_json ", \"Type\": \"int\", \"Values\": \"[1, 12]\", \"Default\": " default_json "}]}}"
+static void test_json_hygiene(void **state) {
+  (void)state;
+  static const char *const bad_utf8[] = {"\"a\xff\"", "\"a\xc0\x80\"", "\"a\xed\xa0\x80\"", "\"a\xe2\x82\"",
+                                         "\"a\xf4\x90\x80\x80\"", "\"a\x80\""};
+  for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++) {
+    char t[512];
+    snprintf(t, sizeof t, ONE_PARAM("%s", "1"), bad_utf8[i]);
+    expect_error(t, MPT_ERR_PARSE, (const char *[]){"mem.json:1:57: malformed JSON: invalid UTF-8 in a string", NULL});
+  }
+  expect_error(ONE_PARAM("\"a\tb\"", "1"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:57: malformed JSON: raw control character U+0009 in a string "
+                                "(escape it as \\u0009)", NULL});
+  expect_error(ONE_PARAM("\"a\"", "\n 012"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:2:2: malformed JSON: a number with a leading zero", NULL});
+  expect_error(ONE_PARAM("\"a\"", "-01"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:108: malformed JSON: a number with a leading zero", NULL});
+  /* a syntax error before the fault is the one reported */
+  expect_error(HEAD ",{\"Name\": \"a\xff\"}]}}", MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON near ',{", NULL});
+  /* what JSON allows passes: UTF-8 of 2, 3 and 4 bytes, escapes, 0, 0.5, 1e05, -0 */
+  static const char *const good[] = {ONE_PARAM("\"\xc2\xb5s \xe2\x82\xac \xf0\x9f\x98\x80\"", "1"),
+                                     ONE_PARAM("\"a\\tb\\u00e9\"", "1"), ONE_PARAM("\"a\"", "0.5e01"),
+                                     HEAD "{\"Name\": \"a\", \"Type\": \"float\", \"Values\": [0, 0.5, 1e05, -0.25]}]}}"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    mpt_problem *p = NULL;
+    mpt_error err;
+    int rc = parse(good[i], &p, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    mpt_problem_free(p);
+  }
+  /* nesting: 1000 levels in all pass, 1001 are refused at the bracket that opens the 1001st */
+  for (int extra = 0; extra < 2; extra++) {
+    int levels = 999 + extra; /* arrays, inside the document object */
+    char *t = malloc(4096);
+    assert_non_null(t);
+    int o = snprintf(t, 4096, "{\"X\": ");
+    for (int k = 0; k < levels; k++) t[o++] = '[';
+    for (int k = 0; k < levels; k++) t[o++] = ']';
+    snprintf(t + o, 4096 - (size_t)o, ", \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": "
+             "\"int\", \"Values\": \"[1]\"}]}}");
+    mpt_problem *p = NULL;
+    mpt_error err;
+    int rc = parse(t, &p, &err);
+    if (extra == 0) {
+      if (rc) fprintf(stderr, "%s\n", err.msg);
+      assert_int_equal(rc, 0);
+      mpt_problem_free(p);
+    } else {
+      assert_int_equal(rc, MPT_ERR_PARSE);
+      assert_string_equal(err.msg, "mem.json:1:1006: malformed JSON: nested too deeply (more than 1000 levels)");
+    }
+    free(t);
+  }
+}
+
 /* a key given twice in one object is refused at its (first) position: cJSON keeps the first silently, so the
  * second (often the edit meant) would be dropped */
 static void test_duplicate_keys(void **state) {
@@ -534,7 +595,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_error_positions), cmocka_unit_test(test_exact_reading),
-      cmocka_unit_test(test_damaged_problems),
+      cmocka_unit_test(test_damaged_problems), cmocka_unit_test(test_json_hygiene),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
