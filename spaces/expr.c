@@ -45,6 +45,8 @@ void mpt_expr_free(mpt_expr *e) {
 }
 
 static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
+  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
+    mark_uses(e, e->nodes[ni].b, used);
   if (ni < 0) return;
   const xnode *n = &e->nodes[ni];
   if (n->op == X_VAR) { used[n->slot] = 1; return; }

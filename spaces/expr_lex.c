@@ -158,7 +158,11 @@ static int lex_string(P *p, int *k, tok *t) {
   const char *s = p->src;
   int start = *k;
   char q = s[*k];
-  size_t cap = strlen(s + *k) + 1;
+  /* the literal's source up to its end (an unescaped quote, the end of the line or text) bounds what it
+   * decodes to (the rest of the source would make many literals quadratic) */
+  size_t cap = 1;
+  for (int j = *k + 1; s[j] && s[j] != q && s[j] != '\n'; j++, cap++)
+    if (s[j] == '\\' && s[j + 1]) j++, cap++;
   char *out = malloc(cap);
   if (!out) return nomem(p);
   size_t n = 0;
