@@ -202,6 +202,14 @@ static int is_reserved(const char *s) {
   return 0;
 }
 
+const char *mpt_expr_name_fault(const char *name) {
+  if (!name[0]) return "empty: no expression can refer to it";
+  if (!xp_is_name(name))
+    return "not a name (letters, digits and '_', not starting with a digit): no expression can refer to it";
+  if (is_reserved(name)) return "a Python keyword: no expression can refer to it";
+  return NULL;
+}
+
 /* comprehension tail after `elt`: for NAME in or_test (if or_test)* ; cur is 'for' */
 static int parse_comp(P *p, int elt, int col) {
   p->pos++; /* for */

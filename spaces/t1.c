@@ -194,6 +194,8 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   snprintf(field, sizeof field, "%s.Name", where);
   if (!cJSON_IsString(jn) || !jn->valuestring[0])
     return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a non-empty string");
+  const char *fault = mpt_expr_name_fault(jn->valuestring);
+  if (fault) return t1_error(p, err, MPT_ERR_VALUE, field, "'%s' is %s", jn->valuestring, fault);
   for (int k = 0; k < i; k++)
     if (strcmp(p->params[k].name, jn->valuestring) == 0)
       return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s'", jn->valuestring);
