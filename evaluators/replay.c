@@ -89,8 +89,10 @@ static int match_value(const mpt_param *p, const cJSON *v) {
   return n_near == 1 ? near : -1;
 }
 
-/* Checks that `names` (n of them) are exactly the problem's parameters. */
-static int check_names(const char *path, const mpt_problem *pr, const char *const *names, int n, mpt_error *err) {
+/* Checks that `names` (n of them, read at `where` in the file: "results[0].configuration") are exactly the
+ * problem's parameters. */
+static int check_names(const char *path, const char *where, const mpt_problem *pr, const char *const *names, int n,
+                       mpt_error *err) {
   char msg[1536] = "";
   size_t len = 0;
   int bad = 0;
@@ -113,8 +115,8 @@ static int check_names(const char *path, const mpt_problem *pr, const char *cons
     len = strlen(msg);
   }
   if (bad)
-    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s does not match problem %s: %s", path,
-                         pr->path ? pr->path : (pr->name ? pr->name : "?"), msg);
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s does not match problem %s: %s (in %s)", path,
+                         pr->path ? pr->path : (pr->name ? pr->name : "?"), msg, where);
   return 0;
 }
 
@@ -160,9 +162,9 @@ static int status_from_kt_string(const char *s) {
   return -1;
 }
 
-/* stores o for the configuration idx; a configuration recorded twice: the later record wins, and
- * mpt_replay_coverage says how many did. -1: out of memory */
-static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
+/* stores o for the configuration idx (the record at `where`: "results[3]"); a configuration recorded twice:
+ * the later record wins, and mpt_replay_coverage says how many did. -1: out of memory */
+static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, const char *where) {
   int64_t id = mpt_space_lookup(r->space, idx);
   if (id < 0) {
     if (!r->first_miss[0]) {
@@ -174,7 +176,7 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
         size_t len = strlen(cfg);
         snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
       }
-      snprintf(r->first_miss, sizeof r->first_miss, "%s violates the problem's constraints", cfg);
+      snprintf(r->first_miss, sizeof r->first_miss, "%.100s: %s violates the problem's constraints", where, cfg);
     }
     r->n_unmatched++;
     return 0;
@@ -322,7 +324,7 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
     const char **names = calloc((size_t)nn + 1, sizeof *names);
     if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     cJSON_ArrayForEach(c, conf) names[k++] = c->string;
-    int rc = check_names(path, pr, names, nn, err);
+    int rc = check_names(path, "results[0].configuration", pr, names, nn, err);
     free(names);
     if (rc < 0) return rc;
   }
@@ -405,7 +407,9 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     if (matched < 0) rc = matched;
     else r->n_records++;
     if (matched == 0) r->n_unmatched++;
-    if (matched == 1 && (rc = t4_record(r, idx, rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o) < 0)
+    char where[32];
+    snprintf(where, sizeof where, "results[%d]", ri);
+    if (matched == 1 && (rc = t4_record(r, idx, rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o, where) < 0)
       rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
     cJSON_Delete(rec);
     ri++;
@@ -472,7 +476,7 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     const cJSON *c;
     cJSON_ArrayForEach(c, tp) names[k++] = c->string;
   }
-  int rc = check_names(path, pr, names, nk, err);
+  int rc = check_names(path, cJSON_IsArray(keys) ? "tune_params_keys" : "tune_params", pr, names, nk, err);
   if (rc < 0) { free(names); return rc; }
   int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
   int *map = malloc(sizeof(int) * (size_t)(nk > 0 ? nk : 1));
@@ -488,13 +492,13 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     /* values from the entry's fields, or else from the comma-separated key */
     const char *key = e->string ? e->string : "";
     const char *kp = key;
+    char where[300];
+    snprintf(where, sizeof where, "cache[\"%.250s\"]", key);
     for (int j = 0; j < nk; j++) {
       const char *comma = strchr(kp, ',');
       size_t tl = comma ? (size_t)(comma - kp) : strlen(kp);
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, names[j]);
       int p = map[j];
-      char where[300];
-      snprintf(where, sizeof where, "cache[\"%.250s\"]", key);
       if (v) {
         idx[p] = match_value(&pr->params[p], v);
         if (idx[p] < 0) note_value_miss(r, where, names[j], v);
@@ -521,7 +525,7 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     o.benchmark_ms = num_or(e, "benchmark_time", sum);
     o.framework_ms = num_or(e, "framework_time", 0);
     cJSON_Delete(e);
-    if (add_record(r, idx, &o) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
+    if (add_record(r, idx, &o, where) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
   }
   free(names);
   free(idx);
