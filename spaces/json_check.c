@@ -34,10 +34,23 @@ static int utf8_lead(mpt_json_check *c, unsigned char b) {
   return 1;
 }
 
-/* 1 for the bytes that need no look inside a string: printable ASCII but the quote and the backslash */
-static int plain_in_string(unsigned char b) { return b >= 0x20 && b < 0x80 && b != '"' && b != '\\'; }
-/* outside strings: bytes that end a number and need nothing else (what cJSON skips as whitespace, ',', ':') */
-static int plain_outside(unsigned char b) { return b <= 0x20 || b == ',' || b == ':'; }
+/* the bytes that need nothing but skipping, as a table (one load instead of a chain of compares: the check
+ * reads every byte of brute-forced files of hundreds of MB) */
+enum {
+  PLAIN_IN_STRING = 1, /* printable ASCII but the quote and the backslash */
+  PLAIN_OUTSIDE = 2,   /* outside strings: what ends a number and needs nothing else (whitespace as cJSON
+                        * skips it, ',', ':') */
+  NUMBER_REST = 4      /* inside a number past its leading zero, if any: digits, '.', 'e', 'E', '+', '-' */
+};
+#define CLASS(b)                                                                                              \
+  (((b) >= 0x20 && (b) < 0x80 && (b) != '"' && (b) != '\\' ? PLAIN_IN_STRING : 0) |                          \
+   ((b) <= 0x20 || (b) == ',' || (b) == ':' ? PLAIN_OUTSIDE : 0) |                                           \
+   (((b) >= '0' && (b) <= '9') || (b) == '.' || (b) == 'e' || (b) == 'E' || (b) == '+' || (b) == '-' ? NUMBER_REST : 0))
+#define CLASS4(b) CLASS(b), CLASS((b) + 1), CLASS((b) + 2), CLASS((b) + 3)
+#define CLASS16(b) CLASS4(b), CLASS4((b) + 4), CLASS4((b) + 8), CLASS4((b) + 12)
+#define CLASS64(b) CLASS16(b), CLASS16((b) + 16), CLASS16((b) + 32), CLASS16((b) + 48)
+static const unsigned char byte_class[256] = {CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192)};
+
 static int is_digit(unsigned char b) { return b >= '0' && b <= '9'; }
 
 /* the byte b at text offset at inside a string (not a plain one): 0, or 1 for a fault */
@@ -99,12 +112,12 @@ size_t mpt_json_check_feed(mpt_json_check *c, const char *buf, size_t n) {
     /* runs of the common bytes in tight loops: most of a brute-forced file is indentation and digits */
     if (c->in_str) {
       if (!c->need && !c->esc)
-        while (i < n && plain_in_string(s[i])) i++;
-    } else if (plain_outside(s[i])) {
+        while (i < n && byte_class[s[i]] & PLAIN_IN_STRING) i++;
+    } else if (byte_class[s[i]] & PLAIN_OUTSIDE) {
       c->num = NUM_NONE;
-      while (++i < n && plain_outside(s[i])) {}
+      while (++i < n && byte_class[s[i]] & PLAIN_OUTSIDE) {}
     } else if (c->num == NUM_IN) {
-      while (i < n && is_digit(s[i])) i++;
+      while (i < n && byte_class[s[i]] & NUMBER_REST) i++;
     }
     if (i == n) break;
     if (c->in_str ? string_byte(c, s[i], c->off + (long long)i) : outside_byte(c, s[i], c->off + (long long)i))
