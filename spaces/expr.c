@@ -23,7 +23,10 @@
  *     keyword arguments and `is` are compile-time errors with a column; string % formatting is a
  *     TypeError at run time;
  *   - strings are byte strings: len() and indexing count bytes (identical to Python for ASCII);
- *   - `x in L` compares with == only (Python also accepts the identical object, which matters for nan).
+ *   - `x in L` compares with == only (Python also accepts the identical object, which matters for nan);
+ *   - nesting (parentheses, unary operators, right operands, `**`) deeper than a few hundred levels is a
+ *     compile-time error ("too deeply nested"); a flat chain of left-associative operators (a + b - c ...,
+ *     a and b or c) is no nesting and may have any length.
  * int / int is correctly rounded like Python's, also beyond 2^53 (128-bit integer quotient). */
 #include <stdio.h>
 #include <stdlib.h>
