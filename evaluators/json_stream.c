@@ -1,6 +1,8 @@
 /* evaluators/json_stream.c: delimits JSON values by scanning (strings, nesting) through a window over
  * the (inflated) text, without building them: a value being delimited stays in the window, everything
- * before it may be dropped at the next refill. Whitespace is what cJSON skips (every byte <= 32). */
+ * before it may be dropped at the next refill. Whitespace is what cJSON skips (every byte <= 32). The
+ * first pass over the text feeds it to the check of what cJSON accepts and JSON does not
+ * (spaces/json_check.h). */
 #include "evaluators/json_stream.h"
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ int mpt_json_src_open(mpt_json_src *s, const char *path) {
     return -1;
   }
   s->cap = WINDOW0;
+  mpt_json_check_init(&s->check);
   s->z = gzopen(path, "rb");
   if (!s->z) {
     free(s->buf);
@@ -70,8 +73,10 @@ static int fill(mpt_json_src *s) {
     s->eof = 1;
     /* n < 0: unreadable or corrupt; n == 0 with an error: a gzip stream cut short (Z_BUF_ERROR) */
     if (n < 0 || zerr != Z_OK) return read_failed(s, n < 0 && zerr == Z_OK ? Z_ERRNO : zerr, zmsg);
+    s->check_done = 1;
     return 0;
   }
+  if (!s->check_done) mpt_json_check_feed(&s->check, s->buf + s->end, (size_t)n);
   s->end += (size_t)n;
   return n;
 }
@@ -238,6 +243,7 @@ static int restart(mpt_json_src *s) {
   s->off = 0;
   s->hold = 0;
   s->eof = 0;
+  if (!s->check_done) mpt_json_check_init(&s->check); /* fed again from the start */
   return 0;
 }
 
@@ -318,6 +324,7 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
     s->pos++;
     c = skip_ws(s);
   }
+  long long item_at = s->off + (long long)s->pos;
   char *key = NULL;
   if (it->close == '}') {
     if (c != '"' || !(key = read_key(s))) goto bad;
@@ -342,6 +349,12 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
     if (!v && ep) s->pos = (size_t)(ep - s->buf);
   }
   release(s);
+  if (v && s->check.bad_at >= item_at && s->check.bad_at < s->off + (long long)s->pos) { /* the item holds the fault */
+    cJSON_Delete(v);
+    free(key);
+    *err_at = s->check.bad_at;
+    return -1;
+  }
   if (!v) {
     free(key);
     goto bad;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include <zlib.h>
+#include "spaces/json_check.h"
 
 typedef struct mpt_json_src {
   gzFile z;
@@ -19,6 +20,8 @@ typedef struct mpt_json_src {
   long long off;        /* text offset of buf[0] */
   int eof, err;         /* err: a read error (corrupt gzip data, an unreadable file) */
   char msg[160];        /* with err: what went wrong */
+  mpt_json_check check; /* what JSON forbids and cJSON accepts, checked as the text is read (once) */
+  int check_done;       /* the check has seen the whole text: a later pass does not feed it again */
 } mpt_json_src;
 
 /* opens path (gzip or plain, told apart by zlib); -1 with errno set when it cannot be opened */
@@ -56,8 +59,9 @@ int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at);
 /* tree mode over a parsed array or object (its items are detached and handed out) */
 void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container);
 /* the next item, the caller's to cJSON_Delete (an object's member has its key in item->string):
- * 1, or 0 at the end, or -1 on malformed text (an item followed by other text counts) with *err_at the
- * text offset near the error (or src->err on a read error) */
+ * 1, or 0 at the end, or -1 on malformed text (an item followed by other text counts, and one holding
+ * the fault src->check found: *err_at is then src->check.bad_at) with *err_at the text offset near the
+ * error (or src->err on a read error) */
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
 
 /* the 1-based line and column (in bytes) of text offset `offset` of the file at path (gzip or plain),

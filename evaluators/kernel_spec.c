@@ -35,6 +35,33 @@ static int check_keys(const mpt_problem *p, const cJSON *o, const char *const *k
   return mpt_json_check_keys(o, known, p->path, p->text, where, err);
 }
 
+/* the objects of the array member `name` of k, each against known */
+static int check_item_keys(const mpt_problem *p, const cJSON *k, const char *name, const char *const *known,
+                           mpt_error *err) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(k, name), *o;
+  int i = 0, rc = 0;
+  if (!cJSON_IsArray(arr)) return 0;
+  cJSON_ArrayForEach(o, arr) {
+    char field[64];
+    snprintf(field, sizeof field, "%s[%d]", name, i++);
+    if ((rc = check_keys(p, o, known, field, err))) break;
+  }
+  return rc;
+}
+
+int mpt_kspec_check_keys(const mpt_problem *p, mpt_error *err) {
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(p->json, KS);
+  int rc = check_keys(p, k, ks_keys, "", err);
+  if (rc || !cJSON_IsObject(k)) return rc;
+  static const char *const xyz_of[] = {"GlobalSize", "LocalSize"};
+  for (int d = 0; rc == 0 && d < 2; d++)
+    rc = check_keys(p, cJSON_GetObjectItemCaseSensitive(k, xyz_of[d]), xyz_keys, xyz_of[d], err);
+  if (rc == 0) rc = check_keys(p, cJSON_GetObjectItemCaseSensitive(k, "Tolerance"), tol_keys, "Tolerance", err);
+  if (rc == 0) rc = check_item_keys(p, k, "Arguments", arg_keys, err);
+  if (rc == 0) rc = check_item_keys(p, k, "ReferenceArguments", ref_keys, err);
+  return rc;
+}
+
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
   char *d = malloc(n);
@@ -314,7 +341,6 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
       rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
       break;
     }
-    if ((rc = check_keys(p, o, arg_keys, field, err))) break;
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
     char defname[32];
     snprintf(defname, sizeof defname, "arg%d", i);
@@ -429,8 +455,6 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
     char field[64], fld[160];
     snprintf(field, sizeof field, "ReferenceArguments[%d]", i);
     if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
-    int krc = check_keys(p, o, ref_keys, field, err);
-    if (krc) return krc;
     const cJSON *tn = cJSON_GetObjectItemCaseSensitive(o, "TargetName");
     snprintf(fld, sizeof fld, "%s.TargetName", field);
     if (!cJSON_IsString(tn)) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (the name of an argument)");
@@ -474,8 +498,6 @@ static int parse_refs(mpt_kernel_spec *ks, const cJSON *jr, mpt_error *err) {
 /* X/Y/Z of GlobalSize / LocalSize */
 static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_expr **dst, mpt_error *err) {
   if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, name, "expected an object with X, Y, Z");
-  int krc = check_keys(ks->problem, o, xyz_keys, name, err);
-  if (krc) return krc;
   for (int d = 0; d < 3; d++) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, xyz_keys[d]);
     if (!j || cJSON_IsNull(j)) continue;
@@ -504,7 +526,7 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   }
   for (int i = 0; i < p->n_params; i++) ks->names[i] = p->params[i].name;
   ks->names[p->n_params] = "ProblemSize";
-  if ((rc = check_keys(p, k, ks_keys, "", err))) goto fail;
+  if ((rc = mpt_kspec_check_keys(p, err))) goto fail;
 
   /* Language */
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
@@ -662,7 +684,6 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   ks->rtol = 1e-5;
   const cJSON *tol = cJSON_GetObjectItemCaseSensitive(k, "Tolerance");
   if (tol) {
-    if ((rc = check_keys(p, tol, tol_keys, "Tolerance", err))) goto fail;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "Atol");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
     if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||

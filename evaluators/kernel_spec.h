@@ -127,6 +127,10 @@ typedef struct mpt_launch {
  * ("KernelSpecification.Arguments[2].Size") and show expressions with a caret. The spec keeps a pointer
  * to the problem, which must outlive it. */
 int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err);
+/* The keys of the problem's KernelSpecification and of its objects (GlobalSize, LocalSize, Tolerance,
+ * Arguments[i], ReferenceArguments[i]): a misspelt or repeated one is an error (spaces/json_keys.h), as
+ * mpt_kspec_load finds first; 0 without a KernelSpecification. For commands that do not load the spec. */
+int mpt_kspec_check_keys(const mpt_problem *p, mpt_error *err);
 void mpt_kspec_free(mpt_kernel_spec *ks);
 
 /* The launch of one configuration given as value indices (one per parameter). Errors (a size

@@ -89,8 +89,10 @@ static int match_value(const mpt_param *p, const cJSON *v) {
   return n_near == 1 ? near : -1;
 }
 
-/* Checks that `names` (n of them) are exactly the problem's parameters. */
-static int check_names(const char *path, const mpt_problem *pr, const char *const *names, int n, mpt_error *err) {
+/* Checks that `names` (n of them, read at `where` in the file: "results[0].configuration") are exactly the
+ * problem's parameters. */
+static int check_names(const char *path, const char *where, const mpt_problem *pr, const char *const *names, int n,
+                       mpt_error *err) {
   char msg[1536] = "";
   size_t len = 0;
   int bad = 0;
@@ -113,8 +115,8 @@ static int check_names(const char *path, const mpt_problem *pr, const char *cons
     len = strlen(msg);
   }
   if (bad)
-    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s does not match problem %s: %s", path,
-                         pr->path ? pr->path : (pr->name ? pr->name : "?"), msg);
+    return mpt_error_set(err, MPT_ERR_VALUE, "replay file %s does not match problem %s: %s (in %s)", path,
+                         pr->path ? pr->path : (pr->name ? pr->name : "?"), msg, where);
   return 0;
 }
 
@@ -160,9 +162,9 @@ static int status_from_kt_string(const char *s) {
   return -1;
 }
 
-/* stores o for the configuration idx; a configuration recorded twice: the later record wins, and
- * mpt_replay_coverage says how many did. -1: out of memory */
-static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
+/* stores o for the configuration idx (the record at `where`: "results[3]"); a configuration recorded twice:
+ * the later record wins, and mpt_replay_coverage says how many did. -1: out of memory */
+static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o, const char *where) {
   int64_t id = mpt_space_lookup(r->space, idx);
   if (id < 0) {
     if (!r->first_miss[0]) {
@@ -174,7 +176,7 @@ static int add_record(mpt_replay *r, const int *idx, const mpt_obs *o) {
         size_t len = strlen(cfg);
         snprintf(cfg + len, sizeof cfg - len, "%s%s=%s", p ? "," : "", pr->params[p].name, v);
       }
-      snprintf(r->first_miss, sizeof r->first_miss, "%s violates the problem's constraints", cfg);
+      snprintf(r->first_miss, sizeof r->first_miss, "%.100s: %s violates the problem's constraints", where, cfg);
     }
     r->n_unmatched++;
     return 0;
@@ -322,7 +324,7 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
     const char **names = calloc((size_t)nn + 1, sizeof *names);
     if (!names) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     cJSON_ArrayForEach(c, conf) names[k++] = c->string;
-    int rc = check_names(path, pr, names, nn, err);
+    int rc = check_names(path, "results[0].configuration", pr, names, nn, err);
     free(names);
     if (rc < 0) return rc;
   }
@@ -348,8 +350,15 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
 
 /* malformed JSON at text offset `offset`, as "FILE:LINE:COL: malformed JSON[: what] (byte B[, in where])"
  * (the project's style; without LINE:COL when the file cannot be read that far again). what: what is
- * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL */
-static int stream_error(const char *path, long long offset, const char *what, const char *where, mpt_error *err) {
+ * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL. A fault
+ * the reader's check found (src->check: invalid UTF-8, a leading zero, too deep) at or before offset is
+ * the first one in the text: it is reported instead. */
+static int stream_error(const mpt_json_src *src, const char *path, long long offset, const char *what,
+                        const char *where, mpt_error *err) {
+  if (src && src->check.bad_at >= 0 && src->check.bad_at <= offset) {
+    offset = src->check.bad_at;
+    what = src->check.what;
+  }
   long long line, col;
   char in[96] = "", at[64] = "";
   if (where) snprintf(in, sizeof in, ", in %s", where);
@@ -359,8 +368,8 @@ static int stream_error(const char *path, long long offset, const char *what, co
 }
 
 /* the document ends before the text does (Python: "Extra data") */
-static int extra_data(const char *path, long long offset, mpt_error *err) {
-  return stream_error(path, offset, "extra data after the end of the document", NULL, err);
+static int extra_data(const mpt_json_src *src, const char *path, long long offset, mpt_error *err) {
+  return stream_error(src, path, offset, "extra data after the end of the document", NULL, err);
 }
 
 /* the file could not be read (corrupt or truncated gzip data, an unreadable file) */
@@ -373,7 +382,7 @@ static int iter_error(const mpt_json_iter *it, const char *path, long long at, m
   if (it->src && it->src->err) return read_error(it->src, path, err);
   char where[64];
   snprintf(where, sizeof where, it->close == ']' ? "results[%d]" : "the cache's entry %d", it->count);
-  return stream_error(path, at, NULL, where, err);
+  return stream_error(it->src, path, at, NULL, where, err);
 }
 
 /* doc: the file's other top-level members (metadata); it: the records of 'results' */
@@ -398,7 +407,9 @@ static int load_t4(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     if (matched < 0) rc = matched;
     else r->n_records++;
     if (matched == 0) r->n_unmatched++;
-    if (matched == 1 && (rc = t4_record(r, idx, rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o) < 0)
+    char where[32];
+    snprintf(where, sizeof where, "results[%d]", ri);
+    if (matched == 1 && (rc = t4_record(r, idx, rec, scale, &o, path, ri, err)) == 0 && add_record(r, idx, &o, where) < 0)
       rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path);
     cJSON_Delete(rec);
     ri++;
@@ -465,7 +476,7 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     const cJSON *c;
     cJSON_ArrayForEach(c, tp) names[k++] = c->string;
   }
-  int rc = check_names(path, pr, names, nk, err);
+  int rc = check_names(path, cJSON_IsArray(keys) ? "tune_params_keys" : "tune_params", pr, names, nk, err);
   if (rc < 0) { free(names); return rc; }
   int *idx = malloc(sizeof(int) * (size_t)(pr->n_params > 0 ? pr->n_params : 1));
   int *map = malloc(sizeof(int) * (size_t)(nk > 0 ? nk : 1));
@@ -481,13 +492,13 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     /* values from the entry's fields, or else from the comma-separated key */
     const char *key = e->string ? e->string : "";
     const char *kp = key;
+    char where[300];
+    snprintf(where, sizeof where, "cache[\"%.250s\"]", key);
     for (int j = 0; j < nk; j++) {
       const char *comma = strchr(kp, ',');
       size_t tl = comma ? (size_t)(comma - kp) : strlen(kp);
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, names[j]);
       int p = map[j];
-      char where[300];
-      snprintf(where, sizeof where, "cache[\"%.250s\"]", key);
       if (v) {
         idx[p] = match_value(&pr->params[p], v);
         if (idx[p] < 0) note_value_miss(r, where, names[j], v);
@@ -514,7 +525,7 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
     o.benchmark_ms = num_or(e, "benchmark_time", sum);
     o.framework_ms = num_or(e, "framework_time", 0);
     cJSON_Delete(e);
-    if (add_record(r, idx, &o) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
+    if (add_record(r, idx, &o, where) < 0) { free(names); free(idx); free(map); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory loading %s", path); }
   }
   free(names);
   free(idx);
@@ -544,7 +555,7 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   int rc = 0;
   int members = mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at);
   if (members == 0 && mpt_json_src_end(&src, &err_at) < 0) {
-    rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
+    rc = src.err ? read_error(&src, path, err) : extra_data(&src, path, err_at, err);
   } else if (members == 0) {
     /* the small members as one cJSON object, the records streamed */
     doc = cJSON_CreateObject();
@@ -553,12 +564,12 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       const char *bad = NULL;
       mpt_json_nonfinite(text[i], strlen(text[i]));
       cJSON *x = cJSON_ParseWithOpts(text[i], &bad, 1);
-      if (!x) rc = stream_error(path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
+      if (!x) rc = stream_error(&src, path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
-      rc = src.err ? read_error(&src, path, err) : stream_error(path, at[pick], NULL, keys[pick], err);
+      rc = src.err ? read_error(&src, path, err) : stream_error(&src, path, at[pick], NULL, keys[pick], err);
   } else if (src.err) {
     rc = read_error(&src, path, err);
   } else {
@@ -568,9 +579,9 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = read_error(&src, path, err);
     } else {
       doc = cJSON_ParseWithLengthOpts(text0, len, &endp, 0);
-      if (!doc) rc = stream_error(path, endp ? (long long)(endp - text0) : -1, NULL, NULL, err);
+      if (!doc) rc = stream_error(&src, path, endp ? (long long)(endp - text0) : -1, NULL, NULL, err);
       src.pos = doc ? (size_t)(endp - text0) : 0;
-      if (doc && mpt_json_src_end(&src, &err_at) < 0) rc = src.err ? read_error(&src, path, err) : extra_data(path, err_at, err);
+      if (doc && mpt_json_src_end(&src, &err_at) < 0) rc = src.err ? read_error(&src, path, err) : extra_data(&src, path, err_at, err);
     }
     /* T4 results (an array), else a Kernel Tuner cache (an object), as in the streamed case */
     records = cJSON_GetObjectItemCaseSensitive(doc, "results");
@@ -590,7 +601,9 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     /* device name: Kernel Tuner's device_name, else the file's base name */
     const char *base = strrchr(path, '/');
     snprintf(r->device, sizeof r->device, "%s", base ? base + 1 : path);
-    if (it.close == ']')
+    if (it.tree && src.check.bad_at >= 0) /* cJSON read the whole text: the check's fault is the first */
+      rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
+    else if (it.close == ']')
       rc = load_t4(r, doc, &it, path, err);
     else if (it.close == '}')
       rc = load_kt(r, doc, &it, path, err);
@@ -598,6 +611,8 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       rc = mpt_error_set(err, MPT_ERR_PARSE,
                          "replay file %s: unknown format (neither T4 results with 'results' nor a Kernel Tuner cache with 'cache')", path);
   }
+  if (rc == 0 && src.check.bad_at >= 0) /* outside the records (which report their own) */
+    rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
   cJSON_Delete(doc);
   mpt_json_src_close(&src);
   if (rc == 0 && r->store.n == 0)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
 #include "spaces/space.h"
@@ -168,8 +169,9 @@ int mpt_cmd_space(int argc, char **argv) {
 
   mpt_error_clear(&err);
   mpt_problem *p = NULL;
-  if (mpt_problem_load(file, &p, &err)) {
+  if (mpt_problem_load(file, &p, &err) || mpt_kspec_check_keys(p, &err)) { /* the keys as tune's evaluators check them */
     fprintf(stderr, "mptune space: %s\n", err.msg);
+    mpt_problem_free(p);
     return 1;
   }
   for (int i = 0; i < p->n_warnings; i++) fprintf(stderr, "mptune space: warning: %s\n", p->warnings[i]);

@@ -23,7 +23,10 @@
  *     keyword arguments and `is` are compile-time errors with a column; string % formatting is a
  *     TypeError at run time;
  *   - strings are byte strings: len() and indexing count bytes (identical to Python for ASCII);
- *   - `x in L` compares with == only (Python also accepts the identical object, which matters for nan).
+ *   - `x in L` compares with == only (Python also accepts the identical object, which matters for nan);
+ *   - nesting (parentheses, unary operators, right operands, `**`) deeper than a few hundred levels is a
+ *     compile-time error ("too deeply nested"); a flat chain of left-associative operators (a + b - c ...,
+ *     a and b or c) is no nesting and may have any length.
  * int / int is correctly rounded like Python's, also beyond 2^53 (128-bit integer quotient). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,8 @@ void mpt_expr_free(mpt_expr *e) {
 }
 
 static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
+  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
+    mark_uses(e, e->nodes[ni].b, used);
   if (ni < 0) return;
   const xnode *n = &e->nodes[ni];
   if (n->op == X_VAR) { used[n->slot] = 1; return; }

@@ -51,6 +51,9 @@ int mpt_expr_compile(const char *src, const char *const *names, int n_names, mpt
                      int *column, mpt_error *err);
 void mpt_expr_free(mpt_expr *e);
 const char *mpt_expr_source(const mpt_expr *e);
+/* NULL when an expression can refer to a variable called name, else why not (a phrase: "a Python
+ * keyword", "not a name ..."): what the names given to mpt_expr_compile must be */
+const char *mpt_expr_name_fault(const char *name);
 
 /* The variable slots the expression reads (free variables), ascending, without duplicates. */
 int mpt_expr_n_uses(const mpt_expr *e);

@@ -1,6 +1,7 @@
 /* spaces/expr_eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
- * paths that never allocate for scalars), the builtins (range, list, len, min, max, abs, int, float,
- * round, sum, bool, str) and constant folding of variable-free subtrees at compile time. */
+ * paths that never allocate for scalars; long chains of binary operators in a loop), the builtins (range,
+ * list, len, min, max, abs, int, float, round, sum, bool, str) and constant folding of variable-free
+ * subtrees at compile time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,76 @@ __attribute__((noinline)) static int ev_cmp(const ctx *c, const xnode *n, xval *
   return 0;
 }
 
+/* o = l op r (binary arithmetic and bitwise operators), l and r released */
+__attribute__((always_inline)) static inline int ev_binop(const ctx *c, int op, xval *l, xval *r, xval *o) {
+  if (l->v.kind == MPT_V_INT && r->v.kind == MPT_V_INT) {
+    int64_t a = l->v.u.i, b = r->v.u.i, x;
+    o->own = 0;
+    switch (op) {
+    case X_ADD:
+      if (__builtin_add_overflow(a, b, &x)) return xv_overflow(c->err);
+      o->v = xv_i(x);
+      return 0;
+    case X_SUB:
+      if (__builtin_sub_overflow(a, b, &x)) return xv_overflow(c->err);
+      o->v = xv_i(x);
+      return 0;
+    case X_MUL:
+      if (__builtin_mul_overflow(a, b, &x)) return xv_overflow(c->err);
+      o->v = xv_i(x);
+      return 0;
+    case X_FLOORDIV:
+      if (b > 0 && a >= 0) { o->v = xv_i(a / b); return 0; }
+      if (xv_int_floordiv(a, b, &x, c->err)) return MPT_ERR_EVAL;
+      o->v = xv_i(x);
+      return 0;
+    case X_MOD:
+      if (b > 0 && a >= 0) { o->v = xv_i(a % b); return 0; }
+      if (xv_int_mod(a, b, &x, c->err)) return MPT_ERR_EVAL;
+      o->v = xv_i(x);
+      return 0;
+    default: break;
+    }
+  }
+  mpt_value res;
+  int rc = xv_binop(op, &l->v, &r->v, &res, c->err);
+  xv_release(l);
+  xv_release(r);
+  if (rc) return rc;
+  return xv_set_owned(o, res);
+}
+
+/* o = o OP n->b for the chain operator n (a chain's step: o holds the value of the left operand, taken;
+ * and/or short-circuit, returning an operand); on an error o holds nothing */
+static int ev_step(const ctx *c, const xnode *n, xval *o) {
+  if (n->op == X_AND || n->op == X_OR) {
+    int t = mpt_value_truthy(&o->v);
+    if ((n->op == X_AND) ? !t : t) return 0;
+    xv_release(o);
+    return ev(c, n->b, o);
+  }
+  xval l = *o, r;
+  o->v.kind = MPT_V_NONE;
+  o->own = 0;
+  int rc = evl(c, n->b, &r);
+  if (rc) {
+    xv_release(&l);
+    return rc;
+  }
+  return ev_binop(c, n->op, &l, &r, o);
+}
+
+/* a chain of binary operators (a + b + c ...: a spine of any length), in a loop */
+__attribute__((noinline)) static int ev_chain(const ctx *c, int32_t ni, xval *o) {
+  xspine sp;
+  int32_t bottom = xp_spine(c->e, ni, &sp);
+  if (bottom < 0) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  int rc = evl(c, bottom, o);
+  for (int k = sp.n - 1; rc == 0 && k >= 0; k--) rc = ev_step(c, &c->e->nodes[sp.v[k]], o);
+  xp_spine_free(&sp);
+  return rc;
+}
+
 static int ev(const ctx *c, int32_t ni, xval *o) {
   const xnode *n = &c->e->nodes[ni];
   switch (n->op) {
@@ -498,46 +569,18 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
     return 0;
   case X_ADD: case X_SUB: case X_MUL: case X_FLOORDIV: case X_MOD: case X_DIV: case X_POW:
   case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT: {
+    if (n->long_chain) return ev_chain(c, ni, o);
     xval l, r;
     int rc = evl(c, n->a, &l);
     if (rc) return rc;
     rc = evl(c, n->b, &r);
     if (rc) { xv_release(&l); return rc; }
-    if (l.v.kind == MPT_V_INT && r.v.kind == MPT_V_INT) {
-      int64_t a = l.v.u.i, b = r.v.u.i, x;
-      o->own = 0;
-      switch (n->op) {
-      case X_ADD:
-        if (__builtin_add_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = xv_i(x);
-        return 0;
-      case X_SUB:
-        if (__builtin_sub_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = xv_i(x);
-        return 0;
-      case X_MUL:
-        if (__builtin_mul_overflow(a, b, &x)) return xv_overflow(c->err);
-        o->v = xv_i(x);
-        return 0;
-      case X_FLOORDIV:
-        if (b > 0 && a >= 0) { o->v = xv_i(a / b); return 0; }
-        if (xv_int_floordiv(a, b, &x, c->err)) return MPT_ERR_EVAL;
-        o->v = xv_i(x);
-        return 0;
-      case X_MOD:
-        if (b > 0 && a >= 0) { o->v = xv_i(a % b); return 0; }
-        if (xv_int_mod(a, b, &x, c->err)) return MPT_ERR_EVAL;
-        o->v = xv_i(x);
-        return 0;
-      default: break;
-      }
-    }
-    mpt_value res;
-    rc = xv_binop(n->op, &l.v, &r.v, &res, c->err);
-    xv_release(&l);
-    xv_release(&r);
-    if (rc) return rc;
-    return xv_set_owned(o, res);
+    return ev_binop(c, n->op, &l, &r, o);
+  }
+  case X_AND: case X_OR: {
+    if (n->long_chain) return ev_chain(c, ni, o);
+    int rc = ev(c, n->a, o);
+    return rc ? rc : ev_step(c, n, o);
   }
   case X_NEG: case X_POS: case X_INV: case X_NOT: {
     xval a;
@@ -555,14 +598,6 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
     xv_release(&a);
     if (rc) return rc;
     return xv_set_owned(o, res);
-  }
-  case X_AND: case X_OR: {
-    int rc = ev(c, n->a, o);
-    if (rc) return rc;
-    int t = mpt_value_truthy(&o->v);
-    if ((n->op == X_AND) ? !t : t) return 0;
-    xv_release(o);
-    return ev(c, n->b, o);
   }
   case X_CMP: return ev_cmp(c, n, o);
   case X_IFELSE: {
@@ -595,6 +630,42 @@ typedef struct deps {
   int minlocal;  /* smallest comprehension slot read freely, XP_MAX_LOCALS if none */
 } deps;
 
+static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals);
+
+static void merge(deps *d, deps k) {
+  d->vars |= k.vars;
+  if (k.minlocal < d->minlocal) d->minlocal = k.minlocal;
+}
+
+/* replaces the constant subtree ni by its value: 1, or 0 when its evaluation fails (the error is left for
+ * run time) */
+static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
+  mpt_error err;
+  xval x;
+  if (xe_eval(e, ni, NULL, locals, &x, &err) != 0) return 0;
+  mpt_value v;
+  if (take(&x, &v, &err) != 0) return 0;
+  e->nodes[ni].op = X_CONST;
+  e->nodes[ni].k = v;
+  return 1;
+}
+
+/* fold() of a chain (a + b + c ...), in a loop: each step is folded once its left part is; a step whose
+ * evaluation fails fails every step above it, which are not tried */
+static deps fold_chain(mpt_expr *e, int32_t ni, mpt_value *locals) {
+  xspine sp;
+  int32_t bottom = xp_spine(e, ni, &sp);
+  if (bottom < 0) return (deps){1, XP_MAX_LOCALS}; /* out of memory: nothing folded */
+  deps d = fold(e, bottom, locals);
+  int folding = 1;
+  for (int k = sp.n - 1; k >= 0; k--) {
+    merge(&d, fold(e, e->nodes[sp.v[k]].b, locals));
+    if (folding && !d.vars && d.minlocal == XP_MAX_LOCALS) folding = fold_const(e, sp.v[k], locals);
+  }
+  xp_spine_free(&sp);
+  return d;
+}
+
 static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals) {
   deps d = {0, XP_MAX_LOCALS};
   if (ni < 0) return d;
@@ -605,30 +676,21 @@ static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals) {
   case X_LOCAL: d.minlocal = n->slot; return d;
   default: break;
   }
+  if (xp_is_chain_op(n->op)) return fold_chain(e, ni, locals);
   int32_t kids[3] = {n->a, n->b, n->c};
-  int first = n->first, cnt = n->op == X_CMP ? n->n : n->n, slot = n->slot, op = n->op;
+  int first = n->first, cnt = n->n, slot = n->slot, op = n->op;
   for (int i = 0; i < 3; i++) {
     deps k = fold(e, kids[i], locals);
     if (op == X_COMP && i == 0 && k.minlocal >= slot) k.minlocal = XP_MAX_LOCALS; /* elt: own variable */
-    d.vars |= k.vars;
-    if (k.minlocal < d.minlocal) d.minlocal = k.minlocal;
+    merge(&d, k);
   }
   for (int i = 0; i < cnt; i++) {
     deps k = fold(e, e->args[first + i], locals);
     if (op == X_COMP && k.minlocal >= slot) k.minlocal = XP_MAX_LOCALS; /* filters */
-    d.vars |= k.vars;
-    if (k.minlocal < d.minlocal) d.minlocal = k.minlocal;
+    merge(&d, k);
   }
-  if (d.vars || d.minlocal < XP_MAX_LOCALS) return d;
   /* constant subtree: evaluate now; run-time errors are left for run time */
-  mpt_error err;
-  xval x;
-  if (xe_eval(e, ni, NULL, locals, &x, &err) != 0) return d;
-  mpt_value v;
-  if (take(&x, &v, &err) != 0) return d;
-  n = &e->nodes[ni];
-  n->op = X_CONST;
-  n->k = v;
+  if (!d.vars && d.minlocal == XP_MAX_LOCALS) fold_const(e, ni, locals);
   return d;
 }
 

@@ -289,7 +289,12 @@ typedef struct fcomp {
   const mpt_expr *e;
   xfast *f;
   int fail;
+  int depth; /* of build()'s recursion: the depth of the tree of C functions, which recurse as deep to run */
 } fcomp;
+
+/* the deepest tree of C functions built: deeper ones (chains of hundreds of terms: a + b + c ...) are left
+ * to the general evaluator, which takes chains in a loop */
+enum { XF_MAX_DEPTH = 1000 };
 
 static cn *node(fcomp *c) {
   if (c->f->n_nodes >= c->f->cap_nodes) { c->fail = 1; return NULL; }
@@ -445,8 +450,21 @@ static const cn *build_cmp(fcomp *c, const xnode *xn, int *pk) {
   return n;
 }
 
+static const cn *build_node(fcomp *c, int32_t ni, int *pk);
+
 static const cn *build(fcomp *c, int32_t ni, int *pk) {
   if (c->fail) return NULL;
+  if (c->depth >= XF_MAX_DEPTH) {
+    c->fail = 1;
+    return NULL;
+  }
+  c->depth++;
+  const cn *n = build_node(c, ni, pk);
+  c->depth--;
+  return n;
+}
+
+static const cn *build_node(fcomp *c, int32_t ni, int *pk) {
   const xnode *xn = &c->e->nodes[ni];
   switch (xn->op) {
   case X_CONST: {
@@ -550,7 +568,7 @@ xfast *xf_compile(const mpt_expr *e) {
   if (!f) return NULL;
   f->cap_nodes = 2 * e->n_nodes + 4; /* each expression node, plus int-to-double conversions */
   f->nodes = calloc((size_t)f->cap_nodes, sizeof(cn));
-  fcomp c = {e, f, f->nodes == NULL};
+  fcomp c = {e, f, f->nodes == NULL, 0};
   int pk = PK_INT;
   const cn *root = c.fail ? NULL : build(&c, e->root, &pk);
   if (c.fail || !root) {

@@ -40,6 +40,8 @@ typedef enum xbuiltin {
 
 typedef struct xnode {
   uint8_t op;        /* xop */
+  uint8_t long_chain; /* a chain operator with a spine of more than XP_SHORT_CHAIN below it (resolve() sets
+                       * it): the evaluator takes it in a loop, shorter ones by recursion (cheaper) */
   int32_t col;       /* 0-based byte offset of the operator/operand in the source */
   int32_t a, b, c;   /* children (or -1) */
   int32_t first, n;  /* operand list in args */
@@ -127,6 +129,22 @@ int xv_float_pow(double a, double b, double *r, mpt_error *err);
 double xv_int_truediv(int64_t a, int64_t b);
 /* exact int64 vs double comparison: -1, 0, 1; 2 when unordered (nan) */
 int xv_cmp_int_float(int64_t i, double f);
+
+/* ---- chains of left-associative binary operators (a + b - c, a and b or c): the left operand of each is
+ * the next one down, a left spine as long as the chain. Every walker of the tree takes a spine in a loop
+ * (xp_spine), so that a chain of any length costs no recursion per term; only true nesting (parentheses,
+ * right operands) recurses, and that is limited. ---- */
+static inline int xp_is_chain_op(int op) { return op >= X_ADD && op <= X_OR && op != X_POW; }
+enum { XP_SHORT_CHAIN = 8 }; /* longer spines are "long": see xnode.long_chain */
+typedef struct xspine {
+  int32_t *v;        /* v[0] the top node, v[k + 1] the left operand of v[k] */
+  int n, cap;
+  int32_t small[32]; /* v for chains of up to 32 */
+} xspine;
+/* the spine from node ni (a chain operator) down; returns its bottom, the leftmost operand (evaluated
+ * first), or -1 out of memory. xp_spine_free releases s. */
+int32_t xp_spine(const mpt_expr *e, int32_t ni, xspine *s);
+void xp_spine_free(xspine *s);
 
 /* ---- expr_parse.c ---- */
 /* Parses src into e->nodes (root in e->root), resolving names against names[] and comprehension

@@ -51,6 +51,13 @@ static int push_tok(P *p, tok t) {
 static int is_id_start(int c) { return isalpha(c) || c == '_' || c >= 0x80; }
 static int is_id_char(int c) { return isalnum(c) || c == '_' || c >= 0x80; }
 
+int xp_is_name(const char *s) {
+  if (!is_id_start((unsigned char)*s)) return 0;
+  while (*++s)
+    if (!is_id_char((unsigned char)*s)) return 0;
+  return 1;
+}
+
 /* digits of base `base` with single underscores between digits; copies them (without '_') into buf */
 static int scan_digits(const char *s, int *k, int base, char *buf, int *nb, int cap) {
   int start = *k, last_us = 0, nd = 0;
@@ -158,7 +165,11 @@ static int lex_string(P *p, int *k, tok *t) {
   const char *s = p->src;
   int start = *k;
   char q = s[*k];
-  size_t cap = strlen(s + *k) + 1;
+  /* the literal's source up to its end (an unescaped quote, the end of the line or text) bounds what it
+   * decodes to (the rest of the source would make many literals quadratic) */
+  size_t cap = 1;
+  for (int j = *k + 1; s[j] && s[j] != q && s[j] != '\n'; j++, cap++)
+    if (s[j] == '\\' && s[j + 1]) j++, cap++;
   char *out = malloc(cap);
   if (!out) return nomem(p);
   size_t n = 0;

@@ -20,6 +20,8 @@ typedef struct xp_tok {
  * 0-based column of the error. *toks and *n hold the tokens read either way: free them with xp_toks_free. */
 int xp_tokenize(const char *src, xp_tok **toks, int *n, int *column, mpt_error *err);
 void xp_toks_free(xp_tok *toks, int n);
+/* 1 when all of s is one name token (a letter, '_' or a non-ASCII byte, then those or digits) */
+int xp_is_name(const char *s);
 
 /* sets err and *column (when not NULL) to col; fmt takes one string, arg ("" when NULL); returns -1 */
 int xp_fail(int *column, mpt_error *err, int code, int col, const char *fmt, const char *arg);

@@ -115,6 +115,33 @@ static int list_node(P *p, int op, int col, ilist *items) {
   return i;
 }
 
+int32_t xp_spine(const mpt_expr *e, int32_t ni, xspine *s) {
+  s->v = s->small;
+  s->n = 0;
+  s->cap = (int)(sizeof s->small / sizeof s->small[0]);
+  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) {
+    if (s->n == s->cap) {
+      int32_t *v = malloc(2 * (size_t)s->cap * sizeof *v);
+      if (!v) {
+        xp_spine_free(s);
+        return -1;
+      }
+      memcpy(v, s->v, (size_t)s->n * sizeof *v);
+      if (s->v != s->small) free(s->v);
+      s->v = v;
+      s->cap *= 2;
+    }
+    s->v[s->n++] = ni;
+  }
+  return ni;
+}
+
+void xp_spine_free(xspine *s) {
+  if (s->v != s->small) free(s->v);
+  s->v = s->small;
+  s->n = 0;
+}
+
 /* ------------------------------------------------------------------ parser */
 
 static tok *cur(P *p) { return &p->t[p->pos]; }
@@ -173,6 +200,14 @@ static int is_reserved(const char *s) {
   for (int i = 0; py_keywords[i]; i++)
     if (strcmp(py_keywords[i], s) == 0) return 2;
   return 0;
+}
+
+const char *mpt_expr_name_fault(const char *name) {
+  if (!name[0]) return "empty: no expression can refer to it";
+  if (!xp_is_name(name))
+    return "not a name (letters, digits and '_', not starting with a digit): no expression can refer to it";
+  if (is_reserved(name)) return "a Python keyword: no expression can refer to it";
+  return NULL;
 }
 
 /* comprehension tail after `elt`: for NAME in or_test (if or_test)* ; cur is 'for' */
@@ -611,13 +646,36 @@ static int parse_test(P *p) {
 
 /* ------------------------------------------------------------------ resolution */
 
-/* Resolves names; returns the tree height (bounded to keep the recursive evaluator's stack small) or
- * -1 on error. Iterative chains (a+b+c+…) are deep trees without deep parser recursion. */
+static int resolve(P *p, int ni, int height);
+
+/* resolve() of a long chain (a+b+c+…, a spine of any length): its operands in order, one level deeper
+ * each; marks the spine's nodes that the evaluator takes in a loop */
+static int resolve_chain(P *p, int ni, int height) {
+  xspine sp;
+  int32_t bottom = xp_spine(p->e, ni, &sp);
+  if (bottom < 0) return nomem(p);
+  for (int k = 0; k < sp.n - XP_SHORT_CHAIN; k++) p->e->nodes[sp.v[k]].long_chain = 1;
+  int h = resolve(p, bottom, height + 1);
+  for (int k = sp.n - 1; h >= 0 && k >= 0; k--) {
+    int hb = resolve(p, p->e->nodes[sp.v[k]].b, height + 1);
+    h = hb < 0 ? -1 : hb > h ? hb : h;
+  }
+  xp_spine_free(&sp);
+  return h < 0 ? -1 : h + 1;
+}
+
+/* Resolves names; returns the tree height (a long chain counts as one level; bounded to keep the recursive
+ * walkers' stacks small) or -1 on error */
 static int resolve(P *p, int ni, int height) {
   if (ni < 0) return 0;
   if (height > 4 * XP_MAX_DEPTH)
     return fail(p, MPT_ERR_PARSE, p->e->nodes[ni].col, "expression is too deeply nested%s", "");
   xnode *n = &p->e->nodes[ni];
+  if (xp_is_chain_op(n->op)) { /* a long chain in a loop; a short one, as the evaluator, by recursion */
+    int32_t a = n->a;
+    for (int k = 1; k <= XP_SHORT_CHAIN && a >= 0 && xp_is_chain_op(p->e->nodes[a].op); k++) a = p->e->nodes[a].a;
+    if (a >= 0 && xp_is_chain_op(p->e->nodes[a].op)) return resolve_chain(p, ni, height);
+  }
   switch (n->op) {
   case X_CONST: return 0;
   case X_NAME: {
@@ -714,6 +772,16 @@ static int check_ranges(P *p, int ni, int allowed) {
     return 0;
   case X_INDEX:
     return check_ranges(p, n->a, 1) || check_ranges(p, n->b, 0) ? -1 : 0;
+  case X_ADD: case X_SUB: case X_MUL: case X_DIV: case X_FLOORDIV: case X_MOD: case X_BAND: case X_BOR:
+  case X_BXOR: case X_LSHIFT: case X_RSHIFT: case X_AND: case X_OR: { /* a chain: its operands in order */
+    xspine sp;
+    int32_t bottom = xp_spine(p->e, ni, &sp);
+    if (bottom < 0) return nomem(p);
+    int rc = check_ranges(p, bottom, 0);
+    for (int k = sp.n - 1; rc == 0 && k >= 0; k--) rc = check_ranges(p, p->e->nodes[sp.v[k]].b, 0);
+    xp_spine_free(&sp);
+    return rc ? -1 : 0;
+  }
   default:
     if (check_ranges(p, n->a, 0) || check_ranges(p, n->b, 0) || check_ranges(p, n->c, 0)) return -1;
     for (int i = 0; i < n->n; i++)
@@ -746,7 +814,7 @@ int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names
       }
       if (root >= 0) {
         e->root = root;
-        /* resolve iteratively-deep chains: resolve() recursion is bounded by its height check */
+        /* resolve() recursion is bounded by its height check, chains taken in a loop */
         if (resolve(&p, root, 0) >= 0 && check_ranges(&p, root, 1) == 0) rc = 0;
       }
     }

@@ -235,7 +235,7 @@ void mpt_json_locate(const char *path, const char *text, const char *field, int 
   path_step st[MAX_STEPS];
   int ns = parse_where(field, st);
   if (ns < 0) return;
-  for (; ns > 0; ns--) { /* the value named, else the nearest enclosing one */
+  for (; ns >= 0; ns--) { /* the value named, else the nearest enclosing one (the document itself, last) */
     long off = scan_path(text, st, ns, NULL);
     if (off < 0) continue;
     if (col >= 0 && text[off] == '"') off = string_byte_offset(text, text + off, col);

@@ -28,9 +28,9 @@ void mpt_key_consider(const char *key, const char *cand, size_t min_len, const c
 
 /* Writes "PATH:LINE:COL" to out (n bytes): the position in text of the value at field, a path such as
  * "ConfigurationSpace.TuningParameters[2].Values" (anything from its first space on, e.g. a label
- * " (block_size_x)", is ignored), or of the nearest enclosing value when that one is absent; with col >= 0
- * and a string value, of that byte of the string as read (an escape counts as what it decodes to). Just
- * "PATH" when text is NULL or no part of field is in it. */
+ * " (block_size_x)", is ignored), or of the nearest enclosing value when that one is absent (the document
+ * itself when no part of field is in it); with col >= 0 and a string value, of that byte of the string as
+ * read (an escape counts as what it decodes to). Just "PATH" when text is NULL or not well formed. */
 void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n);
 
 /* The byte offset in text of the value at field (a path as for mpt_json_locate), or -1 */

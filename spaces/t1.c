@@ -3,6 +3,7 @@
  * parameters each one uses (warning when the file's `Parameters` list disagrees); misspelt keys are errors
  * (spaces/json_keys.c). */
 #include "spaces/t1.h"
+#include "spaces/json_check.h"
 #include "spaces/json_keys.h"
 
 #include <cjson/cJSON.h>
@@ -193,6 +194,8 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   snprintf(field, sizeof field, "%s.Name", where);
   if (!cJSON_IsString(jn) || !jn->valuestring[0])
     return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a non-empty string");
+  const char *fault = mpt_expr_name_fault(jn->valuestring);
+  if (fault) return t1_error(p, err, MPT_ERR_VALUE, field, "'%s' is %s", jn->valuestring, fault);
   for (int k = 0; k < i; k++)
     if (strcmp(p->params[k].name, jn->valuestring) == 0)
       return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s'", jn->valuestring);
@@ -416,6 +419,9 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   }
   if (!p->path || !p->text || !p->dir) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
 
+  mpt_json_check check; /* what cJSON accepts and JSON does not */
+  mpt_json_check_init(&check);
+  mpt_json_check_feed(&check, text, strlen(text));
   const char *end = NULL;
   p->json = cJSON_ParseWithOpts(text, &end, 0);
   const char *what = "";
@@ -426,6 +432,15 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       p->json = NULL;
       what = ": data after the end of the document,";
     }
+  }
+  /* the first fault in the text: the check's, unless cJSON stopped before it */
+  if (check.bad_at >= 0 && (p->json || !end || check.bad_at <= end - text)) {
+    cJSON_Delete(p->json);
+    p->json = NULL;
+    int line, col;
+    mpt_text_line_col(text, (size_t)check.bad_at, &line, &col);
+    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: %s", path, line, col, check.what);
+    goto fail;
   }
   if (!p->json) {
     size_t off = end ? (size_t)(end - text) : 0;

@@ -2,7 +2,7 @@
 """tests/space_cli.py: end-to-end checks of `mptune space`: Cartesian and valid counts of every shared T1
 file (--json), the text report, --list CSV (to a file, standard output or a pipe), rank-0-only output under mpiexec, warnings reported once, and
 one clear message with a non-zero exit for a missing file, malformed JSON (line:column), a syntax error
-(caret), an unknown name, a wrong Type and an empty Values list."""
+(caret), an unknown name, a wrong Type, an empty Values list and a misspelt KernelSpecification key."""
 import csv
 import json
 import os
@@ -191,6 +191,15 @@ with tempfile.TemporaryDirectory() as tmp:
          ["type.json", "TuningParameters[0].Type", "integer"]),
         ("empty Values", write("empty.json", prob([{"Name": "a", "Type": "int", "Values": "[]"}])),
          ["empty.json", "TuningParameters[0].Values", "empty"]),
+        # KernelSpecification's keys are checked as tune's evaluators check them (the spec itself is not read)
+        ("misspelt KernelSpecification key",
+         write("ks.json", prob([{"Name": "a", "Type": "int", "Values": "[1, 2]"}])[:-1]
+               + ',\n "KernelSpecification": {"Language": "C", "Argumnets": []}}'),
+         ["ks.json:12:43: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"]),
+        ("misspelt argument key",
+         write("ksarg.json", prob([{"Name": "a", "Type": "int", "Values": "[1, 2]"}])[:-1]
+               + ',\n "KernelSpecification": {"Arguments": [{"Name": "x", "FilType": "Constant"}]}}'),
+         ["ksarg.json:12:54: KernelSpecification.Arguments[0].FilType: unknown key; did you mean 'FillType'?"]),
     ]
     for what, path, needles in cases:
         r = run(path)

@@ -401,12 +401,17 @@ static void test_compile_errors(void **state) {
   assert_int_equal(mpt_expr_compile(deep, names, N_NAMES, &e, &col, &err), MPT_ERR_PARSE);
   assert_non_null(strstr(err.msg, "too deeply nested"));
   assert_true(col > 50 && col < 1000 && deep[col] == '(');
-  char chain[40000];
+  /* so is nesting made of chains: 1000 levels of (a + (a + ... )) */
+  char *nest = malloc(8000);
+  assert_non_null(nest);
   int o = 0;
-  for (int i = 0; i < 5000; i++) o += snprintf(chain + o, sizeof chain - (size_t)o, "1+");
-  strcpy(chain + o, "a");
-  assert_int_equal(mpt_expr_compile(chain, names, N_NAMES, &e, &col, &err), MPT_ERR_PARSE);
+  for (int i = 0; i < 1000; i++) o += sprintf(nest + o, "(a+");
+  nest[o++] = 'a';
+  memset(nest + o, ')', 1000);
+  nest[o + 1000] = '\0';
+  assert_int_equal(mpt_expr_compile(nest, names, N_NAMES, &e, &col, &err), MPT_ERR_PARSE);
   assert_non_null(strstr(err.msg, "too deeply nested"));
+  free(nest);
   /* a const evaluation */
   mpt_value v;
   assert_int_equal(mpt_expr_eval_const("[8 * i for i in range(4, 33)]", &v, &col, &err), 0);
@@ -418,6 +423,67 @@ static void test_compile_errors(void **state) {
   assert_int_equal(col, 9);
   assert_int_equal(mpt_expr_eval_const("[1, 2][5]", &v, &col, &err), MPT_ERR_EVAL);
   assert_int_equal(v.kind, MPT_V_NONE);
+}
+
+/* a flat chain of left-associative operators (a + b - c ..., a and b or c) is no nesting: it compiles and
+ * evaluates in a loop, whatever its length (802 terms were "too deeply nested"); 100,000 terms neither
+ * recurse per term (no stack overflow, ASan included) nor take the numeric fast path's recursive tree */
+static void test_long_chains(void **state) {
+  (void)state;
+  enum { TERMS = 100000 };
+  static const struct { const char *first, *term, *want; } chains[] = {
+      {"a", "+a", "300000"},                 /* a = 3: 100,000 times */
+      {"1", "+1", "100000"},                 /* constant: folded */
+      {"b", "-b*2", "399994"},               /* b = -2: -2 + 99,999 * 4 */
+      {"a", " and a", "3"},                  /* and/or return an operand */
+      {"0", " or b", "-2"},
+      {"f", "+1", "100001.5"},               /* a float */
+      {"s", "+'x'", NULL},                   /* a string of 100,001 bytes (each + copies it: quadratic time) */
+  };
+  char *src = malloc((size_t)TERMS * 8 + 64);
+  assert_non_null(src);
+  for (size_t k = 0; k < sizeof chains / sizeof *chains; k++) {
+    size_t o = (size_t)sprintf(src, "%s", chains[k].first), tl = strlen(chains[k].term);
+    for (int i = 1; i < TERMS; i++, o += tl) memcpy(src + o, chains[k].term, tl);
+    src[o] = '\0';
+    mpt_expr *e;
+    mpt_error err;
+    int col;
+    int rc = mpt_expr_compile(src, names, N_NAMES, &e, &col, &err);
+    if (rc) fprintf(stderr, "chain %zu: %s\n", k, err.msg);
+    assert_int_equal(rc, 0);
+    mpt_value v;
+    rc = mpt_expr_eval(e, vars, &v, &err);
+    if (rc) fprintf(stderr, "chain %zu: %s\n", k, err.msg);
+    assert_int_equal(rc, 0);
+    char rep[64];
+    if (chains[k].want) {
+      mpt_value_repr(&v, rep, sizeof rep);
+      assert_string_equal(rep, chains[k].want);
+    } else {
+      assert_int_equal(v.kind, MPT_V_STR);
+      assert_int_equal(strlen(v.u.s), 2 + TERMS - 1);
+    }
+    int truth = 0;
+    assert_int_equal(mpt_expr_eval_bool(e, vars, &truth, &err), 0);
+    assert_true(truth);
+    mpt_value_free(&v);
+    mpt_expr_free(e);
+  }
+  /* a chain in a condition over a space, and an error inside a long chain keeps its column */
+  const char *tail = "+a//0";
+  size_t o = (size_t)sprintf(src, "a");
+  for (int i = 1; i < TERMS; i++, o += 2) memcpy(src + o, "+a", 2);
+  strcpy(src + o, tail);
+  mpt_expr *e;
+  mpt_error err;
+  int col;
+  assert_int_equal(mpt_expr_compile(src, names, N_NAMES, &e, &col, &err), 0);
+  mpt_value v;
+  assert_int_equal(mpt_expr_eval(e, vars, &v, &err), MPT_ERR_EVAL);
+  assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+  mpt_expr_free(e);
+  free(src);
 }
 
 static void test_format_error(void **state) {
@@ -530,7 +596,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arithmetic),   cmocka_unit_test(test_arith_errors), cmocka_unit_test(test_comparisons),
       cmocka_unit_test(test_boolean),      cmocka_unit_test(test_sequences),    cmocka_unit_test(test_builtins),
-      cmocka_unit_test(test_t1_expressions), cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_format_error),
+      cmocka_unit_test(test_t1_expressions), cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_long_chains),
+      cmocka_unit_test(test_format_error),
       cmocka_unit_test(test_repr),         cmocka_unit_test(test_eval_bool_no_alloc),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -417,12 +417,14 @@ static void test_bad_files(void **state) {
   assert_non_null(strstr(err.msg, "missing parameter 'filter_width'"));
   assert_non_null(strstr(err.msg, "extra parameter 'loop_unroll'"));
   assert_non_null(strstr(err.msg, "convolution_milo.json"));
+  assert_non_null(strstr(err.msg, " (in results[0].configuration)")); /* where the names were read */
   /* a Kernel Tuner cache of another problem */
   snprintf(path, sizeof path, "%s/mismatch_cache.json", f->tmpdir);
   write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"nope\"], \"cache\": {}}");
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
   assert_non_null(strstr(err.msg, "extra parameter 'nope'"));
   assert_non_null(strstr(err.msg, "missing parameter 'tile_size_x'"));
+  assert_non_null(strstr(err.msg, " (in tune_params_keys)"));
   /* no record matches a configuration of the space: says why for the first one */
   snprintf(path, sizeof path, "%s/nomatch_cache.json", f->tmpdir);
   write_file(path, "{\"tune_params_keys\": [\"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", "
@@ -437,8 +439,21 @@ static void test_bad_files(void **state) {
                    "\"filter_height\": 15, \"filter_width\": 15}, \"times\": {}, \"invalidity\": \"correct\", \"correctness\": 1, "
                    "\"measurements\": [{\"name\": \"time\", \"value\": 1.0}], \"objectives\": [\"time\"]}]}");
   assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
-  assert_non_null(strstr(err.msg, "block_size_x=256,block_size_y=16"));
+  assert_non_null(strstr(err.msg, "results[0]: block_size_x=256,block_size_y=16"));
   assert_non_null(strstr(err.msg, "violates the problem's constraints"));
+  /* the same record after a valid one: the coverage note names it by its index */
+  snprintf(path, sizeof path, "%s/violates2_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [" REC(1, 1, "correct", "1.0") ", {\"configuration\": {\"block_size_x\": 256, "
+                   "\"block_size_y\": 16, \"tile_size_x\": 1, \"tile_size_y\": 1, \"read_only\": 0, \"use_padding\": 0, "
+                   "\"use_shmem\": 0, \"use_cmem\": 1, \"filter_height\": 15, \"filter_width\": 15}, \"times\": {}, "
+                   "\"invalidity\": \"correct\", \"measurements\": [{\"name\": \"time\", \"value\": 1.0}]}]}");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), 0);
+  char cov[2048];
+  assert_int_equal(mpt_replay_coverage(r, "x", cov, sizeof cov), 1);
+  if (!strstr(cov, "(the first: results[1]: block_size_x=256,")) fprintf(stderr, "coverage: %s\n", cov);
+  assert_non_null(strstr(cov, "(the first: results[1]: block_size_x=256,"));
+  mpt_replay_free(r);
+  r = NULL;
   /* an unknown invalidity */
   snprintf(path, sizeof path, "%s/badinv_T4.json", f->tmpdir);
   write_file(path, "{\"results\": [" REC(1, 1, "exploded", "1.0") "]}");
@@ -808,8 +823,9 @@ static void test_damaged_files(void **state) {
     unlink(path);
   }
   free(b);
-  /* both outcomes occur: the damage is neither always fatal nor always harmless */
-  assert_true(loaded > 20 && failed > 200);
+  /* both outcomes occur: the damage is neither always fatal nor always harmless (17 of the 600 load: a
+   * random byte in a string is mostly invalid UTF-8 or a control character, refused since session 22) */
+  assert_true(loaded > 10 && failed > 200);
 }
 
 int main(void) {

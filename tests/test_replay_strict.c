@@ -211,12 +211,89 @@ static void test_kt_no_objective(void **state) {
   assert_null(strstr(cov, "marked valid"));
 }
 
+/* the load of text (n bytes, gzip-compressed when gz) fails with "PATH:LINE:COL: malformed JSON: what
+ * (byte B[, in where])", LINE:COL and B those of text offset bad */
+static void expect_fault(const fixture *f, const char *name, const char *text, size_t n, int gz, size_t bad,
+                         const char *what, const char *where) {
+  char path[600], want[1200];
+  put(f, name, text, n, gz, path, sizeof path);
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < bad; i++)
+    if (text[i] == '\n') line++, line_start = i + 1;
+  snprintf(want, sizeof want, "%s:%d:%zu: malformed JSON: %s (byte %zu%s%s)", path, line, bad - line_start + 1, what,
+           bad, where ? ", in " : "", where ? where : "");
+  mpt_replay *r;
+  mpt_error err;
+  assert_int_equal(load(f, path, &r, &err), MPT_ERR_PARSE);
+  assert_null(r);
+  if (strcmp(err.msg, want) != 0) fprintf(stderr, "got:  %s\nwant: %s\n", err.msg, want);
+  assert_string_equal(err.msg, want);
+}
+
+#define R0 T4REC(1, 1, "correct", MEAS("1.5"), "[\"time\"]")
+#define R1(meas, objs) T4REC(2, 1, "correct", meas, objs)
+
+/* what cJSON accepts and JSON forbids (a T4 export of a run replaying it would not be JSON): invalid
+ * UTF-8 and raw control characters in strings, leading zeros, nesting beyond 1000 levels; at their line
+ * and column, in the record that holds them; a syntax error before such a fault is the one reported */
+static void test_json_faults(void **state) {
+  fixture *f = *state;
+  static const char utf8[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("1.5"), "[\"time\", \"a\xff\"]") "\n]}";
+  for (int gz = 0; gz < 2; gz++)
+    expect_fault(f, gz ? "utf8.json.gz" : "utf8.json", utf8, strlen(utf8), gz, (size_t)(strchr(utf8, '\xff') - utf8),
+                 "invalid UTF-8 in a string", "results[1]");
+  static const char ctrl[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("1.5"), "[\"time\", \"a\x01\"]") "\n]}";
+  expect_fault(f, "ctrl.json", ctrl, strlen(ctrl), 0, (size_t)(strchr(ctrl, '\x01') - ctrl),
+               "raw control character U+0001 in a string (escape it as \\u0001)", "results[1]");
+  static const char zero[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("01.5"), "[\"time\"]") "\n]}";
+  expect_fault(f, "zero.json", zero, strlen(zero), 0, (size_t)(strstr(zero, "01.5") - zero),
+               "a number with a leading zero (JSON has none: 12, not 012)", "results[1]");
+  static const char meta[] = "{\"metadata\": {\"note\": \"a\xff\"}, \"results\": [\n" R0 "\n]}";
+  expect_fault(f, "meta.json", meta, strlen(meta), 0, (size_t)(strchr(meta, '\xff') - meta), "invalid UTF-8 in a string",
+               NULL);
+  static const char cache[] = "{" KEYS ",\n\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5, \"x\": \"\xc0\x80\"}}}";
+  expect_fault(f, "cache.json", cache, strlen(cache), 0, (size_t)(strchr(cache, '\xc0') - cache),
+               "invalid UTF-8 in a string", "the cache's entry 0");
+  /* 1000 levels nested in results[1]'s objectives: the document, results and the record are three more */
+  char deep[8192];
+  int o = snprintf(deep, sizeof deep, "{\"results\": [\n" R0 ",\n{\"configuration\": " CONF(2, 1) ", \"objectives\": ");
+  size_t opened = 0;
+  for (int k = 0; k < 1000; k++) {
+    if (k == 997) opened = (size_t)o; /* the 1001st level */
+    deep[o++] = '[';
+  }
+  for (int k = 0; k < 1000; k++) deep[o++] = ']';
+  o += snprintf(deep + o, sizeof deep - (size_t)o, "}\n]}");
+  expect_fault(f, "deep.json", deep, (size_t)o, 0, opened, "nested too deeply (more than 1000 levels)", "results[1]");
+  /* a syntax error in results[0] comes before the fault in results[1] */
+  static const char first[] = "{\"results\": [\n" T4REC(1, 1, "correct", MEAS("1.5 x"), "[\"time\"]") ",\n"
+      R1(MEAS("1.5"), "[\"time\", \"a\xff\"]") "\n]}";
+  char path[600];
+  put(f, "first.json", first, strlen(first), 0, path, sizeof path);
+  mpt_replay *r;
+  mpt_error err;
+  assert_int_equal(load(f, path, &r, &err), MPT_ERR_PARSE);
+  if (!strstr(err.msg, "malformed JSON (byte") || !strstr(err.msg, "in results[0])")) fprintf(stderr, "got: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, "malformed JSON (byte"));
+  assert_non_null(strstr(err.msg, "in results[0])"));
+  /* UTF-8 of 2 to 4 bytes and escapes load */
+  static const char fine[] = "{\"metadata\": {\"note\": \"\xc2\xb5s \xe2\x82\xac \xf0\x9f\x98\x80 \\t\"}, \"results\": [\n"
+      R0 "\n]}";
+  put(f, "fine.json", fine, strlen(fine), 0, path, sizeof path);
+  int rc = load(f, path, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_replay_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_extra_data),
     cmocka_unit_test(test_stray_text_in_value),
     cmocka_unit_test(test_t4_no_objective),
     cmocka_unit_test(test_kt_no_objective),
+    cmocka_unit_test(test_json_faults),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

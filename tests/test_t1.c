@@ -304,6 +304,9 @@ static void test_error_positions(void **state) {
   /* a missing Name: the position of the object it belongs in */
   expect_error(HEAD "\n  {\"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", MPT_ERR_VALUE,
                (const char *[]){"mem.json:2:3: ConfigurationSpace.TuningParameters[0].Name: missing", NULL});
+  /* a missing ConfigurationSpace: the position of the document, the object it is missing from */
+  expect_error("\n  {\"General\": {\"BenchmarkName\": \"x\"}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:3: ConfigurationSpace: missing or not an object", NULL});
   /* a JSON array item of the wrong kind: the item's own position */
   expect_error(HEAD "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1,\n {}]}]}}", MPT_ERR_VALUE,
                (const char *[]){"mem.json:2:2: ConfigurationSpace.TuningParameters[0].Values[1] (a): not a number", NULL});
@@ -330,6 +333,92 @@ static void test_error_positions(void **state) {
     assert_int_equal(p->n_warnings, k);
     mpt_problem_free(p);
   }
+}
+
+/* what cJSON accepts and JSON forbids is refused at its line and column: invalid UTF-8 and raw control
+ * characters in strings (a T4 export would copy them into invalid JSON), leading zeros in numbers, and
+ * nesting beyond 1000 levels (cJSON's limit, which gave no reason); a syntax error before such a fault
+ * is reported first */
+#define ONE_PARAM(name_json, default_json) \
+  HEAD "{\"Name\": " name_json ", \"Type\": \"int\", \"Values\": \"[1, 12]\", \"Default\": " default_json "}]}}"
+static void test_json_hygiene(void **state) {
+  (void)state;
+  static const char *const bad_utf8[] = {"\"a\xff\"", "\"a\xc0\x80\"", "\"a\xed\xa0\x80\"", "\"a\xe2\x82\"",
+                                         "\"a\xf4\x90\x80\x80\"", "\"a\x80\""};
+  for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++) {
+    char t[512];
+    snprintf(t, sizeof t, ONE_PARAM("%s", "1"), bad_utf8[i]);
+    expect_error(t, MPT_ERR_PARSE, (const char *[]){"mem.json:1:57: malformed JSON: invalid UTF-8 in a string", NULL});
+  }
+  expect_error(ONE_PARAM("\"a\tb\"", "1"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:57: malformed JSON: raw control character U+0009 in a string "
+                                "(escape it as \\u0009)", NULL});
+  expect_error(ONE_PARAM("\"a\"", "\n 012"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:2:2: malformed JSON: a number with a leading zero", NULL});
+  expect_error(ONE_PARAM("\"a\"", "-01"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:108: malformed JSON: a number with a leading zero", NULL});
+  /* a syntax error before the fault is the one reported */
+  expect_error(HEAD ",{\"Name\": \"a\xff\"}]}}", MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON near ',{", NULL});
+  /* what JSON allows passes: UTF-8 of 2, 3 and 4 bytes, escapes, 0, 0.5, 1e05, -0 */
+  static const char *const good[] = {ONE_PARAM("\"\xc2\xb5s\xe2\x82\xac\xf0\x9f\x98\x80\"", "1"),
+                                     ONE_PARAM("\"a\\u00e9\"", "1"), ONE_PARAM("\"a\"", "0.5e01"),
+                                     HEAD "{\"Name\": \"a\", \"Type\": \"float\", \"Values\": [0, 0.5, 1e05, -0.25]}]}}"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    mpt_problem *p = NULL;
+    mpt_error err;
+    int rc = parse(good[i], &p, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    mpt_problem_free(p);
+  }
+  /* nesting: 1000 levels in all pass, 1001 are refused at the bracket that opens the 1001st */
+  for (int extra = 0; extra < 2; extra++) {
+    int levels = 999 + extra; /* arrays, inside the document object */
+    char *t = malloc(4096);
+    assert_non_null(t);
+    int o = snprintf(t, 4096, "{\"X\": ");
+    for (int k = 0; k < levels; k++) t[o++] = '[';
+    for (int k = 0; k < levels; k++) t[o++] = ']';
+    snprintf(t + o, 4096 - (size_t)o, ", \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": "
+             "\"int\", \"Values\": \"[1]\"}]}}");
+    mpt_problem *p = NULL;
+    mpt_error err;
+    int rc = parse(t, &p, &err);
+    if (extra == 0) {
+      if (rc) fprintf(stderr, "%s\n", err.msg);
+      assert_int_equal(rc, 0);
+      mpt_problem_free(p);
+    } else {
+      assert_int_equal(rc, MPT_ERR_PARSE);
+      assert_string_equal(err.msg, "mem.json:1:1006: malformed JSON: nested too deeply (more than 1000 levels)");
+    }
+    free(t);
+  }
+}
+
+/* a parameter no expression can refer to (a keyword, a name with a space or starting with a digit) is
+ * refused at its Name, with why; names of other letters (UTF-8) and builtins' names are fine */
+static void test_param_names(void **state) {
+  (void)state;
+  static const struct { const char *name, *why; } bad[] = {
+      {"True", "is a Python keyword"}, {"None", "is a Python keyword"}, {"lambda", "is a Python keyword"},
+      {"for", "is a Python keyword"},  {"a b", "is not a name"},        {"1x", "is not a name"},
+      {"x-y", "is not a name"},        {"a.b", "is not a name"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char t[512], want[256];
+    snprintf(t, sizeof t, HEAD "{\"Name\": \"ok\", \"Type\": \"int\", \"Values\": \"[1]\"},\n"
+             "  {\"Name\": \"%s\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}", bad[i].name);
+    snprintf(want, sizeof want, "mem.json:2:12: ConfigurationSpace.TuningParameters[1].Name: '%s' %s", bad[i].name,
+             bad[i].why);
+    expect_error(t, MPT_ERR_VALUE, (const char *[]){want, "no expression can refer to it", NULL});
+  }
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse(HEAD "{\"Name\": \"\xc2\xb5_1\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}, {\"Name\": \"len\", \"Type\": "
+                 "\"int\", \"Values\": \"[3]\"}], \"Conditions\": [\"\xc2\xb5_1 < len\"]}}", &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_problem_free(p);
 }
 
 /* a key given twice in one object is refused at its (first) position: cJSON keeps the first silently, so the
@@ -534,7 +623,8 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_error_positions), cmocka_unit_test(test_exact_reading),
-      cmocka_unit_test(test_damaged_problems),
+      cmocka_unit_test(test_damaged_problems), cmocka_unit_test(test_json_hygiene),
+      cmocka_unit_test(test_param_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
