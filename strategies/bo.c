@@ -76,6 +76,7 @@ static const mpt_option_spec bo_options[] = {
     {"pair_weight", MPT_OPT_DOUBLE, "1.0", "sampling=pairs/pairs-strata/pairs-swap: a value pair's weight is its count among the valid configurations to this power (0: every occurring pair alike)", NULL, 0, 4},
     {"pair_candidates", MPT_OPT_INT, "4096", "sampling=pairs/pairs-strata: candidates drawn per sweep when the space is larger", NULL, 1, 1e9},
     {"random_samples", MPT_OPT_INT, "0", "this many of the initial samples are uniform random valid configurations (distinct from the rest, drawn after them), the others by `sampling`", NULL, 0, 1e9},
+    {"gp_memory_limit", MPT_OPT_DOUBLE, "0", "MB the objective's GP may hold (it grows with the observations times the candidates); an ask that needs more fails with the size it needs (0: no limit)", NULL, 0, 1e12},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
@@ -160,6 +161,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->gcfg.kernel = mpt_gp_kernel_parse(mpt_strategy_opt_str(s, "kernel"));
   b->gcfg.lengthscale = mpt_strategy_opt_double(s, "lengthscale");
   b->gcfg.noise = mpt_strategy_opt_double(s, "noise");
+  b->gcfg.max_bytes = (int64_t)(mpt_strategy_opt_double(s, "gp_memory_limit") * 1048576.0);
   b->n_init = (int)mpt_strategy_opt_int(s, "initial_samples");
   b->fit = mpt_strategy_opt_bool(s, "fit_hyperparameters");
   b->ard = mpt_strategy_opt_bool(s, "ard");
@@ -633,9 +635,10 @@ static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
 
 static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
-  mpt_error err;
+  mpt_error *err = &s->ask_error;
   int k = 0;
-  if (bo_process_queue(b, &err)) return err.code ? err.code : MPT_ERR_INTERNAL;
+  int rc0 = bo_process_queue(b, err);
+  if (rc0) return err->code ? err->code : mpt_error_set(err, rc0, "bo: cannot update the model (error %d)", rc0);
   /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
   while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
     int64_t id = -1;
@@ -646,7 +649,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     if (id < 0 && (id = random_unseen(b, s)) < 0) break; /* replacements: uniform random unseen */
     b->taken[id] = 1;
     ids[k++] = id;
-    if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+    if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     b->init_asked++;
   }
   if (k == n) goto done;
@@ -662,7 +665,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     while (fill && k < n && (id = random_unseen(b, s)) >= 0) {
       b->taken[id] = 1;
       ids[k++] = id;
-      if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+      if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     }
     goto done;
   }
@@ -702,7 +705,9 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
         double mu, sdq;
         mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
         if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, &err);
+        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
+        if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
+                                 mpt_gp_n_obs(b->gp) + 1);
       }
       if (rc) break;
       pick pk;
@@ -710,7 +715,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
           (!b->local_stalled || stalled)) {
         local = bo_mark_local(b, s);
-        if (local < 0) { rc = MPT_ERR_NOMEM; break; }
+        if (local < 0) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set"); break; }
       }
       int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
       scan(b, s, xi, kappa_s, local, var_pick, &pk);
@@ -725,9 +730,10 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       b->taken[id] = 1;
       ids[k++] = id;
       b->iter++;
-      if (add_pending(b, id, af)) { rc = MPT_ERR_NOMEM; break; }
+      if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
     }
-    mpt_gp_truncate(b->gp, base, &err);
+    mpt_error terr;
+    mpt_gp_truncate(b->gp, base, &terr);
     if (rc) return rc;
   }
 done:
