@@ -145,7 +145,8 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     }
     int64_t id;
     int n = take_default(c, &id) ? 1 : mpt_strategy_ask(c->strategy, 1, &id);
-    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration", c->strategy->type->name);
+    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", c->strategy->type->name,
+                                     mpt_strategy_ask_error(c->strategy));
     if (n == 0) {
       exhausted = 1;
       continue;
@@ -209,7 +210,8 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
         int n = k - nd > 0 ? mpt_strategy_ask(c->strategy, k - nd, ids + nd) : 0;
         if (n >= 0) n += nd;
         if (n < 0) {
-          rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations", c->strategy->type->name);
+          rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations: %s", c->strategy->type->name,
+                           mpt_strategy_ask_error(c->strategy));
           stopping = "error";
           n = 0;
         } else if (n == 0) {

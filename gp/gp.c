@@ -180,15 +180,22 @@ int mpt_gp_dim(const mpt_gp *gp) { return gp->dim; }
 int64_t mpt_gp_n_cand(const mpt_gp *gp) { return gp->n_cand; }
 int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
-int64_t mpt_gp_bytes(const mpt_gp *gp) {
-  int64_t np = gp->n_pad, cap = gp->cap, d = gp->dim;
+/* bytes held with room for cap observations */
+static int64_t bytes_at(const mpt_gp *gp, int64_t cap) {
+  int64_t np = gp->n_pad, d = gp->dim;
   return (int64_t)sizeof *gp + mpt_gp_cands_bytes(&gp->cs) +
          np * 3 * 8 + cap * np * 4 + cap * cap * 8 +
          cap * (d + 5) * 8 + cap * 4 + GP_BLOCK * 8;
 }
 
+int64_t mpt_gp_bytes(const mpt_gp *gp) { return bytes_at(gp, gp->cap); }
+
 static int grow(mpt_gp *gp, mpt_error *err) {
   int ncap = gp->cap ? gp->cap * 2 : 64;
+  double need_mb = (double)bytes_at(gp, ncap) / 1048576.0;
+  if (gp->cfg.max_bytes > 0 && bytes_at(gp, ncap) > gp->cfg.max_bytes)
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: room for %d observations needs %.1f MB, over the limit of %.1f MB",
+                         ncap, need_mb, (double)gp->cfg.max_bytes / 1048576.0);
   double *Xo = realloc(gp->Xo, sizeof(double) * (size_t)ncap * (size_t)gp->dim);
   if (Xo) gp->Xo = Xo;
   double *yo = realloc(gp->yo, sizeof(double) * (size_t)ncap);
@@ -211,7 +218,8 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   if (!Xo || !yo || !wy || !w1 || !td || !lf || !wf || (gp->n_pad > 0 && !V) || !L || !XoT) {
     free(L);
     free(XoT);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory growing to %d observations", ncap);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory: room for %d observations needs %.1f MB", ncap,
+                         need_mb);
   }
   for (int d = 0; d < gp->dim; d++)
     if (gp->n > 0) memcpy(XoT + (size_t)d * ncap, gp->XoT + (size_t)d * gp->cap, sizeof(double) * (size_t)gp->n);

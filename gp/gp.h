@@ -42,6 +42,7 @@ typedef struct mpt_gp_config {
   mpt_gp_mean mean;
   double mean_constant;
   int normalize_scale;   /* 1: divide outputs by their standard deviation (default), 0: scale 1 */
+  int64_t max_bytes;     /* > 0: adding an observation that needs more (mpt_gp_bytes) fails (0: no limit) */
 } mpt_gp_config;
 
 /* Fills the defaults: Matérn 3/2, lengthscale 1.5, variance 1, noise 1e-6, observed mean, scaled. */
@@ -65,7 +66,7 @@ int mpt_gp_n_obs(const mpt_gp *gp);
 int64_t mpt_gp_bytes(const mpt_gp *gp);
 
 /* Adds one observation (x: dim values, y finite) and updates the factor and the posterior of every
- * candidate incrementally. */
+ * candidate incrementally. Out of memory, or over config.max_bytes, it fails with the size it needed. */
 int mpt_gp_add(mpt_gp *gp, const double *x, double y, mpt_error *err);
 /* Forgets the observations after the first n (in reverse order of addition), restoring the posterior
  * exactly up to rounding: used to fantasize pending points and roll back. */

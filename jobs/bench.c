@@ -155,8 +155,8 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
     int got = mpt_strategy_ask(s, want, ids);
     double t1 = mpt_clock_mono_s();
     if (got < 0) {
-      rc = mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations)",
-                         strategy, (unsigned long long)seed, (long long)out->n_evals);
+      rc = mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations): %s",
+                         strategy, (unsigned long long)seed, (long long)out->n_evals, mpt_strategy_ask_error(s));
       goto done;
     }
     if (got == 0) break;

@@ -76,6 +76,7 @@ static const mpt_option_spec bo_options[] = {
     {"pair_weight", MPT_OPT_DOUBLE, "1.0", "sampling=pairs/pairs-strata/pairs-swap: a value pair's weight is its count among the valid configurations to this power (0: every occurring pair alike)", NULL, 0, 4},
     {"pair_candidates", MPT_OPT_INT, "4096", "sampling=pairs/pairs-strata: candidates drawn per sweep when the space is larger", NULL, 1, 1e9},
     {"random_samples", MPT_OPT_INT, "0", "this many of the initial samples are uniform random valid configurations (distinct from the rest, drawn after them), the others by `sampling`", NULL, 0, 1e9},
+    {"gp_memory_limit", MPT_OPT_DOUBLE, "0", "MB the objective's GP may hold (it grows with the observations times the candidates); an ask that needs more fails with the size it needs (0: no limit)", NULL, 0, 1e12},
     {"fit_hyperparameters", MPT_OPT_BOOL, "0", "fit lengthscales/variance/noise by maximizing the marginal likelihood with priors", NULL, 1, 0},
     {"ard", MPT_OPT_BOOL, "1", "one lengthscale per parameter when fitting", NULL, 1, 0},
     {"refit_interval", MPT_OPT_INT, "10", "refit the hyperparameters every this many valid observations", NULL, 1, 1e9},
@@ -160,6 +161,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->gcfg.kernel = mpt_gp_kernel_parse(mpt_strategy_opt_str(s, "kernel"));
   b->gcfg.lengthscale = mpt_strategy_opt_double(s, "lengthscale");
   b->gcfg.noise = mpt_strategy_opt_double(s, "noise");
+  b->gcfg.max_bytes = (int64_t)(mpt_strategy_opt_double(s, "gp_memory_limit") * 1048576.0);
   b->n_init = (int)mpt_strategy_opt_int(s, "initial_samples");
   b->fit = mpt_strategy_opt_bool(s, "fit_hyperparameters");
   b->ard = mpt_strategy_opt_bool(s, "ard");
@@ -224,7 +226,9 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
   b->mbuf = malloc(sizeof(double) * BO_BLOCK);
   b->sbuf = malloc(sizeof(double) * BO_BLOCK);
-  if (!b->X || !b->taken || !b->mbuf || !b->sbuf) {
+  b->fq[0] = malloc(sizeof(bo_ranked) * BO_BLOCK);
+  b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
+  if (!b->X || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1]) {
     free(act); free(xfull); free(cfg);
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
   }
@@ -282,6 +286,7 @@ static void bo_destroy(mpt_strategy *s) {
   free(b->ty); free(b->act); free(b->inc_idx);
   free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
+  free(b->fq[0]); free(b->fq[1]); free(b->ranked);
   free(b);
   s->data = NULL;
 }
@@ -369,31 +374,25 @@ static inline int cand_free(const bo_state *b, const mpt_strategy *s, int local,
   return !b->taken[c] && !s->seen[c] && (local != 1 || bo_in_local(b, s->space, c));
 }
 
-typedef struct fb_cand {
-  double le; /* log EI */
-  int64_t id;
-} fb_cand;
-
-/* largest log EI first, ties by id (qsort is not stable: the order must not depend on it) */
-static int cmp_fb(const void *x, const void *y) {
-  const fb_cand *a = x, *b = y;
-  if (a->le != b->le) return a->le > b->le ? -1 : 1;
-  return (a->id > b->id) - (a->id < b->id);
-}
-
 /* When no candidate reaches the feasibility threshold: the free candidate of largest
  * log EI + feasibility_exponent log p, i.e. EI x p^exponent (BaCO's EI x p leans on the threshold; without
  * it, a high power keeps the search near configurations that run while letting a much larger EI win).
- * Since p <= 1 the value is at most log EI: the candidates go by log EI, largest first, and p (a kernel
- * sum over the failure observations) is computed only until log EI falls to the best value found.
- * Without memory for the ordering the scan's fallback (the largest EI) stays. */
+ * Since p <= 1 the value is at most log EI: the candidates go by log EI, largest first (ties by id: a
+ * heap, popped only as far as needed), and p (a kernel sum over the failure observations) is computed only
+ * until log EI falls to the best value found. Without memory for the ordering the scan's fallback (the
+ * largest EI) stays. */
 static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
   double fb = (b->best_t - m) / sc;
-  int64_t n_blocks = cand_blocks(b, local), n = 0;
-  fb_cand *cand = malloc(sizeof *cand * (size_t)(local == 2 ? b->n_nb : b->N));
-  if (!cand) return;
+  int64_t n_blocks = cand_blocks(b, local), n = 0, need = local == 2 ? b->n_nb : b->N;
+  if (need > b->cap_ranked) {
+    bo_ranked *r = realloc(b->ranked, sizeof *r * (size_t)need);
+    if (!r) return;
+    b->ranked = r;
+    b->cap_ranked = need;
+  }
+  bo_ranked *cand = b->ranked;
   for (int64_t bi = 0; bi < n_blocks; bi++) {
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
@@ -407,18 +406,18 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
       /* log EI: log sd + log(z Phi(z) + phi(z)), through the asymptotic form below z = -6 (as scan) */
       double le = z > -6 ? log(sd * (z * norm_cdf(z) + exp(log_norm_pdf(z)))) : log(sd / (z * z)) + log_norm_pdf(z);
       if (!(le > -INFINITY)) le = -DBL_MAX; /* EI 0: still a candidate, the last ones */
-      cand[n].le = le;
+      cand[n].key = le;
       cand[n++].id = c;
     }
   }
-  qsort(cand, (size_t)n, sizeof *cand, cmp_fb);
+  bo_ranked_heapify(cand, n);
   double best = -INFINITY;
   int64_t best_id = -1;
-  for (int64_t i = 0; i < n && cand[i].le > best; i++) {
-    double v = cand[i].le + b->feas_exponent * log(bo_feas_p(b, cand[i].id));
-    if (v > best) { best = v; best_id = cand[i].id; }
+  while (n > 0 && cand[0].key > best) {
+    bo_ranked r = bo_ranked_pop(cand, &n);
+    double v = r.key + b->feas_exponent * log(bo_feas_p(b, r.id));
+    if (v > best) { best = v; best_id = r.id; }
   }
-  free(cand);
   if (best_id >= 0) { pk->id_any = best_id; pk->val_any = best; }
 }
 
@@ -426,7 +425,13 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
  * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
  * while none has: this keeps log/erfc off the hot path. Feasibility multiplies EI and POI; candidates
- * under the threshold are skipped. When none reaches it, feasible_fallback picks the candidate. */
+ * under the threshold are skipped. When none reaches it, feasible_fallback picks the candidate.
+ * With EI alone (the default) p is not computed candidate by candidate: a block's contenders (EI above
+ * the best feasible EI x p so far) are queued and resolved at the block's end by EI, largest first,
+ * until EI alone cannot win (bo_feas_resolve). In index order p was computed for every contender that
+ * beat the best so far, and where failures cluster in a region the GP rates high that was most
+ * candidates (docs/PERFORMANCE.md, "bo: clustered failures"); the choice is the same (the largest
+ * EI x p among feasible candidates, the smallest id among equal ones). */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
   double m, sc;
   mpt_gp_normalization(b->gp, &m, &sc);
@@ -442,13 +447,14 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
   int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
   int ei_only = !need_poi && !need_lcb && !need_lcbs && !need_var;
-  int use_feas = b->fgp != NULL;
+  int use_feas = b->fgp != NULL, defer = 0;
   if (use_feas) {
     double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
     if (fa) {
       b->falpha = fa;
       mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
       bo_feas_extend(b);
+      defer = ei_only;
     } else {
       use_feas = 0; /* out of memory: no feasibility model for this pick */
     }
@@ -493,7 +499,8 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
         double cdf = norm_cdf(z);
         double ei = sd * (z * cdf + exp(log_norm_pdf(z)));
         if (ei > any_lin) { any_lin = ei; any_lin_id = c; }
-        if (ei > lin[0] && FEAS_OK()) {
+        if (ei > lin[0] && defer) b->fq[0][b->n_fq[0]++] = (bo_ranked){ei, c};
+        else if (ei > lin[0] && FEAS_OK()) {
           double v = use_feas ? ei * p : ei;
           if (v > lin[0]) { lin[0] = v; lin_id[0] = c; }
         }
@@ -508,7 +515,8 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
         if (!need_poi && log_upper(q) - 0.5 * z * z - 0.9189385332046727 <= lg[0]) goto rest;
         double le = log(q) - 0.5 * z * z - 0.9189385332046727;
         if (le > any_lg) { any_lg = le; any_lg_id = c; }
-        if (lin_id[0] < 0 && le > lg[0] && FEAS_OK()) {
+        if (lin_id[0] < 0 && le > lg[0] && defer) b->fq[1][b->n_fq[1]++] = (bo_ranked){le, c};
+        else if (lin_id[0] < 0 && le > lg[0] && FEAS_OK()) {
           double v = use_feas ? le + log(p) : le;
           if (v > lg[0]) { lg[0] = v; lg_id[0] = c; }
         }
@@ -531,6 +539,10 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
         if (v > pk->val[AF_LCBS] && FEAS_OK()) { pk->val[AF_LCBS] = v; pk->id[AF_LCBS] = c; }
       }
 #undef FEAS_OK
+    }
+    if (defer) {
+      bo_feas_resolve(b, 0, 0, &lin[0], &lin_id[0]);
+      bo_feas_resolve(b, 1, 1, &lg[0], &lg_id[0]);
     }
   }
   (void)need_ei;
@@ -623,9 +635,10 @@ static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
 
 static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
-  mpt_error err;
+  mpt_error *err = &s->ask_error;
   int k = 0;
-  if (bo_process_queue(b, &err)) return err.code ? err.code : MPT_ERR_INTERNAL;
+  int rc0 = bo_process_queue(b, err);
+  if (rc0) return err->code ? err->code : mpt_error_set(err, rc0, "bo: cannot update the model (error %d)", rc0);
   /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
   while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
     int64_t id = -1;
@@ -636,7 +649,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     if (id < 0 && (id = random_unseen(b, s)) < 0) break; /* replacements: uniform random unseen */
     b->taken[id] = 1;
     ids[k++] = id;
-    if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+    if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     b->init_asked++;
   }
   if (k == n) goto done;
@@ -652,7 +665,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     while (fill && k < n && (id = random_unseen(b, s)) >= 0) {
       b->taken[id] = 1;
       ids[k++] = id;
-      if (add_pending(b, id, -1)) return MPT_ERR_NOMEM;
+      if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     }
     goto done;
   }
@@ -692,7 +705,9 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
         double mu, sdq;
         mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
         if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, &err);
+        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
+        if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
+                                 mpt_gp_n_obs(b->gp) + 1);
       }
       if (rc) break;
       pick pk;
@@ -700,7 +715,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
           (!b->local_stalled || stalled)) {
         local = bo_mark_local(b, s);
-        if (local < 0) { rc = MPT_ERR_NOMEM; break; }
+        if (local < 0) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set"); break; }
       }
       int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
       scan(b, s, xi, kappa_s, local, var_pick, &pk);
@@ -715,9 +730,10 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
       b->taken[id] = 1;
       ids[k++] = id;
       b->iter++;
-      if (add_pending(b, id, af)) { rc = MPT_ERR_NOMEM; break; }
+      if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
     }
-    mpt_gp_truncate(b->gp, base, &err);
+    mpt_error terr;
+    mpt_gp_truncate(b->gp, base, &terr);
     if (rc) return rc;
   }
 done:

@@ -1,6 +1,9 @@
 /* strategies/bo_feasibility.c: the probability of feasibility of bo's candidates (strategies/bo.c): the
  * mean of the feasibility GP (1 ok / 0 failed labels) from kernel values cached per candidate and extended
- * as failures and successes arrive, so that the candidates asked for again and again cost one dot product. */
+ * as failures and successes arrive, so that the candidates asked for again and again cost one dot product;
+ * and the order in which the scan asks for it (contenders by EI, largest first, until EI alone cannot win),
+ * with the heap that orders them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/bo_state.h"
@@ -88,3 +91,49 @@ double bo_feas_p(bo_state *b, int64_t c) {
   return p > 1 ? 1 : p < 1e-12 ? 1e-12 : p;
 }
 
+
+/* a above b in the heap: larger key, or the same key and a smaller id */
+static inline int ranked_above(const bo_ranked *a, const bo_ranked *b) {
+  return a->key > b->key || (a->key == b->key && a->id < b->id);
+}
+
+static void ranked_sift_down(bo_ranked *h, int64_t n, int64_t i) {
+  bo_ranked x = h[i];
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ranked_above(&h[c + 1], &h[c])) c++;
+    if (!ranked_above(&h[c], &x)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = x;
+}
+
+void bo_ranked_heapify(bo_ranked *h, int64_t n) {
+  for (int64_t i = n / 2 - 1; i >= 0; i--) ranked_sift_down(h, n, i);
+}
+
+bo_ranked bo_ranked_pop(bo_ranked *h, int64_t *n) {
+  bo_ranked top = h[0];
+  h[0] = h[--*n];
+  if (*n > 1) ranked_sift_down(h, *n, 0);
+  return top;
+}
+
+void bo_feas_resolve(bo_state *b, int q, int log_domain, double *best, int64_t *best_id) {
+  bo_ranked *h = b->fq[q];
+  int64_t n = b->n_fq[q];
+  bo_ranked_heapify(h, n);
+  while (n > 0 && h[0].key >= *best) {
+    bo_ranked c = bo_ranked_pop(h, &n);
+    double p = bo_feas_p(b, c.id);
+    if (p < b->feas_threshold) continue;
+    double v = log_domain ? c.key + log(p) : c.key * p;
+    if (v > *best || (v == *best && c.id < *best_id)) {
+      *best = v;
+      *best_id = c.id;
+    }
+  }
+  b->n_fq[q] = 0;
+}

@@ -33,7 +33,7 @@ static int rebuild_gp(bo_state *b, mpt_error *err) {
   int have = 0;
   if (b->gp) {
     if (b->D > 64) lsp = malloc(sizeof(double) * (size_t)b->D);
-    if (!lsp) return MPT_ERR_NOMEM;
+    if (!lsp) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory rebuilding the GP");
     mpt_gp_get_hyper(b->gp, lsp, &var, &noise);
     have = 1;
     mpt_gp_free(b->gp);
@@ -158,6 +158,7 @@ int bo_process_queue(bo_state *b, mpt_error *err) {
        * was infinite and the first free configuration, id 0, was picked) */
       if (t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
     }
+    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations", n1);
     if (rc == 0 && refit_here) {
       mpt_gp_fit_options fo;
       mpt_gp_fit_options_default(&fo);
@@ -172,6 +173,7 @@ int bo_process_queue(bo_state *b, mpt_error *err) {
     if (!b->fgp) {
       mpt_gp_config fc = b->gcfg;
       fc.lengthscale = b->feas_ls;
+      fc.max_bytes = 0; /* gp_memory_limit bounds the objective's GP */
       fc.noise = 0.1;
       fc.normalize_scale = 0;
       fc.mean = MPT_GP_MEAN_OBSERVED;
@@ -184,7 +186,7 @@ int bo_process_queue(bo_state *b, mpt_error *err) {
     for (; b->feas_processed < b->n_obs; b->feas_processed++) {
       int64_t i = b->feas_processed;
       rc = mpt_gp_add(b->fgp, b->X + (size_t)b->obs_id[i] * b->D, b->obs_ok[i] ? 1.0 : 0.0, err);
-      if (rc) return rc;
+      if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observations", mpt_gp_n_obs(b->fgp) + 1);
     }
   }
   return 0;

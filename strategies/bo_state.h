@@ -16,6 +16,12 @@ typedef struct bo_pending {
   int af;                /* acquisition function that proposed it (-1: initial sample / random) */
 } bo_pending;
 
+/* a candidate with a sort key (EI or log EI), ordered by key, largest first, ties by id */
+typedef struct bo_ranked {
+  double key;
+  int64_t id;
+} bo_ranked;
+
 typedef struct bo_state {
   int64_t N;             /* candidates = valid configurations */
   int D;                 /* active (pruned) dimensions */
@@ -76,6 +82,10 @@ typedef struct bo_state {
   int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
   int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
   double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
+  bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
+  int64_t n_fq[2];
+  bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
+  int64_t cap_ranked;
 } bo_state;
 
 #define BO_BLOCK 4096
@@ -90,6 +100,15 @@ int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c);
  * [1e-12, 1], from cached kernel values), and the cached values extended by the newest observations */
 double bo_feas_p(bo_state *b, int64_t c);
 void bo_feas_extend(bo_state *b);
+/* a binary heap of n bo_ranked, largest key on top (ties: smaller id): made in O(n), popped in O(log n) */
+void bo_ranked_heapify(bo_ranked *h, int64_t n);
+bo_ranked bo_ranked_pop(bo_ranked *h, int64_t *n);
+/* The best contender of queue q (key: EI, or log EI when log_domain), after *best / *best_id: visits
+ * the queue by key, largest first, and computes p only until the key (EI alone, since p <= 1) falls
+ * under *best; a contender with p >= feasibility_threshold and value EI x p (log EI + log p) above *best,
+ * or equal to it with a smaller id, replaces it. Empties the queue. The result is the contender a visit
+ * in any order would choose: the largest value, the smallest id among equal ones. */
+void bo_feas_resolve(bo_state *b, int q, int log_domain, double *best, int64_t *best_id);
 
 /* strategies/bo_model.c: appends a told observation (ok: valid) to obs_*; 0 or MPT_ERR_NOMEM */
 int bo_push_obs(bo_state *b, int64_t id, double y, int ok);

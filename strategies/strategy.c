@@ -313,8 +313,11 @@ int64_t mpt_strategy_random_free(mpt_rng *rng, int64_t size, const uint8_t *a, c
   return -1;
 }
 
+const char *mpt_strategy_ask_error(const mpt_strategy *s) { return s->ask_error.msg; }
+
 int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
   if (!s || (n > 0 && !ids)) return MPT_ERR_VALUE;
+  mpt_error_clear(&s->ask_error);
   int64_t size = mpt_space_size(s->space);
   if (n <= 0 || s->n_seen >= size) return 0;
   if ((int64_t)n > size - s->n_seen) n = (int)(size - s->n_seen);
@@ -322,6 +325,7 @@ int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
   /* the type proposes; drop what is out of range, seen or repeated; top up a few times */
   for (int round = 0; round < 4 && k < n; round++) {
     int r = s->type->ask ? s->type->ask(s, n - k, ids + k) : 0;
+    if (r < 0 && !s->ask_error.msg[0]) mpt_error_set(&s->ask_error, r, "%s: ask failed (error %d)", s->type->name, r);
     if (r < 0) return r;
     if (r > n - k) r = n - k;
     if (r == 0) break;

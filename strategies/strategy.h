@@ -34,7 +34,9 @@ typedef struct mpt_strategy_type {
   const mpt_option_spec *options;   /* terminated by an entry with key == NULL */
   /* allocates s->data; options already validated; s->space, s->rng, s->budget set */
   int (*create)(mpt_strategy *s, mpt_error *err);
-  /* writes up to n distinct ids not yet asked for or told; returns how many (0 = nothing left) */
+  /* writes up to n distinct ids not yet asked for or told; returns how many (0 = nothing left), or <0
+   * with the reason in s->ask_error (mpt_error_set: what failed, e.g. "bo: cannot extend the GP to 801
+   * observations: ...") */
   int (*ask)(mpt_strategy *s, int n, int64_t *ids);
   /* observations of earlier asks, or logged ones (warm start on resume), in any order */
   void (*tell)(mpt_strategy *s, const mpt_obs *obs, int n);
@@ -52,6 +54,7 @@ struct mpt_strategy {
   uint8_t *seen;         /* per id: 1 when asked for or told */
   int64_t n_seen;
   int64_t n_told;
+  mpt_error ask_error;   /* why the last ask failed (cleared before each ask; mpt_strategy_ask_error) */
   void *data;            /* the strategy's own state */
 };
 
@@ -71,8 +74,11 @@ void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f);
 int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
                         int n_opts, uint64_t seed, int64_t budget, mpt_strategy **out, mpt_error *err);
 /* Asks for up to n candidates; the base layer marks them seen and guarantees they are distinct, valid
- * and never seen before. Returns the number written (0 when the space is exhausted), <0 on error. */
+ * and never seen before. Returns the number written (0 when the space is exhausted), <0 on error, whose
+ * reason mpt_strategy_ask_error gives. */
 int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids);
+/* why the last mpt_strategy_ask failed ("" when it did not) */
+const char *mpt_strategy_ask_error(const mpt_strategy *s);
 /* Marks id as taken without asking the strategy (the caller evaluates it itself, e.g. the problem's
  * default configuration first, and tells its observation later). 0, or <0 when already seen/invalid. */
 int mpt_strategy_reserve(mpt_strategy *s, int64_t id);

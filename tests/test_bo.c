@@ -2,8 +2,9 @@
  * configurations, replayed): determinism for a fixed seed, only valid and never repeated ids, the whole
  * budget used, resume (warm start by tell) continuing exactly like the uninterrupted run, batched asks
  * of distinct candidates (batch=quantile: resume at a round boundary too), the initial designs
- * (sampling=lhs-valid follows the valid marginals, random_samples), binary_weight, bad options rejected, and the
- * feasibility model wasting fewer evaluations on failures than random search and than BO without it. */
+ * (sampling=lhs-valid follows the valid marginals, random_samples), binary_weight, bad options rejected, the
+ * feasibility model wasting fewer evaluations on failures than random search and than BO without it, and an
+ * ask that fails because the GP cannot grow saying why (mpt_strategy_ask_error). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -474,6 +475,35 @@ static void test_bad_options(void **state) {
   assert_true(mpt_strategy_create("bo", space, o3, 1, 1, 100, &s, &err) < 0);
 }
 
+/* a GP that cannot grow (here: over gp_memory_limit, as when out of memory) fails the ask with the reason:
+ * which GP, to how many observations, and the size it needed (the caller printed only "failed to propose") */
+static void test_ask_error(void **state) {
+  (void)state;
+  /* room for 64 observations takes about N * (24 + 64 * 4) bytes, for 128 about N * (24 + 128 * 4): a limit
+   * between them lets the GP hold 64 observations and not 65 */
+  char opt[64];
+  snprintf(opt, sizeof opt, "gp_memory_limit=%.6f", (double)N * (24 + 96 * 4) / 1048576.0);
+  const char *o[] = {opt};
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, o, 1, 1, 200, &s, &err), 0);
+  assert_string_equal(mpt_strategy_ask_error(s), "");
+  int64_t id;
+  int rc = 0, told_ok = 0;
+  for (int i = 0; i < 200 && (rc = mpt_strategy_ask(s, 1, &id)) == 1; i++) {
+    mpt_obs ob = observe(id);
+    told_ok += mpt_obs_valid(&ob);
+    mpt_strategy_tell(s, &ob, 1);
+  }
+  assert_true(rc < 0);
+  assert_true(told_ok >= 64);
+  const char *msg = mpt_strategy_ask_error(s);
+  assert_non_null(strstr(msg, "bo: cannot extend the GP to 65 observations: "));
+  assert_non_null(strstr(msg, "room for 128 observations needs "));
+  assert_non_null(strstr(msg, " MB, over the limit of "));
+  mpt_strategy_destroy(s);
+}
+
 /* feasibility model: fewer failed evaluations than random search (11% of the space fails) */
 static void test_failures(void **state) {
   (void)state;
@@ -515,6 +545,7 @@ int main(void) {
       cmocka_unit_test(test_model_from_one_observation),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_failures),
+      cmocka_unit_test(test_ask_error),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
