@@ -21,6 +21,8 @@ typedef struct coord_state {
   const mpt_coord_config *c;
   mpt_coord_result *r;
   mpt_progress prog;
+  double t0;       /* start of this session's run */
+  double ask_since; /* start of the ask running now */
 } coord_state;
 
 static double cpu_seconds(void) {
@@ -123,6 +125,24 @@ static int take_default(const mpt_coord_config *c, int64_t *id) {
   return 1;
 }
 
+/* A long ask (bo taking in a resumed run's logged observations) shows what it does on the progress line once
+ * it has run a second, and gives up when a signal or the time budget stops the run */
+static int ask_tick(void *ctx, const char *doing) {
+  coord_state *s = ctx;
+  double now = mpt_wire_now();
+  if (now - s->ask_since >= 1.0) {
+    s->prog.doing = doing;
+    draw(s, now, 0);
+    s->prog.doing = NULL;
+  }
+  return mpt_signals_count() > 0 || (s->c->time_budget > 0 && now - s->t0 >= s->c->time_budget);
+}
+
+static int ask(coord_state *s, int n, int64_t *ids) {
+  s->ask_since = mpt_wire_now();
+  return mpt_strategy_ask(s->c->strategy, n, ids);
+}
+
 /* one rank: the progress line goes on while an evaluation runs (evaluators/isolate.h calls the tick from
  * every wait of an evaluation); without it the line stood still for as long as one evaluation took */
 static coord_state *g_local;
@@ -144,7 +164,8 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
       return 0;
     }
     int64_t id;
-    int n = take_default(c, &id) ? 1 : mpt_strategy_ask(c->strategy, 1, &id);
+    int n = take_default(c, &id) ? 1 : ask(s, 1, &id);
+    if (n == MPT_ERR_STOPPED) continue; /* check_stop says why */
     if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", c->strategy->type->name,
                                      mpt_strategy_ask_error(c->strategy));
     if (n == 0) {
@@ -207,9 +228,11 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       int k = (int)(room < n_idle ? room : n_idle);
       if (k > 0) {
         int nd = take_default(c, ids);
-        int n = k - nd > 0 ? mpt_strategy_ask(c->strategy, k - nd, ids + nd) : 0;
+        int n = k - nd > 0 ? ask(s, k - nd, ids + nd) : 0;
         if (n >= 0) n += nd;
-        if (n < 0) {
+        if (n == MPT_ERR_STOPPED) {
+          n = nd; /* check_stop says why */
+        } else if (n < 0) {
           rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations: %s", c->strategy->type->name,
                            mpt_strategy_ask_error(c->strategy));
           stopping = "error";
@@ -364,8 +387,10 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
       return wrc;
     }
   }
-  coord_state s = {c, r, {0}};
+  coord_state s = {c, r, {0}, 0, 0};
   double t0 = mpt_wire_now(), cpu0 = cpu_seconds();
+  s.t0 = t0;
+  mpt_strategy_set_tick(c->strategy, ask_tick, &s);
   int64_t most = mpt_space_size(c->space); /* the run ends there too: the progress line's whole */
   mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget > 0 && c->budget < most ? c->budget : most,
                     c->time_budget, r->done, t0);
@@ -377,5 +402,6 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;
   mpt_progress_finish(&s.prog, t1, r->done, r->valid, r->failed, r->best);
+  mpt_strategy_set_tick(c->strategy, NULL, NULL);
   return rc;
 }

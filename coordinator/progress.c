@@ -58,6 +58,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->last_done = -1;
   p->interval = 5.0;
   p->running_since = 0;
+  p->doing = NULL;
 }
 
 int mpt_progress_duration(double s, char *buf, int cap) {
@@ -92,6 +93,8 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
     mpt_progress_duration(now - p->running_since, d, sizeof d);
     snprintf(run_s, sizeof run_s, " | evaluating for %s", d);
   }
+  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s | %s",
+                                (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s, p->doing);
   return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s%s",
                   (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s, run_s);
 }

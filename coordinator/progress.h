@@ -24,6 +24,7 @@ typedef struct mpt_progress {
   double interval;       /* plain-line period (s) */
   double running_since;  /* start of the evaluation running now, with one rank (0: none): the line says for
                             how long it has run once that is a second or more */
+  const char *doing;     /* what a long ask is doing (NULL: nothing), said at the end of the line */
 } mpt_progress;
 
 /* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */

@@ -14,6 +14,7 @@ enum {
   MPT_ERR_STATE = -7,    /* wrong state (resume of finished run, not an mptune log) */
   MPT_ERR_DEVICE = -8,   /* no device / driver */
   MPT_ERR_INTERNAL = -9,
+  MPT_ERR_STOPPED = -10,  /* given up because the run is stopping (a signal, the time budget) */
 };
 
 typedef struct mpt_error {

@@ -637,7 +637,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
   mpt_error *err = &s->ask_error;
   int k = 0;
-  int rc0 = bo_process_queue(b, err);
+  int rc0 = bo_process_queue(b, s, err);
   if (rc0) return err->code ? err->code : mpt_error_set(err, rc0, "bo: cannot update the model (error %d)", rc0);
   /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
   while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {

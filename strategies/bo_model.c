@@ -118,8 +118,20 @@ static int retransform(bo_state *b, mpt_error *err) {
   return rc ? rc : mpt_gp_set_outputs(b->gp, b->ty, err);
 }
 
-/* puts queued observations into the GP and the feasibility model */
-int bo_process_queue(bo_state *b, mpt_error *err) {
+/* whether the taking in of queued observations (at observation i of n_obs) is to give up: asks s's tick
+ * every 16 observations once there are more than 64 to take in (the first ask of a resumed run: minutes
+ * for a few thousand on a large space), saying how far it is */
+static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, const char *what) {
+  if (b->n_obs - from <= 64 || (i - from) % 16 != 0) return 0;
+  char doing[128];
+  snprintf(doing, sizeof doing, "bo: %s %lld of %lld logged observations", what, (long long)(i - from),
+           (long long)(b->n_obs - from));
+  return mpt_strategy_ticks(s, doing);
+}
+
+/* puts queued observations into the GP and the feasibility model; MPT_ERR_STOPPED when the run is stopping
+ * (s's tick), the model as far as it got (a later call goes on from there) */
+int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
   int rc = 0;
   /* a non-positive objective cannot be log-transformed: switch to the raw objective once */
   if (b->transform_log)
@@ -130,13 +142,16 @@ int bo_process_queue(bo_state *b, mpt_error *err) {
         if (rc) return rc;
         break;
       }
-  int64_t new_ok = 0, last_ok = -1;
+  int64_t new_ok = 0, last_ok = -1, from = b->n_processed;
   int post_done = 0;
   if (b->post)
     for (int64_t i = b->n_processed; i < b->n_obs; i++)
       if (b->obs_ok[i]) last_ok = i;
   for (; b->n_processed < b->n_obs; b->n_processed++) {
     int64_t i = b->n_processed;
+    if (queue_stops(b, s, i, from, "model from"))
+      return mpt_error_set(err, MPT_ERR_STOPPED, "bo: stopped taking in logged observations (%lld of %lld)",
+                           (long long)(i - from), (long long)(b->n_obs - from));
     if (!b->obs_ok[i]) continue;
     const double *x = b->X + (size_t)b->obs_id[i] * b->D;
     int n1 = mpt_gp_n_obs(b->gp) + 1;

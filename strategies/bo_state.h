@@ -115,6 +115,6 @@ int bo_push_obs(bo_state *b, int64_t id, double y, int ok);
 /* the objective as the GP sees it before the rank/clip transforms (log when transform_log) */
 double bo_transform(const bo_state *b, double y);
 /* puts the queued observations (n_processed .. n_obs) into the GP and the feasibility model */
-int bo_process_queue(bo_state *b, mpt_error *err);
+int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err);
 
 #endif

@@ -315,6 +315,13 @@ int64_t mpt_strategy_random_free(mpt_rng *rng, int64_t size, const uint8_t *a, c
 
 const char *mpt_strategy_ask_error(const mpt_strategy *s) { return s->ask_error.msg; }
 
+void mpt_strategy_set_tick(mpt_strategy *s, mpt_strategy_tick tick, void *ctx) {
+  s->tick = tick;
+  s->tick_ctx = ctx;
+}
+
+int mpt_strategy_ticks(mpt_strategy *s, const char *doing) { return s->tick && s->tick(s->tick_ctx, doing) != 0; }
+
 int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
   if (!s || (n > 0 && !ids)) return MPT_ERR_VALUE;
   mpt_error_clear(&s->ask_error);
@@ -326,6 +333,7 @@ int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
   for (int round = 0; round < 4 && k < n; round++) {
     int r = s->type->ask ? s->type->ask(s, n - k, ids + k) : 0;
     if (r < 0 && !s->ask_error.msg[0]) mpt_error_set(&s->ask_error, r, "%s: ask failed (error %d)", s->type->name, r);
+    if (r == MPT_ERR_STOPPED && k > 0) break; /* the run is stopping: what was taken goes out */
     if (r < 0) return r;
     if (r > n - k) r = n - k;
     if (r == 0) break;

@@ -28,6 +28,12 @@ typedef struct mpt_option_spec {
 
 typedef struct mpt_strategy mpt_strategy;
 
+/* Called every so often by a long ask (bo taking in a resumed run's logged observations) with what it is
+ * doing ("bo: model from 1,234 of 1,700 logged observations"): the caller shows it, and returns nonzero
+ * when the run is stopping, which makes the ask give up with MPT_ERR_STOPPED (the strategy stays usable:
+ * a later ask goes on where this one stopped). */
+typedef int (*mpt_strategy_tick)(void *ctx, const char *doing);
+
 typedef struct mpt_strategy_type {
   const char *name;
   const char *summary;
@@ -55,6 +61,8 @@ struct mpt_strategy {
   int64_t n_seen;
   int64_t n_told;
   mpt_error ask_error;   /* why the last ask failed (cleared before each ask; mpt_strategy_ask_error) */
+  mpt_strategy_tick tick; /* NULL: none (mpt_strategy_set_tick) */
+  void *tick_ctx;
   void *data;            /* the strategy's own state */
 };
 
@@ -79,6 +87,10 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
 int mpt_strategy_ask(mpt_strategy *s, int n, int64_t *ids);
 /* why the last mpt_strategy_ask failed ("" when it did not) */
 const char *mpt_strategy_ask_error(const mpt_strategy *s);
+/* Sets the tick a long ask calls (NULL: none) */
+void mpt_strategy_set_tick(mpt_strategy *s, mpt_strategy_tick tick, void *ctx);
+/* for implementations: shows `doing` through the tick; 1 when the ask is to give up (the run is stopping) */
+int mpt_strategy_ticks(mpt_strategy *s, const char *doing);
 /* Marks id as taken without asking the strategy (the caller evaluates it itself, e.g. the problem's
  * default configuration first, and tells its observation later). 0, or <0 when already seen/invalid. */
 int mpt_strategy_reserve(mpt_strategy *s, int64_t id);

@@ -211,6 +211,58 @@ static void test_resume_mostly_failing(void **state) {
   fail_unless_mod = 0;
 }
 
+/* the tick of a long ask: counts its calls, keeps the last note, asks to stop at call stop_at (0: never) */
+typedef struct {
+  int calls, stop_at;
+  char last[128];
+} tick_log;
+
+static int log_tick(void *ctx, const char *doing) {
+  tick_log *t = ctx;
+  snprintf(t->last, sizeof t->last, "%s", doing);
+  return ++t->calls == t->stop_at;
+}
+
+/* The first ask of a resumed run takes in every logged observation (minutes for thousands on a large
+ * space): it says how far it is through the tick and gives up when the run stops (MPT_ERR_STOPPED, the
+ * model as far as it got); a later ask goes on from there and proposes what the uninterrupted run does.
+ * Before, nothing was shown and a signal waited for the whole model. */
+static void test_resume_ask_stops(void **state) {
+  (void)state;
+  enum { TOLD = 150, MORE = 20 };
+  int64_t ids[TOLD + MORE], ids2[MORE];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * (TOLD + MORE));
+  run(NULL, 0, 5, 220, 1, TOLD + MORE, ids, obs);
+  for (int stop_at = 0; stop_at <= 3; stop_at += 3) {
+    mpt_strategy *s;
+    mpt_error err;
+    assert_int_equal(mpt_strategy_create("bo", space, NULL, 0, 5, 220, &s, &err), 0);
+    mpt_strategy_tell(s, obs, TOLD);
+    tick_log t = {0, stop_at, ""};
+    mpt_strategy_set_tick(s, log_tick, &t);
+    int got = mpt_strategy_ask(s, 1, &ids2[0]);
+    if (stop_at) {
+      assert_int_equal(got, MPT_ERR_STOPPED);
+      assert_int_equal(t.calls, 3);
+      assert_string_equal(t.last, "bo: model from 32 of 150 logged observations");
+      assert_non_null(strstr(mpt_strategy_ask_error(s), "bo: stopped taking in logged observations (32 of 150)"));
+      mpt_strategy_set_tick(s, NULL, NULL);
+      got = mpt_strategy_ask(s, 1, &ids2[0]);
+    } else {
+      assert_int_equal(t.calls, 150 / 16 + 1); /* every 16th observation, while there are more than 64 */
+    }
+    assert_int_equal(got, 1);
+    for (int i = 0; i < MORE; i++) {
+      if (i > 0) assert_int_equal(mpt_strategy_ask(s, 1, &ids2[i]), 1);
+      mpt_obs o = observe(ids2[i]);
+      mpt_strategy_tell(s, &o, 1);
+    }
+    assert_memory_equal(ids + TOLD, ids2, sizeof ids2);
+    mpt_strategy_destroy(s);
+  }
+  free(obs);
+}
+
 /* ask(16): 16 distinct unseen candidates per round, every option set */
 static void test_batch(void **state) {
   (void)state;
@@ -536,6 +588,7 @@ int main(void) {
       cmocka_unit_test(test_determinism_budget_validity),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_mostly_failing),
+      cmocka_unit_test(test_resume_ask_stops),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_initial_designs),

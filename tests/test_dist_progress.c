@@ -44,6 +44,11 @@ static void test_format(void **state) {
   assert_null(strstr(buf, "evaluating for"));
   mpt_progress_format(&p, 125.0, 10, 10, 0, 1.0, buf, sizeof buf);
   assert_non_null(strstr(buf, " | evaluating for 1:15"));
+  /* a long ask (bo taking in a resumed run's logged observations) says what it does at the end */
+  p.running_since = 0;
+  p.doing = "bo: model from 32 of 150 logged observations";
+  mpt_progress_format(&p, 125.0, 10, 10, 0, 1.0, buf, sizeof buf);
+  assert_non_null(strstr(buf, "ETA 0:00 | bo: model from 32 of 150 logged observations"));
 }
 
 static void test_lines(void **state) {
