@@ -174,6 +174,12 @@ static int pending_slot(FILE *f) {
 FILE *mpt_outfile_open(const char *path, mpt_error *err) {
   int fd = own_fd(path);
   if (fd >= 0) { /* an open descriptor (stdout redirected to a file): written where it stands, never reopened */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl == -1 || (fl & O_ACCMODE) == O_RDONLY) { /* closed when mptune started (then maybe reused for reading) */
+      mpt_error_set(err, MPT_ERR_IO, "cannot write %s: descriptor %d (%s) is closed or not open for writing", path, fd,
+                    fd == STDOUT_FILENO ? "the standard output" : fd == STDERR_FILENO ? "the standard error" : "this process's own");
+      return NULL;
+    }
     fflush(stdout);
     fflush(stderr);
     int d = dup(fd);

@@ -173,7 +173,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
        * was infinite and the first free configuration, id 0, was picked) */
       if (t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
     }
-    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations", n1);
+    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observation%s", n1, n1 == 1 ? "" : "s");
     if (rc == 0 && refit_here) {
       mpt_gp_fit_options fo;
       mpt_gp_fit_options_default(&fo);
@@ -201,7 +201,8 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
     for (; b->feas_processed < b->n_obs; b->feas_processed++) {
       int64_t i = b->feas_processed;
       rc = mpt_gp_add(b->fgp, b->X + (size_t)b->obs_id[i] * b->D, b->obs_ok[i] ? 1.0 : 0.0, err);
-      if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observations", mpt_gp_n_obs(b->fgp) + 1);
+      int n1 = mpt_gp_n_obs(b->fgp) + 1;
+      if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observation%s", n1, n1 == 1 ? "" : "s");
     }
   }
   return 0;

@@ -81,6 +81,13 @@ with tempfile.TemporaryDirectory() as tmp:
     p.wait()
     check(p.returncode == 0 and list(csv.reader(piped.decode().splitlines())) == rows and int(io["syscw"]) < 2000,
           f"--list - into a pipe: exit {p.returncode}, {io['syscw']} write calls (want < 2000: stdout unbuffered?)")
+    # --list - with standard output closed: one message saying so (it was "Invalid argument" when the
+    # descriptor had been reused for reading), exit 1
+    r = subprocess.run([MPTUNE, "space", os.path.join(DATA, "t1", "paper_prl_2x2.json"), "--list", "-"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                       preexec_fn=lambda: os.close(1))
+    check(r.returncode == 1 and "cannot write -: descriptor 1 (the standard output) is closed or not open for writing"
+          in r.stderr, f"--list - with stdout closed: exit {r.returncode}, {r.stderr[-300:]!r}")
     # --list into a pipe: written in place (not replaced by a renamed file)
     fifo = os.path.join(tmp, "pipe.csv")
     os.mkfifo(fifo)
