@@ -567,6 +567,11 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       if (!x) rc = stream_error(&src, path, at[i] + (bad ? (long long)(bad - text[i]) : 0), NULL, keys[i], err);
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
+    /* a fault of the JSON check (the first pass saw the whole document) inside a member read here: said
+     * before that member is interpreted (an invalid UTF-8 byte in the time unit was an "unknown time unit") */
+    for (int i = K_SMALL; rc == 0 && i < K_N; i++)
+      if (text[i] && src.check.bad_at >= at[i] && src.check.bad_at < at[i] + (long long)strlen(text[i]))
+        rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
     int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
       rc = src.err ? read_error(&src, path, err) : stream_error(&src, path, at[pick], NULL, keys[pick], err);

@@ -252,6 +252,14 @@ static void test_json_faults(void **state) {
   static const char meta[] = "{\"metadata\": {\"note\": \"a\xff\"}, \"results\": [\n" R0 "\n]}";
   expect_fault(f, "meta.json", meta, strlen(meta), 0, (size_t)(strchr(meta, '\xff') - meta), "invalid UTF-8 in a string",
                NULL);
+  /* in a member the reader interprets (the time unit), before or after the records: the fault, not "unknown
+   * time unit 'milli\377seconds'" */
+  static const char unit[] = "{\"metadata\": {\"timeunit\": \"milli\xffseconds\"}, \"results\": [\n" R0 "\n]}";
+  expect_fault(f, "unit.json", unit, strlen(unit), 0, (size_t)(strchr(unit, '\xff') - unit), "invalid UTF-8 in a string",
+               NULL);
+  static const char unit2[] = "{\"results\": [\n" R0 "\n], \"metadata\": {\"timeunit\": \"milli\xffseconds\"}}";
+  expect_fault(f, "unit2.json", unit2, strlen(unit2), 0, (size_t)(strchr(unit2, '\xff') - unit2),
+               "invalid UTF-8 in a string", NULL);
   static const char cache[] = "{" KEYS ",\n\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5, \"x\": \"\xc0\x80\"}}}";
   expect_fault(f, "cache.json", cache, strlen(cache), 0, (size_t)(strchr(cache, '\xc0') - cache),
                "invalid UTF-8 in a string", "the cache's entry 0");
