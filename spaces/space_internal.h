@@ -63,4 +63,21 @@ int mpt_space__prepare_encoding(mpt_space *s);
 int mpt_space__rings(const mpt_space *s, const int *c, int rmin, int64_t budget, int (*visit)(void *, int64_t),
                      void *vctx, int *radius);
 
+/* space_nearest.c. Counts of each value among the valid configurations, added to cnt[off[d] + value]
+ * for params[d], from the rows alone. */
+void mpt_space__value_counts(const mpt_space *s, const int *params, int np, const int *off, int64_t *cnt);
+/* The unused valid configuration (used[] per id) with most value indices of params[d] equal to tgt[d],
+ * then least total index distance, ties by a reservoir draw from rng per tie in id order; -1 when every
+ * one is used. One scan of the valid set. */
+int64_t mpt_space__nearest_unused(const mpt_space *s, const int *params, int np, const int *tgt, const uint8_t *used,
+                                  mpt_rng *rng);
+/* The same for n targets (target j at tgt + j * tstride) picked in turn, pick j with the picks before it
+ * used (and no other id): one pruned pass at the batch's creation, then picks with exactly the scan's
+ * results and random draws. Batch: 0 or MPT_ERR_NOMEM. */
+typedef struct mpt_nearest mpt_nearest;
+int mpt_space__nearest_batch(const mpt_space *s, const int *params, int np, const int *tgt, int tstride, int64_t n,
+                             mpt_nearest **out);
+int64_t mpt_space__nearest_pick(const mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng);
+void mpt_space__nearest_free(mpt_nearest *nb);
+
 #endif

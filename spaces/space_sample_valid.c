@@ -4,38 +4,12 @@
  * exclude as often as a free one. Used by bo's initial design (docs/PERFORMANCE.md, "bo: initial
  * design with the valid marginals"). mpt_space_sample_pairs refines an lhs_valid design towards more
  * covered value pairs (bo's sampling=pairs, pairs-strata, pairs-swap; section "bo: pairwise-coverage
- * initial designs"). */
-#include "spaces/space.h"
+ * initial designs"). The nearest-configuration searches and value counts are in space_nearest.c. */
+#include "spaces/space_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The unused configuration matching most of the target value indices tgt[d] of params[d] (ties: least
- * total index distance, then uniformly at random); -1 when every configuration is used. */
-static int64_t nearest_unused(const mpt_space *sp, const int *params, int np, const int *tgt,
-                              const uint8_t *used, mpt_rng *rng) {
-  int64_t pick = -1, ties = 0, N = mpt_space_size(sp);
-  int bm = -1, bdist = 0;
-  for (int64_t c = 0; c < N; c++) {
-    if (used[c]) continue;
-    int match = 0, dist = 0;
-    for (int d = 0; d < np; d++) {
-      int df = mpt_space_value_index(sp, c, params[d]) - tgt[d];
-      match += df == 0;
-      dist += df < 0 ? -df : df;
-    }
-    if (match > bm || (match == bm && dist < bdist)) {
-      bm = match;
-      bdist = dist;
-      pick = c;
-      ties = 1;
-    } else if (match == bm && dist == bdist && mpt_rng_below(rng, (uint64_t)++ties) == 0) {
-      pick = c;
-    }
-  }
-  return pick;
-}
 
 /* n stratum positions in [0, 1) for one parameter: a random permutation of the strata, uniform within */
 static void strata(mpt_rng *rng, int64_t n, int64_t *perm, double *u, size_t stride) {
@@ -58,14 +32,14 @@ int64_t mpt_space_sample_lhs_valid(const mpt_space *sp, const int *params, int n
   double *u = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int *tgt = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1) * (size_t)A);
   uint8_t *used = calloc((size_t)(N > 0 ? N : 1), 1);
+  mpt_nearest *nb = NULL;
   int64_t m = 0;
   if (!off || !cnt || !perm || !u || !tgt || !used) {
     m = MPT_ERR_NOMEM;
     goto out;
   }
   /* cumulative counts: cnt[off + v] = valid configurations with value index <= v */
-  for (int64_t c = 0; c < N; c++)
-    for (int d = 0; d < np; d++) cnt[off[d] + mpt_space_value_index(sp, c, params[d])]++;
+  mpt_space__value_counts(sp, params, np, off, cnt);
   for (int d = 0; d < np; d++) {
     int nv = mpt_space_n_values(sp, params[d]);
     for (int v = 1; v < nv; v++) cnt[off[d] + v] += cnt[off[d] + v - 1];
@@ -77,13 +51,19 @@ int64_t mpt_space_sample_lhs_valid(const mpt_space *sp, const int *params, int n
       tgt[(size_t)j * A + d] = v;
     }
   }
+  /* each point the nearest unused configuration: one pass over the valid set for all of them */
+  if (mpt_space__nearest_batch(sp, params, np, tgt, A, n, &nb)) {
+    m = MPT_ERR_NOMEM;
+    goto out;
+  }
   for (int64_t j = 0; j < n; j++) {
-    int64_t pick = nearest_unused(sp, params, np, tgt + (size_t)j * A, used, rng);
+    int64_t pick = mpt_space__nearest_pick(nb, j, used, rng);
     if (pick < 0) break;
     used[pick] = 1;
     ids[m++] = pick;
   }
 out:
+  mpt_space__nearest_free(nb);
   free(off);
   free(cnt);
   free(perm);
@@ -144,7 +124,7 @@ int64_t mpt_space_sample_lhs_conditional(const mpt_space *sp, const int *params,
     }
     /* no parameter to narrow by: any configuration */
     int64_t pick = np == 0 ? (int64_t)mpt_rng_below(rng, (uint64_t)N) : ns > 0 ? set[mpt_rng_below(rng, (uint64_t)ns)] : -1;
-    if (pick < 0 || used[pick]) pick = nearest_unused(sp, params, np, tgt, used, rng); /* taken already */
+    if (pick < 0 || used[pick]) pick = mpt_space__nearest_unused(sp, params, np, tgt, used, rng); /* taken already */
     if (pick < 0) break;
     used[pick] = 1;
     ids[m++] = pick;
