@@ -260,7 +260,7 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
   /* read everything the child writes, with the deadline */
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
-  int timed_out = 0, rc = 0;
+  int timed_out = 0, cancelled = 0, rc = 0;
   double deadline = timeout_s > 0 ? mpt_clock_mono_s() + timeout_s : 0;
   while (buf) {
     int wait_ms = -1;
@@ -272,7 +272,11 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
       }
       wait_ms = (int)(left * 1000) + 1;
     }
-    mpt_isolate_tick(); /* the one-rank progress line goes on during a long compile */
+    /* a stop request ends the compile now; the one-rank progress line goes on during a long one */
+    if (mpt_isolate_stop_requested()) {
+      cancelled = 1;
+      break;
+    }
     if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     struct pollfd p = {.fd = fds[0], .events = POLLIN};
     int pr = poll(&p, 1, wait_ms);
@@ -291,15 +295,18 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
     len += (size_t)got;
   }
   close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out || cancelled) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!buf) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   char msg[512];
-  if (timed_out || WIFSIGNALED(status) || len < sizeof(wire_hdr)) {
+  if (timed_out || cancelled || WIFSIGNALED(status) || len < sizeof(wire_hdr)) {
     res->ok = 0;
-    if (timed_out) {
+    if (cancelled) {
+      res->cancelled = 1;
+      snprintf(msg, sizeof msg, "cancelled while compiling for %s: the run is stopping (compiler killed)", arch);
+    } else if (timed_out) {
       res->timed_out = 1;
       snprintf(msg, sizeof msg, "compiler timed out after %.3g s compiling for %s (killed)", timeout_s, arch);
     } else if (WIFSIGNALED(status)) {

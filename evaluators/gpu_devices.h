@@ -52,6 +52,7 @@ typedef struct mpt_rtc_result {
   int is_ptx;
   int crashed;          /* isolated compile only: the signal that killed the compiler (0: none) */
   int timed_out;        /* isolated compile only: killed after the timeout */
+  int cancelled;        /* isolated compile only: killed on the run's stop request (mpt_isolate_set_cancel) */
   char *code;
   size_t code_size;
   char *lowered;
@@ -67,7 +68,8 @@ typedef int (*mpt_rtc_compile_fn)(const char *source, const char *source_name, c
 /* Runs fn in a forked child process and copies its result back through a pipe, so a compiler that
  * crashes (hiprtc for gfx1100 in ROCm 5.2) or hangs only loses that child: then res->ok = 0 and
  * res->crashed = the signal (or res->timed_out = 1 after timeout_s; 0 means no limit) with a log that
- * says what happened, and 0 is returned. Errors of fn itself (<0, e.g. library missing) are returned
+ * says what happened, and 0 is returned. A stop request (mpt_isolate_set_cancel), asked at least every
+ * 100 ms, kills the compiler too: res->cancelled = 1 (not the variant's outcome). Errors of fn itself (<0, e.g. library missing) are returned
  * as they were in the child. The child only compiles (no device context is used), and leaves with
  * _exit, so it is safe to call from an MPI rank. */
 int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,

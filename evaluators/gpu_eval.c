@@ -387,7 +387,11 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
     return mpt_error_set(err, rc, "%s", ce.msg);
   }
   if (!r.ok) {
-    o->status = r.timed_out ? MPT_STATUS_TIMEOUT : r.crashed ? MPT_STATUS_CRASH : MPT_STATUS_COMPILE_ERROR;
+    /* cancelled: not the variant's outcome, a resume compiles it again */
+    o->status = r.cancelled   ? MPT_STATUS_CANCELLED
+                : r.timed_out ? MPT_STATUS_TIMEOUT
+                : r.crashed   ? MPT_STATUS_CRASH
+                              : MPT_STATUS_COMPILE_ERROR;
     snprintf(o->reason, sizeof o->reason, "%s", r.log ? r.log : "compile error");
     mpt_rtc_result_free(&r);
     mpt_launch_free(&l);

@@ -49,8 +49,9 @@ typedef struct mpt_isolate_result {
 } mpt_isolate_result;
 
 /* A process-wide stop request (a run stopping after a signal: jobs/cmd_tune.c): while one is set, the waits
- * of mpt_isolate_call and mpt_run_command ask it at least every 100 ms, and once it returns non-zero the
- * child or the command is killed: the call reports MPT_ISO_CANCELLED, the command status -2. NULL: none. */
+ * of mpt_isolate_call, mpt_run_command and mpt_rtc_compile_isolated ask it at least every 100 ms, and once
+ * it returns non-zero the child or the command is killed: the call reports MPT_ISO_CANCELLED, the command
+ * status -2, the GPU compile res->cancelled. NULL: none. */
 void mpt_isolate_set_cancel(int (*cancelled)(void));
 /* 1 when a stop request is set and says stop now (for waits of an evaluator's own, as --simulate-delay's) */
 int mpt_isolate_stop_requested(void);

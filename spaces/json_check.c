@@ -38,13 +38,14 @@ static int utf8_lead(mpt_json_check *c, unsigned char b) {
  * reads every byte of brute-forced files of hundreds of MB) */
 enum {
   PLAIN_IN_STRING = 1, /* printable ASCII but the quote and the backslash */
-  PLAIN_OUTSIDE = 2,   /* outside strings: what ends a number and needs nothing else (whitespace as cJSON
-                        * skips it, ',', ':') */
+  PLAIN_OUTSIDE = 2,   /* outside strings: what ends a number and needs nothing else (JSON's whitespace:
+                        * space, tab, LF, CR; ',', ':'). Other bytes below 0x20, which cJSON skips as
+                        * whitespace too, are faults */
   NUMBER_REST = 4      /* inside a number past its leading zero, if any: digits, '.', 'e', 'E', '+', '-' */
 };
 #define CLASS(b)                                                                                              \
   (((b) >= 0x20 && (b) < 0x80 && (b) != '"' && (b) != '\\' ? PLAIN_IN_STRING : 0) |                          \
-   ((b) <= 0x20 || (b) == ',' || (b) == ':' ? PLAIN_OUTSIDE : 0) |                                           \
+   ((b) == ' ' || (b) == '\t' || (b) == '\n' || (b) == '\r' || (b) == ',' || (b) == ':' ? PLAIN_OUTSIDE : 0) | \
    (((b) >= '0' && (b) <= '9') || (b) == '.' || (b) == 'e' || (b) == 'E' || (b) == '+' || (b) == '-' ? NUMBER_REST : 0))
 #define CLASS4(b) CLASS(b), CLASS((b) + 1), CLASS((b) + 2), CLASS((b) + 3)
 #define CLASS16(b) CLASS4(b), CLASS4((b) + 4), CLASS4((b) + 8), CLASS4((b) + 12)
@@ -52,6 +53,16 @@ enum {
 static const unsigned char byte_class[256] = {CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192)};
 
 static int is_digit(unsigned char b) { return b >= '0' && b <= '9'; }
+
+/* a raw control character b at offset at, in a string or between values; returns 1 */
+static int control_fault(mpt_json_check *c, unsigned char b, long long at, int in_string) {
+  char what[96];
+  if (in_string)
+    snprintf(what, sizeof what, "raw control character U+%04X in a string (escape it as \\u%04X)", b, b);
+  else
+    snprintf(what, sizeof what, "raw control character U+%04X between values (JSON allows only space, tab, LF, CR)", b);
+  return fault(c, at, what), 1;
+}
 
 /* the byte b at text offset at inside a string (not a plain one): 0, or 1 for a fault */
 static int string_byte(mpt_json_check *c, unsigned char b, long long at) {
@@ -67,9 +78,7 @@ static int string_byte(mpt_json_check *c, unsigned char b, long long at) {
   } else if (b == '\\') {
     c->esc = 1;
   } else if (b < 0x20) {
-    char what[96];
-    snprintf(what, sizeof what, "raw control character U+%04X in a string (escape it as \\u%04X)", b, b);
-    return fault(c, at, what), 1;
+    return control_fault(c, b, at, 1);
   } else if (b >= 0x80) {
     if (!utf8_lead(c, b)) return fault(c, at, "invalid UTF-8 in a string"), 1;
     c->seq_at = at;
@@ -87,6 +96,8 @@ static int outside_byte(mpt_json_check *c, unsigned char b, long long at) {
     c->num = c->num == NUM_NONE ? NUM_MINUS : NUM_IN;
   } else if (b == '.' || b == '+' || b == 'e' || b == 'E') {
     if (c->num != NUM_NONE) c->num = NUM_IN;
+  } else if (b < 0x20 && !(byte_class[b] & PLAIN_OUTSIDE) && !c->closed) { /* not tab, LF or CR */
+    return control_fault(c, b, at, 0);
   } else {
     c->num = NUM_NONE;
     if (b == '"') {
@@ -98,7 +109,7 @@ static int outside_byte(mpt_json_check *c, unsigned char b, long long at) {
         return fault(c, at, what), 1;
       }
     } else if ((b == '}' || b == ']') && c->depth > 0) {
-      c->depth--;
+      c->closed = --c->depth == 0;
     }
   }
   return 0;

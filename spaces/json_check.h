@@ -1,6 +1,8 @@
 /* spaces/json_check.h: what JSON forbids and cJSON accepts, found in one pass over the bytes of a text
  * (whole, or fed in pieces as a stream reads it): invalid UTF-8 or a raw control character (a byte below
- * 0x20) inside a string, a number with a leading zero (012), and nesting deeper than MPT_JSON_MAX_DEPTH
+ * 0x20) inside a string, a raw control character between values (cJSON skips every byte up to 0x20 as
+ * whitespace; JSON allows only space, tab, LF and CR; after the document the readers report any such
+ * byte as extra data), a number with a leading zero (012), and nesting deeper than MPT_JSON_MAX_DEPTH
  * (where cJSON stops with no reason given). It does not check the rest of the syntax: cJSON does. Used
  * by the T1 reader (spaces/t1.c) and the replay reader's stream (evaluators/json_stream.c). */
 #ifndef MPT_JSON_CHECK_H
@@ -17,6 +19,7 @@ typedef struct mpt_json_check {
   unsigned char in_str, esc;
   unsigned char need, lo, hi; /* continuation bytes still due in the sequence; the next one's range */
   unsigned char num;  /* outside strings: where in a number (see json_check.c) */
+  unsigned char closed; /* the top-level object or array has closed: what follows is the readers' extra data */
   char what[96];      /* with bad_at >= 0: what is wrong, e.g. "invalid UTF-8 in a string" */
 } mpt_json_check;
 

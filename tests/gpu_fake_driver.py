@@ -9,12 +9,16 @@ configuration as failed that never ran, and resumes once the device is back (it 
 configuration as a "device not ready" runtime error before). A kernel of 300 arguments gets every one
 (the table was cut at 256). A device architecture NVRTC refuses (a setup error: every variant would
 fail alike) stops the run at the first configuration with one message, the log intact and resumable
-(every configuration was logged as failed before). Skipped (77) without NVRTC."""
+(every configuration was logged as failed before). A compile that hangs (the kernel includes a FIFO no
+one writes to, so NVRTC blocks) ends at the run's stop request (--time and --grace, on one rank and on a
+worker told to stop) within seconds, logged as cancelled and compiled again on --resume; it waited out
+its whole compile timeout (300 s) before. Skipped (77) without NVRTC."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 
@@ -113,6 +117,58 @@ def records(log):
     return [(int(r["config"][0]), int(r["status"]), r["reason"].decode(errors="replace")) for r in ev]
 
 
+def hang_problem(tmp):
+    """hang.json: one configuration whose source includes the FIFO hang.fifo: NVRTC blocks opening it"""
+    fifo = os.path.join(tmp, "hang.fifo")
+    os.mkfifo(fifo)
+    with open(os.path.join(tmp, "hang.cu"), "w") as f:
+        f.write(f'#include "{fifo}"\n' + KERNEL.replace("fk(", "hang("))
+    p = json.loads(json.dumps(PROBLEM))
+    p["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "[0]"
+    p["KernelSpecification"].update(KernelName="hang", KernelFile="hang.cu")
+    p["KernelSpecification"]["Arguments"][0]["Output"] = 0
+    with open(os.path.join(tmp, "hang.json"), "w") as f:
+        json.dump(p, f)
+    return fifo
+
+
+def check_compile_cancel(tmp):
+    """the stop request (time budget 2 s, --grace 1) ends a hanging compile (timeout 300 s: --timeout 60)
+    well before its timeout; the evaluation is logged as cancelled, and --resume compiles it again"""
+    fifo = hang_problem(tmp)
+    for np in (1, 2):
+        log = os.path.join(tmp, f"hang{np}.h5")
+        cmd = [MPTUNE, "tune", "hang.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "1",
+               "--timeout", "60", "--time", "2", "--grace", "1", "--log", log, "--progress", "off"]
+        if np > 1:
+            cmd = [MPIEXEC, "-n", str(np)] + cmd
+        t0 = time.monotonic()
+        # a session of its own: a run that does not stop is killed with its compiler child
+        p = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE), start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.communicate()
+            check(False, f"-n {np}: a hanging compile was not cancelled by the stop request (60 s)")
+            continue
+        secs = time.monotonic() - t0
+        print(f"$ {' '.join(cmd)} -> {p.returncode} in {secs:.1f} s\n{out[-1500:]}{err[-1500:]}", flush=True)
+        check(secs < 20, f"-n {np}: the stop took {secs:.1f} s with a hanging compile")
+        got = records(log)
+        # on one rank the evaluator's reason; with a coordinator the coordinator's (its in-flight record)
+        check(p.returncode == 0 and len(got) == 1 and got[0][1] == 7 and "cancelled" in got[0][2]
+              and (np > 1 or "cancelled while compiling" in got[0][2]),
+              f"-n {np}: the hanging compile's record: rc {p.returncode}, {got}")
+    os.unlink(fifo)
+    with open(fifo, "w"):  # an empty file: the compile goes through
+        pass
+    p = tune(tmp, os.path.join(tmp, "hang2.h5"), 2, "--resume", "--budget", "1", problem="hang.json")
+    got = records(os.path.join(tmp, "hang2.h5"))
+    check(p.returncode == 0 and [st for _, st, _ in got] == [7, 0], f"the cancelled compile resumed: {got}")
+
+
 def main():
     if not os.path.exists(FAKE):
         print(f"FAIL: {FAKE} was not built")
@@ -180,6 +236,7 @@ def main():
             got = records(log)
             check(p.returncode == 0 and len(got) == 10 and all(st == 0 for _, st, _ in got),
                   f"-n {np}: resumed on a known architecture: {got}")
+        check_compile_cancel(tmp)
     print("gpu_fake_driver:", "ok" if failures == 0 else f"{failures} failure(s)")
     return 1 if failures else 0
 

@@ -3,7 +3,8 @@
 # `mptune tune --simulate` on the real brute-forced files, damaged the way the bug reports did: text
 # after the JSON document is an error at the line and column Python's json module names (non-zero
 # exit), a trailing newline is not; records marked valid without an objective (Kernel Tuner entries
-# without 'time', T4 records "correct" with no measurements) give one warning with their count.
+# without 'time', T4 records "correct" with no measurements) give one warning with their count. A
+# misspelt KernelSpecification key is refused by tune --simulate too.
 # Env (from ctest): MPTUNE, MPT_SHARED_DATA, PYTHON.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -108,4 +109,12 @@ grep -qF -- "--budget: bad value 'x'" "$T/tune.err" || { cat "$T/tune.err"; fail
 "$MPTUNE" tune "$P" --simulate "$T4" --strategy brute_force --budget 9999 --log "$T/big.h5" --progress lines \
   >"$T/tune.out" 2>"$T/tune.err" || { cat "$T/tune.err"; fail "tune --budget 9999"; }
 grep -q "^progress: 4362/4362 evaluations" "$T/tune.err" || { tail -3 "$T/tune.err"; fail "the progress line's whole is not the space"; }
+# ---- a misspelt KernelSpecification key: tune --simulate refuses it as tune with a real evaluator and
+# mptune space do (it ran, the spec unread), no log left behind
+sed 's/"Arguments"/"Argumnets"/' "$P" >"$T/misspelt.json"
+"$MPTUNE" tune "$T/misspelt.json" --simulate "$T4" --budget 3 --log "$T/misspelt.h5" --progress off \
+  >"$T/tune.out" 2>"$T/tune.err" && fail "tune --simulate accepted a misspelt KernelSpecification key"
+grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?" "$T/tune.err" \
+  || { cat "$T/tune.err"; fail "tune --simulate: no message naming the misspelt key"; }
+[ ! -e "$T/misspelt.h5" ] || fail "tune --simulate left a log behind for a misspelt key"
 echo "replay_cli: ok"

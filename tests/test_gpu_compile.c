@@ -16,6 +16,7 @@
 #include "evaluators/cuda_api.h"
 #include "evaluators/gpu_eval.h"
 #include "evaluators/hip_api.h"
+#include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/space.h"
 
@@ -320,6 +321,29 @@ static int failing_compiler(const char *source, const char *source_name, const c
   return mpt_error_set(err, MPT_ERR_INTERNAL, "NVRTC produced no CUBIN for %s", arch);
 }
 
+static int g_cancel_polls;
+/* a stop request that comes on the third time it is asked (the compiler is running by then) */
+static int cancel_on_third_poll(void) { return ++g_cancel_polls >= 3; }
+
+/* a stop request kills a hanging compile at once instead of after its timeout (60 s here), and says so */
+static void test_isolation_cancel(void **state) {
+  (void)state;
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  g_cancel_polls = 0;
+  mpt_isolate_set_cancel(cancel_on_third_poll);
+  int rc = mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 60, &r, &err);
+  mpt_isolate_set_cancel(NULL);
+  assert_int_equal(rc, 0);
+  assert_false(r.ok);
+  assert_true(r.cancelled);
+  assert_false(r.timed_out);
+  assert_int_equal(g_cancel_polls, 3);
+  assert_non_null(strstr(r.log, "cancelled while compiling for sm_90"));
+  mpt_rtc_result_free(&r);
+}
+
 static void test_isolation(void **state) {
   (void)state;
   mpt_rtc_result r;
@@ -350,7 +374,8 @@ static void test_isolation(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_isolation),      cmocka_unit_test(test_nvrtc_errors),
+      cmocka_unit_test(test_isolation),      cmocka_unit_test(test_isolation_cancel),
+      cmocka_unit_test(test_nvrtc_errors),
       cmocka_unit_test(test_hiprtc_errors),  cmocka_unit_test(test_nvrtc_examples),
       cmocka_unit_test(test_hiprtc_examples), cmocka_unit_test(test_nvrtc_defines),
       cmocka_unit_test(test_hiprtc_defines),  cmocka_unit_test(test_source_has_kernel),

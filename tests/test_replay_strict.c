@@ -235,7 +235,8 @@ static void expect_fault(const fixture *f, const char *name, const char *text, s
 #define R1(meas, objs) T4REC(2, 1, "correct", meas, objs)
 
 /* what cJSON accepts and JSON forbids (a T4 export of a run replaying it would not be JSON): invalid
- * UTF-8 and raw control characters in strings, leading zeros, nesting beyond 1000 levels; at their line
+ * UTF-8 and raw control characters in strings, raw control characters between values, leading zeros, nesting
+ * beyond 1000 levels; at their line
  * and column, in the record that holds them; a syntax error before such a fault is the one reported */
 static void test_json_faults(void **state) {
   fixture *f = *state;
@@ -246,6 +247,12 @@ static void test_json_faults(void **state) {
   static const char ctrl[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("1.5"), "[\"time\", \"a\x01\"]") "\n]}";
   expect_fault(f, "ctrl.json", ctrl, strlen(ctrl), 0, (size_t)(strchr(ctrl, '\x01') - ctrl),
                "raw control character U+0001 in a string (escape it as \\u0001)", "results[1]");
+  /* between values, where cJSON skips it as whitespace: the same, as JSON allows only space, tab, LF and CR */
+  static const char ctrl_out[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("1.5"), "[\"time\",\x0b \"a\"]") "\n]}";
+  for (int gz = 0; gz < 2; gz++)
+    expect_fault(f, gz ? "ctrl_out.json.gz" : "ctrl_out.json", ctrl_out, strlen(ctrl_out), gz,
+                 (size_t)(strchr(ctrl_out, '\x0b') - ctrl_out),
+                 "raw control character U+000B between values (JSON allows only space, tab, LF, CR)", "results[1]");
   static const char zero[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("01.5"), "[\"time\"]") "\n]}";
   expect_fault(f, "zero.json", zero, strlen(zero), 0, (size_t)(strstr(zero, "01.5") - zero),
                "a number with a leading zero (JSON has none: 12, not 012)", "results[1]");

@@ -357,11 +357,23 @@ static void test_json_hygiene(void **state) {
                (const char *[]){"mem.json:2:2: malformed JSON: a number with a leading zero", NULL});
   expect_error(ONE_PARAM("\"a\"", "-01"), MPT_ERR_PARSE,
                (const char *[]){"mem.json:1:108: malformed JSON: a number with a leading zero", NULL});
+  /* raw control characters between values, which cJSON skips as whitespace: only tab, LF and CR may stand there */
+  expect_error(ONE_PARAM("\"a\"", "\n\x01 1"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:2:1: malformed JSON: raw control character U+0001 between values "
+                                "(JSON allows only space, tab, LF, CR)", NULL});
+  expect_error(ONE_PARAM("\"a\"", "1\x0c"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:108: malformed JSON: raw control character U+000C between values", NULL});
+  expect_error("\x1f" ONE_PARAM("\"a\"", "1"), MPT_ERR_PARSE,
+               (const char *[]){"mem.json:1:1: malformed JSON: raw control character U+001F between values", NULL});
+  /* after the document such a byte is data after its end, as any other */
+  expect_error(ONE_PARAM("\"a\"", "1") "\n\x01", MPT_ERR_PARSE,
+               (const char *[]){"mem.json:2:1: malformed JSON: data after the end of the document", NULL});
   /* a syntax error before the fault is the one reported */
   expect_error(HEAD ",{\"Name\": \"a\xff\"}]}}", MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON near ',{", NULL});
-  /* what JSON allows passes: UTF-8 of 2, 3 and 4 bytes, escapes, 0, 0.5, 1e05, -0 */
+  /* what JSON allows passes: UTF-8 of 2, 3 and 4 bytes, escapes, 0, 0.5, 1e05, -0, tab, CR and LF between values */
   static const char *const good[] = {ONE_PARAM("\"\xc2\xb5s\xe2\x82\xac\xf0\x9f\x98\x80\"", "1"),
                                      ONE_PARAM("\"a\\u00e9\"", "1"), ONE_PARAM("\"a\"", "0.5e01"),
+                                     ONE_PARAM("\"a\"", "\t\r\n 1\r\n\t"),
                                      HEAD "{\"Name\": \"a\", \"Type\": \"float\", \"Values\": [0, 0.5, 1e05, -0.25]}]}}"};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     mpt_problem *p = NULL;
