@@ -1,7 +1,8 @@
 /* jobs/cmd_bench.c: `mptune bench`: runs strategies (and option variants of them) R times on replayed
  * brute-forced spaces, in process (ask/tell against mpt_replay_get), the (space, strategy, repeat)
- * jobs spread round-robin over the MPI ranks and gathered on rank 0, which scores them (jobs/bench.h),
- * prints the tables and writes curves.csv, runs.csv, summary.csv and bench.png (scripts/plot_bench.py).
+ * jobs spread round-robin over the MPI ranks and gathered on rank 0 one (space, strategy) at a time; rank 0
+ * scores them (jobs/bench.h) and writes their rows of curves.csv and runs.csv, then prints the tables and
+ * writes summary.csv and bench.png (scripts/plot_bench.py).
  * Before any run, rank 0 finds the plot script and refuses an --out where an output would replace an input
  * or that cannot be written. */
 #include <errno.h>
@@ -580,65 +581,88 @@ static void print_tables(const bench_ctx *c, const mpt_bench_summary *sum) {
   fflush(stdout);
 }
 
-static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const double *scores,
-                         const mpt_bench_summary *sum, char *curves_path, size_t cap, mpt_error *err) {
-  const bench_args *a = &c->a;
-  int S = c->n_st;
-  int64_t R = a->repeats, B = a->budget;
-  char path[4096];
-  FILE *f = open_out(a->out, "curves.csv", curves_path, cap, err);
-  if (!f) return err->code;
-  double *col = malloc((size_t)R * sizeof *col);
-  if (!col) { mpt_outfile_close(f, curves_path, 0, err); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
-  fprintf(f, "space,strategy,evaluations,median,q25,q75,mean,min,max,e_random,optimum\n");
-  for (int p = 0; p < c->n_sp; p++) {
-    const mpt_bench_ref *ref = &c->sp[p].ref;
-    for (int s = 0; s < S; s++) {
-      const mpt_bench_run *rr = &runs[(int64_t)(p * S + s) * R];
-      for (int64_t k = 1; k <= B; k++) {
-        double mean = 0;
-        for (int64_t r = 0; r < R; r++) {
-          double b = rr[r].best[k - 1];
-          col[r] = isfinite(b) ? b : mpt_bench_worst(ref);
-          mean += col[r] / (double)R;
-        }
-        double q25 = mpt_bench_quantile(col, R, 0.25), med = mpt_bench_quantile(col, R, 0.5),
-               q75 = mpt_bench_quantile(col, R, 0.75);
-        csv_label(f, c->sp[p].label);
-        fputc(',', f);
-        csv_label(f, c->st[s].label);
-        fprintf(f, ",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (long long)k, med, q25, q75, mean, col[0],
-                col[R - 1], mpt_bench_expected_random(ref, k), mpt_bench_optimum(ref));
-      }
-    }
+/* rank 0's curves.csv and runs.csv, written one (space, strategy) group at a time as its runs arrive
+ * (write_group), so that only one group's traces are held; summary.csv at the end (write_summary) */
+typedef struct bench_writer {
+  FILE *curves, *runs;
+  char curves_path[4096], runs_path[4096];
+  double *col; /* R: one evaluation count's best of every run of a group */
+} bench_writer;
+
+/* keep = 0: the temporary files removed (after an error; err untouched) */
+static int close_writer(bench_writer *w, int keep, mpt_error *err) {
+  int rc = 0;
+  if (w->curves && mpt_outfile_close(w->curves, w->curves_path, keep, err) < 0) rc = err->code, keep = 0;
+  if (w->runs && mpt_outfile_close(w->runs, w->runs_path, keep, err) < 0 && !rc) rc = err->code;
+  free(w->col);
+  w->curves = w->runs = NULL; /* the paths stay: curves_path is the plot's input */
+  w->col = NULL;
+  return rc;
+}
+
+static int open_writer(const bench_ctx *c, bench_writer *w, mpt_error *err) {
+  memset(w, 0, sizeof *w);
+  if (!(w->col = malloc((size_t)c->a.repeats * sizeof *w->col)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!(w->curves = open_out(c->a.out, "curves.csv", w->curves_path, sizeof w->curves_path, err)) ||
+      !(w->runs = open_out(c->a.out, "runs.csv", w->runs_path, sizeof w->runs_path, err))) {
+    close_writer(w, 0, err);
+    return err->code;
   }
-  free(col);
-  if (close_out(f, curves_path, err) < 0) return err->code;
+  fprintf(w->curves, "space,strategy,evaluations,median,q25,q75,mean,min,max,e_random,optimum\n");
+  fprintf(w->runs, "space,strategy,repeat,seed,score,best,found_optimum,evaluations,failed,asks,ask_median_ms,strategy_s\n");
+  return 0;
+}
 
-  if (!(f = open_out(a->out, "runs.csv", path, sizeof path, err))) return err->code;
-  fprintf(f, "space,strategy,repeat,seed,score,best,found_optimum,evaluations,failed,asks,ask_median_ms,strategy_s\n");
-  for (int p = 0; p < c->n_sp; p++)
-    for (int s = 0; s < S; s++)
-      for (int64_t r = 0; r < R; r++) {
-        int64_t j = (int64_t)(p * S + s) * R + r;
-        const mpt_bench_run *run = &runs[j];
-        double *t = malloc((size_t)(run->n_asks > 0 ? run->n_asks : 1) * sizeof *t);
-        if (!t) { mpt_outfile_close(f, path, 0, err); return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); }
-        memcpy(t, run->ask_s, (size_t)run->n_asks * sizeof *t);
-        double med = mpt_bench_quantile(t, run->n_asks, 0.5);
-        free(t);
-        double best = run->best[B - 1];
-        csv_label(f, c->sp[p].label);
-        fputc(',', f);
-        csv_label(f, c->st[s].label);
-        fprintf(f, ",%lld,%llu,%.9g,%.9g,%d,%lld,%lld,%d,%.6g,%.6g\n", (long long)r,
-                (unsigned long long)(a->seed + (uint64_t)r), scores[j], isfinite(best) ? best : NAN,
-                best <= mpt_bench_optimum(&c->sp[p].ref), (long long)run->n_evals, (long long)run->n_failed,
-                run->n_asks, 1e3 * med, run->strategy_s);
-      }
-  if (close_out(f, path, err) < 0) return err->code;
+/* the curves.csv rows (quantiles over the runs at every evaluation count) and runs.csv rows of group
+ * g = space * S + strategy, runs[r] and scores[r] its repeat r */
+static int write_group(const bench_ctx *c, bench_writer *w, int64_t g, const mpt_bench_run *runs,
+                       const double *scores, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int64_t R = a->repeats, B = a->budget;
+  const bench_space *sp = &c->sp[g / c->n_st];
+  const bench_strategy *st = &c->st[g % c->n_st];
+  const mpt_bench_ref *ref = &sp->ref;
+  double *col = w->col;
+  for (int64_t k = 1; k <= B; k++) {
+    double mean = 0;
+    for (int64_t r = 0; r < R; r++) {
+      double b = runs[r].best[k - 1];
+      col[r] = isfinite(b) ? b : mpt_bench_worst(ref);
+      mean += col[r] / (double)R;
+    }
+    double q25 = mpt_bench_quantile(col, R, 0.25), med = mpt_bench_quantile(col, R, 0.5),
+           q75 = mpt_bench_quantile(col, R, 0.75);
+    csv_label(w->curves, sp->label);
+    fputc(',', w->curves);
+    csv_label(w->curves, st->label);
+    fprintf(w->curves, ",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (long long)k, med, q25, q75, mean, col[0],
+            col[R - 1], mpt_bench_expected_random(ref, k), mpt_bench_optimum(ref));
+  }
+  for (int64_t r = 0; r < R; r++) {
+    const mpt_bench_run *run = &runs[r];
+    double *t = malloc((size_t)(run->n_asks > 0 ? run->n_asks : 1) * sizeof *t);
+    if (!t) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    memcpy(t, run->ask_s, (size_t)run->n_asks * sizeof *t);
+    double med = mpt_bench_quantile(t, run->n_asks, 0.5);
+    free(t);
+    double best = run->best[B - 1];
+    csv_label(w->runs, sp->label);
+    fputc(',', w->runs);
+    csv_label(w->runs, st->label);
+    fprintf(w->runs, ",%lld,%llu,%.9g,%.9g,%d,%lld,%lld,%d,%.6g,%.6g\n", (long long)r,
+            (unsigned long long)(a->seed + (uint64_t)r), scores[r], isfinite(best) ? best : NAN,
+            best <= mpt_bench_optimum(ref), (long long)run->n_evals, (long long)run->n_failed, run->n_asks, 1e3 * med,
+            run->strategy_s);
+  }
+  return 0;
+}
 
-  if (!(f = open_out(a->out, "summary.csv", path, sizeof path, err))) return err->code;
+static int write_summary(const bench_ctx *c, const mpt_bench_summary *sum, mpt_error *err) {
+  int S = c->n_st;
+  char path[4096];
+  FILE *f = open_out(c->a.out, "summary.csv", path, sizeof path, err);
+  if (!f) return err->code;
   fprintf(f, "space,strategy,runs,score_mean,score_sd");
   for (int k = 0; k < sum[0].n_checkpoints; k++) fprintf(f, ",best_mean_%lld", (long long)sum[0].checkpoint[k]);
   fprintf(f, ",found_optimum,failed_mean,ask_median_ms,strategy_mean_s\n");
@@ -652,8 +676,61 @@ static int write_outputs(const bench_ctx *c, const mpt_bench_run *runs, const do
       for (int k = 0; k < m->n_checkpoints; k++) fprintf(f, ",%.9g", m->best_mean[k]);
       fprintf(f, ",%d,%.9g,%.6g,%.6g\n", m->found_optimum, m->failed_mean, 1e3 * m->ask_median_s, m->strategy_mean_s);
     }
-  if (close_out(f, path, err) < 0) return err->code;
-  return 0;
+  return close_out(f, path, err) < 0 ? err->code : 0;
+}
+
+/* the jobs of group g (j = g R + r, r < R) that rank q of size runs (j % size == q): their number, the first
+ * in *first, the others every size after it */
+static int64_t group_jobs(int64_t g, int64_t R, int q, int size, int64_t *first) {
+  int64_t lo = g * R;
+  *first = lo + ((q - lo) % size + size) % size;
+  return *first < lo + R ? (lo + R - 1 - *first) / size + 1 : 0;
+}
+
+/* runs job j into its record o (REC_HEAD values, then best-so-far and ask times, budget each) */
+static int run_job(const bench_ctx *c, int64_t j, double *o, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int64_t S = c->n_st, R = a->repeats, B = a->budget;
+  int64_t p = j / (S * R), s = (j / R) % S, r = j % R;
+  const bench_space *b = &c->sp[p];
+  mpt_bench_run run;
+  int rc = mpt_bench_run_strategy(c->pr[b->problem].s, b->replay, c->st[s].name, (const char *const *)c->st[s].opts,
+                                  c->st[s].n_opts, a->seed + (uint64_t)r, B, (int)a->batch, &run, err);
+  if (rc) mpt_error_prefix(err, "%s on %s, repeat %lld", c->st[s].label, b->label, (long long)r);
+  o[REC_JOB] = (double)j;
+  o[REC_RC] = rc;
+  o[REC_EVALS] = (double)run.n_evals;
+  o[REC_FAILED] = (double)run.n_failed;
+  o[REC_ASKS] = run.n_asks;
+  o[REC_STRAT_S] = run.strategy_s;
+  if (!rc) {
+    memcpy(o + REC_HEAD, run.best, (size_t)B * sizeof *o);
+    memcpy(o + REC_HEAD + B, run.ask_s, (size_t)run.n_asks * sizeof *o);
+  }
+  mpt_bench_run_free(&run);
+  return rc;
+}
+
+/* rank 0, the R gathered records of group g in rec (in rank order): runs[r] and scores[r] of repeat r (the
+ * runs' best and ask_s point into rec), the group's summary, its rows of curves.csv and runs.csv */
+static int finish_group(const bench_ctx *c, int64_t g, double *rec, mpt_bench_run *runs, double *scores,
+                        const int64_t *cps, int n_cps, mpt_bench_summary *sum, bench_writer *w, mpt_error *err) {
+  int64_t R = c->a.repeats, B = c->a.budget, L = REC_HEAD + 2 * B;
+  const mpt_bench_ref *ref = &c->sp[g / c->n_st].ref;
+  for (int64_t i = 0; i < R; i++) {
+    double *o = rec + i * L;
+    int64_t r = (int64_t)o[REC_JOB] - g * R;
+    mpt_bench_run *run = &runs[r];
+    run->n_evals = (int64_t)o[REC_EVALS];
+    run->n_failed = (int64_t)o[REC_FAILED];
+    run->n_asks = (int)o[REC_ASKS];
+    run->strategy_s = o[REC_STRAT_S];
+    run->best = o + REC_HEAD;
+    run->ask_s = o + REC_HEAD + B;
+    scores[r] = mpt_bench_score(ref, run->best, run->n_evals, B, c->a.step);
+  }
+  int rc = mpt_bench_summarize(ref, runs, scores, (int)R, B, cps, n_cps, sum, err);
+  return rc ? rc : write_group(c, w, g, runs, scores, err);
 }
 
 static void free_ctx(bench_ctx *c) {
@@ -708,9 +785,11 @@ int mpt_cmd_bench(int argc, char **argv) {
   if (!rc && rank == 0) rc = check_outputs(a, c->sp, c->n_sp, a->no_plot ? NULL : c->plot_script, &err);
   if (!rc && rank == 0) rc = mkdir_p(a->out, &err);
   int64_t S = c->n_st, R = a->repeats, B = a->budget;
-  int64_t n_jobs = (int64_t)c->n_sp * S * R, L = REC_HEAD + 2 * B;
-  if (!rc && n_jobs * L > INT_MAX)
-    rc = mpt_error_set(&err, MPT_ERR_VALUE, "too many runs x budget for one gather (%lld values)", (long long)(n_jobs * L));
+  int64_t n_groups = (int64_t)c->n_sp * S, n_jobs = n_groups * R, L = REC_HEAD + 2 * B;
+  if (!rc && R * L > INT_MAX)
+    rc = mpt_error_set(&err, MPT_ERR_VALUE, "too many repeats x budget for one gather (%lld values)", (long long)(R * L));
+  bench_writer w = {0};
+  if (!rc && rank == 0) rc = open_writer(c, &w, &err);
   /* go/no-go: every rank stops on any rank's setup error */
   int bad = rc != 0, any_bad = 0, bad0 = bad;
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -718,6 +797,7 @@ int mpt_cmd_bench(int argc, char **argv) {
   if (any_bad) {
     /* the same bad input fails on every rank: one message (rank 0's), else the failing rank's */
     if (rc && (rank == 0 || !bad0)) fprintf(stderr, "mptune bench: %s\n", err.msg);
+    close_writer(&w, 0, &err);
     free_ctx(c);
     free(c);
     return 1;
@@ -738,108 +818,73 @@ int mpt_cmd_bench(int argc, char **argv) {
               c->sp[i].data_path, (long long)k0, (long long)ref->n);
   }
 
-  /* this rank's jobs: j = ((space * S) + strategy) * R + repeat, j % size == rank */
+  /* jobs j = group * R + repeat (group = space * S + strategy), j % size == rank, as one round-robin over all
+   * of them; one group at a time: every rank runs its jobs of the group, rank 0 gathers them, scores them and
+   * writes the group's rows, so that it holds R traces (best-so-far and ask times, 2 x budget doubles each),
+   * not those of every group. Rank 0 writes its records straight into the first block of the gather buffer
+   * (MPI_IN_PLACE). */
   int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
-  /* rank 0 writes its records straight into the first block of what it gathers (MPI_IN_PLACE): one copy of
-   * every run's trace on rank 0, not two (its own records and the gathered ones) */
-  int64_t n_rec = (rank == 0 ? n_jobs : mine) * L;
-  double *rec = calloc((size_t)(n_rec > 0 ? n_rec : 1), sizeof *rec);
-  if (!rec) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
-  double t_start = MPI_Wtime(), t_last = t_start;
-  int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
-  int64_t done = 0;
-  for (int64_t j = rank; !rc && j < n_jobs; j += size, done++) {
-    int64_t p = j / (S * R), s = (j / R) % S, r = j % R;
-    const bench_space *b = &c->sp[p];
-    mpt_bench_run run;
-    rc = mpt_bench_run_strategy(c->pr[b->problem].s, b->replay, c->st[s].name, (const char *const *)c->st[s].opts,
-                                c->st[s].n_opts, a->seed + (uint64_t)r, B, (int)a->batch, &run, &err);
-    if (rc) mpt_error_prefix(&err, "%s on %s, repeat %lld", c->st[s].label, b->label, (long long)r);
-    double *o = rec + done * L;
-    o[REC_JOB] = (double)j;
-    o[REC_RC] = rc;
-    o[REC_EVALS] = (double)run.n_evals;
-    o[REC_FAILED] = (double)run.n_failed;
-    o[REC_ASKS] = run.n_asks;
-    o[REC_STRAT_S] = run.strategy_s;
-    if (!rc) {
-      memcpy(o + REC_HEAD, run.best, (size_t)B * sizeof *o);
-      memcpy(o + REC_HEAD + B, run.ask_s, (size_t)run.n_asks * sizeof *o);
-    }
-    mpt_bench_run_free(&run);
-    if (show && (MPI_Wtime() - t_last >= a->progress_every || done + 1 == mine)) {
-      t_last = MPI_Wtime();
-      print_progress(done + 1, mine, t_last - t_start);
-    }
-  }
-  if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
-  bad = rc != 0;
-  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any_bad) {
-    free(rec);
-    free_ctx(c);
-    free(c);
-    return 1;
-  }
-
-  int *counts = NULL, *displs = NULL;
-  double *all = rank == 0 ? rec : NULL;
-  if (rank == 0) {
-    counts = malloc((size_t)size * sizeof *counts);
-    displs = malloc((size_t)size * sizeof *displs);
-    if (!counts || !displs) {
-      fprintf(stderr, "mptune bench: out of memory\n");
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    int64_t off = 0;
-    for (int q = 0; q < size; q++) {
-      int64_t m = n_jobs > q ? (n_jobs - q + size - 1) / size : 0;
-      counts[q] = (int)(m * L);
-      displs[q] = (int)off;
-      off += m * L;
-    }
-  }
-  MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(mine * L), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
-              MPI_COMM_WORLD);
-  if (rank != 0) {
-    free(rec);
-    free_ctx(c);
-    free(c);
-    return 0;
-  }
-
-  double elapsed = MPI_Wtime() - t_start;
-  mpt_bench_run *runs = calloc((size_t)n_jobs, sizeof *runs);
-  double *scores = malloc((size_t)n_jobs * sizeof *scores);
-  mpt_bench_summary *sum = calloc((size_t)(c->n_sp * S), sizeof *sum);
-  if (!runs || !scores || !sum) rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
-  for (int64_t i = 0; !rc && i < n_jobs; i++) {
-    double *o = all + i * L;
-    int64_t j = (int64_t)o[REC_JOB];
-    mpt_bench_run *run = &runs[j];
-    run->n_evals = (int64_t)o[REC_EVALS];
-    run->n_failed = (int64_t)o[REC_FAILED];
-    run->n_asks = (int)o[REC_ASKS];
-    run->strategy_s = o[REC_STRAT_S];
-    run->best = o + REC_HEAD; /* the gathered record itself, not a copy of it (freed with all) */
-    run->ask_s = o + REC_HEAD + B;
-    int64_t p = j / (S * R);
-    scores[j] = mpt_bench_score(&c->sp[p].ref, run->best, run->n_evals, B, a->step);
-  }
-  free(counts);
-  free(displs);
+  int64_t n_rec = (rank == 0 ? R : (R + size - 1) / size) * L;
+  double *rec = calloc((size_t)n_rec, sizeof *rec);
+  mpt_bench_run *runs = rank == 0 ? calloc((size_t)R, sizeof *runs) : NULL;
+  double *scores = rank == 0 ? malloc((size_t)R * sizeof *scores) : NULL;
+  mpt_bench_summary *sum = rank == 0 ? calloc((size_t)n_groups, sizeof *sum) : NULL;
+  int *counts = rank == 0 ? malloc((size_t)size * sizeof *counts) : NULL;
+  int *displs = rank == 0 ? malloc((size_t)size * sizeof *displs) : NULL;
+  if (!rec || (rank == 0 && (!runs || !scores || !sum || !counts || !displs)))
+    rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   static const int64_t checkpoints[] = {20, 60, 100, 220};
   int64_t cps[5];
   int n_cps = 0;
   for (int k = 0; k < 4; k++)
     if (checkpoints[k] <= B) cps[n_cps++] = checkpoints[k];
   if (!n_cps || cps[n_cps - 1] != B) cps[n_cps++] = B;
-  for (int64_t q = 0; !rc && q < c->n_sp * S; q++)
-    rc = mpt_bench_summarize(&c->sp[q / S].ref, &runs[q * R], &scores[q * R], (int)R, B, cps, n_cps, &sum[q], &err);
-  char curves[4096];
+  double t_start = MPI_Wtime(), t_last = t_start;
+  int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
+  int64_t done = 0;
+  for (int64_t g = 0; g < n_groups; g++) {
+    int64_t first, n_mine = group_jobs(g, R, rank, size, &first);
+    for (int64_t i = 0; !rc && i < n_mine; i++, done++) {
+      rc = run_job(c, first + i * size, rec + i * L, &err);
+      if (show && (MPI_Wtime() - t_last >= a->progress_every || done + 1 == mine)) {
+        t_last = MPI_Wtime();
+        print_progress(done + 1, mine, t_last - t_start);
+      }
+    }
+    /* rank 0's rc also says that the last group could not be scored or written */
+    bad = rc != 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad) break;
+    if (rank == 0)
+      for (int q = 0, off = 0; q < size; q++) {
+        int64_t unused;
+        counts[q] = (int)(group_jobs(g, R, q, size, &unused) * L);
+        displs[q] = off;
+        off += counts[q];
+      }
+    MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(n_mine * L), MPI_DOUBLE, rec, counts, displs, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+    if (rank == 0) rc = finish_group(c, g, rec, runs, scores, cps, n_cps, &sum[g], &w, &err);
+  }
+  double elapsed = MPI_Wtime() - t_start;
+  free(rec);
+  free(runs); /* their best and ask_s pointed into rec */
+  free(scores);
+  free(counts);
+  free(displs);
+  if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
+  if (rank != 0 || any_bad || rc) {
+    close_writer(&w, 0, &err);
+    free(sum);
+    free_ctx(c);
+    free(c);
+    return any_bad || rc ? 1 : 0;
+  }
+
+  rc = close_writer(&w, 1, &err);
   if (!rc) {
     print_tables(c, sum);
-    rc = write_outputs(c, runs, scores, sum, curves, sizeof curves, &err);
+    rc = write_summary(c, sum, &err);
   }
   if (!rc) {
     printf("%lld runs on %d rank%s in %.1f s; wrote %s/curves.csv, runs.csv, summary.csv", (long long)n_jobs, size,
@@ -847,15 +892,12 @@ int mpt_cmd_bench(int argc, char **argv) {
     if (!a->no_plot) {
       char png[4096];
       snprintf(png, sizeof png, "%s/bench.png", a->out);
-      rc = run_plot(c->plot_script, curves, png, &err);
+      rc = run_plot(c->plot_script, w.curves_path, png, &err);
       if (!rc) printf(", bench.png");
     }
     printf("\n");
   }
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
-  free(all); /* the runs' best and ask_s */
-  free(runs);
-  free(scores);
   free(sum);
   free_ctx(c);
   free(c);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/bench_cli.sh: end-to-end test of `mptune bench`: tables, curves.csv/runs.csv/summary.csv and the
 # PNG; the same scores, curves and runs under mpiexec.mpich -n 4 as with one rank; variants and
-# --option; the progress line; a space too small for a score; bad input (unknown strategy, missing
-# file, budget 0, ...) gives a clear message and a non-zero exit; an --out where an output would replace
-# an input, or that cannot be written, or a missing plot script, is refused before any run.
+# --option; the progress line; a space too small for a score; rank 0's memory bounded by one (space,
+# strategy)'s traces; bad input (unknown strategy, missing file, budget 0, ...) gives a clear message and
+# a non-zero exit; an --out where an output would replace an input, or that cannot be written, or a
+# missing plot script, is refused before any run.
 # Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -209,6 +210,24 @@ bad "plot: $T/none.py (--plot-script) not found" "$MPTUNE" bench --problem "$P" 
 if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
   mkdir "$T/ro" && chmod 555 "$T/ro"
   bad "--out: directory $T/ro is not writable" "$MPTUNE" bench --problem "$P" --space "$A" --strategy random --out "$T/ro" --no-plot
+fi
+# ---- rank 0 holds the traces (best-so-far per evaluation) of one (space, strategy) at a time, not of all: with
+# 8 of them (one space named 8 times), 50 repeats of budget 20000 (8 MB of traces each) add less than 2 x 8 MB
+# to its peak memory over 1 repeat (it was 8 x 8 MB and more); not under AddressSanitizer (its quarantine
+# keeps freed memory)
+peak_kb() { # args...: the peak resident memory of `mptune args...` in KB
+  "${PYTHON:-/usr/bin/python3}" -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else "failed")' "$MPTUNE" "$@"
+}
+if [ "${MPT_SANITIZE:-0}" != 1 ]; then
+  EIGHT=(--problem "$P" --space "$A" --space "$A" --space "$A" --space "$A" --space "$A" --space "$A" --space "$A"
+         --space "$A" --strategy random --budget 20000 --no-plot --no-progress --out "$T/mem")
+  one=$(peak_kb bench "${EIGHT[@]}" --repeats 1)
+  fifty=$(peak_kb bench "${EIGHT[@]}" --repeats 50)
+  case "$one$fifty" in *failed*) fail "bench for the memory check failed";; esac
+  [ $((fifty - one)) -lt $((2 * 50 * 20000 * 8 / 1024)) ] \
+    || fail "rank 0's peak memory grows with the (space, strategy) pairs: $one KB (1 repeat), $fifty KB (50 repeats)"
 fi
 "$MPTUNE" bench --help | grep -q 'seed S + r' || fail "--help does not document the seeds"
 echo "bench_cli: OK"
