@@ -128,8 +128,25 @@ static double var_total(const mpt_gp *gp) {
 }
 
 
+/* mpt_gp_create's rows: copied from the caller's table */
+typedef struct rows_table {
+  const double *X;
+  int dim;
+} rows_table;
+
+static void rows_from_table(void *ctx, int64_t first, int64_t n, double *rows) {
+  const rows_table *t = ctx;
+  memcpy(rows, t->X + (size_t)first * (size_t)t->dim, sizeof(double) * (size_t)n * (size_t)t->dim);
+}
+
 int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
                   mpt_error *err) {
+  rows_table t = {X, dim};
+  return mpt_gp_create_from(cfg, dim, n_cand, rows_from_table, &t, out, err);
+}
+
+int mpt_gp_create_from(const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp_cand_fn fill, void *ctx,
+                       mpt_gp **out, mpt_error *err) {
   *out = NULL;
   if (dim < 1) return mpt_error_set(err, MPT_ERR_VALUE, "gp: dimension must be >= 1 (got %d)", dim);
   if (n_cand < 0) return mpt_error_set(err, MPT_ERR_VALUE, "gp: negative number of candidates");
@@ -153,7 +170,7 @@ int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const doubl
   gp->B = calloc(np1, sizeof(double));
   gp->var = malloc(sizeof(double) * np1);
   gp->kbuf = malloc(sizeof(double) * GP_BLOCK);
-  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->kbuf || mpt_gp_cands_store(&gp->cs, n_cand, dim, X)) {
+  if (!gp->ls || !gp->inv_ls || !gp->A || !gp->B || !gp->var || !gp->kbuf || mpt_gp_cands_store(&gp->cs, n_cand, dim, fill, ctx)) {
     mpt_gp_free(gp);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld candidates", (long long)n_cand);
   }

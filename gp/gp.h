@@ -57,6 +57,13 @@ typedef struct mpt_gp mpt_gp;
 /* A GP over n_cand candidate points X (row-major n_cand x dim, copied). n_cand may be 0. */
 int mpt_gp_create(const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *X, mpt_gp **out,
                   mpt_error *err);
+/* Writes candidates [first, first + n) row-major (n x dim doubles) to rows. */
+typedef void (*mpt_gp_cand_fn)(void *ctx, int64_t first, int64_t n, double *rows);
+/* The same GP with the candidates fetched from fill a block at a time (in ascending order, all of them
+ * once or twice), so that the caller needs no n_cand x dim table: the same GP as mpt_gp_create given
+ * the rows fill writes. */
+int mpt_gp_create_from(const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp_cand_fn fill, void *ctx,
+                       mpt_gp **out, mpt_error *err);
 void mpt_gp_free(mpt_gp *gp);
 
 int mpt_gp_dim(const mpt_gp *gp);

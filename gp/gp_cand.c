@@ -71,15 +71,20 @@ static int group_codes(mpt_gp_cands *cs) {
   return 0;
 }
 
-/* Keeps the candidates (row-major n_cand x dim in X) by dimension: as one-byte codes into per-dimension
- * tables of distinct values when every dimension has at most 256 (encodings of tuning parameters
- * have a few values per parameter; one-hot codes two), else as doubles. The codes give the same
- * doubles back, so distances are the same; they are 8x less to read per new observation.
- * Returns 0 or -1 (out of memory). */
-int mpt_gp_cands_store(mpt_gp_cands *cs, int64_t n, int dim, const double *X) {
+/* rows fetched from the caller at a time (a block of CAND_ROWS x dim doubles) */
+#define CAND_ROWS 1024
+
+/* Keeps the candidates (fetched by fill, CAND_ROWS rows at a time, in ascending order) by dimension: as
+ * one-byte codes into per-dimension tables of distinct values when every dimension has at most 256
+ * (encodings of tuning parameters have a few values per parameter; one-hot codes two), else as doubles
+ * (a second pass over fill). The codes give the same doubles back, so distances are the same; they are
+ * 8x less to read per new observation. Returns 0 or -1 (out of memory). */
+int mpt_gp_cands_store(mpt_gp_cands *cs, int64_t n, int dim, mpt_gp_cand_fn fill, void *ctx) {
   memset(cs, 0, sizeof *cs);
   cs->n = n;
   cs->dim = dim;
+  double *blk = malloc(sizeof(double) * CAND_ROWS * (size_t)dim);
+  if (!blk) return -1;
   if (n > 256) {
     cs->Xc = malloc((size_t)n * (size_t)dim);
     cs->Xv = malloc(sizeof(double) * 256 * (size_t)dim);
@@ -87,38 +92,47 @@ int mpt_gp_cands_store(mpt_gp_cands *cs, int64_t n, int dim, const double *X) {
     int16_t *slot = malloc(sizeof(int16_t) * 512 * (size_t)dim); /* per dimension: hash of value bits */
     int ok = cs->Xc && cs->Xv && cs->nv && slot;
     if (ok) memset(slot, 0xff, sizeof(int16_t) * 512 * (size_t)dim);
-    for (int64_t c = 0; ok && c < n; c++)
-      for (int d = 0; d < dim && ok; d++) {
-        double v = X[(size_t)c * (size_t)dim + d];
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        int16_t *sl = slot + 512 * (size_t)d;
-        double *vals = cs->Xv + 256 * (size_t)d;
-        unsigned h = (unsigned)((bits * 0x9e3779b97f4a7c15ULL) >> 55);
-        int code = -1;
-        while (sl[h] >= 0) {
-          uint64_t b2;
-          memcpy(&b2, &vals[sl[h]], sizeof b2);
-          if (b2 == bits) { code = sl[h]; break; }
-          h = (h + 1) & 511;
+    for (int64_t c0 = 0; ok && c0 < n; c0 += CAND_ROWS) {
+      int64_t nb = n - c0 < CAND_ROWS ? n - c0 : CAND_ROWS;
+      fill(ctx, c0, nb, blk);
+      for (int64_t c = c0; ok && c < c0 + nb; c++)
+        for (int d = 0; d < dim && ok; d++) {
+          double v = blk[(size_t)(c - c0) * (size_t)dim + d];
+          uint64_t bits;
+          memcpy(&bits, &v, sizeof bits);
+          int16_t *sl = slot + 512 * (size_t)d;
+          double *vals = cs->Xv + 256 * (size_t)d;
+          unsigned h = (unsigned)((bits * 0x9e3779b97f4a7c15ULL) >> 55);
+          int code = -1;
+          while (sl[h] >= 0) {
+            uint64_t b2;
+            memcpy(&b2, &vals[sl[h]], sizeof b2);
+            if (b2 == bits) { code = sl[h]; break; }
+            h = (h + 1) & 511;
+          }
+          if (code < 0) {
+            if (cs->nv[d] == 256) { ok = 0; break; } /* too many distinct values: doubles */
+            code = cs->nv[d]++;
+            vals[code] = v;
+            sl[h] = (int16_t)code;
+          }
+          cs->Xc[(size_t)d * (size_t)n + (size_t)c] = (uint8_t)code;
         }
-        if (code < 0) {
-          if (cs->nv[d] == 256) { ok = 0; break; } /* too many distinct values: doubles */
-          code = cs->nv[d]++;
-          vals[code] = v;
-          sl[h] = (int16_t)code;
-        }
-        cs->Xc[(size_t)d * (size_t)n + (size_t)c] = (uint8_t)code;
-      }
+    }
     free(slot);
-    if (ok && group_codes(cs) == 0) return 0;
+    if (ok && group_codes(cs) == 0) { free(blk); return 0; }
     free(cs->Xc); free(cs->Xv); free(cs->nv); free(cs->gfirst); free(cs->gdim); free(cs->gtup);
     cs->Xc = NULL; cs->Xv = NULL; cs->nv = NULL; cs->gfirst = NULL; cs->gdim = NULL; cs->gtup = NULL;
   }
   cs->X = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)dim);
-  if (!cs->X) return -1;
-  for (int64_t c = 0; c < n; c++)
-    for (int d = 0; d < dim; d++) cs->X[(size_t)d * (size_t)n + (size_t)c] = X[(size_t)c * (size_t)dim + d];
+  if (!cs->X) { free(blk); return -1; }
+  for (int64_t c0 = 0; c0 < n; c0 += CAND_ROWS) {
+    int64_t nb = n - c0 < CAND_ROWS ? n - c0 : CAND_ROWS;
+    fill(ctx, c0, nb, blk);
+    for (int64_t c = c0; c < c0 + nb; c++)
+      for (int d = 0; d < dim; d++) cs->X[(size_t)d * (size_t)n + (size_t)c] = blk[(size_t)(c - c0) * (size_t)dim + d];
+  }
+  free(blk);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #define MPT_GP_CAND_H
 #include <stddef.h>
 #include <stdint.h>
+#include "gp/gp.h"
 
 typedef struct mpt_gp_cands {
   int64_t n;            /* candidates */
@@ -21,10 +22,10 @@ typedef struct mpt_gp_cands {
                          * candidate c's group code (the code of the group's first dimension) */
 } mpt_gp_cands;
 
-/* Keeps n candidates (row-major n x dim in X): as one-byte codes when every dimension has at most 256
- * distinct values and n > 256, else as doubles by dimension. 0, or -1 when out of memory (cs is then
- * empty: mpt_gp_cands_free is safe). */
-int mpt_gp_cands_store(mpt_gp_cands *cs, int64_t n, int dim, const double *X);
+/* Keeps n candidates (fetched from fill blockwise, row-major): as one-byte codes when every dimension
+ * has at most 256 distinct values and n > 256, else as doubles by dimension. 0, or -1 when out of memory
+ * (cs is then empty: mpt_gp_cands_free is safe). */
+int mpt_gp_cands_store(mpt_gp_cands *cs, int64_t n, int dim, mpt_gp_cand_fn fill, void *ctx);
 void mpt_gp_cands_free(mpt_gp_cands *cs);
 /* bytes held */
 int64_t mpt_gp_cands_bytes(const mpt_gp_cands *cs);

@@ -205,53 +205,37 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
 
   /* pruning: parameters with one value carry no information */
   const char *encs = mpt_strategy_opt_str(s, "encoding");
-  mpt_encoding enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
-  int use_index = strcmp(encs, "onehot") != 0;
-  int use_onehot = !use_index || strcmp(encs, "index+onehot") == 0;
-  double ohw = use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
-  double binw = use_index && use_onehot ? mpt_strategy_opt_double(s, "binary_weight") : 1.0;
+  b->enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
+  b->use_index = strcmp(encs, "onehot") != 0;
+  b->use_onehot = !b->use_index || strcmp(encs, "index+onehot") == 0;
+  b->ohw = b->use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
+  b->binw = b->use_index && b->use_onehot ? mpt_strategy_opt_double(s, "binary_weight") : 1.0;
+  b->sp = sp;
   int dims = mpt_space_dims(sp);
-  int *act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  double *xfull = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
-  int *cfg = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  if (!act || !xfull || !cfg) { free(act); free(xfull); free(cfg); return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory"); }
+  b->act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+  b->enc_full = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
+  b->enc_cfg = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+  b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+  if (!b->act || !b->enc_full || !b->enc_cfg || !b->inc_idx) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
   int n_act = 0, n_oh = 0;
   for (int p = 0; p < dims; p++)
-    if (mpt_space_n_values(sp, p) > 1) { act[n_act++] = p; n_oh += mpt_space_n_values(sp, p); }
+    if (mpt_space_n_values(sp, p) > 1) { b->act[n_act++] = p; n_oh += mpt_space_n_values(sp, p); }
+  b->n_act = n_act;
+  b->n_oh = n_oh;
   /* GP inputs: the active parameters' encodings and/or their one-hot codes (w / sqrt 2 per set bit,
    * so each differing parameter adds w^2 to the squared distance) */
-  b->D = (use_index ? n_act : 0) + (use_onehot ? n_oh : 0);
-  int D = b->D > 0 ? b->D : 1;
-  b->X = calloc((size_t)(b->N > 0 ? b->N : 1) * (size_t)D, sizeof(double));
+  b->D = (b->use_index ? n_act : 0) + (b->use_onehot ? n_oh : 0);
+  if (b->D < 1) b->D = 1; /* no active parameter: one input, 0 everywhere */
+  b->xq = malloc(sizeof(double) * (size_t)b->D);
   b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
   b->mbuf = malloc(sizeof(double) * BO_BLOCK);
   b->sbuf = malloc(sizeof(double) * BO_BLOCK);
   b->fq[0] = malloc(sizeof(bo_ranked) * BO_BLOCK);
   b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
-  if (!b->X || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1]) {
-    free(act); free(xfull); free(cfg);
+  if (!b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
-  }
-  for (int64_t c = 0; c < b->N && b->D > 0; c++) {
-    double *x = b->X + (size_t)c * b->D;
-    if (use_index) {
-      mpt_space_encode(sp, c, enc, xfull);
-      for (int d = 0; d < n_act; d++) x[d] = (mpt_space_n_values(sp, act[d]) == 2 ? binw : 1.0) * xfull[act[d]];
-      x += n_act;
-    }
-    if (use_onehot) {
-      mpt_space_config(sp, c, cfg);
-      for (int d = 0, o = 0; d < n_act; o += mpt_space_n_values(sp, act[d]), d++) x[o + cfg[act[d]]] = ohw * M_SQRT1_2;
-    }
-  }
-  free(xfull);
-  free(cfg);
-  b->act = act;
-  b->n_act = n_act;
-  b->feas_dims = use_index && n_act > 0 ? n_act : D;
-  b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  b->D = D;
-  int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
+  b->feas_dims = b->use_index && n_act > 0 ? n_act : b->D;
+  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
   if (rc) return rc;
 
   /* the initial sample, fixed by the seed (so a resumed run continues the same sample) */
@@ -279,12 +263,38 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
+void bo_encode(bo_state *b, int64_t c, double *x) {
+  const mpt_space *sp = b->sp;
+  memset(x, 0, sizeof(double) * (size_t)b->D);
+  if (b->n_act == 0) return;
+  mpt_space_config(sp, c, b->enc_cfg);
+  if (b->use_index) {
+    mpt_space_encode_idx(sp, b->enc_cfg, b->enc, b->enc_full);
+    for (int d = 0; d < b->n_act; d++)
+      x[d] = (mpt_space_n_values(sp, b->act[d]) == 2 ? b->binw : 1.0) * b->enc_full[b->act[d]];
+    x += b->n_act;
+  }
+  if (b->use_onehot)
+    for (int d = 0, o = 0; d < b->n_act; o += mpt_space_n_values(sp, b->act[d]), d++)
+      x[o + b->enc_cfg[b->act[d]]] = b->ohw * M_SQRT1_2;
+}
+
+const double *bo_point(bo_state *b, int64_t c) {
+  bo_encode(b, c, b->xq);
+  return b->xq;
+}
+
+void bo_encode_rows(void *ctx, int64_t first, int64_t n, double *rows) {
+  bo_state *b = ctx;
+  for (int64_t i = 0; i < n; i++) bo_encode(b, first + i, rows + (size_t)i * (size_t)b->D);
+}
+
 static void bo_destroy(mpt_strategy *s) {
   bo_state *b = s->data;
   if (!b) return;
   mpt_gp_free(b->gp);
-  free(b->ty); free(b->act); free(b->inc_idx);
-  free(b->X); free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
+  free(b->ty); free(b->act); free(b->inc_idx); free(b->enc_cfg); free(b->enc_full); free(b->xq); free(b->fs_x);
+  free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b->fq[0]); free(b->fq[1]); free(b->ranked);
   free(b);
@@ -701,7 +711,7 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     while (k < n && rc == 0) {
       /* pending ones (earlier asks, and this ask's picks) enter the model as fantasies */
       for (; n_fant_from < b->n_pend && rc == 0; n_fant_from++) {
-        const double *x = b->X + (size_t)b->pend[n_fant_from].id * b->D;
+        const double *x = bo_point(b, b->pend[n_fant_from].id);
         double mu, sdq;
         mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
         if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */

@@ -10,25 +10,26 @@
 
 /* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
  * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
- * observations are kept (FEAS_SLOTS candidates, round robin) and only extended by the observations
+ * observations are kept (FEAS_SLOTS candidates, round robin, with their inputs) and only extended by the observations
  * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights
  * (mpt_gp_mean_from_kernel). */
 #define FEAS_SLOTS 512
 #define FEAS_CACHE_MAX_OBS 4096
 static double feas_mean(bo_state *b, int64_t c) {
   int n = mpt_gp_n_obs(b->fgp);
-  const double *x = b->X + (size_t)c * b->D;
-  if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+  if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
   if (!b->fslot) {
     b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
     b->fs_id = malloc(sizeof(int64_t) * FEAS_SLOTS);
     b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
-    if (!b->fslot || !b->fs_id || !b->fs_n) { /* out of memory: no cache (destroy frees them once) */
-      free(b->fslot); free(b->fs_id); free(b->fs_n);
+    b->fs_x = malloc(sizeof(double) * FEAS_SLOTS * (size_t)b->D);
+    if (!b->fslot || !b->fs_id || !b->fs_n || !b->fs_x) { /* out of memory: no cache (destroy frees them once) */
+      free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_x);
       b->fslot = NULL;
       b->fs_id = NULL;
       b->fs_n = NULL;
-      return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+      b->fs_x = NULL;
+      return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
     }
     for (int64_t i = 0; i < b->N; i++) b->fslot[i] = -1;
     for (int i = 0; i < FEAS_SLOTS; i++) b->fs_id[i] = -1;
@@ -37,7 +38,7 @@ static double feas_mean(bo_state *b, int64_t c) {
     int ns = b->fs_stride ? 2 * b->fs_stride : 256;
     if (ns < n) ns = n;
     double *nk = malloc(sizeof(double) * (size_t)FEAS_SLOTS * (size_t)ns);
-    if (!nk) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, x);
+    if (!nk) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
     for (int i = 0; i < FEAS_SLOTS && b->fs_k; i++)
       memcpy(nk + (size_t)i * ns, b->fs_k + (size_t)i * b->fs_stride, sizeof(double) * (size_t)b->fs_n[i]);
     free(b->fs_k);
@@ -45,14 +46,16 @@ static double feas_mean(bo_state *b, int64_t c) {
     b->fs_stride = ns;
   }
   int sl = b->fslot[c];
-  if (sl < 0) {
+  if (sl < 0) { /* a new slot: its candidate's inputs are kept with its kernel values */
     sl = b->fs_next;
     b->fs_next = (b->fs_next + 1) % FEAS_SLOTS;
     if (b->fs_id[sl] >= 0) b->fslot[b->fs_id[sl]] = -1;
     b->fs_id[sl] = c;
     b->fs_n[sl] = 0;
     b->fslot[c] = sl;
+    bo_encode(b, c, b->fs_x + (size_t)sl * (size_t)b->D);
   }
+  const double *x = b->fs_x + (size_t)sl * (size_t)b->D;
   double *k = b->fs_k + (size_t)sl * b->fs_stride;
   if (b->fs_n[sl] < n) {
     mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
@@ -62,22 +65,18 @@ static double feas_mean(bo_state *b, int64_t c) {
 }
 
 /* The feasibility observations added since the last scan enter the cached candidates' kernel values
- * all at once (one vectorized call per observation, the same values as feas_mean's own extension):
- * slots up to 4 observations behind; staler ones are extended when asked for. */
+ * all at once (one vectorized call per observation over the slots' kept inputs, the same values as
+ * feas_mean's own extension): slots up to 4 observations behind; staler ones are extended when asked for. */
 void bo_feas_extend(bo_state *b) {
   int n = mpt_gp_n_obs(b->fgp);
   if (!b->fs_k || !b->fs_id || n > b->fs_stride) return;
-  int64_t ids[FEAS_SLOTS];
-  int sls[FEAS_SLOTS];
+  int64_t sls[FEAS_SLOTS];
   double kv[FEAS_SLOTS];
   for (int j = n - 4 > 0 ? n - 4 : 0; j < n; j++) {
     int cnt = 0;
     for (int sl = 0; sl < FEAS_SLOTS; sl++)
-      if (b->fs_id[sl] >= 0 && b->fs_n[sl] == j) {
-        sls[cnt] = sl;
-        ids[cnt++] = b->fs_id[sl];
-      }
-    mpt_gp_kernel_obs_points(b->fgp, j, cnt, b->X, (size_t)b->D, ids, kv);
+      if (b->fs_id[sl] >= 0 && b->fs_n[sl] == j) sls[cnt++] = sl;
+    mpt_gp_kernel_obs_points(b->fgp, j, cnt, b->fs_x, (size_t)b->D, sls, kv);
     for (int q = 0; q < cnt; q++) {
       b->fs_k[(size_t)sls[q] * b->fs_stride + j] = kv[q];
       b->fs_n[sls[q]] = j + 1;

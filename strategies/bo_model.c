@@ -39,13 +39,13 @@ static int rebuild_gp(bo_state *b, mpt_error *err) {
     mpt_gp_free(b->gp);
     b->gp = NULL;
   }
-  int rc = mpt_gp_create(&b->gcfg, b->D, b->N, b->X, &b->gp, err);
+  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
   if (rc == 0 && have) rc = mpt_gp_set_hyper(b->gp, lsp, var, noise, err);
   b->best_t = INFINITY;
   for (int64_t i = 0; rc == 0 && i < b->n_processed; i++) {
     if (!b->obs_ok[i]) continue;
     double t = bo_transform(b, b->obs_y[i]);
-    rc = mpt_gp_add(b->gp, b->X + (size_t)b->obs_id[i] * b->D, t, err);
+    rc = mpt_gp_add(b->gp, bo_point(b, b->obs_id[i]), t, err);
     if (t < b->best_t) b->best_t = t;
   }
   if (lsp != ls) free(lsp);
@@ -153,7 +153,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       return mpt_error_set(err, MPT_ERR_STOPPED, "bo: stopped taking in logged observations (%lld of %lld)",
                            (long long)(i - from), (long long)(b->n_obs - from));
     if (!b->obs_ok[i]) continue;
-    const double *x = b->X + (size_t)b->obs_id[i] * b->D;
+    const double *x = bo_point(b, b->obs_id[i]);
     int n1 = mpt_gp_n_obs(b->gp) + 1;
     /* refits happen when the GP reaches n_init, n_init + refit_interval, ... valid observations, on
      * exactly those observations: the schedule depends only on the told sequence, so a resumed run
@@ -193,14 +193,14 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       fc.normalize_scale = 0;
       fc.mean = MPT_GP_MEAN_OBSERVED;
       /* no candidate block: probabilities are computed on demand for the few contenders */
-      /* inputs: the leading feas_dims columns of X (the index encoding when there is one: the
+      /* inputs: the leading feas_dims of bo_encode's inputs (the index encoding when there is one: the
        * one-hot codes would multiply the cost of every probability without improving it) */
       if ((rc = mpt_gp_create(&fc, b->feas_dims, 0, NULL, &b->fgp, err)) != 0) return rc;
       b->feas_processed = 0;
     }
     for (; b->feas_processed < b->n_obs; b->feas_processed++) {
       int64_t i = b->feas_processed;
-      rc = mpt_gp_add(b->fgp, b->X + (size_t)b->obs_id[i] * b->D, b->obs_ok[i] ? 1.0 : 0.0, err);
+      rc = mpt_gp_add(b->fgp, bo_point(b, b->obs_id[i]), b->obs_ok[i] ? 1.0 : 0.0, err);
       int n1 = mpt_gp_n_obs(b->fgp) + 1;
       if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observation%s", n1, n1 == 1 ? "" : "s");
     }

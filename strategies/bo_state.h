@@ -24,8 +24,15 @@ typedef struct bo_ranked {
 
 typedef struct bo_state {
   int64_t N;             /* candidates = valid configurations */
-  int D;                 /* active (pruned) dimensions */
-  double *X;             /* N x D encodings */
+  int D;                 /* GP inputs per candidate (bo_encode) */
+  /* the encoding (bo_encode): no N x D table is kept, a candidate is encoded when it is needed */
+  const mpt_space *sp;
+  mpt_encoding enc;
+  int use_index, use_onehot, n_oh; /* index part (n_act columns) and/or one-hot part (n_oh columns) */
+  double ohw, binw;      /* one-hot weight, index scale of two-valued parameters */
+  int *enc_cfg;          /* scratch: value indices (all dims) */
+  double *enc_full;      /* scratch: encoding of every parameter (all dims) */
+  double *xq;            /* scratch: one candidate's D inputs (bo_point) */
   mpt_gp *gp;
   mpt_gp_config gcfg;
   /* options */
@@ -77,11 +84,12 @@ typedef struct bo_state {
   int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
   int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
   double *mbuf, *sbuf;   /* prediction block buffers */
-  int feas_dims;         /* inputs of the feasibility model: the first feas_dims columns of X */
+  int feas_dims;         /* inputs of the feasibility model: the first feas_dims of bo_encode's D */
   int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
   int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
   int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
   double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
+  double *fs_x;          /* FEAS_SLOTS x D: the inputs (bo_encode) of each slot's candidate */
   bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
   int64_t n_fq[2];
   bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
@@ -90,6 +98,14 @@ typedef struct bo_state {
 
 #define BO_BLOCK 4096
 enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
+
+/* bo.c: the D GP inputs of candidate c (the active parameters' encodings, two-valued ones scaled by binw,
+ * and/or their one-hot codes, ohw / sqrt 2 per set bit), the same doubles for the same c every time;
+ * bo_point encodes into the scratch b->xq (valid until the next bo_point); bo_encode_rows is an
+ * mpt_gp_cand_fn (ctx: the bo_state) for mpt_gp_create_from */
+void bo_encode(bo_state *b, int64_t c, double *x);
+const double *bo_point(bo_state *b, int64_t c);
+void bo_encode_rows(void *b, int64_t first, int64_t n, double *rows);
 
 /* bo_local.c: the candidate set of a local pick (see there); 1 when candidate c lies in the box around the
  * incumbent (local_kind=box) */

@@ -2,7 +2,7 @@
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
  * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
  * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks,
- * coded vs double candidates, grouped codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
+ * coded vs double candidates, candidates given blockwise by a callback, grouped codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -383,6 +383,79 @@ static void test_add_outputs_blocks(void **state) {
   free(X); free(m1); free(s1); free(m2); free(s2); free(rm); free(rs);
 }
 
+/* mpt_gp_create_from's rows: from a table, recording that they come blockwise and in ascending order */
+typedef struct fill_log {
+  const double *X;
+  int dim;
+  int64_t next, max_rows, calls;
+} fill_log;
+
+static void fill_rows(void *ctx, int64_t first, int64_t n, double *rows) {
+  fill_log *f = ctx;
+  if (first == 0) f->next = 0; /* a second pass starts over */
+  assert_true(first == f->next);
+  f->next = first + n;
+  if (n > f->max_rows) f->max_rows = n;
+  f->calls++;
+  memcpy(rows, f->X + first * f->dim, sizeof(double) * (size_t)(n * f->dim));
+}
+
+/* A GP whose candidates come from a callback, a block at a time (bo keeps no table of them), is the GP
+ * of the same rows given as a table, bit for bit: coded candidates (a grid) and doubles (a grid plus
+ * random points, fetched twice), over adds and a refactor, every kernel. */
+static void test_create_from_rows(void **state) {
+  (void)state;
+  enum { DIM = 3, NG = 2500, NX = 300, NO = 30 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 21);
+  double *X = malloc(sizeof(double) * (NG + NX) * DIM), Xo[NO * DIM], y[NO];
+  for (int c = 0; c < NG; c++) {
+    X[c * DIM + 0] = (c % 10) / 9.0;
+    X[c * DIM + 1] = ((c / 10) % 25) / 24.0;
+    X[c * DIM + 2] = (c % 2) ? 0.35355339059327373 : 0.0;
+  }
+  random_points(&r, NX, DIM, X + NG * DIM);
+  for (int i = 0; i < NO; i++) {
+    memcpy(Xo + i * DIM, X + (size_t)mpt_rng_below(&r, NG + NX) * DIM, sizeof(double) * DIM);
+    y[i] = cos(4 * Xo[i * DIM]) + Xo[i * DIM + 1] + 0.1 * mpt_rng_normal(&r);
+  }
+  double *m1 = malloc(sizeof(double) * (NG + NX)), *s1 = malloc(sizeof(double) * (NG + NX));
+  double *m2 = malloc(sizeof(double) * (NG + NX)), *s2 = malloc(sizeof(double) * (NG + NX));
+  for (int kernel = 0; kernel < MPT_GP_KERNEL_COUNT; kernel++)
+    for (int nc = NG; nc <= NG + NX; nc += NX) {
+      mpt_gp_config cfg;
+      mpt_gp_config_default(&cfg);
+      cfg.kernel = kernel;
+      cfg.lengthscale = 0.6;
+      mpt_gp *g1, *g2;
+      mpt_error err;
+      fill_log f = {X, DIM, 0, 0, 0};
+      assert_int_equal(mpt_gp_create(&cfg, DIM, nc, X, &g1, &err), 0);
+      assert_int_equal(mpt_gp_create_from(&cfg, DIM, nc, fill_rows, &f, &g2, &err), 0);
+      assert_true(f.max_rows < nc / 2);   /* blockwise, never the whole table */
+      assert_true(f.next == nc);          /* every row, the last pass to the end */
+      assert_true(mpt_gp_bytes(g1) == mpt_gp_bytes(g2));
+      for (int i = 0; i < NO; i++) {
+        assert_int_equal(mpt_gp_add(g1, Xo + i * DIM, y[i], &err), 0);
+        assert_int_equal(mpt_gp_add(g2, Xo + i * DIM, y[i], &err), 0);
+      }
+      for (int round = 0; round < 2; round++) {
+        mpt_gp_predict_block(g1, 0, nc, m1, s1);
+        mpt_gp_predict_block(g2, 0, nc, m2, s2);
+        for (int c = 0; c < nc; c++) {
+          assert_true(m1[c] == m2[c]);
+          assert_true(s1[c] == s2[c]);
+        }
+        double ls[DIM] = {0.3, 0.9, 1.4};
+        assert_int_equal(mpt_gp_set_hyper(g1, ls, 1.2, 1e-3, &err), 0);
+        assert_int_equal(mpt_gp_set_hyper(g2, ls, 1.2, 1e-3, &err), 0);
+      }
+      mpt_gp_free(g1);
+      mpt_gp_free(g2);
+    }
+  free(X); free(m1); free(s1); free(m2); free(s2);
+}
+
 /* Candidates on a grid are stored as codes into per-dimension value tables; with 256 more random
  * candidates appended the same GP keeps doubles. Both must give the same bits on the grid candidates
  * (adds, add_outputs, fantasies and a refactor with new lengthscales), for every kernel. */
@@ -645,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_kernel_row_accuracy),
       cmocka_unit_test(test_add_outputs_blocks),
       cmocka_unit_test(test_coded_candidates),
+      cmocka_unit_test(test_create_from_rows),
       cmocka_unit_test(test_grouped_codes_panels),
       cmocka_unit_test(test_fit),
       cmocka_unit_test(test_bad_input),
