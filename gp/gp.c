@@ -1,6 +1,7 @@
 /* gp/gp.c: Gaussian-process regression (gp/gp.h): covariance functions, the Cholesky factor of the
  * observations (LAPACK dpotrf from scratch, extended by one row per observation), V = L^-1 K(X_obs,
- * X_cand) kept in float in panels of candidates and extended by one fused pass per observation,
+ * X_cand) kept in float in panels of candidates and extended by one fused pass per observation (its
+ * sums in double where the new observation is nearly predicted: GP_EXACT_GAIN),
  * incrementally maintained posterior mean/variance of every candidate (and their sum), and the log
  * marginal likelihood (its maximization over the hyperparameters: gp/gp_fit.c). The candidates and
  * their distances to a point: gp/gp_cand.c. */
@@ -17,6 +18,14 @@
 
 #define GP_BLOCK 4096
 #define GP_JITTER 1e-8
+/* An observation whose new row of the factor is this many times smaller than the prior sd (the earlier
+ * observations predict it well: kernels smooth for their lengthscale, small noise) has its row of V
+ * computed with double sums (add_panels_exact), since 1 / L_nn amplifies every rounding of the float
+ * sums, and the rows after it inherit the error. With bo's defaults on paper_dedispersion about half of
+ * the observations take it (the ask after 220 observations +13 %, paper_hotspot's +3 %); every one would
+ * cost +19 % / +33 % for a further factor of 4 in accuracy (docs/PERFORMANCE.md, "GP accuracy over long
+ * runs") */
+#define GP_EXACT_GAIN 3.0
 /* V is kept in panels of GP_VB candidates: panel q holds rows 0..cap-1 of candidates q*GP_VB .. q*GP_VB+31
  * (GP_VB floats per row, 128 bytes), so the pass over V when an observation is added streams through
  * contiguous memory (the rows of one panel follow each other) instead of n strided rows */
@@ -359,7 +368,8 @@ typedef float gp_v8f __attribute__((vector_size(32)));
  * v = (k - t) / L_nn stored as row n and the rank-one update of the posterior state (with w, A is
  * replaced by a + v wyn: the outputs changed). Two panels are read side by side (two streams keep more
  * loads in flight than one; the sums are the same). Returns the sum of max(var, 0) over the first
- * nvalid candidates (panel_var_sum order). */
+ * nvalid candidates (panel_var_sum order). Observations that the earlier ones nearly predict take
+ * add_panels_exact instead (GP_EXACT_GAIN). */
 GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps, const float *restrict l,
                                 const float *restrict w, const double *restrict k, double inv_lnn, double wyn,
                                 double w1n, double *restrict A, double *restrict B, double *restrict var,
@@ -424,6 +434,41 @@ GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps,
   return vs;
 }
 #undef GP_ROW
+
+/* add_panels with t and a summed in double from double l and w: the same pass for an observation that
+ * the earlier ones nearly predict (small L_nn, whose 1 / L_nn amplifies every rounding of t) */
+GP_HOT static double add_panels_exact(int n, int64_t np, float *restrict P, size_t ps, const double *restrict l,
+                                      const double *restrict w, const double *restrict k, double inv_lnn, double wyn,
+                                      double w1n, double *restrict A, double *restrict B, double *restrict var,
+                                      int64_t nvalid) {
+  double vs = 0;
+  for (int64_t q = 0; q < np; q++) {
+    float *restrict p0 = P + (size_t)q * ps;
+    double t[GP_VB] = {0}, a[GP_VB] = {0};
+    for (int i = 0; i < n; i++) {
+      const float *restrict row = p0 + (size_t)i * GP_VB;
+      double li = l[i];
+      for (int r = 0; r < GP_VB; r++) t[r] += (double)row[r] * li;
+      if (w) {
+        double wi = w[i];
+        for (int r = 0; r < GP_VB; r++) a[r] += (double)row[r] * wi;
+      }
+    }
+    const double *restrict kq = k + q * GP_VB;
+    double *restrict Aq = A + q * GP_VB, *restrict Bq = B + q * GP_VB, *restrict vq = var + q * GP_VB;
+    float *restrict vrow = p0 + (size_t)n * GP_VB;
+    for (int r = 0; r < GP_VB; r++) {
+      float v = (float)((kq[r] - t[r]) * inv_lnn);
+      vrow[r] = v;
+      Aq[r] = (w ? a[r] : Aq[r]) + (double)v * wyn;
+      Bq[r] += (double)v * w1n;
+      vq[r] -= (double)v * (double)v;
+    }
+    int64_t nr = nvalid - q * GP_VB;
+    if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
+  }
+  return vs;
+}
 
 typedef double gp_v4d __attribute__((vector_size(32)));
 
@@ -514,14 +559,19 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   if (y_all)
     for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
   double inv_lnn = 1.0 / lnn, vs = 0;
+  int exact = sqrt(gp->variance + ne) * inv_lnn > GP_EXACT_GAIN;
   const size_t ps = (size_t)cap * GP_VB; /* floats from one panel to the next */
   for (int64_t b = 0; b < gp->n_pad; b += GP_BLOCK) { /* GP_BLOCK candidates: GP_BLOCK / GP_VB panels */
     int64_t bp = gp->n_pad - b < GP_BLOCK ? gp->n_pad - b : GP_BLOCK;
     int64_t bc = gp->n_cand - b < bp ? gp->n_cand - b : bp;
     kernel_row(gp, x, b, bc, gp->kbuf);
     for (int64_t j = bc; j < bp; j++) gp->kbuf[j] = 0.0; /* padding: V stays 0 */
-    vs += add_panels(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, gp->lf, y_all ? gp->wf : NULL,
-                     gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
+    if (exact)
+      vs += add_panels_exact(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, l, y_all ? gp->wy : NULL,
+                             gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
+    else
+      vs += add_panels(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, gp->lf, y_all ? gp->wf : NULL,
+                       gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
   }
   gp->var_sum = vs;
   memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);

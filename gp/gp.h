@@ -8,8 +8,10 @@
  * matrix V = L^-1 K(X_obs, X_cand) (float, one row of n_cand per observation, stored in panels of 32
  * candidates so that one pass streams through it). Adding one observation extends L by one row (a
  * triangular solve of length n_obs, no refactorization) and V by one row (one new kernel row plus one
- * pass over V: O(n_cand * n_obs)); the posterior mean and variance of every candidate are then updated
- * by a rank-one term in O(n_cand), in the same pass. Changing hyperparameters
+ * pass over V: O(n_cand * n_obs), summed in double where the new observation is nearly predicted by
+ * the earlier ones, so that the rounding of V does not compound into a drift over long runs); the
+ * posterior mean and variance of every candidate are then updated by a rank-one term in O(n_cand), in
+ * the same pass. Changing hyperparameters
  * refactors from scratch (LAPACK dpotrf, candidates blockwise with BLAS dtrsm).
  *
  * Distribution. The GP object holds only a block of candidates; the observations are given as points
