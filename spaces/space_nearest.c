@@ -331,7 +331,9 @@ int mpt_space__nearest_batch(const mpt_space *sp, const int *params, int np, con
 }
 
 int64_t mpt_space__nearest_pick(mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng) {
-  if (j >= nb->c1 && !nb->scan[j]) { /* the next chunk's pass (out of memory: its targets scan) */
+  if (j >= KEEP_MAX) { /* it would keep j + 1 ids at least, more than KEEP_MAX: no pass, the scan */
+    nb->scan[j] = 1;
+  } else if (j >= nb->c1 && !nb->scan[j]) { /* the next chunk's pass (out of memory: its targets scan) */
     next_chunk(nb, j);
     if (batch_pass(nb)) memset(nb->scan + nb->c0, 1, (size_t)(nb->c1 - nb->c0));
   }
