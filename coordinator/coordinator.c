@@ -3,6 +3,7 @@
 #include "coordinator/coordinator.h"
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -140,7 +141,10 @@ static int ask_tick(void *ctx, const char *doing) {
 
 static int ask(coord_state *s, int n, int64_t *ids) {
   s->ask_since = mpt_wire_now();
-  return mpt_strategy_ask(s->c->strategy, n, ids);
+  int got = mpt_strategy_ask(s->c->strategy, n, ids);
+  if (got == MPT_ERR_STOPPED) /* for the summary: a resume with as little time would stop there again */
+    snprintf(s->r->ask_stopped, sizeof s->r->ask_stopped, "%s", mpt_strategy_ask_error(s->c->strategy));
+  return got;
 }
 
 /* one rank: the progress line goes on while an evaluation runs (evaluators/isolate.h calls the tick from

@@ -61,6 +61,9 @@ typedef struct mpt_coord_result {
   int n_workers;
   int default_seen;            /* default_id was evaluated (this session or logged) */
   double default_objective;    /* its objective (NAN when it failed) */
+  char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up
+                                  (MPT_ERR_STOPPED: "bo: stopped taking in logged observations (80 of 300)"),
+                                  "" when no ask was cut short */
 } mpt_coord_result;
 
 /* Runs the loop on rank 0. Always ends by sending STOP to every worker (status 0, or 1 on error).

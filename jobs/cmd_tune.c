@@ -625,6 +625,9 @@ static int run(int argc, char **argv, int collect) {
         snprintf(cancelled, sizeof cancelled, " (%lld cancelled: still running --grace seconds later)", (long long)res.cancelled);
       printf("stopped: time budget reached; %lld evaluations logged%s; more with --resume [--time SECONDS]\n",
              (long long)res.done, cancelled);
+      if (res.ask_stopped[0] && res.new_evals == 0) /* a resume with as little time makes no progress either */
+        printf("note: the time ran out before the strategy proposed anything (%s); a resume starts that over, so "
+               "give it a longer --time\n", res.ask_stopped);
     }
     else
       printf("stopped: %s\n", reason_text(res.reason));

@@ -71,13 +71,17 @@ void mpt_space__value_counts(const mpt_space *s, const int *params, int np, cons
  * one is used. One scan of the valid set. */
 int64_t mpt_space__nearest_unused(const mpt_space *s, const int *params, int np, const int *tgt, const uint8_t *used,
                                   mpt_rng *rng);
-/* The same for n targets (target j at tgt + j * tstride) picked in turn, pick j with the picks before it
- * used (and no other id): one pruned pass at the batch's creation, then picks with exactly the scan's
- * results and random draws. Batch: 0 or MPT_ERR_NOMEM. */
+/* The same for n targets (target j at tgt + j * tstride) picked in turn (j = 0, 1, ...), pick j with the
+ * picks before it used (and no other id): one pruned pass per chunk of targets (the first at the batch's
+ * creation, the next when its first pick comes; chunks bound the memory, which grows as the square of
+ * the targets), then picks with exactly the scan's results and random draws. Batch: 0 or MPT_ERR_NOMEM
+ * (a later chunk out of memory scans). mpt_space__nearest_set_chunk: the chunk's size in heap entries
+ * (the sum of j + 1 over its targets), for tests; 0 restores the default. */
 typedef struct mpt_nearest mpt_nearest;
 int mpt_space__nearest_batch(const mpt_space *s, const int *params, int np, const int *tgt, int tstride, int64_t n,
                              mpt_nearest **out);
-int64_t mpt_space__nearest_pick(const mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng);
+int64_t mpt_space__nearest_pick(mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng);
 void mpt_space__nearest_free(mpt_nearest *nb);
+void mpt_space__nearest_set_chunk(int64_t entries);
 
 #endif

@@ -3,8 +3,11 @@
  * design point: value counts of the valid configurations from the rows alone, and the unused valid
  * configuration nearest to a target: most matching value indices, then least total index distance, ties
  * uniformly at random by a reservoir draw per tie in id order. mpt_space__nearest_unused scans every id;
- * a nearest batch gets, in one pruned pass for all targets, the ids each target's scan can be affected
- * by, and its picks replay the scan over those ids only: the same picks and the same random draws. */
+ * a nearest batch gets, in one pruned pass for a chunk of targets, the ids each target's scan can be
+ * affected by, and its picks replay the scan over those ids only: the same picks and the same random
+ * draws. Target j needs j + 1 keys and ids at least, so a design of n points needs n^2 / 2 of them: the
+ * targets go in chunks of at most CHUNK_ENTRIES (each chunk one more pass, made when its first pick
+ * comes), which bounds the memory whatever the design's size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +71,13 @@ int64_t mpt_space__nearest_unused(const mpt_space *sp, const int *params, int np
  * the same threshold when it came). Keeping, per target j, every id whose key reaches the (j+1)-th largest
  * key before it (a min-heap of j+1 keys), the replay skipping the used ones makes the scan's draws. */
 #define KEEP_MAX ((int64_t)1 << 18) /* ids kept per target; beyond: that target scans */
+/* heap entries (the sum of j + 1 over a chunk's targets j): 1 MiB of heaps and some 3 MiB of kept ids and
+ * keys per chunk, one pass for a design of up to 723 points (paper_hotspot, 4,000 points: 12 s and 49 MB
+ * peak; in one pass 28 s and 900 MB, as the square of the design) */
+#define CHUNK_ENTRIES ((int64_t)1 << 18)
+static int64_t chunk_entries = CHUNK_ENTRIES;
+
+void mpt_space__nearest_set_chunk(int64_t entries) { chunk_entries = entries > 0 ? entries : CHUNK_ENTRIES; }
 
 struct mpt_nearest {
   const mpt_space *sp;
@@ -76,10 +86,12 @@ struct mpt_nearest {
   int64_t n, *len, *cap, **ids;
   int32_t **keys;
   uint8_t *scan; /* per target: replay impossible (kept too many ids, or no batch), scan instead */
+  int64_t c0, c1; /* the chunk of targets whose ids are kept now */
 };
 
 typedef struct pass {
   mpt_nearest *nb;
+  int64_t j0;         /* the chunk's first target: local target t is target j0 + t */
   int L;              /* levels: the row, then each free parameter by decreasing stride */
   int64_t *stride;    /* per level */
   int64_t *count;     /* per level: rows or allowed values */
@@ -87,23 +99,24 @@ typedef struct pass {
   int32_t *maxrest;   /* (L + 1) x n: bound on the key of levels >= l */
   int32_t *kbuf;      /* (L + 1) x n: key so far per level */
   int32_t *abuf;      /* (L + 1) x n: targets still able to keep an id, per level */
-  int32_t *heap;      /* target j's min-heap of its j + 1 largest keys at offset j (j + 1) / 2 */
-  int64_t *hn;
+  int32_t *heap;      /* local target t's min-heap of its j0 + t + 1 largest keys at hoff[t] */
+  int64_t *hoff, *hn;
   const int32_t **rowtab; /* per constrained parameter in params: its table row for the current row */
   int *conp, nconp;
 } pass;
 
-static int64_t threshold(const pass *P, int64_t j) {
-  return P->hn[j] < j + 1 ? INT64_MIN : P->heap[j * (j + 1) / 2];
+/* local target t's threshold: the (j0 + t + 1)-th largest key kept so far */
+static int64_t threshold(const pass *P, int64_t t) {
+  return P->hn[t] < P->j0 + t + 1 ? INT64_MIN : P->heap[P->hoff[t]];
 }
 
-static void heap_add(pass *P, int64_t j, int32_t k) {
-  int32_t *h = P->heap + j * (j + 1) / 2;
-  int64_t n = P->hn[j], i;
-  if (n < j + 1) { /* sift up */
+static void heap_add(pass *P, int64_t t, int32_t k) {
+  int32_t *h = P->heap + P->hoff[t];
+  int64_t n = P->hn[t], i;
+  if (n < P->j0 + t + 1) { /* sift up */
     for (i = n++; i > 0 && h[(i - 1) / 2] > k; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
     h[i] = k;
-    P->hn[j] = n;
+    P->hn[t] = n;
     return;
   }
   if (k <= h[0]) return;
@@ -118,8 +131,10 @@ static void heap_add(pass *P, int64_t j, int32_t k) {
   h[i] = k;
 }
 
-static int keep(pass *P, int64_t j, int64_t id, int32_t k) {
+/* keeps id with key k for local target t */
+static int keep(pass *P, int64_t t, int64_t id, int32_t k) {
   mpt_nearest *nb = P->nb;
+  int64_t j = P->j0 + t;
   if (nb->len[j] == nb->cap[j]) {
     int64_t nc = nb->cap[j] ? 2 * nb->cap[j] : 64;
     if (nc > KEEP_MAX) { /* too many ties: this target scans */
@@ -135,13 +150,13 @@ static int keep(pass *P, int64_t j, int64_t id, int32_t k) {
   }
   nb->ids[j][nb->len[j]] = id;
   nb->keys[j][nb->len[j]++] = k;
-  heap_add(P, j, k);
+  heap_add(P, t, k);
   return 0;
 }
 
-/* the ids under one node of level l (first id `base`), for the targets act[0..na) with keys key[] */
+/* the ids under one node of level l (first id `base`), for the local targets act[0..na) with keys key[] */
 static int descend(pass *P, int l, int64_t base, const int32_t *act, int na) {
-  int64_t n = P->nb->n;
+  int64_t n = P->nb->c1 - P->j0;
   const int32_t *key = P->kbuf + (size_t)l * (size_t)n;
   int32_t *ck = P->kbuf + (size_t)(l + 1) * (size_t)n, *ca = P->abuf + (size_t)(l + 1) * (size_t)n;
   const int32_t *mr = P->maxrest + (size_t)(l + 1) * (size_t)n;
@@ -161,7 +176,7 @@ static int descend(pass *P, int l, int64_t base, const int32_t *act, int na) {
     int cn = 0;
     for (int i = 0; i < na; i++) {
       int32_t j = act[i];
-      if (P->nb->scan[j]) continue;
+      if (P->nb->scan[P->j0 + j]) continue;
       int32_t k = key[j];
       if (l == 0)
         for (int c = 0; c < P->nconp; c++) k += P->rowtab[c][j];
@@ -184,15 +199,16 @@ static int descend(pass *P, int l, int64_t base, const int32_t *act, int na) {
   return 0;
 }
 
+/* the pass for the chunk of targets [nb->c0, nb->c1) */
 static int batch_pass(mpt_nearest *nb) {
   const mpt_space *sp = nb->sp;
-  int64_t n = nb->n, big = key_big(sp, nb->params, nb->np);
+  int64_t j0 = nb->c0, n = nb->c1 - nb->c0, big = key_big(sp, nb->params, nb->np);
   if (sp->size <= 0) return 0;
   if (nb->np == 0 || (int64_t)nb->np * big > INT32_MAX || n > INT32_MAX) { /* keys need 64 bits */
-    memset(nb->scan, 1, (size_t)n);
+    memset(nb->scan + j0, 1, (size_t)n);
     return 0;
   }
-  pass P = {.nb = nb, .L = 1 + sp->n_free};
+  pass P = {.nb = nb, .j0 = j0, .L = 1 + sp->n_free};
   int dims = sp->dims, rc = MPT_ERR_NOMEM;
   P.stride = malloc(sizeof(int64_t) * (size_t)P.L);
   P.count = malloc(sizeof(int64_t) * (size_t)P.L);
@@ -200,11 +216,15 @@ static int batch_pass(mpt_nearest *nb) {
   P.maxrest = calloc((size_t)(P.L + 1) * (size_t)n, sizeof(int32_t));
   P.kbuf = calloc((size_t)(P.L + 1) * (size_t)n, sizeof(int32_t));
   P.abuf = malloc(sizeof(int32_t) * (size_t)(P.L + 1) * (size_t)n);
-  P.heap = malloc(sizeof(int32_t) * (size_t)(n * (n + 1) / 2));
+  P.hoff = malloc(sizeof(int64_t) * (size_t)n);
   P.hn = calloc((size_t)n, sizeof(int64_t));
+  int64_t entries = 0;
+  for (int64_t t = 0; P.hoff && t < n; t++) P.hoff[t] = entries, entries += j0 + t + 1;
+  P.heap = malloc(sizeof(int32_t) * (size_t)(entries > 0 ? entries : 1));
   P.rowtab = malloc(sizeof(int32_t *) * (size_t)(dims > 0 ? dims : 1));
   P.conp = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  if (!P.stride || !P.count || !P.tab || !P.maxrest || !P.kbuf || !P.abuf || !P.heap || !P.hn || !P.rowtab || !P.conp)
+  if (!P.stride || !P.count || !P.tab || !P.maxrest || !P.kbuf || !P.abuf || !P.heap || !P.hoff || !P.hn || !P.rowtab ||
+      !P.conp)
     goto out;
   /* key tables: value v of parameter p adds, per target, big when it is the target's value, less its distance */
   for (int d = 0; d < nb->np; d++) {
@@ -214,7 +234,7 @@ static int batch_pass(mpt_nearest *nb) {
       if (sp->role[p] >= 0) P.conp[P.nconp++] = p;
     }
     for (int64_t j = 0; j < n; j++) {
-      int tv = nb->tgt[(size_t)j * (size_t)nb->tstride + (size_t)d];
+      int tv = nb->tgt[(size_t)(j0 + j) * (size_t)nb->tstride + (size_t)d];
       for (int v = 0; v < nv; v++) P.tab[p][(size_t)v * (size_t)n + (size_t)j] += (int32_t)((v == tv ? big : 0) - (v < tv ? tv - v : v - tv));
     }
   }
@@ -256,7 +276,7 @@ static int batch_pass(mpt_nearest *nb) {
   rc = descend(&P, 0, 0, P.abuf, (int)n);
 out:
   for (int p = 0; P.tab && p < dims; p++) free(P.tab[p]);
-  free(P.stride); free(P.count); free(P.tab); free(P.maxrest); free(P.kbuf); free(P.abuf); free(P.heap); free(P.hn);
+  free(P.stride); free(P.count); free(P.tab); free(P.maxrest); free(P.kbuf); free(P.abuf); free(P.heap); free(P.hoff); free(P.hn);
   free(P.rowtab); free(P.conp);
   return rc;
 }
@@ -267,6 +287,22 @@ void mpt_space__nearest_free(mpt_nearest *nb) {
   for (int64_t j = 0; nb->keys && j < nb->n; j++) free(nb->keys[j]);
   free(nb->ids); free(nb->keys); free(nb->len); free(nb->cap); free(nb->scan);
   free(nb);
+}
+
+/* the ids kept for the chunk's targets released, then the chunk of targets from j0 on: as many as
+ * CHUNK_ENTRIES heap entries allow, one at least */
+static void next_chunk(mpt_nearest *nb, int64_t j0) {
+  for (int64_t j = nb->c0; j < nb->c1; j++) {
+    free(nb->ids[j]);
+    free(nb->keys[j]);
+    nb->ids[j] = NULL;
+    nb->keys[j] = NULL;
+    nb->len[j] = nb->cap[j] = 0;
+  }
+  int64_t j1 = j0, entries = 0;
+  while (j1 < nb->n && (j1 == j0 || entries + j1 + 1 <= chunk_entries)) entries += ++j1;
+  nb->c0 = j0;
+  nb->c1 = j1;
 }
 
 int mpt_space__nearest_batch(const mpt_space *sp, const int *params, int np, const int *tgt, int tstride, int64_t n,
@@ -281,7 +317,11 @@ int mpt_space__nearest_batch(const mpt_space *sp, const int *params, int np, con
   nb->ids = calloc(m, sizeof(int64_t *));
   nb->keys = calloc(m, sizeof(int32_t *));
   nb->scan = calloc(m, 1);
-  int rc = !nb->len || !nb->cap || !nb->ids || !nb->keys || !nb->scan ? MPT_ERR_NOMEM : n > 0 ? batch_pass(nb) : 0;
+  int rc = !nb->len || !nb->cap || !nb->ids || !nb->keys || !nb->scan ? MPT_ERR_NOMEM : 0;
+  if (rc == 0 && n > 0) {
+    next_chunk(nb, 0);
+    rc = batch_pass(nb);
+  }
   if (rc) {
     mpt_space__nearest_free(nb);
     return rc;
@@ -290,8 +330,14 @@ int mpt_space__nearest_batch(const mpt_space *sp, const int *params, int np, con
   return 0;
 }
 
-int64_t mpt_space__nearest_pick(const mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng) {
-  if (nb->scan[j])
+int64_t mpt_space__nearest_pick(mpt_nearest *nb, int64_t j, const uint8_t *used, mpt_rng *rng) {
+  if (j >= KEEP_MAX) { /* it would keep j + 1 ids at least, more than KEEP_MAX: no pass, the scan */
+    nb->scan[j] = 1;
+  } else if (j >= nb->c1 && !nb->scan[j]) { /* the next chunk's pass (out of memory: its targets scan) */
+    next_chunk(nb, j);
+    if (batch_pass(nb)) memset(nb->scan + nb->c0, 1, (size_t)(nb->c1 - nb->c0));
+  }
+  if (nb->scan[j] || j < nb->c0) /* an earlier chunk's ids are gone: the scan gives the same pick */
     return mpt_space__nearest_unused(nb->sp, nb->params, nb->np, nb->tgt + (size_t)j * (size_t)nb->tstride, used, rng);
   best b = {-1, 0, 0};
   for (int64_t i = 0; i < nb->len[j]; i++)

@@ -400,6 +400,19 @@ static long nul_escape_at(const char *text) {
   return -1;
 }
 
+/* up to 16 bytes of s, to the end of its line, for a message: control characters (below 0x20, DEL) as \xNN,
+ * which raw made 'near' show nothing or reached the terminal (data after the document is not checked) */
+static void near_excerpt(const char *s, char *out, size_t cap) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (int k = 0; k < 16 && s[k] && s[k] != '\n' && s[k] != '\r'; k++) {
+    unsigned char b = (unsigned char)s[k];
+    int w = b < 0x20 || b == 0x7f ? snprintf(out + n, cap - n, "\\x%02X", b) : snprintf(out + n, cap - n, "%c", b);
+    if (w < 0 || (size_t)w >= cap - n) break;
+    n += (size_t)w;
+  }
+}
+
 int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
   *out = NULL;
   if (!path) path = "<string>";
@@ -446,12 +459,8 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     size_t off = end ? (size_t)(end - text) : 0;
     int line, col;
     mpt_text_line_col(text, off, &line, &col);
-    char near[24] = "";
-    if (end && *end) {
-      int k = 0;
-      for (; k < 16 && end[k] && end[k] != '\n' && end[k] != '\r'; k++) near[k] = end[k];
-      near[k] = '\0';
-    }
+    char near[72] = "";
+    if (end && *end) near_excerpt(end, near, sizeof near);
     rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
                        near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
                        near[0] ? "'" : "");

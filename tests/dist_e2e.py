@@ -12,7 +12,7 @@ replay evaluator on the brute-forced convolution spaces. One ctest test per sub-
                    (an unwritable --t4 refused before the run)
   idle             idle workers and the waiting coordinator each use < 5 % of a core
   devices          `mptune devices` table (CPU, and the replay evaluator)
-  time             the time budget stops the run
+  time             the time budget stops the run (and says when it cut bo's model of a resumed run short)
 
 Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
 """
@@ -781,6 +781,18 @@ def t_time():
                    "--progress", "off", check_rc=0)
         check(q.returncode == 0 and "stopped: time budget reached" in q.stdout and len(log_ids(log)) > n,
               f"time budget: the resume with more time did not go on: {q.stdout[-400:]} {q.stderr[-300:]}")
+        # the time running out while bo takes in the logged observations (the first ask of a resumed run, slow
+        # here with a refit per observation) is said: a resume with as little time starts that over and does
+        # nothing again (the summary only said 'more with --resume')
+        blog = os.path.join(tmp, "bo.h5")
+        mpirun(1, "tune", T1, "--strategy", "bo", "--budget", 300, "--simulate", A100, "--log", blog, "--progress",
+               "off", check_rc=0)
+        q = mpirun(1, "tune", T1, "--simulate", A100, "--resume", "--budget", 310, "--option", "fit_hyperparameters=1",
+                   "--option", "refit_interval=1", "--time", 1, "--log", blog, "--progress", "off", check_rc=0)
+        check(q.returncode == 0 and "0 in this session" in q.stdout
+              and "note: the time ran out before the strategy proposed anything (bo: stopped taking in logged "
+                  "observations (" in q.stdout and "give it a longer --time" in q.stdout,
+              f"time budget during bo's model: no note: {q.stdout[-600:]} {q.stderr[-300:]}")
         # an exhaustive collection stopped by time writes no partial T4, and a resume completes it
         clog, ct4 = os.path.join(tmp, "c.h5"), os.path.join(tmp, "c_T4.json")
         p = mpirun(3, "collect", T1, "--time", 1, "--simulate", A100, "--simulate-delay", "0.02", "--log", clog,

@@ -4,7 +4,7 @@
 # after the JSON document is an error at the line and column Python's json module names (non-zero
 # exit), a trailing newline is not; records marked valid without an objective (Kernel Tuner entries
 # without 'time', T4 records "correct" with no measurements) give one warning with their count. A
-# misspelt KernelSpecification key is refused by tune --simulate too.
+# misspelt KernelSpecification key is refused by tune --simulate, devices and bench too.
 # Env (from ctest): MPTUNE, MPT_SHARED_DATA, PYTHON.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -117,4 +117,15 @@ sed 's/"Arguments"/"Argumnets"/' "$P" >"$T/misspelt.json"
 grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?" "$T/tune.err" \
   || { cat "$T/tune.err"; fail "tune --simulate: no message naming the misspelt key"; }
 [ ! -e "$T/misspelt.h5" ] || fail "tune --simulate left a log behind for a misspelt key"
+# ... and so do devices with the problem (it opens the evaluator as tune does) and bench (its runs simulate
+# tune --simulate's); both accepted it
+"$MPTUNE" devices "$T/misspelt.json" --simulate "$T4" >"$T/dev.out" 2>"$T/dev.err" \
+  && fail "devices --simulate accepted a misspelt KernelSpecification key"
+grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?" "$T/dev.err" \
+  || { cat "$T/dev.err"; fail "devices --simulate: no message naming the misspelt key"; }
+"$MPTUNE" bench --problem "$T/misspelt.json" --space "$T4" --strategy random --repeats 1 --budget 5 --out "$T/mbench" \
+  --no-plot >"$T/bench.out" 2>"$T/bench.err" && fail "bench accepted a misspelt KernelSpecification key"
+grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?" "$T/bench.err" \
+  || { cat "$T/bench.err"; fail "bench: no message naming the misspelt key"; }
+[ ! -e "$T/mbench" ] || fail "bench made its --out directory for a misspelt key"
 echo "replay_cli: ok"

@@ -2,8 +2,12 @@
  * whole design, spaces/space_nearest.c) picks exactly the ids, and leaves the generator in exactly the
  * state, of the straightforward algorithm kept here (a full scan of the valid set per design point, the
  * code before session 22), on shared T1 files, inline spaces with many invalid configurations and free
- * parameters, parameter subsets, designs larger than the space, many seeds; plus the value counts. */
+ * parameters, parameter subsets, designs larger than the space, many seeds, designs in many chunks of
+ * targets; plus the value counts, and the memory of a large design (bounded by the chunks). */
 #include <setjmp.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -213,7 +217,69 @@ static void test_inline_spaces(void **state) {
   }
 }
 
+/* the same designs when the targets go in chunks of a few (a pass per chunk, picks across chunk ends) */
+static void test_small_chunks(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_space *s = load(NULL,
+                      "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                      "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(1, 7))\"},"
+                      "{\"Name\": \"f\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4]\"},"
+                      "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4, 5]\"},"
+                      "{\"Name\": \"g\", \"Type\": \"int\", \"Values\": \"[0, 1, 2]\"}],"
+                      "\"Conditions\": [{\"Expression\": \"a * b <= 12\"}]}}",
+                      &p);
+  int params[64], np = param_list(s, 1, params);
+  int64_t sizes[] = {2, 9, 40, 250};
+  static const int64_t chunks[] = {1, 3, 40, 777};
+  for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+    mpt_space__nearest_set_chunk(chunks[c]);
+    check_same(s, params, np, 15, sizes, 4);
+  }
+  mpt_space__nearest_set_chunk(0);
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
+/* a design of 6,000 points: the pass's memory grows as the square of the targets (j + 1 heap entries and
+ * at least j + 1 kept ids for target j: some 300 MB at once), chunks bound it. Peak RSS of a child */
+static void test_large_design_memory(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_space *s = load(NULL,
+                      "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                      "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(40))\"},"
+                      "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(40))\"},"
+                      "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"list(range(25))\"}],"
+                      "\"Conditions\": [{\"Expression\": \"a + b < 60\"}]}}",
+                      &p);
+  int params[64], np = param_list(s, 1, params);
+  int64_t n = 6000;
+  assert_true(mpt_space_size(s) > n);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)n);
+    mpt_rng rng;
+    mpt_rng_seed(&rng, 1);
+    _exit(ids && mpt_space_sample_lhs_valid(s, params, np, &rng, n, ids) == n ? 0 : 1);
+  }
+  int status = 0;
+  struct rusage ru;
+  assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  printf("lhs_valid, %lld points of %lld: child peak RSS %ld MB\n", (long long)n, (long long)mpt_space_size(s),
+         ru.ru_maxrss / 1024);
+#ifndef __SANITIZE_ADDRESS__ /* AddressSanitizer's quarantine keeps the freed chunks' memory: no bound to check */
+  assert_true(ru.ru_maxrss < 100 * 1024); /* KB */
+#endif
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_shared_files), cmocka_unit_test(test_inline_spaces)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_shared_files), cmocka_unit_test(test_inline_spaces),
+                                     cmocka_unit_test(test_small_chunks), cmocka_unit_test(test_large_design_memory)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -367,7 +367,9 @@ static void test_json_hygiene(void **state) {
                (const char *[]){"mem.json:1:1: malformed JSON: raw control character U+001F between values", NULL});
   /* after the document such a byte is data after its end, as any other */
   expect_error(ONE_PARAM("\"a\"", "1") "\n\x01", MPT_ERR_PARSE,
-               (const char *[]){"mem.json:2:1: malformed JSON: data after the end of the document", NULL});
+               (const char *[]){"mem.json:2:1: malformed JSON: data after the end of the document, near '\\x01'", NULL});
+  expect_error(ONE_PARAM("\"a\"", "1") " \x1b[2J", MPT_ERR_PARSE,
+               (const char *[]){"data after the end of the document, near '\\x1B[2J'", NULL});
   /* a syntax error before the fault is the one reported */
   expect_error(HEAD ",{\"Name\": \"a\xff\"}]}}", MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON near ',{", NULL});
   /* what JSON allows passes: UTF-8 of 2, 3 and 4 bytes, escapes, 0, 0.5, 1e05, -0, tab, CR and LF between values */
