@@ -120,9 +120,11 @@ static int retransform(bo_state *b, mpt_error *err) {
 
 /* whether the taking in of queued observations (at observation i of n_obs) is to give up: asks s's tick
  * every 16 observations once there are more than 64 to take in (the first ask of a resumed run: minutes
- * for a few thousand on a large space), saying how far it is */
-static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, const char *what) {
-  if (b->n_obs - from <= 64 || (i - from) % 16 != 0) return 0;
+ * for a few thousand on a large space), and after every hyperparameter refit (`after_refit`: a refit
+ * refactors the whole GP, so with refit_interval=1 16 observations took minutes past a --time), saying
+ * how far it is */
+static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, const char *what, int after_refit) {
+  if (b->n_obs - from <= 64 || ((i - from) % 16 != 0 && !after_refit)) return 0;
   char doing[128];
   snprintf(doing, sizeof doing, "bo: %s %lld of %lld logged observations", what, (long long)(i - from),
            (long long)(b->n_obs - from));
@@ -143,15 +145,16 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
         break;
       }
   int64_t new_ok = 0, last_ok = -1, from = b->n_processed;
-  int post_done = 0;
+  int post_done = 0, refitted = 0;
   if (b->post)
     for (int64_t i = b->n_processed; i < b->n_obs; i++)
       if (b->obs_ok[i]) last_ok = i;
   for (; b->n_processed < b->n_obs; b->n_processed++) {
     int64_t i = b->n_processed;
-    if (queue_stops(b, s, i, from, "model from"))
+    if (queue_stops(b, s, i, from, "model from", refitted))
       return mpt_error_set(err, MPT_ERR_STOPPED, "bo: stopped taking in logged observations (%lld of %lld)",
                            (long long)(i - from), (long long)(b->n_obs - from));
+    refitted = 0;
     if (!b->obs_ok[i]) continue;
     const double *x = bo_point(b, b->obs_id[i]);
     int n1 = mpt_gp_n_obs(b->gp) + 1;
@@ -179,6 +182,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       mpt_gp_fit_options_default(&fo);
       fo.ard = b->ard;
       rc = mpt_gp_fit(b->gp, &fo, NULL, err);
+      refitted = 1;
     }
     if (rc) return rc;
     new_ok++;

@@ -263,6 +263,32 @@ static void test_resume_ask_stops(void **state) {
   free(obs);
 }
 
+/* With a refit of the hyperparameters at every observation (each refactors the whole GP), the first ask
+ * of a resumed run ticks after every refit, not only every 16 observations: a --time or a signal is acted
+ * on within one refit (it waited for 16: 10 s past `--time 3` in a review). */
+static void test_resume_ask_stops_after_refit(void **state) {
+  (void)state;
+  enum { TOLD = 100 };
+  int64_t ids[TOLD];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * TOLD);
+  run(NULL, 0, 5, 220, 1, TOLD, ids, obs);
+  const char *opts[] = {"fit_hyperparameters=1", "refit_interval=1"};
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, opts, 2, 5, 220, &s, &err), 0);
+  mpt_strategy_tell(s, obs, TOLD);
+  tick_log t = {0, 3, ""};
+  mpt_strategy_set_tick(s, log_tick, &t);
+  int64_t id;
+  assert_int_equal(mpt_strategy_ask(s, 1, &id), MPT_ERR_STOPPED);
+  int k = -1;
+  assert_int_equal(sscanf(t.last, "bo: model from %d of 100 logged observations", &k), 1);
+  /* ticks at observation 0, then after the first two refits (the first at the 10th valid observation) */
+  assert_true(k >= 10 && k < 16);
+  mpt_strategy_destroy(s);
+  free(obs);
+}
+
 /* ask(16): 16 distinct unseen candidates per round, every option set */
 static void test_batch(void **state) {
   (void)state;
@@ -589,6 +615,7 @@ int main(void) {
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_mostly_failing),
       cmocka_unit_test(test_resume_ask_stops),
+      cmocka_unit_test(test_resume_ask_stops_after_refit),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
       cmocka_unit_test(test_initial_designs),
