@@ -87,7 +87,7 @@ int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
   if (mpt_outfile_special(path)) return 0; /* /dev/stdout, a pipe: written in place */
   char *copy = mpt_outfile_resolve(path); /* a link's target is what is written */
   if (!copy) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  const char *dir = dirname(copy); /* PATH.tmp is written there, then renamed to PATH */
+  const char *dir = dirname(copy); /* PATH.tmp.XXXXXX is written there, then renamed to PATH */
   int rc = 0;
   if (stat(dir, &sb) != 0)
     rc = mpt_error_set(err, MPT_ERR_IO, "%s %s: cannot write there: directory '%s' %s", opt, path, dir,

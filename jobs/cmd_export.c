@@ -13,7 +13,7 @@
 static void export_usage(FILE *f) {
   fprintf(f, "usage: mptune export RUN.h5 --t4 FILE.json [--problem PROBLEM.json]\n"
              "  writes the evaluations of the run log RUN.h5 as a T4 results file (schema 1.0.0),\n"
-             "  in the order they finished; FILE is written atomically (FILE.tmp, then renamed)\n"
+             "  in the order they finished; FILE is written whole (as a new FILE.tmp.XXXXXX, then renamed)\n"
              "  --problem: the run's T1 file; needed only when RUN.h5 can not be read (damaged, or cut\n"
              "             short): its intact records are then recovered by their checksums\n");
 }

@@ -62,7 +62,7 @@ static char *csv_field(const char *s, int alone) {
 static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   const mpt_problem *p = mpt_space_problem(s);
   int d = p->n_params, rc = 0;
-  /* whole or not at all (PATH.tmp renamed), a device or pipe in place; "-" (standard output) through a
+  /* whole or not at all (a new PATH.tmp.XXXXXX renamed), a device or pipe in place; "-" (standard output) through a
    * stream of its own on a copy of the descriptor: MPICH's MPI_Init leaves stdout unbuffered (setbuf(stdout,
    * NULL)), and writing the list there made one write() per field (50x slower into a pipe) */
   FILE *f = mpt_outfile_open(path, err);

@@ -1,6 +1,7 @@
 /* jobs/export_t4.c: mpt_runlog_export_t4 / mpt_runlog_write_t4: write a run log as a T4 results file (schema T4-results 1.0.0,
  * structured like the brute-forced *_T4 files), evaluations in the order they finished (append order).
- * The output is written to FILE.tmp and renamed, so a partial file never passes for a finished one.
+ * The output is written to a new FILE.tmp.XXXXXX (jobs/outfile.c) and renamed, so a partial file never passes for a
+ * finished one.
  * Reading the export back with mpt_replay_load gives the same statuses and objectives. */
 #include <cjson/cJSON.h>
 #include <errno.h>
