@@ -451,7 +451,7 @@ static int run(int argc, char **argv, int collect) {
       if (!exists) rc = mpt_error_set(&err, MPT_ERR_IO, "--resume: run log '%s' does not exist", a.log);
       /* read and checked only: a resume refused below (or by a worker) leaves the log as it was; its new
        * session begins when the run does (mpt_runlog_begin_session) */
-      else rc = mpt_runlog_open_checked(a.log, space, collect || !budget_given ? 0 : a.budget, &log, &err);
+      else rc = mpt_runlog_open_checked(a.log, space, collect || !budget_given ? 0 : a.budget, cmd, &log, &err);
       if (rc == 0) n_resumed = mpt_runlog_count(log); /* the coordinator reads them (resume_each) */
       if (rc == 0 && mpt_runlog_extended(log))
         printf("note: %s had finished with %lld evaluations; extending it to %lld\n", a.log, (long long)n_resumed,
@@ -460,10 +460,7 @@ static int run(int argc, char **argv, int collect) {
         const char *s = mpt_runlog_meta(log, "seed");
         if (s) a.seed = strtoull(s, NULL, 10), a.seed_given = 1;
       }
-      const char *mode = rc == 0 ? mpt_runlog_meta(log, "mode") : NULL;
-      if (mode && mode[0] && strcmp(mode, cmd) != 0) /* absent only when lost with damaged metadata */
-        rc = mpt_error_set(&err, MPT_ERR_STATE, "%s is the log of an `mptune %s` run: resume it with mptune %s --resume",
-                           a.log, mode, mode);
+      /* a log of the other command was refused by mpt_runlog_open_checked (cmd), finished or not */
       /* replayed and real measurements never in one log; another replay file (a partial one completed,
        * or another device's) is said */
       const char *sim = rc == 0 ? mpt_runlog_meta(log, "simulate") : NULL; /* "" or absent: real evaluations */

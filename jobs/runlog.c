@@ -750,9 +750,11 @@ static int begin_session(mpt_runlog *log, mpt_error *err);
 
 /* begin = 0: the log is locked and read and checked, nothing written (mpt_runlog_begin_session writes).
  * extend_to > 0: a log finished by its budget (or by a time budget, as logs written before session 19
- * were) is reopened to go on to extend_to evaluations when that is more than it holds: not finished now */
-static int open_at(const char *path, const mpt_space *space, int64_t extend_to, int begin, mpt_runlog **out,
-                   mpt_error *err) {
+ * were) is reopened to go on to extend_to evaluations when that is more than it holds: not finished now.
+ * mode (NULL: any): the command resuming it; a log of the other command is refused before it is found
+ * finished (a finished tune log resumed by collect was said to be extended by a larger budget) */
+static int open_at(const char *path, const mpt_space *space, int64_t extend_to, const char *mode, int begin,
+                   mpt_runlog **out, mpt_error *err) {
   mpt_runlog *log;
   int unreadable, lock_fd;
   int rc = mpt_runlog_lock(path, &lock_fd, err); /* a log being written is neither resumed nor recovered */
@@ -768,7 +770,11 @@ static int open_at(const char *path, const mpt_space *space, int64_t extend_to, 
   }
   log->lock_fd = lock_fd;
   log->space = space;
-  if (log->finished) {
+  const char *logged_mode = get_attr(log, "mode"); /* absent only when lost with damaged metadata */
+  if (mode && logged_mode && logged_mode[0] && strcmp(logged_mode, mode) != 0)
+    rc = mpt_error_set(err, MPT_ERR_STATE, "%s is the log of an `mptune %s` run: resume it with mptune %s --resume",
+                       path, logged_mode, logged_mode);
+  else if (log->finished) {
     const char *w = get_attr(log, "stop_reason");
     w = w ? w : "";
     int by_budget = strcmp(w, "budget") == 0 || strcmp(w, "time") == 0;
@@ -830,11 +836,11 @@ int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err) {
   return log->session_pending ? begin_session(log, err) : 0;
 }
 
-int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out,
-                            mpt_error *err) {
+int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, const char *mode,
+                            mpt_runlog **out, mpt_error *err) {
   char *real = mpt_outfile_resolve(path);
   if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = open_at(real, space, extend_to, 0, out, err);
+  int rc = open_at(real, space, extend_to, mode, 0, out, err);
   free(real);
   return rc;
 }
@@ -856,7 +862,7 @@ int mpt_runlog_create(const char *path, const mpt_space *space, const mpt_run_me
 int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out, mpt_error *err) {
   char *real = mpt_outfile_resolve(path);
   if (!real) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = open_at(real, space, extend_to, 1, out, err);
+  int rc = open_at(real, space, extend_to, NULL, 1, out, err);
   free(real);
   return rc;
 }

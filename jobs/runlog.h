@@ -41,9 +41,10 @@ int mpt_runlog_open_to(const char *path, const mpt_space *space, int64_t extend_
 /* mpt_runlog_open_to in two steps, so that a resume refused for a reason found later leaves the log as it
  * was: _checked locks, reads and checks it and writes nothing; mpt_runlog_begin_session then keeps a damaged
  * or recovered file beside it (mpt_runlog_damaged_copy), adds the session and rewrites it. Appending before
- * begin_session is an error. */
-int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, mpt_runlog **out,
-                            mpt_error *err);
+ * begin_session is an error. mode ("tune", "collect"; NULL: any): a log another command wrote is refused
+ * (MPT_ERR_STATE, naming that command), also when it is finished. */
+int mpt_runlog_open_checked(const char *path, const mpt_space *space, int64_t extend_to, const char *mode,
+                            mpt_runlog **out, mpt_error *err);
 int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err);
 /* 0 when no other run writes the log at path now (its lock is free), else the error a create or open
  * would give; an early check, before a run starts (the create or open takes the lock for real) */

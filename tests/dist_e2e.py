@@ -486,6 +486,15 @@ def t_signal():
         q = mpirun(1, "collect", T1, "--simulate", A100, "--log", log2, "--resume", "--progress", "off")
         check(q.returncode != 0 and f"{log2} is the log of an `mptune tune` run: resume it with mptune tune --resume" in q.stderr,
               f"settings: collect --resume of a tune log: rc {q.returncode}: {q.stderr[-300:]}")
+        # a finished tune log is refused as the other command's too (it was said to be 'finished (budget
+        # reached); nothing to resume (a larger budget extends it)', and collect has no --budget)
+        log3 = os.path.join(tmp, "settings3.h5")
+        mpirun(1, "tune", T1, "--simulate", A100, "--strategy", "random", "--budget", "20", "--log", log3,
+               "--progress", "off", check_rc=0)
+        q = mpirun(1, "collect", T1, "--simulate", A100, "--log", log3, "--resume", "--progress", "off")
+        check(q.returncode != 0 and f"{log3} is the log of an `mptune tune` run: resume it with mptune tune --resume"
+              in q.stderr and "budget" not in q.stderr,
+              f"settings: collect --resume of a finished tune log: rc {q.returncode}: {q.stderr[-300:]}")
         # another replay file (another device's measurements) would mix two sources in one log
         w6600 = os.path.join(BF, "convolution_W6600_T4.json.gz")
         q = mpirun(1, "tune", T1, "--log", log2, "--resume", "--progress", "off")
