@@ -1,5 +1,6 @@
 /* jobs/cmd_args.c: parsing of option values shared by the sub-commands (jobs/cmd_*.c): one message
- * naming the option and the bad value; the up-front check that an output file can be written. */
+ * naming the option and the bad value; the up-front check that an output file can be written; the problem
+ * as the commands load it and its space as they build it. */
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include "coordinator/progress.h"
 #include "coordinator/signals.h"
+#include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "spaces/space.h"
 #include "jobs/outfile.h"
@@ -124,4 +126,9 @@ int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_sp
   int rc = mpt_space_build(p, out, err);
   mpt_space_set_watch(NULL);
   return rc;
+}
+
+int mpt_cmd_load_problem(const char *path, mpt_problem **out, mpt_error *err) {
+  int rc = mpt_problem_load(path, out, err);
+  return rc ? rc : mpt_kspec_check_keys(*out, err);
 }

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "coordinator/progress.h"
-#include "evaluators/kernel_spec.h"
 #include "evaluators/replay.h"
 #include "jobs/bench.h"
 #include "jobs/commands.h"
@@ -362,8 +361,7 @@ static int setup_spaces(const bench_args *a, bench_space *sp, bench_problem *pr,
       if (!strcmp(pr[k].path, sp[i].problem_path)) break;
     if (k == *n_pr) {
       pr[k].path = sp[i].problem_path;
-      int rc = mpt_problem_load(pr[k].path, &pr[k].p, err);
-      if (!rc) rc = mpt_kspec_check_keys(pr[k].p, err); /* as tune --simulate checks them (the spec is not read) */
+      int rc = mpt_cmd_load_problem(pr[k].path, &pr[k].p, err);
       if (!rc) rc = mpt_space_build(pr[k].p, &pr[k].s, err);
       (*n_pr)++;
       if (rc) return rc;

@@ -10,7 +10,6 @@
 #include <string.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/gpu_devices.h"
-#include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "mpi/device.h"
 #include "mpi/wire.h"
@@ -69,9 +68,7 @@ int mpt_cmd_devices(int argc, char **argv) {
   char why[512] = "";
   if (rc == 0 && is_worker) {
     if (problem) {
-      rc = mpt_problem_load(problem, &prob, &err);
-      /* a misspelt KernelSpecification key is refused as tune refuses it, whatever the evaluator (sim reads no spec) */
-      if (rc == 0) rc = mpt_kspec_check_keys(prob, &err);
+      rc = mpt_cmd_load_problem(problem, &prob, &err);
       if (rc == 0) rc = mpt_space_build(prob, &space, &err);
       if (rc == 0) {
         mpt_eval_settings set;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluators/kernel_spec.h"
 #include "jobs/commands.h"
 #include "jobs/outfile.h"
 #include "spaces/space.h"
@@ -169,7 +168,7 @@ int mpt_cmd_space(int argc, char **argv) {
 
   mpt_error_clear(&err);
   mpt_problem *p = NULL;
-  if (mpt_problem_load(file, &p, &err) || mpt_kspec_check_keys(p, &err)) { /* the keys as tune's evaluators check them */
+  if (mpt_cmd_load_problem(file, &p, &err)) {
     fprintf(stderr, "mptune space: %s\n", err.msg);
     mpt_problem_free(p);
     return 1;

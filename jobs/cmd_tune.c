@@ -403,9 +403,7 @@ static int run(int argc, char **argv, int collect) {
   char *cmdline = NULL, *optstr = NULL, *logged_opts = NULL;
   int exit_code = 1;
 
-  if (rc == 0) rc = mpt_problem_load(a.problem, &prob, &err);
-  /* a misspelt KernelSpecification key is refused whatever the evaluator: --simulate's never loads the spec */
-  if (rc == 0) rc = mpt_kspec_check_keys(prob, &err);
+  if (rc == 0) rc = mpt_cmd_load_problem(a.problem, &prob, &err);
   if (rc == 0) {
     rc = mpt_cmd_build_space(cmd, rank == 0, prob, &space, &err);
     if (rc < 0 && mpt_signals_count() > 0) exit_code = 128 + mpt_signals_last(); /* stopped by a signal */

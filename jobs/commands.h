@@ -37,6 +37,11 @@ int mpt_cmd_parse_positive(const char *opt, const char *s, double hi, double *ou
  * PATH is special (/dev/stdout, a pipe) or its directory exists and is writable and PATH is not a
  * directory; else an error naming opt, PATH and why */
 int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err);
+/* the problem of file path as the commands read it: mpt_problem_load, then its KernelSpecification's keys
+ * checked (mpt_kspec_check_keys: a misspelt key is refused whatever the evaluator, also where the spec is
+ * never read: --simulate, devices, bench). *out is set when the file was loaded, also when its keys are
+ * refused (the caller frees it). */
+int mpt_cmd_load_problem(const char *path, mpt_problem **out, mpt_error *err);
 /* mpt_space_build for command cmd, watched (mpt_space_set_watch): with print, from 5 s on a line on
  * stderr every 5 s with the share of the enumeration walked and the time left; the build stops on
  * SIGINT/SIGTERM where the command handles them (coordinator/signals.h) */
