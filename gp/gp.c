@@ -22,7 +22,7 @@
  * observations predict it well: kernels smooth for their lengthscale, small noise) has its row of V
  * computed with double sums (add_panels_exact), since 1 / L_nn amplifies every rounding of the float
  * sums, and the rows after it inherit the error. With bo's defaults on paper_dedispersion about half of
- * the observations take it (the ask after 220 observations +13 %, paper_hotspot's +3 %); every one would
+ * the observations take it (the ask after 220 observations +10 %, paper_hotspot's +4 %); every one would
  * cost +19 % / +33 % for a further factor of 4 in accuracy (docs/PERFORMANCE.md, "GP accuracy over long
  * runs") */
 #define GP_EXACT_GAIN 3.0
@@ -555,11 +555,13 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
   l[n] = lnn;
   double w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
   double wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
-  for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
-  if (y_all)
-    for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
   double inv_lnn = 1.0 / lnn, vs = 0;
   int exact = sqrt(gp->variance + ne) * inv_lnn > GP_EXACT_GAIN;
+  if (!exact) { /* the float pass's copies (the double pass reads l and wy) */
+    for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
+    if (y_all)
+      for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
+  }
   const size_t ps = (size_t)cap * GP_VB; /* floats from one panel to the next */
   for (int64_t b = 0; b < gp->n_pad; b += GP_BLOCK) { /* GP_BLOCK candidates: GP_BLOCK / GP_VB panels */
     int64_t bp = gp->n_pad - b < GP_BLOCK ? gp->n_pad - b : GP_BLOCK;
