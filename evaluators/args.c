@@ -135,8 +135,11 @@ int mpt_args_fill(const mpt_ks_fillspec *f, mpt_ks_base b, int lanes, size_t ele
       if (rc || !ok) {
         char inner[1024];
         snprintf(inner, sizeof inner, "%s", rc ? err->msg : "not a number");
-        return mpt_error_set(err, rc ? rc : MPT_ERR_VALUE, "%s: generator '%s' failed for i=%lld: %s", what,
-                             f->source, (long long)j, inner);
+        int col = rc ? mpt_expr_fault_column(f->generator, &var) : -1; /* the caret under what failed */
+        mpt_error_set(err, rc ? rc : MPT_ERR_VALUE, "%s: generator '%s' failed for i=%lld: %s", what, f->source,
+                      (long long)j, inner);
+        if (col >= 0) mpt_expr_format_error(err, NULL, NULL, f->source, col);
+        return err->code;
       }
       mpt_args_put(b, dst, j, x);
     }

@@ -414,7 +414,8 @@ static int run(int argc, char **argv, int collect) {
     const char *ew = rc == 0 ? mpt_space_eval_warning(space) : NULL;
     if (rank == 0 && ew && mpt_space_size(space) > 0) fprintf(stderr, "mptune %s: warning: %s\n", cmd, ew);
     if (rc == 0 && mpt_space_size(space) == 0)
-      rc = ew ? mpt_error_set(&err, MPT_ERR_VALUE, "%s; so the search space has no valid configuration", ew)
+      rc = ew ? mpt_error_set(&err, MPT_ERR_VALUE, "%.*s; so the search space has no valid configuration%s",
+                              (int)strcspn(ew, "\n"), ew, ew + strcspn(ew, "\n")) /* before the expression and caret */
               : mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
   }
   if (rc == 0 && collect) a.budget = mpt_space_size(space);

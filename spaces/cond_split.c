@@ -10,8 +10,9 @@ static int word_is(const char *w, size_t n, const char *k) { return strlen(k) ==
 
 /* Cuts src at its top-level `and`s when `and` is its lowest-precedence operator there (no top-level `or`,
  * `if`, `else`, `for`, `lambda`): then "A and B" holds exactly when A and B both hold, and an error in
- * either makes the configuration invalid either way. Returns the number of parts (0 or 1: no split). */
-static int split_and(const char *src, char **parts, int cap) {
+ * either makes the configuration invalid either way. Returns the number of parts (0 or 1: no split); starts[j]
+ * the byte of src where parts[j] begins. */
+static int split_and(const char *src, char **parts, int *starts, int cap) {
   int depth = 0, n = 0;
   size_t start = 0, i = 0, len = strlen(src);
   while (i < len) {
@@ -38,6 +39,7 @@ static int split_and(const char *src, char **parts, int cap) {
           goto nosplit;
         if (word_is(w, wl, "and")) {
           if (n + 1 >= cap) goto nosplit;
+          starts[n] = (int)start;
           parts[n++] = strndup(src + start, i - start);
           start = j;
         }
@@ -48,6 +50,7 @@ static int split_and(const char *src, char **parts, int cap) {
     i++;
   }
   if (n == 0) return 0;
+  starts[n] = (int)start;
   parts[n++] = strdup(src + start);
   return n;
 nosplit:
@@ -64,6 +67,7 @@ void mpt_cond_list_free(mpt_cond_list *b) {
     }
   free(b->cs);
   free(b->orig);
+  free(b->offset);
   free(b->owned);
   b->cs = NULL;
   b->n = 0;
@@ -74,13 +78,15 @@ int mpt_cond_list_split(const mpt_problem *p, mpt_cond_list *b) {
   int cap = p->n_conditions + 1;
   b->cs = calloc((size_t)cap, sizeof(mpt_condition));
   b->orig = calloc((size_t)cap, sizeof(int));
+  b->offset = calloc((size_t)cap, sizeof(int));
   b->owned = calloc((size_t)cap, 1);
   const char **names = malloc(sizeof(char *) * (size_t)(p->n_params + 1));
-  if (!b->cs || !b->orig || !b->owned || !names) { free(names); return MPT_ERR_NOMEM; }
+  if (!b->cs || !b->orig || !b->offset || !b->owned || !names) { free(names); return MPT_ERR_NOMEM; }
   for (int i = 0; i < p->n_params; i++) names[i] = p->params[i].name;
   for (int k = 0; k < p->n_conditions; k++) {
     char *parts[64];
-    int np = split_and(p->conditions[k].source, parts, 64);
+    int starts[64];
+    int np = split_and(p->conditions[k].source, parts, starts, 64);
     mpt_expr *ex[64];
     int ok = np > 1;
     for (int j = 0; j < np; j++) {
@@ -95,9 +101,11 @@ int mpt_cond_list_split(const mpt_problem *p, mpt_cond_list *b) {
       int *no = nc ? realloc(b->orig, sizeof(int) * (size_t)cap) : NULL;
       if (nc) b->cs = nc;
       if (no) b->orig = no;
-      uint8_t *nw = no ? realloc(b->owned, (size_t)cap) : NULL;
+      int *nf = no ? realloc(b->offset, sizeof(int) * (size_t)cap) : NULL;
+      if (nf) b->offset = nf;
+      uint8_t *nw = nf ? realloc(b->owned, (size_t)cap) : NULL;
       if (nw) b->owned = nw;
-      if (!nc || !no || !nw) ok = -1;
+      if (!nc || !no || !nf || !nw) ok = -1;
     }
     for (int j = 0; j < np; j++) {
       if (ok == 1) {
@@ -108,6 +116,7 @@ int mpt_cond_list_split(const mpt_problem *p, mpt_cond_list *b) {
         c->params = malloc(sizeof(int) * (size_t)(c->n_params + 1));
         if (c->params && c->n_params) memcpy(c->params, mpt_expr_uses(ex[j]), sizeof(int) * (size_t)c->n_params);
         b->orig[b->n] = k;
+        b->offset[b->n] = starts[j];
         b->owned[b->n] = 1;
         b->n++;
         if (!c->params) { free(names); return MPT_ERR_NOMEM; }
@@ -120,6 +129,7 @@ int mpt_cond_list_split(const mpt_problem *p, mpt_cond_list *b) {
     if (ok != 1) {
       b->cs[b->n] = p->conditions[k];
       b->orig[b->n] = k;
+      b->offset[b->n] = 0;
       b->owned[b->n] = 0;
       b->n++;
     }

@@ -13,6 +13,7 @@ typedef struct mpt_cond_list {
   int n;              /* conditions */
   mpt_condition *cs;
   int *orig;          /* cs[k] comes from the problem's conditions[orig[k]] */
+  int *offset;        /* cs[k].source begins at this byte of conditions[orig[k]].source */
   uint8_t *owned;     /* cs[k].expr/params/source allocated here (a part), else the problem's */
 } mpt_cond_list;
 

@@ -129,7 +129,7 @@ int mpt_expr_eval(const mpt_expr *e, const mpt_value *vars, mpt_value *out, mpt_
       return 0;
     }
   }
-  int rc = xe_eval(e, e->root, vars, locals, &x, err);
+  int rc = xe_eval(e, e->root, vars, locals, &x, err, NULL);
   if (rc) return rc;
   if (!x.own && (x.v.kind == MPT_V_STR || x.v.kind == MPT_V_LIST)) {
     if (mpt_value_copy(out, &x.v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
@@ -152,11 +152,22 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
       return 0;
     }
   }
-  int rc = xe_eval(e, e->root, vars, locals, &x, err);
+  int rc = xe_eval(e, e->root, vars, locals, &x, err, NULL);
   if (rc) return rc;
   *truth = mpt_value_truthy(&x.v);
   xv_release(&x);
   return 0;
+}
+
+int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars) {
+  mpt_value locals[XP_MAX_LOCALS];
+  mpt_error err;
+  xval x;
+  int32_t fault = -1;
+  if (!e || (e->n_uses && !vars)) return -1;
+  if (xe_eval(e, e->root, vars, locals, &x, &err, &fault) != 0) return fault;
+  xv_release(&x);
+  return -1;
 }
 
 int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error *err) {

@@ -68,6 +68,12 @@ int mpt_expr_eval(const mpt_expr *e, const mpt_value *vars, mpt_value *out, mpt_
  * allocation when the expression only involves scalars. Same errors as mpt_expr_eval. */
 int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt_error *err);
 
+/* Where evaluating e with vars fails: the column (byte in the source) of the innermost operation whose
+ * evaluation failed (the operator of `a // b`, the call of `min(x)`, ...), or -1 when it does not fail.
+ * For messages once mpt_expr_eval or mpt_expr_eval_bool failed: it evaluates again, in the general
+ * evaluator. */
+int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars);
+
 /* Convenience: compile and evaluate an expression without variables (T1 `Values`). */
 int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error *err);
 

@@ -12,9 +12,15 @@ typedef struct ctx {
   const mpt_value *vars;
   mpt_value *locals;
   mpt_error *err;
+  int32_t *fault; /* when not NULL: the column of the innermost node whose evaluation failed (first set) */
 } ctx;
 
 static int ev(const ctx *c, int32_t ni, xval *o);
+
+/* notes n's column as where the evaluation failed, unless a node below it already failed */
+static void note_fault(const ctx *c, const xnode *n) {
+  if (c->fault && *c->fault < 0) *c->fault = n->col;
+}
 
 /* leaves (constants, variables, comprehension variables) are read in place instead of called */
 static inline int evl(const ctx *c, int32_t ni, xval *o) {
@@ -538,7 +544,9 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
     xv_release(&l);
     return rc;
   }
-  return ev_binop(c, n->op, &l, &r, o);
+  rc = ev_binop(c, n->op, &l, &r, o);
+  if (rc) note_fault(c, n); /* a chain's step: its own operator, not the chain's top */
+  return rc;
 }
 
 /* a chain of binary operators (a + b + c ...: a spine of any length), in a loop */
@@ -552,7 +560,7 @@ __attribute__((noinline)) static int ev_chain(const ctx *c, int32_t ni, xval *o)
   return rc;
 }
 
-static int ev(const ctx *c, int32_t ni, xval *o) {
+static int ev_node(const ctx *c, int32_t ni, xval *o) {
   const xnode *n = &c->e->nodes[ni];
   switch (n->op) {
   case X_CONST:
@@ -616,8 +624,16 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
   }
 }
 
-int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out, mpt_error *err) {
-  ctx c = {e, vars, locals, err};
+static int ev(const ctx *c, int32_t ni, xval *o) {
+  int rc = ev_node(c, ni, o);
+  if (rc) note_fault(c, &c->e->nodes[ni]);
+  return rc;
+}
+
+int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out, mpt_error *err,
+            int32_t *fault) {
+  ctx c = {e, vars, locals, err, fault};
+  if (fault) *fault = -1;
   out->own = 0;
   out->v.kind = MPT_V_NONE;
   return ev(&c, node, out);
@@ -642,7 +658,7 @@ static void merge(deps *d, deps k) {
 static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
   mpt_error err;
   xval x;
-  if (xe_eval(e, ni, NULL, locals, &x, &err) != 0) return 0;
+  if (xe_eval(e, ni, NULL, locals, &x, &err, NULL) != 0) return 0;
   mpt_value v;
   if (take(&x, &v, &err) != 0) return 0;
   e->nodes[ni].op = X_CONST;

@@ -154,8 +154,9 @@ int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names
 int xp_node_new(mpt_expr *e, int op, int col);
 
 /* ---- expr_eval.c ---- */
+/* fault, when not NULL: set to the column of the innermost node whose evaluation failed (-1 when none) */
 int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out,
-            mpt_error *err);
+            mpt_error *err, int32_t *fault);
 /* constant folding of subtrees without variables; never fails (errors stay for run time) */
 void xe_fold(mpt_expr *e);
 

@@ -4,6 +4,7 @@
  * conditions split at their top-level `and`: cond_split.c. */
 #include "spaces/space_internal.h"
 #include "spaces/cond_split.h"
+#include "spaces/json_keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,11 +91,19 @@ static void note_eval_error(builder *b, int ci) {
     mpt_value_repr(&b->vars[pp], v, sizeof v);
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, "%s%s=%s", k ? ", " : "", b->p->params[pp].name, v);
   }
-  char msg[2048], at[800] = ""; /* a condition of no parameter fails everywhere: no "at" */
+  char at[800] = ""; /* a condition of no parameter fails everywhere: no "at" */
   if (cfg[0]) snprintf(at, sizeof at, " (at %s)", cfg);
-  snprintf(msg, sizeof msg, "%s: Conditions[%d] '%s': %s%s; configurations where it fails are not valid (reported once)",
-           b->p->path, b->cl.orig[ci], b->p->conditions[b->cl.orig[ci]].source, b->err.msg, at);
-  b->first_error = strdup(msg);
+  /* FILE:LINE:COL: FIELD: message, the whole condition and a caret under the operation that failed */
+  int oi = b->cl.orig[ci];
+  int col = mpt_expr_fault_column(c->expr, b->vars);
+  if (col >= 0) col += b->cl.offset[ci];
+  char field[96], where[800];
+  snprintf(field, sizeof field, "ConfigurationSpace.Conditions[%d].Expression", oi);
+  mpt_json_locate(b->p->path, b->p->text, field, col, where, sizeof where);
+  mpt_error e = {.code = MPT_ERR_EVAL};
+  snprintf(e.msg, sizeof e.msg, "%s%s; configurations where it fails are not valid (reported once)", b->err.msg, at);
+  mpt_expr_format_error(&e, where, field, b->p->conditions[oi].source, col);
+  b->first_error = strdup(e.msg);
 }
 
 /* 1 when every listed condition holds for the current vars; errors count as "does not hold" */

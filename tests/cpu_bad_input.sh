@@ -39,6 +39,10 @@ check missing_kernel 's/"KernelName": "twice"/"KernelName": "thrice"/' \
   "KernelSpecification.KernelName: kernel 'thrice' not found in"
 check bad_size 's|"Size": "ProblemSize\[0\]", "FillType": "Generator"|"Size": "ProblemSize[0] // (len(mode) - 7)", "FillType": "Generator"|' \
   "KernelSpecification.Arguments[1].Size: 'ProblemSize[0] // (len(mode) - 7)' failed: ZeroDivisionError"
+# the expression shown under the message with a caret under the '//' that failed
+grep -qxF -A1 "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" &&
+  grep -A1 -xF "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" | tail -1 | grep -qx "                   ^" ||
+  { echo "bad_size: no caret under the '//'"; exit 1; }
 check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"

@@ -482,8 +482,50 @@ static void test_long_chains(void **state) {
   mpt_value v;
   assert_int_equal(mpt_expr_eval(e, vars, &v, &err), MPT_ERR_EVAL);
   assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+  assert_int_equal(mpt_expr_fault_column(e, vars), (int)o + 2); /* the '//' of the last step */
   mpt_expr_free(e);
   free(src);
+}
+
+/* the column of the operation that fails at run time: the innermost failing node, in a chain its own
+ * step, through calls, subscripts, comprehensions and the fast path's fallback; -1 when nothing fails */
+static void test_fault_column(void **state) {
+  (void)state;
+  static const char *const fn[] = {"a", "b", "xs"};
+  mpt_value items[2] = {mpt_value_int(4), mpt_value_int(5)};
+  mpt_value fv[3] = {mpt_value_int(0), mpt_value_int(3), {.kind = MPT_V_LIST}};
+  fv[2].u.list.items = items;
+  fv[2].u.list.n = 2;
+  static const struct {
+    const char *src;
+    int col; /* -1: evaluates */
+  } cases[] = {
+      {"b // a > 0", 2},
+      {"b > 0 and b % a == 1", 12},
+      {"b + b + b + b // a", 14},
+      {"(b * 2) / (a * 1)", 8},
+      {"xs[b] > 1", 2},
+      {"min([x for x in xs if x > 9]) > 0", 0},
+      {"[b // (x - 4) for x in xs]", 3},
+      {"a < 1 or b // a", -1},
+      {"a > 0 and b // a", -1},
+      {"b // a if a else 0", -1},
+      {"0 if a == 0 else b // a", -1},
+      {"2 ** -a + 1 / a", 12},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    mpt_expr *e;
+    mpt_error err;
+    int col;
+    assert_int_equal(mpt_expr_compile(cases[k].src, fn, 3, &e, &col, &err), 0);
+    int truth;
+    int rc = mpt_expr_eval_bool(e, fv, &truth, &err);
+    if (cases[k].col < 0) assert_int_equal(rc, 0);
+    else assert_int_equal(rc, MPT_ERR_EVAL);
+    int got = mpt_expr_fault_column(e, fv);
+    if (got != cases[k].col) fail_msg("'%s': fault column %d, want %d", cases[k].src, got, cases[k].col);
+    mpt_expr_free(e);
+  }
 }
 
 static void test_format_error(void **state) {
@@ -597,7 +639,7 @@ int main(void) {
       cmocka_unit_test(test_arithmetic),   cmocka_unit_test(test_arith_errors), cmocka_unit_test(test_comparisons),
       cmocka_unit_test(test_boolean),      cmocka_unit_test(test_sequences),    cmocka_unit_test(test_builtins),
       cmocka_unit_test(test_t1_expressions), cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_long_chains),
-      cmocka_unit_test(test_format_error),
+      cmocka_unit_test(test_format_error), cmocka_unit_test(test_fault_column),
       cmocka_unit_test(test_repr),         cmocka_unit_test(test_eval_bool_no_alloc),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

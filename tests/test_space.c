@@ -755,6 +755,27 @@ static void test_empty_and_runtime_errors(void **state) {
   int v[3] = {2, 0, 1};
   assert_int_equal(mpt_space_check(l.s, v), 0);
   unload(&l);
+  /* the warning names the condition's field and its place in the file, and shows the whole condition
+   * with a caret under the operation that failed, also when the failing part comes after an `and` (the
+   * builder checks the parts of a condition separately) */
+  l = load_text("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                "{\"Name\": \"z\", \"Type\": \"int\", \"Values\": \"[0, 1, 2]\"}],"
+                "\"Conditions\": [{\"Expression\": \"z < 9\"}, {\"Expression\": \"z >= 0 and 10 // z > 2\"}]}}");
+  assert_int_equal(mpt_space_size(l.s), 2);
+  const char *w = mpt_space_eval_warning(l.s);
+  assert_non_null(w);
+  const char *want = ": ConfigurationSpace.Conditions[1].Expression: ZeroDivisionError: integer division or modulo by "
+                     "zero (at z=0); configurations where it fails are not valid (reported once)\n"
+                     "    z >= 0 and 10 // z > 2\n"
+                     "                  ^";
+  if (!strstr(w, want)) fail_msg("warning:\n%s\nlacks\n%s", w, want);
+  const char *colon = strstr(w, want); /* FILE:1:COL before it: COL the byte of '//' in the text, 1-based */
+  const char *c2 = colon;
+  while (c2 > w && c2[-1] != ':') c2--;
+  int fcol = atoi(c2);
+  assert_true(fcol > 0);
+  assert_memory_equal(l.p->text + fcol - 1, "// z > 2", 8);
+  unload(&l);
 }
 
 static void test_and_split(void **state) {
