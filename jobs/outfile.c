@@ -144,7 +144,18 @@ static FILE *open_unique_tmp(const char *target, mpt_error *err) {
   return f;
 }
 
+/* the thread that writes the outputs (it installed the handler). A signal sent to the process goes to any
+ * thread that does not block it, and the library threads (OpenBLAS's, MPICH's) block none: while this thread
+ * holds the signals back (a file created but not yet in the table), Linux gave the signal to one of them, whose
+ * handler found the table empty and ended the process with the file left behind (space_cli, under load) */
+static pthread_t owner;
+static volatile sig_atomic_t owner_set;
+
 static void remove_pending(int sig) {
+  if (owner_set && !pthread_equal(pthread_self(), owner)) {
+    pthread_kill(owner, sig); /* async-signal-safe: handled there once it lets the signal through */
+    return;
+  }
   for (int i = 0; i < 16; i++) /* unlink is async-signal-safe; the table holds no half-written name */
     if (pending[i].f && pending[i].tmp) unlink(pending[i].tmp);
   signal(sig, SIG_DFL);
@@ -153,6 +164,8 @@ static void remove_pending(int sig) {
 
 void mpt_outfile_remove_on_signal(void) {
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  owner = pthread_self();
+  owner_set = 1;
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     struct sigaction sa, old;
     sigaction(sigs[i], NULL, &old);

@@ -32,7 +32,8 @@ int mpt_same_file(const char *a, const char *b);
 int mpt_outfile_is_stdout(const char *path);
 /* For commands without signal handling of their own (space, export, bench): SIGINT, SIGTERM or SIGHUP
  * first removes the temporary files being written (a --list of gigabytes cut short), then ends the
- * process as the signal would have. */
+ * process as the signal would have. The calling thread is the one that writes the outputs: a signal another
+ * thread receives is passed on to it. */
 void mpt_outfile_remove_on_signal(void);
 
 #endif

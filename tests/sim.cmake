@@ -1,4 +1,5 @@
-# tests/sim.cmake: tests of the replay loader, the sim evaluator, the HDF5 run log (its rows and its metadata copy) and the T4 export
+# tests/sim.cmake: tests of the replay loader, the sim evaluator, the HDF5 run log (its rows and its metadata copy), the T4 export
+# and its output files under signals
 # (engineer "sim").
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   mpt_unit_test(test_replay SOURCES test_replay.c conv_fixture.c)
@@ -6,6 +7,7 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
   mpt_unit_test(test_runlog SOURCES test_runlog.c conv_fixture.c)
   mpt_unit_test(test_runlog_records SOURCES test_runlog_records.c conv_fixture.c)
   mpt_unit_test(test_runlog_meta SOURCES test_runlog_meta.c)
+  mpt_unit_test(test_outfile SOURCES test_outfile.c)
 endif()
 mpt_script_test(t4_validate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/t4_validate.py)
 mpt_script_test(replay_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/replay_cli.sh)
