@@ -15,6 +15,8 @@ MPTUNE = os.environ["MPTUNE"]
 DATA = os.environ["MPT_SHARED_DATA"]
 MPIEXEC = os.environ.get("MPIEXEC", "mpiexec.mpich")
 failures = []
+# each line out at once: a run ctest ends at its timeout (a hang) still shows the checks that failed before
+sys.stdout.reconfigure(line_buffering=True)
 
 
 def check(cond, what):
@@ -240,12 +242,21 @@ with tempfile.TemporaryDirectory() as tmp:
         time.sleep(0.001)
     seen = bool(glob.glob(lst + ".tmp*"))
     p.send_signal(signal.SIGINT)
-    p.communicate(timeout=60)
+    err = p.communicate(timeout=60)[1].decode(errors="replace")
+    left = sorted(glob.glob(lst + "*"))
+
+    def whole_list():  # the complete list (349,853 rows and the header), as a run without the signal writes it
+        with open(lst) as fh:
+            return sum(1 for _ in fh) == 349853 + 1
     if seen and p.returncode == 0:  # a loaded machine: the list was complete (renamed) before the signal came
         print("SKIPPED: the list was complete before the signal arrived")
+    elif seen and p.returncode == -signal.SIGINT and left == [lst] and whole_list():
+        # a loaded machine: the signal came after the complete list was renamed into place (while mptune
+        # ended: MPI_Finalize); whole, not cut, which is what the check is about
+        print("SKIPPED: the signal arrived after the complete list was renamed into place")
     elif seen:
-        check(p.returncode == -signal.SIGINT and not glob.glob(lst + "*"),
-              f"SIGINT while writing --list: exit {p.returncode}, left {glob.glob(lst + '*')}")
+        check(p.returncode == -signal.SIGINT and not left,
+              f"SIGINT while writing --list: exit {p.returncode}, left {left}, stderr {err[-300:]!r}")
     else:
         print("SKIPPED: the list was written before the signal could be sent")
 
