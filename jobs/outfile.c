@@ -152,10 +152,8 @@ static pthread_t owner;
 static volatile sig_atomic_t owner_set;
 
 static void remove_pending(int sig) {
-  if (owner_set && !pthread_equal(pthread_self(), owner)) {
-    pthread_kill(owner, sig); /* async-signal-safe: handled there once it lets the signal through */
-    return;
-  }
+  if (owner_set && !pthread_equal(pthread_self(), owner) && pthread_kill(owner, sig) == 0)
+    return; /* pthread_kill is async-signal-safe: handled there once it lets the signal through */
   for (int i = 0; i < 16; i++) /* unlink is async-signal-safe; the table holds no half-written name */
     if (pending[i].f && pending[i].tmp) unlink(pending[i].tmp);
   signal(sig, SIG_DFL);
@@ -173,6 +171,7 @@ void mpt_outfile_remove_on_signal(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = remove_pending;
     sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* a thread that passes the signal on goes on with what it was doing */
     sigaction(sigs[i], &sa, NULL);
   }
 }

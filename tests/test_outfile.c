@@ -1,7 +1,7 @@
-/* tests/test_outfile.c: output files (jobs/outfile.c) under signals. A SIGINT that reaches the process while
+/* tests/test_outfile.c: output files (jobs/outfile.c) under signals. A SIGINT, SIGTERM or SIGHUP that reaches the process while
  * the writing thread holds the signals back (its file created, its table entry not yet written) waits for
  * that thread even when another thread could take it (OpenBLAS's and MPICH's threads block no signal); once
- * let through, it removes the temporary file and ends the process as SIGINT does. */
+ * let through, it removes the temporary file and ends the process as the signal does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,11 +36,11 @@ static int entries(const char *dir) {
   return n;
 }
 
-/* the child: an output being written, the signals held as the writer holds them, a SIGINT sent to the
- * process (Linux gives it to the idle thread, the only one that lets it through); "held" is written to fd
- * if the process lives through the hold, then the signals are let through */
-static void child(const char *path, int fd) {
-  signal(SIGINT, SIG_DFL);
+/* the child: an output being written, the signals held as the writer holds them, sig sent to the process
+ * (Linux gives it to the idle thread, the only one that lets it through); "held" is written to fd if the
+ * process lives through the hold, then the signals are let through */
+static void child(const char *path, int fd, int sig) {
+  signal(sig, SIG_DFL);
   mpt_outfile_remove_on_signal();
   pthread_t t;
   if (pthread_create(&t, NULL, idle_thread, NULL)) _exit(3);
@@ -51,9 +51,9 @@ static void child(const char *path, int fd) {
   fflush(f);
   sigset_t s, old;
   sigemptyset(&s);
-  sigaddset(&s, SIGINT);
+  sigaddset(&s, sig);
   pthread_sigmask(SIG_BLOCK, &s, &old);
-  kill(getpid(), SIGINT);
+  kill(getpid(), sig);
   struct timespec ts = {0, 300 * 1000 * 1000};
   nanosleep(&ts, NULL);
   if (write(fd, "held", 4) != 4) _exit(5);
@@ -62,8 +62,7 @@ static void child(const char *path, int fd) {
   _exit(6); /* the signal never came */
 }
 
-static void test_signal_while_held(void **state) {
-  (void)state;
+static void signal_while_held(int sig) {
   char dir[] = "/tmp/mpt_outfile_XXXXXX";
   assert_non_null(mkdtemp(dir));
   char path[256];
@@ -75,7 +74,7 @@ static void test_signal_while_held(void **state) {
   assert_true(pid >= 0);
   if (pid == 0) {
     close(p[0]);
-    child(path, p[1]);
+    child(path, p[1], sig);
   }
   close(p[1]);
   char buf[8] = {0};
@@ -87,10 +86,17 @@ static void test_signal_while_held(void **state) {
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  if (n != 4) fail_msg("the process ended while the writer held the signals back (another thread took the SIGINT)");
-  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGINT)
-    fail_msg("the child did not end by SIGINT (status %#x)", status);
+  if (n != 4) fail_msg("signal %d: the process ended while the writer held it back (another thread took it)", sig);
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
+    fail_msg("the child did not end by signal %d (status %#x)", sig, status);
   assert_int_equal(left, 0); /* the temporary file removed, nothing renamed into place */
+}
+
+static void test_signal_while_held(void **state) {
+  (void)state;
+  signal_while_held(SIGINT);
+  signal_while_held(SIGTERM);
+  signal_while_held(SIGHUP);
 }
 
 int main(void) {
