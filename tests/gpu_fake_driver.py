@@ -155,7 +155,8 @@ def check_compile_cancel(tmp):
             continue
         secs = time.monotonic() - t0
         print(f"$ {' '.join(cmd)} -> {p.returncode} in {secs:.1f} s\n{out[-1500:]}{err[-1500:]}", flush=True)
-        check(secs < 20, f"-n {np}: the stop took {secs:.1f} s with a hanging compile")
+        # a stop that waited for the compile's timeout takes 60 s or more; 40 s leaves start-up room on loaded cores
+        check(secs < 40, f"-n {np}: the stop took {secs:.1f} s with a hanging compile")
         got = records(log)
         # on one rank the evaluator's reason; with a coordinator the coordinator's (its in-flight record)
         check(p.returncode == 0 and len(got) == 1 and got[0][1] == 7 and "cancelled" in got[0][2]
