@@ -141,12 +141,9 @@ static int compile_field(const mpt_kernel_spec *ks, const cJSON *j, const char *
   if (!src[0]) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, field, "empty expression");
   int col = 0;
   int rc = mpt_expr_compile(src, (const char *const *)ks->names, ks->n_names, out, &col, err);
-  if (rc) {
-    char at[600];
+  if (rc) { /* col, a byte of src, places LINE:COL only in a string (mpt_json_locate) */
     snprintf(full, sizeof full, "%s.%s", KS, field);
-    mpt_json_locate(ks->problem->path, ks->problem->text, full, cJSON_IsString(j) ? col : -1, at, sizeof at);
-    mpt_expr_format_error(err, at, full, src, col);
-    return rc;
+    return mpt_problem_expr_error(ks->problem, err, rc, full, src, col);
   }
   return 0;
 }

@@ -20,16 +20,16 @@ int mpt_ks_err(mpt_error *err, int code, const mpt_problem *p, const char *field
   return mpt_error_set(err, code, "%s: %s: %s", at, full, msg);
 }
 
-int mpt_ks_expr_fault(mpt_error *err, int rc, const mpt_problem *p, const char *field, const mpt_expr *e,
+/* err (set by a failed evaluation of e with vars, the expression at KernelSpecification.FIELD) as
+ * "FILE:LINE:COL: KernelSpecification.FIELD: 'SOURCE' failed[ for CONFIG]: MESSAGE", then the expression
+ * and a caret under the operation that failed; returns rc */
+static int expr_fault(mpt_error *err, int rc, const mpt_problem *p, const char *field, const mpt_expr *e,
                       const mpt_value *vars, const char *config) {
-  char inner[1024], full[300], at[600];
+  char inner[1024], full[300];
   snprintf(inner, sizeof inner, "%s", err->msg);
-  int col = mpt_expr_fault_column(e, vars);
   snprintf(full, sizeof full, "KernelSpecification%s%s", field[0] ? "." : "", field);
-  mpt_json_locate(p->path, p->text, full, col, at, sizeof at);
   mpt_error_set(err, rc, "'%s' failed%s%s: %s", mpt_expr_source(e), config[0] ? " for " : "", config, inner);
-  mpt_expr_format_error(err, at, full, mpt_expr_source(e), col);
-  return rc;
+  return mpt_problem_expr_error(p, err, rc, full, mpt_expr_source(e), mpt_expr_fault_column(e, vars));
 }
 
 /* value -> int64 (ints, bools, integral floats) */
@@ -52,7 +52,7 @@ int mpt_ks_eval_number(const mpt_kernel_spec *ks, const mpt_expr *e, const mpt_v
                        mpt_error *err) {
   mpt_value v = {0};
   int rc = mpt_expr_eval(e, vars, &v, err);
-  if (rc) return mpt_ks_expr_fault(err, rc, ks->problem, field, e, vars, config);
+  if (rc) return expr_fault(err, rc, ks->problem, field, e, vars, config);
   int ok = 0;
   double x = mpt_value_as_double(&v, &ok);
   int64_t xi = 0;

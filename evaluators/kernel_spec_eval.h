@@ -10,12 +10,6 @@
 int mpt_ks_err(mpt_error *err, int code, const mpt_problem *p, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* err (set by a failed evaluation of e with vars, the expression at KernelSpecification.FIELD) as
- * "FILE:LINE:COL: KernelSpecification.FIELD: 'SOURCE' failed[ for CONFIG]: MESSAGE", then the expression
- * and a caret under the operation that failed; returns rc */
-int mpt_ks_expr_fault(mpt_error *err, int rc, const mpt_problem *p, const char *field, const mpt_expr *e,
-                      const mpt_value *vars, const char *config);
-
 /* Evaluates e with vars to a number: *d the value, *i the exact integer when integral (either may be
  * NULL); need_int rejects a non-integral result. Messages name the field, the expression and, when
  * config is not "", the configuration. */

@@ -413,9 +413,10 @@ static int run(int argc, char **argv, int collect) {
     for (int i = 0; rank == 0 && i < prob->n_warnings; i++) fprintf(stderr, "mptune %s: warning: %s\n", cmd, prob->warnings[i]);
     const char *ew = rc == 0 ? mpt_space_eval_warning(space) : NULL;
     if (rank == 0 && ew && mpt_space_size(space) > 0) fprintf(stderr, "mptune %s: warning: %s\n", cmd, ew);
+    int first_line = ew ? (int)strcspn(ew, "\n") : 0; /* the cause is said there, before the expression and caret */
     if (rc == 0 && mpt_space_size(space) == 0)
-      rc = ew ? mpt_error_set(&err, MPT_ERR_VALUE, "%.*s; so the search space has no valid configuration%s",
-                              (int)strcspn(ew, "\n"), ew, ew + strcspn(ew, "\n")) /* before the expression and caret */
+      rc = ew ? mpt_error_set(&err, MPT_ERR_VALUE, "%.*s; so the search space has no valid configuration%s", first_line,
+                              ew, ew + first_line)
               : mpt_error_set(&err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", a.problem);
   }
   if (rc == 0 && collect) a.budget = mpt_space_size(space);

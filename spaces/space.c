@@ -4,7 +4,6 @@
  * conditions split at their top-level `and`: cond_split.c. */
 #include "spaces/space_internal.h"
 #include "spaces/cond_split.h"
-#include "spaces/json_keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,12 +96,11 @@ static void note_eval_error(builder *b, int ci) {
   int oi = b->cl.orig[ci];
   int col = mpt_expr_fault_column(c->expr, b->vars);
   if (col >= 0) col += b->cl.offset[ci];
-  char field[96], where[800];
+  char field[96];
   snprintf(field, sizeof field, "ConfigurationSpace.Conditions[%d].Expression", oi);
-  mpt_json_locate(b->p->path, b->p->text, field, col, where, sizeof where);
   mpt_error e = {.code = MPT_ERR_EVAL};
   snprintf(e.msg, sizeof e.msg, "%s%s; configurations where it fails are not valid (reported once)", b->err.msg, at);
-  mpt_expr_format_error(&e, where, field, b->p->conditions[oi].source, col);
+  mpt_problem_expr_error(b->p, &e, MPT_ERR_EVAL, field, b->p->conditions[oi].source, col);
   b->first_error = strdup(e.msg);
 }
 

@@ -56,9 +56,7 @@ static int t1_error(const mpt_problem *p, mpt_error *err, int code, const char *
   return mpt_error_set(err, code, "%s", line);
 }
 
-/* an expression's error (err set by the expression reader, col its byte in src) as
- * "FILE:LINE:COL: FIELD: message", the expression and a caret; LINE:COL that byte in the file */
-static int expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *field, const char *src, int col) {
+int mpt_problem_expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *field, const char *src, int col) {
   char at[600];
   mpt_json_locate(p->path, p->text, field, col, at, sizeof at);
   mpt_expr_format_error(err, at, field, src, col);
@@ -217,7 +215,7 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   if (cJSON_IsString(jv)) {
     int col = 0;
     int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
-    if (rc) return expr_error(p, err, rc, field, jv->valuestring, col);
+    if (rc) return mpt_problem_expr_error(p, err, rc, field, jv->valuestring, col);
     if (list.kind != MPT_V_LIST) {
       const char *kn = kind_name(list.kind); /* before the free, which resets the kind */
       mpt_value_free(&list);
@@ -338,7 +336,7 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   int rc = mpt_expr_compile(c->source, names, p->n_params, &c->expr, &col, err);
   if (rc) {
     c->expr = NULL;
-    return expr_error(p, err, rc, field, c->source, col);
+    return mpt_problem_expr_error(p, err, rc, field, c->source, col);
   }
   c->n_params = mpt_expr_n_uses(c->expr);
   c->params = malloc(sizeof(int) * (size_t)(c->n_params > 0 ? c->n_params : 1));
