@@ -247,11 +247,9 @@ static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, in
       int col = 0;
       int rc = mpt_expr_compile(f->source, iname, 1, &f->generator, &col, err);
       if (rc) {
-        char full[256], at[600];
+        char full[256];
         snprintf(full, sizeof full, "%s.%s", KS, fld);
-        mpt_json_locate(p->path, p->text, full, col, at, sizeof at);
-        mpt_expr_format_error(err, at, full, f->source, col);
-        return rc;
+        return mpt_problem_expr_error(p, err, rc, full, f->source, col);
       }
     }
   }

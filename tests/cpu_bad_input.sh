@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cpu_bad_input.sh: bad input to `mptune tune` with the cpu evaluator under mpiexec.mpich -n 3: a
-# missing kernel file, a kernel name that is not in the file, an argument size expression that fails,
-# a non-C language, a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
+# missing kernel file, a kernel name that is not in the file, an argument size expression that fails, a
+# Generator with a syntax error, a non-C language, a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
 # Outputs that would replace a file the problem reads (its kernel source, a BinaryRaw DataSource, as --log or
 # --t4, under collect and tune, by a relative or another path) or that cannot be written (--t4 in a missing
 # directory) are refused before any evaluation: the file unchanged, no run log.
@@ -43,6 +43,8 @@ check bad_size 's|"Size": "ProblemSize\[0\]", "FillType": "Generator"|"Size": "P
 grep -qxF -A1 "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" &&
   grep -A1 -xF "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" | tail -1 | grep -qx "                   ^" ||
   { echo "bad_size: no caret under the '//'"; exit 1; }
+check bad_generator 's|"DataSource": "i % 17 \* 0.5"|"DataSource": "i % 17 * )"|' \
+  "KernelSpecification.Arguments[1].DataSource: unexpected ')'"
 check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
