@@ -9,8 +9,8 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "spaces/obs.h"
-#include "spaces/error.h"
+#include "spaces/sys/obs.h"
+#include "spaces/sys/error.h"
 #include "strategies/strategy.h"
 #include "evaluators/evaluator.h"
 #include "coordinator/progress.h"

@@ -12,7 +12,7 @@ void mpt_signals_restore(void);
 /* Number of SIGINT/SIGTERM received since install, and the last one's number (0 if none). */
 int mpt_signals_count(void);
 int mpt_signals_last(void);
-/* Monotonic time (spaces/clock.h) of the first signal, 0 before one. */
+/* Monotonic time (spaces/sys/clock.h) of the first signal, 0 before one. */
 double mpt_signals_first_s(void);
 /* Address of the flag the handler sets (non-zero after a signal): for polling waits. */
 volatile const int *mpt_signals_flag(void);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "spaces/rng.h"
+#include "spaces/sys/rng.h"
 
 uint16_t mpt_half_from_float(float f) {
   uint32_t x;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "evaluators/kernel_spec.h"
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 
 typedef struct mpt_args {
   const mpt_kernel_spec *ks;

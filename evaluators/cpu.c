@@ -23,7 +23,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 #define CPU_COMPILE_TIMEOUT_S 120.0
 #define CPU_FIRST_TIMEOUT_S 60.0 /* until a valid variant has been timed */

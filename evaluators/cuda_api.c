@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 /* ---- driver API ---------------------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #ifndef MPT_CUDA_API_H
 #define MPT_CUDA_API_H
 #include <stddef.h>
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 #include "evaluators/gpu_devices.h"
 
 typedef int mpt_cu_result;            /* CUresult */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 /* The evaluator plus private copies of the settings' strings, so callers need not keep them alive. */
 typedef struct evaluator_holder {

@@ -5,8 +5,8 @@
 #define MPT_EVALUATOR_H
 #include <stdint.h>
 #include "spaces/space.h"
-#include "spaces/obs.h"
-#include "spaces/error.h"
+#include "spaces/sys/obs.h"
+#include "spaces/sys/error.h"
 
 /* What a worker is bound to; printed in the device table and stored in the run log. */
 typedef struct mpt_device_info {

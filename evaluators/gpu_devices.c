@@ -16,7 +16,7 @@
 #include "evaluators/cuda_api.h"
 #include "evaluators/hip_api.h"
 #include "evaluators/isolate.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
   if (!r) return;

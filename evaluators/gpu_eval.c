@@ -10,7 +10,7 @@
 #include <time.h>
 #include "evaluators/args.h"
 #include "evaluators/isolate.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 enum { REQ_HELLO = 1, REQ_EVAL = 2, REQ_REF = 3 };
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static mpt_hip_api g_hip;
 static int g_hip_state; /* 0 not tried, 1 loaded, -1 failed */

@@ -5,7 +5,7 @@
 #ifndef MPT_HIP_API_H
 #define MPT_HIP_API_H
 #include <stddef.h>
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 #include "evaluators/gpu_devices.h"
 
 typedef int mpt_hip_result;   /* hipError_t */

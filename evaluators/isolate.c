@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MPT_ISO_ASAN 1

@@ -10,7 +10,7 @@
 #define MPT_ISOLATE_H
 #include <stddef.h>
 #include <sys/types.h>
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 
 typedef struct mpt_isolate mpt_isolate;
 
@@ -48,7 +48,7 @@ typedef struct mpt_isolate_result {
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;
 
-/* A process-wide stop request (a run stopping after a signal: jobs/cmd_tune.c): while one is set, the waits
+/* A process-wide stop request (a run stopping after a signal: jobs/cli/cmd_tune.c): while one is set, the waits
  * of mpt_isolate_call, mpt_run_command and mpt_rtc_compile_isolated ask it at least every 100 ms, and once
  * it returns non-zero the child or the command is killed: the call reports MPT_ISO_CANCELLED, the command
  * status -2, the GPU compile res->cancelled. NULL: none. */

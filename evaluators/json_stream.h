@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include <zlib.h>
-#include "spaces/json_check.h"
+#include "spaces/json/json_check.h"
 
 typedef struct mpt_json_src {
   gzFile z;

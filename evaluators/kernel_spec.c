@@ -4,7 +4,7 @@
  * evaluators/kernel_spec.h; semantics in docs/KERNELS.md. */
 #include "evaluators/kernel_spec.h"
 #include "evaluators/kernel_spec_eval.h"
-#include "spaces/json_keys.h"
+#include "spaces/json/json_keys.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -16,7 +16,7 @@
 #define KS "KernelSpecification"
 
 /* The keys read here or listed by the T1 schema, per object; a key one or two edits from one of them is a
- * misspelling and an error (spaces/json_keys.h) */
+ * misspelling and an error (spaces/json/json_keys.h) */
 static const char *const ks_keys[] = {"Language", "CompilerOptions", "KernelName", "KernelFile", "GlobalSizeType",
                                       "GlobalSize", "LocalSize", "SharedMemory", "Arguments", "ReferenceArguments",
                                       "Device", "Profiling", "SimulationInput", "ProblemSize", "GridDivX", "GridDivY",

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spaces/t1.h"
-#include "spaces/expr.h"
-#include "spaces/error.h"
+#include "spaces/expr/expr.h"
+#include "spaces/sys/error.h"
 
 typedef enum mpt_ks_lang { MPT_LANG_C, MPT_LANG_CUDA, MPT_LANG_HIP, MPT_LANG_OPENCL } mpt_ks_lang;
 
@@ -128,7 +128,7 @@ typedef struct mpt_launch {
  * to the problem, which must outlive it. */
 int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err);
 /* The keys of the problem's KernelSpecification and of its objects (GlobalSize, LocalSize, Tolerance,
- * Arguments[i], ReferenceArguments[i]): a misspelt or repeated one is an error (spaces/json_keys.h), as
+ * Arguments[i], ReferenceArguments[i]): a misspelt or repeated one is an error (spaces/json/json_keys.h), as
  * mpt_kspec_load finds first; 0 without a KernelSpecification. For commands that do not load the spec. */
 int mpt_kspec_check_keys(const mpt_problem *p, mpt_error *err);
 void mpt_kspec_free(mpt_kernel_spec *ks);

@@ -3,7 +3,7 @@
  * message naming the field, the expression and the configuration. Contract:
  * evaluators/kernel_spec_eval.h. */
 #include "evaluators/kernel_spec_eval.h"
-#include "spaces/json_keys.h"
+#include "spaces/json/json_keys.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

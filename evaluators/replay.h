@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spaces/space.h"
-#include "spaces/obs.h"
-#include "spaces/error.h"
+#include "spaces/sys/obs.h"
+#include "spaces/sys/error.h"
 
 typedef struct mpt_replay mpt_replay;
 

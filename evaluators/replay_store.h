@@ -4,7 +4,7 @@
 #ifndef MPT_REPLAY_STORE_H
 #define MPT_REPLAY_STORE_H
 #include <stdint.h>
-#include "spaces/obs.h"
+#include "spaces/sys/obs.h"
 
 typedef struct replay_rec replay_rec;
 

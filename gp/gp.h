@@ -21,7 +21,7 @@
 #define MPT_GP_H
 #include <stddef.h>
 #include <stdint.h>
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 
 typedef enum mpt_gp_kernel {
   MPT_GP_MATERN12 = 0,

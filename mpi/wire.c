@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 void mpt_backoff_init(mpt_backoff *b, long min_ns, long max_ns) {
   if (min_ns < 1000) min_ns = 1000;

@@ -7,8 +7,8 @@
 #define MPT_WIRE_H
 #include <mpi.h>
 #include <stdint.h>
-#include "spaces/obs.h"
-#include "spaces/error.h"
+#include "spaces/sys/obs.h"
+#include "spaces/sys/error.h"
 #include "evaluators/evaluator.h"
 
 enum {

@@ -5,7 +5,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include "evaluators/evaluator.h"
-#include "spaces/error.h"
+#include "spaces/sys/error.h"
 
 typedef struct mpt_worker_stats {
   int64_t evaluations;   /* observations sent */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static inline uint64_t mix64(uint64_t z) {
   z ^= z >> 33;

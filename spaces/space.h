@@ -6,8 +6,8 @@
 #define MPT_SPACE_H
 #include <stdint.h>
 #include "spaces/t1.h"
-#include "spaces/rng.h"
-#include "spaces/error.h"
+#include "spaces/sys/rng.h"
+#include "spaces/sys/error.h"
 
 typedef struct mpt_space mpt_space;
 

@@ -1,10 +1,10 @@
 /* spaces/t1.c: reads a T1 problem file (ConfigurationSpace.TuningParameters and Conditions): evaluates
  * each parameter's `Values` expression, checks types and defaults, compiles the conditions and finds the
  * parameters each one uses (warning when the file's `Parameters` list disagrees); misspelt keys are errors
- * (spaces/json_keys.c). */
+ * (spaces/json/json_keys.c). */
 #include "spaces/t1.h"
-#include "spaces/json_check.h"
-#include "spaces/json_keys.h"
+#include "spaces/json/json_check.h"
+#include "spaces/json/json_keys.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

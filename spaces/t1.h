@@ -4,8 +4,8 @@
 #ifndef MPT_T1_H
 #define MPT_T1_H
 #include <stdint.h>
-#include "spaces/expr.h"
-#include "spaces/error.h"
+#include "spaces/expr/expr.h"
+#include "spaces/sys/error.h"
 
 struct cJSON;
 

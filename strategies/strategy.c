@@ -4,7 +4,7 @@
  * (drops invalid/duplicate/seen ids, tops up from the type, falls back to unseen ids so the whole
  * budget is always usable), tell forwarding, and the option accessors. */
 #include "strategies/strategy.h"
-#include "spaces/json_keys.h"
+#include "spaces/json/json_keys.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "spaces/space.h"
-#include "spaces/obs.h"
-#include "spaces/rng.h"
-#include "spaces/error.h"
+#include "spaces/sys/obs.h"
+#include "spaces/sys/rng.h"
+#include "spaces/sys/error.h"
 
 typedef enum mpt_opt_type { MPT_OPT_INT, MPT_OPT_DOUBLE, MPT_OPT_STRING, MPT_OPT_BOOL } mpt_opt_type;
 

@@ -1,4 +1,4 @@
-# tests/bench.cmake: tests of `mptune bench` and its score (jobs/bench.c, jobs/cmd_bench.c; engineer "bench").
+# tests/bench.cmake: tests of `mptune bench` and its score (jobs/bench/bench.c, jobs/bench/cmd_bench.c; engineer "bench").
 if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spaces/t1.c)
   mpt_unit_test(test_bench SOURCES test_bench.c)
 endif()

@@ -25,7 +25,7 @@
 #include <time.h>
 #include "spaces/space.h"
 #include "strategies/strategy.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static int cmpd(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

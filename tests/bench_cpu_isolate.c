@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "evaluators/isolate.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static long serve(void *ctx, const void *req, size_t len, void *resp, size_t cap) {
   (void)ctx;

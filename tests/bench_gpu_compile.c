@@ -14,9 +14,9 @@
 #include "evaluators/gpu_eval.h"
 #include "evaluators/hip_api.h"
 #include "evaluators/kernel_spec.h"
-#include "spaces/rng.h"
+#include "spaces/sys/rng.h"
 #include "spaces/space.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static double children_cpu_ms(void) {
   struct rusage u;

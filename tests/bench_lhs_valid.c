@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 #include "spaces/space.h"
 
 int main(int argc, char **argv) {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/replay.h"
-#include "jobs/runlog.h"
-#include "spaces/clock.h"
+#include "jobs/runlog/runlog.h"
+#include "spaces/sys/clock.h"
 
 int main(int argc, char **argv) {
   if (argc < 3) {

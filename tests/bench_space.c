@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "spaces/space.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bo_feasibility_fallback.sh: bo's fallback when no candidate reaches the feasibility threshold
-# (strategies/bo.c, feasible_fallback). On a synthetic dedispersion space where 44% of the configurations
+# (strategies/bo/bo.c, feasible_fallback). On a synthetic dedispersion space where 44% of the configurations
 # fail in large connected regions (scripts/synthetic_space.py, seed 3), the feasibility model soon puts
 # every unevaluated candidate under the threshold; the fallback EI x p^16 must then keep bo's failed
 # evaluations below random search's (which fails at the space's rate), where the largest EI alone

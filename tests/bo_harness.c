@@ -7,7 +7,7 @@
  * Environment: BO_HARNESS_VERBOSE (score per seed), BO_HARNESS_CURVE (score per k), BO_HARNESS_TRACE
  * (every evaluation: k, objective, best so far, configuration).
  *
- * Score of one run = mean over k = 20, 40, ..., budget of the terms of jobs/bench.h
+ * Score of one run = mean over k = 20, 40, ..., budget of the terms of jobs/bench/bench.h
  * (mpt_bench_score_at: (E_random(k) - best(k)) / (E_random(k) - optimum), E_random exact), the same
  * definition as `mptune bench`. */
 #include <math.h>
@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 #include "evaluators/replay.h"
-#include "jobs/bench.h"
+#include "jobs/bench/bench.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 int main(int argc, char **argv) {
   const char *problem = NULL, *strategy = "bo";

@@ -1,4 +1,4 @@
-# tests/expr.cmake: tests and benchmark of the expression language (spaces/expr*.c, engineer "expr").
+# tests/expr.cmake: tests and benchmark of the expression language (spaces/expr/*.c, engineer "expr").
 mpt_unit_test(test_expr SOURCES test_expr.c)
 # counts allocations to check that mpt_expr_eval_bool allocates nothing on scalar expressions
 target_link_options(test_expr PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)

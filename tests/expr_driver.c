@@ -4,13 +4,13 @@
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
  * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
- * fast path (spaces/expr_fast.c) is disabled so that the general evaluator is checked alone.
+ * fast path (spaces/expr/expr_fast.c) is disabled so that the general evaluator is checked alone.
  * With --float-repr each line is a C float literal (e.g. hex 0x1.8p+1) and it prints mpt_value_repr of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr.h"
-#include "spaces/expr_internal.h" /* xe_set_fast: test hook */
+#include "spaces/expr/expr.h"
+#include "spaces/expr/expr_internal.h" /* xe_set_fast: test hook */
 
 static int build_vars(mpt_value *v) {
   v[0] = mpt_value_int(3);      /* a */

@@ -1,4 +1,4 @@
-# tests/gp.cmake: tests and benchmark programs of gp/ and strategies/bo.c (engineer "bo").
+# tests/gp.cmake: tests and benchmark programs of gp/ and strategies/bo/bo.c (engineer "bo").
 mpt_unit_test(test_gp SOURCES test_gp.c)
 # scoring harness for strategies on brute-forced spaces (tuning tool, not a test)
 add_executable(bo_harness bo_harness.c)

@@ -51,7 +51,7 @@ PROBLEM = {
             {"Name": "filt", "Type": "float", "MemoryType": "Vector", "MemType": "Constant",
              "AccessType": "ReadOnly", "FillType": "Constant", "FillValue": 1.0, "Size": 16},
             {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
-# fmode -> the status mptune must log (spaces/obs.h: 0 ok, 1 compile, 2 launch, 3 runtime, 4 wrong
+# fmode -> the status mptune must log (spaces/sys/obs.h: 0 ok, 1 compile, 2 launch, 3 runtime, 4 wrong
 # result, 5 timeout, 6 crash)
 WANT = {0: 0, 1: 3, 2: 3, 3: 5, 4: 4, 5: 6, 6: 1, 7: 2, 8: 2, 9: 3}
 failures = 0

@@ -1,5 +1,5 @@
 # tests/space.cmake: tests of T1 reading, the valid set and its queries (spaces/t1.c, spaces/space*.c) and
-# of `mptune space` (jobs/cmd_space.c).
+# of `mptune space` (jobs/cli/cmd_space.c).
 mpt_unit_test(test_t1 SOURCES test_t1.c)
 mpt_unit_test(test_space SOURCES test_space.c)
 # lhs_valid's one-pass design equals the per-point scan kept in the test (ids and generator state)

@@ -52,7 +52,7 @@ def key(conf, names):
 
 
 def left_tmp(path):
-    """a temporary file of an output (PATH.tmp.XXXXXX, jobs/outfile.c) left beside it"""
+    """a temporary file of an output (PATH.tmp.XXXXXX, jobs/output/outfile.c) left beside it"""
     return bool(glob.glob(glob.escape(path) + ".tmp*"))
 
 

@@ -1,4 +1,4 @@
-/* tests/test_bench.c: the score of `mptune bench` (jobs/bench.c): E_random exact against full
+/* tests/test_bench.c: the score of `mptune bench` (jobs/bench/bench.c): E_random exact against full
  * enumeration of a small space and against Monte Carlo on a real replayed space, the score of a run
  * that finds the optimum first (1 at every k), of the worst run, the random strategy scoring near 0 on
  * average, the in-process run (budget, distinct ids, failures counted, determinism), aggregation and
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "evaluators/replay.h"
-#include "jobs/bench.h"
-#include "spaces/rng.h"
+#include "jobs/bench/bench.h"
+#include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
 
 /* cmocka 1.1 has no assert_double_equal */
@@ -106,7 +106,7 @@ static void test_expected_random_enumeration(void **state) {
   mpt_bench_ref_free(&ref);
 }
 
-/* The lgamma form E_random had until session 22 (jobs/bench.c now uses a recurrence): the reference. */
+/* The lgamma form E_random had until session 22 (jobs/bench/bench.c now uses a recurrence): the reference. */
 static double log_choose_ref(double n, double k) {
   if (k < 0 || k > n || n < 0) return -INFINITY;
   return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);

@@ -1,4 +1,4 @@
-/* tests/test_expr.c: unit tests of the expression language (spaces/expr*.c): Python semantics of the
+/* tests/test_expr.c: unit tests of the expression language (the files of spaces/expr/): Python semantics of the
  * operators and builtins, the T1 expressions of the shared data, error classes and columns, the
  * formatted error message, repr, used variables, and that mpt_expr_eval_bool does not allocate on
  * scalar expressions (malloc/calloc/realloc are wrapped with -Wl,--wrap in tests/expr.cmake). */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr.h"
+#include "spaces/expr/expr.h"
 
 /* ---- allocation counter (linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc) */
 void *__real_malloc(size_t n);

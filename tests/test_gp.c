@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gp/gp.h"
-#include "spaces/rng.h"
+#include "spaces/sys/rng.h"
 
 static double kfun(int kernel, const double *a, const double *b, const double *ls, int dim) {
   double r2 = 0;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "evaluators/args.h"
 #include "evaluators/kernel_spec.h"
-#include "spaces/rng.h"
+#include "spaces/sys/rng.h"
 #include "spaces/space.h"
 #include "tests/slurp.h"
 

@@ -1,4 +1,4 @@
-/* tests/test_outfile.c: output files (jobs/outfile.c) under signals. A SIGINT, SIGTERM or SIGHUP that reaches the process while
+/* tests/test_outfile.c: output files (jobs/output/outfile.c) under signals. A SIGINT, SIGTERM or SIGHUP that reaches the process while
  * the writing thread holds the signals back (its file created, its table entry not yet written) waits for
  * that thread even when another thread could take it (OpenBLAS's and MPICH's threads block no signal); once
  * let through, it removes the temporary file and ends the process as the signal does. */
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "jobs/outfile.h"
+#include "jobs/output/outfile.h"
 
 static void *idle_thread(void *arg) {
   (void)arg;

@@ -20,7 +20,7 @@
 #include "evaluators/replay_store.h"
 
 #include "tests/conv_fixture.h"
-#include "spaces/clock.h"
+#include "spaces/sys/clock.h"
 
 static int setup(void **state) { return conv_fixture_setup(state, "replay"); }
 static int teardown(void **state) { return conv_fixture_teardown(state); }

@@ -1,4 +1,4 @@
-/* tests/test_runlog.c: the HDF5 run log (jobs/runlog.c) and the T4 export (jobs/export_t4.c): round trip
+/* tests/test_runlog.c: the HDF5 run log (jobs/runlog/runlog.c) and the T4 export (jobs/output/export_t4.c): round trip
  * of every field, metadata, devices, finish/resume rules, clear messages for files that are not logs or
  * belong to another problem, SIGKILL at random moments during appends (the file opens and holds every
  * record acknowledged before the kill, and the run resumes), and export -> mpt_replay_load round trip. */
@@ -23,9 +23,9 @@
 #include <zlib.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/replay.h"
-#include "jobs/runlog.h"
-#include "jobs/runlog_records.h"
-#include "spaces/rng.h"
+#include "jobs/runlog/runlog.h"
+#include "jobs/runlog/runlog_records.h"
+#include "spaces/sys/rng.h"
 
 #include "tests/conv_fixture.h"
 #include "tests/slurp.h"

@@ -1,4 +1,4 @@
-/* tests/test_runlog_meta.c: the run log's metadata copy (jobs/runlog_meta.c): the settings and the device
+/* tests/test_runlog_meta.c: the run log's metadata copy (jobs/runlog/runlog_meta.c): the settings and the device
  * and session tables survive the trip into a block and back (absent attributes stay absent, unknown ones
  * are skipped), every corrupted byte of a block is caught, and the search finds the intact block among
  * junk, magics that lead nowhere and damaged copies, at any offset, across its read windows too. */
@@ -12,8 +12,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "jobs/runlog_meta.h"
-#include "spaces/rng.h"
+#include "jobs/runlog/runlog_meta.h"
+#include "spaces/sys/rng.h"
 
 static const char *const KEYS[] = {"strategy", "options", "seed", "problem_text", "stop_reason", "host"};
 #define N_KEYS 6

@@ -1,4 +1,4 @@
-/* tests/test_runlog_records.c: the run log's rows (jobs/runlog_records.c) on the convolution_milo space: an
+/* tests/test_runlog_records.c: the run log's rows (jobs/runlog/runlog_records.c) on the convolution_milo space: an
  * observation survives the trip into a record and back, every corrupted byte of a record is caught, a
  * never-written record is told from a damaged one, the HDF5 type matches the layout in memory, and the
  * raw-byte search of recovery finds exactly the intact records of the space among junk, at any offset, a
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <hdf5.h>
 #include <zlib.h>
-#include "jobs/runlog_records.h"
-#include "spaces/rng.h"
+#include "jobs/runlog/runlog_records.h"
+#include "spaces/sys/rng.h"
 #include "tests/conv_fixture.h"
 
 static int setup(void **state) { return conv_fixture_setup(state, "records"); }
@@ -157,7 +157,7 @@ static void test_hdf5_type_matches_layout(void **state) {
   H5Tclose(s);
 }
 
-/* the CRC a record carries (computed here independently of jobs/runlog_records.c) */
+/* the CRC a record carries (computed here independently of jobs/runlog/runlog_records.c) */
 static uint32_t crc_of(const unsigned char *rec, size_t rs) {
   unsigned char *c = malloc(rs);
   assert_non_null(c);

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "spaces/t1.h"
-#include "spaces/json_keys.h"
-#include "spaces/rng.h"
+#include "spaces/json/json_keys.h"
+#include "spaces/sys/rng.h"
 #include "spaces/space.h"
 #include "tests/slurp.h"
 

@@ -1,0 +1,173 @@
+/* jobs/output/export_t4.c: mpt_runlog_export_t4 / mpt_runlog_write_t4: write a run log as a T4 results file (schema T4-results 1.0.0,
+ * structured like the brute-forced *_T4 files), evaluations in the order they finished (append order).
+ * The output is written to a new FILE.tmp.XXXXXX (jobs/output/outfile.c) and renamed, so a partial file never passes for a
+ * finished one.
+ * Reading the export back with mpt_replay_load gives the same statuses and objectives. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "jobs/output/outfile.h"
+#include "jobs/runlog/runlog_priv.h"
+
+/* T4 invalidity and the measurement value recorded for a failure (Kernel Tuner's error strings) */
+static const char *t4_invalidity(int status, const char **value) {
+  switch (status) {
+    case MPT_STATUS_OK: *value = NULL; return "correct";
+    case MPT_STATUS_COMPILE_ERROR: *value = "CompilationFailedConfig"; return "compile";
+    case MPT_STATUS_TIMEOUT: *value = "TimeoutConfig"; return "timeout";
+    case MPT_STATUS_WRONG_RESULT: *value = "WrongResultConfig"; return "correctness";
+    case MPT_STATUS_INVALID: *value = "InvalidConfig"; return "constraints";
+    case MPT_STATUS_LAUNCH_ERROR:
+    case MPT_STATUS_RUNTIME_ERROR:
+    case MPT_STATUS_CRASH:
+    default: *value = "RuntimeFailedConfig"; return "runtime";
+  }
+}
+
+static double finite_or0(double x) { return isfinite(x) ? x : 0.0; }
+
+/* a JSON number that reads back as exactly x (cJSON's own printing may drop the last digits) */
+static cJSON *num_json(double x) {
+  char buf[40];
+  if (!isfinite(x)) return cJSON_CreateNull();
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  return cJSON_CreateRaw(buf);
+}
+
+static void add_num(cJSON *obj, const char *key, double x) { cJSON_AddItemToObject(obj, key, num_json(x)); }
+
+static void t4_timestamp(double t, char *buf, size_t cap) {
+  if (!(t > 0)) t = 0;
+  time_t s = (time_t)t;
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  char b[32];
+  strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S", &tm);
+  int us = (int)((t - (double)s) * 1e6);
+  if (us > 999999) us = 999999;
+  snprintf(buf, cap, "%s.%06d+00:00", b, us);
+}
+
+static cJSON *config_json(const mpt_runlog *log, const int32_t *cfg) {
+  cJSON *c = cJSON_CreateObject();
+  if (!c) return NULL;
+  for (int p = 0; p < mpt_runlog_n_params(log); p++) {
+    const char *name = mpt_runlog_param_name(log, p);
+    int i = cfg[p];
+    cJSON *v;
+    if (i < 0 || i >= mpt_runlog_param_n_values(log, p)) v = cJSON_CreateNull();
+    else switch (mpt_runlog_param_kind(log, p)) {
+      case MPT_RL_BOOL: v = cJSON_CreateBool(mpt_runlog_param_number(log, p, i) != 0); break;
+      case MPT_RL_STRING: v = cJSON_CreateString(mpt_runlog_param_string(log, p, i)); break;
+      case MPT_RL_INT: {
+        int64_t x;
+        char buf[32];
+        if (mpt_runlog_param_int(log, p, i, &x) < 0) { v = num_json(mpt_runlog_param_number(log, p, i)); break; }
+        snprintf(buf, sizeof buf, "%lld", (long long)x); /* exact past 2**53, where a double is not */
+        v = cJSON_CreateRaw(buf);
+        break;
+      }
+      default: v = num_json(mpt_runlog_param_number(log, p, i)); break;
+    }
+    if (!v || !cJSON_AddItemToObject(c, name, v)) { cJSON_Delete(v); cJSON_Delete(c); return NULL; }
+  }
+  return c;
+}
+
+static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t *cfg) {
+  cJSON *r = cJSON_CreateObject();
+  if (!r) return NULL;
+  char ts[64];
+  t4_timestamp(o->t_end, ts, sizeof ts);
+  cJSON_AddStringToObject(r, "timestamp", ts);
+  cJSON *conf = config_json(log, cfg);
+  if (!conf) { cJSON_Delete(r); return NULL; }
+  cJSON_AddItemToObject(r, "configuration", conf);
+  cJSON *times = cJSON_AddObjectToObject(r, "times");
+  if (!times) { cJSON_Delete(r); return NULL; }
+  add_num(times, "compilation", finite_or0(o->compile_ms));
+  add_num(times, "framework", finite_or0(o->framework_ms));
+  cJSON_AddNumberToObject(times, "search_algorithm", 0);
+  cJSON_AddNumberToObject(times, "validation", 0);
+  if (o->n_times > 0) {
+    cJSON *rt = cJSON_AddArrayToObject(times, "runtimes");
+    for (int i = 0; rt && i < o->n_times && i < MPT_OBS_MAX_TIMES; i++)
+      cJSON_AddItemToArray(rt, num_json(finite_or0(o->times[i])));
+  }
+  const char *fail;
+  int ok = mpt_obs_valid(o);
+  const char *inv = ok ? "correct" : t4_invalidity(o->status == MPT_STATUS_OK ? MPT_STATUS_RUNTIME_ERROR : o->status, &fail);
+  cJSON_AddStringToObject(r, "invalidity", inv);
+  cJSON_AddNumberToObject(r, "correctness", ok ? 1 : 0);
+  cJSON *meas = cJSON_AddArrayToObject(r, "measurements");
+  cJSON *m = cJSON_CreateObject();
+  if (!meas || !m) { cJSON_Delete(m); cJSON_Delete(r); return NULL; }
+  cJSON_AddStringToObject(m, "name", "time");
+  if (ok) add_num(m, "value", o->objective);
+  else cJSON_AddStringToObject(m, "value", fail);
+  cJSON_AddStringToObject(m, "unit", "ms");
+  cJSON_AddItemToArray(meas, m);
+  cJSON *objs = cJSON_AddArrayToObject(r, "objectives");
+  if (objs) cJSON_AddItemToArray(objs, cJSON_CreateString("time"));
+  return r;
+}
+
+/* The file is written as it goes, one record at a time (memory independent of the log's length), laid
+ * out exactly as cJSON_Print lays out the whole document: each record printed on its own, its lines
+ * indented two levels, records joined by ", ". */
+typedef struct export_ctx {
+  const mpt_runlog *log;
+  FILE *f;
+  int64_t written;
+  mpt_error *err;
+  const char *path;
+} export_ctx;
+
+static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
+  export_ctx *e = ctx;
+  if (o->status == MPT_STATUS_CANCELLED) return 0; /* in flight at a stop: not a measurement */
+  cJSON *r = record_json(e->log, o, config);
+  char *text = r ? cJSON_Print(r) : NULL;
+  cJSON_Delete(r);
+  if (!text) return mpt_error_set(e->err, MPT_ERR_NOMEM, "out of memory writing %s", e->path);
+  if (e->written++) fputs(", ", e->f);
+  for (const char *c = text, *nl; *c; c = nl + 1) {
+    if (!(nl = strchr(c, '\n'))) {
+      fputs(c, e->f);
+      break;
+    }
+    fwrite(c, 1, (size_t)(nl - c + 1), e->f);
+    fputs("\t\t", e->f);
+  }
+  free(text);
+  return ferror(e->f) ? mpt_error_set(e->err, MPT_ERR_IO, "cannot write %s: %s", e->path, strerror(errno)) : 0;
+}
+
+int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err) {
+  FILE *f = mpt_outfile_open(t4_path, err);
+  if (!f) return err->code;
+  /* sic "miliseconds": as Kernel Tuner writes it */
+  fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
+  export_ctx e = {log, f, 0, err, t4_path};
+  int rc = mpt_runlog_each(log, write_record, &e, err);
+  if (rc == 0) fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
+  int closed = mpt_outfile_close(f, t4_path, rc == 0, err);
+  return rc < 0 ? rc : closed;
+}
+
+int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err) {
+  mpt_runlog *log;
+  int rc = mpt_runlog_open_readonly(log_path, &log, err);
+  if (rc < 0) return rc;
+  rc = mpt_runlog_write_t4(log, t4_path, err);
+  mpt_runlog_close(log);
+  return rc;
+}

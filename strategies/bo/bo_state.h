@@ -1,0 +1,136 @@
+/* strategies/bo/bo_state.h: the state of the `bo` strategy (strategies/bo/bo.c), shared with the files that
+ * hold parts of it: the local candidate sets of local picks (strategies/bo/bo_local.c), the cached
+ * feasibility means (strategies/bo/bo_feasibility.c), and the observations and output transforms
+ * (strategies/bo/bo_model.c). Private to the files of strategies/bo/. */
+#ifndef MPT_BO_STATE_H
+#define MPT_BO_STATE_H
+#include <stdint.h>
+#include "gp/gp.h"
+#include "strategies/strategy.h"
+
+enum { AF_EI = 0, AF_POI, AF_LCB, AF_LCBS, AF_N };
+enum { ACQ_EI = 0, ACQ_POI, ACQ_LCB, ACQ_LCBS, ACQ_MULTI, ACQ_ADVANCED };
+
+typedef struct bo_pending {
+  int64_t id;
+  int af;                /* acquisition function that proposed it (-1: initial sample / random) */
+} bo_pending;
+
+/* a candidate with a sort key (EI or log EI), ordered by key, largest first, ties by id */
+typedef struct bo_ranked {
+  double key;
+  int64_t id;
+} bo_ranked;
+
+typedef struct bo_state {
+  int64_t N;             /* candidates = valid configurations */
+  int D;                 /* GP inputs per candidate (bo_encode) */
+  /* the encoding (bo_encode): no N x D table is kept, a candidate is encoded when it is needed */
+  const mpt_space *sp;
+  mpt_encoding enc;
+  int use_index, use_onehot, n_oh; /* index part (n_act columns) and/or one-hot part (n_oh columns) */
+  double ohw, binw;      /* one-hot weight, index scale of two-valued parameters */
+  int *enc_cfg;          /* scratch: value indices (all dims) */
+  double *enc_full;      /* scratch: encoding of every parameter (all dims) */
+  double *xq;            /* scratch: one candidate's D inputs (bo_point) */
+  mpt_gp *gp;
+  mpt_gp_config gcfg;
+  /* options */
+  int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */
+  double *ty;            /* transformed outputs of the GP's observations (scratch) */
+  double batch_quantile;  /* batch=quantile: fantasy = posterior mean + batch_quantile * sd */
+  int acq, batch_liar, transform_log, fit, ard, refit_interval, feas_mode, n_init, skip_threshold;
+  int explore_cv;
+  double explore_factor, lcb_kappa, noise, feas_threshold, feas_exponent, feas_ls, req_improvement, disc_multi, disc_adv;
+  /* observations in order of tell */
+  int64_t n_obs, cap_obs;
+  int64_t *obs_id;
+  double *obs_y;         /* raw objective (NAN for failures) */
+  uint8_t *obs_ok;
+  int64_t n_processed;   /* observations already put into the models */
+  int64_t n_ok;
+  int64_t n_fail;
+  double best_t;         /* best transformed objective among processed ok observations */
+  /* feasibility model (allocated at the first failure) */
+  mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
+  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
+  int64_t feas_processed;
+  /* initial sample */
+  int64_t *init_ids;
+  int64_t n_init_ids, init_pos, init_asked;
+  /* pending (asked, not told) */
+  bo_pending *pend;
+  int64_t n_pend, cap_pend;
+  uint8_t *taken;        /* N: chosen within the current ask */
+  /* portfolio */
+  int rr;
+  int active[AF_N];
+  int dup_count[AF_N];
+  double score[AF_N];
+  /* advanced-multi's scale: the objectives told so far, raw [0] and logged (when > 0) [1]: best, sum, sum of
+   * squares (updated per observation, strategies/bo/bo.c) */
+  double told_best[2], told_sum[2], told_sum2[2];
+  int64_t iter;          /* model-based picks so far */
+  int *act, n_act;       /* active parameter indices */
+  int local_every;       /* every local_every-th pick is restricted to the incumbent's neighbourhood */
+  int stall_after, stall_variance;
+  double stall_boost;
+  int local_radius;      /* neighbourhood: every parameter within this many value indices */
+  int local_kind;        /* -1: box of local_radius around the incumbent, else an mpt_neighbor_kind */
+  int local_top;         /* neighbourhoods of this many best observations with free neighbours */
+  int local_stalled;     /* 1: local picks only while stalled */
+  int local_children, elite_size;
+  uint8_t *nbmark;       /* N: candidate in the current local set */
+  int64_t *nblist, n_nb, cap_nb; /* the marked ids (to clear) */
+  int *inc_idx;          /* value indices of the incumbent (scratch, all dims) */
+  double *mbuf, *sbuf;   /* prediction block buffers */
+  int feas_dims;         /* inputs of the feasibility model: the first feas_dims of bo_encode's D */
+  int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
+  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
+  int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
+  double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
+  double *fs_x;          /* FEAS_SLOTS x D: the inputs (bo_encode) of each slot's candidate */
+  bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
+  int64_t n_fq[2];
+  bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
+  int64_t cap_ranked;
+} bo_state;
+
+#define BO_BLOCK 4096
+enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
+
+/* bo.c: the D GP inputs of candidate c (the active parameters' encodings, two-valued ones scaled by binw,
+ * and/or their one-hot codes, ohw / sqrt 2 per set bit), the same doubles for the same c every time;
+ * bo_point encodes into the scratch b->xq (valid until the next bo_point); bo_encode_rows is an
+ * mpt_gp_cand_fn (ctx: the bo_state) for mpt_gp_create_from */
+void bo_encode(bo_state *b, int64_t c, double *x);
+const double *bo_point(bo_state *b, int64_t c);
+void bo_encode_rows(void *b, int64_t first, int64_t n, double *rows);
+
+/* bo_local.c: the candidate set of a local pick (see there); 1 when candidate c lies in the box around the
+ * incumbent (local_kind=box) */
+int bo_mark_local(bo_state *b, mpt_strategy *s);
+int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c);
+
+/* bo_feasibility.c: the probability of feasibility of candidate c (the feasibility GP's mean, clipped to
+ * [1e-12, 1], from cached kernel values), and the cached values extended by the newest observations */
+double bo_feas_p(bo_state *b, int64_t c);
+void bo_feas_extend(bo_state *b);
+/* a binary heap of n bo_ranked, largest key on top (ties: smaller id): made in O(n), popped in O(log n) */
+void bo_ranked_heapify(bo_ranked *h, int64_t n);
+bo_ranked bo_ranked_pop(bo_ranked *h, int64_t *n);
+/* The best contender of queue q (key: EI, or log EI when log_domain), after *best / *best_id: visits
+ * the queue by key, largest first, and computes p only until the key (EI alone, since p <= 1) falls
+ * under *best; a contender with p >= feasibility_threshold and value EI x p (log EI + log p) above *best,
+ * or equal to it with a smaller id, replaces it. Empties the queue. The result is the contender a visit
+ * in any order would choose: the largest value, the smallest id among equal ones. */
+void bo_feas_resolve(bo_state *b, int q, int log_domain, double *best, int64_t *best_id);
+
+/* strategies/bo/bo_model.c: appends a told observation (ok: valid) to obs_*; 0 or MPT_ERR_NOMEM */
+int bo_push_obs(bo_state *b, int64_t id, double y, int ok);
+/* the objective as the GP sees it before the rank/clip transforms (log when transform_log) */
+double bo_transform(const bo_state *b, double y);
+/* puts the queued observations (n_processed .. n_obs) into the GP and the feasibility model */
+int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err);
+
+#endif
