@@ -203,7 +203,6 @@ void mpt_gp_free(mpt_gp *gp) {
 }
 
 int mpt_gp_dim(const mpt_gp *gp) { return gp->dim; }
-int64_t mpt_gp_n_cand(const mpt_gp *gp) { return gp->n_cand; }
 int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
 /* bytes held with room for cap observations */

@@ -69,7 +69,6 @@ int mpt_gp_create_from(const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp
 void mpt_gp_free(mpt_gp *gp);
 
 int mpt_gp_dim(const mpt_gp *gp);
-int64_t mpt_gp_n_cand(const mpt_gp *gp);
 int mpt_gp_n_obs(const mpt_gp *gp);
 /* bytes held (candidates, V, factor, per-candidate state) */
 int64_t mpt_gp_bytes(const mpt_gp *gp);

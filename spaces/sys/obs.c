@@ -12,12 +12,6 @@ const char *mpt_status_name(int status) {
   return (status >= 0 && status < MPT_STATUS_COUNT) ? status_names[status] : NULL;
 }
 
-int mpt_status_parse(const char *name) {
-  for (int i = 0; i < MPT_STATUS_COUNT; i++)
-    if (strcmp(name, status_names[i]) == 0) return i;
-  return -1;
-}
-
 void mpt_obs_init(mpt_obs *o, int64_t id) {
   memset(o, 0, sizeof *o);
   o->id = id;

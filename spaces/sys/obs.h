@@ -1,5 +1,5 @@
 /* spaces/sys/obs.h: mpt_obs, the one record of an evaluation shared by evaluators, the wire, the run log
- * and the strategies. It lives in spaces/ because every part may depend on spaces/ (DESIGN.md).
+ * and the strategies. One of the basics at the bottom of the house (spaces/sys/), which every part may use.
  * Fixed size and pointer-free, so it crosses MPI as bytes. */
 #ifndef MPT_OBS_H
 #define MPT_OBS_H
@@ -40,8 +40,6 @@ typedef struct mpt_obs {
 
 /* "ok", "compile_error", ... ; NULL for out-of-range */
 const char *mpt_status_name(int status);
-/* inverse of mpt_status_name; -1 when unknown */
-int mpt_status_parse(const char *name);
 /* initializes an observation for id with status OK, NAN objective/median, zero times */
 void mpt_obs_init(mpt_obs *o, int64_t id);
 /* true when the observation is a valid measurement (status OK and finite objective) */
