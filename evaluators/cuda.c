@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "evaluators/cuda_api.h"
+#include "evaluators/gpu_devices.h"
 #include "evaluators/gpu_eval.h"
 
 typedef struct cuda_state {

@@ -6,7 +6,7 @@
 #define MPT_CUDA_API_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
-#include "evaluators/gpu_devices.h"
+#include "evaluators/rtc.h"
 
 typedef int mpt_cu_result;            /* CUresult */
 typedef int mpt_cu_device;            /* CUdevice */

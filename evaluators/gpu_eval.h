@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/gpu_devices.h"
 #include "evaluators/kernel_spec.h"
+#include "evaluators/rtc.h"
 
 /* Runtime calls of one GPU API. All but `available` run only in the device server. Calls that can
  * fail return 0 or an mpt_status (MPT_STATUS_COMPILE_ERROR for code the device cannot load,

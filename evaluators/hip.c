@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "evaluators/gpu_devices.h"
 #include "evaluators/gpu_eval.h"
 #include "evaluators/hip_api.h"
 
