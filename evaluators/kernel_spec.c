@@ -69,16 +69,6 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-const char *mpt_ks_lang_name(mpt_ks_lang l) {
-  switch (l) {
-  case MPT_LANG_C: return "C";
-  case MPT_LANG_CUDA: return "CUDA";
-  case MPT_LANG_HIP: return "HIP";
-  case MPT_LANG_OPENCL: return "OpenCL";
-  }
-  return "?";
-}
-
 static const struct {
   const char *name;
   mpt_ks_base base;
