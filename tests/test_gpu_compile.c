@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "evaluators/cuda_api.h"
-#include "evaluators/gpu_eval.h"
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/cuda_api.h"
+#include "evaluators/gpu/gpu_eval.h"
+#include "evaluators/gpu/hip_api.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/space.h"

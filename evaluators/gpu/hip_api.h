@@ -1,4 +1,4 @@
-/* evaluators/hip_api.h: the HIP runtime/module API and hiprtc loaded at run time with dlopen
+/* evaluators/gpu/hip_api.h: the HIP runtime/module API and hiprtc loaded at run time with dlopen
  * (libamdhip64.so.5 / libamdhip64.so / libamdhip64.so.6; hiprtc lives in libamdhip64 itself in
  * ROCm 5.x and in libhiprtc.so from ROCm 6), as tables of function pointers, and the hiprtc compile
  * path (source + defines -> AMD code object + lowered kernel name). No HIP header is included. */
@@ -6,7 +6,7 @@
 #define MPT_HIP_API_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
-#include "evaluators/rtc.h"
+#include "evaluators/gpu/rtc.h"
 
 typedef int mpt_hip_result;   /* hipError_t */
 typedef void *mpt_hip_handle; /* hipModule_t, hipFunction_t, hipEvent_t, hipStream_t */

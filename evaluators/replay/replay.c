@@ -1,9 +1,9 @@
-/* evaluators/replay.c: loads a brute-forced space (T4 results file or Kernel Tuner cache file, plain
+/* evaluators/replay/replay.c: loads a brute-forced space (T4 results file or Kernel Tuner cache file, plain
  * or gzip-compressed, told apart by their bytes, not their names) and maps every record onto the
  * config ids of a space by parameter values. Used by the `sim` evaluator and by `mptune bench`. */
-#include "evaluators/replay.h"
-#include "evaluators/json_stream.h"
-#include "evaluators/replay_store.h"
+#include "evaluators/replay/replay.h"
+#include "evaluators/replay/json_stream.h"
+#include "evaluators/replay/replay_store.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* evaluators/rtc.c: run-time compilations in a forked child (a compiler crash or hang loses only that
- * child; its result comes back through a pipe) and the result they give. Contract: evaluators/rtc.h. */
-#include "evaluators/rtc.h"
+/* evaluators/gpu/rtc.c: run-time compilations in a forked child (a compiler crash or hang loses only that
+ * child; its result comes back through a pipe) and the result they give. Contract: evaluators/gpu/rtc.h. */
+#include "evaluators/gpu/rtc.h"
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-/* evaluators/rtc.h: run-time compilation (NVRTC or hiprtc) as the GPU evaluators see it: the result of
+/* evaluators/gpu/rtc.h: run-time compilation (NVRTC or hiprtc) as the GPU evaluators see it: the result of
  * one compilation, the signature the compilers share, and compiling in a forked child so that a compiler
  * crash or hang loses only that child. Knows no compiler: cuda_api.h and hip_api.h provide them. */
 #ifndef MPT_RTC_H

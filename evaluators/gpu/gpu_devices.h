@@ -1,4 +1,4 @@
-/* evaluators/gpu_devices.h: GPU enumeration for the device table (NVIDIA through the CUDA driver API,
+/* evaluators/gpu/gpu_devices.h: GPU enumeration for the device table (NVIDIA through the CUDA driver API,
  * AMD through the HIP runtime, both loaded at run time), the *_VISIBLE_DEVICES rules and the
  * round-robin device pick. */
 #ifndef MPT_GPU_DEVICES_H

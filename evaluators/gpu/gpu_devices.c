@@ -1,12 +1,12 @@
-/* evaluators/gpu_devices.c: GPU enumeration (CUDA driver API, HIP runtime, both loaded at run time)
+/* evaluators/gpu/gpu_devices.c: GPU enumeration (CUDA driver API, HIP runtime, both loaded at run time)
  * with the *_VISIBLE_DEVICES rules and the round-robin device pick. */
-#include "evaluators/gpu_devices.h"
+#include "evaluators/gpu/gpu_devices.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "evaluators/cuda_api.h"
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/cuda_api.h"
+#include "evaluators/gpu/hip_api.h"
 
 int mpt_gpu_pick(int local_rank, int count) {
   if (count <= 0) return -1;
