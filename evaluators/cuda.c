@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "evaluators/cuda_api.h"
-#include "evaluators/gpu_eval.h"
+#include "evaluators/gpu/cuda_api.h"
+#include "evaluators/gpu/gpu_devices.h"
+#include "evaluators/gpu/gpu_eval.h"
 
 typedef struct cuda_state {
   const mpt_cuda_driver *d;

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "evaluators/gpu_eval.h"
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/gpu_devices.h"
+#include "evaluators/gpu/gpu_eval.h"
+#include "evaluators/gpu/hip_api.h"
 
 typedef struct hip_state {
   const mpt_hip_api *a;

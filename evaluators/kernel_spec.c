@@ -69,16 +69,6 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-const char *mpt_ks_lang_name(mpt_ks_lang l) {
-  switch (l) {
-  case MPT_LANG_C: return "C";
-  case MPT_LANG_CUDA: return "CUDA";
-  case MPT_LANG_HIP: return "HIP";
-  case MPT_LANG_OPENCL: return "OpenCL";
-  }
-  return "?";
-}
-
 static const struct {
   const char *name;
   mpt_ks_base base;
@@ -308,6 +298,120 @@ static int size_vars(const mpt_kernel_spec *ks, mpt_value *vars, mpt_value *psiz
   return 0;
 }
 
+/* Arguments[i].Name (default "argN"), unique among the arguments before it */
+static int parse_arg_name(mpt_kernel_spec *ks, const cJSON *o, int i, const char *field, mpt_ks_arg *a,
+                         mpt_error *err) {
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
+  char defname[32], fld[160];
+  snprintf(defname, sizeof defname, "arg%d", i);
+  if (!(a->name = dupstr(cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring : defname)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = 0;
+  for (int k = 0; k < i; k++)
+    if (strcmp(ks->args[k].name, a->name) == 0) {
+      snprintf(fld, sizeof fld, "%s.Name", field);
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "'%s' is also the name of Arguments[%d]", a->name, k);
+    }
+  return rc;
+}
+
+/* MemoryType (required), MemType "Constant" and AccessType (default: ReadOnly for scalars, else ReadWrite) */
+static int parse_arg_memory(mpt_kernel_spec *ks, const cJSON *o, const char *field, mpt_ks_arg *a, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  char fld[160];
+  const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "MemoryType");
+  snprintf(fld, sizeof fld, "%s.MemoryType", field);
+  if (!cJSON_IsString(mt)) return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (Scalar, Vector, Local or Symbol)");
+  if (strcmp(mt->valuestring, "Vector") == 0) a->mem = MPT_MEM_VECTOR;
+  else if (strcmp(mt->valuestring, "Scalar") == 0) a->mem = MPT_MEM_SCALAR;
+  else if (strcmp(mt->valuestring, "Local") == 0) a->mem = MPT_MEM_LOCAL;
+  else if (strcmp(mt->valuestring, "Symbol") == 0) a->mem = MPT_MEM_SYMBOL, a->constant = 1;
+  else return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Scalar, Vector, Local, Symbol", mt->valuestring);
+  const cJSON *memt = cJSON_GetObjectItemCaseSensitive(o, "MemType");
+  if (cJSON_IsString(memt) && strcasecmp(memt->valuestring, "Constant") == 0) a->constant = 1;
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "AccessType");
+  a->access = a->mem == MPT_MEM_SCALAR ? MPT_ACCESS_READ_ONLY : MPT_ACCESS_READ_WRITE;
+  if (!at) return 0;
+  snprintf(fld, sizeof fld, "%s.AccessType", field);
+  if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadOnly") == 0) a->access = MPT_ACCESS_READ_ONLY;
+  else if (cJSON_IsString(at) && strcmp(at->valuestring, "WriteOnly") == 0) a->access = MPT_ACCESS_WRITE_ONLY;
+  else if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadWrite") == 0) a->access = MPT_ACCESS_READ_WRITE;
+  else return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected ReadOnly, WriteOnly or ReadWrite");
+  return 0;
+}
+
+/* Output: as given when any argument has the key, else every writable Vector argument; only Vector
+ * arguments can be outputs */
+static int parse_arg_output(mpt_kernel_spec *ks, const cJSON *o, const char *field, int any_output_key,
+                           mpt_ks_arg *a, mpt_error *err) {
+  char fld[160];
+  snprintf(fld, sizeof fld, "%s.Output", field);
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(o, "Output");
+  if (out && !cJSON_IsBool(out) && !(cJSON_IsNumber(out) && (out->valuedouble == 0 || out->valuedouble == 1)))
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "expected true, false, 1 or 0");
+  if (any_output_key)
+    a->output = out && (cJSON_IsTrue(out) || (cJSON_IsNumber(out) && out->valuedouble != 0));
+  else
+    a->output = a->mem == MPT_MEM_VECTOR && a->access != MPT_ACCESS_READ_ONLY;
+  if (a->output && a->mem != MPT_MEM_VECTOR)
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "only Vector arguments can be outputs");
+  return 0;
+}
+
+/* Size (elements; 1 for a scalar without one), evaluated with vars (size_vars), and the bytes it takes */
+static int parse_arg_size(mpt_kernel_spec *ks, const cJSON *o, const char *field, const mpt_value *vars,
+                         mpt_ks_arg *a, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
+  char fld[160];
+  const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "Size");
+  snprintf(fld, sizeof fld, "%s.Size", field);
+  if (!sz) {
+    if (a->mem != MPT_MEM_SCALAR)
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
+    a->n_elems = 1;
+    a->size_src = dupstr("1");
+  } else {
+    mpt_expr *e = NULL;
+    int rc = compile_field(ks, sz, fld, &e, err);
+    if (rc) return rc;
+    a->size_src = dupstr(mpt_expr_source(e));
+    rc = mpt_ks_eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
+    mpt_expr_free(e);
+    if (rc) {
+      char inner[1536];
+      snprintf(inner, sizeof inner, "%s", err->msg);
+      return mpt_error_set(err, rc, "%s\n  (in Size expressions every tunable parameter is bound to the list of "
+                           "its values, e.g. max(filter_width); ProblemSize to the list of problem sizes)", inner);
+    }
+    if (a->n_elems < 1)
+      return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' gives %lld elements, expected at least 1", a->size_src,
+                        (long long)a->n_elems);
+  }
+  if (!a->size_src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if ((double)a->n_elems * (double)a->elem_bytes > 1e15)
+    return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "%lld elements of %zu bytes is too large", (long long)a->n_elems,
+                      a->elem_bytes);
+  a->bytes = (size_t)a->n_elems * a->elem_bytes;
+  return 0;
+}
+
+/* Arguments[i], field by field in the order of the messages */
+static int parse_arg(mpt_kernel_spec *ks, const cJSON *o, int i, int any_output_key, const mpt_value *vars,
+                     mpt_error *err) {
+  mpt_ks_arg *a = &ks->args[i];
+  char field[64];
+  snprintf(field, sizeof field, "Arguments[%d]", i);
+  if (!cJSON_IsObject(o)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, field, "expected an object");
+  int rc = parse_arg_name(ks, o, i, field, a, err);
+  if (rc == 0) rc = parse_type(ks, o, field, a, err);
+  if (rc == 0) rc = parse_arg_memory(ks, o, field, a, err);
+  if (rc == 0) rc = parse_arg_output(ks, o, field, any_output_key, a, err);
+  if (rc == 0) rc = parse_arg_size(ks, o, field, vars, a, err);
+  if (rc == 0) rc = parse_fill(ks, o, field, i, &a->fill, err);
+  if (rc == 0) a->check = MPT_CHECK_ALLCLOSE;
+  return rc;
+}
+
 static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
   const mpt_problem *p = ks->problem;
   if (!jargs) return 0;
@@ -327,112 +431,7 @@ static int parse_args(mpt_kernel_spec *ks, const cJSON *jargs, mpt_error *err) {
     free(vars);
     return rc;
   }
-  for (int i = 0; i < n && rc == 0; i++) {
-    const cJSON *o = cJSON_GetArrayItem(jargs, i);
-    mpt_ks_arg *a = &ks->args[i];
-    char field[64], fld[160];
-    snprintf(field, sizeof field, "Arguments[%d]", i);
-    if (!cJSON_IsObject(o)) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "expected an object");
-      break;
-    }
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
-    char defname[32];
-    snprintf(defname, sizeof defname, "arg%d", i);
-    if (!(a->name = dupstr(cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring : defname))) {
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      break;
-    }
-    for (int k = 0; k < i; k++)
-      if (strcmp(ks->args[k].name, a->name) == 0) {
-        snprintf(fld, sizeof fld, "%s.Name", field);
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is also the name of Arguments[%d]", a->name, k);
-      }
-    if (rc || (rc = parse_type(ks, o, field, a, err))) break;
-    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "MemoryType");
-    snprintf(fld, sizeof fld, "%s.MemoryType", field);
-    if (!cJSON_IsString(mt)) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (Scalar, Vector, Local or Symbol)");
-      break;
-    }
-    if (strcmp(mt->valuestring, "Vector") == 0) a->mem = MPT_MEM_VECTOR;
-    else if (strcmp(mt->valuestring, "Scalar") == 0) a->mem = MPT_MEM_SCALAR;
-    else if (strcmp(mt->valuestring, "Local") == 0) a->mem = MPT_MEM_LOCAL;
-    else if (strcmp(mt->valuestring, "Symbol") == 0) a->mem = MPT_MEM_SYMBOL, a->constant = 1;
-    else {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' is not one of Scalar, Vector, Local, Symbol", mt->valuestring);
-      break;
-    }
-    const cJSON *memt = cJSON_GetObjectItemCaseSensitive(o, "MemType");
-    if (cJSON_IsString(memt) && strcasecmp(memt->valuestring, "Constant") == 0) a->constant = 1;
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "AccessType");
-    a->access = a->mem == MPT_MEM_SCALAR ? MPT_ACCESS_READ_ONLY : MPT_ACCESS_READ_WRITE;
-    if (at) {
-      snprintf(fld, sizeof fld, "%s.AccessType", field);
-      if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadOnly") == 0) a->access = MPT_ACCESS_READ_ONLY;
-      else if (cJSON_IsString(at) && strcmp(at->valuestring, "WriteOnly") == 0) a->access = MPT_ACCESS_WRITE_ONLY;
-      else if (cJSON_IsString(at) && strcmp(at->valuestring, "ReadWrite") == 0) a->access = MPT_ACCESS_READ_WRITE;
-      else {
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected ReadOnly, WriteOnly or ReadWrite");
-        break;
-      }
-    }
-    const cJSON *out = cJSON_GetObjectItemCaseSensitive(o, "Output");
-    if (out && !cJSON_IsBool(out) && !(cJSON_IsNumber(out) && (out->valuedouble == 0 || out->valuedouble == 1))) {
-      snprintf(fld, sizeof fld, "%s.Output", field);
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected true, false, 1 or 0");
-      break;
-    }
-    if (any_output_key)
-      a->output = out && (cJSON_IsTrue(out) || (cJSON_IsNumber(out) && out->valuedouble != 0));
-    else
-      a->output = a->mem == MPT_MEM_VECTOR && a->access != MPT_ACCESS_READ_ONLY;
-    if (a->output && a->mem != MPT_MEM_VECTOR) {
-      snprintf(fld, sizeof fld, "%s.Output", field);
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "only Vector arguments can be outputs");
-      break;
-    }
-    /* size */
-    const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "Size");
-    snprintf(fld, sizeof fld, "%s.Size", field);
-    if (!sz) {
-      if (a->mem != MPT_MEM_SCALAR) {
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
-        break;
-      }
-      a->n_elems = 1;
-      a->size_src = dupstr("1");
-    } else {
-      mpt_expr *e = NULL;
-      if ((rc = compile_field(ks, sz, fld, &e, err))) break;
-      a->size_src = dupstr(mpt_expr_source(e));
-      rc = mpt_ks_eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
-      mpt_expr_free(e);
-      if (rc) {
-        char inner[1536];
-        snprintf(inner, sizeof inner, "%s", err->msg);
-        rc = mpt_error_set(err, rc, "%s\n  (in Size expressions every tunable parameter is bound to the list of "
-                           "its values, e.g. max(filter_width); ProblemSize to the list of problem sizes)", inner);
-        break;
-      }
-      if (a->n_elems < 1) {
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "'%s' gives %lld elements, expected at least 1", a->size_src,
-                  (long long)a->n_elems);
-        break;
-      }
-    }
-    if (!a->size_src) {
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      break;
-    }
-    if ((double)a->n_elems * (double)a->elem_bytes > 1e15) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "%lld elements of %zu bytes is too large", (long long)a->n_elems, a->elem_bytes);
-      break;
-    }
-    a->bytes = (size_t)a->n_elems * a->elem_bytes;
-    if ((rc = parse_fill(ks, o, field, i, &a->fill, err))) break;
-    a->check = MPT_CHECK_ALLCLOSE;
-  }
+  for (int i = 0; i < n && rc == 0; i++) rc = parse_arg(ks, cJSON_GetArrayItem(jargs, i), i, any_output_key, vars, err);
   free(psize.u.list.items);
   free(vars);
   if (rc) return rc;
@@ -504,135 +503,135 @@ static int parse_xyz(mpt_kernel_spec *ks, const cJSON *o, const char *name, mpt_
   return 0;
 }
 
-int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) {
-  *out = NULL;
-  const cJSON *root = p->json;
-  const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, KS);
-  if (!cJSON_IsObject(k)) return mpt_error_set(err, MPT_ERR_VALUE, "%s: no %s object", p->path, KS);
+/* A spec of p with its expression names: the parameters (slot = parameter index), then ProblemSize. NULL
+ * with err when memory runs out. */
+static mpt_kernel_spec *new_spec(const mpt_problem *p, mpt_error *err) {
   mpt_kernel_spec *ks = calloc(1, sizeof *ks);
-  if (!ks) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!ks) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   ks->problem = p;
-  int rc = 0;
   ks->n_names = p->n_params + 1;
   ks->names = calloc((size_t)ks->n_names, sizeof(char *));
   if (!ks->names) {
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    goto fail;
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    mpt_kspec_free(ks);
+    return NULL;
   }
   for (int i = 0; i < p->n_params; i++) ks->names[i] = p->params[i].name;
   ks->names[p->n_params] = "ProblemSize";
-  if ((rc = mpt_kspec_check_keys(p, err))) goto fail;
+  return ks;
+}
 
-  /* Language */
+/* Language: C, CUDA, HIP or OpenCL in any case, kept as written */
+static int parse_language(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
-  if (!cJSON_IsString(lang)) {
-    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Language", "missing (C, CUDA, HIP or OpenCL)");
-    goto fail;
-  }
+  if (!cJSON_IsString(lang)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "missing (C, CUDA, HIP or OpenCL)");
   ks->language = dupstr(lang->valuestring);
   if (strcasecmp(lang->valuestring, "C") == 0) ks->lang = MPT_LANG_C;
   else if (strcasecmp(lang->valuestring, "CUDA") == 0) ks->lang = MPT_LANG_CUDA;
   else if (strcasecmp(lang->valuestring, "HIP") == 0) ks->lang = MPT_LANG_HIP;
   else if (strcasecmp(lang->valuestring, "OpenCL") == 0) ks->lang = MPT_LANG_OPENCL;
-  else {
-    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)", lang->valuestring);
-    goto fail;
-  }
-  /* KernelName, KernelFile */
+  else
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)",
+                      lang->valuestring);
+  return 0;
+}
+
+/* KernelName, and KernelFile (relative to the T1 file) read into memory with the directory it lies in */
+static int read_kernel_source(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
   const cJSON *kn = cJSON_GetObjectItemCaseSensitive(k, "KernelName");
-  if (!cJSON_IsString(kn) || !kn->valuestring[0]) {
-    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
-    goto fail;
-  }
+  if (!cJSON_IsString(kn) || !kn->valuestring[0])
+    return mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
   ks->kernel_name = dupstr(kn->valuestring);
   const cJSON *kf = cJSON_GetObjectItemCaseSensitive(k, "KernelFile");
-  if (!cJSON_IsString(kf) || !kf->valuestring[0]) {
-    rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
-    goto fail;
-  }
+  if (!cJSON_IsString(kf) || !kf->valuestring[0])
+    return mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
   ks->kernel_file = resolve(p, kf->valuestring);
-  if (!ks->kernel_file || !ks->kernel_name || !ks->language) {
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  if (read_file(ks->kernel_file, &ks->source, &ks->source_len) != 0) {
-    rc = mpt_ks_err(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
-    goto fail;
-  }
+  if (!ks->kernel_file || !ks->kernel_name || !ks->language) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (read_file(ks->kernel_file, &ks->source, &ks->source_len) != 0)
+    return mpt_ks_err(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
   ks->kernel_dir = dupstr(ks->kernel_file);
   if (ks->kernel_dir) {
     char *sl = strrchr(ks->kernel_dir, '/');
     if (sl) *(sl == ks->kernel_dir ? sl + 1 : sl) = 0;
     else strcpy(ks->kernel_dir, ".");
   }
-  /* CompilerOptions */
+  return 0;
+}
+
+/* CompilerOptions: an array of strings */
+static int parse_compiler_options(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *co = cJSON_GetObjectItemCaseSensitive(k, "CompilerOptions");
-  if (co) {
-    if (!cJSON_IsArray(co)) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "CompilerOptions", "expected an array of strings");
-      goto fail;
+  if (!co) return 0;
+  if (!cJSON_IsArray(co)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "CompilerOptions", "expected an array of strings");
+  int n = cJSON_GetArraySize(co);
+  ks->options = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  if (!ks->options) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const cJSON *s = cJSON_GetArrayItem(co, i);
+    if (!cJSON_IsString(s)) {
+      char fld[48];
+      snprintf(fld, sizeof fld, "CompilerOptions[%d]", i);
+      return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "expected a string");
     }
-    int n = cJSON_GetArraySize(co);
-    ks->options = calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
-    if (!ks->options) {
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
-    for (int i = 0; i < n; i++) {
-      const cJSON *s = cJSON_GetArrayItem(co, i);
-      if (!cJSON_IsString(s)) {
-        char fld[48];
-        snprintf(fld, sizeof fld, "CompilerOptions[%d]", i);
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "expected a string");
-        goto fail;
-      }
-      ks->options[ks->n_options++] = dupstr(s->valuestring);
-    }
+    ks->options[ks->n_options++] = dupstr(s->valuestring);
   }
-  /* sizes */
+  return 0;
+}
+
+/* GlobalSizeType (CUDA: GlobalSize counts blocks), GlobalSize and LocalSize */
+static int parse_global_local(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *gst = cJSON_GetObjectItemCaseSensitive(k, "GlobalSizeType");
   if (gst) {
     if (cJSON_IsString(gst) && strcmp(gst->valuestring, "CUDA") == 0) ks->global_blocks = 1;
-    else if (!(cJSON_IsString(gst) && (strcmp(gst->valuestring, "OpenCL") == 0 || strcmp(gst->valuestring, "Vulkan") == 0))) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "GlobalSizeType", "expected OpenCL, CUDA or Vulkan");
-      goto fail;
-    }
+    else if (!(cJSON_IsString(gst) && (strcmp(gst->valuestring, "OpenCL") == 0 || strcmp(gst->valuestring, "Vulkan") == 0)))
+      return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "GlobalSizeType", "expected OpenCL, CUDA or Vulkan");
   }
+  int rc = 0;
   const cJSON *gs = cJSON_GetObjectItemCaseSensitive(k, "GlobalSize");
   if (gs && !cJSON_IsNull(gs)) {
     ks->has_global = 1;
-    if ((rc = parse_xyz(ks, gs, "GlobalSize", ks->global, err))) goto fail;
+    if ((rc = parse_xyz(ks, gs, "GlobalSize", ks->global, err))) return rc;
   }
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(k, "LocalSize");
-  if (ls && !cJSON_IsNull(ls) && (rc = parse_xyz(ks, ls, "LocalSize", ks->local, err))) goto fail;
+  if (ls && !cJSON_IsNull(ls)) rc = parse_xyz(ks, ls, "LocalSize", ks->local, err);
+  return rc;
+}
+
+/* ProblemSize: one expression or a list of 1 to 3, none referring to ProblemSize itself */
+static int parse_problem_size(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
+  const mpt_problem *p = ks->problem;
   const cJSON *ps = cJSON_GetObjectItemCaseSensitive(k, "ProblemSize");
-  if (ps && !cJSON_IsNull(ps)) {
-    ks->has_problem = 1;
-    if (cJSON_IsArray(ps)) {
-      int n = cJSON_GetArraySize(ps);
-      if (n < 1 || n > 3) {
-        rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "ProblemSize", "expected 1 to 3 sizes, got %d", n);
-        goto fail;
-      }
-      for (int d = 0; d < n; d++) {
-        char fld[32];
-        snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
-        if ((rc = compile_field(ks, cJSON_GetArrayItem(ps, d), fld, &ks->problem_size[d], err))) goto fail;
-      }
-      ks->n_problem = n;
-    } else {
-      if ((rc = compile_field(ks, ps, "ProblemSize", &ks->problem_size[0], err))) goto fail;
-      ks->n_problem = 1;
+  if (!ps || cJSON_IsNull(ps)) return 0;
+  ks->has_problem = 1;
+  char fld[32];
+  int rc;
+  if (cJSON_IsArray(ps)) {
+    int n = cJSON_GetArraySize(ps);
+    if (n < 1 || n > 3) return mpt_ks_err(err, MPT_ERR_VALUE, p, "ProblemSize", "expected 1 to 3 sizes, got %d", n);
+    for (int d = 0; d < n; d++) {
+      snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+      if ((rc = compile_field(ks, cJSON_GetArrayItem(ps, d), fld, &ks->problem_size[d], err))) return rc;
     }
-    for (int d = 0; d < ks->n_problem; d++)
-      for (int u = 0; u < mpt_expr_n_uses(ks->problem_size[d]); u++)
-        if (mpt_expr_uses(ks->problem_size[d])[u] == p->n_params) {
-          char fld[32];
-          snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
-          rc = mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "cannot refer to ProblemSize itself");
-          goto fail;
-        }
+    ks->n_problem = n;
+  } else {
+    if ((rc = compile_field(ks, ps, "ProblemSize", &ks->problem_size[0], err))) return rc;
+    ks->n_problem = 1;
   }
+  for (int d = 0; d < ks->n_problem; d++)
+    for (int u = 0; u < mpt_expr_n_uses(ks->problem_size[d]); u++)
+      if (mpt_expr_uses(ks->problem_size[d])[u] == p->n_params) {
+        snprintf(fld, sizeof fld, "ProblemSize[%d]", d);
+        return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "cannot refer to ProblemSize itself");
+      }
+  return 0;
+}
+
+/* GridDivX/Y/Z: one expression or a list each */
+static int parse_grid_divisors(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   static const char *gd_names[3] = {"GridDivX", "GridDivY", "GridDivZ"};
   for (int d = 0; d < 3; d++) {
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(k, gd_names[d]);
@@ -640,62 +639,86 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
     ks->griddiv_given[d] = 1;
     int n = cJSON_IsArray(g) ? cJSON_GetArraySize(g) : 1;
     ks->griddiv[d] = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_expr *));
-    if (!ks->griddiv[d]) {
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
+    if (!ks->griddiv[d]) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
       char fld[48];
       snprintf(fld, sizeof fld, "%s[%d]", gd_names[d], i);
-      if ((rc = compile_field(ks, cJSON_IsArray(g) ? cJSON_GetArrayItem(g, i) : g, fld, &ks->griddiv[d][i], err)))
-        goto fail;
+      int rc = compile_field(ks, cJSON_IsArray(g) ? cJSON_GetArrayItem(g, i) : g, fld, &ks->griddiv[d][i], err);
+      if (rc) return rc;
       ks->n_griddiv[d]++;
     }
   }
+  return 0;
+}
+
+/* SharedMemory (bytes): an expression */
+static int parse_shared_memory(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *sm = cJSON_GetObjectItemCaseSensitive(k, "SharedMemory");
-  if (sm && !cJSON_IsNull(sm) && (rc = compile_field(ks, sm, "SharedMemory", &ks->shared_memory, err))) goto fail;
-  /* iterations */
+  if (!sm || cJSON_IsNull(sm)) return 0;
+  return compile_field(ks, sm, "SharedMemory", &ks->shared_memory, err);
+}
+
+/* timed iterations: Iterations, else the problem's BenchmarkConfig.iterations (or .Iterations), else 7 */
+static int parse_iterations(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   ks->iterations = 7;
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(k, "Iterations");
   const char *it_field = "Iterations";
   if (!it) {
-    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(root, "BenchmarkConfig");
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(ks->problem->json, "BenchmarkConfig");
     if (cJSON_IsObject(bc)) {
       it = cJSON_GetObjectItemCaseSensitive(bc, "iterations");
       if (!it) it = cJSON_GetObjectItemCaseSensitive(bc, "Iterations");
       it_field = "(BenchmarkConfig.iterations)";
     }
   }
-  if (it) {
-    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 1 ||
-        it->valuedouble > 32) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, it_field, "expected an integer from 1 to 32 (timed iterations)");
-      goto fail;
-    }
-    ks->iterations = (int)it->valuedouble;
-  }
-  /* tolerance (mptune extension; Kernel Tuner's defaults) */
+  if (!it) return 0;
+  if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 1 || it->valuedouble > 32)
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, it_field, "expected an integer from 1 to 32 (timed iterations)");
+  ks->iterations = (int)it->valuedouble;
+  return 0;
+}
+
+/* Tolerance {Atol, Rtol} (an mptune extension), Kernel Tuner's defaults 1e-6 and 1e-5 */
+static int parse_tolerance(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   ks->atol = 1e-6;
   ks->rtol = 1e-5;
   const cJSON *tol = cJSON_GetObjectItemCaseSensitive(k, "Tolerance");
-  if (tol) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "Atol");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
-    if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
-        (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))) {
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, "Tolerance", "expected {\"Atol\": number >= 0, \"Rtol\": number >= 0}");
-      goto fail;
-    }
-    if (a) ks->atol = a->valuedouble;
-    if (r) ks->rtol = r->valuedouble;
+  if (!tol) return 0;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "Atol");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "Rtol");
+  if (!cJSON_IsObject(tol) || (a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
+      (r && (!cJSON_IsNumber(r) || r->valuedouble < 0)))
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Tolerance", "expected {\"Atol\": number >= 0, \"Rtol\": number >= 0}");
+  if (a) ks->atol = a->valuedouble;
+  if (r) ks->rtol = r->valuedouble;
+  return 0;
+}
+
+int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) {
+  *out = NULL;
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(p->json, KS);
+  if (!cJSON_IsObject(k)) return mpt_error_set(err, MPT_ERR_VALUE, "%s: no %s object", p->path, KS);
+  mpt_kernel_spec *ks = new_spec(p, err);
+  if (!ks) return MPT_ERR_NOMEM;
+  /* the fields in the order their messages take precedence */
+  int rc = mpt_kspec_check_keys(p, err);
+  if (rc == 0) rc = parse_language(ks, k, err);
+  if (rc == 0) rc = read_kernel_source(ks, k, err);
+  if (rc == 0) rc = parse_compiler_options(ks, k, err);
+  if (rc == 0) rc = parse_global_local(ks, k, err);
+  if (rc == 0) rc = parse_problem_size(ks, k, err);
+  if (rc == 0) rc = parse_grid_divisors(ks, k, err);
+  if (rc == 0) rc = parse_shared_memory(ks, k, err);
+  if (rc == 0) rc = parse_iterations(ks, k, err);
+  if (rc == 0) rc = parse_tolerance(ks, k, err);
+  if (rc == 0) rc = parse_args(ks, cJSON_GetObjectItemCaseSensitive(k, "Arguments"), err);
+  if (rc == 0) rc = parse_refs(ks, cJSON_GetObjectItemCaseSensitive(k, "ReferenceArguments"), err);
+  if (rc) {
+    mpt_kspec_free(ks);
+    return rc;
   }
-  if ((rc = parse_args(ks, cJSON_GetObjectItemCaseSensitive(k, "Arguments"), err))) goto fail;
-  if ((rc = parse_refs(ks, cJSON_GetObjectItemCaseSensitive(k, "ReferenceArguments"), err))) goto fail;
   *out = ks;
   return 0;
-fail:
-  mpt_kspec_free(ks);
-  return rc;
 }
 
 static void free_fill(mpt_ks_fillspec *f) {

@@ -138,8 +138,6 @@ void mpt_kspec_free(mpt_kernel_spec *ks);
 int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out, mpt_error *err);
 void mpt_launch_free(mpt_launch *l);
 
-/* "C", "CUDA", "HIP", "OpenCL" */
-const char *mpt_ks_lang_name(mpt_ks_lang l);
 /* index of an argument by name, -1 when unknown */
 int mpt_kspec_arg_index(const mpt_kernel_spec *ks, const char *name);
 /* C type of one lane of a base type ("float", "int32_t", "_Float16", "_Bool"; NULL for custom) */

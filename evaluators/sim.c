@@ -1,4 +1,4 @@
-/* evaluators/sim.c: the `sim` evaluator: replays a brute-forced space (evaluators/replay.c) instead of
+/* evaluators/sim.c: the `sim` evaluator: replays a brute-forced space (evaluators/replay/replay.c) instead of
  * compiling and running. With --simulate-delay F each evaluation sleeps (nanosleep, no busy wait) for
  * F times the recorded compile + benchmark time, so scheduling and scaling can be measured without GPUs.
  * A configuration the file has no record of ends the run (resumable): a log or T4 export must not claim a
@@ -12,7 +12,7 @@
 #include <time.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 
 static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   const char *path = ev->settings.simulate_path;

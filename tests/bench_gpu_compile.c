@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "evaluators/cuda_api.h"
-#include "evaluators/gpu_eval.h"
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/cuda_api.h"
+#include "evaluators/gpu/gpu_eval.h"
+#include "evaluators/gpu/hip_api.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/sys/rng.h"
 #include "spaces/space.h"

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "jobs/runlog/runlog.h"
 #include "spaces/sys/clock.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "jobs/bench/bench.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"

@@ -1,5 +1,5 @@
 /* tests/evo_harness.c: a small scoring harness for the strategies (until/besides `mptune bench`): runs
- * strategies on replayed brute-forced spaces (evaluators/replay.h) with ask(batch)/tell and prints the
+ * strategies on replayed brute-forced spaces (evaluators/replay/replay.h) with ask(batch)/tell and prints the
  * score of `mptune bench` (mean over k = 20, 40, ..., budget of (E_random(k) - best(k)) /
  * (E_random(k) - optimum), E_random exact for random search without replacement; a run with no valid
  * observation among its first k uses the worst valid objective, and E_random does the same).
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "strategies/strategy.h"
 
 #define MAXS 64

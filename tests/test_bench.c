@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "jobs/bench/bench.h"
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"

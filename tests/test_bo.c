@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
 

@@ -12,10 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
-#include "evaluators/cuda_api.h"
-#include "evaluators/gpu_eval.h"
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/cuda_api.h"
+#include "evaluators/gpu/gpu_eval.h"
+#include "evaluators/gpu/hip_api.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/space.h"
@@ -321,6 +322,78 @@ static int failing_compiler(const char *source, const char *source_name, const c
   return mpt_error_set(err, MPT_ERR_INTERNAL, "NVRTC produced no CUBIN for %s", arch);
 }
 
+/* a compiler that produces a result with every field set (code with NUL and high bytes, PTX) */
+static int reporting_compiler(const char *source, const char *source_name, const char *kernel_name,
+                              const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                              mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)err;
+  static const char code[] = {0x7f, 0, 'E', 0, (char)0xff};
+  memset(res, 0, sizeof *res);
+  res->ok = 1;
+  res->is_ptx = 1;
+  res->code = malloc(sizeof code);
+  if (res->code) memcpy(res->code, code, sizeof code);
+  res->code_size = sizeof code;
+  res->lowered = strdup("_Z1kPf");
+  res->log = strdup("note: fine");
+  res->compile_ms = 12.5;
+  return 0;
+}
+
+/* a compiler process that leaves without a word */
+static int exiting_compiler(const char *source, const char *source_name, const char *kernel_name,
+                            const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                            mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)res, (void)err;
+  _exit(7);
+}
+
+/* a compiler whose report breaks off after its header: its code cannot be read (a page without access),
+ * so writing it fails and the child exits with status 3 */
+static int truncating_compiler(const char *source, const char *source_name, const char *kernel_name,
+                               const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
+                               mpt_error *err) {
+  (void)source, (void)source_name, (void)kernel_name, (void)arch, (void)opts, (void)n_opts, (void)err;
+  memset(res, 0, sizeof *res);
+  void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) _exit(9);
+  res->ok = 1;
+  res->code = page;
+  res->code_size = 4096;
+  return 0;
+}
+
+/* what the child reports comes back whole; a child that exits early or breaks off its report fails this
+ * variant's compile (crashed = SIGABRT) with a log that says so */
+static void test_isolation_report(void **state) {
+  (void)state;
+  mpt_rtc_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_rtc_compile_isolated(reporting_compiler, "", "x.cu", "k", "compute_90", NULL, 0, 30, &r, &err), 0);
+  assert_true(r.ok);
+  assert_true(r.is_ptx);
+  assert_int_equal(r.crashed, 0);
+  assert_int_equal(r.code_size, 5);
+  assert_memory_equal(r.code, ((const char[]){0x7f, 0, 'E', 0, (char)0xff}), 5);
+  assert_string_equal(r.lowered, "_Z1kPf");
+  assert_string_equal(r.log, "note: fine");
+  assert_true(r.compile_ms == 12.5);
+  mpt_rtc_result_free(&r);
+  assert_int_equal(mpt_rtc_compile_isolated(exiting_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_false(r.ok);
+  assert_int_equal(r.crashed, SIGABRT);
+  assert_string_equal(r.log, "compiler process exited with status 7 before reporting (compiling for sm_90)");
+  mpt_rtc_result_free(&r);
+  assert_int_equal(mpt_rtc_compile_isolated(truncating_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_false(r.ok);
+  assert_int_equal(r.crashed, SIGABRT);
+  assert_null(r.code);
+  assert_non_null(strstr(r.log, "compiler process ended before its result was complete ("));
+  assert_non_null(strstr(r.log, " bytes; exit status 3; compiling for sm_90)"));
+  mpt_rtc_result_free(&r);
+}
+
 static int g_cancel_polls;
 /* a stop request that comes on the third time it is asked (the compiler is running by then) */
 static int cancel_on_third_poll(void) { return ++g_cancel_polls >= 3; }
@@ -375,6 +448,7 @@ static void test_isolation(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_isolation),      cmocka_unit_test(test_isolation_cancel),
+      cmocka_unit_test(test_isolation_report),
       cmocka_unit_test(test_nvrtc_errors),
       cmocka_unit_test(test_hiprtc_errors),  cmocka_unit_test(test_nvrtc_examples),
       cmocka_unit_test(test_hiprtc_examples), cmocka_unit_test(test_nvrtc_defines),

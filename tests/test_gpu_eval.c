@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/gpu_devices.h"
-#include "evaluators/gpu_eval.h"
+#include "evaluators/gpu/gpu_devices.h"
+#include "evaluators/gpu/gpu_eval.h"
 #include "evaluators/kernel_spec.h"
 #include "spaces/space.h"
 

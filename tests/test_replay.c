@@ -1,4 +1,4 @@
-/* tests/test_replay.c: the replay loader (evaluators/replay.c) and the `sim` evaluator on the real
+/* tests/test_replay.c: the replay loader (evaluators/replay/replay.c) and the `sim` evaluator on the real
  * brute-forced convolution spaces: T4 and Kernel Tuner files (gzip and plain, told apart by bytes),
  * status/objective/time mapping, parameter mismatch and bad-file messages (malformed JSON at its line
  * and column, 600 damaged files), missing records, and the --simulate-delay sleep (real time, no busy
@@ -16,8 +16,8 @@
 #include <zlib.h>
 #include <cmocka.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/replay.h"
-#include "evaluators/replay_store.h"
+#include "evaluators/replay/replay.h"
+#include "evaluators/replay/replay_store.h"
 
 #include "tests/conv_fixture.h"
 #include "spaces/sys/clock.h"

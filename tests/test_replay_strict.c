@@ -1,4 +1,4 @@
-/* tests/test_replay_strict.c: what the replay loader (evaluators/replay.c, json_stream.c) refuses or
+/* tests/test_replay_strict.c: what the replay loader (evaluators/replay/replay.c, json_stream.c) refuses or
  * reports in files that look well-formed at first sight: text after the end of the JSON document
  * ("FILE:LINE:COL: malformed JSON: extra data ...", as Python's "Extra data"; whitespace is fine),
  * values followed by stray text ("12abc"), and records marked valid without a usable objective (one
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "tests/conv_fixture.h"
 
 static int setup(void **state) { return conv_fixture_setup(state, "replay_strict"); }

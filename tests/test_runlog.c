@@ -22,7 +22,7 @@
 #include <hdf5.h>
 #include <zlib.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "jobs/runlog/runlog.h"
 #include "jobs/runlog/runlog_records.h"
 #include "spaces/sys/rng.h"

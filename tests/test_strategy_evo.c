@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "strategies/evo_common.h"
 #include "strategies/strategy.h"
 

@@ -19,7 +19,7 @@
 #ifndef MPT_BENCH_H
 #define MPT_BENCH_H
 #include <stdint.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "spaces/sys/error.h"
 #include "spaces/space.h"
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "coordinator/progress.h"
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "jobs/bench/bench.h"
 #include "jobs/cli/commands.h"
 #include "jobs/output/outfile.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/gpu_devices.h"
+#include "evaluators/gpu/gpu_devices.h"
 #include "jobs/cli/commands.h"
 #include "mpi/device.h"
 #include "mpi/wire.h"

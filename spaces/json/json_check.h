@@ -4,7 +4,7 @@
  * whitespace; JSON allows only space, tab, LF and CR; after the document the readers report any such
  * byte as extra data), a number with a leading zero (012), and nesting deeper than MPT_JSON_MAX_DEPTH
  * (where cJSON stops with no reason given). It does not check the rest of the syntax: cJSON does. Used
- * by the T1 reader (spaces/t1.c) and the replay reader's stream (evaluators/json_stream.c). */
+ * by the T1 reader (spaces/t1.c) and the replay reader's stream (evaluators/replay/json_stream.c). */
 #ifndef MPT_JSON_CHECK_H
 #define MPT_JSON_CHECK_H
 #include <stddef.h>

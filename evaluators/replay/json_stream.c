@@ -1,9 +1,9 @@
-/* evaluators/json_stream.c: delimits JSON values by scanning (strings, nesting) through a window over
+/* evaluators/replay/json_stream.c: delimits JSON values by scanning (strings, nesting) through a window over
  * the (inflated) text, without building them: a value being delimited stays in the window, everything
  * before it may be dropped at the next refill. Whitespace is what cJSON skips (every byte <= 32). The
  * first pass over the text feeds it to the check of what cJSON accepts and JSON does not
  * (spaces/json/json_check.h). */
-#include "evaluators/json_stream.h"
+#include "evaluators/replay/json_stream.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

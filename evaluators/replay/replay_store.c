@@ -1,6 +1,6 @@
-/* evaluators/replay_store.c: packs observations into compact records (times pooled, reasons interned
+/* evaluators/replay/replay_store.c: packs observations into compact records (times pooled, reasons interned
  * through a small open-addressing hash) and unpacks them on demand. */
-#include "evaluators/replay_store.h"
+#include "evaluators/replay/replay_store.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

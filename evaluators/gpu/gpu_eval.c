@@ -1,7 +1,7 @@
-/* evaluators/gpu_eval.c: the common cuda/hip evaluator: open (spec, language and kernel checks, the
+/* evaluators/gpu/gpu_eval.c: the common cuda/hip evaluator: open (spec, language and kernel checks, the
  * device server, the reference output), evaluate (launch description, isolated compile, load +
  * verify + time in the device server, classification of failures) and close. See gpu_eval.h. */
-#include "evaluators/gpu_eval.h"
+#include "evaluators/gpu/gpu_eval.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* evaluators/hip_api.c: run-time loading (dlopen) of the HIP runtime/module API and hiprtc, the
+/* evaluators/gpu/hip_api.c: run-time loading (dlopen) of the HIP runtime/module API and hiprtc, the
  * layout-independent gcnArchName query, and the hiprtc compile path used by the hip evaluator and the
  * GPU compile tests. */
-#include "evaluators/hip_api.h"
+#include "evaluators/gpu/hip_api.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* evaluators/cuda_api.c: run-time loading (dlopen) of the CUDA driver API and NVRTC, and the NVRTC
+/* evaluators/gpu/cuda_api.c: run-time loading (dlopen) of the CUDA driver API and NVRTC, and the NVRTC
  * compile path used by the cuda evaluator and the GPU compile tests. */
-#include "evaluators/cuda_api.h"
+#include "evaluators/gpu/cuda_api.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

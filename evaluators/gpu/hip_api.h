@@ -1,4 +1,4 @@
-/* evaluators/hip_api.h: the HIP runtime/module API and hiprtc loaded at run time with dlopen
+/* evaluators/gpu/hip_api.h: the HIP runtime/module API and hiprtc loaded at run time with dlopen
  * (libamdhip64.so.5 / libamdhip64.so / libamdhip64.so.6; hiprtc lives in libamdhip64 itself in
  * ROCm 5.x and in libhiprtc.so from ROCm 6), as tables of function pointers, and the hiprtc compile
  * path (source + defines -> AMD code object + lowered kernel name). No HIP header is included. */
@@ -6,7 +6,7 @@
 #define MPT_HIP_API_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
-#include "evaluators/gpu_devices.h"
+#include "evaluators/gpu/rtc.h"
 
 typedef int mpt_hip_result;   /* hipError_t */
 typedef void *mpt_hip_handle; /* hipModule_t, hipFunction_t, hipEvent_t, hipStream_t */
@@ -105,7 +105,7 @@ int mpt_hip_arch_name(const mpt_hip_api *a, int d, char *buf, size_t cap, mpt_er
  * it defines __HIPCC_RTC__ and __HIP__) for `arch` ("gfx90a"), adding --offload-arch=ARCH. Kernel
  * lookup through a name expression as for NVRTC. Same return convention as mpt_nvrtc_compile. Runs in
  * the calling process: ROCm 5.2's hiprtc crashes the caller for some targets (gfx1100), so callers
- * that must survive use mpt_rtc_compile_isolated (gpu_devices.h). */
+ * that must survive use mpt_rtc_compile_isolated (rtc.h). */
 int mpt_hiprtc_compile(const char *source, const char *source_name, const char *kernel_name,
                        const char *arch, const char *const *opts, int n_opts, mpt_rtc_result *res,
                        mpt_error *err);

@@ -1,4 +1,4 @@
-/* evaluators/json_stream.h: reads a large JSON document (plain or gzip) piece by piece through a small
+/* evaluators/replay/json_stream.h: reads a large JSON document (plain or gzip) piece by piece through a small
  * window: a first pass finds the top-level object's members (the small ones kept as text, the large one
  * located), a second pass hands out the elements of one array member (or the members of one object
  * member), each parsed by cJSON on its own. Neither the whole text nor one cJSON tree of it is ever in

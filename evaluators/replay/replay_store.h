@@ -1,4 +1,4 @@
-/* evaluators/replay_store.h: the records of a replayed space, compact: an mpt_obs is 1,368 bytes (most
+/* evaluators/replay/replay_store.h: the records of a replayed space, compact: an mpt_obs is 1,368 bytes (most
  * of it the reason string), a stored record 56, with its times in one pool and each distinct reason
  * kept once. Records go in as mpt_obs and come out as mpt_obs. Used by replay.c only. */
 #ifndef MPT_REPLAY_STORE_H

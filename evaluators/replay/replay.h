@@ -1,4 +1,4 @@
-/* evaluators/replay.h: a brute-forced space loaded into memory (T4 results or Kernel Tuner cache
+/* evaluators/replay/replay.h: a brute-forced space loaded into memory (T4 results or Kernel Tuner cache
  * files, plain or gzip-compressed), mapped onto the config ids of a space. Used by the `sim`
  * evaluator and by `mptune bench`. */
 #ifndef MPT_REPLAY_H

@@ -1,4 +1,4 @@
-/* evaluators/cuda_api.h: the CUDA driver API (libcuda.so.1) and NVRTC (libnvrtc.so.*) loaded at run
+/* evaluators/gpu/cuda_api.h: the CUDA driver API (libcuda.so.1) and NVRTC (libnvrtc.so.*) loaded at run
  * time with dlopen, as tables of function pointers, so one mptune binary runs on machines with or
  * without CUDA; and the NVRTC compile path (source + defines -> CUBIN/PTX + lowered kernel name).
  * No CUDA header is included: the few types and enum values used are declared here. */
@@ -6,7 +6,7 @@
 #define MPT_CUDA_API_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
-#include "evaluators/gpu_devices.h"
+#include "evaluators/gpu/rtc.h"
 
 typedef int mpt_cu_result;            /* CUresult */
 typedef int mpt_cu_device;            /* CUdevice */

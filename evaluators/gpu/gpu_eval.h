@@ -1,4 +1,4 @@
-/* evaluators/gpu_eval.h: the part the cuda and hip evaluators share. The worker process compiles
+/* evaluators/gpu/gpu_eval.h: the part the cuda and hip evaluators share. The worker process compiles
  * (NVRTC / hiprtc in a forked child, so a compiler crash or hang costs one variant) and a device
  * server process (evaluators/isolate.h) holds the GPU context, loads the code, launches, verifies and
  * times. The worker never initializes the GPU runtime itself, so the server can always be re-forked:
@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/gpu_devices.h"
 #include "evaluators/kernel_spec.h"
+#include "evaluators/gpu/rtc.h"
 
 /* Runtime calls of one GPU API. All but `available` run only in the device server. Calls that can
  * fail return 0 or an mpt_status (MPT_STATUS_COMPILE_ERROR for code the device cannot load,

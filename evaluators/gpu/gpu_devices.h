@@ -1,6 +1,6 @@
-/* evaluators/gpu_devices.h: GPU enumeration for the device table (NVIDIA through the CUDA driver API,
- * AMD through the HIP runtime, both loaded at run time), the *_VISIBLE_DEVICES rules, and the types the
- * GPU layers share (the result of a run-time compilation with NVRTC or hiprtc). */
+/* evaluators/gpu/gpu_devices.h: GPU enumeration for the device table (NVIDIA through the CUDA driver API,
+ * AMD through the HIP runtime, both loaded at run time), the *_VISIBLE_DEVICES rules and the
+ * round-robin device pick. */
 #ifndef MPT_GPU_DEVICES_H
 #define MPT_GPU_DEVICES_H
 #include <stddef.h>
@@ -43,37 +43,5 @@ int mpt_gpu_bind(const mpt_gpu_desc *gpus, int n, int local_rank);
 /* Picks the device for a worker: local_rank modulo count (workers share devices round-robin when
  * there are more workers than GPUs). Returns -1 when count <= 0. */
 int mpt_gpu_pick(int local_rank, int count);
-
-/* Result of one run-time compilation (NVRTC or hiprtc). ok: 1 when code was produced. On a compile
- * error ok=0 and log holds the compiler's messages. code is a CUBIN, PTX (is_ptx) or an AMD code
- * object; lowered is the kernel's symbol name (from a name expression). Owned: mpt_rtc_result_free. */
-typedef struct mpt_rtc_result {
-  int ok;
-  int is_ptx;
-  int crashed;          /* isolated compile only: the signal that killed the compiler (0: none) */
-  int timed_out;        /* isolated compile only: killed after the timeout */
-  int cancelled;        /* isolated compile only: killed on the run's stop request (mpt_isolate_set_cancel) */
-  char *code;
-  size_t code_size;
-  char *lowered;
-  char *log;
-  double compile_ms;
-} mpt_rtc_result;
-void mpt_rtc_result_free(mpt_rtc_result *r);
-
-/* Signature shared by mpt_nvrtc_compile and mpt_hiprtc_compile. */
-typedef int (*mpt_rtc_compile_fn)(const char *source, const char *source_name, const char *kernel_name,
-                                  const char *arch, const char *const *opts, int n_opts,
-                                  mpt_rtc_result *res, mpt_error *err);
-/* Runs fn in a forked child process and copies its result back through a pipe, so a compiler that
- * crashes (hiprtc for gfx1100 in ROCm 5.2) or hangs only loses that child: then res->ok = 0 and
- * res->crashed = the signal (or res->timed_out = 1 after timeout_s; 0 means no limit) with a log that
- * says what happened, and 0 is returned. A stop request (mpt_isolate_set_cancel), asked at least every
- * 100 ms, kills the compiler too: res->cancelled = 1 (not the variant's outcome). Errors of fn itself (<0, e.g. library missing) are returned
- * as they were in the child. The child only compiles (no device context is used), and leaves with
- * _exit, so it is safe to call from an MPI rank. */
-int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,
-                             const char *kernel_name, const char *arch, const char *const *opts,
-                             int n_opts, double timeout_s, mpt_rtc_result *res, mpt_error *err);
 
 #endif

@@ -1,9 +1,9 @@
-/* evaluators/replay.c: loads a brute-forced space (T4 results file or Kernel Tuner cache file, plain
+/* evaluators/replay/replay.c: loads a brute-forced space (T4 results file or Kernel Tuner cache file, plain
  * or gzip-compressed, told apart by their bytes, not their names) and maps every record onto the
  * config ids of a space by parameter values. Used by the `sim` evaluator and by `mptune bench`. */
-#include "evaluators/replay.h"
-#include "evaluators/json_stream.h"
-#include "evaluators/replay_store.h"
+#include "evaluators/replay/replay.h"
+#include "evaluators/replay/json_stream.h"
+#include "evaluators/replay/replay_store.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -568,7 +568,8 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
       else cJSON_AddItemToObject(doc, keys[i], x);
     }
     /* a fault of the JSON check (the first pass saw the whole document) inside a member read here: said
-     * before that member is interpreted (an invalid UTF-8 byte in the time unit was an "unknown time unit") */
+     * before that member is interpreted, so that an invalid UTF-8 byte in the time unit is reported as
+     * such, not as an "unknown time unit" */
     for (int i = K_SMALL; rc == 0 && i < K_N; i++)
       if (text[i] && src.check.bad_at >= at[i] && src.check.bad_at < at[i] + (long long)strlen(text[i]))
         rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
