@@ -267,12 +267,13 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
       stopping = "signal";
       t_stop = now;
     }
-    /* the wait is bounded by --grace after a signal or the time budget */
-    int bounded = stopping && (n_sig > 0 || strcmp(stopping, "time") == 0);
+    /* the wait is bounded by --grace after a signal (to rank 0 or to one worker) or the time budget */
+    int signalled = n_sig > 0 || r->stopped_rank > 0;
+    int bounded = stopping && (signalled || strcmp(stopping, "time") == 0);
     if (bounded && (n_sig >= 2 || now - t_stop >= c->grace_s)) {
       /* give up on what is in flight: record it as cancelled (resumable, not counted) */
       const char *why = n_sig >= 2 ? "cancelled: second signal"
-                        : n_sig > 0 ? "cancelled: grace period after signal expired"
+                        : signalled ? "cancelled: grace period after signal expired"
                                     : "cancelled: still running --grace seconds after the time budget";
       for (int k = 1; k < size && rc == 0; k++) {
         if (!w[k].busy) continue;
@@ -319,6 +320,19 @@ static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
         if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
       }
       stopping = "error";
+      continue;
+    }
+    if (st.MPI_TAG == MPT_TAG_SIGNALLED) {
+      /* a signal to that worker alone (one to rank 0 is the run's own): the run stops as if rank 0 had
+       * received it, --grace for what is in flight, resumable, with that signal's exit status */
+      int sig = 0;
+      mpt_wire_recv_signalled(c->comm, &st, &sig);
+      if (n_sig == 0 && r->stopped_rank == 0 && rc == 0) {
+        r->stopped_rank = src;
+        r->signal = sig;
+        stopping = "signal";
+        t_stop = mpt_wire_now();
+      }
       continue;
     }
     mpt_obs o;
@@ -401,7 +415,10 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, t0, err);
   double t1 = mpt_wire_now();
   if (rc < 0) r->reason = "error";
-  if (r->reason && strcmp(r->reason, "signal") == 0) r->signal = mpt_signals_last();
+  if (r->reason && strcmp(r->reason, "signal") == 0 && mpt_signals_count() > 0) { /* rank 0's own: the run's */
+    r->signal = mpt_signals_last();
+    r->stopped_rank = 0;
+  }
   r->wall_s = t1 - t0;
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;

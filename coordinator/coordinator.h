@@ -44,9 +44,10 @@ typedef struct mpt_coord_config {
 
 typedef struct mpt_coord_result {
   const char *reason;          /* "budget", "time", "exhausted", "signal" or "error" */
-  int signal;                  /* the signal that stopped the run, 0 if none */
-  int stopped_rank;            /* reason "signal" and signal 0: the worker rank a signal of its own
-                                  stopped (it cancelled its evaluation); 0 otherwise */
+  int signal;                  /* the signal that stopped the run (rank 0's, else the one a worker told of),
+                                  0 if none */
+  int stopped_rank;            /* reason "signal" without one to rank 0: the worker rank a signal of its own
+                                  stopped (it told of it, or cancelled its evaluation); 0 otherwise */
   int64_t done;                /* evaluations counted against the budget (logged + new, not cancelled) */
   int64_t new_evals;           /* evaluations recorded in this session */
   int64_t valid, failed;       /* among done */

@@ -4,10 +4,12 @@
  * the kernel per "launch" with the arguments in T1 order, output checked against the reference (the
  * default configuration's output, computed in open(), or ReferenceArguments), a warm-up run, then the
  * timed iterations (CLOCK_MONOTONIC). Crashes, hangs and memory exhaustion of a variant become `crash`
- * and `timeout` observations; the child is restarted. Details: docs/KERNELS.md. */
+ * and `timeout` observations; the child is restarted. Each worker's scratch directory names its owner process
+ * (a marker file); open removes those whose owner is provably gone (a killed run's). Details: docs/KERNELS.md. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -23,6 +25,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
+#include "evaluators/kernel_spec_eval.h"
 #include "spaces/sys/clock.h"
 
 #define CPU_COMPILE_TIMEOUT_S 120.0
@@ -264,17 +267,77 @@ static int run_compiler(cpu_state *st, char *const argv[], double timeout, char 
   return rc;
 }
 
-/* keeps the compiler's message readable: from the first line mentioning "error" on */
+/* Compiler output as a failure reason: its first few lines that say what went wrong, then its last line */
+enum { REASON_LINES = 3 };
+
+/* the linker names itself first: "/usr/bin/ld: cannot find -lfoo", "ld.bfd: ...", "x86_64-linux-gnu-ld: ..." */
+static int linker_line(const char *line, size_t len) {
+  const char *colon = memchr(line, ':', len);
+  if (!colon) return 0;
+  const char *base = colon;
+  while (base > line && base[-1] != '/') base--;
+  size_t n = (size_t)(colon - base);
+  for (size_t k = 0; k + 2 <= n; k++) /* "ld" as the name or its last part, with a ".bfd"-like suffix */
+    if (base[k] == 'l' && base[k + 1] == 'd' && (k == 0 || base[k - 1] == '-') && (k + 2 == n || base[k + 2] == '.'))
+      return 1;
+  return 0;
+}
+
+/* a line saying what went wrong: one naming an error, or the linker's; source excerpts and carets (indented)
+ * and "In function" lines are context */
+static int diagnostic_line(const char *line, size_t len) {
+  if (len == 0 || line[0] == ' ' || line[0] == '\t') return 0;
+  for (size_t k = 0; k + 5 <= len; k++)
+    if (strncmp(line + k, "error", 5) == 0) return 1;
+  return linker_line(line, len);
+}
+
+static void append_line(char *dst, size_t cap, size_t *n, const char *line, size_t len, int first) {
+  if (*n + 1 >= cap) return;
+  int w = snprintf(dst + *n, cap - *n, "%s%.*s", first ? "" : "\n", (int)len, line);
+  if (w > 0) *n = *n + (size_t)w < cap ? *n + (size_t)w : cap - 1;
+}
+
+/* prefix, the first REASON_LINES diagnostic lines of out (or, when none is, its first unindented ones) and the
+ * last unindented line ("collect2: error: ld returned 1 exit status") when it is not among them */
 static void compiler_reason(char *dst, size_t cap, const char *prefix, const char *out) {
-  const char *p = strstr(out, "error");
-  if (p) {
-    while (p > out && p[-1] != '\n') p--;
-  } else {
-    p = out;
+  size_t n = 0;
+  append_line(dst, cap, &n, prefix, strlen(prefix), 1);
+  int any_diag = 0;
+  for (const char *p = out; *p;) {
+    size_t len = strcspn(p, "\n");
+    if (diagnostic_line(p, len)) any_diag = 1;
+    p += len + (p[len] == '\n');
   }
-  snprintf(dst, cap, "%s%s", prefix, p);
-  size_t n = strlen(dst);
-  while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = 0;
+  int shown = 0;
+  const char *last = NULL, *last_shown = NULL;
+  size_t last_len = 0;
+  for (const char *p = out; *p;) {
+    size_t len = strcspn(p, "\n");
+    if (len > 0 && p[0] != ' ' && p[0] != '\t') last = p, last_len = len;
+    if (shown < REASON_LINES && (any_diag ? diagnostic_line(p, len) : (len > 0 && p[0] != ' ' && p[0] != '\t'))) {
+      append_line(dst, cap, &n, p, len, shown == 0);
+      last_shown = p;
+      shown++;
+    }
+    p += len + (p[len] == '\n');
+  }
+  if (last && last != last_shown) append_line(dst, cap, &n, last, last_len, shown == 0);
+}
+
+/* the CompilerOptions entry the compiler's message names as a whole word (an unknown flag, a -l library it
+ * cannot find), -1 when none */
+static int word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-=+./,", c); }
+
+static int option_named(const mpt_kernel_spec *ks, const char *msg) {
+  for (int i = 0; i < ks->n_options; i++) {
+    const char *o = ks->options[i];
+    size_t n = strlen(o);
+    if (n < 2) continue;
+    for (const char *p = strstr(msg, o); p; p = strstr(p + 1, o))
+      if ((p == msg || !word_char(p[-1])) && (!p[n] || !word_char(p[n]))) return i;
+  }
+  return -1;
 }
 
 /* Compiles one configuration; returns 0 and fills so_path, or sets obs (compile_error/timeout). */
@@ -441,6 +504,173 @@ static void cpu_device(mpt_evaluator *ev) {
   d->index = -1;
 }
 
+/* ---- scratch directories: each carries its owner's identity (OWNER_MARKER), so that those of a worker that
+ * was killed (SIGKILL leaves them: close never ran) are found and removed by the next open ---- */
+
+#define SCRATCH_PREFIX "mptune-cpu-r"
+#define OWNER_MARKER "mptune-owner"
+#define OWNER_MAGIC "mptune cpu scratch 1"
+
+/* A process as it can be told from another one with the same pid: the machine and its boot, the pid
+ * namespace, the pid and the process's start time (clock ticks after boot, /proc/PID/stat field 22). */
+typedef struct proc_identity {
+  char host[256];
+  char boot[64];
+  char pidns[64];
+  long pid;
+  unsigned long long start;
+} proc_identity;
+
+/* the first line of a small file, without its newline ("" when unreadable) */
+static void read_first_line(const char *path, char *out, size_t cap) {
+  out[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  if (fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = '\0';
+  fclose(f);
+}
+
+/* the start time of process pid: 0, 1 when there is no such process or it has ended (a zombie its parent has
+ * not reaped yet), -1 when it cannot be read */
+static int process_start(long pid, unsigned long long *start) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return errno == ENOENT ? 1 : -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+  if (!p) return -1;
+  p++;
+  while (*p == ' ') p++;
+  if (*p == 'Z' || *p == 'X') return 1; /* the state: exited */
+  for (int field = 3; field < 22; field++) { /* after ')': field 3 (the state) on */
+    while (*p == ' ') p++;
+    p += strcspn(p, " ");
+    if (!*p) return -1;
+  }
+  char *end;
+  *start = strtoull(p, &end, 10);
+  return end > p ? 0 : -1;
+}
+
+static int self_identity(proc_identity *id) {
+  memset(id, 0, sizeof *id);
+  if (gethostname(id->host, sizeof id->host - 1) != 0) return -1;
+  read_first_line("/proc/sys/kernel/random/boot_id", id->boot, sizeof id->boot);
+  ssize_t n = readlink("/proc/self/ns/pid", id->pidns, sizeof id->pidns - 1);
+  id->pidns[n > 0 ? n : 0] = '\0';
+  id->pid = (long)getpid();
+  return process_start(id->pid, &id->start) == 0 && id->boot[0] && id->pidns[0] ? 0 : -1;
+}
+
+/* writes dir/OWNER_MARKER: this process is the directory's owner */
+static int write_owner_marker(const char *dir, mpt_error *err) {
+  proc_identity me;
+  char path[PATH_MAX + 32], text[600];
+  snprintf(path, sizeof path, "%s/" OWNER_MARKER, dir);
+  if (self_identity(&me) != 0) /* no /proc: no marker, and such a directory is never taken for stale */
+    return 0;
+  snprintf(text, sizeof text, OWNER_MAGIC "\nhost %s\nboot %s\npidns %s\npid %ld\nstart %llu\n", me.host, me.boot,
+           me.pidns, me.pid, me.start);
+  if (write_text(path, text) != 0) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  return 0;
+}
+
+/* reads an owner marker (fd: the directory); 0 when it is one of mptune's, complete */
+static int read_owner_marker(int dir_fd, proc_identity *owner) {
+  memset(owner, 0, sizeof *owner);
+  int fd = openat(dir_fd, OWNER_MARKER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
+  char line[320];
+  int magic = 0, have = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    if (strcmp(line, OWNER_MAGIC) == 0) magic = 1;
+    else if (sscanf(line, "host %255s", owner->host) == 1) have |= 1;
+    else if (sscanf(line, "boot %63s", owner->boot) == 1) have |= 2;
+    else if (sscanf(line, "pidns %63s", owner->pidns) == 1) have |= 4;
+    else if (sscanf(line, "pid %ld", &owner->pid) == 1) have |= 8;
+    else if (sscanf(line, "start %llu", &owner->start) == 1) have |= 16;
+  }
+  fclose(f);
+  return magic && have == 31 && owner->pid > 0 ? 0 : -1;
+}
+
+/* 1 only when the owner is provably gone: on this host, the machine booted since, or in this pid namespace no
+ * process has its pid or the one that has it started at another time (the pid was reused). Another host or
+ * namespace, or a process that cannot be read: 0, kept. */
+static int owner_gone(const proc_identity *owner, const proc_identity *me) {
+  if (strcmp(owner->host, me->host) != 0) return 0;
+  if (strcmp(owner->boot, me->boot) != 0) return 1;
+  if (strcmp(owner->pidns, me->pidns) != 0) return 0;
+  unsigned long long start = 0;
+  int rc = process_start(owner->pid, &start);
+  return rc == 1 || (rc == 0 && start != owner->start);
+}
+
+/* removes the entries of directory fd, and of its subdirectories `depth` levels down (a scratch directory
+ * holds files and cc-tmp/); symbolic links are removed, never followed */
+static void remove_entries(int fd, int depth) {
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return;
+  }
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0 || depth <= 0) continue;
+    int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) continue;
+    remove_entries(sub, depth - 1);
+    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+  }
+  closedir(d);
+}
+
+/* base/name when it is a scratch directory of this user whose marker's owner is gone: removed; 1 when it was */
+static int remove_if_stale(int base_fd, const char *name, const proc_identity *me) {
+  int fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat sb;
+  proc_identity owner;
+  if (fstat(fd, &sb) != 0 || sb.st_uid != getuid() || read_owner_marker(fd, &owner) != 0 || !owner_gone(&owner, me)) {
+    close(fd);
+    return 0;
+  }
+  remove_entries(fd, 2); /* through the descriptor: a new directory given the same name meanwhile is not this one */
+  struct stat now;
+  if (fstatat(base_fd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != sb.st_ino || now.st_dev != sb.st_dev)
+    return 0;
+  return unlinkat(base_fd, name, AT_REMOVEDIR) == 0;
+}
+
+/* the scratch directories in base left by workers that were killed: removed, said in one line on stderr */
+static void remove_stale_scratch(const char *base, int rank) {
+  proc_identity me;
+  if (self_identity(&me) != 0) return; /* whose owner is gone cannot be told */
+  int base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (base_fd < 0) return;
+  DIR *d = fdopendir(base_fd);
+  if (!d) {
+    close(base_fd);
+    return;
+  }
+  int removed = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    if (strncmp(e->d_name, SCRATCH_PREFIX, strlen(SCRATCH_PREFIX)) == 0) removed += remove_if_stale(dirfd(d), e->d_name, &me);
+  closedir(d);
+  if (removed > 0)
+    fprintf(stderr, "mptune: cpu evaluator (rank %d): removed %d scratch director%s of killed runs (their process is "
+            "gone) in %s\n", rank, removed, removed == 1 ? "y" : "ies", base);
+}
+
 static size_t memory_limit(void) {
   const char *e = getenv("MPT_CPU_MEMORY_LIMIT_MB");
   if (e && *e) return (size_t)strtoull(e, NULL, 10) << 20;
@@ -472,12 +702,14 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   const char *base = ev->settings.workdir;
   if (!base || !*base) base = getenv("TMPDIR");
   if (!base || !*base) base = "/tmp";
-  snprintf(st->dir, sizeof st->dir, "%s/mptune-cpu-r%d-XXXXXX", base, ev->settings.rank);
+  remove_stale_scratch(base, ev->settings.rank);
+  snprintf(st->dir, sizeof st->dir, "%s/" SCRATCH_PREFIX "%d-XXXXXX", base, ev->settings.rank);
   if (!mkdtemp(st->dir)) {
     rc = mpt_error_set(err, MPT_ERR_IO, "cannot create a scratch directory in %s: %s", base, strerror(errno));
     st->dir[0] = 0;
     goto fail;
   }
+  if ((rc = write_owner_marker(st->dir, err))) goto fail;
   if (st->dir[0] != '/') { /* absolute: a variant that changes directory must not lose the next one's path */
     char abs[PATH_MAX];
     if (realpath(st->dir, abs) && strlen(abs) < sizeof st->dir) snprintf(st->dir, sizeof st->dir, "%s", abs);
@@ -536,8 +768,17 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   mpt_launch_free(&l);
   if (rc) goto fail;
   if (o.status != MPT_STATUS_OK) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the %s configuration (%s) does not compile, so there is no reference "
-                       "output: %s", p->path, mpt_space_default_id(ev->space) >= 0 ? "default" : "first", cfg, o.reason);
+    const char *which = mpt_space_default_id(ev->space) >= 0 ? "default" : "first";
+    int opt = o.status == MPT_STATUS_COMPILE_ERROR ? option_named(st->ks, o.reason) : -1;
+    if (opt >= 0) { /* the compiler names one of the problem's options: that entry, where it is in the file */
+      char field[48];
+      snprintf(field, sizeof field, "CompilerOptions[%d]", opt);
+      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "the compiler refuses \"%s\", so the %s configuration (%s) does "
+                      "not compile and there is no reference output: %s", st->ks->options[opt], which, cfg, o.reason);
+    } else {
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the %s configuration (%s) does not compile, so there is no reference "
+                         "output: %s", p->path, which, cfg, o.reason);
+    }
     goto fail;
   }
   rc = run_variant(st, REQ_REFERENCE, so, &o, err);
@@ -607,6 +848,8 @@ static void cpu_close(mpt_evaluator *ev) {
   if (st->dir[0]) {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/launch.c", st->dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/" OWNER_MARKER, st->dir);
     unlink(path);
     unlink(st->launch_obj);
     for (long i = 0; i < st->counter; i++) {

@@ -118,6 +118,10 @@ int mpt_wire_recv_fatal(MPI_Comm comm, const MPI_Status *st, mpt_wire_fatal *f) 
   return rc;
 }
 
+int mpt_wire_recv_signalled(MPI_Comm comm, const MPI_Status *st, int *sig) {
+  return recv_bytes(comm, st, sig, (int)sizeof *sig, MPT_TAG_SIGNALLED);
+}
+
 int mpt_wire_send_work(MPI_Comm comm, int worker, const int64_t *id, MPI_Request *req) {
   return MPI_Isend(id, (int)sizeof *id, MPI_BYTE, worker, MPT_TAG_WORK, comm, req) == MPI_SUCCESS
              ? 0 : MPT_ERR_INTERNAL;
@@ -125,6 +129,11 @@ int mpt_wire_send_work(MPI_Comm comm, int worker, const int64_t *id, MPI_Request
 
 int mpt_wire_send_obs(MPI_Comm comm, int coordinator, const mpt_obs *o, MPI_Request *req) {
   return MPI_Isend(o, (int)sizeof *o, MPI_BYTE, coordinator, MPT_TAG_RESULT, comm, req) == MPI_SUCCESS
+             ? 0 : MPT_ERR_INTERNAL;
+}
+
+int mpt_wire_send_signalled(MPI_Comm comm, int coordinator, const int *sig, MPI_Request *req) {
+  return MPI_Isend(sig, (int)sizeof *sig, MPI_BYTE, coordinator, MPT_TAG_SIGNALLED, comm, req) == MPI_SUCCESS
              ? 0 : MPT_ERR_INTERNAL;
 }
 

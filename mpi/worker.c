@@ -3,9 +3,46 @@
 #include "mpi/worker.h"
 #include <stdio.h>
 #include <string.h>
+#include "evaluators/isolate.h"
 #include "mpi/wire.h"
 
-int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker_stats *stats) {
+/* The notice of the worker's own signal, sent once. The evaluator's tick has no context argument and a
+ * process runs one worker loop, so its state is here. */
+typedef struct own_signal {
+  MPI_Comm comm;
+  int coordinator;
+  const mpt_worker_signals *signals;
+  int sig;             /* the signal told (the send buffer), 0 before */
+  MPI_Request req;
+} own_signal;
+
+static own_signal g_own = {MPI_COMM_NULL, 0, NULL, 0, MPI_REQUEST_NULL};
+
+/* tells the coordinator of a signal to this worker when one came; returns 1 once it is told */
+static int tell_own_signal(void) {
+  if (g_own.sig) return 1;
+  if (!g_own.signals || !g_own.signals->received) return 0;
+  int sig = g_own.signals->received();
+  if (!sig) return 0;
+  g_own.sig = sig;
+  mpt_wire_send_signalled(g_own.comm, g_own.coordinator, &g_own.sig, &g_own.req);
+  return 1;
+}
+
+/* during an evaluation (the evaluator's waits call it at least every 100 ms) */
+static void own_signal_tick(void) { tell_own_signal(); }
+
+/* work that came after the worker's own signal: given back, cancelled (evaluated again on --resume) */
+static void refused_obs(mpt_obs *o, int64_t id, int rank) {
+  mpt_obs_init(o, id);
+  o->status = MPT_STATUS_CANCELLED;
+  o->rank = rank;
+  snprintf(o->reason, sizeof o->reason, "cancelled: worker rank %d received %s and takes no more work", rank,
+           mpt_signal_name(g_own.sig));
+}
+
+int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_worker_signals *signals,
+                   mpt_worker_stats *stats) {
   mpt_worker_stats local = {0, 0, 0};
   int rank;
   MPI_Comm_rank(comm, &rank);
@@ -15,11 +52,16 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker
   mpt_wire_fatal fatal;
   MPI_Request send_req = MPI_REQUEST_NULL;
   int code = 0;
+  g_own = (own_signal){comm, coordinator, signals, 0, MPI_REQUEST_NULL};
+  mpt_isolate_set_tick(own_signal_tick);
   for (;;) {
     MPI_Status st;
+    int told = tell_own_signal();
+    volatile const int *wake = !told && signals ? signals->flag : NULL; /* a first signal ends an idle wait */
     double t0 = mpt_wire_now();
-    mpt_wire_probe_wait(comm, coordinator, MPI_ANY_TAG, -1, &b, NULL, &st);
+    int got = mpt_wire_probe_wait(comm, coordinator, MPI_ANY_TAG, -1, &b, wake, &st);
     local.wait_s += mpt_wire_now() - t0;
+    if (!got) continue; /* woken by a signal: told at the top */
     if (st.MPI_TAG == MPT_TAG_STOP) {
       if (mpt_wire_recv_stop(comm, &st, &code) != 0) code = 1;
       break;
@@ -27,6 +69,11 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker
     int64_t id = -1;
     if (mpt_wire_recv_work(comm, &st, &id) != 0) continue; /* unknown message: drained, ignored */
     if (send_req != MPI_REQUEST_NULL) mpt_wire_wait(&send_req, &b);
+    if (tell_own_signal()) { /* sent before the coordinator heard of the signal */
+      refused_obs(&obs, id, rank);
+      mpt_wire_send_obs(comm, coordinator, &obs, &send_req);
+      continue;
+    }
     mpt_error err;
     mpt_error_clear(&err);
     double t1 = mpt_wire_now();
@@ -46,7 +93,10 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker
     mpt_wire_send_obs(comm, coordinator, &obs, &send_req);
     local.evaluations++;
   }
+  mpt_isolate_set_tick(NULL);
   if (send_req != MPI_REQUEST_NULL) mpt_wire_wait(&send_req, &b);
+  if (g_own.req != MPI_REQUEST_NULL) mpt_wire_wait(&g_own.req, &b);
+  g_own.signals = NULL;
   if (stats) *stats = local;
   return code;
 }

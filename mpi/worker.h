@@ -1,5 +1,6 @@
 /* mpi/worker.h: the worker loop of ranks 1..N-1: wait (without spinning) for a config id from the
- * coordinator, evaluate it with the rank's evaluator, send the observation back, until STOP. */
+ * coordinator, evaluate it with the rank's evaluator, send the observation back, until STOP. A signal to
+ * the worker alone is told to the coordinator at once (MPT_TAG_SIGNALLED), and the worker takes no more work. */
 #ifndef MPT_WORKER_H
 #define MPT_WORKER_H
 #include <mpi.h>
@@ -13,9 +14,21 @@ typedef struct mpt_worker_stats {
   double wait_s;         /* wall time waiting for work */
 } mpt_worker_stats;
 
+/* The worker's own signals (SIGINT, SIGTERM sent to its process): received() returns the signal's number,
+ * 0 while none came; flag (may be NULL) turns non-zero when one comes, to wake an idle wait. */
+typedef struct mpt_worker_signals {
+  int (*received)(void);
+  volatile const int *flag;
+} mpt_worker_signals;
+
 /* Serves the coordinator until it sends STOP; returns the status code STOP carried (0: normal end).
  * When the evaluator fails (returns <0) the worker reports it to the coordinator (MPT_TAG_FATAL) and
- * keeps waiting for STOP. stats may be NULL. */
-int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker_stats *stats);
+ * keeps waiting for STOP. When signals says a signal came (checked while idle and, through the evaluator's
+ * tick (evaluators/isolate.h), during an evaluation) the worker tells the coordinator at once
+ * (MPT_TAG_SIGNALLED, once), lets the evaluation in flight finish or be cancelled as the evaluator's stop
+ * request decides, and answers any later work with a cancelled observation (evaluated again on --resume)
+ * until STOP. signals and stats may be NULL. */
+int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_worker_signals *signals,
+                   mpt_worker_stats *stats);
 
 #endif

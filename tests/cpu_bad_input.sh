@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cpu_bad_input.sh: bad input to `mptune tune` with the cpu evaluator under mpiexec.mpich -n 3: a
 # missing kernel file, a kernel name that is not in the file, an argument size expression that fails, a
-# Generator with a syntax error, a non-C language, a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
+# Generator with a syntax error, a non-C language, a CompilerOptions library that does not exist and a kernel
+# with a syntax error (the compiler's error lines, the option named), a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
 # Outputs that would replace a file the problem reads (its kernel source, a BinaryRaw DataSource, as --log or
 # --t4, under collect and tune, by a relative or another path) or that cannot be written (--t4 in a missing
 # directory) are refused before any evaluation: the file unchanged, no run log.
@@ -46,6 +47,19 @@ grep -qxF -A1 "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" &&
 check bad_generator 's|"DataSource": "i % 17 \* 0.5"|"DataSource": "i % 17 * )"|' \
   "KernelSpecification.Arguments[1].DataSource: unexpected ')'"
 check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
+# a default that does not compile: the compiler's own error lines, not only its last ('collect2: error: ld returned
+# 1 exit status'); a CompilerOptions entry the compiler names (a -l library it cannot find) is named with its place
+check no_such_lib 's/"Language": "C",/"Language": "C", "CompilerOptions": ["-O2", "-lnosuchlib_mptune"],/' \
+  "cannot find -lnosuchlib_mptune"
+grep -Eq "^mptune tune: no_such_lib\.json:11:[0-9]+: KernelSpecification\.CompilerOptions\[1\]: the compiler refuses \"-lnosuchlib_mptune\"" \
+  "$tmp/no_such_lib.out" || { echo "no_such_lib: CompilerOptions[1] and its line not named"; exit 1; }
+grep -q "ld returned 1 exit status" "$tmp/no_such_lib.out" || { echo "no_such_lib: the compiler's last line is missing"; exit 1; }
+# a syntax error in the kernel: its first error line, with the line number, and no CompilerOptions blamed
+awk '/^void twice\(/ { print "int helper(int x) { return x }" } { print }' "$tmp/failing.c" >"$tmp/syntax.c"
+bad_line=$(grep -n '^int helper' "$tmp/syntax.c" | cut -d: -f1)
+check syntax_error 's/"KernelFile": "failing.c"/"KernelFile": "syntax.c"/' "does not compile, so there is no reference output"
+grep -Eq "syntax\.c:$bad_line:[0-9]+: error: expected" "$tmp/syntax_error.out" &&
+  ! grep -q "CompilerOptions" "$tmp/syntax_error.out" || { echo "syntax_error: no first error line at line $bad_line"; exit 1; }
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
 

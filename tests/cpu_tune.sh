@@ -4,7 +4,8 @@
 # times, the log holds real compile and benchmark times and the per-iteration times, and the best
 # configuration is faster than the default one (measured by mptune too); (2) the purpose-made failing
 # kernel, every configuration (brute force): compile_error, wrong_result, crash (SIGSEGV, SIGABRT,
-# memory exhaustion) and timeout are logged with their reasons and the run finishes its budget.
+# memory exhaustion) and timeout are logged with their reasons and the run finishes its budget; (3) an OpenMP
+# kernel; (4) the scratch directories a SIGKILLed run left are removed by the next run.
 # Needs MPTUNE, MPIEXEC, PYTHON, MPT_SOURCE_DIR (set by ctest).
 set -euo pipefail
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${PYTHON:?}" "${MPT_SOURCE_DIR:?}"
@@ -125,4 +126,29 @@ for np in 1 2; do
     --budget 24 --log "$tmp/omp$np.h5" --progress off >"$tmp/omp.txt" 2>&1 || { cat "$tmp/omp.txt"; exit 1; }
   grep -q "^evaluations: 24 (24 valid, 0 failed)" "$tmp/omp.txt" || { cat "$tmp/omp.txt"; echo "omp -n $np: failures"; exit 1; }
 done
+# ---- (4) a SIGKILLed run leaves its workers' scratch directories (close never ran); the next run removes them,
+# says so, and leaves none of its own (scratch in a TMPDIR of this test's own)
+scratch="$tmp/scratch"
+mkdir "$scratch"
+TMPDIR="$scratch" setsid "$MPIEXEC" -n 3 "$MPTUNE" tune "$MPT_SOURCE_DIR/examples/cpu/matmul.json" --strategy random \
+  --budget 500 --log "$tmp/killed.h5" --progress off >"$tmp/killed.txt" 2>&1 &
+run=$!
+for _ in $(seq 600); do # until both workers have made their scratch directories and the run has begun
+  [ -e "$tmp/killed.h5" ] && [ "$(ls -d "$scratch"/mptune-cpu-r* 2>/dev/null | wc -l)" -eq 2 ] && break
+  sleep 0.1
+done
+sleep 1
+kill -KILL -- "-$run"
+wait "$run" 2>/dev/null || true
+for _ in $(seq 100); do pgrep -f -- "--log $tmp/killed.h5" >/dev/null || break; sleep 0.1; done
+for pid in $(pgrep -f -- "--log $tmp/killed.h5" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+left=$(ls -d "$scratch"/mptune-cpu-r* 2>/dev/null | wc -l)
+[ "$left" -eq 2 ] || { cat "$tmp/killed.txt"; ls -la "$scratch"; echo "killed run: $left scratch directories left, expected 2"; exit 1; }
+TMPDIR="$scratch" "$MPIEXEC" -n 3 "$MPTUNE" tune "$MPT_SOURCE_DIR/examples/cpu/matmul.json" --strategy random \
+  --budget 2 --log "$tmp/next.h5" --progress off >"$tmp/next.txt" 2>&1 || { cat "$tmp/next.txt"; exit 1; }
+removed=$({ grep -o 'removed [0-9]* scratch director[a-z]* of killed runs (their process is gone) in '"$scratch" \
+  "$tmp/next.txt" || true; } | awk '{s += $2} END {print s + 0}')
+[ "$removed" -eq 2 ] && [ -z "$(ls -A "$scratch")" ] ||
+  { cat "$tmp/next.txt"; ls -la "$scratch"; echo "the next run removed $removed of the 2 stale scratch directories"; exit 1; }
+echo "stale scratch directories of a killed run: removed by the next run"
 echo "cpu_tune: ok"

@@ -717,6 +717,14 @@ def rank_of(pid):
     return -1
 
 
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return -1
+
+
 def t_idle():
     """-n 4, budget 2, long evaluations: rank 3 has no work (idle worker), rank 0 waits for results."""
     tmp = tempfile.mkdtemp(prefix="mpt-dist-idle-")
@@ -833,8 +841,8 @@ def t_time():
 
 def t_stops():
     """what bounds a stop: --grace after the time budget (-n 3 and -n 1), a signal while waiting for what the
-    time budget left in flight, --grace during a simulated delay, and a signal to one worker alone (the run
-    stops resumably instead of cancelling every configuration left)"""
+    time budget left in flight, --grace during a simulated delay, and a signal to one worker alone (the whole
+    run stops at once, resumably, with the signal's exit status: worker_signal)"""
     tmp = tempfile.mkdtemp(prefix="mpt-dist-stops-")
     try:
         # each evaluation ~14 s (6 x the recorded ~2.4 s compile + run): the time budget of 2 s is spent while
@@ -905,39 +913,55 @@ def t_stops():
                   and "building the search space was stopped" in err and p.returncode in (0, 143)
                   and not os.path.exists(log),
                   f"SIGTERM during the space build: rc {p.returncode} after {time.time() - t0:.1f} s: {err[-500:]}")
-        # SIGTERM to worker rank 2 alone: after its --grace it cancels; the run stops there, resumable (exit 1),
-        # instead of logging every remaining configuration as cancelled and calling the space exhausted
-        log = os.path.join(tmp, "worker.h5")
-        p = spawn([MPIEXEC, "-n", 3, MPTUNE, "tune", T1, "--budget", 300, "--seed", 4, "--grace", 1, "--simulate", A100,
-                   "--simulate-delay", "0.01", "--log", log, "--progress", "off"])
-        pids = {}
-        wait_until(lambda: len({rank_of(x) for x in rank_pids(log)} & {2}) == 1 and os.path.exists(log), 30)
-        pids = {rank_of(x): x for x in rank_pids(log)}
-        if 2 not in pids:
-            check(False, "could not find worker rank 2")
-            p.kill()
-            p.communicate()
-        else:
-            os.kill(pids[2], signal.SIGTERM)
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                out, err = p.communicate()
-                check(False, "a signal to one worker: the run did not end")
-            recs = log_ids(log)
-            done = [r[0] for r in recs if r[1] != 7]
-            cancelled = len(recs) - len(done)
-            check(p.returncode == 1 and "worker rank 2 was stopped by a signal" in out and "--resume" in out,
-                  f"a signal to one worker: rc {p.returncode}: {out[-400:]} {err[-300:]}")
-            check(len(done) < 300 and cancelled <= 2, f"a signal to one worker: {len(done)} evaluated, {cancelled} cancelled")
-            q = mpirun(3, "tune", T1, "--budget", 300, "--seed", 4, "--simulate", A100, "--log", log, "--resume",
-                       "--progress", "off", check_rc=0)
-            ids = [r[0] for r in log_ids(log) if r[1] != 7]
-            check(q.returncode == 0 and "stopped: evaluation budget reached" in q.stdout and len(ids) == 300
-                  and len(set(ids)) == 300, f"resume after a worker's signal: {len(ids)} evaluations: {q.stdout[-300:]}")
+        # a signal to one worker rank alone, while the run has most of its budget left: the worker takes no more
+        # work and tells rank 0 at once, so the whole run stops well within --grace (20 s, the default), resumable,
+        # with the signal's exit status; a --resume then completes the budget, nothing lost, nothing twice
+        for np, rank, sig in ((4, 2, signal.SIGTERM), (3, 1, signal.SIGINT)):
+            worker_signal(tmp, np, rank, sig)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def worker_signal(tmp, np, rank, sig):
+    """SIG to worker RANK of an -n NP run (not to rank 0, not to mpiexec): the run ends within 8 s (--grace is
+    20 s), exits 128 + SIG saying which worker had which signal, logs at most a few cancelled evaluations, and a
+    --resume completes the budget of 300 keeping every record the stopped run logged"""
+    what = f"{sig.name} to worker rank {rank} of -n {np}"
+    log = os.path.join(tmp, f"worker{np}.h5")
+    args = ["tune", T1, "--budget", 300, "--seed", 4, "--simulate", A100, "--progress", "off"]
+    p = spawn([MPIEXEC, "-n", np, MPTUNE] + args + ["--simulate-delay", "0.01", "--log", log])
+    wait_until(lambda: rank in {rank_of(x) for x in rank_pids(log)} and os.path.exists(log) and len(log_ids(log)) >= 5, 30)
+    procs = rank_pids(log)  # an evaluator's children (forks of the rank) are left out: the signal is the rank's
+    pids = {rank_of(x): x for x in procs if parent_of(x) not in procs}
+    if not check(rank in pids, f"{what}: could not find the worker"):
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return
+    t0 = time.time()
+    os.kill(pids[rank], sig)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        check(False, f"{what}: the run did not end")
+    el = time.time() - t0
+    check(el < 8, f"{what}: the run took {el:.1f} s to stop (--grace 20)")
+    recs = log_ids(log)
+    done = {r[0]: r[1:] for r in recs if r[1] != 7}
+    cancelled = len(recs) - len(done)
+    check(p.returncode == 128 + sig and f"worker rank {rank} received signal {int(sig)} ({sig.name})" in out
+          and "--resume" in out, f"{what}: rc {p.returncode} after {el:.1f} s: {out[-400:]} {err[-300:]}")
+    check(len(done) < 300 and cancelled <= np, f"{what}: {len(done)} evaluated, {cancelled} cancelled")
+    q = mpirun(np, *args, "--log", log, "--resume", check_rc=0)
+    after = log_ids(log)
+    ids = [r[0] for r in after if r[1] != 7]
+    kept = {r[0]: r[1:] for r in after if r[1] != 7}
+    lost = [i for i in done if i not in kept or kept[i][0] != done[i][0]
+            or not (kept[i][1] == done[i][1] or (math.isnan(kept[i][1]) and math.isnan(done[i][1])))]
+    check(q.returncode == 0 and "stopped: evaluation budget reached" in q.stdout and len(ids) == 300
+          and len(set(ids)) == 300 and not lost,
+          f"resume after {what}: {len(ids)} evaluations, {len(set(ids))} distinct, {len(lost)} lost: {q.stdout[-300:]}")
 
 
 def t_progress():

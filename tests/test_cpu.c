@@ -2,8 +2,8 @@
  * compiles, verifies and times (objective = mean of the iterations, median recorded, real compile and
  * benchmark times, a tuned variant beats the default); the purpose-made failing kernel
  * (tests/kernels/failing.c) gives compile_error, wrong_result, crash (SIGSEGV, SIGABRT, memory
- * exhaustion) and timeout with their reasons while the evaluator goes on; bad input is refused by
- * open() with one clear message each. */
+ * exhaustion) and timeout with their reasons while the evaluator goes on; open() removes the scratch
+ * directories of killed workers and only those; bad input is refused by open() with one clear message each. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
@@ -298,6 +300,144 @@ static void test_fork_mode_settings(void **state) {
   assert_int_equal(rmdir(wd), 0); /* close removed the scratch directory */
 }
 
+/* ---- scratch directories of killed workers (evaluators/cpu.c: the owner marker) ---- */
+
+/* the start time (clock ticks after boot, /proc/PID/stat field 22) of process pid */
+static unsigned long long start_of(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')');
+  assert_non_null(p);
+  unsigned long long v = 0; /* fields 3 (the state) to 21 skipped */
+  assert_int_equal(sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", &v), 1);
+  assert_true(v > 0);
+  return v;
+}
+
+/* base/name made as a worker makes it (files, cc-tmp/ with a compiler's file), with an owner marker naming host
+ * and pid/start (no marker when host is NULL) */
+static void make_scratch(const char *base, const char *name, const char *host, long pid, unsigned long long start) {
+  char dir[600], path[700], boot[64] = "", ns[64] = "";
+  snprintf(dir, sizeof dir, "%s/%s", base, name);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/cc-tmp", dir);
+  assert_int_equal(mkdir(path, 0700), 0);
+  const char *files[] = {"launch.c", "launch.o", "v3.so", "cc-tmp/ccAbCd.s"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("x\n", f);
+    fclose(f);
+  }
+  if (!host) return;
+  FILE *b = fopen("/proc/sys/kernel/random/boot_id", "r");
+  assert_non_null(b);
+  assert_non_null(fgets(boot, sizeof boot, b));
+  fclose(b);
+  boot[strcspn(boot, "\n")] = 0;
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  assert_true(n > 0);
+  ns[n] = 0;
+  snprintf(path, sizeof path, "%s/mptune-owner", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "mptune cpu scratch 1\nhost %s\nboot %s\npidns %s\npid %ld\nstart %llu\n", host, boot, ns, pid, start);
+  fclose(f);
+}
+
+static int exists(const char *base, const char *name) {
+  char path[600];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/%s", base, name);
+  return stat(path, &sb) == 0;
+}
+
+/* open removes the scratch directories whose owner is provably gone (a SIGKILLed process; a pid now another
+ * process's, told by its start time) and says so in one line; it keeps a live owner's, one without mptune's
+ * marker and one of another host */
+static void test_stale_scratch(void **state) {
+  (void)state;
+  char base[] = "/tmp/mpt_test_scratch_XXXXXX", path[512], host[256] = "";
+  assert_non_null(mkdtemp(base));
+  assert_int_equal(gethostname(host, sizeof host - 1), 0);
+  int hold[2];
+  assert_int_equal(pipe(hold), 0);
+  pid_t dead = fork();
+  assert_true(dead >= 0);
+  if (dead == 0) { /* the owner of a killed run: waits until it is killed */
+    char c;
+    close(hold[1]);
+    if (read(hold[0], &c, 1) < 0) _exit(1);
+    _exit(0);
+  }
+  close(hold[0]);
+  unsigned long long dead_start = start_of(dead), my_start = start_of(getpid());
+  assert_int_equal(kill(dead, SIGKILL), 0);
+  assert_int_equal(waitpid(dead, NULL, 0), dead);
+  close(hold[1]);
+  make_scratch(base, "mptune-cpu-r1-killed", host, (long)dead, dead_start);
+  make_scratch(base, "mptune-cpu-r2-reused", host, (long)getpid(), my_start + 1); /* this pid, another start */
+  make_scratch(base, "mptune-cpu-r1-live00", host, (long)getpid(), my_start);
+  make_scratch(base, "mptune-cpu-r3-nomark", NULL, 0, 0);
+  make_scratch(base, "mptune-cpu-r1-elsewh", "another-host.example", (long)dead, dead_start);
+
+  snprintf(path, sizeof path, "%s/tests/kernels/failing.json", src_dir());
+  mpt_eval_settings set = {0};
+  set.workdir = base;
+  set.rank = 4;
+  char log[600];
+  snprintf(log, sizeof log, "%s.stderr", base);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE *cap = fopen(log, "w+");
+  assert_non_null(cap);
+  dup2(fileno(cap), STDERR_FILENO);
+  fixture f;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, &f, &err);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  char said[2048] = "";
+  rewind(cap);
+  size_t n = fread(said, 1, sizeof said - 1, cap);
+  said[n] = 0;
+  fclose(cap);
+  unlink(log);
+  fprintf(stderr, "%s", said);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_false(exists(base, "mptune-cpu-r1-killed"));
+  assert_false(exists(base, "mptune-cpu-r2-reused"));
+  assert_true(exists(base, "mptune-cpu-r1-live00/cc-tmp/ccAbCd.s"));
+  assert_true(exists(base, "mptune-cpu-r3-nomark/v3.so"));
+  assert_true(exists(base, "mptune-cpu-r1-elsewh/launch.c"));
+  char want[700];
+  snprintf(want, sizeof want, "mptune: cpu evaluator (rank 4): removed 2 scratch directories of killed runs (their "
+           "process is gone) in %s\n", base);
+  assert_string_equal(said, want);
+  /* its own directory carries the marker of this process, and a second open (this process: alive) keeps it */
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "grep -qx 'pid %d' %s/mptune-cpu-r4-*/mptune-owner", (int)getpid(), base);
+  assert_int_equal(system(cmd), 0);
+  fixture g;
+  assert_int_equal(open_problem(path, &set, &g, &err), 0);
+  snprintf(cmd, sizeof cmd, "test $(ls -d %s/mptune-cpu-r4-* | wc -l) -eq 2", base);
+  assert_int_equal(system(cmd), 0);
+  close_problem(&g);
+  close_problem(&f);
+  snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq 3", base); /* the three kept; its own removed at close */
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* bad input: a T1 variant of failing.json written next to a copy of the kernel */
 static int open_variant(const char *from, const char *to, mpt_error *err) {
   char src[512], dir[] = "/tmp/mpt_test_cpu_XXXXXX";
@@ -371,6 +511,7 @@ int main(void) {
     cmocka_unit_test(test_compiler_stopped),
     cmocka_unit_test(test_compiler_tmpdir),
     cmocka_unit_test(test_fork_mode_settings),
+    cmocka_unit_test(test_stale_scratch),
     cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,6 +352,9 @@ static int evaluation_cancelled(void) {
   return flag;
 }
 
+/* a worker's own signal (mpi/worker.h): the last SIGINT/SIGTERM it received, 0 while none */
+static int own_signal(void) { return mpt_signals_count() > 0 ? mpt_signals_last() : 0; }
+
 /* "label: name=value,..." of configuration id, however long (mpt_space_format says how long) */
 static void print_config(const char *label, const mpt_space *space, int64_t id) {
   char small[1024], *cfg = small;
@@ -561,7 +564,8 @@ static int run(int argc, char **argv, int collect) {
   }
 
   if (rank != 0) { /* worker */
-    exit_code = mpt_worker_run(comm, 0, ev, NULL) == 0 ? 0 : 1;
+    mpt_worker_signals own = {own_signal, mpt_signals_flag()};
+    exit_code = mpt_worker_run(comm, 0, ev, &own, NULL) == 0 ? 0 : 1;
     goto done;
   }
 
@@ -609,7 +613,11 @@ static int run(int argc, char **argv, int collect) {
     }
     mpt_runlog_close(log);
     log = NULL;
-    if (by_signal && res.signal == 0)
+    if (by_signal && res.stopped_rank > 0 && res.signal > 0)
+      printf("stopped: worker rank %d received signal %d (%s); %lld evaluations logged (%lld cancelled in flight); "
+             "continue with --resume\n", res.stopped_rank, res.signal, mpt_signal_name(res.signal), (long long)res.done,
+             (long long)res.cancelled);
+    else if (by_signal && res.signal == 0)
       printf("stopped: worker rank %d was stopped by a signal of its own (it cancelled its evaluation); %lld evaluations "
              "logged (%lld cancelled in flight); continue with --resume\n",
              res.stopped_rank, (long long)res.done, (long long)res.cancelled);
@@ -661,7 +669,8 @@ static int run(int argc, char **argv, int collect) {
       printf("t4: not written (the %s is not finished)\n", collect ? "collection" : "run");
     }
     fflush(stdout);
-    /* as a shell reports a command a signal stopped: 130, 143; a worker's own signal: 1 */
+    /* as a shell reports a command a signal stopped (to rank 0, or to one worker that told of it): 130, 143;
+     * a worker that cancelled without telling which signal: 1 */
     exit_code = by_signal ? (res.signal ? 128 + res.signal : 1) : 0;
   }
 
