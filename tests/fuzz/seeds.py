@@ -3,14 +3,15 @@
 (never copied into the repository), and their replay under ctest.
 
   seeds.py write KIND DIR [--small]   writes KIND's seeds made from $MPT_SHARED_DATA into DIR
-  seeds.py inputs KIND                prints the seed paths read as they are (shared data, tests/fuzz/seeds/KIND)
+  seeds.py inputs KIND [--small]      prints the seed paths read as they are (tests/fuzz/seeds/KIND, shared data)
   seeds.py run KIND DRIVER            writes them to a temporary directory and runs DRIVER (a harness linked
                                       with replay_main.c, or a libFuzzer binary with -runs=0) over them and
                                       the paths of `inputs`; exits with the driver's status
 
 KIND is expr (every expression of every shared T1 file: Values, Conditions, KernelSpecification sizes),
 t1 (the shared T1 files, read in place) or replay (brute-forced files gunzipped, and one read gzipped;
---small: only the first records of each, for libFuzzer, whose inputs are best kept small).
+--small: only the first records of each, and one of them gzipped, for libFuzzer, whose inputs are best kept
+small).
 """
 import gzip
 import json
@@ -90,15 +91,18 @@ def write_replay(out, small):
             data = json.dumps(shrink(json.loads(data)), indent=1).encode()
         with open(os.path.join(out, name[:-3]), "wb") as f:
             f.write(data)
-    return len(REPLAY_FILES)
+        if small and name == REPLAY_FILES[0]:
+            with open(os.path.join(out, name), "wb") as f:
+                f.write(gzip.compress(data, mtime=0))
+    return len(REPLAY_FILES) + small
 
 
-def inputs(kind):
+def inputs(kind, small):
     """seed paths read in place"""
     paths = [os.path.join(HERE, "seeds", kind)]
     if kind == "t1":
         paths.append(os.path.join(shared(), "t1"))
-    if kind == "replay":
+    if kind == "replay" and not small:
         paths.append(os.path.join(shared(), "brute-forced", REPLAY_FILES[0]))
     return paths
 
@@ -121,12 +125,12 @@ def main(argv):
         print(f"seeds.py: {n} {kind} seeds written to {argv[3]}")
         return 0
     if cmd == "inputs":
-        print("\n".join(inputs(kind)))
+        print("\n".join(inputs(kind, "--small" in argv[3:])))
         return 0
     driver = argv[3]
     with tempfile.TemporaryDirectory(prefix=f"mpt_fuzz_seeds_{kind}_") as tmp:
         write(kind, tmp, False)
-        return subprocess.run([driver, tmp] + inputs(kind) + argv[4:]).returncode
+        return subprocess.run([driver, tmp] + inputs(kind, False) + argv[4:]).returncode
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/fuzz/fuzz.sh [SECONDS [HARNESS...]]: builds the libFuzzer binaries with clang in build-fuzz (-DMPT_FUZZ=ON:
+# every part instrumented, with ASan and UBSan; the gcc builds are untouched) and runs each harness (expr, t1,
+# replay; all by default) for SECONDS (default 60), starting from its seeds: the hand-written ones in
+# tests/fuzz/seeds/HARNESS and small ones made from ../shared/data (seeds.py). New inputs are kept in
+# build-fuzz/fuzz-corpus/HARNESS (a later run goes on from them), findings in build-fuzz/fuzz-artifacts/.
+# Exit status: 0, or libFuzzer's (non-zero) for the first harness with a finding (a crash, a leak, a
+# timeout or an input that needs more than -rss_limit_mb). Env: CC (default clang), MPT_SHARED_DATA,
+# MPT_FUZZ_JOBS (fuzzing processes per harness, -fork=N, default 1), MPT_FUZZ_ARGS (more libFuzzer options).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+secs=${1:-60}
+shift || true
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(expr t1 replay)
+dir=build-fuzz
+export MPT_SHARED_DATA=${MPT_SHARED_DATA:-$(cd .. && pwd)/shared/data}
+PY=/usr/bin/python3
+
+CC=${CC:-clang} cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPT_FUZZ=ON \
+  -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
+targets=()
+for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
+
+mkdir -p "$dir/fuzz-artifacts"
+for h in "${harnesses[@]}"; do
+  seeds="$dir/fuzz-seeds/$h"
+  rm -rf "$seeds"
+  "$PY" tests/fuzz/seeds.py write "$h" "$seeds" --small
+  mapfile -t inputs < <("$PY" tests/fuzz/seeds.py inputs "$h" --small)
+  mkdir -p "$dir/fuzz-corpus/$h"
+  echo "fuzz.sh: fuzz_$h for ${secs} s"
+  # -timeout: one input that runs longer is a finding; the corpus folder first: new inputs go there
+  "$dir/tests/fuzz/fuzz_$h" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+    $([ "${MPT_FUZZ_JOBS:-1}" -gt 1 ] && echo "-fork=$MPT_FUZZ_JOBS") \
+    -dict="tests/fuzz/$h.dict" -artifact_prefix="$dir/fuzz-artifacts/$h-" ${MPT_FUZZ_ARGS:-} \
+    "$dir/fuzz-corpus/$h" "$seeds" "${inputs[@]}"
+done
