@@ -3,7 +3,8 @@
  * numeric fast path and without it, and the truth-value hot path mpt_expr_eval_bool. A run-time error must
  * have a column (mpt_expr_fault_column), a compile error a column inside the text; both messages are
  * formatted as the T1 reader does. The text is also evaluated as a constant, as a T1 `Values` is. A
- * disagreement aborts (a finding); everything allocated is freed. */
+ * disagreement aborts (a finding); everything allocated is freed. Memory runs out gracefully under
+ * tests/fuzz/fuzz.sh (ASan's soft RSS limit makes malloc fail): a MemoryError is a result like any other. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,10 @@
 #include "spaces/expr_internal.h" /* xe_set_fast: the general evaluator alone */
 #include "tests/fuzz/fuzz.h"
 
+/* a larger value (value_weight: 100,000 items, a string of 1.6 MB) is not compared: evaluating one of
+ * millions of items (deep copies of lists in lists) or a string of hundreds of MB takes seconds in this
+ * instrumented build, and doing it three times more would leave little time to fuzz */
+enum { COMPARE_MAX_WEIGHT = 100000 };
 static const char *const names[] = {"a", "b", "z", "f", "s", "t", "L", "E", "M", "B"};
 enum { N_NAMES = sizeof names / sizeof names[0] };
 static mpt_value vars[N_NAMES];
@@ -39,11 +44,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
-/* the same Python value: == and the same type (a float NaN equals a NaN) */
+/* the same Python value, item by item: the same type and == (a float NaN is the same as a NaN, 0.0 is
+ * not -0.0: repr tells them apart) */
 static int same_value(const mpt_value *x, const mpt_value *y) {
   if (x->kind != y->kind) return 0;
-  if (x->kind == MPT_V_FLOAT && isnan(x->u.f)) return isnan(y->u.f);
-  return mpt_value_equal(x, y);
+  if (x->kind == MPT_V_FLOAT)
+    return isnan(x->u.f) ? isnan(y->u.f) : x->u.f == y->u.f && signbit(x->u.f) == signbit(y->u.f);
+  if (x->kind != MPT_V_LIST) return mpt_value_equal(x, y);
+  if (x->u.list.n != y->u.list.n) return 0;
+  for (int64_t i = 0; i < x->u.list.n; i++)
+    if (!same_value(&x->u.list.items[i], &y->u.list.items[i])) return 0;
+  return 1;
+}
+
+/* how large v is: its items, nested lists counted through, and a string's bytes by 16 (up to limit) */
+static int64_t value_weight(const mpt_value *v, int64_t limit) {
+  if (v->kind == MPT_V_STR) return 1 + (int64_t)(strlen(v->u.s) / 16);
+  if (v->kind != MPT_V_LIST) return 1;
+  int64_t n = 1;
+  for (int64_t i = 0; i < v->u.list.n && n <= limit; i++) n += value_weight(&v->u.list.items[i], limit - n);
+  return n;
 }
 
 static void check_repr(const mpt_value *v) {
@@ -67,19 +87,26 @@ static void check_eval_error(const mpt_expr *e, const char *src, int rc_fast, mp
   mpt_expr_format_error(err, "fuzz.json", "Conditions[0].Expression", src, col);
 }
 
+/* The general evaluator first; then, where that is worth comparing (not out of memory, a value small enough
+ * to be compared in the time of one input: COMPARE_MAX_WEIGHT), the fast path and the truth-value hot path. */
 static void eval_and_compare(const mpt_expr *e, const char *src) {
-  mpt_error err_fast, err_slow, err_bool;
-  mpt_error_clear(&err_fast);
+  mpt_error err_slow, err_fast, err_bool;
   mpt_error_clear(&err_slow);
+  mpt_error_clear(&err_fast);
   mpt_error_clear(&err_bool);
-  mpt_value fast, slow;
-  int rc_fast = mpt_expr_eval(e, vars, &fast, &err_fast);
+  mpt_value slow, fast;
   xe_set_fast(0);
   int rc_slow = mpt_expr_eval(e, vars, &slow, &err_slow);
   xe_set_fast(1);
+  if (rc_slow == MPT_ERR_NOMEM) return;
+  if (rc_slow == 0 && value_weight(&slow, COMPARE_MAX_WEIGHT) > COMPARE_MAX_WEIGHT) {
+    mpt_value_free(&slow);
+    return;
+  }
+  int rc_fast = mpt_expr_eval(e, vars, &fast, &err_fast);
   int truth = -1;
   int rc_bool = mpt_expr_eval_bool(e, vars, &truth, &err_bool);
-  if (rc_slow == MPT_ERR_NOMEM || rc_fast == MPT_ERR_NOMEM || rc_bool == MPT_ERR_NOMEM) {
+  if (rc_fast == MPT_ERR_NOMEM || rc_bool == MPT_ERR_NOMEM) {
     /* out of memory in one of them: nothing to compare */
   } else if (rc_slow) {
     check_eval_error(e, src, rc_fast, &err_slow);
@@ -117,13 +144,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mpt_error_clear(&err);
   if (mpt_expr_compile(src, names, N_NAMES, &e, &col, &err) == 0) {
     eval_and_compare(e, src);
+    /* without variables mpt_expr_eval ran what a T1 Values runs; with them, Values' compile fails */
+    if (mpt_expr_n_uses(e) > 0) eval_as_values(src);
     mpt_expr_free(e);
   } else {
     if (err.code != MPT_ERR_NOMEM && (col < 0 || col > (int)strlen(src)))
       fuzz_finding("a compile error without a column inside the expression");
     mpt_expr_format_error(&err, "fuzz.json", "Conditions[0].Expression", src, col);
+    eval_as_values(src);
   }
-  eval_as_values(src);
   free(src);
   return 0;
 }

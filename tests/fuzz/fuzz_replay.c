@@ -3,7 +3,7 @@
  * in a temporary directory of its own and loaded against the convolution space of the shared data
  * ($MPT_SHARED_DATA/t1/convolution_milo.json, else the build's shared data folder). A file loaded is read
  * back for every config id: a record is a known status with an objective that is finite exactly when it
- * is a valid measurement. A broken invariant aborts (a finding); everything allocated is freed and the
+ * is a valid measurement, an id without one is a failed evaluation. A broken invariant aborts (a finding); everything allocated is freed and the
  * directory removed at exit. Nothing is written outside that directory. */
 #include <errno.h>
 #include <math.h>
@@ -70,25 +70,38 @@ static int write_input(const uint8_t *data, size_t size) {
   return put == size && rc == 0 ? 0 : -1;
 }
 
+/* a config id without a record replays as a failed evaluation */
+static void check_missing(const mpt_replay *r, int64_t id) {
+  mpt_obs obs;
+  double objective = NAN;
+  if (mpt_replay_valid(r, id, &objective)) fuzz_finding("a config id without a record is a valid measurement");
+  mpt_replay_obs(r, id, &obs);
+  if (obs.status == MPT_STATUS_OK) fuzz_finding("a config id without a record replays as measured");
+}
+
+static void check_record(const mpt_replay *r, int64_t id, const mpt_obs *o) {
+  if (o->status < 0 || o->status >= MPT_STATUS_COUNT) fuzz_finding("a record with an unknown status");
+  if (o->n_times < 0 || o->n_times > MPT_OBS_MAX_TIMES) fuzz_finding("a record with a wrong number of times");
+  if (!memchr(o->reason, '\0', sizeof o->reason)) fuzz_finding("a record's reason is not terminated");
+  double objective = NAN;
+  int valid = mpt_replay_valid(r, id, &objective);
+  if (valid != mpt_obs_valid(o)) fuzz_finding("mpt_replay_valid and the record disagree");
+  if (valid && (!isfinite(objective) || objective != o->objective)) fuzz_finding("a valid record without its objective");
+}
+
 static void check_records(const mpt_replay *r) {
-  int64_t with_record = 0;
+  int64_t with_record = 0, missing = -1;
   for (int64_t id = 0; id < mpt_space_size(space); id++) {
-    mpt_obs buf, obs;
+    mpt_obs buf;
     const mpt_obs *o = mpt_replay_get(r, id, &buf);
-    mpt_replay_obs(r, id, &obs);
-    double objective = NAN;
-    int valid = mpt_replay_valid(r, id, &objective);
-    if (!o) {
-      if (valid || obs.status == MPT_STATUS_OK) fuzz_finding("a config id without a record replays as measured");
-      continue;
+    if (o) {
+      with_record++;
+      check_record(r, id, o);
+    } else if (missing < 0) {
+      missing = id;
     }
-    with_record++;
-    if (o->status < 0 || o->status >= MPT_STATUS_COUNT) fuzz_finding("a record with an unknown status");
-    if (o->n_times < 0 || o->n_times > MPT_OBS_MAX_TIMES) fuzz_finding("a record with a wrong number of times");
-    if (!memchr(o->reason, '\0', sizeof o->reason)) fuzz_finding("a record's reason is not terminated");
-    if (valid != mpt_obs_valid(o)) fuzz_finding("mpt_replay_valid and the record disagree");
-    if (valid && (!isfinite(objective) || objective != o->objective)) fuzz_finding("a valid record without its objective");
   }
+  if (missing >= 0) check_missing(r, missing);
   if (with_record != mpt_replay_count(r)) fuzz_finding("mpt_replay_count is not the number of records");
 }
 
