@@ -5,7 +5,7 @@
 # tests/fuzz/seeds/HARNESS and small ones made from ../shared/data (seeds.py). New inputs are kept in
 # build-fuzz/fuzz-corpus/HARNESS (a later run goes on from them), findings in build-fuzz/fuzz-artifacts/.
 # Exit status: 0, or libFuzzer's (non-zero) for the first harness with a finding (a crash, a leak, a broken
-# invariant); slow and large inputs are kept in build-fuzz/fuzz-artifacts without ending the run. Env: CC (default clang), MPT_SHARED_DATA,
+# invariant); slow and large inputs are kept in build-fuzz/fuzz-artifacts without ending the run. Env: MPT_FUZZ_CC (default clang), MPT_SHARED_DATA,
 # MPT_FUZZ_JOBS (fuzzing processes per harness, default 1), MPT_FUZZ_ARGS (more libFuzzer options).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +17,7 @@ dir=build-fuzz
 export MPT_SHARED_DATA=${MPT_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 PY=/usr/bin/python3
 
-CC=${CC:-clang} cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPT_FUZZ=ON \
+CC=${MPT_FUZZ_CC:-clang} cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPT_FUZZ=ON \
   -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null
 targets=()
 for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
