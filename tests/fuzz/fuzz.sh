@@ -5,8 +5,9 @@
 # tests/fuzz/seeds/HARNESS and small ones made from ../shared/data (seeds.py). New inputs are kept in
 # build-fuzz/fuzz-corpus/HARNESS (a later run goes on from them), findings in build-fuzz/fuzz-artifacts/.
 # Exit status: 0, or libFuzzer's (non-zero) for the first harness with a finding (a crash, a leak, a broken
-# invariant); slow and large inputs are kept in build-fuzz/fuzz-artifacts without ending the run. Env: MPT_FUZZ_CC (default clang), MPT_SHARED_DATA,
-# MPT_FUZZ_JOBS (fuzzing processes per harness, default 1), MPT_FUZZ_ARGS (more libFuzzer options).
+# invariant); slow and large inputs are kept in build-fuzz/fuzz-artifacts without ending the run.
+# Env: MPT_FUZZ_CC (default clang), MPT_SHARED_DATA, MPT_FUZZ_JOBS (fuzzing processes per harness, default 1),
+# MPT_FUZZ_ARGS (more libFuzzer options).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
@@ -42,7 +43,8 @@ for h in "${harnesses[@]}"; do
     "$dir/fuzz-corpus/$h" "$seeds" "${inputs[@]}" || rc=$?
   # fork mode exits with its last job's status: 70 (a timeout) and 71 (out of memory) were ignored
   if [ "$rc" -eq 70 ] || [ "$rc" -eq 71 ]; then
-    echo "fuzz.sh: fuzz_$h: slow or large inputs kept (not failures):" $(ls "$dir/fuzz-artifacts" | grep -E "^$h-(timeout|oom)-" || true)
+    kept=$(ls "$dir/fuzz-artifacts" | grep -E "^$h-(timeout|oom)-" || true)
+    echo "fuzz.sh: fuzz_$h: slow or large inputs kept (not failures):" $kept
   elif [ "$rc" -ne 0 ]; then
     echo "fuzz.sh: fuzz_$h found a bug (exit status $rc): the input is in $dir/fuzz-artifacts/" >&2
     exit "$rc"

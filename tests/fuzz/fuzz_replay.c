@@ -3,8 +3,8 @@
  * in a temporary directory of its own and loaded against the convolution space of the shared data
  * ($MPT_SHARED_DATA/t1/convolution_milo.json, else the build's shared data folder). A file loaded is read
  * back for every config id: a record is a known status with an objective that is finite exactly when it
- * is a valid measurement, an id without one is a failed evaluation. A broken invariant aborts (a finding); everything allocated is freed and the
- * directory removed at exit. Nothing is written outside that directory. */
+ * is a valid measurement, an id without one is a failed evaluation. A broken invariant aborts (a finding);
+ * everything allocated is freed and the directory removed at exit. Nothing is written outside it. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -86,7 +86,8 @@ static void check_record(const mpt_replay *r, int64_t id, const mpt_obs *o) {
   double objective = NAN;
   int valid = mpt_replay_valid(r, id, &objective);
   if (valid != mpt_obs_valid(o)) fuzz_finding("mpt_replay_valid and the record disagree");
-  if (valid && (!isfinite(objective) || objective != o->objective)) fuzz_finding("a valid record without its objective");
+  if (valid && (!isfinite(objective) || objective != o->objective))
+    fuzz_finding("a valid record without its objective");
 }
 
 static void check_records(const mpt_replay *r) {
