@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/run-tests.sh: the README's test command. Installs what is needed, builds the release and the
-# ASan/UBSan builds, runs the whole suite (ctest) on both.
+# ASan/UBSan builds, runs the whole suite (ctest) on both, then each libFuzzer fuzzer for a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the tests read the project's shared data beside this clone: without it most of them would fail one by one
@@ -21,3 +21,9 @@ supp="$PWD/tests/lsan.supp"
 (cd build-asan && HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 \
   LSAN_OPTIONS="suppressions=$supp:print_suppressions=0" UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure --timeout 1500)
+# the libFuzzer smoke run (tests/fuzz/README.md): each fuzzer 5 s from its seeds, built by clang in build-fuzz
+if command -v clang >/dev/null 2>&1; then
+  bash tests/fuzz/fuzz.sh 5
+else
+  echo "run-tests.sh: no clang, so no libFuzzer smoke run (the fuzz harnesses' seed replays ran under ctest)"
+fi

@@ -5,7 +5,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config mpich libmpich-dev libscalapack-mpich-dev
       libhdf5-mpich-dev hdf5-tools libopenblas-dev liblapacke-dev libcjson-dev zlib1g-dev
       libcmocka-dev python3 python3-jsonschema python3-h5py python3-numpy python3-matplotlib
-      libamdhip64-dev rocm-device-libs)
+      libamdhip64-dev rocm-device-libs
+      clang libclang-rt-14-dev) # the libFuzzer smoke run of run-tests.sh (tests/fuzz/README.md)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

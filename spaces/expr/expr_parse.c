@@ -746,7 +746,7 @@ static int resolve(P *p, int ni, int height) {
 static int check_ranges(P *p, int ni, int allowed) {
   if (ni < 0) return 0;
   const xnode *n = &p->e->nodes[ni];
-  const int32_t *args = p->e->args + n->first;
+  const int32_t *args = n->n > 0 ? p->e->args + n->first : NULL; /* args is NULL in an expression without any */
   switch (n->op) {
   case X_CALL:
     if (n->slot == B_RANGE && !allowed)
