@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr.h"
-#include "spaces/expr_internal.h" /* xe_set_fast: the general evaluator alone */
+#include "spaces/expr/expr.h"
+#include "spaces/expr/expr_internal.h" /* xe_set_fast: the general evaluator alone */
 #include "tests/fuzz/fuzz.h"
 
 /* a larger value (value_weight: 100,000 items, a string of 1.6 MB) is not compared: evaluating one of

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "evaluators/replay.h"
+#include "evaluators/replay/replay.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
 #include "tests/fuzz/fuzz.h"
