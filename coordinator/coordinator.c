@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "coordinator/signals.h"
-#include "evaluators/isolate.h"
 #include "mpi/wire.h"
 
 typedef struct worker_slot {
@@ -147,18 +146,19 @@ static int ask(coord_state *s, int n, int64_t *ids) {
   return got;
 }
 
-/* one rank: the progress line goes on while an evaluation runs (evaluators/isolate.h calls the tick from
- * every wait of an evaluation); without it the line stood still for as long as one evaluation took */
-static coord_state *g_local;
-
-static void local_tick(void) {
-  if (g_local) draw(g_local, mpt_wire_now(), 0);
+/* one rank: the progress line goes on while an evaluation runs (its waits ask this watch at least every
+ * 100 ms), so that a long evaluation does not freeze it */
+static int local_tick(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  draw(ctx, mpt_wire_now(), 0);
+  return 0;
 }
 
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   mpt_coord_result *r = s->r;
+  const mpt_watch tick = {local_tick, s};
   int exhausted = 0;
   for (;;) {
     double now = mpt_wire_now();
@@ -178,13 +178,9 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     }
     mpt_obs o;
     double te = mpt_wire_now();
-    g_local = s;
     s->prog.running_since = te;
-    mpt_isolate_set_tick(local_tick);
-    int rc = mpt_evaluator_evaluate(c->local, id, &o, err);
-    mpt_isolate_set_tick(NULL);
+    int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
     s->prog.running_since = 0;
-    g_local = NULL;
     r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
     if (rc < 0) {
       char cfg[512];
@@ -192,8 +188,6 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
       mpt_error_prefix(err, "evaluating %s", cfg);
       return rc;
     }
-    o.id = id;
-    o.rank = 0;
     if ((rc = take(s, &o, err)) < 0) return rc;
     draw(s, mpt_wire_now(), 0);
   }

@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "evaluators/cuda_api.h"
 #include "evaluators/hip_api.h"
-#include "evaluators/isolate.h"
 #include "spaces/sys/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
@@ -215,7 +214,8 @@ static const char *signal_name(int sig) {
 
 int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,
                              const char *kernel_name, const char *arch, const char *const *opts,
-                             int n_opts, double timeout_s, mpt_rtc_result *res, mpt_error *err) {
+                             int n_opts, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
+                             mpt_error *err) {
   memset(res, 0, sizeof *res);
   int fds[2];
   if (pipe(fds) != 0) return mpt_error_set(err, MPT_ERR_INTERNAL, "pipe: %s", strerror(errno));
@@ -272,8 +272,8 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
       }
       wait_ms = (int)(left * 1000) + 1;
     }
-    /* a stop request ends the compile now; the one-rank progress line goes on during a long one */
-    if (mpt_isolate_stop_requested()) {
+    /* the watch: a stop ends the compile now; with one rank the progress line goes on during a long one */
+    if (mpt_watch_call(watch, NULL, -1)) {
       cancelled = 1;
       break;
     }

@@ -50,3 +50,12 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, mpt_worker
   if (stats) *stats = local;
   return code;
 }
+
+int mpt_worker_evaluate_local(mpt_evaluator *ev, int64_t id, const mpt_watch *progress, mpt_obs *obs,
+                              mpt_error *err) {
+  int rc = mpt_evaluator_evaluate_watched(ev, id, progress, obs, err);
+  if (rc < 0) return rc;
+  obs->id = id;
+  obs->rank = 0;
+  return 0;
+}

@@ -21,7 +21,6 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
-#include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
 #include "jobs/output/outfile.h"
@@ -334,21 +333,25 @@ static const char *reason_text(const char *reason) {
   return reason;
 }
 
-/* The stop request of an evaluation in progress (evaluators/isolate.h: its child or compiler is killed and
- * the evaluation is logged as cancelled, evaluated again on --resume): a second signal, the --grace period
- * after the first expired, with one rank the --grace period after the time budget, or, on a worker, the
- * coordinator's stop (sent when it gave up waiting). Without it --grace bounded only the coordinator: one
- * rank, or a worker's evaluation, ran on to its timeout. */
-static double g_grace_s;
-static double g_deadline_s; /* one rank with a time budget: when the running evaluation is cancelled (0: never) */
-static MPI_Comm g_stop_comm = MPI_COMM_NULL;
+/* The watch of the run's evaluations (mpt_eval_settings.watch): an evaluation in progress is cancelled
+ * (its child or compiler killed, logged as cancelled, evaluated again on --resume) on a second signal, once
+ * the --grace period after the first has expired, with one rank once the --grace period after the time
+ * budget has, and on a worker once the coordinator has sent STOP (it gave up waiting). So --grace bounds
+ * the evaluations on every rank, not only the coordinator's wait for them. */
+typedef struct evaluation_stop {
+  double grace_s;
+  double deadline_s;   /* one rank with a time budget, while it coordinates: the cancel time (0: none) */
+  MPI_Comm stop_comm;  /* a worker's: where the coordinator's STOP comes from (MPI_COMM_NULL: one rank) */
+} evaluation_stop;
 
-static int evaluation_cancelled(void) {
+static int evaluation_watch(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  const evaluation_stop *e = ctx;
   int n = mpt_signals_count();
-  if (n >= 2 || (n == 1 && mpt_clock_mono_s() - mpt_signals_first_s() >= g_grace_s)) return 1;
-  if (g_deadline_s > 0 && mpt_clock_mono_s() >= g_deadline_s) return 1;
+  if (n >= 2 || (n == 1 && mpt_clock_mono_s() - mpt_signals_first_s() >= e->grace_s)) return 1;
+  if (e->deadline_s > 0 && mpt_clock_mono_s() >= e->deadline_s) return 1;
   int flag = 0;
-  if (g_stop_comm != MPI_COMM_NULL) MPI_Iprobe(0, MPT_TAG_STOP, g_stop_comm, &flag, MPI_STATUS_IGNORE);
+  if (e->stop_comm != MPI_COMM_NULL) MPI_Iprobe(0, MPT_TAG_STOP, e->stop_comm, &flag, MPI_STATUS_IGNORE);
   return flag;
 }
 
@@ -398,6 +401,7 @@ static int run(int argc, char **argv, int collect) {
   mpt_strategy *strat = NULL;
   mpt_evaluator *ev = NULL;
   mpt_runlog *log = NULL;
+  evaluation_stop stop = {a.grace_s, 0, size > 1 ? comm : MPI_COMM_NULL}; /* ev's watch's context */
   int64_t n_resumed = 0;
   int trace_fd = -1;
   char *cmdline = NULL, *optstr = NULL, *logged_opts = NULL;
@@ -508,10 +512,8 @@ static int run(int argc, char **argv, int collect) {
     set.workdir = a.workdir;
     set.local_rank = local_rank;
     set.rank = rank;
+    set.watch = (mpt_watch){evaluation_watch, &stop};
     rc = mpt_evaluator_open(a.evaluator, prob, space, &set, &ev, &err);
-    g_grace_s = a.grace_s;
-    g_stop_comm = size > 1 ? comm : MPI_COMM_NULL;
-    mpt_isolate_set_cancel(evaluation_cancelled);
   }
 
   /* go/no-go: any rank's error stops every rank now */
@@ -590,9 +592,9 @@ static int run(int argc, char **argv, int collect) {
     if (a.resume)
       printf("resuming %s: %lld logged observations\n", a.log, (long long)n_resumed);
     mpt_coord_result res;
-    if (size == 1 && a.time_budget > 0) g_deadline_s = mpt_clock_mono_s() + a.time_budget + a.grace_s;
+    if (size == 1 && a.time_budget > 0) stop.deadline_s = mpt_clock_mono_s() + a.time_budget + a.grace_s;
     rc = mpt_coord_run(&cc, &res, &err);
-    g_deadline_s = 0;
+    stop.deadline_s = 0;
     if (rc < 0) {
       fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
       fprintf(stderr, "mptune %s: the run stopped after %lld evaluations; it can be continued with --resume\n",
@@ -667,7 +669,6 @@ static int run(int argc, char **argv, int collect) {
 
 done:
   if (t4_fd >= 0) close(t4_fd);
-  mpt_isolate_set_cancel(NULL);
   if (trace_fd >= 0) close(trace_fd);
   if (log) mpt_runlog_close(log);
   if (strat) mpt_strategy_destroy(strat);
