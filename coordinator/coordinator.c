@@ -398,10 +398,11 @@ static int run_workers(coord_state *s, int size, mpt_error *err) {
       break;
     }
     /* wait for a result: wake up for progress, the time budget and signals */
+    double timeout = wait_timeout(s, &p, now, bounded);
     volatile const int *flag = n_sig > 0 ? NULL : mpt_signals_flag(); /* wake on a first signal */
     MPI_Status st;
     double tw = mpt_wire_now();
-    int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, wait_timeout(s, &p, now, bounded), &p.b, flag, &st);
+    int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, timeout, &p.b, flag, &st);
     s->r->wait_s += mpt_wire_now() - tw;
     if (!got) {
       draw(s, mpt_wire_now(), 0);

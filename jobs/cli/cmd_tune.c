@@ -98,7 +98,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       a->opts[a->n_opts++] = v;
     } else if (strcmp(o, "--timeout") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
-      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > MPT_OBS_MAX_TIMES) /* it was capped silently */
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > MPT_OBS_MAX_TIMES) /* refused, not capped */
         rc = mpt_error_set(err, MPT_ERR_VALUE, "--iterations: bad value '%s' (at most %d timed runs per evaluation)", v,
                            MPT_OBS_MAX_TIMES);
       if (rc == 0) a->iterations = (int)n;
