@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "coordinator/signals.h"
-#include "evaluators/isolate.h"
 #include "mpi/wire.h"
 
 typedef struct worker_slot {
@@ -147,18 +146,19 @@ static int ask(coord_state *s, int n, int64_t *ids) {
   return got;
 }
 
-/* one rank: the progress line goes on while an evaluation runs (evaluators/isolate.h calls the tick from
- * every wait of an evaluation); without it the line stood still for as long as one evaluation took */
-static coord_state *g_local;
-
-static void local_tick(void) {
-  if (g_local) draw(g_local, mpt_wire_now(), 0);
+/* one rank: the progress line goes on while an evaluation runs (its waits ask this watch at least every
+ * 100 ms), so that a long evaluation does not freeze it */
+static int local_tick(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  draw(ctx, mpt_wire_now(), 0);
+  return 0;
 }
 
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   mpt_coord_result *r = s->r;
+  const mpt_watch tick = {local_tick, s};
   int exhausted = 0;
   for (;;) {
     double now = mpt_wire_now();
@@ -178,13 +178,9 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     }
     mpt_obs o;
     double te = mpt_wire_now();
-    g_local = s;
     s->prog.running_since = te;
-    mpt_isolate_set_tick(local_tick);
-    int rc = mpt_evaluator_evaluate(c->local, id, &o, err);
-    mpt_isolate_set_tick(NULL);
+    int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
     s->prog.running_since = 0;
-    g_local = NULL;
     r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
     if (rc < 0) {
       char cfg[512];
@@ -192,192 +188,253 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
       mpt_error_prefix(err, "evaluating %s", cfg);
       return rc;
     }
-    o.id = id;
-    o.rank = 0;
     if ((rc = take(s, &o, err)) < 0) return rc;
     draw(s, mpt_wire_now(), 0);
   }
 }
 
-static int run_workers(coord_state *s, int size, double t0, mpt_error *err) {
-  const mpt_coord_config *c = s->c;
-  mpt_coord_result *r = s->r;
-  int nw = size - 1;
-  worker_slot *w = calloc((size_t)size, sizeof *w);
-  int *idle = malloc(sizeof *idle * (size_t)size);
-  int64_t *ids = malloc(sizeof *ids * (size_t)size);
-  if (!w || !idle || !ids) {
-    free(w); free(idle); free(ids);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", nw);
-  }
-  int n_idle = 0;
-  for (int k = size - 1; k >= 1; k--) { /* stack: rank 1 on top */
-    w[k].req = MPI_REQUEST_NULL;
-    idle[n_idle++] = k;
-  }
-  int64_t in_flight = 0;
-  int exhausted = 0, rc = 0, hard_error = 0; /* hard: the log or the protocol failed, stop at once */
-  const char *stopping = NULL;
-  double t_stop = 0;
+/* ---- several ranks: rank 0 dispatches to workers 1..size-1 ---- */
+
+/* the workers' side of the run: who is idle, what is in flight, whether and why the run is stopping */
+typedef struct worker_pool {
+  int size;              /* ranks; the workers are 1..size-1 */
+  worker_slot *w;        /* per rank */
+  int *idle;             /* the idle workers, a stack (rank 1 on top at first) */
+  int n_idle;
+  int64_t *ids;          /* what the strategy proposed for them */
+  int64_t in_flight;
+  int exhausted;         /* the strategy has nothing left to propose */
+  const char *stopping;  /* why the run stops (NULL: it goes on) */
+  double t_stop;         /* since when */
+  int rc;                /* the first error (err holds it), 0 none */
   mpt_backoff b;
-  mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+} worker_pool;
+
+static int pool_open(worker_pool *p, int size, mpt_error *err) {
+  memset(p, 0, sizeof *p);
+  p->size = size;
+  p->w = calloc((size_t)size, sizeof *p->w);
+  p->idle = malloc(sizeof *p->idle * (size_t)size);
+  p->ids = malloc(sizeof *p->ids * (size_t)size);
+  if (!p->w || !p->idle || !p->ids) {
+    free(p->w); free(p->idle); free(p->ids);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
+  }
+  for (int k = size - 1; k >= 1; k--) { /* stack: rank 1 on top */
+    p->w[k].req = MPI_REQUEST_NULL;
+    p->idle[p->n_idle++] = k;
+  }
+  mpt_backoff_init(&p->b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+  return 0;
+}
+
+/* the run ends: its reason, the last sends completed, STOP to every worker (1 after an error) */
+static void pool_close(coord_state *s, worker_pool *p) {
+  s->r->reason = p->rc < 0 ? "error" : p->stopping;
+  for (int k = 1; k < p->size; k++)
+    if (p->w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req, &p->b);
+  mpt_wire_stop_all(s->c->comm, p->rc < 0 ? 1 : 0);
+  free(p->w);
+  free(p->idle);
+  free(p->ids);
+}
+
+/* sends config id to the idle worker on top of the stack */
+static void send_work(coord_state *s, worker_pool *p, int64_t id) {
+  int k = p->idle[--p->n_idle];
+  worker_slot *w = &p->w[k];
+  if (w->req != MPI_REQUEST_NULL) mpt_wire_wait(&w->req, &p->b); /* long done: result came back */
+  w->busy = 1;
+  w->id = id;
+  w->send_id = id;
+  mpt_wire_send_work(s->c->comm, k, &w->send_id, &w->req);
+  p->in_flight++;
+}
+
+/* asks the strategy for as many configurations as there are idle workers (within the budget; the default
+ * first) and sends them out; 1 when the strategy turned out exhausted just now, else 0 */
+static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  int64_t room = c->budget - s->r->done - p->in_flight;
+  int k = (int)(room < p->n_idle ? room : p->n_idle);
+  if (k <= 0) return 0;
+  int nd = take_default(c, p->ids);
+  int n = k - nd > 0 ? ask(s, k - nd, p->ids + nd) : 0;
+  if (n >= 0) n += nd;
+  if (n == MPT_ERR_STOPPED) {
+    n = nd; /* check_stop says why */
+  } else if (n < 0) {
+    p->rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations: %s", c->strategy->type->name,
+                          mpt_strategy_ask_error(c->strategy));
+    p->stopping = "error";
+    n = 0;
+  } else if (n == 0) {
+    p->exhausted = 1;
+    return 1;
+  }
+  for (int i = 0; i < n; i++) send_work(s, p, p->ids[i]);
+  return 0;
+}
+
+/* a signal while the run waits for what is in flight (after the time budget, an exhausted space, a worker's
+ * error): from then on the signal's stop */
+static void signal_takes_over(worker_pool *p, int n_sig, double now) {
+  if (p->stopping && n_sig > 0 && p->rc == 0 && strcmp(p->stopping, "signal") != 0) {
+    p->stopping = "signal";
+    p->t_stop = now;
+  }
+}
+
+/* gives up on what is in flight (after a second signal, or --grace after a signal or the time budget): each
+ * one recorded as cancelled (resumable, not counted) */
+static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int signalled, mpt_error *err) {
+  const char *why = n_sig >= 2 ? "cancelled: second signal"
+                    : signalled ? "cancelled: grace period after signal expired"
+                                : "cancelled: still running --grace seconds after the time budget";
+  for (int k = 1; k < p->size && p->rc == 0; k++) {
+    if (!p->w[k].busy) continue;
+    mpt_obs o;
+    cancelled_obs(&o, p->w[k].id, k, why);
+    p->rc = take(s, &o, err);
+    p->w[k].busy = 0;
+    p->in_flight--;
+  }
+}
+
+/* how long to wait for a result: a second at most (progress), and no longer than the time budget or, when
+ * the wait is bounded, the grace period leaves */
+static double wait_timeout(const coord_state *s, const worker_pool *p, double now, int bounded) {
+  const mpt_coord_config *c = s->c;
+  double timeout = 1.0;
+  if (!p->stopping && c->time_budget > 0) {
+    double left = c->time_budget - (now - s->t0);
+    if (left < timeout) timeout = left > 0 ? left : 0;
+  }
+  if (bounded) {
+    double left = c->grace_s - (now - p->t_stop);
+    if (left < timeout) timeout = left > 0 ? left : 0;
+  }
+  return timeout;
+}
+
+/* the worker's evaluator cannot go on: stop dispatching, collect (and log) what else is in flight, then
+ * end with this error; the run stays resumable */
+static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error *err) {
+  int src = st->MPI_SOURCE;
+  mpt_wire_fatal f;
+  mpt_wire_recv_fatal(s->c->comm, st, &f);
+  if (p->rc == 0)
+    p->rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
+                          (long long)f.id, f.msg);
+  if (src > 0 && src < p->size && p->w[src].busy) {
+    p->w[src].busy = 0;
+    p->in_flight--;
+    if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
+  }
+  p->stopping = "error";
+}
+
+/* a signal to that worker alone (one to rank 0 is the run's own): the run stops as if rank 0 had received
+ * it, --grace for what is in flight, resumable, with that signal's exit status */
+static void take_worker_signal(coord_state *s, worker_pool *p, MPI_Status *st, int n_sig) {
+  int sig = 0;
+  mpt_wire_recv_signalled(s->c->comm, st, &sig);
+  if (n_sig == 0 && s->r->stopped_rank == 0 && p->rc == 0) {
+    s->r->stopped_rank = st->MPI_SOURCE;
+    s->r->signal = sig;
+    p->stopping = "signal";
+    p->t_stop = mpt_wire_now();
+  }
+}
+
+/* one worker's observation: logged, told, the worker idle again; <0 when the run must stop at once (a
+ * protocol error, the log failed) */
+static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error *err) {
+  int src = st->MPI_SOURCE;
+  mpt_obs o;
+  if (mpt_wire_recv_obs(s->c->comm, st, &o) != 0 || src <= 0 || src >= p->size || !p->w[src].busy ||
+      o.id != p->w[src].id) {
+    p->rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st->MPI_TAG, src);
+    p->stopping = "error";
+    return p->rc;
+  }
+  o.rank = src;
+  p->w[src].busy = 0;
+  p->in_flight--;
+  if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
+  p->idle[p->n_idle++] = src;
+  mpt_error terr;
+  mpt_error_clear(&terr);
+  int trc = take(s, &o, &terr);
+  if (trc < 0) {
+    if (p->rc == 0) {
+      p->rc = trc;
+      if (err) *err = terr;
+    }
+    p->stopping = "error";
+    return trc;
+  }
+  /* a worker cancels an evaluation only when it is told to stop or was signalled itself: a signal to
+   * that rank alone (the run is not stopping) stops the run, resumable, before it gives away (and
+   * logs as cancelled) every configuration left */
+  if (o.status == MPT_STATUS_CANCELLED && !p->stopping) {
+    p->stopping = "signal";
+    p->t_stop = mpt_wire_now();
+    s->r->stopped_rank = src;
+  }
+  return 0;
+}
+
+static int run_workers(coord_state *s, int size, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  worker_pool p;
+  int rc = pool_open(&p, size, err);
+  if (rc < 0) return rc;
   for (;;) {
     double now = mpt_wire_now();
-    if (!stopping) {
-      stopping = check_stop(c, r, now, t0, in_flight, exhausted);
-      if (stopping) t_stop = now;
+    if (!p.stopping) {
+      p.stopping = check_stop(c, s->r, now, s->t0, p.in_flight, p.exhausted);
+      if (p.stopping) p.t_stop = now;
     }
-    if (!stopping && !exhausted && n_idle > 0) {
-      int64_t room = c->budget - r->done - in_flight;
-      int k = (int)(room < n_idle ? room : n_idle);
-      if (k > 0) {
-        int nd = take_default(c, ids);
-        int n = k - nd > 0 ? ask(s, k - nd, ids + nd) : 0;
-        if (n >= 0) n += nd;
-        if (n == MPT_ERR_STOPPED) {
-          n = nd; /* check_stop says why */
-        } else if (n < 0) {
-          rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations: %s", c->strategy->type->name,
-                           mpt_strategy_ask_error(c->strategy));
-          stopping = "error";
-          n = 0;
-        } else if (n == 0) {
-          exhausted = 1;
-          continue; /* re-check: exhausted with nothing in flight ends the run */
-        }
-        for (int i = 0; i < n; i++) {
-          int k2 = idle[--n_idle];
-          if (w[k2].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[k2].req, &b); /* long done: result came back */
-          w[k2].busy = 1;
-          w[k2].id = ids[i];
-          w[k2].send_id = ids[i];
-          mpt_wire_send_work(c->comm, k2, &w[k2].send_id, &w[k2].req);
-          in_flight++;
-        }
-      }
+    if (!p.stopping && !p.exhausted && p.n_idle > 0 && dispatch(s, &p, err))
+      continue; /* re-check: exhausted with nothing in flight ends the run */
+    if (p.in_flight == 0) {
+      if (p.stopping) break;
+      if (p.exhausted) continue; /* check_stop reports "exhausted" */
     }
-    if (in_flight == 0) {
-      if (stopping) break;
-      if (exhausted) continue; /* check_stop reports "exhausted" */
-    }
-    /* a signal while waiting for what is in flight (after the time budget, an exhausted space, a
-     * worker's error): from then on the signal's stop */
     int n_sig = mpt_signals_count();
-    if (stopping && n_sig > 0 && rc == 0 && strcmp(stopping, "signal") != 0) {
-      stopping = "signal";
-      t_stop = now;
-    }
+    signal_takes_over(&p, n_sig, now);
     /* the wait is bounded by --grace after a signal (to rank 0 or to one worker) or the time budget */
-    int signalled = n_sig > 0 || r->stopped_rank > 0;
-    int bounded = stopping && (signalled || strcmp(stopping, "time") == 0);
-    if (bounded && (n_sig >= 2 || now - t_stop >= c->grace_s)) {
-      /* give up on what is in flight: record it as cancelled (resumable, not counted) */
-      const char *why = n_sig >= 2 ? "cancelled: second signal"
-                        : signalled ? "cancelled: grace period after signal expired"
-                                    : "cancelled: still running --grace seconds after the time budget";
-      for (int k = 1; k < size && rc == 0; k++) {
-        if (!w[k].busy) continue;
-        mpt_obs o;
-        cancelled_obs(&o, w[k].id, k, why);
-        rc = take(s, &o, err);
-        w[k].busy = 0;
-        in_flight--;
-      }
+    int signalled = n_sig > 0 || s->r->stopped_rank > 0;
+    int bounded = p.stopping && (signalled || strcmp(p.stopping, "time") == 0);
+    if (bounded && (n_sig >= 2 || now - p.t_stop >= c->grace_s)) {
+      cancel_in_flight(s, &p, n_sig, signalled, err);
       break;
     }
-    if (hard_error) break;
     /* wait for a result: wake up for progress, the time budget and signals */
-    double timeout = 1.0;
-    if (!stopping && c->time_budget > 0) {
-      double left = c->time_budget - (now - t0);
-      if (left < timeout) timeout = left > 0 ? left : 0;
-    }
-    if (bounded) {
-      double left = c->grace_s - (now - t_stop);
-      if (left < timeout) timeout = left > 0 ? left : 0;
-    }
+    double timeout = wait_timeout(s, &p, now, bounded);
     volatile const int *flag = n_sig > 0 ? NULL : mpt_signals_flag(); /* wake on a first signal */
     MPI_Status st;
     double tw = mpt_wire_now();
-    int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, timeout, &b, flag, &st);
-    r->wait_s += mpt_wire_now() - tw;
+    int got = mpt_wire_probe_wait(c->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, timeout, &p.b, flag, &st);
+    s->r->wait_s += mpt_wire_now() - tw;
     if (!got) {
       draw(s, mpt_wire_now(), 0);
       continue;
     }
-    int src = st.MPI_SOURCE;
     if (st.MPI_TAG == MPT_TAG_FATAL) {
-      /* the worker's evaluator cannot go on: stop dispatching, collect (and log) what else is in
-       * flight, then end with this error; the run stays resumable */
-      mpt_wire_fatal f;
-      mpt_wire_recv_fatal(c->comm, &st, &f);
-      if (rc == 0)
-        rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
-                           (long long)f.id, f.msg);
-      if (src > 0 && src < size && w[src].busy) {
-        w[src].busy = 0;
-        in_flight--;
-        if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
-      }
-      stopping = "error";
+      take_fatal(s, &p, &st, err);
       continue;
     }
     if (st.MPI_TAG == MPT_TAG_SIGNALLED) {
-      /* a signal to that worker alone (one to rank 0 is the run's own): the run stops as if rank 0 had
-       * received it, --grace for what is in flight, resumable, with that signal's exit status */
-      int sig = 0;
-      mpt_wire_recv_signalled(c->comm, &st, &sig);
-      if (n_sig == 0 && r->stopped_rank == 0 && rc == 0) {
-        r->stopped_rank = src;
-        r->signal = sig;
-        stopping = "signal";
-        t_stop = mpt_wire_now();
-      }
+      take_worker_signal(s, &p, &st, n_sig);
       continue;
     }
-    mpt_obs o;
-    if (mpt_wire_recv_obs(c->comm, &st, &o) != 0 || src <= 0 || src >= size || !w[src].busy ||
-        o.id != w[src].id) {
-      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st.MPI_TAG, src);
-      stopping = "error";
-      hard_error = 1;
-      break;
-    }
-    o.rank = src;
-    w[src].busy = 0;
-    in_flight--;
-    if (w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[src].req, &b);
-    idle[n_idle++] = src;
-    mpt_error terr;
-    mpt_error_clear(&terr);
-    int trc = take(s, &o, &terr);
-    if (trc < 0) {
-      if (rc == 0) {
-        rc = trc;
-        if (err) *err = terr;
-      }
-      stopping = "error";
-      hard_error = 1;
-      break;
-    }
-    /* a worker cancels an evaluation only when it is told to stop or was signalled itself: a signal to
-     * that rank alone (the run is not stopping) stops the run, resumable, before it gives away (and
-     * logs as cancelled) every configuration left */
-    if (o.status == MPT_STATUS_CANCELLED && !stopping) {
-      stopping = "signal";
-      t_stop = mpt_wire_now();
-      r->stopped_rank = src;
-    }
+    if (take_result(s, &p, &st, err) < 0) break;
     draw(s, mpt_wire_now(), 0);
   }
-  r->reason = rc < 0 ? "error" : stopping;
-  for (int k = 1; k < size; k++)
-    if (w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&w[k].req, &b);
-  mpt_wire_stop_all(c->comm, rc < 0 ? 1 : 0);
-  free(w);
-  free(idle);
-  free(ids);
-  return rc;
+  pool_close(s, &p);
+  return p.rc;
 }
 
 int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err) {
@@ -412,7 +469,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   int64_t most = mpt_space_size(c->space); /* the run ends there too: the progress line's whole */
   mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget > 0 && c->budget < most ? c->budget : most,
                     c->time_budget, r->done, t0);
-  int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, t0, err);
+  int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, err);
   double t1 = mpt_wire_now();
   if (rc < 0) r->reason = "error";
   if (r->reason && strcmp(r->reason, "signal") == 0 && mpt_signals_count() > 0) { /* rank 0's own: the run's */

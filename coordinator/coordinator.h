@@ -12,7 +12,7 @@
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
 #include "strategies/strategy.h"
-#include "evaluators/evaluator.h"
+#include "mpi/worker.h"
 #include "coordinator/progress.h"
 
 /* Records one observation durably (e.g. appends it to the run log and flushes); <0 stops the run. */
@@ -24,7 +24,7 @@ typedef int (*mpt_coord_each_fn)(void *src, int (*fn)(void *fn_ctx, const mpt_ob
 
 typedef struct mpt_coord_config {
   MPI_Comm comm;               /* rank 0 (the caller) coordinates; ranks 1..size-1 run mpt_worker_run */
-  mpt_evaluator *local;        /* with one rank: the in-process evaluator */
+  mpt_evaluator *local;        /* with one rank: the in-process evaluator (mpt_worker_evaluate_local) */
   mpt_strategy *strategy;
   const mpt_space *space;
   int64_t budget;              /* evaluations in total, logged ones included (> 0) */

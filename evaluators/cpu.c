@@ -61,6 +61,7 @@ typedef struct cpu_state {
   int iterations;
   double best_bench_ms;        /* best benchmark time of a valid variant so far (NAN: none) */
   double timeout_s;            /* fixed timeout (settings), 0: derived */
+  mpt_watch watch;             /* the evaluator's (mpt_evaluator.watch): compiles and the child's runs ask it */
   size_t mem_limit;            /* RLIMIT_AS of the child above the worker's size (0: none) */
   int64_t ref_id;
   double ref_objective;        /* the reference (default) configuration's mean time in open() */
@@ -260,7 +261,7 @@ static int run_compiler(cpu_state *st, char *const argv[], double timeout, char 
                         double *secs, mpt_error *err) {
   char **env = env_with_tmpdir(st->cc_tmp); /* the environment as it is now */
   if (!env) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = mpt_run_command_env(argv, env, timeout, out, cap, status, secs, err);
+  int rc = mpt_run_command_env(argv, env, &st->watch, timeout, out, cap, status, secs, err);
   free(env[0]);
   free(env);
   empty_dir(st->cc_tmp);
@@ -687,6 +688,7 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   st->best_bench_ms = NAN;
   st->ref_objective = NAN;
   st->timeout_s = ev->settings.timeout_s > 0 ? ev->settings.timeout_s : 0;
+  st->watch = ev->watch;
   const mpt_problem *p = ev->problem;
   int rc = mpt_kspec_load(p, &st->ks, err);
   if (rc) goto fail;
@@ -738,7 +740,8 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
 #if defined(__SANITIZE_ADDRESS__)
   st->mem_limit = 0; /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
 #endif
-  mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096};
+  mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096,
+                         .watch = st->watch};
   const char *mode = getenv("MPT_CPU_ISOLATION");
   if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
   if ((rc = mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err))) goto fail;

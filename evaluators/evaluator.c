@@ -1,6 +1,6 @@
 /* evaluators/evaluator.c: the generic evaluator layer around the registry: open (find the type, copy
- * the settings, fill the common device fields), evaluate (id check, timestamps, framework time) and
- * close. The types themselves live one per file (evaluators/sim.c, cpu.c, ...). */
+ * the settings, fill the common device fields), evaluate (id check, timestamps, framework time; the watch
+ * the type's waits ask) and close. The types themselves live one per file (evaluators/sim.c, cpu.c, ...). */
 #include "evaluators/evaluator.h"
 #include <math.h>
 #include <stdio.h>
@@ -10,14 +10,26 @@
 #include <unistd.h>
 #include "spaces/sys/clock.h"
 
-/* The evaluator plus private copies of the settings' strings, so callers need not keep them alive. */
+/* The evaluator plus private copies of the settings' strings, so callers need not keep them alive, and
+ * what its watch (ev.watch) asks. */
 typedef struct evaluator_holder {
   mpt_evaluator ev;
   char *simulate_path;
   char *workdir;
+  int opened;              /* open() has returned: from then on its waits are an evaluation's */
+  const mpt_watch *also;   /* the watch of the evaluation running now (mpt_evaluator_evaluate_watched) */
 } evaluator_holder;
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* ev.watch: nothing while the type opens (its reference run is no evaluation of the caller's); then the
+ * running evaluation's own watch, and the settings' watch, whose word counts */
+static int watch_evaluation(void *ctx, const char *doing, double done) {
+  evaluator_holder *h = ctx;
+  if (!h->opened) return 0;
+  int stop = mpt_watch_call(h->also, doing, done);
+  return mpt_watch_call(&h->ev.settings.watch, doing, done) || stop;
+}
 
 int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *s,
                        const mpt_eval_settings *settings, mpt_evaluator **out, mpt_error *err) {
@@ -57,6 +69,7 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
   if (gethostname(ev->device.host, sizeof ev->device.host) != 0) snprintf(ev->device.host, sizeof ev->device.host, "unknown");
   ev->device.host[sizeof ev->device.host - 1] = '\0';
   snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", type->name);
+  ev->watch = (mpt_watch){watch_evaluation, h};
   int rc = type->open ? type->open(ev, err) : 0;
   if (rc < 0) {
     free(h->simulate_path);
@@ -64,8 +77,18 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
     free(h);
     return rc;
   }
+  h->opened = 1;
   *out = ev;
   return 0;
+}
+
+int mpt_evaluator_evaluate_watched(mpt_evaluator *ev, int64_t id, const mpt_watch *also, mpt_obs *out,
+                                   mpt_error *err) {
+  evaluator_holder *h = (evaluator_holder *)ev; /* ev is the first member */
+  h->also = also;
+  int rc = mpt_evaluator_evaluate(ev, id, out, err);
+  h->also = NULL;
+  return rc;
 }
 
 int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {

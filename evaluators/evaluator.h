@@ -7,6 +7,7 @@
 #include "spaces/space.h"
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
+#include "spaces/sys/watch.h"
 
 /* What a worker is bound to; printed in the device table and stored in the run log. */
 typedef struct mpt_device_info {
@@ -29,6 +30,11 @@ typedef struct mpt_eval_settings {
   const char *workdir;         /* scratch directory for compiled variants */
   int local_rank;              /* node-local rank among workers: picks the device */
   int rank;                    /* MPI rank */
+  mpt_watch watch;             /* the caller's watch over each evaluation: asked at least every 100 ms while one
+                                  waits (a compile, the process that runs the variant, the device server, a
+                                  simulated delay), never while the evaluator opens; once it says stop the
+                                  evaluation is cancelled (MPT_STATUS_CANCELLED: a resume evaluates it again).
+                                  {NULL}: none */
 } mpt_eval_settings;
 
 typedef struct mpt_evaluator mpt_evaluator;
@@ -49,6 +55,10 @@ struct mpt_evaluator {
   const mpt_space *space;
   mpt_eval_settings settings;
   mpt_device_info device;    /* filled by open() */
+  mpt_watch watch;           /* what a type hands to the waits of its evaluations (evaluators/isolate.h), set
+                                before open(): settings.watch (with the per-evaluation watch of
+                                mpt_evaluator_evaluate_watched before it) once open() has returned, nothing
+                                before */
   void *data;
 };
 
@@ -60,6 +70,10 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
                        const mpt_eval_settings *settings, mpt_evaluator **out, mpt_error *err);
 /* sets obs->id, t_start/t_end and framework_ms around the type's evaluate */
 int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
+/* mpt_evaluator_evaluate with a watch of this evaluation's own (may be NULL), asked in its waits before the
+ * evaluator's settings.watch (with one rank the coordinator redraws its progress line there) */
+int mpt_evaluator_evaluate_watched(mpt_evaluator *ev, int64_t id, const mpt_watch *also, mpt_obs *out,
+                                   mpt_error *err);
 void mpt_evaluator_close(mpt_evaluator *ev);
 
 #endif

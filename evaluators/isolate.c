@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "spaces/sys/clock.h"
+#include "spaces/sys/signame.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MPT_ISO_ASAN 1
@@ -51,17 +52,6 @@ struct mpt_isolate {
   int fd;                /* parent's end of the socket pair, -1 when none */
   int forks;
 };
-
-const char *mpt_signal_name(int sig) {
-  static __thread char buf[32];
-  const char *abbrev = sigabbrev_np(sig);
-  if (abbrev) {
-    snprintf(buf, sizeof buf, "SIG%s", abbrev);
-    return buf;
-  }
-  snprintf(buf, sizeof buf, "signal %d", sig);
-  return buf;
-}
 
 /* ---- child side ---- */
 
@@ -285,20 +275,6 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
   return 0;
 }
 
-static int (*g_cancelled)(void);
-
-static void (*g_tick)(void);
-
-void mpt_isolate_set_cancel(int (*cancelled)(void)) { g_cancelled = cancelled; }
-void mpt_isolate_set_tick(void (*tick)(void)) { g_tick = tick; }
-void mpt_isolate_tick(void) {
-  if (g_tick) g_tick();
-}
-int mpt_isolate_stop_requested(void) {
-  mpt_isolate_tick();
-  return g_cancelled && g_cancelled();
-}
-
 enum { CANCEL_POLL_MS = 100, WAIT_CANCELLED = -2 };
 
 /* 1 when process pid has ended (left waitable: WNOWAIT) */
@@ -308,20 +284,21 @@ static int has_ended(pid_t pid) {
   return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
-/* waits until fd is readable or the deadline passes; 1 readable, 0 timeout, WAIT_CANCELLED on a stop
- * request, -1 error, or (pid > 0) that process ended with nothing to read: a process it started may hold
- * the other end open, so its death shows no EOF */
-static int wait_readable(int fd, double deadline, pid_t pid) {
+/* waits until fd is readable or the deadline passes, asking watch (may be NULL) at least every
+ * CANCEL_POLL_MS; 1 readable, 0 timeout, WAIT_CANCELLED when the watch said stop, -1 error, or (pid > 0)
+ * that process ended with nothing to read: a process it started may hold the other end open, so its death
+ * shows no EOF */
+static int wait_readable(int fd, double deadline, pid_t pid, const mpt_watch *watch) {
+  int watched = watch && watch->fn;
   for (;;) {
-    mpt_isolate_tick();
-    if (g_cancelled && g_cancelled()) return WAIT_CANCELLED;
+    if (mpt_watch_call(watch, NULL, -1)) return WAIT_CANCELLED;
     int ms = -1;
     if (deadline > 0) {
       double left = deadline - mpt_clock_mono_s();
       if (left <= 0) return 0;
       ms = (int)(left * 1000.0) + 1;
     }
-    if ((g_cancelled || g_tick || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
+    if ((watched || pid > 0) && (ms < 0 || ms > CANCEL_POLL_MS)) ms = CANCEL_POLL_MS;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, ms);
     if (r > 0) return 1;
@@ -331,10 +308,10 @@ static int wait_readable(int fd, double deadline, pid_t pid) {
 }
 
 /* reads n bytes before the deadline; 1 done, 0 timeout, WAIT_CANCELLED, -1 EOF/error (child died) */
-static int read_deadline(int fd, void *buf, size_t n, double deadline, pid_t pid) {
+static int read_deadline(int fd, void *buf, size_t n, double deadline, pid_t pid, const mpt_watch *watch) {
   char *p = buf;
   while (n > 0) {
-    int w = wait_readable(fd, deadline, pid);
+    int w = wait_readable(fd, deadline, pid, watch);
     if (w <= 0) return w;
     ssize_t r = read(fd, p, n);
     if (r < 0 && errno == EINTR) continue;
@@ -366,7 +343,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
     goto crashed;
   }
   uint64_t rlen = 0;
-  int r = read_deadline(iso->fd, &rlen, sizeof rlen, deadline, iso->pid);
+  int r = read_deadline(iso->fd, &rlen, sizeof rlen, deadline, iso->pid, &iso->opts.watch);
   int retire = r == 1 && (rlen & RETIRE_BIT);
   rlen &= ~RETIRE_BIT;
   if (r == 1 && rlen > 0) {
@@ -375,7 +352,7 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
       return mpt_error_set(err, MPT_ERR_INTERNAL, "isolation: response of %llu bytes exceeds %zu",
                            (unsigned long long)rlen, resp_cap);
     }
-    r = read_deadline(iso->fd, resp, (size_t)rlen, deadline, iso->pid);
+    r = read_deadline(iso->fd, resp, (size_t)rlen, deadline, iso->pid, &iso->opts.watch);
   }
   if (r == 0 || r == WAIT_CANCELLED) {
     reap(iso, 1, NULL, NULL);
@@ -432,11 +409,11 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
 
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err) {
-  return mpt_run_command_env(argv, environ, timeout_s, out, cap, status, seconds, err);
+  return mpt_run_command_env(argv, environ, NULL, timeout_s, out, cap, status, seconds, err);
 }
 
-int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
-                        int *status, double *seconds, mpt_error *err) {
+int mpt_run_command_env(char *const argv[], char *const envp[], const mpt_watch *watch, double timeout_s, char *out,
+                        size_t cap, int *status, double *seconds, mpt_error *err) {
   double t0 = mpt_clock_mono_s();
   *status = -1;
   if (seconds) *seconds = 0;
@@ -473,10 +450,10 @@ int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s
   }
   double deadline = timeout_s > 0 ? t0 + timeout_s : 0;
   size_t used = 0;
-  int timed_out = 0; /* 1: the deadline passed, 2: a stop request */
+  int timed_out = 0; /* 1: the deadline passed, 2: the watch said stop */
   char sink[4096];
   for (;;) {
-    int w = wait_readable(pfd[0], deadline, 0);
+    int w = wait_readable(pfd[0], deadline, 0, watch);
     if (w == 0 || w == WAIT_CANCELLED) {
       timed_out = w == 0 ? 1 : 2;
       break;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "spaces/sys/error.h"
+#include "spaces/sys/watch.h"
 
 typedef struct mpt_isolate mpt_isolate;
 
@@ -27,13 +28,15 @@ typedef struct mpt_isolate_opts {
                             at fork; 0: no limit (always none under AddressSanitizer) */
   int one_shot;          /* 1: a new child for every call; 0: one child serves until it dies */
   size_t max_request;    /* largest request/response in bytes (0: 1 MiB) */
+  mpt_watch watch;       /* asked at least every 100 ms while a call waits for the child; once it says stop
+                            the child is killed and the call reports MPT_ISO_CANCELLED. {NULL}: none */
 } mpt_isolate_opts;
 
 typedef enum mpt_iso_outcome {
   MPT_ISO_OK = 0,        /* the child answered */
   MPT_ISO_CRASH,         /* the child died: signal (or exit) before answering */
   MPT_ISO_TIMEOUT,       /* no answer before the deadline; the child was killed */
-  MPT_ISO_CANCELLED      /* the stop request (mpt_isolate_set_cancel) came first; the child was killed */
+  MPT_ISO_CANCELLED      /* the watch (mpt_isolate_opts.watch) said stop first; the child was killed */
 } mpt_iso_outcome;
 
 typedef struct mpt_isolate_result {
@@ -47,21 +50,6 @@ typedef struct mpt_isolate_result {
   double seconds;        /* wall time of the call */
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;
-
-/* A process-wide stop request (a run stopping after a signal: jobs/cli/cmd_tune.c): while one is set, the waits
- * of mpt_isolate_call, mpt_run_command and mpt_rtc_compile_isolated ask it at least every 100 ms, and once
- * it returns non-zero the child or the command is killed: the call reports MPT_ISO_CANCELLED, the command
- * status -2, the GPU compile res->cancelled. NULL: none. */
-void mpt_isolate_set_cancel(int (*cancelled)(void));
-/* 1 when a stop request is set and says stop now (for waits of an evaluator's own, as --simulate-delay's) */
-int mpt_isolate_stop_requested(void);
-
-/* A process-wide hook called while an evaluation waits (mpt_isolate_call, mpt_run_command,
- * mpt_rtc_compile_isolated, mpt_isolate_stop_requested: the replay's --simulate-delay), at least every
- * 100 ms: with one rank, the coordinator redraws its progress line there during a long evaluation.
- * NULL: none. mpt_isolate_tick calls it (for waits of an evaluator's own). */
-void mpt_isolate_set_tick(void (*tick)(void));
-void mpt_isolate_tick(void);
 
 /* Creates the isolation (the first child is forked on the first call). */
 int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
@@ -81,16 +69,16 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso);
 /* Runs argv (searched in PATH) with stdin from /dev/null and stdout+stderr captured into out
  * (NUL-terminated, truncated to cap-1 bytes, the rest drained). Waits at most timeout_s (<= 0: no
  * limit), then kills it. *status: exit status (0..255), 128+signal when killed by a signal, -1 on
- * timeout, -2 when a stop request (mpt_isolate_set_cancel) killed it. Returns <0 only when the command cannot be started at all (err names it). */
+ * timeout. Returns <0 only when the command cannot be started at all (err names it). */
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err);
 
-/* mpt_run_command with the environment envp (e.g. a private TMPDIR for a compiler) */
-int mpt_run_command_env(char *const argv[], char *const envp[], double timeout_s, char *out, size_t cap,
-                        int *status, double *seconds, mpt_error *err);
+/* mpt_run_command with the environment envp (e.g. a private TMPDIR for a compiler), watched: watch (NULL:
+ * none) is asked at least every 100 ms while the command runs, and once it says stop the command is killed
+ * (*status -2) */
+int mpt_run_command_env(char *const argv[], char *const envp[], const mpt_watch *watch, double timeout_s, char *out,
+                        size_t cap, int *status, double *seconds, mpt_error *err);
 
-/* "SIGSEGV", "SIGKILL"… ("signal 42" for unknown ones; static storage for those) */
-const char *mpt_signal_name(int sig);
 
 /* Called by a serve function in the child: the child ends after this answer (its state cannot serve
  * another call: threads a variant left running), and the next call starts a fresh one. */

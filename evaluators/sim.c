@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include "evaluators/evaluator.h"
-#include "evaluators/isolate.h"
 #include "evaluators/replay/replay.h"
 
 static int sim_open(mpt_evaluator *ev, mpt_error *err) {
@@ -38,11 +37,11 @@ static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   return 0;
 }
 
-/* sleeps ms milliseconds in slices of at most 50 ms, asking the run's stop request (isolate.h) between
- * them as a real evaluation's wait does; 1 when it said stop (the sleep cut short), else 0 */
-static int sleep_ms(double ms) {
+/* sleeps ms milliseconds in slices of at most 50 ms, asking the evaluation's watch between them as a real
+ * evaluation's wait does; 1 when it said stop (the sleep cut short), else 0 */
+static int sleep_ms(const mpt_watch *watch, double ms) {
   while (ms > 0) {
-    if (mpt_isolate_stop_requested()) return 1;
+    if (mpt_watch_call(watch, NULL, -1)) return 1;
     double slice = ms < 50 ? ms : 50;
     struct timespec req, rem;
     req.tv_sec = 0;
@@ -64,8 +63,8 @@ static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *
   }
   out->id = id;
   if (ev->settings.simulate_delay > 0 &&
-      sleep_ms(ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
-                                              (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)))) {
+      sleep_ms(&ev->watch, ev->settings.simulate_delay * ((isfinite(rec->compile_ms) ? rec->compile_ms : 0) +
+                                                          (isfinite(rec->benchmark_ms) ? rec->benchmark_ms : 0)))) {
     mpt_obs_init(out, id);
     out->status = MPT_STATUS_CANCELLED;
     snprintf(out->reason, sizeof out->reason, "cancelled during the simulated delay: the run is stopping");

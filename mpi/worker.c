@@ -3,11 +3,11 @@
 #include "mpi/worker.h"
 #include <stdio.h>
 #include <string.h>
-#include "evaluators/isolate.h"
 #include "mpi/wire.h"
+#include "spaces/sys/signame.h"
 
-/* The notice of the worker's own signal, sent once. The evaluator's tick has no context argument and a
- * process runs one worker loop, so its state is here. */
+/* The notice of the worker's own signal, sent once: the worker loop's state, the context of the watch it
+ * hands each evaluation. */
 typedef struct own_signal {
   MPI_Comm comm;
   int coordinator;
@@ -16,29 +16,33 @@ typedef struct own_signal {
   MPI_Request req;
 } own_signal;
 
-static own_signal g_own = {MPI_COMM_NULL, 0, NULL, 0, MPI_REQUEST_NULL};
-
 /* tells the coordinator of a signal to this worker when one came; returns 1 once it is told */
-static int tell_own_signal(void) {
-  if (g_own.sig) return 1;
-  if (!g_own.signals || !g_own.signals->received) return 0;
-  int sig = g_own.signals->received();
+static int tell_own_signal(own_signal *own) {
+  if (own->sig) return 1;
+  if (!own->signals || !own->signals->received) return 0;
+  int sig = own->signals->received();
   if (!sig) return 0;
-  g_own.sig = sig;
-  mpt_wire_send_signalled(g_own.comm, g_own.coordinator, &g_own.sig, &g_own.req);
+  own->sig = sig;
+  mpt_wire_send_signalled(own->comm, own->coordinator, &own->sig, &own->req);
   return 1;
 }
 
-/* during an evaluation (the evaluator's waits call it at least every 100 ms) */
-static void own_signal_tick(void) { tell_own_signal(); }
+/* the watch of an evaluation (its waits ask it at least every 100 ms): tells a signal at once; whether the
+ * evaluation stops is the evaluator's own watch's word (the run's stop and its --grace) */
+static int own_signal_watch(void *ctx, const char *doing, double done) {
+  (void)doing;
+  (void)done;
+  tell_own_signal(ctx);
+  return 0;
+}
 
 /* work that came after the worker's own signal: given back, cancelled (evaluated again on --resume) */
-static void refused_obs(mpt_obs *o, int64_t id, int rank) {
+static void refused_obs(mpt_obs *o, int64_t id, int rank, int sig) {
   mpt_obs_init(o, id);
   o->status = MPT_STATUS_CANCELLED;
   o->rank = rank;
   snprintf(o->reason, sizeof o->reason, "cancelled: worker rank %d received %s and takes no more work", rank,
-           mpt_signal_name(g_own.sig));
+           mpt_signal_name(sig));
 }
 
 int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_worker_signals *signals,
@@ -52,11 +56,11 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
   mpt_wire_fatal fatal;
   MPI_Request send_req = MPI_REQUEST_NULL;
   int code = 0;
-  g_own = (own_signal){comm, coordinator, signals, 0, MPI_REQUEST_NULL};
-  mpt_isolate_set_tick(own_signal_tick);
+  own_signal own = {comm, coordinator, signals, 0, MPI_REQUEST_NULL};
+  const mpt_watch watch = {own_signal_watch, &own};
   for (;;) {
     MPI_Status st;
-    int told = tell_own_signal();
+    int told = tell_own_signal(&own);
     volatile const int *wake = !told && signals ? signals->flag : NULL; /* a first signal ends an idle wait */
     double t0 = mpt_wire_now();
     int got = mpt_wire_probe_wait(comm, coordinator, MPI_ANY_TAG, -1, &b, wake, &st);
@@ -69,15 +73,15 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
     int64_t id = -1;
     if (mpt_wire_recv_work(comm, &st, &id) != 0) continue; /* unknown message: drained, ignored */
     if (send_req != MPI_REQUEST_NULL) mpt_wire_wait(&send_req, &b);
-    if (tell_own_signal()) { /* sent before the coordinator heard of the signal */
-      refused_obs(&obs, id, rank);
+    if (tell_own_signal(&own)) { /* sent before the coordinator heard of the signal */
+      refused_obs(&obs, id, rank, own.sig);
       mpt_wire_send_obs(comm, coordinator, &obs, &send_req);
       continue;
     }
     mpt_error err;
     mpt_error_clear(&err);
     double t1 = mpt_wire_now();
-    int rc = mpt_evaluator_evaluate(ev, id, &obs, &err);
+    int rc = mpt_evaluator_evaluate_watched(ev, id, &watch, &obs, &err);
     local.busy_s += mpt_wire_now() - t1;
     mpt_backoff_hold(&b, MPT_BACKOFF_HOLD_S); /* the coordinator answers quickly after a result */
     if (rc < 0) {
@@ -93,10 +97,17 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
     mpt_wire_send_obs(comm, coordinator, &obs, &send_req);
     local.evaluations++;
   }
-  mpt_isolate_set_tick(NULL);
   if (send_req != MPI_REQUEST_NULL) mpt_wire_wait(&send_req, &b);
-  if (g_own.req != MPI_REQUEST_NULL) mpt_wire_wait(&g_own.req, &b);
-  g_own.signals = NULL;
+  if (own.req != MPI_REQUEST_NULL) mpt_wire_wait(&own.req, &b);
   if (stats) *stats = local;
   return code;
+}
+
+int mpt_worker_evaluate_local(mpt_evaluator *ev, int64_t id, const mpt_watch *progress, mpt_obs *obs,
+                              mpt_error *err) {
+  int rc = mpt_evaluator_evaluate_watched(ev, id, progress, obs, err);
+  if (rc < 0) return rc;
+  obs->id = id;
+  obs->rank = 0;
+  return 0;
 }

@@ -212,9 +212,12 @@ static void test_compiler_stopped(void **state) {
 /* a compile killed when the run stops leaves none of the compiler's temporary files in $TMPDIR: the compiler
  * runs with a private TMPDIR that is emptied after each compile and removed at close. A stand-in `cc` first
  * on PATH writes a temporary file as gcc's cc1 does (ccXXXX.s) for mode 2, says so, and waits to be killed;
- * the run's stop request (mpt_isolate_set_cancel) then cancels the compile. */
+ * the evaluator's watch (mpt_eval_settings.watch), while armed (*ctx), then cancels the compile. */
 static char g_cc_started[300];
-static int cancel_once_compiling(void) { return access(g_cc_started, F_OK) == 0; }
+static int cancel_once_compiling(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  return *(const int *)ctx && access(g_cc_started, F_OK) == 0;
+}
 
 static void test_compiler_tmpdir(void **state) {
   (void)state;
@@ -236,16 +239,18 @@ static void test_compiler_tmpdir(void **state) {
   snprintf(newpath, sizeof newpath, "%s:%s", dir, saved);
   setenv("PATH", newpath, 1);
   setenv("TMPDIR", tmp, 1); /* the scratch directory goes there too */
+  int armed = 0;
   mpt_eval_settings set = {0};
   set.timeout_s = 2.0;
+  set.watch = (mpt_watch){cancel_once_compiling, &armed};
   fixture fx;
   mpt_error err = {0};
   int rc = open_problem(path, &set, &fx, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, 0);
-  mpt_isolate_set_cancel(cancel_once_compiling);
+  armed = 1;
   expect(&fx, 2, 1, MPT_STATUS_CANCELLED, "cancelled while compiling");
-  mpt_isolate_set_cancel(NULL);
+  armed = 0;
   char cmd[700];
   snprintf(cmd, sizeof cmd, "find %s -name 'ccTEST*' | grep -q .", tmp);
   assert_int_not_equal(system(cmd), 0); /* the killed compiler's file is gone already */

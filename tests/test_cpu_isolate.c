@@ -1,6 +1,6 @@
 /* tests/test_cpu_isolate.c: the isolation layer (evaluators/isolate.c): a serving child answers
  * requests; a child that segfaults, aborts, hangs or runs out of memory is reported (signal name,
- * timeout) and replaced; one-shot mode; external commands with a timeout. */
+ * timeout) and replaced; one-shot mode; external commands with a timeout; the watch that cancels a call. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +13,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "spaces/sys/signame.h"
 #include "evaluators/isolate.h"
 #include "tests/asan.h"
+
+extern char **environ;
 
 static long serve(void *ctx, const void *req, size_t len, void *resp, size_t cap) {
   (void)ctx;
@@ -251,12 +254,73 @@ static void test_run_command(void **state) {
   assert_string_equal(mpt_signal_name(SIGKILL), "SIGKILL");
 }
 
+/* a watch that says stop while its flag is set, counting its calls */
+typedef struct stop_flag {
+  int stop;
+  int calls;
+} stop_flag;
+
+static int watch_flag(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  stop_flag *f = ctx;
+  f->calls++;
+  return f->stop;
+}
+
+/* an isolation's watch (mpt_isolate_opts.watch) is its own: asked while its calls wait, it cancels a hang at
+ * once (not after the 30 s timeout) and the next call forks a fresh child; another isolation's calls neither
+ * ask it nor are cancelled by it. A watched command (mpt_run_command_env) is killed the same way: status -2. */
+static void test_watch(void **state) {
+  (void)state;
+  stop_flag flag = {1, 0};
+  mpt_isolate *watched = NULL, *other = NULL;
+  mpt_error err = {0};
+  mpt_isolate_opts o = {0};
+  assert_int_equal(mpt_isolate_create(&o, serve, NULL, NULL, &other, &err), 0);
+  o.watch = (mpt_watch){watch_flag, &flag};
+  assert_int_equal(mpt_isolate_create(&o, serve, NULL, NULL, &watched, &err), 0);
+  mpt_isolate_result r;
+  char resp[256];
+  call(other, "ping", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "ping");
+  assert_int_equal(flag.calls, 0);
+  call(watched, "hang", 30, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_CANCELLED);
+  assert_true(r.seconds < 5);
+  assert_non_null(strstr(r.reason, "cancelled after"));
+  assert_true(flag.calls >= 1);
+  flag.stop = 0;
+  call(watched, "ping", 5, &r, resp);
+  assert_int_equal(r.outcome, MPT_ISO_OK);
+  assert_string_equal(resp, "ping");
+  assert_int_equal(mpt_isolate_forks(watched), 2);
+  int calls = flag.calls;
+  call(other, "ping", 5, &r, resp);
+  assert_int_equal(flag.calls, calls);
+  mpt_isolate_destroy(watched);
+  mpt_isolate_destroy(other);
+
+  flag.stop = 1;
+  char out[256];
+  int status;
+  double secs;
+  char *slow[] = {"sh", "-c", "sleep 30", NULL};
+  mpt_watch w = {watch_flag, &flag};
+  assert_int_equal(mpt_run_command_env(slow, environ, &w, 60, out, sizeof out, &status, &secs, &err), 0);
+  assert_int_equal(status, -2);
+  assert_true(secs < 5);
+  assert_int_equal(mpt_run_command_env(slow, environ, NULL, 0.3, out, sizeof out, &status, &secs, &err), 0);
+  assert_int_equal(status, -1); /* unwatched: its timeout */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_serving_child),
     cmocka_unit_test(test_one_shot),
     cmocka_unit_test(test_memory_limit),
     cmocka_unit_test(test_run_command),
+    cmocka_unit_test(test_watch),
     cmocka_unit_test(test_variant_leftovers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

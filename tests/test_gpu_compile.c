@@ -178,22 +178,22 @@ static void check_errors(mpt_rtc_compile_fn fn, const char *arch) {
   mpt_rtc_result r;
   mpt_error err;
   mpt_error_clear(&err);
-  assert_int_equal(mpt_rtc_compile_isolated(fn, bad, "bad.cu", "k", arch, opts, 1, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, bad, "bad.cu", "k", arch, opts, 1, 120, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_non_null(r.log);
   assert_non_null(strstr(r.log, "undefined_thing"));
   assert_int_equal(r.crashed, 0);
   mpt_rtc_result_free(&r);
-  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "missing_kernel", arch, opts, 1, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "missing_kernel", arch, opts, 1, 120, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_non_null(strstr(r.log, "missing_kernel"));
   mpt_rtc_result_free(&r);
   /* a define the source needs but the configuration lacks */
-  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, NULL, 0, 120, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_non_null(strstr(r.log, "VALUE"));
   mpt_rtc_result_free(&r);
-  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, opts, 1, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, good, "good.cu", "k", arch, opts, 1, 120, NULL, &r, &err), 0);
   assert_true(r.ok);
   assert_string_equal(r.lowered, "k");
   mpt_rtc_result_free(&r);
@@ -246,7 +246,7 @@ static void check_defines_in_source(mpt_rtc_compile_fn fn, const char *arch, con
   mpt_rtc_result r;
   mpt_error err;
   mpt_error_clear(&err);
-  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "bad.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "bad.cu", "k", arch, NULL, 0, 120, NULL, &r, &err), 0);
   free(prepared);
   assert_false(r.ok);
   if (!strstr(r.log, line_2)) fprintf(stderr, "no '%s' in: %s\n", line_2, r.log);
@@ -264,7 +264,7 @@ static void check_defines_in_source(mpt_rtc_compile_fn fn, const char *arch, con
                                    "#define VALUE 2.0f\n#line 1\nextern"));
   assert_non_null(strstr(prepared, "\n                                     \n  for")); /* blanked, the line kept */
   assert_non_null(strstr(prepared, "\n#pragma unroll loop_unroll_factor_xy\n"));     /* 4: kept */
-  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "unroll.cu", "k", arch, NULL, 0, 120, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(fn, prepared, "unroll.cu", "k", arch, NULL, 0, 120, NULL, &r, &err), 0);
   free(prepared);
   if (!r.ok) fprintf(stderr, "%s\n", r.log);
   assert_true(r.ok);
@@ -370,7 +370,7 @@ static void test_isolation_report(void **state) {
   mpt_rtc_result r;
   mpt_error err;
   mpt_error_clear(&err);
-  assert_int_equal(mpt_rtc_compile_isolated(reporting_compiler, "", "x.cu", "k", "compute_90", NULL, 0, 30, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(reporting_compiler, "", "x.cu", "k", "compute_90", NULL, 0, 30, NULL, &r, &err), 0);
   assert_true(r.ok);
   assert_true(r.is_ptx);
   assert_int_equal(r.crashed, 0);
@@ -380,12 +380,12 @@ static void test_isolation_report(void **state) {
   assert_string_equal(r.log, "note: fine");
   assert_true(r.compile_ms == 12.5);
   mpt_rtc_result_free(&r);
-  assert_int_equal(mpt_rtc_compile_isolated(exiting_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(exiting_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_int_equal(r.crashed, SIGABRT);
   assert_string_equal(r.log, "compiler process exited with status 7 before reporting (compiling for sm_90)");
   mpt_rtc_result_free(&r);
-  assert_int_equal(mpt_rtc_compile_isolated(truncating_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(truncating_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_int_equal(r.crashed, SIGABRT);
   assert_null(r.code);
@@ -395,19 +395,21 @@ static void test_isolation_report(void **state) {
 }
 
 static int g_cancel_polls;
-/* a stop request that comes on the third time it is asked (the compiler is running by then) */
-static int cancel_on_third_poll(void) { return ++g_cancel_polls >= 3; }
+/* a watch that says stop on the third time it is asked (the compiler is running by then) */
+static int cancel_on_third_poll(void *ctx, const char *doing, double done) {
+  (void)ctx, (void)doing, (void)done;
+  return ++g_cancel_polls >= 3;
+}
 
-/* a stop request kills a hanging compile at once instead of after its timeout (60 s here), and says so */
+/* the watch's stop kills a hanging compile at once instead of after its timeout (60 s here), and says so */
 static void test_isolation_cancel(void **state) {
   (void)state;
   mpt_rtc_result r;
   mpt_error err;
   mpt_error_clear(&err);
   g_cancel_polls = 0;
-  mpt_isolate_set_cancel(cancel_on_third_poll);
-  int rc = mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 60, &r, &err);
-  mpt_isolate_set_cancel(NULL);
+  mpt_watch watch = {cancel_on_third_poll, NULL};
+  int rc = mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 60, &watch, &r, &err);
   assert_int_equal(rc, 0);
   assert_false(r.ok);
   assert_true(r.cancelled);
@@ -422,25 +424,25 @@ static void test_isolation(void **state) {
   mpt_rtc_result r;
   mpt_error err;
   mpt_error_clear(&err);
-  assert_int_equal(mpt_rtc_compile_isolated(crashing_compiler, "", "x.cu", "k", "gfx1100", NULL, 0, 30, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(crashing_compiler, "", "x.cu", "k", "gfx1100", NULL, 0, 30, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_int_equal(r.crashed, SIGSEGV);
   assert_non_null(strstr(r.log, "SIGSEGV"));
   assert_non_null(strstr(r.log, "gfx1100"));
   mpt_rtc_result_free(&r);
-  assert_int_equal(mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 0.5, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(hanging_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 0.5, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_true(r.timed_out);
   assert_non_null(strstr(r.log, "timed out"));
   mpt_rtc_result_free(&r);
   /* a compiler that fails on this source (no program, no code: MPT_ERR_INTERNAL) fails this variant's
    * compile; it ended the evaluator, and the run, before */
-  assert_int_equal(mpt_rtc_compile_isolated(failing_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err), 0);
+  assert_int_equal(mpt_rtc_compile_isolated(failing_compiler, "", "x.cu", "k", "sm_90", NULL, 0, 30, NULL, &r, &err), 0);
   assert_false(r.ok);
   assert_string_equal(r.log, "NVRTC produced no CUBIN for sm_90");
   mpt_rtc_result_free(&r);
   /* errors of the compile function itself (no compiler, an architecture it does not know) come back as errors */
-  assert_int_equal(mpt_rtc_compile_isolated(mpt_hiprtc_compile, "", "x.cu", "k", "sm_90", NULL, 0, 30, &r, &err),
+  assert_int_equal(mpt_rtc_compile_isolated(mpt_hiprtc_compile, "", "x.cu", "k", "sm_90", NULL, 0, 30, NULL, &r, &err),
                    have_hiprtc() ? MPT_ERR_VALUE : MPT_ERR_DEVICE);
   assert_true(strlen(err.msg) > 0);
 }

@@ -723,6 +723,64 @@ static void test_sim_delay(void **state) {
   assert_true(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err) < 0);
 }
 
+/* a watch that counts its calls and says stop from call stop_at on (0: never) */
+typedef struct watch_count {
+  int calls;
+  int stop_at;
+} watch_count;
+
+static int count_calls(void *ctx, const char *doing, double done) {
+  (void)doing, (void)done;
+  watch_count *w = ctx;
+  w->calls++;
+  return w->stop_at > 0 && w->calls >= w->stop_at;
+}
+
+/* the watch of an evaluator's evaluations is its own (mpt_eval_settings.watch): never asked while it opens,
+ * asked between the slices of a simulated delay, and once it says stop the evaluation is cancelled; another
+ * evaluator's evaluations neither ask it nor are cancelled by it. A watch of one evaluation's own
+ * (mpt_evaluator_evaluate_watched) is asked in the same waits, for that evaluation only. */
+static void test_sim_watch(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/watch_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [" REC(1, 1, "correct", "2.0") "]}"); /* 106 ms recorded: 3 slices of the delay */
+  watch_count stopping = {0, 2}, going = {0, 0}, once = {0, 0};
+  mpt_eval_settings set = {0};
+  set.simulate_path = path;
+  set.simulate_delay = 1.0;
+  mpt_evaluator *stopped_ev, *going_ev;
+  mpt_error err;
+  set.watch = (mpt_watch){count_calls, &stopping};
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &stopped_ev, &err), 0);
+  set.watch = (mpt_watch){count_calls, &going};
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &going_ev, &err), 0);
+  assert_int_equal(stopping.calls + going.calls, 0);
+  int v1[10] = {16, 1, 1, 1, 0, 0, 0, 1, 15, 15};
+  int64_t id = conv_id(f, v1);
+  mpt_obs o;
+  assert_int_equal(mpt_evaluator_evaluate(stopped_ev, id, &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_CANCELLED);
+  assert_non_null(strstr(o.reason, "cancelled during the simulated delay"));
+  assert_int_equal(stopping.calls, 2);
+  assert_int_equal(going.calls, 0);
+  assert_int_equal(mpt_evaluator_evaluate(going_ev, id, &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  int per_evaluation = going.calls;
+  assert_true(per_evaluation >= 2);
+  assert_int_equal(stopping.calls, 2);
+  const mpt_watch also = {count_calls, &once};
+  assert_int_equal(mpt_evaluator_evaluate_watched(going_ev, id, &also, &o, &err), 0);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  assert_int_equal(once.calls, per_evaluation);
+  assert_int_equal(going.calls, 2 * per_evaluation);
+  assert_int_equal(mpt_evaluator_evaluate(going_ev, id, &o, &err), 0);
+  assert_int_equal(once.calls, per_evaluation);
+  assert_int_equal(going.calls, 3 * per_evaluation);
+  mpt_evaluator_close(stopped_ev);
+  mpt_evaluator_close(going_ev);
+}
+
 /* 600 damaged copies of the two small files above (bytes changed, cut out, JSON tokens inserted, slices
  * repeated, the end cut off; a third of them gzip-compressed, some of those cut too), fixed by a seed:
  * each loads or fails with one message naming the file, never crashes (ASan/UBSan build: no invalid
@@ -843,6 +901,7 @@ int main(void) {
     cmocka_unit_test(test_sim_evaluator),
     cmocka_unit_test(test_sim_missing_record),
     cmocka_unit_test(test_sim_delay),
+    cmocka_unit_test(test_sim_watch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

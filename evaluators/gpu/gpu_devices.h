@@ -5,6 +5,7 @@
 #define MPT_GPU_DEVICES_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
+#include "spaces/sys/watch.h"
 
 /* One GPU as the device table shows it. index is the device's ordinal as the runtime numbers it, i.e.
  * after CUDA_VISIBLE_DEVICES (NVIDIA) or ROCR_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES (AMD). */

@@ -41,6 +41,7 @@ typedef struct gpu_eval {
   char arch[64];
   double best_bench_s;   /* fastest benchmark so far (timeout derivation) */
   double timeout_s;      /* settings.timeout_s */
+  mpt_watch watch;       /* the evaluator's (mpt_evaluator.watch): compiles and server calls ask it */
   char *req;             /* request buffer */
   size_t req_cap;
   /* device server state (only meaningful in the server process) */
@@ -305,14 +306,15 @@ static int config_launch(const mpt_kernel_spec *ks, const mpt_space *s, int64_t 
 }
 
 int mpt_gpu_compile_launch(const mpt_kernel_spec *ks, const mpt_launch *l, mpt_rtc_compile_fn compile,
-                           const char *arch, double timeout_s, mpt_rtc_result *res, mpt_error *err) {
+                           const char *arch, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
+                           mpt_error *err) {
   memset(res, 0, sizeof *res);
   /* the defines as #define lines before the source, as Kernel Tuner writes them: as -D options they
    * would also rewrite the runtime's built-in headers (a parameter named mode, T or n broke every compile) */
   char *src = mpt_gpu_prepare_source(ks->source, (const char *const *)l->defines, l->n_defines);
   if (!src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = mpt_rtc_compile_isolated(compile, src, ks->kernel_file, ks->kernel_name, arch,
-                                    (const char *const *)ks->options, ks->n_options, timeout_s, res, err);
+                                    (const char *const *)ks->options, ks->n_options, timeout_s, watch, res, err);
   free(src);
   return rc;
 }
@@ -324,7 +326,7 @@ int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_
   mpt_launch l;
   int rc = config_launch(ks, s, id, &l, err);
   if (rc) return rc;
-  rc = mpt_gpu_compile_launch(ks, &l, compile, arch, timeout_s, res, err);
+  rc = mpt_gpu_compile_launch(ks, &l, compile, arch, timeout_s, NULL, res, err);
   if (launch_out && !rc)
     *launch_out = l;
   else
@@ -338,6 +340,7 @@ static int make_iso(gpu_eval *g, mpt_error *err) {
   o.mem_limit = 0;     /* GPU runtimes reserve huge address ranges: no RLIMIT_AS */
   o.one_shot = 0;
   o.max_request = g->req_cap;
+  o.watch = g->watch;
   return mpt_isolate_create(&o, server_serve, server_init, g, &g->iso, err);
 }
 
@@ -373,7 +376,7 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
     snprintf(o->reason, sizeof o->reason, "%s", ce.msg);
     return 0;
   }
-  rc = mpt_gpu_compile_launch(g->ks, &l, g->be->compile, g->arch, compile_timeout(g), &r, &ce);
+  rc = mpt_gpu_compile_launch(g->ks, &l, g->be->compile, g->arch, compile_timeout(g), &g->watch, &r, &ce);
   o->compile_ms = mpt_clock_mono_ms() - t0;
   if (rc) {
     /* the compiler refused the setup itself (not found, an architecture or CompilerOptions it does not
@@ -471,6 +474,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   g->be = be;
   g->local_rank = ev->settings.local_rank;
   g->timeout_s = ev->settings.timeout_s;
+  g->watch = ev->watch;
   int rc = mpt_kspec_load(ev->problem, &g->ks, err);
   if (rc) goto fail;
   const mpt_kernel_spec *ks = g->ks;

@@ -51,18 +51,20 @@ void mpt_gpu_eval_close(mpt_evaluator *ev);
 
 /* Compiles configuration `id` the way the evaluators do: the problem's CompilerOptions plus one
  * -Dname=value per define of mpt_kspec_launch (every parameter, block_size_x/y/z, grid_size_x/y/z,
- * kernel_tuner=1), through `compile` in a forked child (mpt_rtc_compile_isolated, timeout_s).
+ * kernel_tuner=1), through `compile` in a forked child (mpt_rtc_compile_isolated, timeout_s; unwatched).
  * launch (may be NULL) receives the launch description. Returns as mpt_rtc_compile_isolated; a
  * configuration whose launch cannot be computed returns the kspec error. */
 int mpt_gpu_compile_config(const mpt_kernel_spec *ks, const mpt_space *s, int64_t id,
                            mpt_rtc_compile_fn compile, const char *arch, double timeout_s,
                            mpt_launch *launch, mpt_rtc_result *res, mpt_error *err);
 
-/* The compile step of mpt_gpu_compile_config for a launch already computed (mpt_kspec_launch). Errors of
- * the compile function itself (<0: no compiler, MPT_ERR_VALUE for an architecture or option it refuses)
- * hold for every configuration; a failed compile of this variant is res->ok = 0. */
+/* The compile step of mpt_gpu_compile_config for a launch already computed (mpt_kspec_launch), watched
+ * (watch: as mpt_rtc_compile_isolated's). Errors of the compile function itself (<0: no compiler,
+ * MPT_ERR_VALUE for an architecture or option it refuses) hold for every configuration; a failed compile of
+ * this variant is res->ok = 0. */
 int mpt_gpu_compile_launch(const mpt_kernel_spec *ks, const mpt_launch *l, mpt_rtc_compile_fn compile,
-                           const char *arch, double timeout_s, mpt_rtc_result *res, mpt_error *err);
+                           const char *arch, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
+                           mpt_error *err);
 
 /* 1 when `name` (a kernel name, possibly "k<float>") occurs as an identifier in source */
 int mpt_gpu_source_has_kernel(const char *source, const char *name);

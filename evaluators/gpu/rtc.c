@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "evaluators/isolate.h"
 #include "spaces/sys/clock.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
@@ -136,8 +135,8 @@ static pid_t spawn_compiler(const compile_call *c, int *fd, mpt_error *err) {
 }
 
 /* Reads everything the child writes to fd until it closes the pipe, the deadline passes (timeout_s > 0)
- * or the run's stop request comes, asked at least every 100 ms. */
-static void read_report(int fd, double timeout_s, child_report *rep) {
+ * or the watch says stop, asked at least every 100 ms. */
+static void read_report(int fd, double timeout_s, const mpt_watch *watch, child_report *rep) {
   size_t cap = 1 << 16;
   memset(rep, 0, sizeof *rep);
   rep->buf = malloc(cap);
@@ -152,8 +151,8 @@ static void read_report(int fd, double timeout_s, child_report *rep) {
       }
       wait_ms = (int)(left * 1000) + 1;
     }
-    /* a stop request ends the compile at once; the one-rank progress line goes on during a long one */
-    if (mpt_isolate_stop_requested()) {
+    /* the watch: a stop ends the compile at once; with one rank the progress line goes on during a long one */
+    if (mpt_watch_call(watch, NULL, -1)) {
       rep->cancelled = 1;
       break;
     }
@@ -264,14 +263,15 @@ static int unpack_report(const child_report *rep, int status, const char *arch, 
 
 int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,
                              const char *kernel_name, const char *arch, const char *const *opts,
-                             int n_opts, double timeout_s, mpt_rtc_result *res, mpt_error *err) {
+                             int n_opts, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
+                             mpt_error *err) {
   memset(res, 0, sizeof *res);
   const compile_call call = {fn, source, source_name, kernel_name, arch, opts, n_opts};
   int fd = -1;
   pid_t pid = spawn_compiler(&call, &fd, err);
   if (pid < 0) return (int)pid;
   child_report rep;
-  read_report(fd, timeout_s, &rep);
+  read_report(fd, timeout_s, watch, &rep);
   close(fd);
   int status = reap_compiler(pid, &rep);
   if (!rep.buf) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");

@@ -5,6 +5,7 @@
 #define MPT_RTC_H
 #include <stddef.h>
 #include "spaces/sys/error.h"
+#include "spaces/sys/watch.h"
 
 /* Result of one run-time compilation (NVRTC or hiprtc). ok: 1 when code was produced. On a compile
  * error ok=0 and log holds the compiler's messages. code is a CUBIN, PTX (is_ptx) or an AMD code
@@ -14,7 +15,7 @@ typedef struct mpt_rtc_result {
   int is_ptx;
   int crashed;          /* isolated compile only: the signal that killed the compiler (0: none) */
   int timed_out;        /* isolated compile only: killed after the timeout */
-  int cancelled;        /* isolated compile only: killed on the run's stop request (mpt_isolate_set_cancel) */
+  int cancelled;        /* isolated compile only: killed when its watch said stop (the run is stopping) */
   char *code;
   size_t code_size;
   char *lowered;
@@ -30,12 +31,13 @@ typedef int (*mpt_rtc_compile_fn)(const char *source, const char *source_name, c
 /* Runs fn in a forked child process and copies its result back through a pipe, so a compiler that
  * crashes (hiprtc for gfx1100 in ROCm 5.2) or hangs only loses that child: then res->ok = 0 and
  * res->crashed = the signal (or res->timed_out = 1 after timeout_s; 0 means no limit) with a log that
- * says what happened, and 0 is returned. A stop request (mpt_isolate_set_cancel), asked at least every
- * 100 ms, kills the compiler too: res->cancelled = 1 (not the variant's outcome). Errors of fn itself (<0, e.g. library missing) are returned
- * as they were in the child. The child only compiles (no device context is used), and leaves with
- * _exit, so it is safe to call from an MPI rank. */
+ * says what happened, and 0 is returned. watch (NULL: none; spaces/sys/watch.h), asked at least every
+ * 100 ms, kills the compiler too when it says stop: res->cancelled = 1 (not the variant's outcome). Errors
+ * of fn itself (<0, e.g. library missing) are returned as they were in the child. The child only compiles
+ * (no device context is used), and leaves with _exit, so it is safe to call from an MPI rank. */
 int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const char *source_name,
                              const char *kernel_name, const char *arch, const char *const *opts,
-                             int n_opts, double timeout_s, mpt_rtc_result *res, mpt_error *err);
+                             int n_opts, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
+                             mpt_error *err);
 
 #endif

@@ -3,7 +3,7 @@
  * with -n 1) takes its node-local rank among the workers; without a problem it reports the GPU that
  * local rank picks (after *_VISIBLE_DEVICES) among the GPUs of one runtime, as a run binds: NVIDIA's
  * when the node has any (the cuda evaluator's), else AMD's (hip), else the CPU; with a problem it
- * opens the evaluator exactly as `mptune tune` does and reports what it is bound to. */
+ * opens the evaluator exactly as `mptune tune` does (mpt_job_open_evaluator) and reports what it is bound to. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "evaluators/evaluator.h"
 #include "evaluators/gpu/gpu_devices.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job.h"
 #include "mpi/device.h"
 #include "mpi/wire.h"
 #include "spaces/space.h"
@@ -71,12 +72,8 @@ int mpt_cmd_devices(int argc, char **argv) {
       rc = mpt_cmd_load_problem(problem, &prob, &err);
       if (rc == 0) rc = mpt_space_build(prob, &space, &err);
       if (rc == 0) {
-        mpt_eval_settings set;
-        memset(&set, 0, sizeof set);
-        set.simulate_path = simulate;
-        set.local_rank = local_rank;
-        set.rank = rank;
-        rc = mpt_evaluator_open(evaluator, prob, space, &set, &ev, &err);
+        mpt_job_options o = {.evaluator = evaluator, .simulate = simulate};
+        rc = mpt_job_open_evaluator(&o, prob, space, rank, local_rank, (mpt_watch){NULL, NULL}, &ev, &err);
       }
       if (rc == 0) mpt_device_describe(ev, rank, &mine);
     } else {

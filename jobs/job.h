@@ -1,0 +1,77 @@
+/* jobs/job.h: a job, what a user submits (`tune`, `collect`), from its parsed options to its summary, on
+ * every rank of MPI_COMM_WORLD. Open: every rank reads the T1 file and builds the same space; rank 0 checks
+ * the run (that no output replaces an input, the kernel's files included, and that every output's directory
+ * is writable; the log to resume or to create) and creates the strategy; the workers (or the one rank) open
+ * their evaluator bound to their node-local device; a go/no-go makes every rank fail together. Run: the
+ * device table, rank 0 starts the log and runs the coordinator loop while the workers serve it. Report:
+ * rank 0 finishes the log and prints the summary and the T4 export. Rank 0 owns the run log: one flushed
+ * record per evaluation.
+ * Test hook: with MPT_TRACE_APPENDS=FILE the coordinator appends "id status" to FILE after each record is
+ * flushed to the log (the SIGKILL test checks that every traced record survives). */
+#ifndef MPT_JOB_H
+#define MPT_JOB_H
+#include <stdint.h>
+#include "coordinator/progress.h"
+#include "evaluators/evaluator.h"
+#include "spaces/sys/error.h"
+
+#define MPT_JOB_MAX_OPTS 64
+
+/* What the user asked for (jobs/cli/cmd_tune.c parses it). Strings are borrowed: they must outlive the job. */
+typedef struct mpt_job_options {
+  int collect;             /* 1: collect (brute force over the whole valid set), 0: tune */
+  const char *problem;     /* the T1 file */
+  const char *strategy;    /* its name (collect: brute_force) */
+  int strategy_given;      /* --strategy was given (a resume otherwise goes on with the logged one) */
+  int64_t budget;          /* evaluations; -1: not given */
+  double time_budget;      /* seconds; 0: none */
+  uint64_t seed;
+  int seed_given;
+  const char *log;         /* the run log */
+  const char *t4;          /* the T4 export (NULL: none) */
+  int resume, force;
+  const char *simulate;    /* the replayed file (NULL: real evaluations) */
+  double simulate_delay;
+  const char *evaluator;
+  const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
+  int n_opts;
+  double timeout_s;        /* per evaluation (0: derived) */
+  int iterations;          /* timed runs per evaluation (0: the problem's) */
+  const char *workdir;
+  double grace_s;          /* for in-flight evaluations after SIGINT/SIGTERM or the time budget */
+  mpt_progress_mode progress;
+  int argc;                /* the command line, logged */
+  char **argv;
+} mpt_job_options;
+
+typedef struct mpt_job mpt_job;
+
+/* An error naming the output when the run log or the T4 export of o would replace the input path (what:
+ * how to name it); 0 otherwise. */
+int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err);
+
+/* The evaluator a job's worker opens: o's evaluator with o's settings (the replayed file and its delay, the
+ * timeout, the iterations, the scratch directory), bound to the device of node-local rank local_rank and
+ * watched by watch ({NULL}: none). `mptune devices FILE.json` opens it so too, as a run would. */
+int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const mpt_space *s, int rank,
+                           int local_rank, mpt_watch watch, mpt_evaluator **out, mpt_error *err);
+
+/* Opens the job on every rank (collective; the caller has installed coordinator/signals.h's handlers).
+ * Returns 0 with *out set, or, when any rank failed, <0 on every rank (this rank's own code when it failed
+ * itself: MPT_ERR_STOPPED when a signal stopped the space's build) with the message on rank 0 in err;
+ * nothing was written then. */
+int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err);
+/* Runs the job (collective): the device table, then rank 0 starts the log and coordinates while the other
+ * ranks serve as workers. <0 on rank 0 when the log could not be started or the run failed (err says why;
+ * the workers were stopped); a worker returns 0 (its exit status says how it ended). */
+int mpt_job_run(mpt_job *job, mpt_error *err);
+/* Rank 0: what the run came to. After a failed run, how far it got and that --resume continues it (the
+ * error itself is the caller's to say, first); after a run, the log finished, the summary and the T4
+ * export, <0 with err when the log or the export fails. Other ranks: nothing. */
+int mpt_job_report(mpt_job *job, mpt_error *err);
+/* The process exit status: 0; 130 or 143 (128 + the signal) when a signal stopped the run, 1 when a signal
+ * to one worker alone did or anything failed. */
+int mpt_job_exit_status(const mpt_job *job);
+void mpt_job_close(mpt_job *job);
+
+#endif
