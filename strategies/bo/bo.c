@@ -59,12 +59,20 @@
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
- * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c. */
+ * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
+ *
+ * Files. This file is the strategy (options, create, tell, ask, the scans); it sits on the model
+ * (strategies/bo/bo_model.c), the feasibility model (strategies/bo/bo_feasibility.c) and the local
+ * candidate sets (strategies/bo/bo_local.c), which sit on the encoding (strategies/bo/bo_encode.c);
+ * strategies/bo/bo_state.h is the state they share. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_encode.h"
+#include "strategies/bo/bo_feasibility.h"
+#include "strategies/bo/bo_local.h"
+#include "strategies/bo/bo_model.h"
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -147,12 +155,8 @@ static int mix_random(bo_state *b, mpt_strategy *s, int64_t keep, int64_t n) {
   return 0;
 }
 
-static int bo_create(mpt_strategy *s, mpt_error *err) {
-  bo_state *b = calloc(1, sizeof *b);
-  if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
-  s->data = b;
-  const mpt_space *sp = s->space;
-  b->N = mpt_space_size(sp);
+/* the model and acquisition options: acquisition, GP, transform, exploration, feasibility, batch, portfolio */
+static void read_model_options(bo_state *b, mpt_strategy *s) {
   const char *acq = mpt_strategy_opt_str(s, "acquisition");
   b->acq = strcmp(acq, "poi") == 0 ? ACQ_POI : strcmp(acq, "lcb") == 0 ? ACQ_LCB
          : strcmp(acq, "lcb-srinivas") == 0 ? ACQ_LCBS : strcmp(acq, "multi") == 0 ? ACQ_MULTI
@@ -181,51 +185,34 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
+  b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
+  b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
+  b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
+}
+
+/* the options of local picks and of the stall rule */
+static void read_local_options(bo_state *b, mpt_strategy *s) {
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
   b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
-  {
-    const char *lk = mpt_strategy_opt_str(s, "local_kind");
-    b->local_kind = strcmp(lk, "box") == 0 ? -1 : strcmp(lk, "elite") == 0 ? LOCAL_ELITE
-                  : strcmp(lk, "hamming+elite") == 0 ? LOCAL_ALTERNATE : strcmp(lk, "cross") == 0 ? LOCAL_CROSS
-                  : strcmp(lk, "hamming+cross") == 0 ? LOCAL_ALT_CROSS : mpt_neighbor_kind_parse(lk);
-    b->local_children = (int)mpt_strategy_opt_int(s, "local_children");
-    b->elite_size = (int)mpt_strategy_opt_int(s, "elite_size");
-  }
+  const char *lk = mpt_strategy_opt_str(s, "local_kind");
+  b->local_kind = strcmp(lk, "box") == 0 ? -1 : strcmp(lk, "elite") == 0 ? LOCAL_ELITE
+                : strcmp(lk, "hamming+elite") == 0 ? LOCAL_ALTERNATE : strcmp(lk, "cross") == 0 ? LOCAL_CROSS
+                : strcmp(lk, "hamming+cross") == 0 ? LOCAL_ALT_CROSS : mpt_neighbor_kind_parse(lk);
+  b->local_children = (int)mpt_strategy_opt_int(s, "local_children");
+  b->elite_size = (int)mpt_strategy_opt_int(s, "elite_size");
   b->local_top = (int)mpt_strategy_opt_int(s, "local_top");
   b->local_stalled = strcmp(mpt_strategy_opt_str(s, "local_when"), "stalled") == 0;
   b->stall_after = (int)mpt_strategy_opt_int(s, "stall_after");
   b->stall_variance = strcmp(mpt_strategy_opt_str(s, "stall_action"), "variance") == 0;
   b->stall_boost = mpt_strategy_opt_double(s, "stall_boost");
-  b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
-  b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
-  b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
-  b->best_t = INFINITY;
-  for (int a = 0; a < AF_N; a++) b->active[a] = 1;
-  b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
+}
 
-  /* pruning: parameters with one value carry no information */
-  const char *encs = mpt_strategy_opt_str(s, "encoding");
-  b->enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
-  b->use_index = strcmp(encs, "onehot") != 0;
-  b->use_onehot = !b->use_index || strcmp(encs, "index+onehot") == 0;
-  b->ohw = b->use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
-  b->binw = b->use_index && b->use_onehot ? mpt_strategy_opt_double(s, "binary_weight") : 1.0;
-  b->sp = sp;
-  int dims = mpt_space_dims(sp);
-  b->act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  b->enc_full = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
-  b->enc_cfg = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+/* the scratch of the scans: the encoding's point, the taken marks, the prediction blocks, the deferred
+ * contenders, the incumbent's value indices; 0 or an error */
+static int alloc_scan_buffers(bo_state *b, mpt_strategy *s, mpt_error *err) {
+  int dims = mpt_space_dims(s->space);
   b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  if (!b->act || !b->enc_full || !b->enc_cfg || !b->inc_idx) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
-  int n_act = 0, n_oh = 0;
-  for (int p = 0; p < dims; p++)
-    if (mpt_space_n_values(sp, p) > 1) { b->act[n_act++] = p; n_oh += mpt_space_n_values(sp, p); }
-  b->n_act = n_act;
-  b->n_oh = n_oh;
-  /* GP inputs: the active parameters' encodings and/or their one-hot codes (w / sqrt 2 per set bit,
-   * so each differing parameter adds w^2 to the squared distance) */
-  b->D = (b->use_index ? n_act : 0) + (b->use_onehot ? n_oh : 0);
-  if (b->D < 1) b->D = 1; /* no active parameter: one input, 0 everywhere */
+  if (!b->inc_idx) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
   b->xq = malloc(sizeof(double) * (size_t)b->D);
   b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
   b->mbuf = malloc(sizeof(double) * BO_BLOCK);
@@ -234,11 +221,13 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
   if (!b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
-  b->feas_dims = b->use_index && n_act > 0 ? n_act : b->D;
-  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
-  if (rc) return rc;
+  return 0;
+}
 
-  /* the initial sample, fixed by the seed (so a resumed run continues the same sample) */
+/* the initial sample (option sampling, random_samples), fixed by the seed so that a resumed run continues
+ * the same sample; 0 or an error */
+static int draw_initial_sample(bo_state *b, mpt_strategy *s, mpt_error *err) {
+  const mpt_space *sp = s->space;
   int64_t ni = b->n_init < b->N ? b->n_init : b->N;
   b->init_ids = malloc(sizeof(int64_t) * (size_t)(ni > 0 ? ni : 1));
   if (!b->init_ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
@@ -257,36 +246,29 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   if (got > 0 && strcmp(sm, "random") != 0 && mpt_strategy_opt_int(s, "random_samples") > 0) {
     int64_t nr = mpt_strategy_opt_int(s, "random_samples");
     if (nr > got) nr = got;
-    if ((rc = mix_random(b, s, got - nr, got)) != 0) return mpt_error_set(err, rc, "bo: out of memory");
+    int rc = mix_random(b, s, got - nr, got);
+    if (rc != 0) return mpt_error_set(err, rc, "bo: out of memory");
   }
   b->n_init_ids = got;
   return 0;
 }
 
-void bo_encode(bo_state *b, int64_t c, double *x) {
-  const mpt_space *sp = b->sp;
-  memset(x, 0, sizeof(double) * (size_t)b->D);
-  if (b->n_act == 0) return;
-  mpt_space_config(sp, c, b->enc_cfg);
-  if (b->use_index) {
-    mpt_space_encode_idx(sp, b->enc_cfg, b->enc, b->enc_full);
-    for (int d = 0; d < b->n_act; d++)
-      x[d] = (mpt_space_n_values(sp, b->act[d]) == 2 ? b->binw : 1.0) * b->enc_full[b->act[d]];
-    x += b->n_act;
-  }
-  if (b->use_onehot)
-    for (int d = 0, o = 0; d < b->n_act; o += mpt_space_n_values(sp, b->act[d]), d++)
-      x[o + b->enc_cfg[b->act[d]]] = b->ohw * M_SQRT1_2;
-}
-
-const double *bo_point(bo_state *b, int64_t c) {
-  bo_encode(b, c, b->xq);
-  return b->xq;
-}
-
-void bo_encode_rows(void *ctx, int64_t first, int64_t n, double *rows) {
-  bo_state *b = ctx;
-  for (int64_t i = 0; i < n; i++) bo_encode(b, first + i, rows + (size_t)i * (size_t)b->D);
+static int bo_create(mpt_strategy *s, mpt_error *err) {
+  bo_state *b = calloc(1, sizeof *b);
+  if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  s->data = b;
+  b->N = mpt_space_size(s->space);
+  read_model_options(b, s);
+  read_local_options(b, s);
+  b->best_t = INFINITY;
+  for (int a = 0; a < AF_N; a++) b->active[a] = 1;
+  b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
+  if (bo_encoding_init(b, s) != 0) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  int rc = alloc_scan_buffers(b, s, err);
+  if (rc) return rc;
+  rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
+  if (rc) return rc;
+  return draw_initial_sample(b, s, err);
 }
 
 static void bo_destroy(mpt_strategy *s) {
@@ -438,8 +420,8 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
  * under the threshold are skipped. When none reaches it, feasible_fallback picks the candidate.
  * With EI alone (the default) p is not computed candidate by candidate: a block's contenders (EI above
  * the best feasible EI x p so far) are queued and resolved at the block's end by EI, largest first,
- * until EI alone cannot win (bo_feas_resolve). In index order p was computed for every contender that
- * beat the best so far, and where failures cluster in a region the GP rates high that was most
+ * until EI alone cannot win (bo_feas_resolve). In index order p would be computed for every contender
+ * that beats the best so far, and where failures cluster in a region the GP rates high that is most
  * candidates (docs/PERFORMANCE.md, "bo: clustered failures"); the choice is the same (the largest
  * EI x p among feasible candidates, the smallest id among equal ones). */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
@@ -558,9 +540,9 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   (void)need_ei;
   pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
   pk->id[AF_POI] = lin_id[1] >= 0 ? lin_id[1] : lg_id[1];
-  /* fallback when every candidate is under the feasibility threshold: the best EI x p^exponent (before
-   * session 7 the best EI alone, which on spaces with large infeasible regions spent most of the budget
-   * on failures: docs/PERFORMANCE.md, "bo: the fallback under the feasibility threshold") */
+  /* fallback when every candidate is under the feasibility threshold: the best EI x p^exponent (the best
+   * EI alone spends most of the budget on failures on spaces with large infeasible regions:
+   * docs/PERFORMANCE.md, "bo: the fallback under the feasibility threshold") */
   pk->id_any = any_lin_id >= 0 ? any_lin_id : any_lg_id;
   pk->val_any = any_lin_id >= 0 ? any_lin : any_lg;
   if (use_feas && pk->id[AF_EI] < 0 && pk->id_any >= 0 && b->feas_exponent > 0) feasible_fallback(b, s, xi, local, pk);
