@@ -413,6 +413,40 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   if (best_id >= 0) { pk->id_any = best_id; pk->val_any = best; }
 }
 
+/* The feasibility model's mean weights for this scan, and the cached candidates extended by the newest
+ * observations: 1 when the scan multiplies by the probability of feasibility, 0 without a feasibility model
+ * (or, out of memory, without one for this pick) */
+static int prepare_feasibility(bo_state *b) {
+  if (!b->fgp) return 0;
+  double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
+  if (!fa) return 0;
+  b->falpha = fa;
+  mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+  bo_feas_extend(b);
+  return 1;
+}
+
+/* EI alone (the default): 1 when a candidate with u = fb - xi - mu and normalized variance var cannot change
+ * the pick, by bounds from the variance without square roots and divisions (margins far above the rounding
+ * of sd and of the squares): EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd cannot beat the best
+ * feasible EI so far (lin0); or z = u / sd < -6, where only the log EI of candidates before the first with
+ * z > -6 counts (any_lin_id < 0), and log EI = log q - z^2 / 2 - log sqrt(2 pi) with
+ * log q = 1.5 log sd^2 - log u^2 <= W (binary exponents) cannot beat the best feasible log EI so far (lg0)
+ * when u^2 / 2 >= (W - log sqrt(2 pi) - lg0) sd^2. Such candidates change nothing: the same picks. */
+static inline int ei_cannot_win(double u, double var, double lin0, double lg0, int64_t any_lin_id) {
+  double vr = var > 1e-24 ? var : 1e-24, r = lin0 * (1 - 1e-12) - (u > 0 ? u : 0.0);
+  if (r > 0 && vr * 0.15915494309189535 <= r * r * (1 - 1e-9)) return 1;
+  if (u < 0 && u * u > 36 * vr * (1 + 1e-9)) {
+    if (any_lin_id >= 0) return 1;
+    if (lg0 > -INFINITY) {
+      double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
+                 0.9189385332046727 - lg0;
+      if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) return 1;
+    }
+  }
+  return 0;
+}
+
 /* One scan over all free candidates: the argmax of every acquisition function the mode needs.
  * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
@@ -439,18 +473,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
   int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
   int ei_only = !need_poi && !need_lcb && !need_lcbs && !need_var;
-  int use_feas = b->fgp != NULL, defer = 0;
-  if (use_feas) {
-    double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
-    if (fa) {
-      b->falpha = fa;
-      mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
-      bo_feas_extend(b);
-      defer = ei_only;
-    } else {
-      use_feas = 0; /* out of memory: no feasibility model for this pick */
-    }
-  }
+  int use_feas = prepare_feasibility(b), defer = use_feas && ei_only;
   /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
   int64_t n_blocks = cand_blocks(b, local);
   for (int64_t bi = 0; bi < n_blocks; bi++) {
@@ -460,25 +483,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
-      if (ei_only) {
-        /* EI alone (the default): the bounds below from the variance, without square roots and
-         * divisions (margins far above the rounding of sd and of the squares). With u = fb - xi - mu:
-         * EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd cannot beat the best feasible EI so
-         * far; or z = u / sd < -6, where only the log EI of candidates before the first with z > -6
-         * counts, and log EI = log q - z^2 / 2 - log sqrt(2 pi) with log q = 1.5 log sd^2 - log u^2 <= W
-         * (binary exponents) cannot beat the best feasible log EI so far when u^2 / 2 >= (W - log
-         * sqrt(2 pi) - lg[0]) sd^2. Such candidates change nothing: the same picks. */
-        double u = fb - xi - mu, vr = var > 1e-24 ? var : 1e-24, r = lin[0] * (1 - 1e-12) - (u > 0 ? u : 0.0);
-        if (r > 0 && vr * 0.15915494309189535 <= r * r * (1 - 1e-9)) continue;
-        if (u < 0 && u * u > 36 * vr * (1 + 1e-9)) {
-          if (any_lin_id >= 0) continue;
-          if (lg[0] > -INFINITY) {
-            double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
-                       0.9189385332046727 - lg[0];
-            if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) continue;
-          }
-        }
-      }
+      if (ei_only && ei_cannot_win(fb - xi - mu, var, lin[0], lg[0], any_lin_id)) continue;
       double sd = sc * sqrt(var) / sc; /* = mpt_gp_predict_block's sd / sc */
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
@@ -625,14 +630,10 @@ static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
   return mpt_strategy_random_free(&r, b->N, s->seen, b->taken, 64, 0);
 }
 
-static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
-  bo_state *b = s->data;
-  mpt_error *err = &s->ask_error;
-  int k = 0;
-  int rc0 = bo_process_queue(b, s, err);
-  if (rc0) return err->code ? err->code : mpt_error_set(err, rc0, "bo: cannot update the model (error %d)", rc0);
-  /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
-  while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
+/* The initial sample until n_init valid observations (failed ones replaced by uniform random unseen ones),
+ * into ids[*k, n); 0 or an error */
+static int ask_initial(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  while (*k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
     int64_t id = -1;
     while (b->init_pos < b->n_init_ids && id < 0) {
       int64_t c = b->init_ids[b->init_pos++];
@@ -640,95 +641,137 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     }
     if (id < 0 && (id = random_unseen(b, s)) < 0) break; /* replacements: uniform random unseen */
     b->taken[id] = 1;
-    ids[k++] = id;
-    if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
+    ids[(*k)++] = id;
+    if (add_pending(b, id, -1))
+      return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     b->init_asked++;
   }
-  if (k == n) goto done;
-  if (b->n_ok < 1) {
-    /* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the
-     * initial sample only (filling the round with random configurations scores 0.02 less at ask(16):
-     * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing else is
-     * left to give (an asynchronous caller with more workers than initial samples whose first result
-     * was a failure), answering 0 would leave all but one of the idle workers waiting (the base layer
-     * tops an empty ask up with a single random configuration): give each a random unseen one. */
-    int64_t id;
-    int fill = k == 0;
-    while (fill && k < n && (id = random_unseen(b, s)) >= 0) {
-      b->taken[id] = 1;
-      ids[k++] = id;
-      if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
-    }
-    goto done;
+  return 0;
+}
+
+/* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the initial
+ * sample only (filling the round with random configurations scores 0.02 less at ask(16):
+ * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing else is left
+ * to give (*k == 0: an asynchronous caller with more workers than initial samples whose first result was a
+ * failure), answering 0 would leave all but one of the idle workers waiting (the base layer tops an empty
+ * ask up with a single random configuration): each gets a random unseen one. 0 or an error */
+static int ask_without_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  int64_t id;
+  int fill = *k == 0;
+  while (fill && *k < n && (id = random_unseen(b, s)) >= 0) {
+    b->taken[id] = 1;
+    ids[(*k)++] = id;
+    if (add_pending(b, id, -1))
+      return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
   }
-  {
-    /* fantasize pending evaluations (quantile / kriging believer / constant liar), pick, repeat */
-    int base = mpt_gp_n_obs(b->gp);
-    double worst = -INFINITY;
-    if (b->post && b->ty && base >= 2) {
-      for (int i = 0; i < base; i++) if (b->ty[i] > worst) worst = b->ty[i];
-    } else {
-      for (int64_t i = 0; i < b->n_processed; i++)
-        if (b->obs_ok[i]) {
-          double t = bo_transform(b, b->obs_y[i]);
-          if (t > worst) worst = t;
-        }
-    }
-    int64_t n_fant_from = 0;
-    double xi = exploration(b, s);
-    /* stall: evaluations since the last new best valid objective, from the told sequence only (so a
-     * resumed run decides the same) */
-    int64_t stalled = 0;
-    if (b->stall_after > 0) {
-      double bv = INFINITY;
-      int64_t last = 0;
-      for (int64_t i = 0; i < b->n_obs; i++)
-        if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
-      stalled = b->n_obs - 1 - last >= b->stall_after;
-      if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
-    }
-    double d = (double)b->D, t = (double)(b->n_ok + 1);
-    double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
-    int rc = 0;
-    while (k < n && rc == 0) {
-      /* pending ones (earlier asks, and this ask's picks) enter the model as fantasies */
-      for (; n_fant_from < b->n_pend && rc == 0; n_fant_from++) {
-        const double *x = bo_point(b, b->pend[n_fant_from].id);
-        double mu, sdq;
-        mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
-        if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
-        if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
-                                 mpt_gp_n_obs(b->gp) + 1);
+  return 0;
+}
+
+/* the constant liar's fantasy: the worst output the GP holds (transformed as the GP sees it) */
+static double fantasy_worst(const bo_state *b) {
+  int base = mpt_gp_n_obs(b->gp);
+  double worst = -INFINITY;
+  if (b->post && b->ty && base >= 2) {
+    for (int i = 0; i < base; i++) if (b->ty[i] > worst) worst = b->ty[i];
+  } else {
+    for (int64_t i = 0; i < b->n_processed; i++)
+      if (b->obs_ok[i]) {
+        double t = bo_transform(b, b->obs_y[i]);
+        if (t > worst) worst = t;
       }
-      if (rc) break;
-      pick pk;
-      int local = 0;
-      if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
-          (!b->local_stalled || stalled)) {
-        local = bo_mark_local(b, s);
-        if (local < 0) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set"); break; }
-      }
-      int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
-      scan(b, s, xi, kappa_s, local, var_pick, &pk);
-      for (int64_t q = 0; q < b->n_nb; q++) b->nbmark[b->nblist[q]] = 0;
-      b->n_nb = 0;
-      /* neighbourhood exhausted, or none of it likely feasible: a global pick instead */
-      if (local && (pk.id_any < 0 || (b->fgp && pk.id[AF_EI] < 0))) scan(b, s, xi, kappa_s, 0, var_pick, &pk);
-      int af;
-      int64_t id = choose(b, &pk, &af);
-      if (var_pick && pk.id_var >= 0) id = pk.id_var;
-      if (id < 0) break; /* nothing left */
-      b->taken[id] = 1;
-      ids[k++] = id;
-      b->iter++;
-      if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
-    }
-    mpt_error terr;
-    mpt_gp_truncate(b->gp, base, &terr);
+  }
+  return worst;
+}
+
+/* stall: 1 when stall_after evaluations have passed since the last new best valid objective, from the told
+ * sequence only (so a resumed run decides the same) */
+static int stalled_now(const bo_state *b) {
+  if (b->stall_after <= 0) return 0;
+  double bv = INFINITY;
+  int64_t last = 0;
+  for (int64_t i = 0; i < b->n_obs; i++)
+    if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
+  return b->n_obs - 1 - last >= b->stall_after;
+}
+
+/* the pending evaluations from *from on (earlier asks, and this ask's picks) enter the GP as fantasies:
+ * the pessimistic quantile (batch=quantile), the posterior mean (believer) or worst (liar); 0 or an error */
+static int add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *err) {
+  int rc = 0;
+  for (; *from < b->n_pend && rc == 0; (*from)++) {
+    const double *x = bo_point(b, b->pend[*from].id);
+    double mu, sdq;
+    mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
+    if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
+    rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
+    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
+                             mpt_gp_n_obs(b->gp) + 1);
+  }
+  return rc;
+}
+
+/* One model-based pick (the k-th of this ask): a local or global scan, then the acquisition function
+ * that proposes (*af); *id is -1 when nothing is left. 0 or an error */
+static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int stalled, int k, int *af,
+                    int64_t *id) {
+  pick pk;
+  int local = 0;
+  if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
+      (!b->local_stalled || stalled)) {
+    local = bo_mark_local(b, s);
+    if (local < 0) return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set");
+  }
+  int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
+  scan(b, s, xi, kappa_s, local, var_pick, &pk);
+  for (int64_t q = 0; q < b->n_nb; q++) b->nbmark[b->nblist[q]] = 0;
+  b->n_nb = 0;
+  /* neighbourhood exhausted, or none of it likely feasible: a global pick instead */
+  if (local && (pk.id_any < 0 || (b->fgp && pk.id[AF_EI] < 0))) scan(b, s, xi, kappa_s, 0, var_pick, &pk);
+  *id = choose(b, &pk, af);
+  if (var_pick && pk.id_var >= 0) *id = pk.id_var;
+  return 0;
+}
+
+/* Model-based picks into ids[*k, n): fantasize the pending evaluations, pick, repeat; the fantasies leave
+ * the GP afterwards. 0 or an error */
+static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  mpt_error *err = &s->ask_error;
+  int base = mpt_gp_n_obs(b->gp);
+  double worst = fantasy_worst(b);
+  int64_t n_fant_from = 0;
+  double xi = exploration(b, s);
+  int stalled = stalled_now(b);
+  if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
+  double d = (double)b->D, t = (double)(b->n_ok + 1);
+  double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
+  int rc = 0;
+  while (*k < n && rc == 0) {
+    if ((rc = add_fantasies(b, &n_fant_from, worst, err)) != 0) break;
+    int af = -1;
+    int64_t id = -1;
+    if ((rc = pick_one(b, s, xi, kappa_s, stalled, *k, &af, &id)) != 0) break;
+    if (id < 0) break; /* nothing left */
+    b->taken[id] = 1;
+    ids[(*k)++] = id;
+    b->iter++;
+    if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
+  }
+  mpt_error terr;
+  mpt_gp_truncate(b->gp, base, &terr);
+  return rc;
+}
+
+static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
+  bo_state *b = s->data;
+  mpt_error *err = &s->ask_error;
+  int k = 0;
+  int rc = bo_process_queue(b, s, err);
+  if (rc) return err->code ? err->code : mpt_error_set(err, rc, "bo: cannot update the model (error %d)", rc);
+  if ((rc = ask_initial(b, s, n, ids, &k)) != 0) return rc;
+  if (k < n) {
+    rc = b->n_ok < 1 ? ask_without_model(b, s, n, ids, &k) : ask_from_model(b, s, n, ids, &k);
     if (rc) return rc;
   }
-done:
   for (int i = 0; i < k; i++) b->taken[ids[i]] = 0;
   return k;
 }
