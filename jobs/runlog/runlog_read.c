@@ -6,7 +6,6 @@
 #include "jobs/runlog/runlog_h5.h"
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 int64_t mpt_runlog_count(const mpt_runlog *log) { return log ? log->count : 0; }
 int64_t mpt_runlog_damaged(const mpt_runlog *log) { return log ? log->damaged : 0; }
