@@ -323,10 +323,6 @@ int64_t evo_random_hamming_gene(evo *e, const int *idx) {
   return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)n)];
 }
 
-void evo_random_cartesian(evo *e, int *idx) {
-  for (int d = 0; d < e->dims; d++) idx[d] = (int)mpt_rng_below(&e->s->rng, (uint64_t)e->nv[d]);
-}
-
 /* Latin hypercube over the valid set's own marginals: per parameter, the valid configurations are cut
  * into n strata of equal count by that parameter's value index (quantiles of its marginal in the
  * valid set) and each stratum is used once, in an independent random order per parameter; the

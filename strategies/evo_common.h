@@ -131,8 +131,6 @@ int64_t evo_random_hamming(evo *e, const int *idx);
 int64_t evo_random_hamming_gene(evo *e, const int *idx);
 /* n neighbours of kind around idx into e->nb; returns the count (<0 on error) */
 int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind);
-/* a uniformly random configuration of the Cartesian product (valid or not) */
-void evo_random_cartesian(evo *e, int *idx);
 /* ids of up to n valid configurations by LHS (distinct); returns the count */
 int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids);
 /* a random id not yet proposed by this strategy (-1 when none) */

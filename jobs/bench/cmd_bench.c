@@ -746,6 +746,164 @@ static void free_ctx(bench_ctx *c) {
   }
 }
 
+/* the strategies and their options, the spaces, and every variant created once (its options checked by the
+ * strategy) before any run; 0 or an error */
+static int setup_bench(bench_ctx *c, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int rc = parse_strategies(a, c->st, &c->n_st, err);
+  if (!rc) rc = apply_global_options(a, c->st, c->n_st, err);
+  if (!rc) {
+    c->n_sp = a->n_space_args;
+    rc = setup_spaces(a, c->sp, c->pr, &c->n_pr, err);
+  }
+  for (int s = 0; !rc && s < c->n_st; s++) {
+    mpt_strategy *t = NULL;
+    const bench_space *b = &c->sp[0];
+    rc = mpt_strategy_create(c->st[s].name, c->pr[b->problem].s, (const char *const *)c->st[s].opts,
+                             c->st[s].n_opts, a->seed, a->budget, &t, err);
+    if (rc) mpt_error_prefix(err, "--strategy %s", c->st[s].label);
+    mpt_strategy_destroy(t);
+  }
+  return rc;
+}
+
+/* rank 0, before --out is created: the plot script, no output replacing an input, a writable --out; then
+ * (every rank) a gather that fits an int, and (rank 0) the CSV writer open; 0 or an error */
+static int prepare_outputs(bench_ctx *c, int rank, bench_writer *w, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int rc = 0;
+  if (rank == 0 && !a->no_plot) rc = find_plot_script(a, c->plot_script, sizeof c->plot_script, err);
+  if (!rc && rank == 0) rc = check_outputs(a, c->sp, c->n_sp, a->no_plot ? NULL : c->plot_script, err);
+  if (!rc && rank == 0) rc = mkdir_p(a->out, err);
+  int64_t R = a->repeats, L = REC_HEAD + 2 * a->budget;
+  if (!rc && R * L > INT_MAX)
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "too many repeats x budget for one gather (%lld values)", (long long)(R * L));
+  if (!rc && rank == 0) rc = open_writer(c, w, err);
+  return rc;
+}
+
+/* go/no-go: every rank stops on any rank's setup error (rc), said once: rank 0's message when the same bad
+ * input fails on every rank, else the failing rank's. 1 when the run stops */
+static int setup_failed(int rc, int rank, const mpt_error *err) {
+  int bad = rc != 0, any_bad = 0, bad0 = bad;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Bcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (any_bad && rc && (rank == 0 || !bad0)) fprintf(stderr, "mptune bench: %s\n", err->msg);
+  return any_bad;
+}
+
+/* rank 0: a file that does not cover its space exactly is scored all the same, but said once; a space whose
+ * optimum random search is expected to find at the first score term has no score */
+static void warn_about_spaces(const bench_ctx *c) {
+  for (int i = 0; i < c->n_sp; i++) {
+    char msg[1024];
+    if (mpt_replay_coverage(c->sp[i].replay, "they count as failed evaluations", msg, sizeof msg))
+      fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
+    /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */
+    const mpt_bench_ref *ref = &c->sp[i].ref;
+    int64_t k0 = c->a.budget < c->a.step ? c->a.budget : c->a.step;
+    if (ref->n_valid > 0 && isnan(mpt_bench_score_at(ref, k0, mpt_bench_optimum(ref))))
+      fprintf(stderr,
+              "mptune bench: warning: --space %s: no score: random search is expected to find the optimum "
+              "within %lld evaluations (%lld configurations); its best@k columns are still shown\n",
+              c->sp[i].data_path, (long long)k0, (long long)ref->n);
+  }
+}
+
+/* the summary's checkpoints: 20, 60, 100 and 220 evaluations within the budget B, and B; their count */
+static int summary_checkpoints(int64_t B, int64_t cps[5]) {
+  static const int64_t checkpoints[] = {20, 60, 100, 220};
+  int n_cps = 0;
+  for (int k = 0; k < 4; k++)
+    if (checkpoints[k] <= B) cps[n_cps++] = checkpoints[k];
+  if (!n_cps || cps[n_cps - 1] != B) cps[n_cps++] = B;
+  return n_cps;
+}
+
+/* The runs: jobs j = group * R + repeat (group = space * S + strategy), j % size == rank, as one round-robin
+ * over all of them; one group at a time: every rank runs its jobs of the group, rank 0 gathers them, scores
+ * them (sum[g]) and writes the group's rows, so that it holds R traces (best-so-far and ask times, 2 x budget
+ * doubles each), not those of every group. Rank 0 writes its records straight into the first block of the
+ * gather buffer (MPI_IN_PLACE). 0 or this rank's error; *any_bad: some rank failed; *elapsed: seconds */
+static int run_groups(const bench_ctx *c, int rank, int size, bench_writer *w, mpt_bench_summary *sum, int *any_bad,
+                      double *elapsed, mpt_error *err) {
+  const bench_args *a = &c->a;
+  int64_t S = c->n_st, R = a->repeats, B = a->budget;
+  int64_t n_groups = (int64_t)c->n_sp * S, n_jobs = n_groups * R, L = REC_HEAD + 2 * B;
+  int rc = 0;
+  int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
+  int64_t n_rec = (rank == 0 ? R : (R + size - 1) / size) * L;
+  double *rec = calloc((size_t)n_rec, sizeof *rec);
+  mpt_bench_run *runs = rank == 0 ? calloc((size_t)R, sizeof *runs) : NULL;
+  double *scores = rank == 0 ? malloc((size_t)R * sizeof *scores) : NULL;
+  int *counts = rank == 0 ? malloc((size_t)size * sizeof *counts) : NULL;
+  int *displs = rank == 0 ? malloc((size_t)size * sizeof *displs) : NULL;
+  if (!rec || (rank == 0 && (!runs || !scores || !sum || !counts || !displs)))
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int64_t cps[5];
+  int n_cps = summary_checkpoints(B, cps);
+  double t_start = MPI_Wtime(), t_last = t_start;
+  int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
+  int64_t done = 0;
+  *any_bad = 0;
+  for (int64_t g = 0; g < n_groups; g++) {
+    int64_t first, n_mine = group_jobs(g, R, rank, size, &first);
+    for (int64_t i = 0; !rc && i < n_mine; i++, done++) {
+      rc = run_job(c, first + i * size, rec + i * L, err);
+      if (show && (MPI_Wtime() - t_last >= a->progress_every || done + 1 == mine)) {
+        t_last = MPI_Wtime();
+        print_progress(done + 1, mine, t_last - t_start);
+      }
+    }
+    /* rank 0's rc also says that the last group could not be scored or written */
+    int bad = rc != 0;
+    MPI_Allreduce(&bad, any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (*any_bad) break;
+    if (rank == 0)
+      for (int q = 0, off = 0; q < size; q++) {
+        int64_t unused;
+        counts[q] = (int)(group_jobs(g, R, q, size, &unused) * L);
+        displs[q] = off;
+        off += counts[q];
+      }
+    MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(n_mine * L), MPI_DOUBLE, rec, counts, displs, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+    if (rank == 0) rc = finish_group(c, g, rec, runs, scores, cps, n_cps, &sum[g], w, err);
+  }
+  *elapsed = MPI_Wtime() - t_start;
+  free(rec);
+  free(runs); /* their best and ask_s pointed into rec */
+  free(scores);
+  free(counts);
+  free(displs);
+  return rc;
+}
+
+/* rank 0, after every group: curves.csv and runs.csv closed, the tables, summary.csv, the closing line and
+ * the plot; 0 or an error */
+static int report_results(const bench_ctx *c, const mpt_bench_summary *sum, bench_writer *w, int size, double elapsed,
+                          mpt_error *err) {
+  const bench_args *a = &c->a;
+  int64_t n_jobs = (int64_t)c->n_sp * c->n_st * a->repeats;
+  int rc = close_writer(w, 1, err);
+  if (!rc) {
+    print_tables(c, sum);
+    rc = write_summary(c, sum, err);
+  }
+  if (!rc) {
+    printf("%lld runs on %d rank%s in %.1f s; wrote %s/curves.csv, runs.csv, summary.csv", (long long)n_jobs, size,
+           size > 1 ? "s" : "", elapsed, a->out);
+    if (!a->no_plot) {
+      char png[4096];
+      snprintf(png, sizeof png, "%s/bench.png", a->out);
+      rc = run_plot(c->plot_script, w->curves_path, png, err);
+      if (!rc) printf(", bench.png");
+    }
+    printf("\n");
+  }
+  return rc;
+}
+
 int mpt_cmd_bench(int argc, char **argv) {
   mpt_outfile_remove_on_signal(); /* no cut temporary output left by Ctrl-C */
   int rank = 0, size = 1;
@@ -764,114 +922,22 @@ int mpt_cmd_bench(int argc, char **argv) {
     free(c);
     return 0;
   }
-  const bench_args *a = &c->a;
-  if (!rc) rc = parse_strategies(a, c->st, &c->n_st, &err);
-  if (!rc) rc = apply_global_options(a, c->st, c->n_st, &err);
-  if (!rc) {
-    c->n_sp = a->n_space_args;
-    rc = setup_spaces(a, c->sp, c->pr, &c->n_pr, &err);
-  }
-  /* every variant must be creatable (options checked by the strategy) before any run */
-  for (int s = 0; !rc && s < c->n_st; s++) {
-    mpt_strategy *t = NULL;
-    const bench_space *b = &c->sp[0];
-    rc = mpt_strategy_create(c->st[s].name, c->pr[b->problem].s, (const char *const *)c->st[s].opts,
-                             c->st[s].n_opts, a->seed, a->budget, &t, &err);
-    if (rc) mpt_error_prefix(&err, "--strategy %s", c->st[s].label);
-    mpt_strategy_destroy(t);
-  }
-  /* rank 0, before --out is created: the plot script, no output replacing an input, a writable --out */
-  if (!rc && rank == 0 && !a->no_plot) rc = find_plot_script(a, c->plot_script, sizeof c->plot_script, &err);
-  if (!rc && rank == 0) rc = check_outputs(a, c->sp, c->n_sp, a->no_plot ? NULL : c->plot_script, &err);
-  if (!rc && rank == 0) rc = mkdir_p(a->out, &err);
-  int64_t S = c->n_st, R = a->repeats, B = a->budget;
-  int64_t n_groups = (int64_t)c->n_sp * S, n_jobs = n_groups * R, L = REC_HEAD + 2 * B;
-  if (!rc && R * L > INT_MAX)
-    rc = mpt_error_set(&err, MPT_ERR_VALUE, "too many repeats x budget for one gather (%lld values)", (long long)(R * L));
+  if (!rc) rc = setup_bench(c, &err);
   bench_writer w = {0};
-  if (!rc && rank == 0) rc = open_writer(c, &w, &err);
-  /* go/no-go: every rank stops on any rank's setup error */
-  int bad = rc != 0, any_bad = 0, bad0 = bad;
-  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Bcast(&bad0, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (any_bad) {
-    /* the same bad input fails on every rank: one message (rank 0's), else the failing rank's */
-    if (rc && (rank == 0 || !bad0)) fprintf(stderr, "mptune bench: %s\n", err.msg);
+  if (!rc) rc = prepare_outputs(c, rank, &w, &err);
+  if (setup_failed(rc, rank, &err)) {
     close_writer(&w, 0, &err);
     free_ctx(c);
     free(c);
     return 1;
   }
+  if (rank == 0) warn_about_spaces(c);
 
-  /* a file that does not cover its space exactly is scored all the same, but said once */
-  for (int i = 0; rank == 0 && i < c->n_sp; i++) {
-    char msg[1024];
-    if (mpt_replay_coverage(c->sp[i].replay, "they count as failed evaluations", msg, sizeof msg))
-      fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
-    /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */
-    const mpt_bench_ref *ref = &c->sp[i].ref;
-    int64_t k0 = c->a.budget < c->a.step ? c->a.budget : c->a.step;
-    if (ref->n_valid > 0 && isnan(mpt_bench_score_at(ref, k0, mpt_bench_optimum(ref))))
-      fprintf(stderr,
-              "mptune bench: warning: --space %s: no score: random search is expected to find the optimum "
-              "within %lld evaluations (%lld configurations); its best@k columns are still shown\n",
-              c->sp[i].data_path, (long long)k0, (long long)ref->n);
-  }
-
-  /* jobs j = group * R + repeat (group = space * S + strategy), j % size == rank, as one round-robin over all
-   * of them; one group at a time: every rank runs its jobs of the group, rank 0 gathers them, scores them and
-   * writes the group's rows, so that it holds R traces (best-so-far and ask times, 2 x budget doubles each),
-   * not those of every group. Rank 0 writes its records straight into the first block of the gather buffer
-   * (MPI_IN_PLACE). */
-  int64_t mine = n_jobs > rank ? (n_jobs - rank + size - 1) / size : 0;
-  int64_t n_rec = (rank == 0 ? R : (R + size - 1) / size) * L;
-  double *rec = calloc((size_t)n_rec, sizeof *rec);
-  mpt_bench_run *runs = rank == 0 ? calloc((size_t)R, sizeof *runs) : NULL;
-  double *scores = rank == 0 ? malloc((size_t)R * sizeof *scores) : NULL;
+  int64_t n_groups = (int64_t)c->n_sp * c->n_st;
   mpt_bench_summary *sum = rank == 0 ? calloc((size_t)n_groups, sizeof *sum) : NULL;
-  int *counts = rank == 0 ? malloc((size_t)size * sizeof *counts) : NULL;
-  int *displs = rank == 0 ? malloc((size_t)size * sizeof *displs) : NULL;
-  if (!rec || (rank == 0 && (!runs || !scores || !sum || !counts || !displs)))
-    rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
-  static const int64_t checkpoints[] = {20, 60, 100, 220};
-  int64_t cps[5];
-  int n_cps = 0;
-  for (int k = 0; k < 4; k++)
-    if (checkpoints[k] <= B) cps[n_cps++] = checkpoints[k];
-  if (!n_cps || cps[n_cps - 1] != B) cps[n_cps++] = B;
-  double t_start = MPI_Wtime(), t_last = t_start;
-  int show = rank == 0 && (a->progress == 1 || (a->progress < 0 && mpt_progress_terminal(stderr)));
-  int64_t done = 0;
-  for (int64_t g = 0; g < n_groups; g++) {
-    int64_t first, n_mine = group_jobs(g, R, rank, size, &first);
-    for (int64_t i = 0; !rc && i < n_mine; i++, done++) {
-      rc = run_job(c, first + i * size, rec + i * L, &err);
-      if (show && (MPI_Wtime() - t_last >= a->progress_every || done + 1 == mine)) {
-        t_last = MPI_Wtime();
-        print_progress(done + 1, mine, t_last - t_start);
-      }
-    }
-    /* rank 0's rc also says that the last group could not be scored or written */
-    bad = rc != 0;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_bad) break;
-    if (rank == 0)
-      for (int q = 0, off = 0; q < size; q++) {
-        int64_t unused;
-        counts[q] = (int)(group_jobs(g, R, q, size, &unused) * L);
-        displs[q] = off;
-        off += counts[q];
-      }
-    MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : rec, (int)(n_mine * L), MPI_DOUBLE, rec, counts, displs, MPI_DOUBLE, 0,
-                MPI_COMM_WORLD);
-    if (rank == 0) rc = finish_group(c, g, rec, runs, scores, cps, n_cps, &sum[g], &w, &err);
-  }
-  double elapsed = MPI_Wtime() - t_start;
-  free(rec);
-  free(runs); /* their best and ask_s pointed into rec */
-  free(scores);
-  free(counts);
-  free(displs);
+  int any_bad = 0;
+  double elapsed = 0;
+  rc = run_groups(c, rank, size, &w, sum, &any_bad, &elapsed, &err);
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
   if (rank != 0 || any_bad || rc) {
     close_writer(&w, 0, &err);
@@ -880,23 +946,7 @@ int mpt_cmd_bench(int argc, char **argv) {
     free(c);
     return any_bad || rc ? 1 : 0;
   }
-
-  rc = close_writer(&w, 1, &err);
-  if (!rc) {
-    print_tables(c, sum);
-    rc = write_summary(c, sum, &err);
-  }
-  if (!rc) {
-    printf("%lld runs on %d rank%s in %.1f s; wrote %s/curves.csv, runs.csv, summary.csv", (long long)n_jobs, size,
-           size > 1 ? "s" : "", elapsed, a->out);
-    if (!a->no_plot) {
-      char png[4096];
-      snprintf(png, sizeof png, "%s/bench.png", a->out);
-      rc = run_plot(c->plot_script, w.curves_path, png, &err);
-      if (!rc) printf(", bench.png");
-    }
-    printf("\n");
-  }
+  rc = report_results(c, sum, &w, size, elapsed, &err);
   if (rc) fprintf(stderr, "mptune bench: %s\n", err.msg);
   free(sum);
   free_ctx(c);

@@ -63,7 +63,7 @@ static int write_list(const mpt_space *s, const char *path, mpt_error *err) {
   int d = p->n_params, rc = 0;
   /* whole or not at all (a new PATH.tmp.XXXXXX renamed), a device or pipe in place; "-" (standard output) through a
    * stream of its own on a copy of the descriptor: MPICH's MPI_Init leaves stdout unbuffered (setbuf(stdout,
-   * NULL)), and writing the list there made one write() per field (50x slower into a pipe) */
+   * NULL)), and writing the list there would make one write() per field (50x slower into a pipe) */
   FILE *f = mpt_outfile_open(path, err);
   if (!f) return err->code;
   char ***txt = calloc((size_t)d, sizeof(char **));
@@ -123,6 +123,196 @@ static int option_error(const mpt_error *err) {
   return 2;
 }
 
+/* the command line of `mptune space` */
+typedef struct space_args {
+  const char *file, *list;
+  int json, repeat;
+} space_args;
+
+/* --repeat's value (a positive int) into a->repeat; -1, or the exit status of a bad value */
+static int parse_repeat(int argc, char **argv, int *i, space_args *a, mpt_error *err) {
+  const char *v = mpt_cmd_value(argc, argv, i, err);
+  int64_t r = 0;
+  if (!v || mpt_cmd_parse_int("--repeat", v, 1, &r, err)) return option_error(err);
+  if (r > INT_MAX) {
+    mpt_error_set(err, MPT_ERR_VALUE, "--repeat: bad value '%s' (at most %d)", v, INT_MAX);
+    return option_error(err);
+  }
+  a->repeat = (int)r;
+  return -1;
+}
+
+/* the options and the file: -1 to go on, else the exit status (0 after --help, 2 for a usage error) */
+static int parse_space_args(int argc, char **argv, space_args *a, mpt_error *err) {
+  *a = (space_args){NULL, NULL, 0, 1};
+  for (int i = 1; i < argc; i++) {
+    int rc = -1;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { space_usage(stdout); return 0; }
+    else if (!strcmp(argv[i], "--json")) a->json = 1;
+    else if (!strcmp(argv[i], "--list")) {
+      if (!(a->list = mpt_cmd_value(argc, argv, &i, err))) return option_error(err);
+    } else if (!strcmp(argv[i], "--repeat")) {
+      if ((rc = parse_repeat(argc, argv, &i, a, err)) >= 0) return rc;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "mptune space: unknown option '%s'\n", argv[i]);
+      space_usage(stderr);
+      return 2;
+    } else if (!a->file) a->file = argv[i];
+    else { fprintf(stderr, "mptune space: more than one file given ('%s')\n", argv[i]); return 2; }
+  }
+  if (!a->file) { space_usage(stderr); return 2; }
+  return -1;
+}
+
+/* --list, before the work: not the problem file, and a place it can be written; -1 to go on, else the
+ * exit status */
+static int check_list_output(const space_args *a, mpt_error *err) {
+  if (a->list && strcmp(a->list, "-") != 0 && mpt_same_file(a->list, a->file)) {
+    fprintf(stderr, "mptune space: --list %s is the problem file: it would be replaced by the list\n", a->list);
+    return 2;
+  }
+  if (a->list && strcmp(a->list, "-") != 0 && mpt_cmd_check_output("--list", a->list, err)) {
+    fprintf(stderr, "mptune space: %s\n", err->msg);
+    return 1;
+  }
+  return -1;
+}
+
+/* the space built `repeat` times (times[r]: each construction's seconds, sorted), the last one kept in *s;
+ * 0 or nonzero (the message printed, *s freed) */
+static int build_timed(const mpt_problem *p, int repeat, double *times, mpt_space **s, mpt_error *err) {
+  *s = NULL;
+  for (int r = 0; r < repeat; r++) {
+    mpt_space_free(*s);
+    *s = NULL;
+    if (mpt_cmd_build_space("space", 1, p, s, err)) {
+      fprintf(stderr, "mptune space: %s\n", err->msg);
+      return 1;
+    }
+    mpt_space_stats st;
+    mpt_space_stats_get(*s, &st);
+    times[r] = st.seconds;
+  }
+  qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+  return 0;
+}
+
+/* what the report says of the space beyond the problem */
+typedef struct space_report {
+  mpt_space_stats st;
+  double density, median, min;  /* valid / cartesian; construction seconds */
+  int repeat;
+  int64_t def;                   /* the default configuration's id, or -1 */
+} space_report;
+
+static void report_json(FILE *rep, const mpt_problem *p, const space_report *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "problem", p->name);
+  cJSON_AddStringToObject(o, "file", p->path);
+  cJSON *pa = cJSON_AddArrayToObject(o, "params");
+  for (int i = 0; i < p->n_params; i++) {
+    const mpt_param *par = &p->params[i];
+    char a[256], b[256];
+    value_text(&par->values[0], a, sizeof a);
+    value_text(&par->values[par->n_values - 1], b, sizeof b);
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "name", par->name);
+    cJSON_AddStringToObject(q, "type", ptype_name(par->type));
+    cJSON_AddNumberToObject(q, "n_values", par->n_values);
+    cJSON_AddStringToObject(q, "first", a);
+    cJSON_AddStringToObject(q, "last", b);
+    cJSON_AddItemToArray(pa, q);
+  }
+  cJSON *ca = cJSON_AddArrayToObject(o, "conditions");
+  for (int k = 0; k < p->n_conditions; k++) cJSON_AddItemToArray(ca, cJSON_CreateString(p->conditions[k].source));
+  cJSON_AddNumberToObject(o, "cartesian", r->st.cartesian);
+  cJSON_AddNumberToObject(o, "valid", (double)r->st.valid);
+  cJSON_AddNumberToObject(o, "density", r->density);
+  cJSON_AddNumberToObject(o, "seconds", r->median);
+  cJSON_AddNumberToObject(o, "seconds_min", r->min);
+  cJSON_AddNumberToObject(o, "repeat", r->repeat);
+  cJSON_AddNumberToObject(o, "bytes", (double)r->st.bytes);
+  cJSON_AddNumberToObject(o, "eval_errors", (double)r->st.eval_errors);
+  cJSON_AddNumberToObject(o, "default_id", (double)r->def);
+  char *txt = cJSON_PrintUnformatted(o);
+  if (txt) fprintf(rep, "%s\n", txt);
+  free(txt);
+  cJSON_Delete(o);
+}
+
+/* the parameters, one a line: name, type, number of values, first .. last */
+static void report_params(FILE *rep, const mpt_problem *p) {
+  fprintf(rep, "parameters: %d\n", p->n_params);
+  int w = 4;
+  for (int i = 0; i < p->n_params; i++) {
+    int l = (int)strlen(p->params[i].name);
+    if (l > w) w = l;
+  }
+  for (int i = 0; i < p->n_params; i++) {
+    const mpt_param *par = &p->params[i];
+    char a[256], b[256];
+    value_text(&par->values[0], a, sizeof a);
+    value_text(&par->values[par->n_values - 1], b, sizeof b);
+    fprintf(rep, "  %-*s %-6s %6d values  %s .. %s\n", w, par->name, ptype_name(par->type), par->n_values, a, b);
+  }
+}
+
+/* the default configuration: valid (its id), not valid, or none (the parameters without a default, by name) */
+static void report_default(FILE *rep, const mpt_problem *p, int64_t def) {
+  int missing = 0;
+  for (int i = 0; i < p->n_params; i++) missing += p->params[i].default_index < 0;
+  if (def >= 0) fprintf(rep, "default: valid (id %lld)\n", (long long)def);
+  else if (missing) {
+    fprintf(rep, "default: none: no default value (or one not among the values) for");
+    for (int i = 0, k = 0; i < p->n_params; i++)
+      if (p->params[i].default_index < 0) fprintf(rep, "%s %s", k++ ? "," : "", p->params[i].name);
+    fprintf(rep, "\n");
+  } else fprintf(rep, "default: not a valid configuration\n");
+}
+
+static void report_text(FILE *rep, const mpt_problem *p, const space_report *r) {
+  fprintf(rep, "problem: %s (%s)\n", p->name, p->path);
+  report_params(rep, p);
+  fprintf(rep, "constraints: %d\n", p->n_conditions);
+  for (int k = 0; k < p->n_conditions; k++) fprintf(rep, "  [%d] %s\n", k, p->conditions[k].source);
+  fprintf(rep, "cartesian: %.0f\n", r->st.cartesian);
+  fprintf(rep, "valid: %lld\n", (long long)r->st.valid);
+  fprintf(rep, "density: %.6g%%\n", 100.0 * r->density);
+  if (r->repeat > 1)
+    fprintf(rep, "construction: %.3f ms (median of %d, min %.3f ms)\n", r->median * 1e3, r->repeat, r->min * 1e3);
+  else
+    fprintf(rep, "construction: %.3f ms\n", r->median * 1e3);
+  fprintf(rep, "memory: %lld bytes (%.2f MiB)\n", (long long)r->st.bytes, (double)r->st.bytes / 1048576.0);
+  report_default(rep, p, r->def);
+  if (r->st.eval_errors) /* not configurations: one evaluation of a condition over few parameters covers many */
+    fprintf(rep, "condition evaluations that raised an error: %lld\n", (long long)r->st.eval_errors);
+}
+
+/* the report of the space s (built `repeat` times, times sorted) and its --list; the exit status */
+static int report_space(const space_args *a, const mpt_problem *p, const mpt_space *s, const double *times,
+                        mpt_error *err) {
+  space_report r;
+  int repeat = a->repeat;
+  r.repeat = repeat;
+  r.median = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
+  r.min = times[0];
+  mpt_space_stats_get(s, &r.st);
+  if (mpt_space_eval_warning(s)) fprintf(stderr, "mptune space: warning: %s\n", mpt_space_eval_warning(s));
+  r.density = r.st.cartesian > 0 ? (double)r.st.valid / r.st.cartesian : 0;
+  r.def = mpt_space_default_id(s);
+  /* with --list - (or a name of standard output: /dev/stdout, the file or pipe it is) the list is standard
+   * output, and the report goes to standard error */
+  FILE *rep = a->list && mpt_outfile_is_stdout(a->list) ? stderr : stdout;
+  if (a->json) report_json(rep, p, &r);
+  else report_text(rep, p, &r);
+  fflush(rep);
+  if (a->list && write_list(s, a->list, err)) {
+    fprintf(stderr, "mptune space: %s\n", err->msg);
+    return 1;
+  }
+  return 0;
+}
+
 int mpt_cmd_space(int argc, char **argv) {
   mpt_outfile_remove_on_signal(); /* no cut temporary output left by Ctrl-C */
   int rank = 0;
@@ -131,153 +321,26 @@ int mpt_cmd_space(int argc, char **argv) {
   if (inited) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return 0;
 
-  const char *file = NULL, *list = NULL;
-  int json = 0, repeat = 1;
+  space_args a;
   mpt_error err;
   mpt_error_clear(&err);
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { space_usage(stdout); return 0; }
-    else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--list")) {
-      if (!(list = mpt_cmd_value(argc, argv, &i, &err))) return option_error(&err);
-    } else if (!strcmp(argv[i], "--repeat")) {
-      const char *v = mpt_cmd_value(argc, argv, &i, &err);
-      int64_t r = 0;
-      if (!v || mpt_cmd_parse_int("--repeat", v, 1, &r, &err)) return option_error(&err);
-      if (r > INT_MAX) {
-        mpt_error_set(&err, MPT_ERR_VALUE, "--repeat: bad value '%s' (at most %d)", v, INT_MAX);
-        return option_error(&err);
-      }
-      repeat = (int)r;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "mptune space: unknown option '%s'\n", argv[i]);
-      space_usage(stderr);
-      return 2;
-    } else if (!file) file = argv[i];
-    else { fprintf(stderr, "mptune space: more than one file given ('%s')\n", argv[i]); return 2; }
-  }
-  if (!file) { space_usage(stderr); return 2; }
-  if (list && strcmp(list, "-") != 0 && mpt_same_file(list, file)) {
-    fprintf(stderr, "mptune space: --list %s is the problem file: it would be replaced by the list\n", list);
-    return 2;
-  }
-  if (list && strcmp(list, "-") != 0 && mpt_cmd_check_output("--list", list, &err)) { /* before the work */
-    fprintf(stderr, "mptune space: %s\n", err.msg);
-    return 1;
-  }
+  int rc = parse_space_args(argc, argv, &a, &err);
+  if (rc < 0) rc = check_list_output(&a, &err);
+  if (rc >= 0) return rc;
 
   mpt_error_clear(&err);
   mpt_problem *p = NULL;
-  if (mpt_cmd_load_problem(file, &p, &err)) {
+  if (mpt_cmd_load_problem(a.file, &p, &err)) {
     fprintf(stderr, "mptune space: %s\n", err.msg);
     mpt_problem_free(p);
     return 1;
   }
   for (int i = 0; i < p->n_warnings; i++) fprintf(stderr, "mptune space: warning: %s\n", p->warnings[i]);
-
-  double *times = malloc(sizeof(double) * (size_t)repeat);
-  mpt_space *s = NULL;
+  double *times = malloc(sizeof(double) * (size_t)a.repeat);
   if (!times) { mpt_problem_free(p); fprintf(stderr, "mptune space: out of memory\n"); return 1; }
-  for (int r = 0; r < repeat; r++) {
-    mpt_space_free(s);
-    s = NULL;
-    if (mpt_cmd_build_space("space", 1, p, &s, &err)) {
-      fprintf(stderr, "mptune space: %s\n", err.msg);
-      free(times);
-      mpt_problem_free(p);
-      return 1;
-    }
-    mpt_space_stats st;
-    mpt_space_stats_get(s, &st);
-    times[r] = st.seconds;
-  }
-  qsort(times, (size_t)repeat, sizeof(double), cmp_double);
-  double median = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
-  mpt_space_stats st;
-  mpt_space_stats_get(s, &st);
-  if (mpt_space_eval_warning(s)) fprintf(stderr, "mptune space: warning: %s\n", mpt_space_eval_warning(s));
-  double density = st.cartesian > 0 ? (double)st.valid / st.cartesian : 0;
-  int64_t def = mpt_space_default_id(s);
-  int rc = 0;
-
-  /* with --list - (or a name of standard output: /dev/stdout, the file or pipe it is) the list is standard
-   * output, and the report goes to standard error */
-  FILE *rep = list && mpt_outfile_is_stdout(list) ? stderr : stdout;
-  if (json) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "problem", p->name);
-    cJSON_AddStringToObject(o, "file", p->path);
-    cJSON *pa = cJSON_AddArrayToObject(o, "params");
-    for (int i = 0; i < p->n_params; i++) {
-      const mpt_param *par = &p->params[i];
-      char a[256], b[256];
-      value_text(&par->values[0], a, sizeof a);
-      value_text(&par->values[par->n_values - 1], b, sizeof b);
-      cJSON *q = cJSON_CreateObject();
-      cJSON_AddStringToObject(q, "name", par->name);
-      cJSON_AddStringToObject(q, "type", ptype_name(par->type));
-      cJSON_AddNumberToObject(q, "n_values", par->n_values);
-      cJSON_AddStringToObject(q, "first", a);
-      cJSON_AddStringToObject(q, "last", b);
-      cJSON_AddItemToArray(pa, q);
-    }
-    cJSON *ca = cJSON_AddArrayToObject(o, "conditions");
-    for (int k = 0; k < p->n_conditions; k++) cJSON_AddItemToArray(ca, cJSON_CreateString(p->conditions[k].source));
-    cJSON_AddNumberToObject(o, "cartesian", st.cartesian);
-    cJSON_AddNumberToObject(o, "valid", (double)st.valid);
-    cJSON_AddNumberToObject(o, "density", density);
-    cJSON_AddNumberToObject(o, "seconds", median);
-    cJSON_AddNumberToObject(o, "seconds_min", times[0]);
-    cJSON_AddNumberToObject(o, "repeat", repeat);
-    cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
-    cJSON_AddNumberToObject(o, "eval_errors", (double)st.eval_errors);
-    cJSON_AddNumberToObject(o, "default_id", (double)def);
-    char *txt = cJSON_PrintUnformatted(o);
-    if (txt) fprintf(rep, "%s\n", txt);
-    free(txt);
-    cJSON_Delete(o);
-  } else {
-    fprintf(rep, "problem: %s (%s)\n", p->name, p->path);
-    fprintf(rep, "parameters: %d\n", p->n_params);
-    int w = 4;
-    for (int i = 0; i < p->n_params; i++) {
-      int l = (int)strlen(p->params[i].name);
-      if (l > w) w = l;
-    }
-    for (int i = 0; i < p->n_params; i++) {
-      const mpt_param *par = &p->params[i];
-      char a[256], b[256];
-      value_text(&par->values[0], a, sizeof a);
-      value_text(&par->values[par->n_values - 1], b, sizeof b);
-      fprintf(rep, "  %-*s %-6s %6d values  %s .. %s\n", w, par->name, ptype_name(par->type), par->n_values, a, b);
-    }
-    fprintf(rep, "constraints: %d\n", p->n_conditions);
-    for (int k = 0; k < p->n_conditions; k++) fprintf(rep, "  [%d] %s\n", k, p->conditions[k].source);
-    fprintf(rep, "cartesian: %.0f\n", st.cartesian);
-    fprintf(rep, "valid: %lld\n", (long long)st.valid);
-    fprintf(rep, "density: %.6g%%\n", 100.0 * density);
-    if (repeat > 1)
-      fprintf(rep, "construction: %.3f ms (median of %d, min %.3f ms)\n", median * 1e3, repeat, times[0] * 1e3);
-    else
-      fprintf(rep, "construction: %.3f ms\n", median * 1e3);
-    fprintf(rep, "memory: %lld bytes (%.2f MiB)\n", (long long)st.bytes, (double)st.bytes / 1048576.0);
-    int missing = 0;
-    for (int i = 0; i < p->n_params; i++) missing += p->params[i].default_index < 0;
-    if (def >= 0) fprintf(rep, "default: valid (id %lld)\n", (long long)def);
-    else if (missing) { /* the parameters without one, by name */
-      fprintf(rep, "default: none: no default value (or one not among the values) for");
-      for (int i = 0, k = 0; i < p->n_params; i++)
-        if (p->params[i].default_index < 0) fprintf(rep, "%s %s", k++ ? "," : "", p->params[i].name);
-      fprintf(rep, "\n");
-    } else fprintf(rep, "default: not a valid configuration\n");
-    if (st.eval_errors) /* not configurations: one evaluation of a condition over few parameters covers many */
-      fprintf(rep, "condition evaluations that raised an error: %lld\n", (long long)st.eval_errors);
-  }
-  fflush(rep);
-  if (list && write_list(s, list, &err)) {
-    fprintf(stderr, "mptune space: %s\n", err.msg);
-    rc = 1;
-  }
+  mpt_space *s = NULL;
+  rc = build_timed(p, a.repeat, times, &s, &err);
+  if (rc == 0) rc = report_space(&a, p, s, times, &err);
   free(times);
   mpt_space_free(s);
   mpt_problem_free(p);

@@ -1,4 +1,4 @@
-/* jobs/runlog/runlog_h5.c: the HDF5 helpers of the run log (jobs/runlog/runlog.c): HDF5's last error as text, string
+/* jobs/runlog/runlog_h5.c: the HDF5 helpers of the run log (jobs/runlog/): HDF5's last error as text, string
  * types, attributes written and read as text, string arrays (fixed-length or, in format-2 logs,
  * variable-length), 1-D tables. Private to the files of jobs/runlog/ (jobs/runlog/runlog_h5.h). */
 #include "jobs/runlog/runlog_h5.h"

@@ -1,4 +1,4 @@
-/* jobs/runlog/runlog_h5.h: HDF5 helpers shared by the run log's files (jobs/runlog/runlog.c); not a public interface. */
+/* jobs/runlog/runlog_h5.h: HDF5 helpers shared by the run log's files (jobs/runlog/); not a public interface. */
 #ifndef MPT_RUNLOG_H5_H
 #define MPT_RUNLOG_H5_H
 #include <hdf5.h>

@@ -1,4 +1,4 @@
-/* jobs/runlog/runlog_lock.h: one writer per run log (jobs/runlog/runlog.c). Private to the files of jobs/runlog/. */
+/* jobs/runlog/runlog_lock.h: one writer per run log (jobs/runlog/runlog.h). Private to the files of jobs/runlog/. */
 #ifndef MPT_RUNLOG_LOCK_H
 #define MPT_RUNLOG_LOCK_H
 #include "spaces/sys/error.h"

@@ -1,6 +1,6 @@
 /* jobs/runlog/runlog_meta.h: the run log's metadata copy. What lives only in HDF5's metadata (the root attributes:
  * the run's settings) and the device and session tables, packed into one block of raw bytes with its own
- * CRC-32, stored as the dataset /metadata_copy, so that recovery (a log HDF5 can not read, jobs/runlog/runlog.c)
+ * CRC-32, stored as the dataset /metadata_copy, so that recovery (a log HDF5 can not read, jobs/runlog/runlog_recover.c)
  * finds them by that checksum as it finds the records. Private to the files of jobs/runlog/. */
 #ifndef MPT_RUNLOG_META_H
 #define MPT_RUNLOG_META_H

@@ -1,4 +1,4 @@
-/* jobs/runlog/runlog_records.h: the rows of the run log (jobs/runlog/runlog.c): an evaluation record as it lies in memory
+/* jobs/runlog/runlog_records.h: the rows of the run log (jobs/runlog/runlog.h): an evaluation record as it lies in memory
  * and in /evaluations, the rows of /devices and /sessions, their HDF5 types; records made from and read into
  * observations, checked (CRC), and found in the raw bytes of a file HDF5 can not read. Private to
  * the files of jobs/runlog/. */

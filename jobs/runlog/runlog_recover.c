@@ -1,10 +1,15 @@
 /* jobs/runlog/runlog_recover.c: a run log HDF5 can not read (damaged metadata, a file cut short): its records
- * found by their CRCs, its settings and tables from its metadata copy (jobs/runlog/runlog_meta.c), and reading
- * the records where they lie until a resume rewrites the file; and the copy of a damaged or recovered log
- * kept beside it before that rewrite. Layout and behaviour: docs/RUNLOG.md. */
-#include "jobs/runlog/runlog_state.h"
-#include "jobs/runlog/runlog_meta.h"
+ * found by their CRCs, its settings and tables from its metadata copy (jobs/runlog/runlog_meta.c), checked
+ * against the problem given (the records are then read where they lie until a resume rewrites the file:
+ * jobs/runlog/runlog_file.c); and the copy of a damaged or recovered log kept beside it before that
+ * rewrite. Layout and behaviour: docs/RUNLOG.md. */
+#include "jobs/runlog/runlog_recover.h"
+#include "jobs/runlog/runlog_attrs.h"
+#include "jobs/runlog/runlog_check.h"
+#include "jobs/runlog/runlog_file.h"
 #include "jobs/runlog/runlog_h5.h"
+#include "jobs/runlog/runlog_load.h"
+#include "jobs/runlog/runlog_meta.h"
 #include "jobs/runlog/runlog_params.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -165,18 +170,4 @@ const char *mpt_runlog_recovered(const mpt_runlog *log) { return log ? log->reco
 int mpt_runlog_recovered_meta(const mpt_runlog *log) { return log && log->recovered && log->meta_recovered; }
 const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log) {
   return mpt_runlog_recovered_meta(log) ? "were recovered from its metadata copy" : "were lost (no intact metadata copy)";
-}
-
-/* each_valid_block for a log recovered from its records (mpt_runlog_recover): read where they were found */
-int mpt_rl_each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx) {
-  size_t rs = log->rec_size;
-  for (int64_t start = 0; start < log->end; start += MPT_RL_COPY_BLOCK) {
-    int64_t n = log->end - start < MPT_RL_COPY_BLOCK ? log->end - start : MPT_RL_COPY_BLOCK;
-    for (int64_t i = 0; i < n; i++) {
-      unsigned char *dst = log->buf + (size_t)i * rs;
-      if (pread(log->rec_fd, dst, rs, (off_t)log->rec_off[start + i]) != (ssize_t)rs || !mpt_rl_rec_valid(dst, rs)) return -1;
-    }
-    if (fn(log, (hsize_t)n, ctx) < 0) return -1;
-  }
-  return 0;
 }

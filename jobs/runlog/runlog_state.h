@@ -1,5 +1,6 @@
-/* jobs/runlog/runlog_state.h: the run log's in-memory state (struct mpt_runlog) and what jobs/runlog/runlog.c and
- * jobs/runlog/runlog_recover.c share of it. Private to those two files; the contract is jobs/runlog/runlog.h. */
+/* jobs/runlog/runlog_state.h: the run log's in-memory state (struct mpt_runlog), shared by the files of
+ * jobs/runlog/ (each declares its functions in its own header; the layers: docs/RUNLOG.md). Private to
+ * jobs/runlog/; the contract is jobs/runlog/runlog.h. */
 #ifndef MPT_RUNLOG_STATE_H
 #define MPT_RUNLOG_STATE_H
 #include <hdf5.h>
@@ -8,7 +9,7 @@
 #include "jobs/runlog/runlog_params.h"
 #include "jobs/runlog/runlog_records.h"
 
-#define MPT_RL_N_ATTRS 22       /* root attributes (their table: ATTRS in jobs/runlog/runlog.c) */
+#define MPT_RL_N_ATTRS 22       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
 #define MPT_RL_COPY_BLOCK 1024  /* records read or written at a time */
 
 struct mpt_runlog {
@@ -18,7 +19,7 @@ struct mpt_runlog {
   int readonly, finished;
   int extended;            /* finished, reopened by mpt_runlog_open_to to go on to a larger budget */
   int session_pending;     /* opened by mpt_runlog_open_checked: nothing written until begin_session */
-  double synced_at;        /* monotonic time of the last fdatasync of the appends (jobs/runlog/runlog.c) */
+  double synced_at;        /* monotonic time of the last fdatasync of the appends (jobs/runlog/runlog_file.c) */
   int dims;
   size_t rec_size;
   int64_t count, capacity;
@@ -44,32 +45,4 @@ struct mpt_runlog {
   int lock_fd;             /* the writer's lock (PATH.lock, jobs/runlog/runlog_lock.c), -1 for a reader */
 };
 
-/* a log object for path with nothing read (every handle closed), or NULL when out of memory */
-mpt_runlog *mpt_rl_new_log(const char *path);
-/* closes and frees everything, the writer's lock last */
-void mpt_rl_free_log(mpt_runlog *log);
-/* the HDF5 types and the record size for log->dims parameters */
-void mpt_rl_make_types(mpt_runlog *log);
-/* sets root attribute key (a copy of value, "" for NULL); -1 for an unknown key or no memory */
-int mpt_rl_set_attr(mpt_runlog *log, const char *key, const char *value);
-/* the finished, stop_reason and finish_time attributes: finished for reason at when, or (reason NULL) not
- * finished; 0, or nonzero when out of memory */
-int mpt_rl_set_finished(mpt_runlog *log, const char *reason, const char *when);
-/* what every log says of itself and of its problem (problem_path/problem_text NULL: the problem's own); 0 or nonzero */
-int mpt_rl_set_log_attrs(mpt_runlog *log, const mpt_space *space, const char *problem_path, const char *problem_text);
-/* 0 when the log's "space_size" setting (when it has one) is the number of valid configurations of space;
- * else MPT_ERR_VALUE: the log belongs to another problem (jobs/runlog/runlog.c) */
-int mpt_rl_check_space_size(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err);
-/* the root attributes' names, in table order (MPT_RL_N_ATTRS) */
-const char *const *mpt_rl_attr_keys(void);
-/* opens path and reads the state; *unreadable as documented at its definition (jobs/runlog/runlog.c) */
-int mpt_rl_load(const char *path, int readonly, mpt_runlog **out, int *unreadable, mpt_error *err);
-
-/* jobs/runlog/runlog_recover.c: */
-/* keeps the damaged or recovered file beside the log before a resume rewrites it; 0 or an error */
-int mpt_rl_keep_damaged_copy(mpt_runlog *log, mpt_error *err);
-/* a log from the records (and metadata copy) of path alone, after mpt_rl_load failed with err */
-int mpt_rl_recover_records(const char *path, const mpt_space *space, int unreadable, mpt_runlog **out, mpt_error *err);
-/* each valid block of a recovered log (log->rec_off set), read where its records lie */
-int mpt_rl_each_recovered_block(mpt_runlog *log, int (*fn)(mpt_runlog *, hsize_t, void *), void *ctx);
 #endif

@@ -59,12 +59,20 @@
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
- * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c. */
+ * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
+ *
+ * Files. This file is the strategy (options, create, tell, ask, the scans); it sits on the model
+ * (strategies/bo/bo_model.c), the feasibility model (strategies/bo/bo_feasibility.c) and the local
+ * candidate sets (strategies/bo/bo_local.c), which sit on the encoding (strategies/bo/bo_encode.c);
+ * strategies/bo/bo_state.h is the state they share. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_encode.h"
+#include "strategies/bo/bo_feasibility.h"
+#include "strategies/bo/bo_local.h"
+#include "strategies/bo/bo_model.h"
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -147,12 +155,8 @@ static int mix_random(bo_state *b, mpt_strategy *s, int64_t keep, int64_t n) {
   return 0;
 }
 
-static int bo_create(mpt_strategy *s, mpt_error *err) {
-  bo_state *b = calloc(1, sizeof *b);
-  if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
-  s->data = b;
-  const mpt_space *sp = s->space;
-  b->N = mpt_space_size(sp);
+/* the model and acquisition options: acquisition, GP, transform, exploration, feasibility, batch, portfolio */
+static void read_model_options(bo_state *b, mpt_strategy *s) {
   const char *acq = mpt_strategy_opt_str(s, "acquisition");
   b->acq = strcmp(acq, "poi") == 0 ? ACQ_POI : strcmp(acq, "lcb") == 0 ? ACQ_LCB
          : strcmp(acq, "lcb-srinivas") == 0 ? ACQ_LCBS : strcmp(acq, "multi") == 0 ? ACQ_MULTI
@@ -181,51 +185,34 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
+  b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
+  b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
+  b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
+}
+
+/* the options of local picks and of the stall rule */
+static void read_local_options(bo_state *b, mpt_strategy *s) {
   b->local_every = (int)mpt_strategy_opt_int(s, "local_every");
   b->local_radius = (int)mpt_strategy_opt_int(s, "local_radius");
-  {
-    const char *lk = mpt_strategy_opt_str(s, "local_kind");
-    b->local_kind = strcmp(lk, "box") == 0 ? -1 : strcmp(lk, "elite") == 0 ? LOCAL_ELITE
-                  : strcmp(lk, "hamming+elite") == 0 ? LOCAL_ALTERNATE : strcmp(lk, "cross") == 0 ? LOCAL_CROSS
-                  : strcmp(lk, "hamming+cross") == 0 ? LOCAL_ALT_CROSS : mpt_neighbor_kind_parse(lk);
-    b->local_children = (int)mpt_strategy_opt_int(s, "local_children");
-    b->elite_size = (int)mpt_strategy_opt_int(s, "elite_size");
-  }
+  const char *lk = mpt_strategy_opt_str(s, "local_kind");
+  b->local_kind = strcmp(lk, "box") == 0 ? -1 : strcmp(lk, "elite") == 0 ? LOCAL_ELITE
+                : strcmp(lk, "hamming+elite") == 0 ? LOCAL_ALTERNATE : strcmp(lk, "cross") == 0 ? LOCAL_CROSS
+                : strcmp(lk, "hamming+cross") == 0 ? LOCAL_ALT_CROSS : mpt_neighbor_kind_parse(lk);
+  b->local_children = (int)mpt_strategy_opt_int(s, "local_children");
+  b->elite_size = (int)mpt_strategy_opt_int(s, "elite_size");
   b->local_top = (int)mpt_strategy_opt_int(s, "local_top");
   b->local_stalled = strcmp(mpt_strategy_opt_str(s, "local_when"), "stalled") == 0;
   b->stall_after = (int)mpt_strategy_opt_int(s, "stall_after");
   b->stall_variance = strcmp(mpt_strategy_opt_str(s, "stall_action"), "variance") == 0;
   b->stall_boost = mpt_strategy_opt_double(s, "stall_boost");
-  b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
-  b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
-  b->disc_adv = mpt_strategy_opt_double(s, "advanced_discount");
-  b->best_t = INFINITY;
-  for (int a = 0; a < AF_N; a++) b->active[a] = 1;
-  b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
+}
 
-  /* pruning: parameters with one value carry no information */
-  const char *encs = mpt_strategy_opt_str(s, "encoding");
-  b->enc = strcmp(encs, "value") == 0 ? MPT_ENC_VALUE : strcmp(encs, "log2") == 0 ? MPT_ENC_LOG2 : MPT_ENC_INDEX;
-  b->use_index = strcmp(encs, "onehot") != 0;
-  b->use_onehot = !b->use_index || strcmp(encs, "index+onehot") == 0;
-  b->ohw = b->use_index ? mpt_strategy_opt_double(s, "onehot_weight") : 1.0;
-  b->binw = b->use_index && b->use_onehot ? mpt_strategy_opt_double(s, "binary_weight") : 1.0;
-  b->sp = sp;
-  int dims = mpt_space_dims(sp);
-  b->act = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  b->enc_full = malloc(sizeof(double) * (size_t)(dims > 0 ? dims : 1));
-  b->enc_cfg = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
+/* the scratch of the scans: the encoding's point, the taken marks, the prediction blocks, the deferred
+ * contenders, the incumbent's value indices; 0 or an error */
+static int alloc_scan_buffers(bo_state *b, mpt_strategy *s, mpt_error *err) {
+  int dims = mpt_space_dims(s->space);
   b->inc_idx = malloc(sizeof(int) * (size_t)(dims > 0 ? dims : 1));
-  if (!b->act || !b->enc_full || !b->enc_cfg || !b->inc_idx) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
-  int n_act = 0, n_oh = 0;
-  for (int p = 0; p < dims; p++)
-    if (mpt_space_n_values(sp, p) > 1) { b->act[n_act++] = p; n_oh += mpt_space_n_values(sp, p); }
-  b->n_act = n_act;
-  b->n_oh = n_oh;
-  /* GP inputs: the active parameters' encodings and/or their one-hot codes (w / sqrt 2 per set bit,
-   * so each differing parameter adds w^2 to the squared distance) */
-  b->D = (b->use_index ? n_act : 0) + (b->use_onehot ? n_oh : 0);
-  if (b->D < 1) b->D = 1; /* no active parameter: one input, 0 everywhere */
+  if (!b->inc_idx) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
   b->xq = malloc(sizeof(double) * (size_t)b->D);
   b->taken = calloc((size_t)(b->N > 0 ? b->N : 1), 1);
   b->mbuf = malloc(sizeof(double) * BO_BLOCK);
@@ -234,11 +221,13 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
   if (!b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
-  b->feas_dims = b->use_index && n_act > 0 ? n_act : b->D;
-  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
-  if (rc) return rc;
+  return 0;
+}
 
-  /* the initial sample, fixed by the seed (so a resumed run continues the same sample) */
+/* the initial sample (option sampling, random_samples), fixed by the seed so that a resumed run continues
+ * the same sample; 0 or an error */
+static int draw_initial_sample(bo_state *b, mpt_strategy *s, mpt_error *err) {
+  const mpt_space *sp = s->space;
   int64_t ni = b->n_init < b->N ? b->n_init : b->N;
   b->init_ids = malloc(sizeof(int64_t) * (size_t)(ni > 0 ? ni : 1));
   if (!b->init_ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
@@ -257,36 +246,29 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   if (got > 0 && strcmp(sm, "random") != 0 && mpt_strategy_opt_int(s, "random_samples") > 0) {
     int64_t nr = mpt_strategy_opt_int(s, "random_samples");
     if (nr > got) nr = got;
-    if ((rc = mix_random(b, s, got - nr, got)) != 0) return mpt_error_set(err, rc, "bo: out of memory");
+    int rc = mix_random(b, s, got - nr, got);
+    if (rc != 0) return mpt_error_set(err, rc, "bo: out of memory");
   }
   b->n_init_ids = got;
   return 0;
 }
 
-void bo_encode(bo_state *b, int64_t c, double *x) {
-  const mpt_space *sp = b->sp;
-  memset(x, 0, sizeof(double) * (size_t)b->D);
-  if (b->n_act == 0) return;
-  mpt_space_config(sp, c, b->enc_cfg);
-  if (b->use_index) {
-    mpt_space_encode_idx(sp, b->enc_cfg, b->enc, b->enc_full);
-    for (int d = 0; d < b->n_act; d++)
-      x[d] = (mpt_space_n_values(sp, b->act[d]) == 2 ? b->binw : 1.0) * b->enc_full[b->act[d]];
-    x += b->n_act;
-  }
-  if (b->use_onehot)
-    for (int d = 0, o = 0; d < b->n_act; o += mpt_space_n_values(sp, b->act[d]), d++)
-      x[o + b->enc_cfg[b->act[d]]] = b->ohw * M_SQRT1_2;
-}
-
-const double *bo_point(bo_state *b, int64_t c) {
-  bo_encode(b, c, b->xq);
-  return b->xq;
-}
-
-void bo_encode_rows(void *ctx, int64_t first, int64_t n, double *rows) {
-  bo_state *b = ctx;
-  for (int64_t i = 0; i < n; i++) bo_encode(b, first + i, rows + (size_t)i * (size_t)b->D);
+static int bo_create(mpt_strategy *s, mpt_error *err) {
+  bo_state *b = calloc(1, sizeof *b);
+  if (!b) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  s->data = b;
+  b->N = mpt_space_size(s->space);
+  read_model_options(b, s);
+  read_local_options(b, s);
+  b->best_t = INFINITY;
+  for (int a = 0; a < AF_N; a++) b->active[a] = 1;
+  b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
+  if (bo_encoding_init(b, s) != 0) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  int rc = alloc_scan_buffers(b, s, err);
+  if (rc) return rc;
+  rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
+  if (rc) return rc;
+  return draw_initial_sample(b, s, err);
 }
 
 static void bo_destroy(mpt_strategy *s) {
@@ -431,6 +413,40 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   if (best_id >= 0) { pk->id_any = best_id; pk->val_any = best; }
 }
 
+/* The feasibility model's mean weights for this scan, and the cached candidates extended by the newest
+ * observations: 1 when the scan multiplies by the probability of feasibility, 0 without a feasibility model
+ * (or, out of memory, without one for this pick) */
+static int prepare_feasibility(bo_state *b) {
+  if (!b->fgp) return 0;
+  double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
+  if (!fa) return 0;
+  b->falpha = fa;
+  mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+  bo_feas_extend(b);
+  return 1;
+}
+
+/* EI alone (the default): 1 when a candidate with u = fb - xi - mu and normalized variance var cannot change
+ * the pick, by bounds from the variance without square roots and divisions (margins far above the rounding
+ * of sd and of the squares): EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd cannot beat the best
+ * feasible EI so far (lin0); or z = u / sd < -6, where only the log EI of candidates before the first with
+ * z > -6 counts (any_lin_id < 0), and log EI = log q - z^2 / 2 - log sqrt(2 pi) with
+ * log q = 1.5 log sd^2 - log u^2 <= W (binary exponents) cannot beat the best feasible log EI so far (lg0)
+ * when u^2 / 2 >= (W - log sqrt(2 pi) - lg0) sd^2. Such candidates change nothing: the same picks. */
+static inline int ei_cannot_win(double u, double var, double lin0, double lg0, int64_t any_lin_id) {
+  double vr = var > 1e-24 ? var : 1e-24, r = lin0 * (1 - 1e-12) - (u > 0 ? u : 0.0);
+  if (r > 0 && vr * 0.15915494309189535 <= r * r * (1 - 1e-9)) return 1;
+  if (u < 0 && u * u > 36 * vr * (1 + 1e-9)) {
+    if (any_lin_id >= 0) return 1;
+    if (lg0 > -INFINITY) {
+      double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
+                 0.9189385332046727 - lg0;
+      if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) return 1;
+    }
+  }
+  return 0;
+}
+
 /* One scan over all free candidates: the argmax of every acquisition function the mode needs.
  * EI and POI are compared in the linear domain while some candidate has z > -6 (a linear-domain
  * candidate always beats one with z <= -6), and through their logarithms (asymptotic forms) only
@@ -438,8 +454,8 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
  * under the threshold are skipped. When none reaches it, feasible_fallback picks the candidate.
  * With EI alone (the default) p is not computed candidate by candidate: a block's contenders (EI above
  * the best feasible EI x p so far) are queued and resolved at the block's end by EI, largest first,
- * until EI alone cannot win (bo_feas_resolve). In index order p was computed for every contender that
- * beat the best so far, and where failures cluster in a region the GP rates high that was most
+ * until EI alone cannot win (bo_feas_resolve). In index order p would be computed for every contender
+ * that beats the best so far, and where failures cluster in a region the GP rates high that is most
  * candidates (docs/PERFORMANCE.md, "bo: clustered failures"); the choice is the same (the largest
  * EI x p among feasible candidates, the smallest id among equal ones). */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
@@ -457,18 +473,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   int need_ei = 1, need_poi = multi || b->acq == ACQ_POI; /* EI also serves as the fallback */
   int need_lcb = multi || b->acq == ACQ_LCB, need_lcbs = b->acq == ACQ_LCBS;
   int ei_only = !need_poi && !need_lcb && !need_lcbs && !need_var;
-  int use_feas = b->fgp != NULL, defer = 0;
-  if (use_feas) {
-    double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
-    if (fa) {
-      b->falpha = fa;
-      mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
-      bo_feas_extend(b);
-      defer = ei_only;
-    } else {
-      use_feas = 0; /* out of memory: no feasibility model for this pick */
-    }
-  }
+  int use_feas = prepare_feasibility(b), defer = use_feas && ei_only;
   /* local == 2: only the marked neighbourhood (one candidate per block), else every candidate */
   int64_t n_blocks = cand_blocks(b, local);
   for (int64_t bi = 0; bi < n_blocks; bi++) {
@@ -478,25 +483,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
-      if (ei_only) {
-        /* EI alone (the default): the bounds below from the variance, without square roots and
-         * divisions (margins far above the rounding of sd and of the squares). With u = fb - xi - mu:
-         * EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd cannot beat the best feasible EI so
-         * far; or z = u / sd < -6, where only the log EI of candidates before the first with z > -6
-         * counts, and log EI = log q - z^2 / 2 - log sqrt(2 pi) with log q = 1.5 log sd^2 - log u^2 <= W
-         * (binary exponents) cannot beat the best feasible log EI so far when u^2 / 2 >= (W - log
-         * sqrt(2 pi) - lg[0]) sd^2. Such candidates change nothing: the same picks. */
-        double u = fb - xi - mu, vr = var > 1e-24 ? var : 1e-24, r = lin[0] * (1 - 1e-12) - (u > 0 ? u : 0.0);
-        if (r > 0 && vr * 0.15915494309189535 <= r * r * (1 - 1e-9)) continue;
-        if (u < 0 && u * u > 36 * vr * (1 + 1e-9)) {
-          if (any_lin_id >= 0) continue;
-          if (lg[0] > -INFINITY) {
-            double w = 1.5 * log_upper(vr) - (log_upper(u * u) - 0.6931471805599453 - 2e-9) + 1e-9 -
-                       0.9189385332046727 - lg[0];
-            if (w <= 0 || 0.5 * u * u >= w * vr * (1 + 1e-9)) continue;
-          }
-        }
-      }
+      if (ei_only && ei_cannot_win(fb - xi - mu, var, lin[0], lg[0], any_lin_id)) continue;
       double sd = sc * sqrt(var) / sc; /* = mpt_gp_predict_block's sd / sc */
       if (sd < 1e-12) sd = 1e-12;
       double z = (fb - xi - mu) / sd;
@@ -558,9 +545,9 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   (void)need_ei;
   pk->id[AF_EI] = lin_id[0] >= 0 ? lin_id[0] : lg_id[0];
   pk->id[AF_POI] = lin_id[1] >= 0 ? lin_id[1] : lg_id[1];
-  /* fallback when every candidate is under the feasibility threshold: the best EI x p^exponent (before
-   * session 7 the best EI alone, which on spaces with large infeasible regions spent most of the budget
-   * on failures: docs/PERFORMANCE.md, "bo: the fallback under the feasibility threshold") */
+  /* fallback when every candidate is under the feasibility threshold: the best EI x p^exponent (the best
+   * EI alone spends most of the budget on failures on spaces with large infeasible regions:
+   * docs/PERFORMANCE.md, "bo: the fallback under the feasibility threshold") */
   pk->id_any = any_lin_id >= 0 ? any_lin_id : any_lg_id;
   pk->val_any = any_lin_id >= 0 ? any_lin : any_lg;
   if (use_feas && pk->id[AF_EI] < 0 && pk->id_any >= 0 && b->feas_exponent > 0) feasible_fallback(b, s, xi, local, pk);
@@ -643,14 +630,10 @@ static int64_t random_unseen(bo_state *b, mpt_strategy *s) {
   return mpt_strategy_random_free(&r, b->N, s->seen, b->taken, 64, 0);
 }
 
-static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
-  bo_state *b = s->data;
-  mpt_error *err = &s->ask_error;
-  int k = 0;
-  int rc0 = bo_process_queue(b, s, err);
-  if (rc0) return err->code ? err->code : mpt_error_set(err, rc0, "bo: cannot update the model (error %d)", rc0);
-  /* initial sample until n_init valid observations (failed ones replaced by random valid ones) */
-  while (k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
+/* The initial sample until n_init valid observations (failed ones replaced by uniform random unseen ones),
+ * into ids[*k, n); 0 or an error */
+static int ask_initial(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  while (*k < n && b->n_ok + b->n_pend < b->n_init && (b->init_asked < 3 * (int64_t)b->n_init || b->n_ok < 2)) {
     int64_t id = -1;
     while (b->init_pos < b->n_init_ids && id < 0) {
       int64_t c = b->init_ids[b->init_pos++];
@@ -658,95 +641,137 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
     }
     if (id < 0 && (id = random_unseen(b, s)) < 0) break; /* replacements: uniform random unseen */
     b->taken[id] = 1;
-    ids[k++] = id;
-    if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
+    ids[(*k)++] = id;
+    if (add_pending(b, id, -1))
+      return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
     b->init_asked++;
   }
-  if (k == n) goto done;
-  if (b->n_ok < 1) {
-    /* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the
-     * initial sample only (filling the round with random configurations scores 0.02 less at ask(16):
-     * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing else is
-     * left to give (an asynchronous caller with more workers than initial samples whose first result
-     * was a failure), answering 0 would leave all but one of the idle workers waiting (the base layer
-     * tops an empty ask up with a single random configuration): give each a random unseen one. */
-    int64_t id;
-    int fill = k == 0;
-    while (fill && k < n && (id = random_unseen(b, s)) >= 0) {
-      b->taken[id] = 1;
-      ids[k++] = id;
-      if (add_pending(b, id, -1)) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
-    }
-    goto done;
+  return 0;
+}
+
+/* No valid observation yet: no model to ask. A first ask(n) with n > initial_samples gets the initial
+ * sample only (filling the round with random configurations scores 0.02 less at ask(16):
+ * docs/PERFORMANCE.md, "flags closer"). But when the whole sample is in flight and nothing else is left
+ * to give (*k == 0: an asynchronous caller with more workers than initial samples whose first result was a
+ * failure), answering 0 would leave all but one of the idle workers waiting (the base layer tops an empty
+ * ask up with a single random configuration): each gets a random unseen one. 0 or an error */
+static int ask_without_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  int64_t id;
+  int fill = *k == 0;
+  while (fill && *k < n && (id = random_unseen(b, s)) >= 0) {
+    b->taken[id] = 1;
+    ids[(*k)++] = id;
+    if (add_pending(b, id, -1))
+      return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations");
   }
-  {
-    /* fantasize pending evaluations (quantile / kriging believer / constant liar), pick, repeat */
-    int base = mpt_gp_n_obs(b->gp);
-    double worst = -INFINITY;
-    if (b->post && b->ty && base >= 2) {
-      for (int i = 0; i < base; i++) if (b->ty[i] > worst) worst = b->ty[i];
-    } else {
-      for (int64_t i = 0; i < b->n_processed; i++)
-        if (b->obs_ok[i]) {
-          double t = bo_transform(b, b->obs_y[i]);
-          if (t > worst) worst = t;
-        }
-    }
-    int64_t n_fant_from = 0;
-    double xi = exploration(b, s);
-    /* stall: evaluations since the last new best valid objective, from the told sequence only (so a
-     * resumed run decides the same) */
-    int64_t stalled = 0;
-    if (b->stall_after > 0) {
-      double bv = INFINITY;
-      int64_t last = 0;
-      for (int64_t i = 0; i < b->n_obs; i++)
-        if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
-      stalled = b->n_obs - 1 - last >= b->stall_after;
-      if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
-    }
-    double d = (double)b->D, t = (double)(b->n_ok + 1);
-    double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
-    int rc = 0;
-    while (k < n && rc == 0) {
-      /* pending ones (earlier asks, and this ask's picks) enter the model as fantasies */
-      for (; n_fant_from < b->n_pend && rc == 0; n_fant_from++) {
-        const double *x = bo_point(b, b->pend[n_fant_from].id);
-        double mu, sdq;
-        mpt_gp_predict_block(b->gp, b->pend[n_fant_from].id, b->pend[n_fant_from].id + 1, &mu, &sdq);
-        if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-        rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
-        if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
-                                 mpt_gp_n_obs(b->gp) + 1);
+  return 0;
+}
+
+/* the constant liar's fantasy: the worst output the GP holds (transformed as the GP sees it) */
+static double fantasy_worst(const bo_state *b) {
+  int base = mpt_gp_n_obs(b->gp);
+  double worst = -INFINITY;
+  if (b->post && b->ty && base >= 2) {
+    for (int i = 0; i < base; i++) if (b->ty[i] > worst) worst = b->ty[i];
+  } else {
+    for (int64_t i = 0; i < b->n_processed; i++)
+      if (b->obs_ok[i]) {
+        double t = bo_transform(b, b->obs_y[i]);
+        if (t > worst) worst = t;
       }
-      if (rc) break;
-      pick pk;
-      int local = 0;
-      if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
-          (!b->local_stalled || stalled)) {
-        local = bo_mark_local(b, s);
-        if (local < 0) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set"); break; }
-      }
-      int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
-      scan(b, s, xi, kappa_s, local, var_pick, &pk);
-      for (int64_t q = 0; q < b->n_nb; q++) b->nbmark[b->nblist[q]] = 0;
-      b->n_nb = 0;
-      /* neighbourhood exhausted, or none of it likely feasible: a global pick instead */
-      if (local && (pk.id_any < 0 || (b->fgp && pk.id[AF_EI] < 0))) scan(b, s, xi, kappa_s, 0, var_pick, &pk);
-      int af;
-      int64_t id = choose(b, &pk, &af);
-      if (var_pick && pk.id_var >= 0) id = pk.id_var;
-      if (id < 0) break; /* nothing left */
-      b->taken[id] = 1;
-      ids[k++] = id;
-      b->iter++;
-      if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
-    }
-    mpt_error terr;
-    mpt_gp_truncate(b->gp, base, &terr);
+  }
+  return worst;
+}
+
+/* stall: 1 when stall_after evaluations have passed since the last new best valid objective, from the told
+ * sequence only (so a resumed run decides the same) */
+static int stalled_now(const bo_state *b) {
+  if (b->stall_after <= 0) return 0;
+  double bv = INFINITY;
+  int64_t last = 0;
+  for (int64_t i = 0; i < b->n_obs; i++)
+    if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
+  return b->n_obs - 1 - last >= b->stall_after;
+}
+
+/* the pending evaluations from *from on (earlier asks, and this ask's picks) enter the GP as fantasies:
+ * the pessimistic quantile (batch=quantile), the posterior mean (believer) or worst (liar); 0 or an error */
+static int add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *err) {
+  int rc = 0;
+  for (; *from < b->n_pend && rc == 0; (*from)++) {
+    const double *x = bo_point(b, b->pend[*from].id);
+    double mu, sdq;
+    mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
+    if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
+    rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
+    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
+                             mpt_gp_n_obs(b->gp) + 1);
+  }
+  return rc;
+}
+
+/* One model-based pick (the k-th of this ask): a local or global scan, then the acquisition function
+ * that proposes (*af); *id is -1 when nothing is left. 0 or an error */
+static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int stalled, int k, int *af,
+                    int64_t *id) {
+  pick pk;
+  int local = 0;
+  if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
+      (!b->local_stalled || stalled)) {
+    local = bo_mark_local(b, s);
+    if (local < 0) return mpt_error_set(&s->ask_error, MPT_ERR_NOMEM, "bo: out of memory for a local candidate set");
+  }
+  int var_pick = stalled && b->stall_variance && (b->n_obs + k) % 2 == 0;
+  scan(b, s, xi, kappa_s, local, var_pick, &pk);
+  for (int64_t q = 0; q < b->n_nb; q++) b->nbmark[b->nblist[q]] = 0;
+  b->n_nb = 0;
+  /* neighbourhood exhausted, or none of it likely feasible: a global pick instead */
+  if (local && (pk.id_any < 0 || (b->fgp && pk.id[AF_EI] < 0))) scan(b, s, xi, kappa_s, 0, var_pick, &pk);
+  *id = choose(b, &pk, af);
+  if (var_pick && pk.id_var >= 0) *id = pk.id_var;
+  return 0;
+}
+
+/* Model-based picks into ids[*k, n): fantasize the pending evaluations, pick, repeat; the fantasies leave
+ * the GP afterwards. 0 or an error */
+static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
+  mpt_error *err = &s->ask_error;
+  int base = mpt_gp_n_obs(b->gp);
+  double worst = fantasy_worst(b);
+  int64_t n_fant_from = 0;
+  double xi = exploration(b, s);
+  int stalled = stalled_now(b);
+  if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
+  double d = (double)b->D, t = (double)(b->n_ok + 1);
+  double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
+  int rc = 0;
+  while (*k < n && rc == 0) {
+    if ((rc = add_fantasies(b, &n_fant_from, worst, err)) != 0) break;
+    int af = -1;
+    int64_t id = -1;
+    if ((rc = pick_one(b, s, xi, kappa_s, stalled, *k, &af, &id)) != 0) break;
+    if (id < 0) break; /* nothing left */
+    b->taken[id] = 1;
+    ids[(*k)++] = id;
+    b->iter++;
+    if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
+  }
+  mpt_error terr;
+  mpt_gp_truncate(b->gp, base, &terr);
+  return rc;
+}
+
+static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
+  bo_state *b = s->data;
+  mpt_error *err = &s->ask_error;
+  int k = 0;
+  int rc = bo_process_queue(b, s, err);
+  if (rc) return err->code ? err->code : mpt_error_set(err, rc, "bo: cannot update the model (error %d)", rc);
+  if ((rc = ask_initial(b, s, n, ids, &k)) != 0) return rc;
+  if (k < n) {
+    rc = b->n_ok < 1 ? ask_without_model(b, s, n, ids, &k) : ask_from_model(b, s, n, ids, &k);
     if (rc) return rc;
   }
-done:
   for (int i = 0; i < k; i++) b->taken[ids[i]] = 0;
   return k;
 }

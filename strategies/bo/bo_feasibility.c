@@ -6,7 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_encode.h"
+#include "strategies/bo/bo_feasibility.h"
 
 /* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
  * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's

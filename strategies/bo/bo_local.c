@@ -2,7 +2,7 @@
  * box around the incumbent, the Hamming (adjacent, strictly-adjacent) neighbourhoods of the best
  * observations, the elite subspace of their recombinations, or crossover children of the elite. */
 #include <stdlib.h>
-#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_local.h"
 
 /* 1 when candidate c lies within the local neighbourhood of the incumbent */
 int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c) {

@@ -4,7 +4,8 @@
  * the transform changes. */
 #include <math.h>
 #include <stdlib.h>
-#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_encode.h"
+#include "strategies/bo/bo_model.h"
 
 int bo_push_obs(bo_state *b, int64_t id, double y, int ok) {
   if (b->n_obs == b->cap_obs) {
@@ -173,7 +174,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       rc = mpt_gp_add(b->gp, x, t, err);
       /* the incumbent in the GP's outputs: t itself without a rank transform, and also with one while
        * the GP holds a single observation (the transform starts at two; with best_t infinite every EI
-       * was infinite and the first free configuration, id 0, was picked) */
+       * would be infinite and the first free configuration, id 0, would be picked) */
       if (t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
     }
     if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observation%s", n1, n1 == 1 ? "" : "s");

@@ -1,7 +1,8 @@
 /* strategies/bo/bo_state.h: the state of the `bo` strategy (strategies/bo/bo.c), shared with the files that
- * hold parts of it: the local candidate sets of local picks (strategies/bo/bo_local.c), the cached
- * feasibility means (strategies/bo/bo_feasibility.c), and the observations and output transforms
- * (strategies/bo/bo_model.c). Private to the files of strategies/bo/. */
+ * hold parts of it: the GP inputs (strategies/bo/bo_encode.c), the local candidate sets of local picks
+ * (strategies/bo/bo_local.c), the cached feasibility means (strategies/bo/bo_feasibility.c), and the
+ * observations and output transforms (strategies/bo/bo_model.c). The state only: each of those files
+ * declares its functions in its own header. Private to the files of strategies/bo/. */
 #ifndef MPT_BO_STATE_H
 #define MPT_BO_STATE_H
 #include <stdint.h>
@@ -25,7 +26,7 @@ typedef struct bo_ranked {
 typedef struct bo_state {
   int64_t N;             /* candidates = valid configurations */
   int D;                 /* GP inputs per candidate (bo_encode) */
-  /* the encoding (bo_encode): no N x D table is kept, a candidate is encoded when it is needed */
+  /* the encoding (strategies/bo/bo_encode.c): no N x D table is kept, a candidate is encoded when it is needed */
   const mpt_space *sp;
   mpt_encoding enc;
   int use_index, use_onehot, n_oh; /* index part (n_act columns) and/or one-hot part (n_oh columns) */
@@ -98,39 +99,5 @@ typedef struct bo_state {
 
 #define BO_BLOCK 4096
 enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };
-
-/* bo.c: the D GP inputs of candidate c (the active parameters' encodings, two-valued ones scaled by binw,
- * and/or their one-hot codes, ohw / sqrt 2 per set bit), the same doubles for the same c every time;
- * bo_point encodes into the scratch b->xq (valid until the next bo_point); bo_encode_rows is an
- * mpt_gp_cand_fn (ctx: the bo_state) for mpt_gp_create_from */
-void bo_encode(bo_state *b, int64_t c, double *x);
-const double *bo_point(bo_state *b, int64_t c);
-void bo_encode_rows(void *b, int64_t first, int64_t n, double *rows);
-
-/* bo_local.c: the candidate set of a local pick (see there); 1 when candidate c lies in the box around the
- * incumbent (local_kind=box) */
-int bo_mark_local(bo_state *b, mpt_strategy *s);
-int bo_in_local(const bo_state *b, const mpt_space *sp, int64_t c);
-
-/* bo_feasibility.c: the probability of feasibility of candidate c (the feasibility GP's mean, clipped to
- * [1e-12, 1], from cached kernel values), and the cached values extended by the newest observations */
-double bo_feas_p(bo_state *b, int64_t c);
-void bo_feas_extend(bo_state *b);
-/* a binary heap of n bo_ranked, largest key on top (ties: smaller id): made in O(n), popped in O(log n) */
-void bo_ranked_heapify(bo_ranked *h, int64_t n);
-bo_ranked bo_ranked_pop(bo_ranked *h, int64_t *n);
-/* The best contender of queue q (key: EI, or log EI when log_domain), after *best / *best_id: visits
- * the queue by key, largest first, and computes p only until the key (EI alone, since p <= 1) falls
- * under *best; a contender with p >= feasibility_threshold and value EI x p (log EI + log p) above *best,
- * or equal to it with a smaller id, replaces it. Empties the queue. The result is the contender a visit
- * in any order would choose: the largest value, the smallest id among equal ones. */
-void bo_feas_resolve(bo_state *b, int q, int log_domain, double *best, int64_t *best_id);
-
-/* strategies/bo/bo_model.c: appends a told observation (ok: valid) to obs_*; 0 or MPT_ERR_NOMEM */
-int bo_push_obs(bo_state *b, int64_t id, double y, int ok);
-/* the objective as the GP sees it before the rank/clip transforms (log when transform_log) */
-double bo_transform(const bo_state *b, double y);
-/* puts the queued observations (n_processed .. n_obs) into the GP and the feasibility model */
-int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err);
 
 #endif
