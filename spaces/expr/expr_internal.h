@@ -114,8 +114,6 @@ int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt
 int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err);
 /* comparison code C_* → *res 0/1 */
 int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
-/* Python `<` for sorting/min/max: *res = l < r */
-int xv_less(const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
 int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, mpt_error *err); /* takes item */
 int xv_new_list(mpt_value *out, int64_t n, mpt_error *err); /* n NONE items */
 /* int64 helpers */

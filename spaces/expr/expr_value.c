@@ -409,8 +409,6 @@ int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_er
                        mpt_value_type_name(l), mpt_value_type_name(r));
 }
 
-int xv_less(const mpt_value *l, const mpt_value *r, int *res, mpt_error *err) { return xv_compare(C_LT, l, r, res, err); }
-
 /* ------------------------------------------------------------------ arithmetic */
 
 int xv_overflow(mpt_error *err) {
