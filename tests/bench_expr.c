@@ -1,7 +1,7 @@
 /* tests/bench_expr.c: benchmark of the expression hot path (not a test): ns per mpt_expr_eval_bool of
  * typical T1 constraints over a sweep of integer parameter values, and compile time per expression.
  * Usage: bench_expr [evaluations-per-expression] [--slow]   (default 20,000,000; --slow disables the
- * numeric fast path (spaces/expr/expr_fast.c) to time the general evaluator) */
+ * numeric fast path (spaces/expr/fast.c) to time the general evaluator) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -314,7 +314,7 @@ class Gen:
 
 class NumGen(Gen):
     """numeric expressions over the int/bool variables only: what constraints look like, and what the
-    numeric fast path (spaces/expr/expr_fast.c) compiles; includes overflow and zero divisors"""
+    numeric fast path (spaces/expr/fast.c) compiles; includes overflow and zero divisors"""
 
     def leaf(self, kind):
         r = self.r.random()

@@ -4,7 +4,7 @@
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
  * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
- * fast path (spaces/expr/expr_fast.c) is disabled so that the general evaluator is checked alone.
+ * fast path (spaces/expr/fast.c) is disabled so that the general evaluator is checked alone.
  * With --float-repr each line is a C float literal (e.g. hex 0x1.8p+1) and it prints mpt_value_repr of it. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* spaces/expr/expr_internal.h: private types of the expression language shared by the parser
- * (expr_parse.c), the evaluator (expr_eval.c), the value helpers (expr_value.c) and the public API
+ * (parse.c), the evaluator (eval.c), the value helpers (value.c) and the public API
  * (expr.c). Not part of any contract: only the files of spaces/expr/ include it. */
 #ifndef MPT_EXPR_INTERNAL_H
 #define MPT_EXPR_INTERNAL_H
@@ -54,7 +54,7 @@ typedef struct xfast xfast;
 
 struct mpt_expr {
   char *src;
-  xfast *fast;       /* numeric fast path (expr_fast.c), NULL when the expression needs more */
+  xfast *fast;       /* numeric fast path (fast.c), NULL when the expression needs more */
   xnode *nodes;
   int32_t n_nodes, cap_nodes;
   int32_t *args;
@@ -99,7 +99,7 @@ static inline void xv_release(xval *x) {
   x->own = 0;
 }
 
-/* ---- expr_value.c: operations on values (Python semantics); each returns 0 or MPT_ERR_EVAL /
+/* ---- value.c: operations on values (Python semantics); each returns 0 or MPT_ERR_EVAL /
  * MPT_ERR_NOMEM with a Python-like message "ExceptionClass: text" in err. ---- */
 static inline int xv_is_intlike(const mpt_value *v) { return v->kind == MPT_V_INT || v->kind == MPT_V_BOOL; }
 /* o takes v (owned); returns 0 */
@@ -144,21 +144,21 @@ typedef struct xspine {
 int32_t xp_spine(const mpt_expr *e, int32_t ni, xspine *s);
 void xp_spine_free(xspine *s);
 
-/* ---- expr_parse.c ---- */
+/* ---- parse.c ---- */
 /* Parses src into e->nodes (root in e->root), resolving names against names[] and comprehension
  * variables. On error sets *column and err. */
 int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, int *column,
              mpt_error *err);
 int xp_node_new(mpt_expr *e, int op, int col);
 
-/* ---- expr_eval.c ---- */
+/* ---- eval.c ---- */
 /* fault, when not NULL: set to the column of the innermost node whose evaluation failed (-1 when none) */
 int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out,
             mpt_error *err, int32_t *fault);
 /* constant folding of subtrees without variables; never fails (errors stay for run time) */
 void xe_fold(mpt_expr *e);
 
-/* ---- expr_fast.c: statically typed function tree for numeric expressions ---- */
+/* ---- fast.c: statically typed function tree for numeric expressions ---- */
 enum { XF_PK_INT, XF_PK_BOOL, XF_PK_FLOAT, XF_PK_INTBOOL };
 xfast *xf_compile(const mpt_expr *e);  /* NULL when not applicable */
 void xf_free(xfast *f);
@@ -168,7 +168,7 @@ int xf_run(const xfast *f, const mpt_value *vars, int *is_float, int *pykind, do
 /* ---- expr.c: test hook (tests/expr_driver.c): 0 disables the fast path, to compare both paths ---- */
 void xe_set_fast(int on);
 
-/* spaces/expr/expr_convert.c: 0 for an int or bool, else a TypeError */
+/* spaces/expr/builtins.c: 0 for an int or bool, else a TypeError */
 int xv_need_int(const mpt_value *v, mpt_error *err);
 /* the builtins int(), float(), round() over their n evaluated arguments a; the result in o */
 int xe_b_int(xval *a, int n, xval *o, mpt_error *err);

@@ -1,4 +1,4 @@
-/* spaces/expr/expr_value.c: Python values of the expression language (mpt_value): construction, copying,
+/* spaces/expr/value.c: Python values of the expression language (mpt_value): construction, copying,
  * repr/str, equality, ordering, truthiness and the arithmetic of int64/float/str/list with Python's
  * rules (floor division and modulo signs, true division, power, overflow as an error). */
 #include <errno.h>

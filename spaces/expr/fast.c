@@ -1,10 +1,10 @@
-/* spaces/expr/expr_fast.c: the numeric fast path of the expression language. An expression made only of
+/* spaces/expr/fast.c: the numeric fast path of the expression language. An expression made only of
  * numbers, variables, arithmetic, comparisons, and/or/not, ternaries and `in` a constant list is
  * compiled a second time into a statically typed tree of C functions (each node returns an int64 or a
  * double in a machine register: no tags, no allocation, constant operands folded into the node). It
  * runs when every variable it reads is an int or bool; whenever a case needs Python's error or an
  * exact slow path (overflow, division by zero, huge ints in true division…) it sets `bail` and the
- * general evaluator (expr_eval.c) computes the result and the error. Nodes have no side effects, so
+ * general evaluator (eval.c) computes the result and the error. Nodes have no side effects, so
  * after a bail the remaining work is harmless (every operation still checks its own preconditions). */
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* spaces/expr/expr_convert.c: the numeric conversions of the expression language with Python's semantics:
+/* spaces/expr/builtins.c: the numeric conversions of the expression language with Python's semantics:
  * int() (of floats, bools and strings in any base-10 spelling Python accepts), float() (including "inf",
  * "nan" and underscores), round() with ndigits (ties to even, negative ndigits), and the TypeError of a
- * value that is not an integer. Used by spaces/expr/expr_eval.c. */
+ * value that is not an integer. Used by spaces/expr/eval.c. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* spaces/expr/expr_eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
+/* spaces/expr/eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
  * paths that never allocate for scalars; long chains of binary operators in a loop), the builtins (range,
  * list, len, min, max, abs, int, float, round, sum, bool, str) and constant folding of variable-free
  * subtrees at compile time. */

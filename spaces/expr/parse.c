@@ -1,11 +1,11 @@
-/* spaces/expr/expr_parse.c: recursive-descent parser of the expression language (Python's grammar and
- * operator precedence restricted to expressions; tokens from spaces/expr/expr_lex.c), and the resolution of
+/* spaces/expr/parse.c: recursive-descent parser of the expression language (Python's grammar and
+ * operator precedence restricted to expressions; tokens from spaces/expr/lex.c), and the resolution of
  * names to variable slots, comprehension variables and builtins. Errors carry the 0-based column. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr/expr_internal.h"
-#include "spaces/expr/expr_lex.h"
+#include "spaces/expr/lex.h"
 
 typedef xp_tok tok;
 
