@@ -6,14 +6,13 @@
 #include <stdlib.h>
 #include <time.h>
 #include "spaces/expr/expr.h"
-#include "spaces/expr/expr_internal.h" /* xe_set_fast */
 #include <string.h>
 #include "spaces/sys/clock.h"
 
 int main(int argc, char **argv) {
   long iters = 20000000L;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
+    if (!strcmp(argv[i], "--slow")) mpt_expr_set_fast_path(0);
     else iters = atol(argv[i]);
   }
   static const char *const names[] = {"block_size_x", "tile_size_x", "temporal_tiling_factor", "block_size_y",

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr/expr.h"
-#include "spaces/expr/expr_internal.h" /* xe_set_fast: test hook */
+#include "spaces/expr/tree.h" /* struct mpt_expr: whether e->fast was compiled */
 
 static int build_vars(mpt_value *v) {
   v[0] = mpt_value_int(3);      /* a */
@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--float-repr")) float_repr = 1;
     else if (!strcmp(argv[i], "--bool")) as_bool = 1;
-    else if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
+    else if (!strcmp(argv[i], "--slow")) mpt_expr_set_fast_path(0);
   }
   mpt_value vars[N_NAMES];
   if (build_vars(vars)) {

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/builtins.h"
 
-int xv_need_int(const mpt_value *v, mpt_error *err) {
+int xb_need_int(const mpt_value *v, mpt_error *err) {
   if (xv_is_intlike(v)) return 0;
   return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object cannot be interpreted as an integer", mpt_value_type_name(v));
 }
@@ -85,7 +85,7 @@ static int float_to_int(double f, int64_t *out, mpt_error *err) {
   return 0;
 }
 
-int xe_b_int(xval *a, int n, xval *o, mpt_error *err) {
+int xb_int(xval *a, int n, xval *o, mpt_error *err) {
   if (n == 0) return xv_set_owned(o, xv_i(0));
   const mpt_value *v = &a[0].v;
   int64_t r = 0;
@@ -111,7 +111,7 @@ int xe_b_int(xval *a, int n, xval *o, mpt_error *err) {
   }
 }
 
-int xe_b_float(xval *a, int n, xval *o, mpt_error *err) {
+int xb_float(xval *a, int n, xval *o, mpt_error *err) {
   if (n == 0) return xv_set_owned(o, xv_f(0.0));
   const mpt_value *v = &a[0].v;
   switch (v->kind) {
@@ -175,7 +175,7 @@ static int round_float_neg(double x, int64_t nd, double *out) {
   return 0;
 }
 
-int xe_b_round(xval *a, int n, xval *o, mpt_error *err) {
+int xb_round(xval *a, int n, xval *o, mpt_error *err) {
   const mpt_value *v = &a[0].v;
   if (n == 2 && a[1].v.kind == MPT_V_NONE) n = 1;
   if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
@@ -190,7 +190,7 @@ int xe_b_round(xval *a, int n, xval *o, mpt_error *err) {
     if (float_to_int(r, &i, err)) return MPT_ERR_EVAL;
     return xv_set_owned(o, xv_i(i));
   }
-  if (xv_need_int(&a[1].v, err)) return MPT_ERR_EVAL;
+  if (xb_need_int(&a[1].v, err)) return MPT_ERR_EVAL;
   int64_t nd = a[1].v.u.i;
   if (xv_is_intlike(v)) {
     int64_t x = v->u.i;

@@ -5,7 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/eval.h"
+#include "spaces/expr/builtins.h"
 
 typedef struct ctx {
   const mpt_expr *e;
@@ -57,7 +58,7 @@ static int not_iterable(const mpt_value *v, mpt_error *err) {
 
 static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   for (int i = 0; i < n; i++)
-    if (xv_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
+    if (xb_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
   int64_t start = 0, stop, step = 1;
   if (n == 1) stop = a[0].v.u.i;
   else { start = a[0].v.u.i; stop = a[1].v.u.i; }
@@ -87,7 +88,7 @@ static int range_of(const ctx *c, const xnode *rn, xrange *r) {
     xval a;
     int rc = ev(c, c->e->args[rn->first + i], &a);
     if (rc) return rc;
-    rc = xv_need_int(&a.v, c->err);
+    rc = xb_need_int(&a.v, c->err);
     int64_t x = a.v.u.i;
     xv_release(&a);
     if (rc) return rc;
@@ -285,9 +286,9 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
         rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
       }
       break;
-    case B_INT: rc = xe_b_int(a, cnt, o, err); break;
-    case B_FLOAT: rc = xe_b_float(a, cnt, o, err); break;
-    case B_ROUND: rc = xe_b_round(a, cnt, o, err); break;
+    case B_INT: rc = xb_int(a, cnt, o, err); break;
+    case B_FLOAT: rc = xb_float(a, cnt, o, err); break;
+    case B_ROUND: rc = xb_round(a, cnt, o, err); break;
     case B_SUM: rc = b_sum(a, cnt, o, err); break;
     case B_BOOL: xv_set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
     case B_STR: {
@@ -552,11 +553,11 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
 /* a chain of binary operators (a + b + c ...: a spine of any length), in a loop */
 __attribute__((noinline)) static int ev_chain(const ctx *c, int32_t ni, xval *o) {
   xspine sp;
-  int32_t bottom = xp_spine(c->e, ni, &sp);
+  int32_t bottom = xt_spine(c->e, ni, &sp);
   if (bottom < 0) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   int rc = evl(c, bottom, o);
   for (int k = sp.n - 1; rc == 0 && k >= 0; k--) rc = ev_step(c, &c->e->nodes[sp.v[k]], o);
-  xp_spine_free(&sp);
+  xt_spine_free(&sp);
   return rc;
 }
 
@@ -670,7 +671,7 @@ static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
  * evaluation fails fails every step above it, which are not tried */
 static deps fold_chain(mpt_expr *e, int32_t ni, mpt_value *locals) {
   xspine sp;
-  int32_t bottom = xp_spine(e, ni, &sp);
+  int32_t bottom = xt_spine(e, ni, &sp);
   if (bottom < 0) return (deps){1, XP_MAX_LOCALS}; /* out of memory: nothing folded */
   deps d = fold(e, bottom, locals);
   int folding = 1;
@@ -678,7 +679,7 @@ static deps fold_chain(mpt_expr *e, int32_t ni, mpt_value *locals) {
     merge(&d, fold(e, e->nodes[sp.v[k]].b, locals));
     if (folding && !d.vars && d.minlocal == XP_MAX_LOCALS) folding = fold_const(e, sp.v[k], locals);
   }
-  xp_spine_free(&sp);
+  xt_spine_free(&sp);
   return d;
 }
 
@@ -692,7 +693,7 @@ static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals) {
   case X_LOCAL: d.minlocal = n->slot; return d;
   default: break;
   }
-  if (xp_is_chain_op(n->op)) return fold_chain(e, ni, locals);
+  if (xt_is_chain_op(n->op)) return fold_chain(e, ni, locals);
   int32_t kids[3] = {n->a, n->b, n->c};
   int first = n->first, cnt = n->n, slot = n->slot, op = n->op;
   for (int i = 0; i < 3; i++) {

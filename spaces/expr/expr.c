@@ -31,24 +31,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/expr.h"
+#include "spaces/expr/eval.h"
+#include "spaces/expr/fast.h"
+#include "spaces/expr/parse.h"
 
 void mpt_expr_free(mpt_expr *e) {
   if (!e) return;
-  for (int32_t i = 0; i < e->n_nodes; i++) {
-    free(e->nodes[i].name);
-    mpt_value_free(&e->nodes[i].k);
-  }
   xf_free(e->fast);
-  free(e->nodes);
-  free(e->args);
-  free(e->uses);
-  free(e->src);
-  free(e);
+  e->fast = NULL;
+  xt_free(e);
 }
 
+const char *mpt_expr_name_fault(const char *name) { return xp_name_fault(name); }
+
 static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
-  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
+  for (; ni >= 0 && xt_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
     mark_uses(e, e->nodes[ni].b, used);
   if (ni < 0) return;
   const xnode *n = &e->nodes[ni];
@@ -113,7 +111,7 @@ int mpt_expr_n_uses(const mpt_expr *e) { return e ? e->n_uses : 0; }
 const int *mpt_expr_uses(const mpt_expr *e) { return e ? e->uses : NULL; }
 
 static int fast_enabled = 1;
-void xe_set_fast(int on) { fast_enabled = on; }
+void mpt_expr_set_fast_path(int on) { fast_enabled = on; }
 
 int mpt_expr_eval(const mpt_expr *e, const mpt_value *vars, mpt_value *out, mpt_error *err) {
   mpt_value locals[XP_MAX_LOCALS];

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/fast.h"
 
 typedef struct cn cn;
 typedef int64_t (*ifn)(const cn *, const mpt_value *, int *);

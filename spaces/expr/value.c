@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/value.h"
 
 /* ------------------------------------------------------------------ construction */
 
@@ -134,7 +134,7 @@ static void sb_putn(sbuf *b, const char *s, int n) {
 
 static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, (int)strlen(s)); }
 
-int xv_float_repr(double d, char *buf, int cap) {
+static int float_repr(double d, char *buf, int cap) {
   char out[64];
   if (isnan(d)) {
     snprintf(out, sizeof out, "nan");
@@ -240,7 +240,7 @@ static void sb_repr(sbuf *b, const mpt_value *v, int as_str) {
   case MPT_V_NONE: sb_puts(b, "None"); break;
   case MPT_V_BOOL: sb_puts(b, v->u.i ? "True" : "False"); break;
   case MPT_V_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)v->u.i); sb_puts(b, tmp); break;
-  case MPT_V_FLOAT: xv_float_repr(v->u.f, tmp, sizeof tmp); sb_puts(b, tmp); break;
+  case MPT_V_FLOAT: float_repr(v->u.f, tmp, sizeof tmp); sb_puts(b, tmp); break;
   case MPT_V_STR:
     if (as_str) sb_puts(b, v->u.s);
     else sb_str_repr(b, v->u.s);
