@@ -1,7 +1,9 @@
-/* spaces/expr/builtins.c: the numeric conversions of the expression language with Python's semantics:
- * int() (of floats, bools and strings in any base-10 spelling Python accepts), float() (including "inf",
- * "nan" and underscores), round() with ndigits (ties to even, negative ndigits), and the TypeError of a
- * value that is not an integer. Used by spaces/expr/eval.c. */
+/* spaces/expr/builtins.c: the builtin functions of the expression language on their evaluated arguments,
+ * with Python's semantics: the numeric conversions int() (of floats, bools and strings in any base-10
+ * spelling Python accepts), float() (including "inf", "nan" and underscores) and round() with ndigits
+ * (ties to even, negative ndigits); range() built as a list, list(), len(), min(), max(), abs(), sum(),
+ * bool(), str(). The evaluator (eval.c) calls them once their arguments are evaluated; what it does
+ * without building a range (len, `in`, comprehensions) stays there. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -85,7 +87,7 @@ static int float_to_int(double f, int64_t *out, mpt_error *err) {
   return 0;
 }
 
-int xb_int(xval *a, int n, xval *o, mpt_error *err) {
+static int b_int(xval *a, int n, xval *o, mpt_error *err) {
   if (n == 0) return xv_set_owned(o, xv_i(0));
   const mpt_value *v = &a[0].v;
   int64_t r = 0;
@@ -111,7 +113,7 @@ int xb_int(xval *a, int n, xval *o, mpt_error *err) {
   }
 }
 
-int xb_float(xval *a, int n, xval *o, mpt_error *err) {
+static int b_float(xval *a, int n, xval *o, mpt_error *err) {
   if (n == 0) return xv_set_owned(o, xv_f(0.0));
   const mpt_value *v = &a[0].v;
   switch (v->kind) {
@@ -175,7 +177,7 @@ static int round_float_neg(double x, int64_t nd, double *out) {
   return 0;
 }
 
-int xb_round(xval *a, int n, xval *o, mpt_error *err) {
+static int b_round(xval *a, int n, xval *o, mpt_error *err) {
   const mpt_value *v = &a[0].v;
   if (n == 2 && a[1].v.kind == MPT_V_NONE) n = 1;
   if (v->kind != MPT_V_INT && v->kind != MPT_V_BOOL && v->kind != MPT_V_FLOAT)
@@ -224,4 +226,203 @@ int xb_round(xval *a, int n, xval *o, mpt_error *err) {
   }
   if (isinf(r)) return mpt_error_set(err, MPT_ERR_EVAL, "OverflowError: rounded value too large to represent");
   return xv_set_owned(o, xv_f(r));
+}
+
+/* ------------------------------------------------------------------ range, list, len, min, max, abs, sum, bool, str */
+
+int xb_not_iterable(const mpt_value *v, mpt_error *err) {
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
+}
+
+
+static int b_range(xval *a, int n, xval *o, mpt_error *err) {
+  for (int i = 0; i < n; i++)
+    if (xb_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
+  int64_t start = 0, stop, step = 1;
+  if (n == 1) stop = a[0].v.u.i;
+  else { start = a[0].v.u.i; stop = a[1].v.u.i; }
+  if (n == 3) step = a[2].v.u.i;
+  if (step == 0) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: range() arg 3 must not be zero");
+  __int128 len = 0;
+  if (step > 0 && start < stop) len = ((__int128)stop - start - 1) / step + 1;
+  if (step < 0 && start > stop) len = ((__int128)start - stop - 1) / (-(__int128)step) + 1;
+  if (len > XP_MAX_LIST)
+    return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: range of %lld items is too large to materialize", (long long)(len > INT64_MAX ? INT64_MAX : len));
+  mpt_value l;
+  int rc = xv_new_list(&l, (int64_t)len, err);
+  if (rc) return rc;
+  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
+  return xv_set_owned(o, l);
+}
+
+/* a list/str operand as a list value (strings split into 1-character strings) */
+static int as_list(xval *x, xval *o, mpt_error *err) {
+  if (x->v.kind == MPT_V_LIST) {
+    if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
+    mpt_value l;
+    if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    return xv_set_owned(o, l);
+  }
+  if (x->v.kind == MPT_V_STR) {
+    int64_t n = (int64_t)strlen(x->v.u.s);
+    mpt_value l;
+    int rc = xv_new_list(&l, n, err);
+    if (rc) return rc;
+    for (int64_t i = 0; i < n; i++) {
+      char ch[2] = {x->v.u.s[i], 0};
+      l.u.list.items[i] = mpt_value_str(ch);
+      if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
+    }
+    return xv_set_owned(o, l);
+  }
+  return xb_not_iterable(&x->v, err);
+}
+
+static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
+  const char *fname = is_max ? "max" : "min";
+  const mpt_value *items;
+  int64_t cnt;
+  mpt_value tmpl;
+  int have_tmp = 0;
+  mpt_value *argv = NULL;
+  if (n == 1) {
+    if (a[0].v.kind == MPT_V_LIST) {
+      items = a[0].v.u.list.items;
+      cnt = a[0].v.u.list.n;
+    } else if (a[0].v.kind == MPT_V_STR) {
+      xval t = {{0}, 0};
+      int rc = as_list(&a[0], &t, err);
+      if (rc) return rc;
+      tmpl = t.v;
+      have_tmp = 1;
+      items = tmpl.u.list.items;
+      cnt = tmpl.u.list.n;
+    } else {
+      return xb_not_iterable(&a[0].v, err);
+    }
+    if (cnt == 0) {
+      if (have_tmp) mpt_value_free(&tmpl);
+      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: %s() arg is an empty sequence", fname);
+    }
+  } else {
+    argv = malloc((size_t)n * sizeof(mpt_value));
+    if (!argv) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    for (int i = 0; i < n; i++) argv[i] = a[i].v;
+    items = argv;
+    cnt = n;
+  }
+  int64_t best = 0;
+  int rc = 0;
+  for (int64_t i = 1; i < cnt; i++) {
+    int less;
+    /* max keeps the first maximal item (item > best, i.e. best < item); min: item < best */
+    rc = is_max ? xv_compare(C_GT, &items[i], &items[best], &less, err) : xv_compare(C_LT, &items[i], &items[best], &less, err);
+    if (rc) break;
+    if (less) best = i;
+  }
+  if (!rc) {
+    mpt_value r;
+    if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    else xv_set_owned(o, r);
+  }
+  if (have_tmp) mpt_value_free(&tmpl);
+  free(argv);
+  return rc;
+}
+
+static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
+  mpt_value acc = xv_i(0);
+  if (n == 2) {
+    if (a[1].v.kind == MPT_V_STR)
+      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
+    if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  }
+  xval items = {{0}, 0};
+  if (a[0].v.kind == MPT_V_LIST) {
+    items.v = a[0].v; /* borrowed */
+  } else if (a[0].v.kind == MPT_V_STR) {
+    int rc = as_list(&a[0], &items, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
+    if (rc) { mpt_value_free(&acc); return rc; }
+  } else {
+    mpt_value_free(&acc);
+    return xb_not_iterable(&a[0].v, err);
+  }
+  for (int64_t i = 0; i < items.v.u.list.n; i++) {
+    mpt_value r;
+    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, err);
+    mpt_value_free(&acc);
+    if (rc) { xv_release(&items); return rc; }
+    acc = r;
+  }
+  xv_release(&items);
+  return xv_set_owned(o, acc);
+}
+
+static int b_list(xval *a, int n, xval *o, mpt_error *err) {
+  if (n) return as_list(&a[0], o, err);
+  mpt_value l;
+  int rc = xv_new_list(&l, 0, err);
+  if (!rc) xv_set_owned(o, l);
+  return rc;
+}
+
+static int b_len(const mpt_value *v, xval *o, mpt_error *err) {
+  if (v->kind == MPT_V_LIST) return xv_set_owned(o, xv_i(v->u.list.n));
+  if (v->kind == MPT_V_STR) return xv_set_owned(o, xv_i((int64_t)strlen(v->u.s)));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", mpt_value_type_name(v));
+}
+
+static int b_abs(const mpt_value *v, xval *o, mpt_error *err) {
+  if (xv_is_intlike(v)) {
+    if (v->u.i == INT64_MIN) return xv_overflow(err);
+    return xv_set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
+  }
+  if (v->kind == MPT_V_FLOAT) return xv_set_owned(o, xv_f(fabs(v->u.f)));
+  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
+}
+
+/* str(v) of a value that is no string: its str() text, in a new string */
+static int str_of_value(const mpt_value *v, xval *o, mpt_error *err) {
+  int len = mpt_value_str_repr(v, NULL, 0);
+  if (len > XP_MAX_STR) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
+  char *buf = malloc((size_t)len + 1);
+  if (!buf) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  mpt_value_str_repr(v, buf, len + 1);
+  mpt_value s;
+  memset(&s, 0, sizeof s);
+  s.kind = MPT_V_STR;
+  s.u.s = buf;
+  return xv_set_owned(o, s);
+}
+
+static int b_str(xval *a, int n, xval *o, mpt_error *err) {
+  const mpt_value *v = n ? &a[0].v : NULL;
+  if (n == 0) {
+    xv_set_owned(o, mpt_value_str(""));
+  } else if (v->kind == MPT_V_STR) {
+    xv_set_owned(o, mpt_value_str(v->u.s));
+  } else {
+    int rc = str_of_value(v, o, err);
+    if (rc) return rc;
+  }
+  if (o->v.kind != MPT_V_STR) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  return 0;
+}
+
+int xb_call(int builtin, xval *a, int n, xval *o, mpt_error *err) {
+  switch (builtin) {
+  case B_RANGE: return b_range(a, n, o, err);
+  case B_LIST: return b_list(a, n, o, err);
+  case B_LEN: return b_len(&a[0].v, o, err);
+  case B_MIN: return b_minmax(0, a, n, o, err);
+  case B_MAX: return b_minmax(1, a, n, o, err);
+  case B_ABS: return b_abs(&a[0].v, o, err);
+  case B_INT: return b_int(a, n, o, err);
+  case B_FLOAT: return b_float(a, n, o, err);
+  case B_ROUND: return b_round(a, n, o, err);
+  case B_SUM: return b_sum(a, n, o, err);
+  case B_BOOL: return xv_set_owned(o, xv_b(n ? mpt_value_truthy(&a[0].v) : 0));
+  case B_STR: return b_str(a, n, o, err);
+  default: return mpt_error_set(err, MPT_ERR_INTERNAL, "internal error: unknown builtin");
+  }
 }

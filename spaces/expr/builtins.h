@@ -5,11 +5,12 @@
 #include "spaces/sys/error.h"
 #include "spaces/expr/value.h"
 
+/* the builtin B_* (ops.h) over its n evaluated arguments a (the parser checked their number); the
+ * result in o */
+int xb_call(int builtin, xval *a, int n, xval *o, mpt_error *err);
 /* 0 for an int or bool, else a TypeError */
 int xb_need_int(const mpt_value *v, mpt_error *err);
-/* the builtins int(), float(), round() over their n evaluated arguments a; the result in o */
-int xb_int(xval *a, int n, xval *o, mpt_error *err);
-int xb_float(xval *a, int n, xval *o, mpt_error *err);
-int xb_round(xval *a, int n, xval *o, mpt_error *err);
+/* the TypeError of iterating over v */
+int xb_not_iterable(const mpt_value *v, mpt_error *err);
 
 #endif

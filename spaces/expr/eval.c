@@ -1,7 +1,7 @@
 /* spaces/expr/eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
- * paths that never allocate for scalars; long chains of binary operators in a loop), the builtins (range,
- * list, len, min, max, abs, int, float, round, sum, bool, str) and constant folding of variable-free
- * subtrees at compile time. */
+ * paths that never allocate for scalars; long chains of binary operators in a loop; calls of builtins,
+ * with range() taken without building it where len, `in` and comprehensions allow) and constant folding
+ * of variable-free subtrees at compile time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,32 +49,6 @@ static int take(xval *x, mpt_value *dst, mpt_error *err) {
 }
 
 
-/* ------------------------------------------------------------------ builtins */
-
-static int not_iterable(const mpt_value *v, mpt_error *err) {
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
-}
-
-
-static int b_range(xval *a, int n, xval *o, mpt_error *err) {
-  for (int i = 0; i < n; i++)
-    if (xb_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
-  int64_t start = 0, stop, step = 1;
-  if (n == 1) stop = a[0].v.u.i;
-  else { start = a[0].v.u.i; stop = a[1].v.u.i; }
-  if (n == 3) step = a[2].v.u.i;
-  if (step == 0) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: range() arg 3 must not be zero");
-  __int128 len = 0;
-  if (step > 0 && start < stop) len = ((__int128)stop - start - 1) / step + 1;
-  if (step < 0 && start > stop) len = ((__int128)start - stop - 1) / (-(__int128)step) + 1;
-  if (len > XP_MAX_LIST)
-    return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: range of %lld items is too large to materialize", (long long)(len > INT64_MAX ? INT64_MAX : len));
-  mpt_value l;
-  int rc = xv_new_list(&l, (int64_t)len, err);
-  if (rc) return rc;
-  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
-  return xv_set_owned(o, l);
-}
 
 /* range(...) without materializing it (len, `in` and comprehension iteration): its arguments */
 typedef struct xrange {
@@ -131,110 +105,18 @@ static int range_contains(const xrange *r, const mpt_value *x) {
   return d / r->step < r->len;
 }
 
-/* a list/str operand as a list value (strings split into 1-character strings) */
-static int as_list(xval *x, xval *o, mpt_error *err) {
-  if (x->v.kind == MPT_V_LIST) {
-    if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
-    mpt_value l;
-    if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    return xv_set_owned(o, l);
-  }
-  if (x->v.kind == MPT_V_STR) {
-    int64_t n = (int64_t)strlen(x->v.u.s);
-    mpt_value l;
-    int rc = xv_new_list(&l, n, err);
-    if (rc) return rc;
-    for (int64_t i = 0; i < n; i++) {
-      char ch[2] = {x->v.u.s[i], 0};
-      l.u.list.items[i] = mpt_value_str(ch);
-      if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
-    }
-    return xv_set_owned(o, l);
-  }
-  return not_iterable(&x->v, err);
+/* len(range(...)) without building the range */
+static int ev_len_of_range(const ctx *c, const xnode *n, xval *o) {
+  xrange r;
+  int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
+  if (rc) return rc;
+  if (r.len > INT64_MAX) return xv_overflow(c->err);
+  return xv_set_owned(o, xv_i((int64_t)r.len));
 }
 
-static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
-  const char *fname = is_max ? "max" : "min";
-  const mpt_value *items;
-  int64_t cnt;
-  mpt_value tmpl;
-  int have_tmp = 0;
-  mpt_value *argv = NULL;
-  if (n == 1) {
-    if (a[0].v.kind == MPT_V_LIST) {
-      items = a[0].v.u.list.items;
-      cnt = a[0].v.u.list.n;
-    } else if (a[0].v.kind == MPT_V_STR) {
-      xval t = {{0}, 0};
-      int rc = as_list(&a[0], &t, err);
-      if (rc) return rc;
-      tmpl = t.v;
-      have_tmp = 1;
-      items = tmpl.u.list.items;
-      cnt = tmpl.u.list.n;
-    } else {
-      return not_iterable(&a[0].v, err);
-    }
-    if (cnt == 0) {
-      if (have_tmp) mpt_value_free(&tmpl);
-      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: %s() arg is an empty sequence", fname);
-    }
-  } else {
-    argv = malloc((size_t)n * sizeof(mpt_value));
-    if (!argv) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    for (int i = 0; i < n; i++) argv[i] = a[i].v;
-    items = argv;
-    cnt = n;
-  }
-  int64_t best = 0;
-  int rc = 0;
-  for (int64_t i = 1; i < cnt; i++) {
-    int less;
-    /* max keeps the first maximal item (item > best, i.e. best < item); min: item < best */
-    rc = is_max ? xv_compare(C_GT, &items[i], &items[best], &less, err) : xv_compare(C_LT, &items[i], &items[best], &less, err);
-    if (rc) break;
-    if (less) best = i;
-  }
-  if (!rc) {
-    mpt_value r;
-    if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    else xv_set_owned(o, r);
-  }
-  if (have_tmp) mpt_value_free(&tmpl);
-  free(argv);
-  return rc;
-}
-
-static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
-  mpt_value acc = xv_i(0);
-  if (n == 2) {
-    if (a[1].v.kind == MPT_V_STR)
-      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
-    if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-  }
-  xval items = {{0}, 0};
-  if (a[0].v.kind == MPT_V_LIST) {
-    items.v = a[0].v; /* borrowed */
-  } else if (a[0].v.kind == MPT_V_STR) {
-    int rc = as_list(&a[0], &items, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
-    if (rc) { mpt_value_free(&acc); return rc; }
-  } else {
-    mpt_value_free(&acc);
-    return not_iterable(&a[0].v, err);
-  }
-  for (int64_t i = 0; i < items.v.u.list.n; i++) {
-    mpt_value r;
-    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, err);
-    mpt_value_free(&acc);
-    if (rc) { xv_release(&items); return rc; }
-    acc = r;
-  }
-  xv_release(&items);
-  return xv_set_owned(o, acc);
-}
-
+/* a builtin call: its arguments evaluated in order, then the builtin (builtins.c) */
 __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval *o) {
+  if (n->slot == B_LEN && is_range_call(c, c->e->args[n->first])) return ev_len_of_range(c, n, o);
   xval small[8];
   memset(small, 0, sizeof small);
   xval *a = small;
@@ -243,81 +125,12 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
     a = calloc((size_t)cnt, sizeof(xval));
     if (!a) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   }
-  if (n->slot == B_LEN && is_range_call(c, c->e->args[n->first])) {
-    xrange r;
-    int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
-    if (rc) return rc;
-    if (r.len > INT64_MAX) return xv_overflow(c->err);
-    return xv_set_owned(o, xv_i((int64_t)r.len));
-  }
   int rc = 0, done = 0;
   for (; done < cnt; done++) {
     rc = ev(c, c->e->args[n->first + done], &a[done]);
     if (rc) break;
   }
-  if (!rc) {
-    mpt_error *err = c->err;
-    const mpt_value *v = cnt ? &a[0].v : NULL;
-    switch (n->slot) {
-    case B_RANGE: rc = b_range(a, cnt, o, err); break;
-    case B_LIST:
-      if (cnt == 0) {
-        mpt_value l;
-        rc = xv_new_list(&l, 0, err);
-        if (!rc) xv_set_owned(o, l);
-      } else {
-        rc = as_list(&a[0], o, err);
-      }
-      break;
-    case B_LEN:
-      if (v->kind == MPT_V_LIST) xv_set_owned(o, xv_i(v->u.list.n));
-      else if (v->kind == MPT_V_STR) xv_set_owned(o, xv_i((int64_t)strlen(v->u.s)));
-      else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", mpt_value_type_name(v));
-      break;
-    case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
-    case B_MAX: rc = b_minmax(1, a, cnt, o, err); break;
-    case B_ABS:
-      if (xv_is_intlike(v)) {
-        if (v->u.i == INT64_MIN) rc = xv_overflow(err);
-        else xv_set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
-      } else if (v->kind == MPT_V_FLOAT) {
-        xv_set_owned(o, xv_f(fabs(v->u.f)));
-      } else {
-        rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
-      }
-      break;
-    case B_INT: rc = xb_int(a, cnt, o, err); break;
-    case B_FLOAT: rc = xb_float(a, cnt, o, err); break;
-    case B_ROUND: rc = xb_round(a, cnt, o, err); break;
-    case B_SUM: rc = b_sum(a, cnt, o, err); break;
-    case B_BOOL: xv_set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
-    case B_STR: {
-      if (cnt == 0) {
-        xv_set_owned(o, mpt_value_str(""));
-      } else if (v->kind == MPT_V_STR) {
-        mpt_value s = mpt_value_str(v->u.s);
-        xv_set_owned(o, s);
-      } else {
-        int len = mpt_value_str_repr(v, NULL, 0);
-        if (len > XP_MAX_STR) {
-          rc = mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
-          break;
-        }
-        char *buf = malloc((size_t)len + 1);
-        if (!buf) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); break; }
-        mpt_value_str_repr(v, buf, len + 1);
-        mpt_value s;
-        memset(&s, 0, sizeof s);
-        s.kind = MPT_V_STR;
-        s.u.s = buf;
-        xv_set_owned(o, s);
-      }
-      if (!rc && o->v.kind != MPT_V_STR) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-      break;
-    }
-    default: rc = mpt_error_set(err, MPT_ERR_INTERNAL, "internal error: unknown builtin");
-    }
-  }
+  if (!rc) rc = xb_call(n->slot, a, cnt, o, c->err);
   for (int i = 0; i < done; i++) xv_release(&a[i]);
   if (a != small) free(a);
   return rc;
@@ -377,7 +190,7 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
     if (rc) return rc;
   }
   if (!lazy && it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
-    rc = not_iterable(&it.v, c->err);
+    rc = xb_not_iterable(&it.v, c->err);
     xv_release(&it);
     return rc;
   }
