@@ -241,115 +241,137 @@ static int parse_call(P *p, int bi, int col) {
   return n;
 }
 
-static int parse_atom(P *p) {
+/* an int or float literal */
+static int parse_number(P *p) {
   tok *t = cur(p);
+  int n = new_node(p, X_CONST, t->col);
+  if (n < 0) return -1;
+  p->e->nodes[n].k = t->type == T_INT ? mpt_value_int(t->i) : mpt_value_float(t->f);
+  p->pos++;
+  return n;
+}
+
+/* string literals, adjacent ones concatenated into one constant */
+static int parse_strings(P *p) {
+  int col = cur(p)->col;
+  size_t len = 0;
+  int j = p->pos;
+  while (j < p->nt && p->t[j].type == T_STR) len += strlen(p->t[j++].s);
+  char *s = malloc(len + 1);
+  if (!s) return nomem(p);
+  s[0] = '\0';
+  size_t o = 0;
+  while (p->pos < j) {
+    size_t l = strlen(cur(p)->s);
+    memcpy(s + o, cur(p)->s, l + 1);
+    o += l;
+    p->pos++;
+  }
+  int n = new_node(p, X_CONST, col);
+  if (n < 0) { free(s); return -1; }
+  mpt_value v;
+  memset(&v, 0, sizeof v);
+  v.kind = MPT_V_STR;
+  v.u.s = s;
+  p->e->nodes[n].k = v;
+  return n;
+}
+
+/* NAME followed by '(': a call of the builtin of that name, unless a parameter hides it */
+static int parse_name_call(P *p, const char *s, int col) {
+  int bi = builtin_index(s);
+  for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
+    if (p->names[i] && !strcmp(p->names[i], s))
+      return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
+                    : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
+                           "(Python: not callable)", s);
+  if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
+  p->pos++;
+  return parse_call(p, bi, col);
+}
+
+/* True, False, None, a call, or a name resolved later (X_NAME) */
+static int parse_name(P *p) {
+  tok *t = cur(p);
+  const char *s = t->s;
   int col = t->col;
-  switch (t->type) {
+  if (!strcmp(s, "True") || !strcmp(s, "False") || !strcmp(s, "None")) {
+    int n = new_node(p, X_CONST, col);
+    if (n < 0) return -1;
+    if (s[0] != 'N') p->e->nodes[n].k = mpt_value_bool(s[0] == 'T');
+    p->pos++;
+    return n;
+  }
+  int r = is_reserved(s);
+  if (r == 1) return unexpected(p);
+  if (r == 2) return fail(p, MPT_ERR_PARSE, col, "'%s' is not supported in expressions", s);
+  if (p->pos + 1 < p->nt && p->t[p->pos + 1].type == T_OP && !strcmp(p->t[p->pos + 1].op, "("))
+    return parse_name_call(p, s, col);
+  int n = new_node(p, X_NAME, col);
+  if (n < 0) return -1;
+  p->e->nodes[n].name = strdup(s);
+  if (!p->e->nodes[n].name) return nomem(p);
+  p->pos++;
+  return n;
+}
+
+/* ( test ): cur is '(' */
+static int parse_parenthesized(P *p) {
+  int col = cur(p)->col;
+  p->pos++;
+  if (is_op(p, ")")) return fail(p, MPT_ERR_PARSE, col, "tuples are not supported%s", "");
+  if (enter(p)) return -1;
+  int n = parse_test(p);
+  if (n < 0) return -1;
+  p->depth--;
+  if (is_kw(p, "for")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "generator expressions are not supported (use a list: [... for ...])%s", "");
+  if (is_op(p, ",")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "tuples are not supported%s", "");
+  if (expect_op(p, ")")) return -1;
+  return n;
+}
+
+/* a list display [a, b, ...] or a comprehension [e for x in it if c]: cur is '[' */
+static int parse_list_display(P *p) {
+  int col = cur(p)->col;
+  p->pos++;
+  ilist items;
+  il_init(&items);
+  if (enter(p)) return -1;
+  if (!is_op(p, "]")) {
+    int first = parse_test(p);
+    if (first < 0) return -1;
+    if (is_kw(p, "for")) {
+      int n = parse_comp(p, first, col);
+      if (n < 0) return -1;
+      if (expect_op(p, "]")) return -1;
+      p->depth--;
+      return n;
+    }
+    if (il_push(&items, first)) return nomem(p);
+    while (is_op(p, ",")) {
+      p->pos++;
+      if (is_op(p, "]")) break;
+      int x = parse_test(p);
+      if (x < 0 || il_push(&items, x)) { il_free(&items); return x < 0 ? -1 : nomem(p); }
+    }
+  }
+  if (!is_op(p, "]")) { il_free(&items); return unexpected(p); }
+  p->pos++;
+  p->depth--;
+  int n = list_node(p, X_LIST, col, &items);
+  il_free(&items);
+  return n;
+}
+
+static int parse_atom(P *p) {
+  switch (cur(p)->type) {
   case T_INT:
-  case T_FLOAT: {
-    int n = new_node(p, X_CONST, col);
-    if (n < 0) return -1;
-    p->e->nodes[n].k = t->type == T_INT ? mpt_value_int(t->i) : mpt_value_float(t->f);
-    p->pos++;
-    return n;
-  }
-  case T_STR: {
-    /* adjacent literals concatenate */
-    size_t len = 0;
-    int j = p->pos;
-    while (j < p->nt && p->t[j].type == T_STR) len += strlen(p->t[j++].s);
-    char *s = malloc(len + 1);
-    if (!s) return nomem(p);
-    s[0] = '\0';
-    size_t o = 0;
-    while (p->pos < j) {
-      size_t l = strlen(cur(p)->s);
-      memcpy(s + o, cur(p)->s, l + 1);
-      o += l;
-      p->pos++;
-    }
-    int n = new_node(p, X_CONST, col);
-    if (n < 0) { free(s); return -1; }
-    mpt_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = MPT_V_STR;
-    v.u.s = s;
-    p->e->nodes[n].k = v;
-    return n;
-  }
-  case T_NAME: {
-    const char *s = t->s;
-    if (!strcmp(s, "True") || !strcmp(s, "False") || !strcmp(s, "None")) {
-      int n = new_node(p, X_CONST, col);
-      if (n < 0) return -1;
-      if (s[0] != 'N') p->e->nodes[n].k = mpt_value_bool(s[0] == 'T');
-      p->pos++;
-      return n;
-    }
-    int r = is_reserved(s);
-    if (r == 1) return unexpected(p);
-    if (r == 2) return fail(p, MPT_ERR_PARSE, col, "'%s' is not supported in expressions", s);
-    if (p->pos + 1 < p->nt && p->t[p->pos + 1].type == T_OP && !strcmp(p->t[p->pos + 1].op, "(")) {
-      int bi = builtin_index(s);
-      for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
-        if (p->names[i] && !strcmp(p->names[i], s))
-          return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
-                        : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
-                               "(Python: not callable)", s);
-      if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
-      p->pos++;
-      return parse_call(p, bi, col);
-    }
-    int n = new_node(p, X_NAME, col);
-    if (n < 0) return -1;
-    p->e->nodes[n].name = strdup(s);
-    if (!p->e->nodes[n].name) return nomem(p);
-    p->pos++;
-    return n;
-  }
+  case T_FLOAT: return parse_number(p);
+  case T_STR: return parse_strings(p);
+  case T_NAME: return parse_name(p);
   case T_OP:
-    if (is_op(p, "(")) {
-      p->pos++;
-      if (is_op(p, ")")) return fail(p, MPT_ERR_PARSE, col, "tuples are not supported%s", "");
-      if (enter(p)) return -1;
-      int n = parse_test(p);
-      if (n < 0) return -1;
-      p->depth--;
-      if (is_kw(p, "for")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "generator expressions are not supported (use a list: [... for ...])%s", "");
-      if (is_op(p, ",")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "tuples are not supported%s", "");
-      if (expect_op(p, ")")) return -1;
-      return n;
-    }
-    if (is_op(p, "[")) {
-      p->pos++;
-      ilist items;
-      il_init(&items);
-      if (enter(p)) return -1;
-      if (!is_op(p, "]")) {
-        int first = parse_test(p);
-        if (first < 0) return -1;
-        if (is_kw(p, "for")) {
-          int n = parse_comp(p, first, col);
-          if (n < 0) return -1;
-          if (expect_op(p, "]")) return -1;
-          p->depth--;
-          return n;
-        }
-        if (il_push(&items, first)) return nomem(p);
-        while (is_op(p, ",")) {
-          p->pos++;
-          if (is_op(p, "]")) break;
-          int x = parse_test(p);
-          if (x < 0 || il_push(&items, x)) { il_free(&items); return x < 0 ? -1 : nomem(p); }
-        }
-      }
-      if (!is_op(p, "]")) { il_free(&items); return unexpected(p); }
-      p->pos++;
-      p->depth--;
-      int n = list_node(p, X_LIST, col, &items);
-      il_free(&items);
-      return n;
-    }
+    if (is_op(p, "(")) return parse_parenthesized(p);
+    if (is_op(p, "[")) return parse_list_display(p);
     return unexpected(p);
   default:
     return unexpected(p);
