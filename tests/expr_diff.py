@@ -50,7 +50,7 @@ def _chk(v):
     return v
 
 
-MAX_LIST, MAX_STR = 1 << 24, 1 << 28  # mptune's limits on one value (spaces/expr/expr_internal.h)
+MAX_LIST, MAX_STR = 1 << 24, 1 << 28  # mptune's limits on one value (spaces/expr/value.h)
 
 
 def _mul(x, y):

@@ -234,8 +234,7 @@ int xb_not_iterable(const mpt_value *v, mpt_error *err) {
   return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
 }
 
-
-static int b_range(xval *a, int n, xval *o, mpt_error *err) {
+static int b_range(xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
   for (int i = 0; i < n; i++)
     if (xb_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
   int64_t start = 0, stop, step = 1;
@@ -249,36 +248,35 @@ static int b_range(xval *a, int n, xval *o, mpt_error *err) {
   if (len > XP_MAX_LIST)
     return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: range of %lld items is too large to materialize", (long long)(len > INT64_MAX ? INT64_MAX : len));
   mpt_value l;
-  int rc = xv_new_list(&l, (int64_t)len, err);
+  int rc = xv_new_list(&l, (int64_t)len, held, err);
   if (rc) return rc;
   for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
   return xv_set_owned(o, l);
 }
 
 /* a list/str operand as a list value (strings split into 1-character strings) */
-static int as_list(xval *x, xval *o, mpt_error *err) {
+static int as_list(xval *x, xval *o, xbudget *held, mpt_error *err) {
   if (x->v.kind == MPT_V_LIST) {
     if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
     mpt_value l;
-    if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    return xv_set_owned(o, l);
+    int rc = xv_copy(&l, &x->v, held, err);
+    return rc ? rc : xv_set_owned(o, l);
   }
   if (x->v.kind == MPT_V_STR) {
     int64_t n = (int64_t)strlen(x->v.u.s);
     mpt_value l;
-    int rc = xv_new_list(&l, n, err);
+    int rc = xv_new_list(&l, n, held, err);
     if (rc) return rc;
     for (int64_t i = 0; i < n; i++) {
-      char ch[2] = {x->v.u.s[i], 0};
-      l.u.list.items[i] = mpt_value_str(ch);
-      if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
+      rc = xv_new_str(&l.u.list.items[i], &x->v.u.s[i], 1, held, err);
+      if (rc) { xv_free(&l, held); return rc; }
     }
     return xv_set_owned(o, l);
   }
   return xb_not_iterable(&x->v, err);
 }
 
-static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
+static int b_minmax(int is_max, xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
   const char *fname = is_max ? "max" : "min";
   const mpt_value *items;
   int64_t cnt;
@@ -291,7 +289,7 @@ static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
       cnt = a[0].v.u.list.n;
     } else if (a[0].v.kind == MPT_V_STR) {
       xval t = {{0}, 0};
-      int rc = as_list(&a[0], &t, err);
+      int rc = as_list(&a[0], &t, held, err);
       if (rc) return rc;
       tmpl = t.v;
       have_tmp = 1;
@@ -301,7 +299,7 @@ static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
       return xb_not_iterable(&a[0].v, err);
     }
     if (cnt == 0) {
-      if (have_tmp) mpt_value_free(&tmpl);
+      if (have_tmp) xv_free(&tmpl, held);
       return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: %s() arg is an empty sequence", fname);
     }
   } else {
@@ -322,46 +320,47 @@ static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
   }
   if (!rc) {
     mpt_value r;
-    if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    else xv_set_owned(o, r);
+    rc = xv_copy(&r, &items[best], held, err);
+    if (!rc) xv_set_owned(o, r);
   }
-  if (have_tmp) mpt_value_free(&tmpl);
+  if (have_tmp) xv_free(&tmpl, held);
   free(argv);
   return rc;
 }
 
-static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
+static int b_sum(xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
   mpt_value acc = xv_i(0);
   if (n == 2) {
     if (a[1].v.kind == MPT_V_STR)
       return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
-    if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    int rc = xv_copy(&acc, &a[1].v, held, err);
+    if (rc) return rc;
   }
   xval items = {{0}, 0};
   if (a[0].v.kind == MPT_V_LIST) {
     items.v = a[0].v; /* borrowed */
   } else if (a[0].v.kind == MPT_V_STR) {
-    int rc = as_list(&a[0], &items, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
-    if (rc) { mpt_value_free(&acc); return rc; }
+    int rc = as_list(&a[0], &items, held, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
+    if (rc) { xv_free(&acc, held); return rc; }
   } else {
-    mpt_value_free(&acc);
+    xv_free(&acc, held);
     return xb_not_iterable(&a[0].v, err);
   }
   for (int64_t i = 0; i < items.v.u.list.n; i++) {
     mpt_value r;
-    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, err);
-    mpt_value_free(&acc);
-    if (rc) { xv_release(&items); return rc; }
+    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, held, err);
+    xv_free(&acc, held);
+    if (rc) { xv_release(&items, held); return rc; }
     acc = r;
   }
-  xv_release(&items);
+  xv_release(&items, held);
   return xv_set_owned(o, acc);
 }
 
-static int b_list(xval *a, int n, xval *o, mpt_error *err) {
-  if (n) return as_list(&a[0], o, err);
+static int b_list(xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
+  if (n) return as_list(&a[0], o, held, err);
   mpt_value l;
-  int rc = xv_new_list(&l, 0, err);
+  int rc = xv_new_list(&l, 0, held, err);
   if (!rc) xv_set_owned(o, l);
   return rc;
 }
@@ -382,47 +381,38 @@ static int b_abs(const mpt_value *v, xval *o, mpt_error *err) {
 }
 
 /* str(v) of a value that is no string: its str() text, in a new string */
-static int str_of_value(const mpt_value *v, xval *o, mpt_error *err) {
+static int str_of_value(const mpt_value *v, xval *o, xbudget *held, mpt_error *err) {
   int len = mpt_value_str_repr(v, NULL, 0);
   if (len > XP_MAX_STR) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
-  char *buf = malloc((size_t)len + 1);
-  if (!buf) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-  mpt_value_str_repr(v, buf, len + 1);
   mpt_value s;
-  memset(&s, 0, sizeof s);
-  s.kind = MPT_V_STR;
-  s.u.s = buf;
+  int rc = xv_alloc_str(&s, (size_t)len, held, err);
+  if (rc) return rc;
+  mpt_value_str_repr(v, s.u.s, len + 1);
   return xv_set_owned(o, s);
 }
 
-static int b_str(xval *a, int n, xval *o, mpt_error *err) {
-  const mpt_value *v = n ? &a[0].v : NULL;
-  if (n == 0) {
-    xv_set_owned(o, mpt_value_str(""));
-  } else if (v->kind == MPT_V_STR) {
-    xv_set_owned(o, mpt_value_str(v->u.s));
-  } else {
-    int rc = str_of_value(v, o, err);
-    if (rc) return rc;
-  }
-  if (o->v.kind != MPT_V_STR) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-  return 0;
+static int b_str(xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
+  if (n && a[0].v.kind != MPT_V_STR) return str_of_value(&a[0].v, o, held, err);
+  const char *s = n ? a[0].v.u.s : "";
+  mpt_value r;
+  int rc = xv_new_str(&r, s, strlen(s), held, err);
+  return rc ? rc : xv_set_owned(o, r);
 }
 
-int xb_call(int builtin, xval *a, int n, xval *o, mpt_error *err) {
+int xb_call(int builtin, xval *a, int n, xval *o, xbudget *held, mpt_error *err) {
   switch (builtin) {
-  case B_RANGE: return b_range(a, n, o, err);
-  case B_LIST: return b_list(a, n, o, err);
+  case B_RANGE: return b_range(a, n, o, held, err);
+  case B_LIST: return b_list(a, n, o, held, err);
   case B_LEN: return b_len(&a[0].v, o, err);
-  case B_MIN: return b_minmax(0, a, n, o, err);
-  case B_MAX: return b_minmax(1, a, n, o, err);
+  case B_MIN: return b_minmax(0, a, n, o, held, err);
+  case B_MAX: return b_minmax(1, a, n, o, held, err);
   case B_ABS: return b_abs(&a[0].v, o, err);
   case B_INT: return b_int(a, n, o, err);
   case B_FLOAT: return b_float(a, n, o, err);
   case B_ROUND: return b_round(a, n, o, err);
-  case B_SUM: return b_sum(a, n, o, err);
+  case B_SUM: return b_sum(a, n, o, held, err);
   case B_BOOL: return xv_set_owned(o, xv_b(n ? mpt_value_truthy(&a[0].v) : 0));
-  case B_STR: return b_str(a, n, o, err);
+  case B_STR: return b_str(a, n, o, held, err);
   default: return mpt_error_set(err, MPT_ERR_INTERNAL, "internal error: unknown builtin");
   }
 }

@@ -6,8 +6,8 @@
 #include "spaces/expr/value.h"
 
 /* the builtin B_* (ops.h) over its n evaluated arguments a (the parser checked their number); the
- * result in o */
-int xb_call(int builtin, xval *a, int n, xval *o, mpt_error *err);
+ * result in o; what it allocates counts in held */
+int xb_call(int builtin, xval *a, int n, xval *o, xbudget *held, mpt_error *err);
 /* 0 for an int or bool, else a TypeError */
 int xb_need_int(const mpt_value *v, mpt_error *err);
 /* the TypeError of iterating over v */

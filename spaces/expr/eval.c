@@ -14,6 +14,7 @@ typedef struct ctx {
   mpt_value *locals;
   mpt_error *err;
   int32_t *fault; /* when not NULL: the column of the innermost node whose evaluation failed (first set) */
+  xbudget *held;  /* what this evaluation holds of XP_MAX_HELD */
 } ctx;
 
 static int ev(const ctx *c, int32_t ni, xval *o);
@@ -36,14 +37,15 @@ static inline int evl(const ctx *c, int32_t ni, xval *o) {
 
 
 /* moves an evaluated value into a container slot (deep-copies borrowed strings/lists) */
-static int take(xval *x, mpt_value *dst, mpt_error *err) {
+static int take(xval *x, mpt_value *dst, xbudget *held, mpt_error *err) {
   if (x->own || (x->v.kind != MPT_V_STR && x->v.kind != MPT_V_LIST)) {
     *dst = x->v;
     x->own = 0;
     x->v.kind = MPT_V_NONE;
     return 0;
   }
-  if (mpt_value_copy(dst, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  int rc = xv_copy(dst, &x->v, held, err);
+  if (rc) return rc;
   x->v.kind = MPT_V_NONE;
   return 0;
 }
@@ -64,7 +66,7 @@ static int range_of(const ctx *c, const xnode *rn, xrange *r) {
     if (rc) return rc;
     rc = xb_need_int(&a.v, c->err);
     int64_t x = a.v.u.i;
-    xv_release(&a);
+    xv_release(&a, c->held);
     if (rc) return rc;
     v[i] = x;
   }
@@ -130,8 +132,8 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
     rc = ev(c, c->e->args[n->first + done], &a[done]);
     if (rc) break;
   }
-  if (!rc) rc = xb_call(n->slot, a, cnt, o, c->err);
-  for (int i = 0; i < done; i++) xv_release(&a[i]);
+  if (!rc) rc = xb_call(n->slot, a, cnt, o, c->held, c->err);
+  for (int i = 0; i < done; i++) xv_release(&a[i], c->held);
   if (a != small) free(a);
   return rc;
 }
@@ -143,7 +145,7 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
   int rc = ev(c, n->a, &con);
   if (rc) return rc;
   rc = ev(c, n->b, &idx);
-  if (rc) { xv_release(&con); return rc; }
+  if (rc) { xv_release(&con, c->held); return rc; }
   if (con.v.kind != MPT_V_LIST && con.v.kind != MPT_V_STR) {
     rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", mpt_value_type_name(&con.v));
   } else if (!xv_is_intlike(&idx.v)) {
@@ -157,10 +159,9 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
     if (i < 0 || i >= len) {
       rc = mpt_error_set(c->err, MPT_ERR_EVAL, "IndexError: %s index out of range", con.v.kind == MPT_V_LIST ? "list" : "string");
     } else if (con.v.kind == MPT_V_STR) {
-      char ch[2] = {con.v.u.s[i], 0};
-      mpt_value s = mpt_value_str(ch);
-      if (s.kind != MPT_V_STR) rc = mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-      else xv_set_owned(o, s);
+      mpt_value s;
+      rc = xv_new_str(&s, &con.v.u.s[i], 1, c->held, c->err);
+      if (!rc) xv_set_owned(o, s);
     } else if (con.own) {
       o->v = con.v.u.list.items[i];
       o->own = 1;
@@ -170,8 +171,8 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
       o->own = 0;
     }
   }
-  xv_release(&idx);
-  xv_release(&con);
+  xv_release(&idx, c->held);
+  xv_release(&con, c->held);
   return rc;
 }
 
@@ -191,13 +192,13 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
   }
   if (!lazy && it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
     rc = xb_not_iterable(&it.v, c->err);
-    xv_release(&it);
+    xv_release(&it, c->held);
     return rc;
   }
   __int128 cnt = lazy ? rg.len : it.v.kind == MPT_V_LIST ? it.v.u.list.n : (int64_t)strlen(it.v.u.s);
   mpt_value res;
-  rc = xv_new_list(&res, 0, c->err);
-  if (rc) { xv_release(&it); return rc; }
+  rc = xv_new_list(&res, 0, c->held, c->err);
+  if (rc) { xv_release(&it, c->held); return rc; }
   int64_t cap = 1;
   char chbuf[2] = {0, 0};
   mpt_value *slot = &c->locals[n->slot];
@@ -218,38 +219,38 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
       rc = ev(c, c->e->args[n->first + j], &cond);
       if (rc) break;
       keep = mpt_value_truthy(&cond.v);
-      xv_release(&cond);
+      xv_release(&cond, c->held);
     }
     if (rc || !keep) continue;
     xval x;
     rc = ev(c, n->a, &x);
     if (rc) break;
     mpt_value item;
-    rc = take(&x, &item, c->err);
-    if (rc) { xv_release(&x); break; }
-    rc = xv_list_append(&res, &cap, item, c->err);
+    rc = take(&x, &item, c->held, c->err);
+    if (rc) { xv_release(&x, c->held); break; }
+    rc = xv_list_append(&res, &cap, item, c->held, c->err);
   }
   slot->kind = MPT_V_NONE;
-  xv_release(&it);
-  if (rc) { mpt_value_free(&res); return rc; }
+  xv_release(&it, c->held);
+  if (rc) { xv_free(&res, c->held); return rc; }
   return xv_set_owned(o, res);
 }
 
 __attribute__((noinline)) static int ev_list(const ctx *c, const xnode *n, xval *o) {
   mpt_value l;
-  int rc = xv_new_list(&l, n->n, c->err);
+  int rc = xv_new_list(&l, n->n, c->held, c->err);
   if (rc) return rc;
   for (int i = 0; i < n->n; i++) {
     xval x;
     rc = ev(c, c->e->args[n->first + i], &x);
     if (rc) { /* x was not set */
-      mpt_value_free(&l);
+      xv_free(&l, c->held);
       return rc;
     }
-    rc = take(&x, &l.u.list.items[i], c->err);
+    rc = take(&x, &l.u.list.items[i], c->held, c->err);
     if (rc) {
-      xv_release(&x);
-      mpt_value_free(&l);
+      xv_release(&x, c->held);
+      xv_free(&l, c->held);
       return rc;
     }
   }
@@ -290,12 +291,12 @@ __attribute__((noinline)) static int ev_cmp(const ctx *c, const xnode *n, xval *
     } else {
       rc = xv_compare(code, &l.v, &r.v, &res, c->err);
     }
-    xv_release(&l);
+    xv_release(&l, c->held);
     l = r;
     if (rc) break;
     if (!res) { truth = 0; break; }
   }
-  xv_release(&l);
+  xv_release(&l, c->held);
   if (rc) return rc;
   o->v = xv_b(truth);
   o->own = 0;
@@ -334,9 +335,9 @@ __attribute__((always_inline)) static inline int ev_binop(const ctx *c, int op, 
     }
   }
   mpt_value res;
-  int rc = xv_binop(op, &l->v, &r->v, &res, c->err);
-  xv_release(l);
-  xv_release(r);
+  int rc = xv_binop(op, &l->v, &r->v, &res, c->held, c->err);
+  xv_release(l, c->held);
+  xv_release(r, c->held);
   if (rc) return rc;
   return xv_set_owned(o, res);
 }
@@ -347,7 +348,7 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
   if (n->op == X_AND || n->op == X_OR) {
     int t = mpt_value_truthy(&o->v);
     if ((n->op == X_AND) ? !t : t) return 0;
-    xv_release(o);
+    xv_release(o, c->held);
     return ev(c, n->b, o);
   }
   xval l = *o, r;
@@ -355,7 +356,7 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
   o->own = 0;
   int rc = evl(c, n->b, &r);
   if (rc) {
-    xv_release(&l);
+    xv_release(&l, c->held);
     return rc;
   }
   rc = ev_binop(c, n->op, &l, &r, o);
@@ -396,7 +397,7 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     int rc = evl(c, n->a, &l);
     if (rc) return rc;
     rc = evl(c, n->b, &r);
-    if (rc) { xv_release(&l); return rc; }
+    if (rc) { xv_release(&l, c->held); return rc; }
     return ev_binop(c, n->op, &l, &r, o);
   }
   case X_AND: case X_OR: {
@@ -410,14 +411,14 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     if (rc) return rc;
     if (n->op == X_NOT) {
       int t = mpt_value_truthy(&a.v);
-      xv_release(&a);
+      xv_release(&a, c->held);
       o->v = xv_b(!t);
       o->own = 0;
       return 0;
     }
     mpt_value res;
     rc = xv_unop(n->op, &a.v, &res, c->err);
-    xv_release(&a);
+    xv_release(&a, c->held);
     if (rc) return rc;
     return xv_set_owned(o, res);
   }
@@ -427,7 +428,7 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     int rc = ev(c, n->b, &cond);
     if (rc) return rc;
     int t = mpt_value_truthy(&cond.v);
-    xv_release(&cond);
+    xv_release(&cond, c->held);
     return ev(c, t ? n->a : n->c, o);
   }
   case X_INDEX: return ev_index(c, n, o);
@@ -446,7 +447,8 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
 
 int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out, mpt_error *err,
             int32_t *fault) {
-  ctx c = {e, vars, locals, err, fault};
+  xbudget held = {0};
+  ctx c = {e, vars, locals, err, fault, &held};
   if (fault) *fault = -1;
   out->own = 0;
   out->v.kind = MPT_V_NONE;
@@ -474,7 +476,7 @@ static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
   xval x;
   if (xe_eval(e, ni, NULL, locals, &x, &err, NULL) != 0) return 0;
   mpt_value v;
-  if (take(&x, &v, &err) != 0) return 0;
+  if (take(&x, &v, NULL, &err) != 0) return 0;
   e->nodes[ni].op = X_CONST;
   e->nodes[ni].k = v;
   return 1;

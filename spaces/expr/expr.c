@@ -15,7 +15,8 @@
  * Deliberate differences from Python, all reported as errors rather than different answers:
  *   - ints are int64: a result outside it is "OverflowError: integer result does not fit in 64 bits";
  *   - a negative float to a fractional power (a complex number in Python) is a ValueError;
- *   - one list holds at most 2^24 items and one string 2^28 bytes (MemoryError beyond);
+ *   - one list holds at most 2^24 items and one string 2^28 bytes, and one evaluation at most 1 GiB of
+ *     strings and lists at once (value.h: XP_MAX_*; MemoryError beyond, at the operation that went over);
  *   - range() is a list, so it is accepted only where a list and a range agree (whole expression,
  *     list/len/sum/one-argument min/max, comprehension iterable, last operand of `in`, indexing);
  *     len(), `in` and comprehensions use it without building it;
@@ -153,7 +154,7 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
   int rc = xe_eval(e, e->root, vars, locals, &x, err, NULL);
   if (rc) return rc;
   *truth = mpt_value_truthy(&x.v);
-  xv_release(&x);
+  xv_release(&x, NULL);
   return 0;
 }
 
@@ -164,7 +165,7 @@ int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars) {
   int32_t fault = -1;
   if (!e || (e->n_uses && !vars)) return -1;
   if (xe_eval(e, e->root, vars, locals, &x, &err, &fault) != 0) return fault;
-  xv_release(&x);
+  xv_release(&x, NULL);
   return -1;
 }
 

@@ -5,6 +5,7 @@
  * with Python's semantics (xv_*). */
 #ifndef MPT_EXPR_VALUE_H
 #define MPT_EXPR_VALUE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "spaces/sys/error.h"
 #include "spaces/expr/ops.h"
@@ -53,6 +54,18 @@ double mpt_value_as_double(const mpt_value *v, int *ok);
 #define XP_MAX_LOCALS 32          /* nested comprehensions */
 #define XP_MAX_LIST (1 << 24)     /* items in one list value */
 #define XP_MAX_STR (1 << 28)      /* bytes in one string value */
+/* bytes of strings and lists one evaluation holds at once (xbudget): a string counts its length + 1, a
+ * list its items (sizeof(mpt_value) each), each allocation XP_ALLOC_OVERHEAD more */
+#define XP_MAX_HELD ((int64_t)1 << 30)
+#define XP_ALLOC_OVERHEAD 16
+
+/* What one evaluation holds of XP_MAX_HELD: the strings and lists it allocated and has not freed. Each
+ * evaluation has its own (in its context: nothing shared between evaluations or threads); the functions
+ * below that allocate or free values take it, NULL where nothing is counted (constants of the compiled
+ * tree, the public mpt_value_* functions). Going over XP_MAX_HELD is a MemoryError (MPT_ERR_EVAL). */
+typedef struct xbudget {
+  int64_t held;
+} xbudget;
 
 /* A value during evaluation: own=0 means it is borrowed (from vars, constants or a container that
  * outlives it) and must not be freed; scalars own nothing either way. */
@@ -81,8 +94,12 @@ static inline mpt_value xv_f(double f) {
   return v;
 }
 
-static inline void xv_release(xval *x) {
-  if (x->own && (x->v.kind == MPT_V_STR || x->v.kind == MPT_V_LIST)) mpt_value_free(&x->v);
+/* frees v, giving back to b what it held */
+void xv_free(mpt_value *v, xbudget *b);
+
+/* drops x: frees what it owns (given back to b), leaves MPT_V_NONE */
+static inline void xv_release(xval *x, xbudget *b) {
+  if (x->own && (x->v.kind == MPT_V_STR || x->v.kind == MPT_V_LIST)) xv_free(&x->v, b);
   x->v.kind = MPT_V_NONE;
   x->own = 0;
 }
@@ -96,14 +113,19 @@ static inline int xv_set_owned(xval *o, mpt_value v) {
   o->own = 1;
   return 0;
 }
-int xv_float_repr(double d, char *buf, int cap);
+/* a new string of len bytes for the caller to fill, NUL-terminated */
+int xv_alloc_str(mpt_value *out, size_t len, xbudget *b, mpt_error *err);
+/* a new string: the len bytes at s */
+int xv_new_str(mpt_value *out, const char *s, size_t len, xbudget *b, mpt_error *err);
+/* deep copy of src */
+int xv_copy(mpt_value *dst, const mpt_value *src, xbudget *b, mpt_error *err);
 /* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT) on any values; result is owned */
-int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err);
+int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, xbudget *b, mpt_error *err);
 int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err);
 /* comparison code C_* → *res 0/1 */
 int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
-int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, mpt_error *err); /* takes item */
-int xv_new_list(mpt_value *out, int64_t n, mpt_error *err); /* n NONE items */
+int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, xbudget *b, mpt_error *err); /* takes item */
+int xv_new_list(mpt_value *out, int64_t n, xbudget *b, mpt_error *err); /* n NONE items */
 /* int64 helpers */
 int xv_overflow(mpt_error *err);
 int xv_int_floordiv(int64_t a, int64_t b, int64_t *q, mpt_error *err);
