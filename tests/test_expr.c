@@ -716,6 +716,21 @@ static void test_eval_memory_cap(void **state) {
     fail_msg("'%s' held %ld MiB at its peak; the cap is 1 GiB", src, r.max_rss_kb / 1024);
 }
 
+/* a constant expression (T1 Values) that fails while it is evaluated: the column of the operation that
+ * failed, for the caret of the problem file's message */
+static void test_eval_const_fault_column(void **state) {
+  (void)state;
+  mpt_value v;
+  mpt_error err;
+  int col = 0;
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // 0]", &v, &col, &err), MPT_ERR_EVAL);
+  assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+  assert_int_equal(col, 6);
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // ]", &v, &col, &err), MPT_ERR_PARSE);
+  assert_int_equal(col, 9);
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // 1]", &v, &col, &err), 0);
+  mpt_value_free(&v);
+}
 
 /* large values that fit under the cap are still built; the cap counts what is held at once, not what
  * was allocated over the whole evaluation */
@@ -738,6 +753,7 @@ int main(void) {
       cmocka_unit_test(test_format_error), cmocka_unit_test(test_fault_column),
       cmocka_unit_test(test_repr),         cmocka_unit_test(test_eval_bool_no_alloc),
       cmocka_unit_test(test_eval_memory_cap_legal), cmocka_unit_test(test_eval_memory_cap),
+      cmocka_unit_test(test_eval_const_fault_column),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

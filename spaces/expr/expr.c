@@ -174,6 +174,7 @@ int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error 
   int rc = mpt_expr_compile(src, NULL, 0, &e, column, err);
   if (rc) return rc;
   rc = mpt_expr_eval(e, NULL, out, err);
+  if (rc && column) *column = mpt_expr_fault_column(e, NULL); /* the caret under the operation that failed */
   mpt_expr_free(e);
   return rc;
 }

@@ -40,7 +40,9 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
  * evaluator. */
 int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars);
 
-/* Convenience: compile and evaluate an expression without variables (T1 `Values`). */
+/* Convenience: compile and evaluate an expression without variables (T1 `Values`). On an error, *column
+ * (when not NULL) is where: the column of a compile error, or that of the operation whose evaluation
+ * failed (mpt_expr_fault_column). */
 int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error *err);
 
 /* Builds the user-facing message for an expression error:
