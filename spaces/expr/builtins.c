@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr/builtins.h"
+#include "spaces/expr/ops.h"
 
 int xb_need_int(const mpt_value *v, mpt_error *err) {
   if (xv_is_intlike(v)) return 0;

@@ -1,7 +1,8 @@
 /* spaces/expr/ops.h: the operation codes of the expression language, codes only: the node kinds of the
  * compiled tree (the operators among them), the comparison codes of a comparison chain and the builtin
  * functions. The values' arithmetic (value.c) takes its operator codes from here, the tree (tree.h) its
- * node kinds, the builtins (builtins.c) their numbers. Private to the files of spaces/expr/. */
+ * node kinds, the builtins (builtins.c) their numbers. Private to the files of spaces/expr/: the public
+ * headers (expr.h, value.h) do not include it. */
 #ifndef MPT_EXPR_OPS_H
 #define MPT_EXPR_OPS_H
 

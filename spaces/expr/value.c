@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "spaces/expr/ops.h"
 #include "spaces/expr/value.h"
 
 /* ------------------------------------------------------------------ construction */

@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spaces/sys/error.h"
-#include "spaces/expr/ops.h"
 
 /* ==== public (through spaces/expr/expr.h) ==== */
 
@@ -119,10 +118,10 @@ int xv_alloc_str(mpt_value *out, size_t len, xbudget *b, mpt_error *err);
 int xv_new_str(mpt_value *out, const char *s, size_t len, xbudget *b, mpt_error *err);
 /* deep copy of src */
 int xv_copy(mpt_value *dst, const mpt_value *src, xbudget *b, mpt_error *err);
-/* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT) on any values; result is owned */
+/* binary arithmetic/bitwise operator op (X_ADD..X_RSHIFT of ops.h) on any values; result is owned */
 int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, xbudget *b, mpt_error *err);
 int xv_unop(int op, const mpt_value *a, mpt_value *out, mpt_error *err);
-/* comparison code C_* → *res 0/1 */
+/* comparison code C_* (ops.h) → *res 0/1 */
 int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_error *err);
 int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, xbudget *b, mpt_error *err); /* takes item */
 int xv_new_list(mpt_value *out, int64_t n, xbudget *b, mpt_error *err); /* n NONE items */
