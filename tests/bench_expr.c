@@ -1,19 +1,18 @@
 /* tests/bench_expr.c: benchmark of the expression hot path (not a test): ns per mpt_expr_eval_bool of
  * typical T1 constraints over a sweep of integer parameter values, and compile time per expression.
  * Usage: bench_expr [evaluations-per-expression] [--slow]   (default 20,000,000; --slow disables the
- * numeric fast path (spaces/expr/expr_fast.c) to time the general evaluator) */
+ * numeric fast path (spaces/expr/fast.c) to time the general evaluator) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include "spaces/expr/expr.h"
-#include "spaces/expr/expr_internal.h" /* xe_set_fast */
 #include <string.h>
 #include "spaces/sys/clock.h"
 
 int main(int argc, char **argv) {
   long iters = 20000000L;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
+    if (!strcmp(argv[i], "--slow")) mpt_expr_set_fast_path(0);
     else iters = atol(argv[i]);
   }
   static const char *const names[] = {"block_size_x", "tile_size_x", "temporal_tiling_factor", "block_size_y",

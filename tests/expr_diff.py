@@ -50,7 +50,7 @@ def _chk(v):
     return v
 
 
-MAX_LIST, MAX_STR = 1 << 24, 1 << 28  # mptune's limits on one value (spaces/expr/expr_internal.h)
+MAX_LIST, MAX_STR = 1 << 24, 1 << 28  # mptune's limits on one value (spaces/expr/value.h)
 
 
 def _mul(x, y):
@@ -314,7 +314,7 @@ class Gen:
 
 class NumGen(Gen):
     """numeric expressions over the int/bool variables only: what constraints look like, and what the
-    numeric fast path (spaces/expr/expr_fast.c) compiles; includes overflow and zero divisors"""
+    numeric fast path (spaces/expr/fast.c) compiles; includes overflow and zero divisors"""
 
     def leaf(self, kind):
         r = self.r.random()

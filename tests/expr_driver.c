@@ -4,13 +4,13 @@
  * errors, NameError for unknown names, the Python class named in the message for run-time errors,
  * "OverflowError" also for int64 overflow). With --bool it prints "OK True/False" from
  * mpt_expr_eval_bool instead, to check the hot path against the general one; with --slow the numeric
- * fast path (spaces/expr/expr_fast.c) is disabled so that the general evaluator is checked alone.
+ * fast path (spaces/expr/fast.c) is disabled so that the general evaluator is checked alone.
  * With --float-repr each line is a C float literal (e.g. hex 0x1.8p+1) and it prints mpt_value_repr of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr/expr.h"
-#include "spaces/expr/expr_internal.h" /* xe_set_fast: test hook */
+#include "spaces/expr/tree.h" /* struct mpt_expr: whether e->fast was compiled */
 
 static int build_vars(mpt_value *v) {
   v[0] = mpt_value_int(3);      /* a */
@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--float-repr")) float_repr = 1;
     else if (!strcmp(argv[i], "--bool")) as_bool = 1;
-    else if (!strcmp(argv[i], "--slow")) xe_set_fast(0);
+    else if (!strcmp(argv[i], "--slow")) mpt_expr_set_fast_path(0);
   }
   mpt_value vars[N_NAMES];
   if (build_vars(vars)) {

@@ -1,7 +1,8 @@
 /* tests/test_expr.c: unit tests of the expression language (the files of spaces/expr/): Python semantics of the
  * operators and builtins, the T1 expressions of the shared data, error classes and columns, the
- * formatted error message, repr, used variables, and that mpt_expr_eval_bool does not allocate on
- * scalar expressions (malloc/calloc/realloc are wrapped with -Wl,--wrap in tests/expr.cmake). */
+ * formatted error message, repr, used variables, that mpt_expr_eval_bool does not allocate on
+ * scalar expressions (malloc/calloc/realloc are wrapped with -Wl,--wrap in tests/expr.cmake), and the
+ * cap on the memory one evaluation holds (in a child process with a limited address space). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "spaces/expr/expr.h"
 
 /* ---- allocation counter (linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc) */
@@ -634,6 +638,113 @@ static void test_eval_bool_no_alloc(void **state) {
   mpt_value_free(&x);
 }
 
+/* ---- the memory one evaluation holds */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1 /* ASan reserves terabytes of address space: no RLIMIT_AS, and its RSS is its own */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* what compiling and evaluating one constant expression gave, in a child process */
+typedef struct held_outcome {
+  int rc, column; /* of mpt_expr_eval; the fault column when it failed */
+  char msg[256];
+  long max_rss_kb; /* the child's peak resident memory */
+} held_outcome;
+
+/* compiles and evaluates src in a child whose address space is limited to 3 GiB (so that an evaluation
+ * without a cap fails there instead of taking the machine's memory) */
+static held_outcome eval_in_child(const char *src) {
+  held_outcome r;
+  memset(&r, 0, sizeof r);
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    if (!UNDER_ASAN) {
+      struct rlimit lim = {(rlim_t)3 << 30, (rlim_t)3 << 30};
+      setrlimit(RLIMIT_AS, &lim);
+    }
+    mpt_expr *e;
+    mpt_error err;
+    mpt_error_clear(&err);
+    int col;
+    r.rc = mpt_expr_compile(src, NULL, 0, &e, &col, &err);
+    r.column = col;
+    if (r.rc == 0) {
+      mpt_value v;
+      r.rc = mpt_expr_eval(e, NULL, &v, &err);
+      if (r.rc) r.column = mpt_expr_fault_column(e, NULL);
+      else mpt_value_free(&v);
+      mpt_expr_free(e);
+    }
+    snprintf(r.msg, sizeof r.msg, "%s", err.msg);
+    ssize_t w = write(fd[1], &r, sizeof r);
+    _exit(w == (ssize_t)sizeof r ? 0 : 1);
+  }
+  close(fd[1]);
+  ssize_t got = read(fd[0], &r, sizeof r);
+  close(fd[0]);
+  int status;
+  struct rusage ru;
+  assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(got, (ssize_t)sizeof r);
+  r.max_rss_kb = ru.ru_maxrss;
+  return r;
+}
+
+/* a 1.2 KB problem that asked for 4.1 GB (and, with a larger factor, the OOM killer): a MemoryError at
+ * the repetition that goes over the cap, with the memory held bounded by the cap */
+static void test_eval_memory_cap(void **state) {
+  (void)state;
+  const char *src = "[len(s) for s in ['a'*100000000]*40]";
+  held_outcome r = eval_in_child(src);
+  if (r.rc != MPT_ERR_EVAL || strncmp(r.msg, "MemoryError: ", 13) != 0)
+    fail_msg("'%s': rc %d, '%s'; want MPT_ERR_EVAL and a MemoryError", src, r.rc, r.msg);
+  assert_string_equal(r.msg, "MemoryError: the expression's strings and lists would take more than 1024 MiB");
+  assert_int_equal(r.column, 32); /* the '*' of ...]*40 */
+  if (!UNDER_ASAN && r.max_rss_kb > 1536L * 1024)
+    fail_msg("'%s' held %ld MiB at its peak; the cap is 1 GiB", src, r.max_rss_kb / 1024);
+}
+
+/* a constant expression (T1 Values) that fails while it is evaluated: the column of the operation that
+ * failed, for the caret of the problem file's message */
+static void test_eval_const_fault_column(void **state) {
+  (void)state;
+  mpt_value v;
+  mpt_error err;
+  int col = 0;
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // 0]", &v, &col, &err), MPT_ERR_EVAL);
+  assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+  assert_int_equal(col, 6);
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // ]", &v, &col, &err), MPT_ERR_PARSE);
+  assert_int_equal(col, 9);
+  assert_int_equal(mpt_expr_eval_const("[1, 2 // 1]", &v, &col, &err), 0);
+  mpt_value_free(&v);
+}
+
+/* large values that fit under the cap are still built; the cap counts what is held at once, not what
+ * was allocated over the whole evaluation */
+static void test_eval_memory_cap_legal(void **state) {
+  (void)state;
+  OK("len([0] * 10**6)", "1000000");
+  OK("len(list(range(10**6)))", "1000000");
+  OK("len('a' * 10**7)", "10000000");
+  OK("len(s * 5000000 + s * 5000000)", "20000000");
+  OK("len([s * 50000000] * 4)", "4");                         /* 400 MB held at once */
+  OK("sum([len(s * 500000) for i in range(1200)])", "1200000000"); /* 1.2 GB over time, 1 MB at once */
+  OK("len(str(list(range(10**6))))", "7888890");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arithmetic),   cmocka_unit_test(test_arith_errors), cmocka_unit_test(test_comparisons),
@@ -641,6 +752,8 @@ int main(void) {
       cmocka_unit_test(test_t1_expressions), cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_long_chains),
       cmocka_unit_test(test_format_error), cmocka_unit_test(test_fault_column),
       cmocka_unit_test(test_repr),         cmocka_unit_test(test_eval_bool_no_alloc),
+      cmocka_unit_test(test_eval_memory_cap_legal), cmocka_unit_test(test_eval_memory_cap),
+      cmocka_unit_test(test_eval_const_fault_column),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

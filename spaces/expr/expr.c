@@ -15,7 +15,8 @@
  * Deliberate differences from Python, all reported as errors rather than different answers:
  *   - ints are int64: a result outside it is "OverflowError: integer result does not fit in 64 bits";
  *   - a negative float to a fractional power (a complex number in Python) is a ValueError;
- *   - one list holds at most 2^24 items and one string 2^28 bytes (MemoryError beyond);
+ *   - one list holds at most 2^24 items and one string 2^28 bytes, and one evaluation at most 1 GiB of
+ *     strings and lists at once (value.h: XP_MAX_*; MemoryError beyond, at the operation that went over);
  *   - range() is a list, so it is accepted only where a list and a range agree (whole expression,
  *     list/len/sum/one-argument min/max, comprehension iterable, last operand of `in`, indexing);
  *     len(), `in` and comprehensions use it without building it;
@@ -31,24 +32,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/expr.h"
+#include "spaces/expr/eval.h"
+#include "spaces/expr/fast.h"
+#include "spaces/expr/parse.h"
 
 void mpt_expr_free(mpt_expr *e) {
   if (!e) return;
-  for (int32_t i = 0; i < e->n_nodes; i++) {
-    free(e->nodes[i].name);
-    mpt_value_free(&e->nodes[i].k);
-  }
   xf_free(e->fast);
-  free(e->nodes);
-  free(e->args);
-  free(e->uses);
-  free(e->src);
-  free(e);
+  e->fast = NULL;
+  xt_free(e);
 }
 
+const char *mpt_expr_name_fault(const char *name) { return xp_name_fault(name); }
+
 static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
-  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
+  for (; ni >= 0 && xt_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
     mark_uses(e, e->nodes[ni].b, used);
   if (ni < 0) return;
   const xnode *n = &e->nodes[ni];
@@ -113,7 +112,7 @@ int mpt_expr_n_uses(const mpt_expr *e) { return e ? e->n_uses : 0; }
 const int *mpt_expr_uses(const mpt_expr *e) { return e ? e->uses : NULL; }
 
 static int fast_enabled = 1;
-void xe_set_fast(int on) { fast_enabled = on; }
+void mpt_expr_set_fast_path(int on) { fast_enabled = on; }
 
 int mpt_expr_eval(const mpt_expr *e, const mpt_value *vars, mpt_value *out, mpt_error *err) {
   mpt_value locals[XP_MAX_LOCALS];
@@ -155,7 +154,7 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
   int rc = xe_eval(e, e->root, vars, locals, &x, err, NULL);
   if (rc) return rc;
   *truth = mpt_value_truthy(&x.v);
-  xv_release(&x);
+  xv_release(&x, NULL);
   return 0;
 }
 
@@ -166,7 +165,7 @@ int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars) {
   int32_t fault = -1;
   if (!e || (e->n_uses && !vars)) return -1;
   if (xe_eval(e, e->root, vars, locals, &x, &err, &fault) != 0) return fault;
-  xv_release(&x);
+  xv_release(&x, NULL);
   return -1;
 }
 
@@ -175,6 +174,7 @@ int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error 
   int rc = mpt_expr_compile(src, NULL, 0, &e, column, err);
   if (rc) return rc;
   rc = mpt_expr_eval(e, NULL, out, err);
+  if (rc && column) *column = mpt_expr_fault_column(e, NULL); /* the caret under the operation that failed */
   mpt_expr_free(e);
   return rc;
 }

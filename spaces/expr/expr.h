@@ -5,41 +5,7 @@
 #define MPT_EXPR_H
 #include <stdint.h>
 #include "spaces/sys/error.h"
-
-typedef enum mpt_vkind {
-  MPT_V_NONE = 0, MPT_V_BOOL, MPT_V_INT, MPT_V_FLOAT, MPT_V_STR, MPT_V_LIST
-} mpt_vkind;
-
-/* A Python value. Ints are int64 (an overflow is an evaluation error, never silent wrap-around).
- * MPT_V_STR and MPT_V_LIST own heap memory released by mpt_value_free(); scalars own nothing. */
-typedef struct mpt_value {
-  mpt_vkind kind;
-  union {
-    int64_t i;     /* BOOL (0/1) and INT */
-    double f;      /* FLOAT */
-    char *s;       /* STR, NUL-terminated */
-    struct { struct mpt_value *items; int64_t n; } list;
-  } u;
-} mpt_value;
-
-mpt_value mpt_value_int(int64_t i);
-mpt_value mpt_value_float(double f);
-mpt_value mpt_value_bool(int b);
-mpt_value mpt_value_str(const char *s);      /* copies s */
-void mpt_value_free(mpt_value *v);           /* frees owned memory, leaves MPT_V_NONE */
-int mpt_value_copy(mpt_value *dst, const mpt_value *src); /* deep copy; 0 or MPT_ERR_NOMEM */
-/* Python repr(): 3, -2.5, 1e+20, 'abc', True, [1, 2]. Returns the length it needed (like snprintf). */
-int mpt_value_repr(const mpt_value *v, char *buf, int cap);
-/* Python str() (strings without quotes); otherwise as repr */
-int mpt_value_str_repr(const mpt_value *v, char *buf, int cap);
-/* Python ==  (1 == 1.0 == True) */
-int mpt_value_equal(const mpt_value *a, const mpt_value *b);
-/* Python truthiness */
-int mpt_value_truthy(const mpt_value *v);
-/* Python's type name: NoneType, bool, int, float, str, list */
-const char *mpt_value_type_name(const mpt_value *v);
-/* numeric value of a BOOL/INT/FLOAT as double; 0 and *ok=0 for other kinds */
-double mpt_value_as_double(const mpt_value *v, int *ok);
+#include "spaces/expr/value.h" /* mpt_value and its functions */
 
 typedef struct mpt_expr mpt_expr;
 
@@ -74,7 +40,9 @@ int mpt_expr_eval_bool(const mpt_expr *e, const mpt_value *vars, int *truth, mpt
  * evaluator. */
 int mpt_expr_fault_column(const mpt_expr *e, const mpt_value *vars);
 
-/* Convenience: compile and evaluate an expression without variables (T1 `Values`). */
+/* Convenience: compile and evaluate an expression without variables (T1 `Values`). On an error, *column
+ * (when not NULL) is where: the column of a compile error, or that of the operation whose evaluation
+ * failed (mpt_expr_fault_column). */
 int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error *err);
 
 /* Builds the user-facing message for an expression error:
@@ -84,5 +52,9 @@ int mpt_expr_eval_const(const char *src, mpt_value *out, int *column, mpt_error 
  * and stores it in err (keeping err->code). */
 void mpt_expr_format_error(mpt_error *err, const char *file, const char *field, const char *src,
                            int column);
+
+/* Test hook (tests/expr_driver.c, tests/bench_expr.c): 0 turns the numeric fast path off, so that the
+ * general evaluator is checked and timed alone; 1 (the default) on. Not for the rest of the project. */
+void mpt_expr_set_fast_path(int on);
 
 #endif

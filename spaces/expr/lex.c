@@ -1,4 +1,4 @@
-/* spaces/expr/expr_lex.c: the tokenizer of the expression language (spaces/expr/expr_lex.h): numbers as Python
+/* spaces/expr/lex.c: the tokenizer of the expression language (spaces/expr/lex.h): numbers as Python
  * writes them (underscores, bases, exponents), quoted strings with their escapes, names, operators; what
  * Python has and the language does not (comments, triple quotes, string prefixes) is an error at its
  * column. */
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_lex.h"
+#include "spaces/expr/lex.h"
 
 typedef xp_tok tok;
 

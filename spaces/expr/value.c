@@ -1,13 +1,16 @@
-/* spaces/expr/expr_value.c: Python values of the expression language (mpt_value): construction, copying,
+/* spaces/expr/value.c: Python values of the expression language (mpt_value): construction, copying,
  * repr/str, equality, ordering, truthiness and the arithmetic of int64/float/str/list with Python's
- * rules (floor division and modulo signs, true division, power, overflow as an error). */
+ * rules (floor division and modulo signs, true division, power, overflow as an error); and what one
+ * evaluation holds (xbudget): every string and list an evaluation allocates is counted here, where it is
+ * allocated, and given back where it is freed. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/ops.h"
+#include "spaces/expr/value.h"
 
 /* ------------------------------------------------------------------ construction */
 
@@ -56,62 +59,125 @@ void mpt_value_free(mpt_value *v) {
   v->kind = MPT_V_NONE;
 }
 
-int mpt_value_copy(mpt_value *dst, const mpt_value *src) {
-  if (src->kind == MPT_V_STR) {
-    mpt_value v = mpt_value_str(src->u.s);
-    if (v.kind != MPT_V_STR) return MPT_ERR_NOMEM;
-    *dst = v;
-    return 0;
-  }
-  if (src->kind == MPT_V_LIST) {
-    int64_t n = src->u.list.n;
-    mpt_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = MPT_V_LIST;
-    v.u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
-    if (!v.u.list.items) return MPT_ERR_NOMEM;
-    for (int64_t i = 0; i < n; i++) {
-      if (mpt_value_copy(&v.u.list.items[i], &src->u.list.items[i]) != 0) {
-        v.u.list.n = i;
-        mpt_value_free(&v);
-        return MPT_ERR_NOMEM;
-      }
-    }
-    v.u.list.n = n;
-    *dst = v;
-    return 0;
-  }
-  *dst = *src;
+int mpt_value_copy(mpt_value *dst, const mpt_value *src) { return xv_copy(dst, src, NULL, NULL) ? MPT_ERR_NOMEM : 0; }
+
+/* ------------------------------------------------------------------ what an evaluation holds */
+
+static int64_t str_bytes(size_t len) { return (int64_t)len + 1 + XP_ALLOC_OVERHEAD; }
+static int64_t list_bytes(int64_t n) { return n * (int64_t)sizeof(mpt_value) + XP_ALLOC_OVERHEAD; }
+
+/* takes bytes more of b: 0, or the MemoryError of an evaluation over XP_MAX_HELD */
+static int charge(xbudget *b, int64_t bytes, mpt_error *err) {
+  if (!b) return 0;
+  if (bytes > XP_MAX_HELD - b->held)
+    return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: the expression's strings and lists would take more than %lld MiB",
+                         (long long)(XP_MAX_HELD >> 20));
+  b->held += bytes;
   return 0;
 }
 
-int xv_new_list(mpt_value *out, int64_t n, mpt_error *err) {
+static void give_back(xbudget *b, int64_t bytes) {
+  if (b) b->held -= bytes;
+}
+
+/* frees v; returns the bytes it held */
+static int64_t free_held(mpt_value *v) {
+  int64_t bytes = 0;
+  if (v->kind == MPT_V_STR) {
+    bytes = str_bytes(strlen(v->u.s));
+    free(v->u.s);
+  } else if (v->kind == MPT_V_LIST) {
+    bytes = list_bytes(v->u.list.n);
+    for (int64_t i = 0; i < v->u.list.n; i++) bytes += free_held(&v->u.list.items[i]);
+    free(v->u.list.items);
+  }
+  memset(v, 0, sizeof *v);
+  v->kind = MPT_V_NONE;
+  return bytes;
+}
+
+void xv_free(mpt_value *v, xbudget *b) {
+  if (b) give_back(b, free_held(v));
+  else mpt_value_free(v);
+}
+
+int xv_alloc_str(mpt_value *out, size_t len, xbudget *b, mpt_error *err) {
+  int rc = charge(b, str_bytes(len), err);
+  if (rc) return rc;
+  char *s = malloc(len + 1);
+  if (!s) {
+    give_back(b, str_bytes(len));
+    return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  }
+  s[len] = '\0';
+  memset(out, 0, sizeof *out);
+  out->kind = MPT_V_STR;
+  out->u.s = s;
+  return 0;
+}
+
+int xv_new_str(mpt_value *out, const char *s, size_t len, xbudget *b, mpt_error *err) {
+  int rc = xv_alloc_str(out, len, b, err);
+  if (!rc) memcpy(out->u.s, s, len);
+  return rc;
+}
+
+int xv_copy(mpt_value *dst, const mpt_value *src, xbudget *b, mpt_error *err) {
+  if (src->kind == MPT_V_STR) return xv_new_str(dst, src->u.s, strlen(src->u.s), b, err);
+  if (src->kind != MPT_V_LIST) {
+    *dst = *src;
+    return 0;
+  }
+  int64_t n = src->u.list.n;
+  mpt_value v;
+  int rc = xv_new_list(&v, n, b, err);
+  if (rc) return rc;
+  for (int64_t i = 0; i < n; i++) {
+    rc = xv_copy(&v.u.list.items[i], &src->u.list.items[i], b, err);
+    if (rc) {
+      xv_free(&v, b); /* the items not copied are NONE */
+      return rc;
+    }
+  }
+  *dst = v;
+  return 0;
+}
+
+int xv_new_list(mpt_value *out, int64_t n, xbudget *b, mpt_error *err) {
   if (n > XP_MAX_LIST) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: list of %lld items is too large", (long long)n);
+  int rc = charge(b, list_bytes(n), err);
+  if (rc) return rc;
   memset(out, 0, sizeof *out);
   out->kind = MPT_V_LIST;
   out->u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
   if (!out->u.list.items) {
     out->kind = MPT_V_NONE;
+    give_back(b, list_bytes(n));
     return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   }
   out->u.list.n = n;
   return 0;
 }
 
-int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, mpt_error *err) {
+int xv_list_append(mpt_value *list, int64_t *cap, mpt_value item, xbudget *b, mpt_error *err) {
   if (list->u.list.n >= *cap) {
     int64_t nc = *cap < 8 ? 8 : *cap * 2;
     if (list->u.list.n >= XP_MAX_LIST) {
-      mpt_value_free(&item);
+      xv_free(&item, b);
       return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: list is too large");
     }
     mpt_value *p = realloc(list->u.list.items, (size_t)nc * sizeof(mpt_value));
     if (!p) {
-      mpt_value_free(&item);
+      xv_free(&item, b);
       return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
     }
     list->u.list.items = p;
     *cap = nc;
+  }
+  int rc = charge(b, (int64_t)sizeof(mpt_value), err);
+  if (rc) {
+    xv_free(&item, b);
+    return rc;
   }
   list->u.list.items[list->u.list.n++] = item;
   return 0;
@@ -134,7 +200,7 @@ static void sb_putn(sbuf *b, const char *s, int n) {
 
 static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, (int)strlen(s)); }
 
-int xv_float_repr(double d, char *buf, int cap) {
+static int float_repr(double d, char *buf, int cap) {
   char out[64];
   if (isnan(d)) {
     snprintf(out, sizeof out, "nan");
@@ -240,7 +306,7 @@ static void sb_repr(sbuf *b, const mpt_value *v, int as_str) {
   case MPT_V_NONE: sb_puts(b, "None"); break;
   case MPT_V_BOOL: sb_puts(b, v->u.i ? "True" : "False"); break;
   case MPT_V_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)v->u.i); sb_puts(b, tmp); break;
-  case MPT_V_FLOAT: xv_float_repr(v->u.f, tmp, sizeof tmp); sb_puts(b, tmp); break;
+  case MPT_V_FLOAT: float_repr(v->u.f, tmp, sizeof tmp); sb_puts(b, tmp); break;
   case MPT_V_STR:
     if (as_str) sb_puts(b, v->u.s);
     else sb_str_repr(b, v->u.s);
@@ -409,8 +475,6 @@ int xv_compare(int cmp, const mpt_value *l, const mpt_value *r, int *res, mpt_er
                        mpt_value_type_name(l), mpt_value_type_name(r));
 }
 
-int xv_less(const mpt_value *l, const mpt_value *r, int *res, mpt_error *err) { return xv_compare(C_LT, l, r, res, err); }
-
 /* ------------------------------------------------------------------ arithmetic */
 
 int xv_overflow(mpt_error *err) {
@@ -568,7 +632,20 @@ static int unsupported(int op, const mpt_value *l, const mpt_value *r, mpt_error
                        mpt_value_type_name(l), mpt_value_type_name(r));
 }
 
-static int repeat(const mpt_value *seq, int64_t times, mpt_value *out, mpt_error *err) {
+/* the items of the lists l and then r copied into out, a list of their number of items */
+static int copy_items(mpt_value *out, const mpt_value *l, const mpt_value *r, xbudget *held, mpt_error *err) {
+  int64_t a = l->u.list.n;
+  for (int64_t i = 0; i < out->u.list.n; i++) {
+    int rc = xv_copy(&out->u.list.items[i], i < a ? &l->u.list.items[i] : &r->u.list.items[i - a], held, err);
+    if (rc) {
+      xv_free(out, held);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+static int repeat(const mpt_value *seq, int64_t times, mpt_value *out, xbudget *held, mpt_error *err) {
   if (times < 0) times = 0;
   if (seq->kind == MPT_V_STR ? seq->u.s[0] == '\0' : seq->u.list.n == 0) times = 0; /* '' * 10**18 */
   if (seq->kind == MPT_V_STR) {
@@ -576,53 +653,43 @@ static int repeat(const mpt_value *seq, int64_t times, mpt_value *out, mpt_error
     if (len && (uint64_t)times > (uint64_t)XP_MAX_STR / len)
       return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
     size_t total = len * (size_t)times;
-    char *s = malloc(total + 1);
-    if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    for (int64_t i = 0; i < times; i++) memcpy(s + (size_t)i * len, seq->u.s, len);
-    s[total] = '\0';
-    memset(out, 0, sizeof *out);
-    out->kind = MPT_V_STR;
-    out->u.s = s;
+    int rc = xv_alloc_str(out, total, held, err);
+    if (rc) return rc;
+    if (total) memcpy(out->u.s, seq->u.s, len);
+    for (size_t done = len; done < total; done *= 2) /* doubling what is there: few large copies */
+      memcpy(out->u.s + done, out->u.s, total - done < done ? total - done : done);
     return 0;
   }
   int64_t n = seq->u.list.n;
   if (n && times > XP_MAX_LIST / n) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: list is too large");
-  int rc = xv_new_list(out, n * times, err);
+  int rc = xv_new_list(out, n * times, held, err);
   if (rc) return rc;
   for (int64_t t = 0; t < times; t++)
-    for (int64_t i = 0; i < n; i++)
-      if (mpt_value_copy(&out->u.list.items[t * n + i], &seq->u.list.items[i])) {
-        mpt_value_free(out);
-        return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+    for (int64_t i = 0; i < n; i++) {
+      rc = xv_copy(&out->u.list.items[t * n + i], &seq->u.list.items[i], held, err);
+      if (rc) {
+        xv_free(out, held);
+        return rc;
       }
-  return 0;
-}
-
-static int concat(const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err) {
-  if (l->kind == MPT_V_STR) {
-    size_t a = strlen(l->u.s), b = strlen(r->u.s);
-    if (a + b > XP_MAX_STR) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
-    char *s = malloc(a + b + 1);
-    if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    memcpy(s, l->u.s, a);
-    memcpy(s + a, r->u.s, b + 1);
-    memset(out, 0, sizeof *out);
-    out->kind = MPT_V_STR;
-    out->u.s = s;
-    return 0;
-  }
-  int64_t a = l->u.list.n, b = r->u.list.n;
-  int rc = xv_new_list(out, a + b, err);
-  if (rc) return rc;
-  for (int64_t i = 0; i < a + b; i++)
-    if (mpt_value_copy(&out->u.list.items[i], i < a ? &l->u.list.items[i] : &r->u.list.items[i - a])) {
-      mpt_value_free(out);
-      return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
     }
   return 0;
 }
 
-int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt_error *err) {
+static int concat(const mpt_value *l, const mpt_value *r, mpt_value *out, xbudget *held, mpt_error *err) {
+  if (l->kind == MPT_V_STR) {
+    size_t a = strlen(l->u.s), b = strlen(r->u.s);
+    if (a + b > XP_MAX_STR) return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
+    int rc = xv_alloc_str(out, a + b, held, err);
+    if (rc) return rc;
+    memcpy(out->u.s, l->u.s, a);
+    memcpy(out->u.s + a, r->u.s, b);
+    return 0;
+  }
+  int rc = xv_new_list(out, l->u.list.n + r->u.list.n, held, err);
+  return rc ? rc : copy_items(out, l, r, held, err);
+}
+
+int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, xbudget *held, mpt_error *err) {
   if (xv_is_intlike(l) && xv_is_intlike(r)) {
     int64_t a = l->u.i, b = r->u.i, x = 0;
     switch (op) {
@@ -674,10 +741,10 @@ int xv_binop(int op, const mpt_value *l, const mpt_value *r, mpt_value *out, mpt
     default: return unsupported(op, l, r, err);
     }
   }
-  if (op == X_ADD && l->kind == r->kind && (l->kind == MPT_V_STR || l->kind == MPT_V_LIST)) return concat(l, r, out, err);
+  if (op == X_ADD && l->kind == r->kind && (l->kind == MPT_V_STR || l->kind == MPT_V_LIST)) return concat(l, r, out, held, err);
   if (op == X_MUL) {
-    if ((l->kind == MPT_V_STR || l->kind == MPT_V_LIST) && xv_is_intlike(r)) return repeat(l, r->u.i, out, err);
-    if ((r->kind == MPT_V_STR || r->kind == MPT_V_LIST) && xv_is_intlike(l)) return repeat(r, l->u.i, out, err);
+    if ((l->kind == MPT_V_STR || l->kind == MPT_V_LIST) && xv_is_intlike(r)) return repeat(l, r->u.i, out, held, err);
+    if ((r->kind == MPT_V_STR || r->kind == MPT_V_LIST) && xv_is_intlike(l)) return repeat(r, l->u.i, out, held, err);
   }
   return unsupported(op, l, r, err);
 }

@@ -1,15 +1,15 @@
-/* spaces/expr/expr_fast.c: the numeric fast path of the expression language. An expression made only of
+/* spaces/expr/fast.c: the numeric fast path of the expression language. An expression made only of
  * numbers, variables, arithmetic, comparisons, and/or/not, ternaries and `in` a constant list is
  * compiled a second time into a statically typed tree of C functions (each node returns an int64 or a
  * double in a machine register: no tags, no allocation, constant operands folded into the node). It
  * runs when every variable it reads is an int or bool; whenever a case needs Python's error or an
  * exact slow path (overflow, division by zero, huge ints in true division…) it sets `bail` and the
- * general evaluator (expr_eval.c) computes the result and the error. Nodes have no side effects, so
+ * general evaluator (eval.c) computes the result and the error. Nodes have no side effects, so
  * after a bail the remaining work is harmless (every operation still checks its own preconditions). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/fast.h"
 
 typedef struct cn cn;
 typedef int64_t (*ifn)(const cn *, const mpt_value *, int *);
@@ -464,28 +464,86 @@ static const cn *build(fcomp *c, int32_t ni, int *pk) {
   return n;
 }
 
+/* an int, bool or float constant; other constants (strings, lists) are not for the fast path */
+static const cn *build_const(fcomp *c, const xnode *xn, int *pk) {
+  cn *n;
+  if (xn->k.kind == MPT_V_INT || xn->k.kind == MPT_V_BOOL) {
+    if (!(n = node(c))) return NULL;
+    n->fi = i_const;
+    n->k = xn->k.u.i;
+    *pk = xn->k.kind == MPT_V_BOOL ? PK_BOOL : PK_INT;
+    return n;
+  }
+  if (xn->k.kind == MPT_V_FLOAT) {
+    if (!(n = node(c))) return NULL;
+    n->fd = d_const;
+    n->kd = xn->k.u.f;
+    *pk = PK_FLOAT;
+    return n;
+  }
+  c->fail = 1;
+  return NULL;
+}
+
+/* -a, +a, ~a, not a */
+static const cn *build_unary(fcomp *c, const xnode *xn, int *pk) {
+  int pa;
+  const cn *a = build(c, xn->a, &pa);
+  if (c->fail) return NULL;
+  if (xn->op == X_POS && a->fd) { *pk = PK_FLOAT; return a; }
+  cn *n = node(c);
+  if (!n) return NULL;
+  n->a = a;
+  if (xn->op == X_NOT) {
+    n->fi = a->fi ? i_not_i : i_not_d;
+    *pk = PK_BOOL;
+    return n;
+  }
+  if (a->fd) {
+    if (xn->op == X_INV) { c->fail = 1; return NULL; }
+    n->fd = d_neg;
+    *pk = PK_FLOAT;
+    return n;
+  }
+  if (xn->op == X_POS) { /* +bool is an int: same register, Python kind int */
+    n->fi = i_add_k;
+    n->k = 0;
+  } else {
+    n->fi = xn->op == X_NEG ? i_neg : i_inv;
+  }
+  *pk = PK_INT;
+  return n;
+}
+
+/* a and b, a or b, a if cond else b: both operands of one register type */
+static const cn *build_choice(fcomp *c, const xnode *xn, int *pk) {
+  int p1, p2, pc = 0;
+  const cn *cond = xn->op == X_IFELSE ? build(c, xn->b, &pc) : NULL;
+  const cn *a = build(c, xn->a, &p1);
+  const cn *b = build(c, xn->op == X_IFELSE ? xn->c : xn->b, &p2);
+  if (c->fail) return NULL;
+  if (!a->fi != !b->fi) { c->fail = 1; return NULL; } /* both operands must share a register type */
+  cn *n = node(c);
+  if (!n) return NULL;
+  n->a = a;
+  if (xn->op == X_IFELSE) {
+    n->b = cond;
+    n->c = b;
+    if (a->fi) n->fi = cond->fi ? i_if_i : i_if_d;
+    else n->fd = cond->fi ? d_if_i : d_if_d;
+  } else {
+    n->b = b;
+    if (a->fi) n->fi = xn->op == X_AND ? i_and : i_or;
+    else n->fd = xn->op == X_AND ? d_and : d_or;
+  }
+  *pk = p1 == p2 ? p1 : (a->fi ? PK_INTBOOL : PK_FLOAT);
+  return n;
+}
+
 static const cn *build_node(fcomp *c, int32_t ni, int *pk) {
   const xnode *xn = &c->e->nodes[ni];
   switch (xn->op) {
-  case X_CONST: {
-    cn *n;
-    if (xn->k.kind == MPT_V_INT || xn->k.kind == MPT_V_BOOL) {
-      if (!(n = node(c))) return NULL;
-      n->fi = i_const;
-      n->k = xn->k.u.i;
-      *pk = xn->k.kind == MPT_V_BOOL ? PK_BOOL : PK_INT;
-      return n;
-    }
-    if (xn->k.kind == MPT_V_FLOAT) {
-      if (!(n = node(c))) return NULL;
-      n->fd = d_const;
-      n->kd = xn->k.u.f;
-      *pk = PK_FLOAT;
-      return n;
-    }
-    c->fail = 1;
-    return NULL;
-  }
+  case X_CONST: return build_const(c, xn, pk);
   case X_VAR: {
     cn *n = node(c);
     if (!n) return NULL;
@@ -497,57 +555,8 @@ static const cn *build_node(fcomp *c, int32_t ni, int *pk) {
   case X_ADD: case X_SUB: case X_MUL: case X_DIV: case X_FLOORDIV: case X_MOD: case X_POW:
   case X_BAND: case X_BOR: case X_BXOR: case X_LSHIFT: case X_RSHIFT:
     return build_binop(c, xn, pk);
-  case X_NEG: case X_POS: case X_INV: case X_NOT: {
-    int pa;
-    const cn *a = build(c, xn->a, &pa);
-    if (c->fail) return NULL;
-    if (xn->op == X_POS && a->fd) { *pk = PK_FLOAT; return a; }
-    cn *n = node(c);
-    if (!n) return NULL;
-    n->a = a;
-    if (xn->op == X_NOT) {
-      n->fi = a->fi ? i_not_i : i_not_d;
-      *pk = PK_BOOL;
-      return n;
-    }
-    if (a->fd) {
-      if (xn->op == X_INV) { c->fail = 1; return NULL; }
-      n->fd = d_neg;
-      *pk = PK_FLOAT;
-      return n;
-    }
-    if (xn->op == X_POS) { /* +bool is an int: same register, Python kind int */
-      n->fi = i_add_k;
-      n->k = 0;
-    } else {
-      n->fi = xn->op == X_NEG ? i_neg : i_inv;
-    }
-    *pk = PK_INT;
-    return n;
-  }
-  case X_AND: case X_OR: case X_IFELSE: {
-    int p1, p2, pc = 0;
-    const cn *cond = xn->op == X_IFELSE ? build(c, xn->b, &pc) : NULL;
-    const cn *a = build(c, xn->a, &p1);
-    const cn *b = build(c, xn->op == X_IFELSE ? xn->c : xn->b, &p2);
-    if (c->fail) return NULL;
-    if (!a->fi != !b->fi) { c->fail = 1; return NULL; } /* both operands must share a register type */
-    cn *n = node(c);
-    if (!n) return NULL;
-    n->a = a;
-    if (xn->op == X_IFELSE) {
-      n->b = cond;
-      n->c = b;
-      if (a->fi) n->fi = cond->fi ? i_if_i : i_if_d;
-      else n->fd = cond->fi ? d_if_i : d_if_d;
-    } else {
-      n->b = b;
-      if (a->fi) n->fi = xn->op == X_AND ? i_and : i_or;
-      else n->fd = xn->op == X_AND ? d_and : d_or;
-    }
-    *pk = p1 == p2 ? p1 : (a->fi ? PK_INTBOOL : PK_FLOAT);
-    return n;
-  }
+  case X_NEG: case X_POS: case X_INV: case X_NOT: return build_unary(c, xn, pk);
+  case X_AND: case X_OR: case X_IFELSE: return build_choice(c, xn, pk);
   case X_CMP: return build_cmp(c, xn, pk);
   default:
     c->fail = 1;

@@ -1,11 +1,11 @@
-/* spaces/expr/expr_parse.c: recursive-descent parser of the expression language (Python's grammar and
- * operator precedence restricted to expressions; tokens from spaces/expr/expr_lex.c), and the resolution of
+/* spaces/expr/parse.c: recursive-descent parser of the expression language (Python's grammar and
+ * operator precedence restricted to expressions; tokens from spaces/expr/lex.c), and the resolution of
  * names to variable slots, comprehension variables and builtins. Errors carry the 0-based column. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
-#include "spaces/expr/expr_lex.h"
+#include "spaces/expr/parse.h"
+#include "spaces/expr/lex.h"
 
 typedef xp_tok tok;
 
@@ -34,40 +34,6 @@ static const char *const py_keywords[] = {"lambda", "is", "yield", "await", "asy
 
 /* ------------------------------------------------------------------ nodes */
 
-int xp_node_new(mpt_expr *e, int op, int col) {
-  if (e->n_nodes == e->cap_nodes) {
-    int32_t nc = e->cap_nodes ? e->cap_nodes * 2 : 32;
-    xnode *n = realloc(e->nodes, (size_t)nc * sizeof(xnode));
-    if (!n) return -1;
-    e->nodes = n;
-    e->cap_nodes = nc;
-  }
-  xnode *n = &e->nodes[e->n_nodes];
-  memset(n, 0, sizeof *n);
-  n->op = (uint8_t)op;
-  n->col = col;
-  n->a = n->b = n->c = -1;
-  n->slot = -1;
-  n->k.kind = MPT_V_NONE;
-  return e->n_nodes++;
-}
-
-static int push_args(P *p, const int32_t *v, int n) {
-  mpt_expr *e = p->e;
-  if (e->n_args + n > e->cap_args) {
-    int32_t nc = e->cap_args ? e->cap_args : 32;
-    while (nc < e->n_args + n) nc *= 2;
-    int32_t *a = realloc(e->args, (size_t)nc * sizeof(int32_t));
-    if (!a) return -1;
-    e->args = a;
-    e->cap_args = nc;
-  }
-  int first = e->n_args;
-  if (n > 0) memcpy(e->args + first, v, (size_t)n * sizeof(int32_t));
-  e->n_args += n;
-  return first;
-}
-
 /* growing int list used while collecting operands */
 typedef struct ilist {
   int32_t *v;
@@ -92,7 +58,7 @@ static int il_push(ilist *l, int32_t x) {
 }
 
 static int new_node(P *p, int op, int col) {
-  int i = xp_node_new(p->e, op, col);
+  int i = xt_node_new(p->e, op, col);
   if (i < 0) return nomem(p);
   return i;
 }
@@ -108,38 +74,11 @@ static int bin_node(P *p, int op, int col, int a, int b) {
 static int list_node(P *p, int op, int col, ilist *items) {
   int i = new_node(p, op, col);
   if (i < 0) return -1;
-  int first = push_args(p, items->v, items->n);
+  int first = xt_push_args(p->e, items->v, items->n);
   if (first < 0) return nomem(p);
   p->e->nodes[i].first = first;
   p->e->nodes[i].n = items->n;
   return i;
-}
-
-int32_t xp_spine(const mpt_expr *e, int32_t ni, xspine *s) {
-  s->v = s->small;
-  s->n = 0;
-  s->cap = (int)(sizeof s->small / sizeof s->small[0]);
-  for (; ni >= 0 && xp_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) {
-    if (s->n == s->cap) {
-      int32_t *v = malloc(2 * (size_t)s->cap * sizeof *v);
-      if (!v) {
-        xp_spine_free(s);
-        return -1;
-      }
-      memcpy(v, s->v, (size_t)s->n * sizeof *v);
-      if (s->v != s->small) free(s->v);
-      s->v = v;
-      s->cap *= 2;
-    }
-    s->v[s->n++] = ni;
-  }
-  return ni;
-}
-
-void xp_spine_free(xspine *s) {
-  if (s->v != s->small) free(s->v);
-  s->v = s->small;
-  s->n = 0;
 }
 
 /* ------------------------------------------------------------------ parser */
@@ -202,7 +141,7 @@ static int is_reserved(const char *s) {
   return 0;
 }
 
-const char *mpt_expr_name_fault(const char *name) {
+const char *xp_name_fault(const char *name) {
   if (!name[0]) return "empty: no expression can refer to it";
   if (!xp_is_name(name))
     return "not a name (letters, digits and '_', not starting with a digit): no expression can refer to it";
@@ -302,115 +241,137 @@ static int parse_call(P *p, int bi, int col) {
   return n;
 }
 
-static int parse_atom(P *p) {
+/* an int or float literal */
+static int parse_number(P *p) {
   tok *t = cur(p);
+  int n = new_node(p, X_CONST, t->col);
+  if (n < 0) return -1;
+  p->e->nodes[n].k = t->type == T_INT ? mpt_value_int(t->i) : mpt_value_float(t->f);
+  p->pos++;
+  return n;
+}
+
+/* string literals, adjacent ones concatenated into one constant */
+static int parse_strings(P *p) {
+  int col = cur(p)->col;
+  size_t len = 0;
+  int j = p->pos;
+  while (j < p->nt && p->t[j].type == T_STR) len += strlen(p->t[j++].s);
+  char *s = malloc(len + 1);
+  if (!s) return nomem(p);
+  s[0] = '\0';
+  size_t o = 0;
+  while (p->pos < j) {
+    size_t l = strlen(cur(p)->s);
+    memcpy(s + o, cur(p)->s, l + 1);
+    o += l;
+    p->pos++;
+  }
+  int n = new_node(p, X_CONST, col);
+  if (n < 0) { free(s); return -1; }
+  mpt_value v;
+  memset(&v, 0, sizeof v);
+  v.kind = MPT_V_STR;
+  v.u.s = s;
+  p->e->nodes[n].k = v;
+  return n;
+}
+
+/* NAME followed by '(': a call of the builtin of that name, unless a parameter hides it */
+static int parse_name_call(P *p, const char *s, int col) {
+  int bi = builtin_index(s);
+  for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
+    if (p->names[i] && !strcmp(p->names[i], s))
+      return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
+                    : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
+                           "(Python: not callable)", s);
+  if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
+  p->pos++;
+  return parse_call(p, bi, col);
+}
+
+/* True, False, None, a call, or a name resolved later (X_NAME) */
+static int parse_name(P *p) {
+  tok *t = cur(p);
+  const char *s = t->s;
   int col = t->col;
-  switch (t->type) {
+  if (!strcmp(s, "True") || !strcmp(s, "False") || !strcmp(s, "None")) {
+    int n = new_node(p, X_CONST, col);
+    if (n < 0) return -1;
+    if (s[0] != 'N') p->e->nodes[n].k = mpt_value_bool(s[0] == 'T');
+    p->pos++;
+    return n;
+  }
+  int r = is_reserved(s);
+  if (r == 1) return unexpected(p);
+  if (r == 2) return fail(p, MPT_ERR_PARSE, col, "'%s' is not supported in expressions", s);
+  if (p->pos + 1 < p->nt && p->t[p->pos + 1].type == T_OP && !strcmp(p->t[p->pos + 1].op, "("))
+    return parse_name_call(p, s, col);
+  int n = new_node(p, X_NAME, col);
+  if (n < 0) return -1;
+  p->e->nodes[n].name = strdup(s);
+  if (!p->e->nodes[n].name) return nomem(p);
+  p->pos++;
+  return n;
+}
+
+/* ( test ): cur is '(' */
+static int parse_parenthesized(P *p) {
+  int col = cur(p)->col;
+  p->pos++;
+  if (is_op(p, ")")) return fail(p, MPT_ERR_PARSE, col, "tuples are not supported%s", "");
+  if (enter(p)) return -1;
+  int n = parse_test(p);
+  if (n < 0) return -1;
+  p->depth--;
+  if (is_kw(p, "for")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "generator expressions are not supported (use a list: [... for ...])%s", "");
+  if (is_op(p, ",")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "tuples are not supported%s", "");
+  if (expect_op(p, ")")) return -1;
+  return n;
+}
+
+/* a list display [a, b, ...] or a comprehension [e for x in it if c]: cur is '[' */
+static int parse_list_display(P *p) {
+  int col = cur(p)->col;
+  p->pos++;
+  ilist items;
+  il_init(&items);
+  if (enter(p)) return -1;
+  if (!is_op(p, "]")) {
+    int first = parse_test(p);
+    if (first < 0) return -1;
+    if (is_kw(p, "for")) {
+      int n = parse_comp(p, first, col);
+      if (n < 0) return -1;
+      if (expect_op(p, "]")) return -1;
+      p->depth--;
+      return n;
+    }
+    if (il_push(&items, first)) return nomem(p);
+    while (is_op(p, ",")) {
+      p->pos++;
+      if (is_op(p, "]")) break;
+      int x = parse_test(p);
+      if (x < 0 || il_push(&items, x)) { il_free(&items); return x < 0 ? -1 : nomem(p); }
+    }
+  }
+  if (!is_op(p, "]")) { il_free(&items); return unexpected(p); }
+  p->pos++;
+  p->depth--;
+  int n = list_node(p, X_LIST, col, &items);
+  il_free(&items);
+  return n;
+}
+
+static int parse_atom(P *p) {
+  switch (cur(p)->type) {
   case T_INT:
-  case T_FLOAT: {
-    int n = new_node(p, X_CONST, col);
-    if (n < 0) return -1;
-    p->e->nodes[n].k = t->type == T_INT ? mpt_value_int(t->i) : mpt_value_float(t->f);
-    p->pos++;
-    return n;
-  }
-  case T_STR: {
-    /* adjacent literals concatenate */
-    size_t len = 0;
-    int j = p->pos;
-    while (j < p->nt && p->t[j].type == T_STR) len += strlen(p->t[j++].s);
-    char *s = malloc(len + 1);
-    if (!s) return nomem(p);
-    s[0] = '\0';
-    size_t o = 0;
-    while (p->pos < j) {
-      size_t l = strlen(cur(p)->s);
-      memcpy(s + o, cur(p)->s, l + 1);
-      o += l;
-      p->pos++;
-    }
-    int n = new_node(p, X_CONST, col);
-    if (n < 0) { free(s); return -1; }
-    mpt_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = MPT_V_STR;
-    v.u.s = s;
-    p->e->nodes[n].k = v;
-    return n;
-  }
-  case T_NAME: {
-    const char *s = t->s;
-    if (!strcmp(s, "True") || !strcmp(s, "False") || !strcmp(s, "None")) {
-      int n = new_node(p, X_CONST, col);
-      if (n < 0) return -1;
-      if (s[0] != 'N') p->e->nodes[n].k = mpt_value_bool(s[0] == 'T');
-      p->pos++;
-      return n;
-    }
-    int r = is_reserved(s);
-    if (r == 1) return unexpected(p);
-    if (r == 2) return fail(p, MPT_ERR_PARSE, col, "'%s' is not supported in expressions", s);
-    if (p->pos + 1 < p->nt && p->t[p->pos + 1].type == T_OP && !strcmp(p->t[p->pos + 1].op, "(")) {
-      int bi = builtin_index(s);
-      for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
-        if (p->names[i] && !strcmp(p->names[i], s))
-          return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
-                        : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
-                               "(Python: not callable)", s);
-      if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
-      p->pos++;
-      return parse_call(p, bi, col);
-    }
-    int n = new_node(p, X_NAME, col);
-    if (n < 0) return -1;
-    p->e->nodes[n].name = strdup(s);
-    if (!p->e->nodes[n].name) return nomem(p);
-    p->pos++;
-    return n;
-  }
+  case T_FLOAT: return parse_number(p);
+  case T_STR: return parse_strings(p);
+  case T_NAME: return parse_name(p);
   case T_OP:
-    if (is_op(p, "(")) {
-      p->pos++;
-      if (is_op(p, ")")) return fail(p, MPT_ERR_PARSE, col, "tuples are not supported%s", "");
-      if (enter(p)) return -1;
-      int n = parse_test(p);
-      if (n < 0) return -1;
-      p->depth--;
-      if (is_kw(p, "for")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "generator expressions are not supported (use a list: [... for ...])%s", "");
-      if (is_op(p, ",")) return fail(p, MPT_ERR_PARSE, cur(p)->col, "tuples are not supported%s", "");
-      if (expect_op(p, ")")) return -1;
-      return n;
-    }
-    if (is_op(p, "[")) {
-      p->pos++;
-      ilist items;
-      il_init(&items);
-      if (enter(p)) return -1;
-      if (!is_op(p, "]")) {
-        int first = parse_test(p);
-        if (first < 0) return -1;
-        if (is_kw(p, "for")) {
-          int n = parse_comp(p, first, col);
-          if (n < 0) return -1;
-          if (expect_op(p, "]")) return -1;
-          p->depth--;
-          return n;
-        }
-        if (il_push(&items, first)) return nomem(p);
-        while (is_op(p, ",")) {
-          p->pos++;
-          if (is_op(p, "]")) break;
-          int x = parse_test(p);
-          if (x < 0 || il_push(&items, x)) { il_free(&items); return x < 0 ? -1 : nomem(p); }
-        }
-      }
-      if (!is_op(p, "]")) { il_free(&items); return unexpected(p); }
-      p->pos++;
-      p->depth--;
-      int n = list_node(p, X_LIST, col, &items);
-      il_free(&items);
-      return n;
-    }
+    if (is_op(p, "(")) return parse_parenthesized(p);
+    if (is_op(p, "[")) return parse_list_display(p);
     return unexpected(p);
   default:
     return unexpected(p);
@@ -566,7 +527,7 @@ static int parse_comparison(P *p) {
     if (il_push(&opnds, codes.v[i])) goto oom;
   int n = new_node(p, X_CMP, col);
   if (n < 0) { il_free(&opnds); il_free(&codes); return -1; }
-  int f = push_args(p, opnds.v, opnds.n);
+  int f = xt_push_args(p->e, opnds.v, opnds.n);
   if (f < 0) goto oom;
   p->e->nodes[n].first = f;
   p->e->nodes[n].n = codes.n + 1;
@@ -652,15 +613,15 @@ static int resolve(P *p, int ni, int height);
  * each; marks the spine's nodes that the evaluator takes in a loop */
 static int resolve_chain(P *p, int ni, int height) {
   xspine sp;
-  int32_t bottom = xp_spine(p->e, ni, &sp);
+  int32_t bottom = xt_spine(p->e, ni, &sp);
   if (bottom < 0) return nomem(p);
-  for (int k = 0; k < sp.n - XP_SHORT_CHAIN; k++) p->e->nodes[sp.v[k]].long_chain = 1;
+  for (int k = 0; k < sp.n - XT_SHORT_CHAIN; k++) p->e->nodes[sp.v[k]].long_chain = 1;
   int h = resolve(p, bottom, height + 1);
   for (int k = sp.n - 1; h >= 0 && k >= 0; k--) {
     int hb = resolve(p, p->e->nodes[sp.v[k]].b, height + 1);
     h = hb < 0 ? -1 : hb > h ? hb : h;
   }
-  xp_spine_free(&sp);
+  xt_spine_free(&sp);
   return h < 0 ? -1 : h + 1;
 }
 
@@ -671,10 +632,10 @@ static int resolve(P *p, int ni, int height) {
   if (height > 4 * XP_MAX_DEPTH)
     return fail(p, MPT_ERR_PARSE, p->e->nodes[ni].col, "expression is too deeply nested%s", "");
   xnode *n = &p->e->nodes[ni];
-  if (xp_is_chain_op(n->op)) { /* a long chain in a loop; a short one, as the evaluator, by recursion */
+  if (xt_is_chain_op(n->op)) { /* a long chain in a loop; a short one, as the evaluator, by recursion */
     int32_t a = n->a;
-    for (int k = 1; k <= XP_SHORT_CHAIN && a >= 0 && xp_is_chain_op(p->e->nodes[a].op); k++) a = p->e->nodes[a].a;
-    if (a >= 0 && xp_is_chain_op(p->e->nodes[a].op)) return resolve_chain(p, ni, height);
+    for (int k = 1; k <= XT_SHORT_CHAIN && a >= 0 && xt_is_chain_op(p->e->nodes[a].op); k++) a = p->e->nodes[a].a;
+    if (a >= 0 && xt_is_chain_op(p->e->nodes[a].op)) return resolve_chain(p, ni, height);
   }
   switch (n->op) {
   case X_CONST: return 0;
@@ -775,11 +736,11 @@ static int check_ranges(P *p, int ni, int allowed) {
   case X_ADD: case X_SUB: case X_MUL: case X_DIV: case X_FLOORDIV: case X_MOD: case X_BAND: case X_BOR:
   case X_BXOR: case X_LSHIFT: case X_RSHIFT: case X_AND: case X_OR: { /* a chain: its operands in order */
     xspine sp;
-    int32_t bottom = xp_spine(p->e, ni, &sp);
+    int32_t bottom = xt_spine(p->e, ni, &sp);
     if (bottom < 0) return nomem(p);
     int rc = check_ranges(p, bottom, 0);
     for (int k = sp.n - 1; rc == 0 && k >= 0; k--) rc = check_ranges(p, p->e->nodes[sp.v[k]].b, 0);
-    xp_spine_free(&sp);
+    xt_spine_free(&sp);
     return rc ? -1 : 0;
   }
   default:

@@ -1,11 +1,12 @@
-/* spaces/expr/expr_eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
- * paths that never allocate for scalars; long chains of binary operators in a loop), the builtins (range,
- * list, len, min, max, abs, int, float, round, sum, bool, str) and constant folding of variable-free
- * subtrees at compile time. */
+/* spaces/expr/eval.c: evaluation of compiled expressions (a flattened tree walked with int64 fast
+ * paths that never allocate for scalars; long chains of binary operators in a loop; calls of builtins,
+ * with range() taken without building it where len, `in` and comprehensions allow) and constant folding
+ * of variable-free subtrees at compile time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spaces/expr/expr_internal.h"
+#include "spaces/expr/eval.h"
+#include "spaces/expr/builtins.h"
 
 typedef struct ctx {
   const mpt_expr *e;
@@ -13,6 +14,7 @@ typedef struct ctx {
   mpt_value *locals;
   mpt_error *err;
   int32_t *fault; /* when not NULL: the column of the innermost node whose evaluation failed (first set) */
+  xbudget *held;  /* what this evaluation holds of XP_MAX_HELD */
 } ctx;
 
 static int ev(const ctx *c, int32_t ni, xval *o);
@@ -35,45 +37,20 @@ static inline int evl(const ctx *c, int32_t ni, xval *o) {
 
 
 /* moves an evaluated value into a container slot (deep-copies borrowed strings/lists) */
-static int take(xval *x, mpt_value *dst, mpt_error *err) {
+static int take(xval *x, mpt_value *dst, xbudget *held, mpt_error *err) {
   if (x->own || (x->v.kind != MPT_V_STR && x->v.kind != MPT_V_LIST)) {
     *dst = x->v;
     x->own = 0;
     x->v.kind = MPT_V_NONE;
     return 0;
   }
-  if (mpt_value_copy(dst, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
+  int rc = xv_copy(dst, &x->v, held, err);
+  if (rc) return rc;
   x->v.kind = MPT_V_NONE;
   return 0;
 }
 
 
-/* ------------------------------------------------------------------ builtins */
-
-static int not_iterable(const mpt_value *v, mpt_error *err) {
-  return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: '%s' object is not iterable", mpt_value_type_name(v));
-}
-
-
-static int b_range(xval *a, int n, xval *o, mpt_error *err) {
-  for (int i = 0; i < n; i++)
-    if (xv_need_int(&a[i].v, err)) return MPT_ERR_EVAL;
-  int64_t start = 0, stop, step = 1;
-  if (n == 1) stop = a[0].v.u.i;
-  else { start = a[0].v.u.i; stop = a[1].v.u.i; }
-  if (n == 3) step = a[2].v.u.i;
-  if (step == 0) return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: range() arg 3 must not be zero");
-  __int128 len = 0;
-  if (step > 0 && start < stop) len = ((__int128)stop - start - 1) / step + 1;
-  if (step < 0 && start > stop) len = ((__int128)start - stop - 1) / (-(__int128)step) + 1;
-  if (len > XP_MAX_LIST)
-    return mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: range of %lld items is too large to materialize", (long long)(len > INT64_MAX ? INT64_MAX : len));
-  mpt_value l;
-  int rc = xv_new_list(&l, (int64_t)len, err);
-  if (rc) return rc;
-  for (int64_t i = 0; i < (int64_t)len; i++) l.u.list.items[i] = xv_i((int64_t)(start + (__int128)i * step));
-  return xv_set_owned(o, l);
-}
 
 /* range(...) without materializing it (len, `in` and comprehension iteration): its arguments */
 typedef struct xrange {
@@ -87,9 +64,9 @@ static int range_of(const ctx *c, const xnode *rn, xrange *r) {
     xval a;
     int rc = ev(c, c->e->args[rn->first + i], &a);
     if (rc) return rc;
-    rc = xv_need_int(&a.v, c->err);
+    rc = xb_need_int(&a.v, c->err);
     int64_t x = a.v.u.i;
-    xv_release(&a);
+    xv_release(&a, c->held);
     if (rc) return rc;
     v[i] = x;
   }
@@ -130,110 +107,18 @@ static int range_contains(const xrange *r, const mpt_value *x) {
   return d / r->step < r->len;
 }
 
-/* a list/str operand as a list value (strings split into 1-character strings) */
-static int as_list(xval *x, xval *o, mpt_error *err) {
-  if (x->v.kind == MPT_V_LIST) {
-    if (x->own) { *o = *x; x->own = 0; x->v.kind = MPT_V_NONE; return 0; }
-    mpt_value l;
-    if (mpt_value_copy(&l, &x->v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    return xv_set_owned(o, l);
-  }
-  if (x->v.kind == MPT_V_STR) {
-    int64_t n = (int64_t)strlen(x->v.u.s);
-    mpt_value l;
-    int rc = xv_new_list(&l, n, err);
-    if (rc) return rc;
-    for (int64_t i = 0; i < n; i++) {
-      char ch[2] = {x->v.u.s[i], 0};
-      l.u.list.items[i] = mpt_value_str(ch);
-      if (l.u.list.items[i].kind != MPT_V_STR) { mpt_value_free(&l); return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); }
-    }
-    return xv_set_owned(o, l);
-  }
-  return not_iterable(&x->v, err);
+/* len(range(...)) without building the range */
+static int ev_len_of_range(const ctx *c, const xnode *n, xval *o) {
+  xrange r;
+  int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
+  if (rc) return rc;
+  if (r.len > INT64_MAX) return xv_overflow(c->err);
+  return xv_set_owned(o, xv_i((int64_t)r.len));
 }
 
-static int b_minmax(int is_max, xval *a, int n, xval *o, mpt_error *err) {
-  const char *fname = is_max ? "max" : "min";
-  const mpt_value *items;
-  int64_t cnt;
-  mpt_value tmpl;
-  int have_tmp = 0;
-  mpt_value *argv = NULL;
-  if (n == 1) {
-    if (a[0].v.kind == MPT_V_LIST) {
-      items = a[0].v.u.list.items;
-      cnt = a[0].v.u.list.n;
-    } else if (a[0].v.kind == MPT_V_STR) {
-      xval t = {{0}, 0};
-      int rc = as_list(&a[0], &t, err);
-      if (rc) return rc;
-      tmpl = t.v;
-      have_tmp = 1;
-      items = tmpl.u.list.items;
-      cnt = tmpl.u.list.n;
-    } else {
-      return not_iterable(&a[0].v, err);
-    }
-    if (cnt == 0) {
-      if (have_tmp) mpt_value_free(&tmpl);
-      return mpt_error_set(err, MPT_ERR_EVAL, "ValueError: %s() arg is an empty sequence", fname);
-    }
-  } else {
-    argv = malloc((size_t)n * sizeof(mpt_value));
-    if (!argv) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    for (int i = 0; i < n; i++) argv[i] = a[i].v;
-    items = argv;
-    cnt = n;
-  }
-  int64_t best = 0;
-  int rc = 0;
-  for (int64_t i = 1; i < cnt; i++) {
-    int less;
-    /* max keeps the first maximal item (item > best, i.e. best < item); min: item < best */
-    rc = is_max ? xv_compare(C_GT, &items[i], &items[best], &less, err) : xv_compare(C_LT, &items[i], &items[best], &less, err);
-    if (rc) break;
-    if (less) best = i;
-  }
-  if (!rc) {
-    mpt_value r;
-    if (mpt_value_copy(&r, &items[best])) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-    else xv_set_owned(o, r);
-  }
-  if (have_tmp) mpt_value_free(&tmpl);
-  free(argv);
-  return rc;
-}
-
-static int b_sum(xval *a, int n, xval *o, mpt_error *err) {
-  mpt_value acc = xv_i(0);
-  if (n == 2) {
-    if (a[1].v.kind == MPT_V_STR)
-      return mpt_error_set(err, MPT_ERR_EVAL, "TypeError: sum() can't sum strings [use ''.join(seq) instead]");
-    if (mpt_value_copy(&acc, &a[1].v)) return mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-  }
-  xval items = {{0}, 0};
-  if (a[0].v.kind == MPT_V_LIST) {
-    items.v = a[0].v; /* borrowed */
-  } else if (a[0].v.kind == MPT_V_STR) {
-    int rc = as_list(&a[0], &items, err); /* sum('') is 0; sum('ab') fails on 0 + 'a' */
-    if (rc) { mpt_value_free(&acc); return rc; }
-  } else {
-    mpt_value_free(&acc);
-    return not_iterable(&a[0].v, err);
-  }
-  for (int64_t i = 0; i < items.v.u.list.n; i++) {
-    mpt_value r;
-    int rc = xv_binop(X_ADD, &acc, &items.v.u.list.items[i], &r, err);
-    mpt_value_free(&acc);
-    if (rc) { xv_release(&items); return rc; }
-    acc = r;
-  }
-  xv_release(&items);
-  return xv_set_owned(o, acc);
-}
-
+/* a builtin call: its arguments evaluated in order, then the builtin (builtins.c) */
 __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval *o) {
+  if (n->slot == B_LEN && is_range_call(c, c->e->args[n->first])) return ev_len_of_range(c, n, o);
   xval small[8];
   memset(small, 0, sizeof small);
   xval *a = small;
@@ -242,82 +127,13 @@ __attribute__((noinline)) static int ev_call(const ctx *c, const xnode *n, xval 
     a = calloc((size_t)cnt, sizeof(xval));
     if (!a) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   }
-  if (n->slot == B_LEN && is_range_call(c, c->e->args[n->first])) {
-    xrange r;
-    int rc = range_of(c, &c->e->nodes[c->e->args[n->first]], &r);
-    if (rc) return rc;
-    if (r.len > INT64_MAX) return xv_overflow(c->err);
-    return xv_set_owned(o, xv_i((int64_t)r.len));
-  }
   int rc = 0, done = 0;
   for (; done < cnt; done++) {
     rc = ev(c, c->e->args[n->first + done], &a[done]);
     if (rc) break;
   }
-  if (!rc) {
-    mpt_error *err = c->err;
-    const mpt_value *v = cnt ? &a[0].v : NULL;
-    switch (n->slot) {
-    case B_RANGE: rc = b_range(a, cnt, o, err); break;
-    case B_LIST:
-      if (cnt == 0) {
-        mpt_value l;
-        rc = xv_new_list(&l, 0, err);
-        if (!rc) xv_set_owned(o, l);
-      } else {
-        rc = as_list(&a[0], o, err);
-      }
-      break;
-    case B_LEN:
-      if (v->kind == MPT_V_LIST) xv_set_owned(o, xv_i(v->u.list.n));
-      else if (v->kind == MPT_V_STR) xv_set_owned(o, xv_i((int64_t)strlen(v->u.s)));
-      else rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: object of type '%s' has no len()", mpt_value_type_name(v));
-      break;
-    case B_MIN: rc = b_minmax(0, a, cnt, o, err); break;
-    case B_MAX: rc = b_minmax(1, a, cnt, o, err); break;
-    case B_ABS:
-      if (xv_is_intlike(v)) {
-        if (v->u.i == INT64_MIN) rc = xv_overflow(err);
-        else xv_set_owned(o, xv_i(v->u.i < 0 ? -v->u.i : v->u.i));
-      } else if (v->kind == MPT_V_FLOAT) {
-        xv_set_owned(o, xv_f(fabs(v->u.f)));
-      } else {
-        rc = mpt_error_set(err, MPT_ERR_EVAL, "TypeError: bad operand type for abs(): '%s'", mpt_value_type_name(v));
-      }
-      break;
-    case B_INT: rc = xe_b_int(a, cnt, o, err); break;
-    case B_FLOAT: rc = xe_b_float(a, cnt, o, err); break;
-    case B_ROUND: rc = xe_b_round(a, cnt, o, err); break;
-    case B_SUM: rc = b_sum(a, cnt, o, err); break;
-    case B_BOOL: xv_set_owned(o, xv_b(cnt ? mpt_value_truthy(v) : 0)); break;
-    case B_STR: {
-      if (cnt == 0) {
-        xv_set_owned(o, mpt_value_str(""));
-      } else if (v->kind == MPT_V_STR) {
-        mpt_value s = mpt_value_str(v->u.s);
-        xv_set_owned(o, s);
-      } else {
-        int len = mpt_value_str_repr(v, NULL, 0);
-        if (len > XP_MAX_STR) {
-          rc = mpt_error_set(err, MPT_ERR_EVAL, "MemoryError: string is too large");
-          break;
-        }
-        char *buf = malloc((size_t)len + 1);
-        if (!buf) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory"); break; }
-        mpt_value_str_repr(v, buf, len + 1);
-        mpt_value s;
-        memset(&s, 0, sizeof s);
-        s.kind = MPT_V_STR;
-        s.u.s = buf;
-        xv_set_owned(o, s);
-      }
-      if (!rc && o->v.kind != MPT_V_STR) rc = mpt_error_set(err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-      break;
-    }
-    default: rc = mpt_error_set(err, MPT_ERR_INTERNAL, "internal error: unknown builtin");
-    }
-  }
-  for (int i = 0; i < done; i++) xv_release(&a[i]);
+  if (!rc) rc = xb_call(n->slot, a, cnt, o, c->held, c->err);
+  for (int i = 0; i < done; i++) xv_release(&a[i], c->held);
   if (a != small) free(a);
   return rc;
 }
@@ -329,7 +145,7 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
   int rc = ev(c, n->a, &con);
   if (rc) return rc;
   rc = ev(c, n->b, &idx);
-  if (rc) { xv_release(&con); return rc; }
+  if (rc) { xv_release(&con, c->held); return rc; }
   if (con.v.kind != MPT_V_LIST && con.v.kind != MPT_V_STR) {
     rc = mpt_error_set(c->err, MPT_ERR_EVAL, "TypeError: '%s' object is not subscriptable", mpt_value_type_name(&con.v));
   } else if (!xv_is_intlike(&idx.v)) {
@@ -343,10 +159,9 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
     if (i < 0 || i >= len) {
       rc = mpt_error_set(c->err, MPT_ERR_EVAL, "IndexError: %s index out of range", con.v.kind == MPT_V_LIST ? "list" : "string");
     } else if (con.v.kind == MPT_V_STR) {
-      char ch[2] = {con.v.u.s[i], 0};
-      mpt_value s = mpt_value_str(ch);
-      if (s.kind != MPT_V_STR) rc = mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
-      else xv_set_owned(o, s);
+      mpt_value s;
+      rc = xv_new_str(&s, &con.v.u.s[i], 1, c->held, c->err);
+      if (!rc) xv_set_owned(o, s);
     } else if (con.own) {
       o->v = con.v.u.list.items[i];
       o->own = 1;
@@ -356,8 +171,8 @@ __attribute__((noinline)) static int ev_index(const ctx *c, const xnode *n, xval
       o->own = 0;
     }
   }
-  xv_release(&idx);
-  xv_release(&con);
+  xv_release(&idx, c->held);
+  xv_release(&con, c->held);
   return rc;
 }
 
@@ -376,14 +191,14 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
     if (rc) return rc;
   }
   if (!lazy && it.v.kind != MPT_V_LIST && it.v.kind != MPT_V_STR) {
-    rc = not_iterable(&it.v, c->err);
-    xv_release(&it);
+    rc = xb_not_iterable(&it.v, c->err);
+    xv_release(&it, c->held);
     return rc;
   }
   __int128 cnt = lazy ? rg.len : it.v.kind == MPT_V_LIST ? it.v.u.list.n : (int64_t)strlen(it.v.u.s);
   mpt_value res;
-  rc = xv_new_list(&res, 0, c->err);
-  if (rc) { xv_release(&it); return rc; }
+  rc = xv_new_list(&res, 0, c->held, c->err);
+  if (rc) { xv_release(&it, c->held); return rc; }
   int64_t cap = 1;
   char chbuf[2] = {0, 0};
   mpt_value *slot = &c->locals[n->slot];
@@ -404,38 +219,38 @@ __attribute__((noinline)) static int ev_comp(const ctx *c, const xnode *n, xval 
       rc = ev(c, c->e->args[n->first + j], &cond);
       if (rc) break;
       keep = mpt_value_truthy(&cond.v);
-      xv_release(&cond);
+      xv_release(&cond, c->held);
     }
     if (rc || !keep) continue;
     xval x;
     rc = ev(c, n->a, &x);
     if (rc) break;
     mpt_value item;
-    rc = take(&x, &item, c->err);
-    if (rc) { xv_release(&x); break; }
-    rc = xv_list_append(&res, &cap, item, c->err);
+    rc = take(&x, &item, c->held, c->err);
+    if (rc) { xv_release(&x, c->held); break; }
+    rc = xv_list_append(&res, &cap, item, c->held, c->err);
   }
   slot->kind = MPT_V_NONE;
-  xv_release(&it);
-  if (rc) { mpt_value_free(&res); return rc; }
+  xv_release(&it, c->held);
+  if (rc) { xv_free(&res, c->held); return rc; }
   return xv_set_owned(o, res);
 }
 
 __attribute__((noinline)) static int ev_list(const ctx *c, const xnode *n, xval *o) {
   mpt_value l;
-  int rc = xv_new_list(&l, n->n, c->err);
+  int rc = xv_new_list(&l, n->n, c->held, c->err);
   if (rc) return rc;
   for (int i = 0; i < n->n; i++) {
     xval x;
     rc = ev(c, c->e->args[n->first + i], &x);
     if (rc) { /* x was not set */
-      mpt_value_free(&l);
+      xv_free(&l, c->held);
       return rc;
     }
-    rc = take(&x, &l.u.list.items[i], c->err);
+    rc = take(&x, &l.u.list.items[i], c->held, c->err);
     if (rc) {
-      xv_release(&x);
-      mpt_value_free(&l);
+      xv_release(&x, c->held);
+      xv_free(&l, c->held);
       return rc;
     }
   }
@@ -476,12 +291,12 @@ __attribute__((noinline)) static int ev_cmp(const ctx *c, const xnode *n, xval *
     } else {
       rc = xv_compare(code, &l.v, &r.v, &res, c->err);
     }
-    xv_release(&l);
+    xv_release(&l, c->held);
     l = r;
     if (rc) break;
     if (!res) { truth = 0; break; }
   }
-  xv_release(&l);
+  xv_release(&l, c->held);
   if (rc) return rc;
   o->v = xv_b(truth);
   o->own = 0;
@@ -520,9 +335,9 @@ __attribute__((always_inline)) static inline int ev_binop(const ctx *c, int op, 
     }
   }
   mpt_value res;
-  int rc = xv_binop(op, &l->v, &r->v, &res, c->err);
-  xv_release(l);
-  xv_release(r);
+  int rc = xv_binop(op, &l->v, &r->v, &res, c->held, c->err);
+  xv_release(l, c->held);
+  xv_release(r, c->held);
   if (rc) return rc;
   return xv_set_owned(o, res);
 }
@@ -533,7 +348,7 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
   if (n->op == X_AND || n->op == X_OR) {
     int t = mpt_value_truthy(&o->v);
     if ((n->op == X_AND) ? !t : t) return 0;
-    xv_release(o);
+    xv_release(o, c->held);
     return ev(c, n->b, o);
   }
   xval l = *o, r;
@@ -541,7 +356,7 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
   o->own = 0;
   int rc = evl(c, n->b, &r);
   if (rc) {
-    xv_release(&l);
+    xv_release(&l, c->held);
     return rc;
   }
   rc = ev_binop(c, n->op, &l, &r, o);
@@ -552,11 +367,11 @@ static int ev_step(const ctx *c, const xnode *n, xval *o) {
 /* a chain of binary operators (a + b + c ...: a spine of any length), in a loop */
 __attribute__((noinline)) static int ev_chain(const ctx *c, int32_t ni, xval *o) {
   xspine sp;
-  int32_t bottom = xp_spine(c->e, ni, &sp);
+  int32_t bottom = xt_spine(c->e, ni, &sp);
   if (bottom < 0) return mpt_error_set(c->err, MPT_ERR_NOMEM, "MemoryError: out of memory");
   int rc = evl(c, bottom, o);
   for (int k = sp.n - 1; rc == 0 && k >= 0; k--) rc = ev_step(c, &c->e->nodes[sp.v[k]], o);
-  xp_spine_free(&sp);
+  xt_spine_free(&sp);
   return rc;
 }
 
@@ -582,7 +397,7 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     int rc = evl(c, n->a, &l);
     if (rc) return rc;
     rc = evl(c, n->b, &r);
-    if (rc) { xv_release(&l); return rc; }
+    if (rc) { xv_release(&l, c->held); return rc; }
     return ev_binop(c, n->op, &l, &r, o);
   }
   case X_AND: case X_OR: {
@@ -596,14 +411,14 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     if (rc) return rc;
     if (n->op == X_NOT) {
       int t = mpt_value_truthy(&a.v);
-      xv_release(&a);
+      xv_release(&a, c->held);
       o->v = xv_b(!t);
       o->own = 0;
       return 0;
     }
     mpt_value res;
     rc = xv_unop(n->op, &a.v, &res, c->err);
-    xv_release(&a);
+    xv_release(&a, c->held);
     if (rc) return rc;
     return xv_set_owned(o, res);
   }
@@ -613,7 +428,7 @@ static int ev_node(const ctx *c, int32_t ni, xval *o) {
     int rc = ev(c, n->b, &cond);
     if (rc) return rc;
     int t = mpt_value_truthy(&cond.v);
-    xv_release(&cond);
+    xv_release(&cond, c->held);
     return ev(c, t ? n->a : n->c, o);
   }
   case X_INDEX: return ev_index(c, n, o);
@@ -632,7 +447,8 @@ static int ev(const ctx *c, int32_t ni, xval *o) {
 
 int xe_eval(const mpt_expr *e, int32_t node, const mpt_value *vars, mpt_value *locals, xval *out, mpt_error *err,
             int32_t *fault) {
-  ctx c = {e, vars, locals, err, fault};
+  xbudget held = {0};
+  ctx c = {e, vars, locals, err, fault, &held};
   if (fault) *fault = -1;
   out->own = 0;
   out->v.kind = MPT_V_NONE;
@@ -660,7 +476,7 @@ static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
   xval x;
   if (xe_eval(e, ni, NULL, locals, &x, &err, NULL) != 0) return 0;
   mpt_value v;
-  if (take(&x, &v, &err) != 0) return 0;
+  if (take(&x, &v, NULL, &err) != 0) return 0;
   e->nodes[ni].op = X_CONST;
   e->nodes[ni].k = v;
   return 1;
@@ -670,7 +486,7 @@ static int fold_const(mpt_expr *e, int32_t ni, mpt_value *locals) {
  * evaluation fails fails every step above it, which are not tried */
 static deps fold_chain(mpt_expr *e, int32_t ni, mpt_value *locals) {
   xspine sp;
-  int32_t bottom = xp_spine(e, ni, &sp);
+  int32_t bottom = xt_spine(e, ni, &sp);
   if (bottom < 0) return (deps){1, XP_MAX_LOCALS}; /* out of memory: nothing folded */
   deps d = fold(e, bottom, locals);
   int folding = 1;
@@ -678,7 +494,7 @@ static deps fold_chain(mpt_expr *e, int32_t ni, mpt_value *locals) {
     merge(&d, fold(e, e->nodes[sp.v[k]].b, locals));
     if (folding && !d.vars && d.minlocal == XP_MAX_LOCALS) folding = fold_const(e, sp.v[k], locals);
   }
-  xp_spine_free(&sp);
+  xt_spine_free(&sp);
   return d;
 }
 
@@ -692,7 +508,7 @@ static deps fold(mpt_expr *e, int32_t ni, mpt_value *locals) {
   case X_LOCAL: d.minlocal = n->slot; return d;
   default: break;
   }
-  if (xp_is_chain_op(n->op)) return fold_chain(e, ni, locals);
+  if (xt_is_chain_op(n->op)) return fold_chain(e, ni, locals);
   int32_t kids[3] = {n->a, n->b, n->c};
   int first = n->first, cnt = n->n, slot = n->slot, op = n->op;
   for (int i = 0; i < 3; i++) {

@@ -1,5 +1,5 @@
-/* spaces/expr/expr_lex.h: the tokens of the expression language and the tokenizer (spaces/expr/expr_lex.c), used by
- * the parser (spaces/expr/expr_parse.c). Private to the files of spaces/expr/. */
+/* spaces/expr/lex.h: the tokens of the expression language and the tokenizer (spaces/expr/lex.c), used by
+ * the parser (spaces/expr/parse.c). Private to the files of spaces/expr/. */
 #ifndef MPT_EXPR_LEX_H
 #define MPT_EXPR_LEX_H
 #include <stdint.h>
