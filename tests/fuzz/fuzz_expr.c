@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/expr/expr.h"
-#include "spaces/expr/expr_internal.h" /* xe_set_fast: the general evaluator alone */
 #include "tests/fuzz/fuzz.h"
 
 /* a larger value (value_weight: 100,000 items, a string of 1.6 MB) is not compared: evaluating one of
@@ -96,9 +95,9 @@ static void eval_and_compare(const mpt_expr *e, const char *src) {
   mpt_error_clear(&err_fast);
   mpt_error_clear(&err_bool);
   mpt_value slow, fast;
-  xe_set_fast(0);
+  mpt_expr_set_fast_path(0);
   int rc_slow = mpt_expr_eval(e, vars, &slow, &err_slow);
-  xe_set_fast(1);
+  mpt_expr_set_fast_path(1);
   if (rc_slow == MPT_ERR_NOMEM) return;
   if (rc_slow == 0 && value_weight(&slow, COMPARE_MAX_WEIGHT) > COMPARE_MAX_WEIGHT) {
     mpt_value_free(&slow);
