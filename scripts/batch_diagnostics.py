@@ -13,8 +13,8 @@ prints, per space and over all of them:
         --problem ../shared/data/t1/convolution_milo.json --batch 16 --repeats 70 --seed0 1 \
         ../shared/data/brute-forced/convolution_{A100,A4000,A6000,MI250X,W6600,W7800}_T4.json.gz
 
-Extra bo_harness options (--option key=value) follow after `--`. docs/PERFORMANCE.md ("batched bo",
-session 23) has its output for ask(1) and ask(16).
+Extra bo_harness options (--option key=value) follow after `--`. docs/PERFORMANCE.md ("batched bo")
+has its output for ask(1) and ask(16).
 """
 import argparse
 import math

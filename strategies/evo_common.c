@@ -256,7 +256,8 @@ int64_t evo_fresh(evo *e, const int *idx, int index_distance_only) {
 
 /* constraint-aware placement of a proposal at idx that evo_repair put on id: with e->fresh, an id this search
  * proposed before moves to the nearest one it has not (evo_fresh). Two members of one generation may still
- * land on the same new configuration (one evaluation): measured better for firefly than spreading them. */
+ * land on the same new configuration (one evaluation): firefly scores higher so than with them spread
+ * (docs/PERFORMANCE.md). */
 static int64_t place_fresh(evo *e, const int *idx, int64_t id, int index_distance_only) {
   if (id >= 0 && e->fresh && e->mine[id]) {
     int64_t f = evo_fresh(e, idx, index_distance_only);

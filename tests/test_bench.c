@@ -106,7 +106,7 @@ static void test_expected_random_enumeration(void **state) {
   mpt_bench_ref_free(&ref);
 }
 
-/* The lgamma form E_random had until session 22 (jobs/bench/bench.c now uses a recurrence): the reference. */
+/* E_random in its lgamma form, independent of jobs/bench/bench.c's recurrence: the reference. */
 static double log_choose_ref(double n, double k) {
   if (k < 0 || k > n || n < 0) return -INFINITY;
   return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);

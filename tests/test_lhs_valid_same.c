@@ -1,7 +1,6 @@
 /* tests/test_lhs_valid_same.c: mpt_space_sample_lhs_valid (one pruned pass over the valid set for the
  * whole design, spaces/space_nearest.c) picks exactly the ids, and leaves the generator in exactly the
- * state, of the straightforward algorithm kept here (a full scan of the valid set per design point, the
- * code before session 22), on shared T1 files, inline spaces with many invalid configurations and free
+ * state, of the straightforward algorithm kept here (a full scan of the valid set per design point), on shared T1 files, inline spaces with many invalid configurations and free
  * parameters, parameter subsets, designs larger than the space, many seeds, designs in many chunks of
  * targets; plus the value counts, and the memory of a large design (bounded by the chunks). */
 #include <setjmp.h>

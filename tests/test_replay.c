@@ -882,7 +882,7 @@ static void test_damaged_files(void **state) {
   }
   free(b);
   /* both outcomes occur: the damage is neither always fatal nor always harmless (17 of the 600 load: a
-   * random byte in a string is mostly invalid UTF-8 or a control character, refused since session 22) */
+   * random byte in a string is mostly invalid UTF-8 or a control character, which are refused) */
   assert_true(loaded > 10 && failed > 200);
 }
 

@@ -236,7 +236,7 @@ static void test_errors(void **state) {
 /* every message about a field starts "FILE:LINE:COL: FIELD:", the position that of the field's value in the
  * file, of the offending character inside an expression (escapes before it counted as in the file), or of
  * the object a missing field belongs in; warnings too */
-/* values and text read exactly as Python's json and eval would (each found by review, session 20): JSON
+/* values and text read exactly as Python's json and eval would (each found by review): JSON
  * integers past 2**53 (cJSON reads doubles), duplicates among big ints and beside a NaN, a \u0000 escape
  * (it cut the string: "x > 1\u0000 or True" ran as "x > 1"), a number literal longer than the lexer's
  * buffer (it was cut), a parameter that hides a builtin (it was called as the builtin), and a Condition
