@@ -714,8 +714,9 @@ static void test_bad_input(void **state) {
  * incremental means and sds of every candidate against the double-precision point predictions
  * (triangular solves with the factor), on grid points in 7 dimensions (as configurations are).
  * Squared-exponential kernel with noise 1e-6: its new observations are nearly predicted by the earlier
- * ones, and with float sums alone the mean drifts 0.89 prior sd from the exact one by 600 observations; Matern 3/2 with bo's noise 1e-4 drifted 9e-4. Every third observation comes with new
- * outputs for all (mpt_gp_add_outputs, as bo's rank transform gives them). */
+ * ones, and with float sums alone the mean drifts 0.89 prior sd from the exact one by 600 observations;
+ * Matern 3/2 with bo's noise 1e-4 drifts 9e-4. Every third observation comes with new outputs for all
+ * (mpt_gp_add_outputs, as bo's rank transform gives them). */
 static void long_run_case(int kernel, double noise, double tol_mean, double tol_sd) {
   enum { DIM = 7, NC = 1200, NO = 600 };
   mpt_rng r;
