@@ -147,10 +147,10 @@ int32_t xp_spine(const mpt_expr *e, int32_t ni, xspine *s);
 void xp_spine_free(xspine *s);
 
 /* ---- expr_parse.c ---- */
-/* Parses src into e->nodes (root in e->root), resolving names against names[] and comprehension
- * variables. On error sets *column and err. */
-int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, int *column,
-             mpt_error *err);
+/* Parses src into e->nodes (root in e->root), resolving names against names[] (through index when not
+ * NULL) and comprehension variables. On error sets *column and err. */
+int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, const struct mpt_name_set *index,
+             int *column, mpt_error *err);
 int xp_node_new(mpt_expr *e, int op, int col);
 
 /* ---- expr_eval.c ---- */

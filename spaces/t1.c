@@ -338,7 +338,7 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   if (!cJSON_IsString(je)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
   if (!(c->source = dupstr(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int col = 0;
-  int rc = mpt_expr_compile(c->source, names, p->n_params, &c->expr, &col, err);
+  int rc = mpt_expr_compile_indexed(c->source, names, p->n_params, p->param_index, &c->expr, &col, err);
   if (rc) {
     c->expr = NULL;
     return mpt_problem_expr_error(p, err, rc, field, c->source, col);
