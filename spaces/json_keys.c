@@ -256,39 +256,57 @@ static void key_position(const char *text, const char *where, const char *key, c
   snprintf(at, n, ":%d:%d", line, col);
 }
 
+/* the index of key in known (NULL-terminated), or -1 */
+static int known_index(const char *const *known, const char *key) {
+  for (int k = 0; known[k]; k++)
+    if (strcmp(known[k], key) == 0) return k;
+  return -1;
+}
+
 int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *path, const char *text,
                         const char *where, mpt_error *err) {
   if (!cJSON_IsObject(obj)) return 0;
+  int n_known = 0;
+  while (known[n_known]) n_known++;
+  /* how often each known key is given (up to 2), counted once: an object of thousands of other keys costs
+   * thousands of lookups among the known keys, not thousands times its size */
+  unsigned char *given = calloc((size_t)n_known + 1, 1);
+  if (!given) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (const cJSON *it = obj->child; it; it = it->next) {
+    int k = it->string ? known_index(known, it->string) : -1;
+    if (k >= 0 && given[k] < 2) given[k]++;
+  }
+  int rc = 0;
   for (const cJSON *it = obj->child; it; it = it->next) {
     const char *key = it->string;
     if (!key) continue;
-    int is_known = 0;
-    for (const char *const *k = known; *k && !is_known; k++) is_known = strcmp(*k, key) == 0;
-    if (is_known) {
-      const cJSON *again = it->next;
-      while (again && !(again->string && strcmp(again->string, key) == 0)) again = again->next;
-      if (!again) continue;
+    int k = known_index(known, key);
+    if (k >= 0) {
+      if (given[k] < 2) continue;
       /* cJSON would read the first and drop the second without a word: refuse the ambiguity */
       char at[64];
       key_position(text, where, key, at, sizeof at);
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s%s: %s%s%s: key given twice in one object", path, at, where,
-                           where[0] ? "." : "", key);
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s%s: %s%s%s: key given twice in one object", path, at, where,
+                         where[0] ? "." : "", key);
+      break;
     }
     const char *meant = NULL;
     int best = INT_MAX;
-    for (const char *const *k = known; *k; k++) {
-      if (cJSON_GetObjectItemCaseSensitive(obj, *k)) continue; /* the key meant would be given twice */
-      int lim = allowed_edits(*k), d = mpt_key_distance(key, *k, lim);
+    for (int c = 0; c < n_known; c++) {
+      if (given[c]) continue; /* the key meant would be given twice */
+      int lim = allowed_edits(known[c]), d = mpt_key_distance(key, known[c], lim);
       if (d <= lim && d < best) {
         best = d;
-        meant = *k;
+        meant = known[c];
       }
     }
     if (!meant) continue;
     char at[64];
     key_position(text, where, key, at, sizeof at);
-    return mpt_error_set(err, MPT_ERR_NAME, "%s%s: %s%s%s: unknown key; did you mean '%s'?", path, at, where,
-                         where[0] ? "." : "", key, meant);
+    rc = mpt_error_set(err, MPT_ERR_NAME, "%s%s: %s%s%s: unknown key; did you mean '%s'?", path, at, where,
+                       where[0] ? "." : "", key, meant);
+    break;
   }
-  return 0;
+  free(given);
+  return rc;
 }
