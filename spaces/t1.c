@@ -417,6 +417,19 @@ static void near_excerpt(const char *s, char *out, size_t cap) {
   }
 }
 
+/* the fault the JSON check found in text, as "FILE:LINE:COL: malformed JSON: what"; a number out of range as
+ * "FILE:LINE:COL: FIELD: number 1e999 is out of range (...)", FIELD the path of that value */
+static int check_fault(const char *text, const char *path, const mpt_json_check *check, mpt_error *err) {
+  int line, col;
+  mpt_text_line_col(text, (size_t)check->bad_at, &line, &col);
+  if (!check->out_of_range)
+    return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: %s", path, line, col, check->what);
+  char field[512];
+  if (mpt_json_path_at(text, (long)check->bad_at, field, sizeof field) != 0 || !field[0])
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s", path, line, col, check->what);
+  return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s: %s", path, line, col, field, check->what);
+}
+
 int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
   *out = NULL;
   if (!path) path = "<string>";
@@ -454,9 +467,7 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   if (check.bad_at >= 0 && (p->json || !end || check.bad_at <= end - text)) {
     cJSON_Delete(p->json);
     p->json = NULL;
-    int line, col;
-    mpt_text_line_col(text, (size_t)check.bad_at, &line, &col);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: %s", path, line, col, check.what);
+    rc = check_fault(text, path, &check, err);
     goto fail;
   }
   if (!p->json) {

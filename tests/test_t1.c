@@ -442,6 +442,50 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+#define RANGE "is out of range (not representable as a double)"
+
+/* a number no double holds (cJSON read 1e999999 as inf: a Default that was only "not among the values", with
+ * exit 0) is refused wherever it stands, at its line and column and with the field: a Default, an item of
+ * Values, a ProblemSize, a Budget's value; numbers doubles hold are read (Kernel Tuner's 1e20, DBL_MAX, 1e-400
+ * as 0) */
+static void test_numbers_out_of_range(void **state) {
+  (void)state;
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\", \"Default\": 1e999999}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:2:63: ConfigurationSpace.TuningParameters[0].Default: number "
+                                               "1e999999 " RANGE, NULL});
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[1, 2]\"},\n"
+               "  {\"Name\": \"b\", \"Type\": \"float\", \"Values\": [0.5, -1e400, 2]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:3:50: ConfigurationSpace.TuningParameters[1].Values[1]: number "
+                                               "-1e400 " RANGE, NULL});
+  expect_error("{\"KernelSpecification\": {\"Language\": \"CUDA\",\n \"ProblemSize\": [4096, 2E+308]},\n"
+               " \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:2:24: KernelSpecification.ProblemSize[1]: number 2E+308 " RANGE,
+                                               NULL});
+  expect_error("{\"Budget\": [{\"Type\": \"ConfigurationCount\", \"BudgetValue\": 17976931348623159e292}],\n"
+               " \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:1:59: Budget[0].BudgetValue: number 17976931348623159e292 " RANGE,
+                                               NULL});
+  /* a syntax error before it is the one reported */
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [,\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\", \"Default\": 1e999999}]}}",
+               MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON", NULL});
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse("{\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": 1e20}],\n"
+                 " \"ConfigurationSpace\": {\"TuningParameters\": [\n"
+                 "  {\"Name\": \"f\", \"Type\": \"float\", \"Values\": [1e-400, 1.7976931348623157e308, 1e20], "
+                 "\"Default\": 1e20}]}}", &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_true(p->params[0].numeric[0] == 0.0);
+  assert_true(p->params[0].numeric[1] == 1.7976931348623157e308);
+  assert_int_equal(p->params[0].default_index, 2);
+  assert_int_equal(p->n_warnings, 0);
+  mpt_problem_free(p);
+}
+
 /* n parameters, one a line (line 2 + i for parameter i), named p0, p1, ..., the last one named as parameter
  * dup when dup >= 0; the caller frees the text */
 static char *many_params(int n, int dup) {
@@ -722,6 +766,7 @@ int main(void) {
       cmocka_unit_test(test_damaged_problems), cmocka_unit_test(test_json_hygiene),
       cmocka_unit_test(test_param_names), cmocka_unit_test(test_too_many_params),
       cmocka_unit_test(test_duplicate_param_name), cmocka_unit_test(test_many_other_keys),
+      cmocka_unit_test(test_numbers_out_of_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
