@@ -93,7 +93,8 @@ int mpt_cond_list_split(const mpt_problem *p, mpt_cond_list *b) {
       int col;
       mpt_error e;
       ex[j] = NULL;
-      if (!parts[j] || mpt_expr_compile(parts[j], names, p->n_params, &ex[j], &col, &e)) ok = 0;
+      if (!parts[j] || mpt_expr_compile_indexed(parts[j], names, p->n_params, p->param_index, &ex[j], &col, &e))
+        ok = 0;
     }
     if (ok && b->n + np + (p->n_conditions - k - 1) > cap) { /* room for the rest, one each at least */
       cap = (b->n + np + p->n_conditions - k) * 2;

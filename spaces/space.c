@@ -169,35 +169,49 @@ static void free_levels(level *lv, int n) {
   free(lv);
 }
 
+/* qsort_r order of parameter indices by their level (ctx: the level of each parameter) */
+static int by_level(const void *a, const void *b, void *ctx) {
+  const int *lvl_of = ctx;
+  int x = lvl_of[*(const int *)a], y = lvl_of[*(const int *)b];
+  return (x > y) - (x < y);
+}
+
 /* Greedy order of the constrained parameters: single-valued first, then the one that completes the most
- * conditions, then the one most connected to the placed ones, then the fewest allowed values. */
+ * conditions, then the one most connected to the placed ones, then the fewest allowed values (ties: the
+ * earlier in con[]). Each parameter's counts of the conditions it would complete and of those it touches are
+ * kept up to date as parameters are placed, so a step costs one pass over the unplaced parameters. */
 static void order_params(const mpt_space *s, const builder *bd, const uint8_t *multi, int *order) {
-  int n = s->n_con;
-  uint8_t *placed = calloc((size_t)s->dims, 1);
-  if (!placed) { /* keep the current order */
-    memcpy(order, s->con, sizeof(int) * (size_t)n);
-    return;
+  int n = s->n_con, d = s->dims, nc = bd->cl.n;
+  /* incidence: the multi-parameter conditions of each parameter, in_cond[at[x] .. at[x + 1]) */
+  int *at = calloc((size_t)d + 1, sizeof(int)), *fill = calloc((size_t)d + 1, sizeof(int));
+  int *placed_in = calloc((size_t)nc + 1, sizeof(int)); /* per condition: its parameters placed */
+  long *completes = calloc((size_t)d, sizeof(long)), *touches = calloc((size_t)d, sizeof(long));
+  uint8_t *placed = calloc((size_t)d, 1);
+  int *in_cond = NULL;
+  if (at && fill) {
+    for (int k = 0; k < nc; k++)
+      if (multi[k])
+        for (int j = 0; j < bd->cl.cs[k].n_params; j++) at[bd->cl.cs[k].params[j] + 1]++;
+    for (int x = 0; x < d; x++) at[x + 1] += at[x];
+    in_cond = malloc(sizeof(int) * (size_t)(at[d] > 0 ? at[d] : 1));
   }
+  if (!in_cond || !placed_in || !completes || !touches || !placed) { /* keep the current order */
+    memcpy(order, s->con, sizeof(int) * (size_t)n);
+    goto out;
+  }
+  for (int k = 0; k < nc; k++)
+    if (multi[k])
+      for (int j = 0; j < bd->cl.cs[k].n_params; j++) {
+        int x = bd->cl.cs[k].params[j];
+        in_cond[at[x] + fill[x]++] = k;
+      }
   for (int step = 0; step < n; step++) {
     int best = -1;
     long bs[4] = {0, 0, 0, 0};
     for (int ci = 0; ci < n; ci++) {
       int x = s->con[ci];
       if (placed[x]) continue;
-      long completes = 0, touches = 0;
-      for (int k = 0; k < bd->cl.n; k++) {
-        if (!multi[k]) continue;
-        const mpt_condition *c = &bd->cl.cs[k];
-        int has = 0, others = 0, placed_others = 0;
-        for (int j = 0; j < c->n_params; j++) {
-          if (c->params[j] == x) has = 1;
-          else { others++; placed_others += placed[c->params[j]]; }
-        }
-        if (!has) continue;
-        if (placed_others == others) completes++;
-        if (placed_others > 0) touches++;
-      }
-      long sc[4] = {s->n_allowed[x] == 1, completes, touches, -(long)s->n_allowed[x]};
+      long sc[4] = {s->n_allowed[x] == 1, completes[x], touches[x], -(long)s->n_allowed[x]};
       int better = best < 0;
       for (int t = 0; t < 4 && !better; t++) {
         if (sc[t] > bs[t]) { better = 1; break; }
@@ -207,14 +221,60 @@ static void order_params(const mpt_space *s, const builder *bd, const uint8_t *m
     }
     order[step] = best;
     placed[best] = 1;
+    /* for an unplaced parameter of a condition, the condition's placed parameters are its placed others */
+    for (int e = at[best]; e < at[best + 1]; e++) {
+      const mpt_condition *c = &bd->cl.cs[in_cond[e]];
+      int now = ++placed_in[in_cond[e]];
+      for (int j = 0; j < c->n_params; j++) {
+        int z = c->params[j];
+        if (placed[z]) continue;
+        touches[z] += now == 1;
+        completes[z] += now == c->n_params - 1;
+      }
+    }
   }
+out:
+  free(at);
+  free(fill);
+  free(in_cond);
+  free(placed_in);
+  free(completes);
+  free(touches);
   free(placed);
 }
 
-/* Most rows of constrained values the enumeration may produce before it gives up with an error: 2^26
- * (512 MiB per row word), or MPT_SPACE_MAX_ROWS from the environment; never more than 2^32 - 2. */
-static int64_t mpt_space__max_rows(void) {
-  int64_t lim = (int64_t)1 << 26;
+/* The single-parameter conditions of each parameter, in the order of cl: (*list)[(*at)[x] .. (*at)[x + 1]) for
+ * parameter x. 0 or MPT_ERR_NOMEM. */
+static int single_conditions(const mpt_cond_list *cl, int d, int **at, int **list) {
+  int *a = calloc((size_t)d + 1, sizeof(int)), *l = NULL, *fill = calloc((size_t)d + 1, sizeof(int));
+  if (a && fill) {
+    for (int k = 0; k < cl->n; k++)
+      if (cl->cs[k].n_params == 1) a[cl->cs[k].params[0] + 1]++;
+    for (int x = 0; x < d; x++) a[x + 1] += a[x];
+    l = malloc(sizeof(int) * (size_t)(a[d] > 0 ? a[d] : 1));
+  }
+  if (!l) {
+    free(a);
+    free(fill);
+    return MPT_ERR_NOMEM;
+  }
+  for (int k = 0; k < cl->n; k++)
+    if (cl->cs[k].n_params == 1) {
+      int x = cl->cs[k].params[0];
+      l[a[x] + fill[x]++] = k;
+    }
+  free(fill);
+  *at = a;
+  *list = l;
+  return 0;
+}
+
+/* Most rows of constrained values the enumeration may produce before it gives up with an error: 2^26 for rows
+ * of one or two words (512 MiB per row word), 2^27 / words for wider rows (1 GiB: a space of thousands of
+ * constrained parameters gives up there, not after asking for tens of GiB), or MPT_SPACE_MAX_ROWS from the
+ * environment; never more than 2^32 - 2. */
+static int64_t mpt_space__max_rows(int words) {
+  int64_t lim = words > 2 ? ((int64_t)1 << 27) / words : (int64_t)1 << 26;
   const char *e = getenv("MPT_SPACE_MAX_ROWS");
   if (e && *e) {
     char *end = NULL;
@@ -249,6 +309,7 @@ static int build_valid_set(builder *b, uint8_t *multi) {
   int *lit = calloc((size_t)n, sizeof(int));
   const int **llst = calloc((size_t)n, sizeof(int *));
   int **ident = calloc((size_t)s->dims, sizeof(int *));
+  uint8_t *in_key = NULL; /* per parameter: in the memo key being built */
   uint64_t **vfield = calloc((size_t)s->dims, sizeof(uint64_t *));
   if (!order || !lvl_of || !lv || !keys || !lcnt || !lit || !llst || !ident || !vfield) { rc = MPT_ERR_NOMEM; goto out; }
   memcpy(order, s->con, sizeof(int) * (size_t)n); /* mpt_space_build put them in enumeration order */
@@ -278,24 +339,33 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     lv[L].conds = nc;
     nc[lv[L].n_conds++] = k;
   }
-  /* memo keys */
+  /* memo keys: the earlier parameters a level's conditions read, in level order */
+  in_key = calloc((size_t)s->dims, 1);
+  if (!in_key) { rc = MPT_ERR_NOMEM; goto out; }
   for (int L = 0; L < n; L++) {
     level *l = &lv[L];
     if (!l->n_conds) continue;
-    uint8_t *in = calloc((size_t)s->dims, 1);
-    if (!in) { rc = MPT_ERR_NOMEM; goto out; }
+    int most = 1;
+    for (int k = 0; k < l->n_conds; k++) most += b->cl.cs[l->conds[k]].n_params;
+    l->key = malloc(sizeof(int) * (size_t)most);
+    l->kstride = malloc(sizeof(int64_t) * (size_t)most);
+    if (!l->key || !l->kstride) { rc = MPT_ERR_NOMEM; goto out; }
     for (int k = 0; k < l->n_conds; k++) {
       const mpt_condition *c = &b->cl.cs[l->conds[k]];
-      for (int j = 0; j < c->n_params; j++)
-        if (c->params[j] != l->param) in[c->params[j]] = 1;
+      for (int j = 0; j < c->n_params; j++) {
+        int x = c->params[j];
+        if (x != l->param && !in_key[x]) {
+          in_key[x] = 1;
+          l->key[l->n_key++] = x;
+        }
+      }
     }
-    l->key = malloc(sizeof(int) * (size_t)(L + 1));
-    l->kstride = malloc(sizeof(int64_t) * (size_t)(L + 1));
-    if (!l->key || !l->kstride) { free(in); rc = MPT_ERR_NOMEM; goto out; }
+    qsort_r(l->key, (size_t)l->n_key, sizeof(int), by_level, lvl_of);
     double space = 1;
-    for (int M = 0; M < L; M++)
-      if (in[order[M]]) { l->key[l->n_key++] = order[M]; space *= s->n_allowed[order[M]]; }
-    free(in);
+    for (int k = 0; k < l->n_key; k++) {
+      in_key[l->key[k]] = 0;
+      space *= s->n_allowed[l->key[k]];
+    }
     /* memoise when the key leaves out earlier parameters (so keys repeat) and the table is small */
     if (l->n_key < L && space <= (double)(1 << 20)) {
       int64_t st = 1;
@@ -307,7 +377,7 @@ static int build_valid_set(builder *b, uint8_t *multi) {
     }
   }
 
-  int64_t cap = 4096, nrows = 0, max_rows = mpt_space__max_rows();
+  int64_t cap = 4096, nrows = 0, max_rows = mpt_space__max_rows(W);
   uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)cap * (size_t)W);
   if (!rows) { rc = MPT_ERR_NOMEM; goto out; }
 
@@ -431,6 +501,7 @@ out:
     for (int i = 0; i < s->dims; i++) { free(ident[i]); free(vfield ? vfield[i] : NULL); }
   free(ident);
   free(vfield);
+  free(in_key);
   free(order);
   free(lvl_of);
   free_levels(lv, n);
@@ -490,18 +561,23 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     if (!conds_hold(&b, &idx0, 1)) empty = 1;
   }
   /* single-parameter conditions filter the value lists up front */
+  int *single_at = NULL, *single = NULL;
+  if ((rc = single_conditions(&b.cl, d, &single_at, &single))) goto fail;
   for (int i = 0; i < d; i++) {
     int nvi = s->nv[i];
     s->allowed[i] = malloc(sizeof(int) * (size_t)nvi);
     s->pos[i] = malloc(sizeof(int) * (size_t)nvi);
     s->present[i] = calloc((size_t)nvi, 1);
-    if (!s->allowed[i] || !s->pos[i] || !s->present[i]) { rc = MPT_ERR_NOMEM; goto fail; }
+    if (!s->allowed[i] || !s->pos[i] || !s->present[i]) {
+      free(single_at);
+      free(single);
+      rc = MPT_ERR_NOMEM;
+      goto fail;
+    }
     int c = 0;
     for (int v = 0; v < nvi; v++) {
       b.vars[i] = p->params[i].values[v];
-      int ok = 1;
-      for (int k = 0; k < b.cl.n && ok; k++)
-        if (b.cl.cs[k].n_params == 1 && b.cl.cs[k].params[0] == i) ok = conds_hold(&b, &k, 1);
+      int ok = conds_hold(&b, single + single_at[i], single_at[i + 1] - single_at[i]);
       s->pos[i][v] = ok ? c : -1;
       if (ok) s->allowed[i][c++] = v;
     }
@@ -509,6 +585,8 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
     b.vars[i] = p->params[i].values[c ? s->allowed[i][0] : 0];
     if (c == 0) empty = 1;
   }
+  free(single_at);
+  free(single);
   /* constrained vs free parameters */
   uint8_t *isc = calloc((size_t)d, 1);
   if (!isc) { rc = MPT_ERR_NOMEM; goto fail; }
@@ -569,7 +647,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
       rc = mpt_error_set(err, MPT_ERR_VALUE,
                          "%s: more than %lld valid combinations of the constrained parameters; the space is too "
                          "large to enumerate (raise the limit with MPT_SPACE_MAX_ROWS)",
-                         p->path, (long long)mpt_space__max_rows());
+                         p->path, (long long)mpt_space__max_rows(s->words));
       goto fail;
     }
     if (rc) goto fail;

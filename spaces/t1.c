@@ -5,6 +5,7 @@
 #include "spaces/t1.h"
 #include "spaces/json/json_check.h"
 #include "spaces/json/json_keys.h"
+#include "spaces/sys/name_set.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -194,10 +195,12 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a non-empty string");
   const char *fault = mpt_expr_name_fault(jn->valuestring);
   if (fault) return t1_error(p, err, MPT_ERR_VALUE, field, "'%s' is %s", jn->valuestring, fault);
-  for (int k = 0; k < i; k++)
-    if (strcmp(p->params[k].name, jn->valuestring) == 0)
-      return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s'", jn->valuestring);
   if (!(par->name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int named = -1, added = mpt_name_set_add(p->param_index, par->name, i, &named);
+  if (added < 0) return mpt_error_set(err, added, "out of memory");
+  if (added)
+    return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s' (the name of TuningParameters[%d] too)",
+                    par->name, named);
   const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jp, "Type");
   snprintf(field, sizeof field, "%s.Type (%s)", where, par->name);
   if (!cJSON_IsString(jt)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
@@ -321,7 +324,9 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   return 0;
 }
 
-static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *const *names, mpt_error *err) {
+/* seen: one zero byte per parameter, for the comparison with the Parameters list (zero again on return) */
+static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *const *names, char *seen,
+                           mpt_error *err) {
   mpt_condition *c = &p->conditions[i];
   char where[64], field[96];
   snprintf(where, sizeof where, CS ".Conditions[%d]", i);
@@ -333,7 +338,7 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   if (!cJSON_IsString(je)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
   if (!(c->source = dupstr(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int col = 0;
-  int rc = mpt_expr_compile(c->source, names, p->n_params, &c->expr, &col, err);
+  int rc = mpt_expr_compile_indexed(c->source, names, p->n_params, p->param_index, &c->expr, &col, err);
   if (rc) {
     c->expr = NULL;
     return mpt_problem_expr_error(p, err, rc, field, c->source, col);
@@ -353,8 +358,6 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   }
   char listed[512] = "", used[512] = "";
   int mismatch = 0, n_listed = 0;
-  char *seen = calloc((size_t)p->n_params + 1, 1);
-  if (!seen) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   const cJSON *it;
   cJSON_ArrayForEach(it, jl) {
     const char *nm = cJSON_IsString(it) ? it->valuestring : "?";
@@ -372,9 +375,12 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
     if (!seen[c->params[k]] && p->params[c->params[k]].n_values > 1) mismatch = 1;
     seen[c->params[k]] = 2;
   }
-  for (int k = 0; k < p->n_params; k++)
-    if (seen[k] == 1) mismatch = 1;
-  free(seen);
+  cJSON_ArrayForEach(it, jl) { /* listed but not used; seen is zero again after it */
+    int k = cJSON_IsString(it) ? mpt_problem_param_index(p, it->valuestring) : -1;
+    if (k >= 0 && seen[k] == 1) mismatch = 1;
+    if (k >= 0) seen[k] = 0;
+  }
+  for (int k = 0; k < c->n_params; k++) seen[c->params[k]] = 0;
   if (mismatch)
     add_warning(p, where, "Parameters lists [%s] but the expression '%s' uses [%s]; using the expression's", listed,
                 c->source, used);
@@ -409,6 +415,19 @@ static void near_excerpt(const char *s, char *out, size_t cap) {
     if (w < 0 || (size_t)w >= cap - n) break;
     n += (size_t)w;
   }
+}
+
+/* the fault the JSON check found in text, as "FILE:LINE:COL: malformed JSON: what"; a number out of range as
+ * "FILE:LINE:COL: FIELD: number 1e999 is out of range (...)", FIELD the path of that value */
+static int check_fault(const char *text, const char *path, const mpt_json_check *check, mpt_error *err) {
+  int line, col;
+  mpt_text_line_col(text, (size_t)check->bad_at, &line, &col);
+  if (!check->out_of_range)
+    return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: %s", path, line, col, check->what);
+  char field[512];
+  if (mpt_json_path_at(text, (long)check->bad_at, field, sizeof field) != 0 || !field[0])
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s", path, line, col, check->what);
+  return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s: %s", path, line, col, field, check->what);
 }
 
 int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
@@ -448,9 +467,7 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
   if (check.bad_at >= 0 && (p->json || !end || check.bad_at <= end - text)) {
     cJSON_Delete(p->json);
     p->json = NULL;
-    int line, col;
-    mpt_text_line_col(text, (size_t)check.bad_at, &line, &col);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON: %s", path, line, col, check.what);
+    rc = check_fault(text, path, &check, err);
     goto fail;
   }
   if (!p->json) {
@@ -505,8 +522,19 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     goto fail;
   }
   int np = cJSON_GetArraySize(tp);
+  if (np > MPT_T1_MAX_PARAMS) {
+    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters",
+                  "%d parameters; mptune reads at most %d (far more than any real problem has)", np, MPT_T1_MAX_PARAMS);
+    goto fail;
+  }
   p->params = calloc((size_t)np, sizeof(mpt_param));
-  if (!p->params) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  p->param_index = malloc(sizeof *p->param_index);
+  if (!p->params || !p->param_index || mpt_name_set_init(p->param_index, (size_t)np)) {
+    free(p->param_index); /* a failed init holds nothing */
+    p->param_index = NULL;
+    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
   const cJSON *it;
   int i = 0;
   cJSON_ArrayForEach(it, tp) {
@@ -524,8 +552,10 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     int nc = cJSON_GetArraySize(cd);
     p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
     const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
-    if (!p->conditions || !names) {
+    char *seen = calloc((size_t)p->n_params, 1);
+    if (!p->conditions || !names || !seen) {
       free(names);
+      free(seen);
       rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
       goto fail;
     }
@@ -533,10 +563,11 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     i = 0;
     cJSON_ArrayForEach(it, cd) {
       p->n_conditions = i + 1;
-      if ((rc = parse_condition(p, i, it, (const char *const *)names, err))) break;
+      if ((rc = parse_condition(p, i, it, (const char *const *)names, seen, err))) break;
       i++;
     }
     free(names);
+    free(seen);
     if (rc) goto fail;
   }
   *out = p;
@@ -589,6 +620,8 @@ void mpt_problem_free(mpt_problem *p) {
     free(par->name);
   }
   free(p->params);
+  if (p->param_index) mpt_name_set_free(p->param_index);
+  free(p->param_index);
   for (int i = 0; i < p->n_conditions; i++) {
     free(p->conditions[i].source);
     mpt_expr_free(p->conditions[i].expr);
@@ -606,6 +639,7 @@ void mpt_problem_free(mpt_problem *p) {
 }
 
 int mpt_problem_param_index(const mpt_problem *p, const char *name) {
+  if (p->param_index) return mpt_name_set_find(p->param_index, name);
   for (int i = 0; i < p->n_params; i++)
     if (strcmp(p->params[i].name, name) == 0) return i;
   return -1;

@@ -8,6 +8,11 @@
 #include "spaces/sys/error.h"
 
 struct cJSON;
+struct mpt_name_set;
+
+/* Most tuning parameters a problem may have: far above any real problem (tens of parameters), low enough that
+ * a file with hundreds of thousands is refused at once rather than read and built for minutes. */
+enum { MPT_T1_MAX_PARAMS = 10000 };
 
 typedef enum mpt_ptype { MPT_P_INT, MPT_P_UINT, MPT_P_FLOAT, MPT_P_BOOL, MPT_P_STRING } mpt_ptype;
 
@@ -35,6 +40,7 @@ typedef struct mpt_problem {
   struct cJSON *json;    /* parsed document (owned) */
   int n_params;
   mpt_param *params;
+  struct mpt_name_set *param_index; /* parameter name -> index (spaces/sys/name_set.h) */
   int n_conditions;
   mpt_condition *conditions;
   int n_warnings;
@@ -52,7 +58,7 @@ void mpt_problem_free(mpt_problem *p);
  * LINE:COL that byte in the file (mpt_json_locate). Returns err's code (rc without err). For compile
  * errors (t1.c, kernel_spec.c) and run-time errors (space.c, kernel_spec_eval.c) alike. */
 int mpt_problem_expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *field, const char *src, int col);
-/* index of a parameter by name, -1 when unknown */
+/* index of a parameter by name, -1 when unknown (constant time) */
 int mpt_problem_param_index(const mpt_problem *p, const char *name);
 
 #endif

@@ -2,7 +2,9 @@
 # tests/cpu_bad_input.sh: bad input to `mptune tune` with the cpu evaluator under mpiexec.mpich -n 3: a
 # missing kernel file, a kernel name that is not in the file, an argument size expression that fails, a
 # Generator with a syntax error, a non-C language, a CompilerOptions library that does not exist and a kernel
-# with a syntax error (the compiler's error lines, the option named), a misspelt key. Each: non-zero exit, one clear message naming the field, no run log left behind.
+# with a syntax error (the compiler's error lines, the option named), a misspelt key, a number no double holds
+# (a Default, a ProblemSize, a FillValue). Each: non-zero exit, one clear message naming the field, no run log
+# left behind.
 # Outputs that would replace a file the problem reads (its kernel source, a BinaryRaw DataSource, as --log or
 # --t4, under collect and tune, by a relative or another path) or that cannot be written (--t4 in a missing
 # directory) are refused before any evaluation: the file unchanged, no run log.
@@ -62,6 +64,12 @@ grep -Eq "syntax\.c:$bad_line:[0-9]+: error: expected" "$tmp/syntax_error.out" &
   ! grep -q "CompilerOptions" "$tmp/syntax_error.out" || { echo "syntax_error: no first error line at line $bad_line"; exit 1; }
 check misspelt_key 's/"Arguments"/"Argumnets"/' \
   "KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?"
+check default_inf 's/"Default": 0}/"Default": 1e999999}/' \
+  "default_inf.json:5:85: ConfigurationSpace.TuningParameters[0].Default: number 1e999999 is out of range (not representable as a double)"
+check problem_size_inf 's/"ProblemSize": \[1000\]/"ProblemSize": [1e400]/' \
+  "problem_size_inf.json:24:21: KernelSpecification.ProblemSize[0]: number 1e400 is out of range"
+check fill_value_inf 's/"FillValue": 1000}/"FillValue": -1e999}/' \
+  "fill_value_inf.json:22:75: KernelSpecification.Arguments[2].FillValue: number -1e999 is out of range"
 
 # an unknown option, last or not, is unknown (not "needs a value"), with the option meant
 cp "$src" "$tmp/opts.json"

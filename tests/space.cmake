@@ -1,6 +1,8 @@
-# tests/space.cmake: tests of T1 reading, the valid set and its queries (spaces/t1.c, spaces/space*.c) and
-# of `mptune space` (jobs/cli/cmd_space.c).
+# tests/space.cmake: tests of T1 reading, the valid set and its queries (spaces/t1.c, spaces/sys/name_set.c,
+# spaces/space*.c) and of `mptune space` (jobs/cli/cmd_space.c).
 mpt_unit_test(test_t1 SOURCES test_t1.c)
+mpt_unit_test(test_name_set SOURCES test_name_set.c)
+mpt_unit_test(test_json_check SOURCES test_json_check.c)
 mpt_unit_test(test_space SOURCES test_space.c)
 # lhs_valid's one-pass design equals the per-point scan kept in the test (ids and generator state)
 mpt_unit_test(test_lhs_valid_same SOURCES test_lhs_valid_same.c)

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "spaces/expr/expr.h"
+#include "spaces/sys/name_set.h"
 
 /* ---- allocation counter (linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc) */
 void *__real_malloc(size_t n);
@@ -346,6 +347,57 @@ static void test_t1_expressions(void **state) {
   assert_int_equal(mpt_expr_uses(e)[1], 4);
   assert_string_equal(mpt_expr_source(e), "(262144 // block_size_x) // MDIMC");
   mpt_expr_free(e);
+}
+
+/* names found through an index (mpt_expr_compile_indexed, as the T1 reader compiles conditions) resolve, hide
+ * builtins and fail as when searched in turn; the used variables are each slot once, ascending (also one read
+ * only where `and` may cut it short) */
+static void test_compile_indexed(void **state) {
+  (void)state;
+  mpt_name_set index;
+  assert_int_equal(mpt_name_set_init(&index, N_NAMES), 0);
+  for (int i = 0; i < N_NAMES; i++) assert_int_equal(mpt_name_set_add(&index, names[i], i, NULL), 0);
+  static const struct { const char *src; int n_uses, uses[3]; } ok[] = {
+      {"b + a * b - a", 2, {0, 1}}, {"ProblemSize if s else f", 3, {2, 3, 6}}, {"False and b > 1", 1, {1}},
+      {"[x * a for x in L if x > b]", 3, {0, 1, 4}}, {"len(L) + 1", 1, {4}}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    for (int indexed = 0; indexed < 2; indexed++) {
+      mpt_expr *e;
+      mpt_error err;
+      int col;
+      int rc = indexed ? mpt_expr_compile_indexed(ok[i].src, names, N_NAMES, &index, &e, &col, &err)
+                       : mpt_expr_compile(ok[i].src, names, N_NAMES, &e, &col, &err);
+      if (rc) fprintf(stderr, "%s: %s\n", ok[i].src, err.msg);
+      assert_int_equal(rc, 0);
+      assert_int_equal(mpt_expr_n_uses(e), ok[i].n_uses);
+      for (int k = 0; k < ok[i].n_uses; k++) assert_int_equal(mpt_expr_uses(e)[k], ok[i].uses[k]);
+      mpt_value v, w;
+      assert_int_equal(mpt_expr_eval(e, vars, &v, &err), 0);
+      mpt_expr_free(e);
+      assert_int_equal(mpt_expr_compile(ok[i].src, names, N_NAMES, &e, &col, &err), 0);
+      assert_int_equal(mpt_expr_eval(e, vars, &w, &err), 0);
+      assert_true(mpt_value_equal(&v, &w));
+      mpt_value_free(&v);
+      mpt_value_free(&w);
+      mpt_expr_free(e);
+    }
+  static const struct { const char *src; int code, col; const char *msg; } bad[] = {
+      {"a + nope", MPT_ERR_NAME, 4, "unknown name 'nope'"},
+      {"L(1)", MPT_ERR_PARSE, 0, "'L' is not a function"},
+      {"a < len", MPT_ERR_NAME, 4, "builtin 'len' can only be called"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    mpt_expr *e = (mpt_expr *)1;
+    mpt_error err;
+    int col = -7;
+    int rc = mpt_expr_compile_indexed(bad[i].src, names, N_NAMES, &index, &e, &col, &err);
+    if (rc != bad[i].code || col != bad[i].col || !strstr(err.msg, bad[i].msg))
+      fprintf(stderr, "%s: %d at %d (%s)\n", bad[i].src, rc, col, err.msg);
+    assert_int_equal(rc, bad[i].code);
+    assert_int_equal(col, bad[i].col);
+    assert_non_null(strstr(err.msg, bad[i].msg));
+    assert_null(e);
+  }
+  mpt_name_set_free(&index);
 }
 
 static void expect_compile_error(const char *src, int code, int column, const char *msg) {
@@ -750,6 +802,7 @@ int main(void) {
       cmocka_unit_test(test_arithmetic),   cmocka_unit_test(test_arith_errors), cmocka_unit_test(test_comparisons),
       cmocka_unit_test(test_boolean),      cmocka_unit_test(test_sequences),    cmocka_unit_test(test_builtins),
       cmocka_unit_test(test_t1_expressions), cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_long_chains),
+      cmocka_unit_test(test_compile_indexed),
       cmocka_unit_test(test_format_error), cmocka_unit_test(test_fault_column),
       cmocka_unit_test(test_repr),         cmocka_unit_test(test_eval_bool_no_alloc),
       cmocka_unit_test(test_eval_memory_cap_legal), cmocka_unit_test(test_eval_memory_cap),

@@ -1,9 +1,10 @@
 /* tests/test_replay_strict.c: what the replay loader (evaluators/replay/replay.c, json_stream.c) refuses or
  * reports in files that look well-formed at first sight: text after the end of the JSON document
  * ("FILE:LINE:COL: malformed JSON: extra data ...", as Python's "Extra data"; whitespace is fine),
- * values followed by stray text ("12abc"), and records marked valid without a usable objective (one
+ * values followed by stray text ("12abc"), records marked valid without a usable objective (one
  * coverage line with their count and the first one's configuration; they count as failed, while
- * records that say they failed stay silent failures). */
+ * records that say they failed stay silent failures), what JSON forbids and cJSON accepts, and numbers
+ * no double holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,7 +170,7 @@ static void test_t4_no_objective(void **state) {
       T4REC(1, 1, "correct", MEAS("1.5"), "[\"time\"]") ","
       T4REC(2, 1, "correct", "[]", "[\"time\"]") ","                            /* no measurement */
       T4REC(3, 1, "correct", MEAS("null"), "[\"time\"]") ","                    /* null */
-      T4REC(4, 1, "correct", MEAS("1e999"), "[\"time\"]") ","                   /* not finite */
+      T4REC(4, 1, "correct", MEAS("Infinity"), "[\"time\"]") ","                /* not finite (Python's json) */
       T4REC(1, 2, "correct", MEAS("\"RuntimeFailedConfig\""), "[\"time\"]") "," /* a failure by its string */
       T4REC(2, 2, "runtime", "[]", "[\"time\"]") ","                            /* a failure */
       T4REC(3, 2, "compile", MEAS("null"), "[\"time\"]") "]}";
@@ -211,24 +212,30 @@ static void test_kt_no_objective(void **state) {
   assert_null(strstr(cov, "marked valid"));
 }
 
-/* the load of text (n bytes, gzip-compressed when gz) fails with "PATH:LINE:COL: malformed JSON: what
+/* the load of text (n bytes, gzip-compressed when gz) fails with code and "PATH:LINE:COL: <kind>what
  * (byte B[, in where])", LINE:COL and B those of text offset bad */
-static void expect_fault(const fixture *f, const char *name, const char *text, size_t n, int gz, size_t bad,
-                         const char *what, const char *where) {
+static void expect_error_at(const fixture *f, const char *name, const char *text, size_t n, int gz, size_t bad,
+                            int code, const char *kind, const char *what, const char *where) {
   char path[600], want[1200];
   put(f, name, text, n, gz, path, sizeof path);
   int line = 1;
   size_t line_start = 0;
   for (size_t i = 0; i < bad; i++)
     if (text[i] == '\n') line++, line_start = i + 1;
-  snprintf(want, sizeof want, "%s:%d:%zu: malformed JSON: %s (byte %zu%s%s)", path, line, bad - line_start + 1, what,
-           bad, where ? ", in " : "", where ? where : "");
+  snprintf(want, sizeof want, "%s:%d:%zu: %s%s (byte %zu%s%s)", path, line, bad - line_start + 1, kind, what, bad,
+           where ? ", in " : "", where ? where : "");
   mpt_replay *r;
   mpt_error err;
-  assert_int_equal(load(f, path, &r, &err), MPT_ERR_PARSE);
+  assert_int_equal(load(f, path, &r, &err), code);
   assert_null(r);
   if (strcmp(err.msg, want) != 0) fprintf(stderr, "got:  %s\nwant: %s\n", err.msg, want);
   assert_string_equal(err.msg, want);
+}
+
+/* the load of text fails with "PATH:LINE:COL: malformed JSON: what (byte B[, in where])" */
+static void expect_fault(const fixture *f, const char *name, const char *text, size_t n, int gz, size_t bad,
+                         const char *what, const char *where) {
+  expect_error_at(f, name, text, n, gz, bad, MPT_ERR_PARSE, "malformed JSON: ", what, where);
 }
 
 #define R0 T4REC(1, 1, "correct", MEAS("1.5"), "[\"time\"]")
@@ -302,6 +309,44 @@ static void test_json_faults(void **state) {
   mpt_replay_free(r);
 }
 
+#define RANGE "is out of range (not representable as a double)"
+
+/* a number no double holds (cJSON read it as an infinity): refused at its line and column, in the record that
+ * holds it, in T4 and Kernel Tuner files, plain and gzip; Python's json writes an infinite time as Infinity,
+ * which is read (a failure where it stands for the objective). Numbers doubles do hold load: Kernel Tuner's
+ * 1e20 failure time, DBL_MAX, and 1e-400 (zero, as strtod reads it). */
+static void test_numbers_out_of_range(void **state) {
+  fixture *f = *state;
+  static const char t4[] = "{\"results\": [\n" R0 ",\n" R1(MEAS("1e999"), "[\"time\"]") "\n]}";
+  for (int gz = 0; gz < 2; gz++)
+    expect_error_at(f, gz ? "range.json.gz" : "range.json", t4, strlen(t4), gz, (size_t)(strstr(t4, "1e999") - t4),
+                    MPT_ERR_VALUE, "", "number 1e999 " RANGE, "results[1]");
+  static const char kt[] = "{" KEYS ",\n\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1.5},\n"
+      "\"16,1,2,1,0,0,0,1,15,15\": {\"time\": -1.5e400}}}";
+  expect_error_at(f, "range_cache.json", kt, strlen(kt), 0, (size_t)(strstr(kt, "-1.5e400") - kt), MPT_ERR_VALUE, "",
+                  "number -1.5e400 " RANGE, "the cache's entry 1");
+  static const char meta[] = "{\"metadata\": {\"size\": 17976931348623159e292}, \"results\": [\n" R0 "\n]}";
+  expect_error_at(f, "range_meta.json", meta, strlen(meta), 0, (size_t)(strstr(meta, "1797") - meta), MPT_ERR_VALUE,
+                  "", "number 17976931348623159e292 " RANGE, NULL);
+  static const char fine[] = "{" KEYS ", \"x\": [1.7976931348623157e308, 17976931348623158e292, 1e-400],\n"
+      "\"cache\": {\"16,1,1,1,0,0,0,1,15,15\": {\"time\": 1e20}, \"16,1,2,1,0,0,0,1,15,15\": {\"time\": 2.5E+1}}}";
+  char path[600];
+  put(f, "fine_range.json", fine, strlen(fine), 0, path, sizeof path);
+  mpt_replay *r;
+  mpt_error err;
+  int rc = load(f, path, &r, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_obs buf;
+  const mpt_obs *o = mpt_replay_get(r, conv_id(f, 1, 1), &buf);
+  assert_non_null(o);
+  assert_true(o->objective == 1e20);
+  o = mpt_replay_get(r, conv_id(f, 2, 1), &buf);
+  assert_non_null(o);
+  assert_true(o->objective == 25.0);
+  mpt_replay_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_extra_data),
@@ -309,6 +354,7 @@ int main(void) {
     cmocka_unit_test(test_t4_no_objective),
     cmocka_unit_test(test_kt_no_objective),
     cmocka_unit_test(test_json_faults),
+    cmocka_unit_test(test_numbers_out_of_range),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "spaces/space.h"
+#include "tests/asan.h"
 
 typedef struct loaded {
   mpt_problem *p;
@@ -917,6 +923,77 @@ static void test_many_params(void **state) {
   unload(&l);
 }
 
+/* MPT_T1_MAX_PARAMS parameters of three values, each one's condition leaving two (p != 3), in pairs
+ * p(2i) <= p(2i+1) (every other pair also read through an 'and', which the builder splits): 3^5000 valid
+ * configurations, refused as too large to enumerate. Refused in seconds: the enumeration order compared
+ * every unplaced parameter with every condition at each of its 10,000 steps (hours), the one-parameter
+ * conditions were matched against every parameter, and rows of 313 words were allowed 2^26 of them (168 GB:
+ * out of memory first), now 2^27 / 313 (1 GiB). In a child killed after 120 s, with 4 GiB of address
+ * space (not under AddressSanitizer, which reserves terabytes: there MPT_SPACE_MAX_ROWS keeps it small). */
+static void test_thousands_of_params(void **state) {
+  (void)state;
+  int n = MPT_T1_MAX_PARAMS;
+  size_t cap = 160 * (size_t)n, len = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  len += (size_t)snprintf(t, cap, "{\"ConfigurationSpace\": {\"TuningParameters\": [\n");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(t + len, cap - len, "{\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": [1, 2, 3]}%s\n", i,
+                            i + 1 < n ? "," : "");
+  len += (size_t)snprintf(t + len, cap - len, "], \"Conditions\": [\n");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(t + len, cap - len, "\"p%d != 3\",\n", i);
+  for (int i = 0; i < n; i += 2) {
+    const char *sep = i + 2 < n ? "," : "";
+    if (i % 4)
+      len += (size_t)snprintf(t + len, cap - len, "\"p%d <= p%d and p%d > 0\"%s\n", i, i + 1, i, sep);
+    else
+      len += (size_t)snprintf(t + len, cap - len, "\"p%d <= p%d\"%s\n", i, i + 1, sep);
+  }
+  snprintf(t + len, cap - len, "]}}");
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    alarm(120);
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    as.rlim_cur = (rlim_t)4 << 30;
+    if (as.rlim_max != RLIM_INFINITY && as.rlim_max < as.rlim_cur) as.rlim_cur = as.rlim_max;
+    if (ASAN) setenv("MPT_SPACE_MAX_ROWS", "100000", 1);
+    else if (setrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    mpt_problem *p = NULL;
+    mpt_space *s = NULL;
+    mpt_error err = {0};
+    int rc = mpt_problem_parse(t, "many.json", &p, &err);
+    if (rc == 0) rc = mpt_space_build(p, &s, &err);
+    char out[2100];
+    int m = snprintf(out, sizeof out, "%d %s", rc, rc ? err.msg : "built");
+    if (write(fd[1], out, (size_t)m) != m) _exit(4);
+    _exit(0);
+  }
+  close(fd[1]);
+  char got[2200] = "";
+  size_t have = 0;
+  ssize_t r;
+  while (have < sizeof got - 1 && (r = read(fd[0], got + have, sizeof got - 1 - have)) > 0) have += (size_t)r;
+  close(fd[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  free(t);
+  if (!WIFEXITED(status)) fprintf(stderr, "the child was killed by signal %d (SIGALRM: over 120 s)\n", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  long long rows = ASAN ? 100000 : ((long long)1 << 27) / ((2 * n + 63) / 64); /* two bits a parameter */
+  char want[200];
+  snprintf(want, sizeof want, "%d many.json: more than %lld valid combinations of the constrained parameters; the "
+           "space is too large to enumerate", MPT_ERR_VALUE, rows);
+  if (!strstr(got, want)) fprintf(stderr, "got:  %s\nwant: %s\n", got, want);
+  assert_non_null(strstr(got, want));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_long_values),
@@ -927,7 +1004,7 @@ int main(void) {
       cmocka_unit_test(test_lhs_valid_marginals), cmocka_unit_test(test_pairs_coverage),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
       cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
-      cmocka_unit_test(test_many_params),
+      cmocka_unit_test(test_many_params), cmocka_unit_test(test_thousands_of_params),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   mpt_space_free(g_hot.s);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "spaces/t1.h"
 #include "spaces/json/json_keys.h"
@@ -435,6 +436,131 @@ static void test_param_names(void **state) {
   mpt_problem_free(p);
 }
 
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define RANGE "is out of range (not representable as a double)"
+
+/* a number no double holds (cJSON read 1e999999 as inf: a Default that was only "not among the values", with
+ * exit 0) is refused wherever it stands, at its line and column and with the field: a Default, an item of
+ * Values, a ProblemSize, a Budget's value; numbers doubles hold are read (Kernel Tuner's 1e20, DBL_MAX, 1e-400
+ * as 0) */
+static void test_numbers_out_of_range(void **state) {
+  (void)state;
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\", \"Default\": 1e999999}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:2:63: ConfigurationSpace.TuningParameters[0].Default: number "
+                                               "1e999999 " RANGE, NULL});
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [\n"
+               "  {\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[1, 2]\"},\n"
+               "  {\"Name\": \"b\", \"Type\": \"float\", \"Values\": [0.5, -1e400, 2]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:3:50: ConfigurationSpace.TuningParameters[1].Values[1]: number "
+                                               "-1e400 " RANGE, NULL});
+  expect_error("{\"KernelSpecification\": {\"Language\": \"CUDA\",\n \"ProblemSize\": [4096, 2E+308]},\n"
+               " \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:2:24: KernelSpecification.ProblemSize[1]: number 2E+308 " RANGE,
+                                               NULL});
+  expect_error("{\"Budget\": [{\"Type\": \"ConfigurationCount\", \"BudgetValue\": 17976931348623159e292}],\n"
+               " \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1]}]}}",
+               MPT_ERR_VALUE, (const char *[]){"mem.json:1:59: Budget[0].BudgetValue: number 17976931348623159e292 " RANGE,
+                                               NULL});
+  /* a syntax error before it is the one reported */
+  expect_error("{\"ConfigurationSpace\": {\"TuningParameters\": [,\n"
+               "  {\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\", \"Default\": 1e999999}]}}",
+               MPT_ERR_PARSE, (const char *[]){"mem.json:1:46: malformed JSON", NULL});
+  mpt_problem *p = NULL;
+  mpt_error err;
+  int rc = parse("{\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": 1e20}],\n"
+                 " \"ConfigurationSpace\": {\"TuningParameters\": [\n"
+                 "  {\"Name\": \"f\", \"Type\": \"float\", \"Values\": [1e-400, 1.7976931348623157e308, 1e20], "
+                 "\"Default\": 1e20}]}}", &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_true(p->params[0].numeric[0] == 0.0);
+  assert_true(p->params[0].numeric[1] == 1.7976931348623157e308);
+  assert_int_equal(p->params[0].default_index, 2);
+  assert_int_equal(p->n_warnings, 0);
+  mpt_problem_free(p);
+}
+
+/* n parameters, one a line (line 2 + i for parameter i), named p0, p1, ..., the last one named as parameter
+ * dup when dup >= 0; the caller frees the text */
+static char *many_params(int n, int dup) {
+  size_t cap = 80 * (size_t)n + 256, len = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  len += (size_t)snprintf(t, cap, "{\"ConfigurationSpace\": {\"TuningParameters\": [\n");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(t + len, cap - len, "  {\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": [1, 2]}%s\n",
+                            i == n - 1 && dup >= 0 ? dup : i, i + 1 < n ? "," : "");
+  snprintf(t + len, cap - len, "]}}");
+  return t;
+}
+
+/* a file with hundreds of thousands of parameters is refused at once with the limit (comparing each name
+ * with every earlier one took 13.8 s for 64k of them, over a minute for 100k, and then the space was
+ * refused as too large); the limit itself is accepted */
+static void test_too_many_params(void **state) {
+  (void)state;
+  char *t = many_params(100000, -1);
+  mpt_problem *p = NULL;
+  mpt_error err;
+  double t0 = now_s();
+  int rc = parse(t, &p, &err);
+  double took = now_s() - t0;
+  if (rc != MPT_ERR_VALUE) fprintf(stderr, "rc %d: %s\n", rc, err.msg);
+  assert_int_equal(rc, MPT_ERR_VALUE);
+  assert_null(p);
+  assert_string_equal(err.msg, "mem.json:1:45: ConfigurationSpace.TuningParameters: 100000 parameters; mptune reads at "
+                               "most 10000 (far more than any real problem has)");
+  assert_true(took < 10); /* a sanity bound: well under a second */
+  free(t);
+  t = many_params(MPT_T1_MAX_PARAMS, -1);
+  rc = parse(t, &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(p->n_params, MPT_T1_MAX_PARAMS);
+  assert_int_equal(mpt_problem_param_index(p, "p9999"), 9999);
+  assert_int_equal(mpt_problem_param_index(p, "p10000"), -1);
+  mpt_problem_free(p);
+  free(t);
+}
+
+/* a parameter name given twice is refused at the second one, naming the first (found through a hash set of
+ * the names, not by comparing each name with every earlier one) */
+static void test_duplicate_param_name(void **state) {
+  (void)state;
+  char *t = many_params(5000, 17);
+  expect_error(t, MPT_ERR_VALUE,
+               (const char *[]){"mem.json:5001:12: ConfigurationSpace.TuningParameters[4999].Name: duplicate parameter "
+                                "'p17' (the name of TuningParameters[17] too)", NULL});
+  free(t);
+}
+
+/* an object with 50,000 keys of other tools (General here) is read at once, and a misspelt key after them is
+ * still found at its line and column: the keys read there were looked up among the object's members for each
+ * of its keys (a minute for these) */
+static void test_many_other_keys(void **state) {
+  (void)state;
+  enum { N = 50000 };
+  size_t cap = 32 * (size_t)N + 512, len = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  len += (size_t)snprintf(t, cap, "{\"General\": {\n");
+  for (int i = 0; i < N; i++) len += (size_t)snprintf(t + len, cap - len, "\"Comment%d\": %d,\n", i, i);
+  snprintf(t + len, cap - len, "  \"BenchmarkNme\": \"x\"},\n" "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": "
+           "\"a\", \"Type\": \"int\", \"Values\": [1, 2]}]}}");
+  double t0 = now_s();
+  char want[128];
+  snprintf(want, sizeof want, "mem.json:%d:3: General.BenchmarkNme: unknown key; did you mean 'BenchmarkName'?", N + 2);
+  expect_error(t, MPT_ERR_NAME, (const char *[]){want, NULL});
+  assert_true(now_s() - t0 < 10); /* a sanity bound: well under a second */
+  free(t);
+}
+
 /* a key given twice in one object is refused at its (first) position: cJSON keeps the first silently, so the
  * second (often the edit meant) would be dropped */
 static void test_duplicate_keys(void **state) {
@@ -638,7 +764,9 @@ int main(void) {
       cmocka_unit_test(test_misspelt_keys), cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_error_positions), cmocka_unit_test(test_exact_reading),
       cmocka_unit_test(test_damaged_problems), cmocka_unit_test(test_json_hygiene),
-      cmocka_unit_test(test_param_names),
+      cmocka_unit_test(test_param_names), cmocka_unit_test(test_too_many_params),
+      cmocka_unit_test(test_duplicate_param_name), cmocka_unit_test(test_many_other_keys),
+      cmocka_unit_test(test_numbers_out_of_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,18 +351,24 @@ static int t4_config(mpt_replay *r, const cJSON *rec, int ri, int *idx, const ch
 /* malformed JSON at text offset `offset`, as "FILE:LINE:COL: malformed JSON[: what] (byte B[, in where])"
  * (the project's style; without LINE:COL when the file cannot be read that far again). what: what is
  * wrong when known, else NULL; where: the record or member being read ("results[17]") or NULL. A fault
- * the reader's check found (src->check: invalid UTF-8, a leading zero, too deep) at or before offset is
- * the first one in the text: it is reported instead. */
+ * the reader's check found (src->check: invalid UTF-8, a leading zero, too deep, a number out of range) at
+ * or before offset is the first one in the text: it is reported instead (a number out of range, which is
+ * JSON, as "FILE:LINE:COL: number 1e999 is out of range (...) (byte B[, in where])"). */
 static int stream_error(const mpt_json_src *src, const char *path, long long offset, const char *what,
                         const char *where, mpt_error *err) {
+  int range = 0;
   if (src && src->check.bad_at >= 0 && src->check.bad_at <= offset) {
     offset = src->check.bad_at;
     what = src->check.what;
+    range = src->check.out_of_range;
   }
   long long line, col;
   char in[96] = "", at[64] = "";
   if (where) snprintf(in, sizeof in, ", in %s", where);
   if (mpt_json_line_col(path, offset, &line, &col) == 0) snprintf(at, sizeof at, "%lld:%lld:", line, col);
+  if (range)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s:%s %s (%sbyte %lld%s)", path, at, what, at[0] ? "" : "near ", offset,
+                         in);
   return mpt_error_set(err, MPT_ERR_PARSE, "%s:%s malformed JSON%s%s (%sbyte %lld%s)", path, at, what ? ": " : "",
                        what ? what : "", at[0] ? "" : "near ", offset, in);
 }

@@ -46,12 +46,28 @@ void mpt_expr_free(mpt_expr *e) {
 
 const char *mpt_expr_name_fault(const char *name) { return xp_name_fault(name); }
 
-static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
+/* the variable slots read below a node, as found (repeats included); oom set when the list could not grow */
+typedef struct slot_list {
+  int *v;
+  int n, cap, oom;
+} slot_list;
+
+static void mark_uses(const mpt_expr *e, int32_t ni, slot_list *used) {
   for (; ni >= 0 && xt_is_chain_op(e->nodes[ni].op); ni = e->nodes[ni].a) /* a chain, in a loop */
     mark_uses(e, e->nodes[ni].b, used);
   if (ni < 0) return;
   const xnode *n = &e->nodes[ni];
-  if (n->op == X_VAR) { used[n->slot] = 1; return; }
+  if (n->op == X_VAR) {
+    if (used->n == used->cap) {
+      int cap = used->cap ? 2 * used->cap : 8;
+      int *v = realloc(used->v, sizeof(int) * (size_t)cap);
+      if (!v) { used->oom = 1; return; }
+      used->v = v;
+      used->cap = cap;
+    }
+    used->v[used->n++] = n->slot;
+    return;
+  }
   if (n->op == X_CONST || n->op == X_LOCAL) return;
   mark_uses(e, n->a, used);
   mark_uses(e, n->b, used);
@@ -59,8 +75,18 @@ static void mark_uses(const mpt_expr *e, int32_t ni, unsigned char *used) {
   for (int i = 0; i < n->n; i++) mark_uses(e, e->args[n->first + i], used);
 }
 
+static int int_order(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
 int mpt_expr_compile(const char *src, const char *const *names, int n_names, mpt_expr **out, int *column,
                      mpt_error *err) {
+  return mpt_expr_compile_indexed(src, names, n_names, NULL, out, column, err);
+}
+
+int mpt_expr_compile_indexed(const char *src, const char *const *names, int n_names, const struct mpt_name_set *index,
+                             mpt_expr **out, int *column, mpt_error *err) {
   int dummy_col;
   if (!column) column = &dummy_col;
   *column = -1;
@@ -83,24 +109,23 @@ int mpt_expr_compile(const char *src, const char *const *names, int n_names, mpt
   }
   mpt_error local;
   if (!err) err = &local;
-  if (xp_parse(e, src, names, n_names, column, err) != 0) {
+  if (xp_parse(e, src, names, n_names, index, column, err) != 0) {
     int code = err->code ? err->code : MPT_ERR_PARSE;
     mpt_expr_free(e);
     return code;
   }
   xe_fold(e);
-  unsigned char *used = calloc((size_t)(n_names > 0 ? n_names : 1), 1);
-  e->uses = malloc((size_t)(n_names > 0 ? n_names : 1) * sizeof(int));
-  if (!used || !e->uses) {
-    free(used);
+  slot_list used = {0}; /* sorted, then its repeats dropped: the uses */
+  mark_uses(e, e->root, &used);
+  e->uses = used.v ? used.v : malloc(sizeof(int));
+  if (used.oom || !e->uses) {
     mpt_expr_free(e);
     *column = 0;
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
-  mark_uses(e, e->root, used);
-  for (int i = 0; i < n_names; i++)
-    if (used[i]) e->uses[e->n_uses++] = i;
-  free(used);
+  qsort(e->uses, (size_t)used.n, sizeof(int), int_order);
+  for (int k = 0; k < used.n; k++)
+    if (k == 0 || e->uses[k] != e->uses[k - 1]) e->uses[e->n_uses++] = e->uses[k];
   e->fast = xf_compile(e); /* optional: NULL keeps the general evaluator */
   *out = e;
   *column = -1;

@@ -15,6 +15,11 @@ typedef struct mpt_expr mpt_expr;
  * Use mpt_expr_format_error() to build the user-facing message. */
 int mpt_expr_compile(const char *src, const char *const *names, int n_names, mpt_expr **out,
                      int *column, mpt_error *err);
+/* The same, with index mapping each of names to its slot (spaces/sys/name_set.h): a name is found in constant
+ * time, so that a problem with thousands of parameters and conditions compiles in time linear in its size. */
+struct mpt_name_set;
+int mpt_expr_compile_indexed(const char *src, const char *const *names, int n_names, const struct mpt_name_set *index,
+                             mpt_expr **out, int *column, mpt_error *err);
 void mpt_expr_free(mpt_expr *e);
 const char *mpt_expr_source(const mpt_expr *e);
 /* NULL when an expression can refer to a variable called name, else why not (a phrase: "a Python

@@ -19,6 +19,7 @@ typedef struct P {
   mpt_error *err;
   const char *const *names;
   int n_names;
+  const mpt_name_set *index; /* names -> slot, or NULL: names searched in turn */
   /* comprehension scopes during resolution */
   const char *scope[XP_MAX_LOCALS];
   int n_scope;
@@ -31,6 +32,17 @@ static const char *const py_keywords[] = {"lambda", "is", "yield", "await", "asy
                                           "import", "from", "as", "with", "global", "nonlocal", "del", "pass",
                                           "raise", "try", "except", "finally", "while", "break", "continue",
                                           "assert", "elif", NULL};
+
+/* the slot of the variable called s, or -1 */
+static int name_slot(const P *p, const char *s) {
+  if (p->index) {
+    int i = mpt_name_set_find(p->index, s);
+    return i < p->n_names ? i : -1;
+  }
+  for (int i = 0; i < p->n_names; i++)
+    if (p->names[i] && !strcmp(p->names[i], s)) return i;
+  return -1;
+}
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -280,11 +292,10 @@ static int parse_strings(P *p) {
 /* NAME followed by '(': a call of the builtin of that name, unless a parameter hides it */
 static int parse_name_call(P *p, const char *s, int col) {
   int bi = builtin_index(s);
-  for (int i = 0; i < p->n_names; i++) /* a parameter hides a builtin of its name, as in Python */
-    if (p->names[i] && !strcmp(p->names[i], s))
-      return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
-                    : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
-                           "(Python: not callable)", s);
+  if (name_slot(p, s) >= 0) /* a parameter hides a builtin of its name, as in Python */
+    return bi < 0 ? fail(p, MPT_ERR_PARSE, col, "'%s' is not a function", s)
+                  : fail(p, MPT_ERR_PARSE, col, "'%s' is a tuning parameter here, not the builtin function "
+                         "(Python: not callable)", s);
   if (bi < 0) return fail(p, MPT_ERR_NAME, col, "unknown function '%s'", s);
   p->pos++;
   return parse_call(p, bi, col);
@@ -650,14 +661,14 @@ static int resolve(P *p, int ni, int height) {
         n->name = NULL;
         return 0;
       }
-    for (int i = 0; i < p->n_names; i++)
-      if (p->names[i] && !strcmp(p->names[i], name)) {
-        n->op = X_VAR;
-        n->slot = i;
-        free(name);
-        n->name = NULL;
-        return 0;
-      }
+    int slot = name_slot(p, name);
+    if (slot >= 0) {
+      n->op = X_VAR;
+      n->slot = slot;
+      free(name);
+      n->name = NULL;
+      return 0;
+    }
     if (builtin_index(name) >= 0) return fail(p, MPT_ERR_NAME, col, "builtin '%s' can only be called", name);
     return fail(p, MPT_ERR_NAME, col, "unknown name '%s'", name);
   }
@@ -751,7 +762,8 @@ static int check_ranges(P *p, int ni, int allowed) {
   }
 }
 
-int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, int *column, mpt_error *err) {
+int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names, const mpt_name_set *index,
+             int *column, mpt_error *err) {
   P p;
   memset(&p, 0, sizeof p);
   p.e = e;
@@ -760,6 +772,7 @@ int xp_parse(mpt_expr *e, const char *src, const char *const *names, int n_names
   p.err = err;
   p.names = names;
   p.n_names = n_names;
+  p.index = index;
   int rc = -1;
   if (xp_tokenize(src, &p.t, &p.nt, column, err) == 0) {
     if (p.t[0].type == T_EOF) {

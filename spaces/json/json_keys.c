@@ -129,17 +129,53 @@ static int frames_match(const scan_frame *fr, int depth, const path_step *st, in
   return 1;
 }
 
-/* Scans text following the nesting of objects and arrays. With key: the byte offset of `"key"` as a member
- * of the object at the steps st (n = 0: the document itself); without: the offset of the value at st (its
- * first character). -1 when not found or the text is not well formed. */
-static long scan_path(const char *text, const path_step *st, int n, const char *key) {
+/* what scan_path looks for: with key, the member `"key"` of the object at the steps st (n = 0: the document
+ * itself); else with at >= 0, the value that starts at byte at, whose path it writes to out (as
+ * "ConfigurationSpace.TuningParameters[0].Default"); else the value at st */
+typedef struct scan_goal {
+  const path_step *st;
+  int n;
+  const char *key;
+  long at;
+  char *out;
+  size_t out_n;
+} scan_goal;
+
+/* the path of the open frames fr[0 .. depth - 1] (each one's current key or index) to out */
+static void frames_path(const scan_frame *fr, int depth, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int k = 0; k < depth && len < n; k++) {
+    int w = fr[k].is_obj ? snprintf(out + len, n - len, "%s%.*s", k ? "." : "", (int)fr[k].klen, fr[k].key)
+                         : snprintf(out + len, n - len, "[%ld]", fr[k].idx);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+}
+
+/* 1 when the value starting at byte off, inside the open frames fr[0 .. depth - 1], is the one g looks for */
+static int value_is_goal(const scan_goal *g, const scan_frame *fr, int depth, long off) {
+  if (g->key) return 0;
+  if (g->at < 0) return depth ? frames_match(fr, depth, g->st, g->n) : g->n == 0;
+  if (off != g->at) return 0;
+  frames_path(fr, depth, g->out, g->out_n);
+  return 1;
+}
+
+/* Scans text following the nesting of objects and arrays for what g names: the byte offset of the key, or of
+ * the value (its first character). -1 when not found or the text is not well formed. */
+static long scan_path(const char *text, const scan_goal *g) {
   scan_frame fr[MAX_DEPTH];
   int depth = 0, root_val = 1;
+  const path_step *st = g->st;
+  int n = g->n;
+  const char *key = g->key;
   size_t kl = key ? strlen(key) : 0;
   for (const char *s = text; *s; s++) {
     scan_frame *top = depth ? &fr[depth - 1] : NULL;
+    if (g->at >= 0 && s - text > g->at) return -1;
     if (!strchr(" \t\r\n,:]}", *s) && (top ? top->want_val : root_val)) { /* a value starts here */
-      if (!key && (top ? frames_match(fr, depth, st, n) : n == 0)) return (long)(s - text);
+      if (value_is_goal(g, fr, depth, (long)(s - text))) return (long)(s - text);
       if (top) top->want_val = 0;
       root_val = 0;
     }
@@ -188,7 +224,7 @@ static long key_offset_at(const char *text, const char *where, const char *key) 
   path_step st[MAX_STEPS];
   int n = text ? parse_where(where, st) : -1;
   if (n < 0 || strpbrk(key, "\"\\")) return key_offset(text, key);
-  long off = scan_path(text, st, n, key);
+  long off = scan_path(text, &(scan_goal){.st = st, .n = n, .key = key, .at = -1});
   return off >= 0 ? off : key_offset(text, key);
 }
 
@@ -226,7 +262,12 @@ long mpt_json_value_offset(const char *text, const char *field) {
   if (!text) return -1;
   path_step st[MAX_STEPS];
   int ns = parse_where(field, st);
-  return ns > 0 ? scan_path(text, st, ns, NULL) : -1;
+  return ns > 0 ? scan_path(text, &(scan_goal){.st = st, .n = ns, .at = -1}) : -1;
+}
+
+int mpt_json_path_at(const char *text, long off, char *out, size_t n) {
+  if (!text || off < 0 || n == 0) return -1;
+  return scan_path(text, &(scan_goal){.at = off, .out = out, .out_n = n}) == off ? 0 : -1;
 }
 
 void mpt_json_locate(const char *path, const char *text, const char *field, int col, char *out, size_t n) {
@@ -236,7 +277,7 @@ void mpt_json_locate(const char *path, const char *text, const char *field, int 
   int ns = parse_where(field, st);
   if (ns < 0) return;
   for (; ns >= 0; ns--) { /* the value named, else the nearest enclosing one (the document itself, last) */
-    long off = scan_path(text, st, ns, NULL);
+    long off = scan_path(text, &(scan_goal){.st = st, .n = ns, .at = -1});
     if (off < 0) continue;
     if (col >= 0 && text[off] == '"') off = string_byte_offset(text, text + off, col);
     int line, c;
@@ -256,39 +297,57 @@ static void key_position(const char *text, const char *where, const char *key, c
   snprintf(at, n, ":%d:%d", line, col);
 }
 
+/* the index of key in known (NULL-terminated), or -1 */
+static int known_index(const char *const *known, const char *key) {
+  for (int k = 0; known[k]; k++)
+    if (strcmp(known[k], key) == 0) return k;
+  return -1;
+}
+
 int mpt_json_check_keys(const cJSON *obj, const char *const *known, const char *path, const char *text,
                         const char *where, mpt_error *err) {
   if (!cJSON_IsObject(obj)) return 0;
+  int n_known = 0;
+  while (known[n_known]) n_known++;
+  /* how often each known key is given (up to 2), counted once: an object of thousands of other keys costs
+   * thousands of lookups among the known keys, not thousands times its size */
+  unsigned char *given = calloc((size_t)n_known + 1, 1);
+  if (!given) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (const cJSON *it = obj->child; it; it = it->next) {
+    int k = it->string ? known_index(known, it->string) : -1;
+    if (k >= 0 && given[k] < 2) given[k]++;
+  }
+  int rc = 0;
   for (const cJSON *it = obj->child; it; it = it->next) {
     const char *key = it->string;
     if (!key) continue;
-    int is_known = 0;
-    for (const char *const *k = known; *k && !is_known; k++) is_known = strcmp(*k, key) == 0;
-    if (is_known) {
-      const cJSON *again = it->next;
-      while (again && !(again->string && strcmp(again->string, key) == 0)) again = again->next;
-      if (!again) continue;
+    int k = known_index(known, key);
+    if (k >= 0) {
+      if (given[k] < 2) continue;
       /* cJSON would read the first and drop the second without a word: refuse the ambiguity */
       char at[64];
       key_position(text, where, key, at, sizeof at);
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s%s: %s%s%s: key given twice in one object", path, at, where,
-                           where[0] ? "." : "", key);
+      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s%s: %s%s%s: key given twice in one object", path, at, where,
+                         where[0] ? "." : "", key);
+      break;
     }
     const char *meant = NULL;
     int best = INT_MAX;
-    for (const char *const *k = known; *k; k++) {
-      if (cJSON_GetObjectItemCaseSensitive(obj, *k)) continue; /* the key meant would be given twice */
-      int lim = allowed_edits(*k), d = mpt_key_distance(key, *k, lim);
+    for (int c = 0; c < n_known; c++) {
+      if (given[c]) continue; /* the key meant would be given twice */
+      int lim = allowed_edits(known[c]), d = mpt_key_distance(key, known[c], lim);
       if (d <= lim && d < best) {
         best = d;
-        meant = *k;
+        meant = known[c];
       }
     }
     if (!meant) continue;
     char at[64];
     key_position(text, where, key, at, sizeof at);
-    return mpt_error_set(err, MPT_ERR_NAME, "%s%s: %s%s%s: unknown key; did you mean '%s'?", path, at, where,
-                         where[0] ? "." : "", key, meant);
+    rc = mpt_error_set(err, MPT_ERR_NAME, "%s%s: %s%s%s: unknown key; did you mean '%s'?", path, at, where,
+                       where[0] ? "." : "", key, meant);
+    break;
   }
-  return 0;
+  free(given);
+  return rc;
 }

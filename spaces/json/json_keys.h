@@ -36,6 +36,11 @@ void mpt_json_locate(const char *path, const char *text, const char *field, int 
 /* The byte offset in text of the value at field (a path as for mpt_json_locate), or -1 */
 long mpt_json_value_offset(const char *text, const char *field);
 
+/* The path of the value that starts at byte off of text ("ConfigurationSpace.TuningParameters[0].Default",
+ * "" for the document itself) to out (n bytes): 0, or -1 when no value starts there (or text is not well
+ * formed up to it, or nests deeper than the paths followed here). */
+int mpt_json_path_at(const char *text, long off, char *out, size_t n);
+
 /* Line and column (1-based) of byte offset off in text. */
 void mpt_text_line_col(const char *text, size_t off, int *line, int *col);
 

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_replay.c: fuzz harness of the replay readers (evaluators/replay*.c, evaluators/json_stream.c):
+/* tests/fuzz/fuzz_replay.c: fuzz harness of the replay readers (evaluators/replay/):
  * the input, as the bytes of a T4 results file or a Kernel Tuner cache (plain or gzip), is written to a file
  * in a temporary directory of its own and loaded against the convolution space of the shared data
  * ($MPT_SHARED_DATA/t1/convolution_milo.json, else the build's shared data folder). A file loaded is read
