@@ -162,7 +162,7 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   }
   r->benchmark_ms = mpt_clock_mono_ms() - t0;
   /* a variant that started threads (OpenMP's pool) keeps its library: unloading it under running
-   * threads crashed them, and the next variant with them; this child then ends after its answer */
+   * threads crashes them, and the next variant with them; this child then ends after its answer */
   if (thread_count() > 1) mpt_isolate_retire();
   else dlclose(h);
   return sizeof *r;
@@ -226,8 +226,8 @@ static int write_wrapper(cpu_state *st, const char *path, mpt_error *err) {
 }
 
 /* The compiler's temporary files (gcc's ccXXXXXX.s, .o, .res …) go to a private directory, emptied after
- * every compile: a compile killed when the run stops (a signal, its timeout) leaves nothing in the user's
- * $TMPDIR (it left them there: gcc removes them only when it ends itself). */
+ * every compile: gcc removes them only when it ends by itself, so a compile killed when the run stops (a
+ * signal, its timeout) would otherwise leave them in the user's $TMPDIR. */
 static void empty_dir(const char *path) {
   DIR *d = opendir(path);
   if (!d) return;
