@@ -162,7 +162,7 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   }
   r->benchmark_ms = mpt_clock_mono_ms() - t0;
   /* a variant that started threads (OpenMP's pool) keeps its library: unloading it under running
-   * threads crashed them, and the next variant with them; this child then ends after its answer */
+   * threads crashes them, and the next variant with them; this child then ends after its answer */
   if (thread_count() > 1) mpt_isolate_retire();
   else dlclose(h);
   return sizeof *r;
@@ -226,8 +226,8 @@ static int write_wrapper(cpu_state *st, const char *path, mpt_error *err) {
 }
 
 /* The compiler's temporary files (gcc's ccXXXXXX.s, .o, .res …) go to a private directory, emptied after
- * every compile: a compile killed when the run stops (a signal, its timeout) leaves nothing in the user's
- * $TMPDIR (it left them there: gcc removes them only when it ends itself). */
+ * every compile: gcc removes them only when it ends by itself, so a compile killed when the run stops (a
+ * signal, its timeout) would otherwise leave them in the user's $TMPDIR. */
 static void empty_dir(const char *path) {
   DIR *d = opendir(path);
   if (!d) return;
@@ -680,6 +680,166 @@ static size_t memory_limit(void) {
   return (size_t)pages * (size_t)psz / 2; /* half the machine per variant */
 }
 
+/* ---- open, in phases: the kernel, the scratch directory, the call wrapper, the child, the reference ---- */
+
+/* the KernelSpecification (a C kernel), the timed iterations (settings, else the spec's, at most
+ * MPT_OBS_MAX_TIMES) and the argument buffers */
+static int load_kernel(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
+  const mpt_problem *p = ev->problem;
+  int rc = mpt_kspec_load(p, &st->ks, err);
+  if (rc) return rc;
+  if (st->ks->lang != MPT_LANG_C)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is \"%s\"; the cpu evaluator runs C "
+                         "kernels (\"Language\": \"C\")", p->path, st->ks->language);
+  st->iterations = ev->settings.iterations > 0 ? ev->settings.iterations : st->ks->iterations;
+  if (st->iterations > MPT_OBS_MAX_TIMES) st->iterations = MPT_OBS_MAX_TIMES;
+  return mpt_args_create(st->ks, 1, &st->args, err);
+}
+
+/* the worker's scratch directory in --workdir, else $TMPDIR, else /tmp (after removing the stale ones there):
+ * its owner marker, an absolute path, and the compiler's TMPDIR (cc-tmp) in it */
+static int make_scratch_dir(cpu_state *st, const mpt_eval_settings *settings, mpt_error *err) {
+  const char *base = settings->workdir;
+  if (!base || !*base) base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  remove_stale_scratch(base, settings->rank);
+  snprintf(st->dir, sizeof st->dir, "%s/" SCRATCH_PREFIX "%d-XXXXXX", base, settings->rank);
+  if (!mkdtemp(st->dir)) {
+    int rc = mpt_error_set(err, MPT_ERR_IO, "cannot create a scratch directory in %s: %s", base, strerror(errno));
+    st->dir[0] = 0;
+    return rc;
+  }
+  int rc = write_owner_marker(st->dir, err);
+  if (rc) return rc;
+  if (st->dir[0] != '/') { /* absolute: a variant that changes directory must not lose the next one's path */
+    char abs[PATH_MAX];
+    if (realpath(st->dir, abs) && strlen(abs) < sizeof st->dir) snprintf(st->dir, sizeof st->dir, "%s", abs);
+  }
+  snprintf(st->cc_tmp, sizeof st->cc_tmp, "%s/cc-tmp", st->dir);
+  if (mkdir(st->cc_tmp, 0700) != 0) {
+    rc = mpt_error_set(err, MPT_ERR_IO, "cannot create %s: %s", st->cc_tmp, strerror(errno));
+    st->cc_tmp[0] = 0;
+    return rc;
+  }
+  return 0;
+}
+
+/* writes the call wrapper into the scratch directory and compiles it (st->launch_obj) */
+static int compile_call_wrapper(cpu_state *st, mpt_error *err) {
+  char wrapper[PATH_MAX + 16];
+  snprintf(wrapper, sizeof wrapper, "%s/launch.c", st->dir);
+  snprintf(st->launch_obj, sizeof st->launch_obj, "%s/launch.o", st->dir);
+  int rc = write_wrapper(st, wrapper, err);
+  if (rc) return rc;
+  char *argv[] = {"cc", "-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj, NULL};
+  char out[4096];
+  int status = 0;
+  if ((rc = run_compiler(st, argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) return rc;
+  if (status != 0)
+    return mpt_error_set(err, MPT_ERR_INTERNAL, "cpu evaluator: cannot compile the call wrapper %s:\n%s", wrapper, out);
+  return 0;
+}
+
+/* the isolation the variants run in: the memory limit (none under AddressSanitizer), a child that serves
+ * every call, or one per call with MPT_CPU_ISOLATION=fork */
+static int start_isolation(cpu_state *st, mpt_error *err) {
+  st->mem_limit = memory_limit();
+#if defined(__SANITIZE_ADDRESS__)
+  st->mem_limit = 0; /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
+#endif
+  mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096,
+                         .watch = st->watch};
+  const char *mode = getenv("MPT_CPU_ISOLATION");
+  if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
+  return mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err);
+}
+
+/* "default" when the problem has a Default configuration (the reference), else "first" */
+static const char *reference_kind(const mpt_evaluator *ev) {
+  return mpt_space_default_id(ev->space) >= 0 ? "default" : "first";
+}
+
+/* compiles configuration ref into so (o: its outcome, initialized here); an error only when its launch cannot
+ * be computed or the compiler cannot be run */
+static int compile_reference(mpt_evaluator *ev, cpu_state *st, int64_t ref, char *so, size_t so_cap, mpt_obs *o,
+                             mpt_error *err) {
+  int dims = mpt_space_dims(ev->space);
+  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_space_config(ev->space, ref, idx);
+  mpt_launch l;
+  int rc = mpt_kspec_launch(st->ks, idx, &l, err);
+  free(idx);
+  if (rc) return rc;
+  mpt_obs_init(o, ref);
+  rc = compile_variant(st, &l, so, so_cap, o, err);
+  mpt_launch_free(&l);
+  return rc;
+}
+
+/* the error for a reference configuration (cfg) that does not compile: the CompilerOptions entry the compiler
+ * names, where it is in the file, else the problem file */
+static int reference_compile_error(mpt_evaluator *ev, cpu_state *st, const char *cfg, const mpt_obs *o,
+                                   mpt_error *err) {
+  const char *which = reference_kind(ev);
+  int opt = o->status == MPT_STATUS_COMPILE_ERROR ? option_named(st->ks, o->reason) : -1;
+  if (opt >= 0) {
+    char field[48];
+    snprintf(field, sizeof field, "CompilerOptions[%d]", opt);
+    return mpt_ks_err(err, MPT_ERR_VALUE, ev->problem, field, "the compiler refuses \"%s\", so the %s configuration "
+                      "(%s) does not compile and there is no reference output: %s", st->ks->options[opt], which, cfg,
+                      o->reason);
+  }
+  return mpt_error_set(err, MPT_ERR_VALUE, "%s: the %s configuration (%s) does not compile, so there is no reference "
+                       "output: %s", ev->problem->path, which, cfg, o->reason);
+}
+
+/* the error for a reference run that failed (o), 0 when it succeeded and delivered every output: a kernel not
+ * found, a scratch directory that allows no executables, another failure */
+static int reference_run_error(mpt_evaluator *ev, cpu_state *st, const char *cfg, const mpt_obs *o,
+                               mpt_error *err) {
+  const char *path = ev->problem->path;
+  if (o->status == MPT_STATUS_LAUNCH_ERROR) {
+    char undefined[300];
+    snprintf(undefined, sizeof undefined, "undefined symbol: %s", st->ks->kernel_name);
+    if (strstr(o->reason, undefined) || strstr(o->reason, "dlsym"))
+      return mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
+                           path, st->ks->kernel_name, st->ks->kernel_file, o->reason);
+    /* e.g. a scratch directory on a noexec file system */
+    return mpt_error_set(err, MPT_ERR_IO, "%s: cannot load the compiled %s configuration from %s (%s); choose a "
+                         "scratch directory that allows executables with --workdir", path, reference_kind(ev), st->dir,
+                         o->reason);
+  }
+  if (o->status != MPT_STATUS_OK)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: the reference configuration (%s) failed (%s): %s", path, cfg,
+                         mpt_status_name(o->status), o->reason);
+  if (mpt_args_needs_reference_run(st->args))
+    return mpt_error_set(err, MPT_ERR_INTERNAL, "%s: the reference run did not deliver every output", path);
+  return 0;
+}
+
+/* The reference configuration: the problem's Default, or the first valid one. It is compiled and run here, so
+ * that a missing kernel or a broken default is reported before any evaluation; its run records the reference
+ * output (unless ReferenceArguments gave it) and its time. */
+static int run_reference(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
+  int64_t ref = mpt_space_default_id(ev->space);
+  if (ref < 0) ref = 0;
+  st->ref_id = ref;
+  char cfg[512];
+  mpt_space_format(ev->space, ref, cfg, sizeof cfg);
+  mpt_obs o;
+  char so[PATH_MAX];
+  int rc = compile_reference(ev, st, ref, so, sizeof so, &o, err);
+  if (rc) return rc;
+  if (o.status != MPT_STATUS_OK) return reference_compile_error(ev, st, cfg, &o, err);
+  rc = run_variant(st, REQ_REFERENCE, so, &o, err);
+  unlink(so);
+  if (rc) return rc;
+  if ((rc = reference_run_error(ev, st, cfg, &o, err))) return rc;
+  st->ref_objective = o.objective;
+  return 0;
+}
+
 static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   cpu_device(ev);
   cpu_state *st = calloc(1, sizeof *st);
@@ -689,129 +849,12 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   st->ref_objective = NAN;
   st->timeout_s = ev->settings.timeout_s > 0 ? ev->settings.timeout_s : 0;
   st->watch = ev->watch;
-  const mpt_problem *p = ev->problem;
-  int rc = mpt_kspec_load(p, &st->ks, err);
-  if (rc) goto fail;
-  if (st->ks->lang != MPT_LANG_C) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is \"%s\"; the cpu evaluator runs C "
-                       "kernels (\"Language\": \"C\")", p->path, st->ks->language);
-    goto fail;
-  }
-  st->iterations = ev->settings.iterations > 0 ? ev->settings.iterations : st->ks->iterations;
-  if (st->iterations > MPT_OBS_MAX_TIMES) st->iterations = MPT_OBS_MAX_TIMES;
-  if ((rc = mpt_args_create(st->ks, 1, &st->args, err))) goto fail;
-  /* scratch directory */
-  const char *base = ev->settings.workdir;
-  if (!base || !*base) base = getenv("TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  remove_stale_scratch(base, ev->settings.rank);
-  snprintf(st->dir, sizeof st->dir, "%s/" SCRATCH_PREFIX "%d-XXXXXX", base, ev->settings.rank);
-  if (!mkdtemp(st->dir)) {
-    rc = mpt_error_set(err, MPT_ERR_IO, "cannot create a scratch directory in %s: %s", base, strerror(errno));
-    st->dir[0] = 0;
-    goto fail;
-  }
-  if ((rc = write_owner_marker(st->dir, err))) goto fail;
-  if (st->dir[0] != '/') { /* absolute: a variant that changes directory must not lose the next one's path */
-    char abs[PATH_MAX];
-    if (realpath(st->dir, abs) && strlen(abs) < sizeof st->dir) snprintf(st->dir, sizeof st->dir, "%s", abs);
-  }
-  snprintf(st->cc_tmp, sizeof st->cc_tmp, "%s/cc-tmp", st->dir);
-  if (mkdir(st->cc_tmp, 0700) != 0) {
-    rc = mpt_error_set(err, MPT_ERR_IO, "cannot create %s: %s", st->cc_tmp, strerror(errno));
-    st->cc_tmp[0] = 0;
-    goto fail;
-  }
-  char wrapper[PATH_MAX + 16];
-  snprintf(wrapper, sizeof wrapper, "%s/launch.c", st->dir);
-  snprintf(st->launch_obj, sizeof st->launch_obj, "%s/launch.o", st->dir);
-  if ((rc = write_wrapper(st, wrapper, err))) goto fail;
-  {
-    char *argv[] = {"cc", "-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj, NULL};
-    char out[4096];
-    int status = 0;
-    if ((rc = run_compiler(st, argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) goto fail;
-    if (status != 0) {
-      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "cpu evaluator: cannot compile the call wrapper %s:\n%s", wrapper, out);
-      goto fail;
-    }
-  }
-  st->mem_limit = memory_limit();
-#if defined(__SANITIZE_ADDRESS__)
-  st->mem_limit = 0; /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
-#endif
-  mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096,
-                         .watch = st->watch};
-  const char *mode = getenv("MPT_CPU_ISOLATION");
-  if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
-  if ((rc = mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err))) goto fail;
-
-  /* the reference configuration: the problem's Default, or the first valid one. It is compiled and run
-   * here, so that a missing kernel or a broken default is reported before any evaluation. */
-  int64_t ref = mpt_space_default_id(ev->space);
-  if (ref < 0) ref = 0;
-  st->ref_id = ref;
-  char cfg[512];
-  mpt_space_format(ev->space, ref, cfg, sizeof cfg);
-  int dims = mpt_space_dims(ev->space);
-  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
-  if (!idx) {
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  mpt_space_config(ev->space, ref, idx);
-  mpt_launch l;
-  rc = mpt_kspec_launch(st->ks, idx, &l, err);
-  free(idx);
-  if (rc) goto fail;
-  mpt_obs o;
-  mpt_obs_init(&o, ref);
-  char so[PATH_MAX];
-  rc = compile_variant(st, &l, so, sizeof so, &o, err);
-  mpt_launch_free(&l);
-  if (rc) goto fail;
-  if (o.status != MPT_STATUS_OK) {
-    const char *which = mpt_space_default_id(ev->space) >= 0 ? "default" : "first";
-    int opt = o.status == MPT_STATUS_COMPILE_ERROR ? option_named(st->ks, o.reason) : -1;
-    if (opt >= 0) { /* the compiler names one of the problem's options: that entry, where it is in the file */
-      char field[48];
-      snprintf(field, sizeof field, "CompilerOptions[%d]", opt);
-      rc = mpt_ks_err(err, MPT_ERR_VALUE, p, field, "the compiler refuses \"%s\", so the %s configuration (%s) does "
-                      "not compile and there is no reference output: %s", st->ks->options[opt], which, cfg, o.reason);
-    } else {
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the %s configuration (%s) does not compile, so there is no reference "
-                         "output: %s", p->path, which, cfg, o.reason);
-    }
-    goto fail;
-  }
-  rc = run_variant(st, REQ_REFERENCE, so, &o, err);
-  unlink(so);
-  if (rc) goto fail;
-  if (o.status == MPT_STATUS_LAUNCH_ERROR) {
-    char undefined[300];
-    snprintf(undefined, sizeof undefined, "undefined symbol: %s", st->ks->kernel_name);
-    if (strstr(o.reason, undefined) || strstr(o.reason, "dlsym"))
-      rc = mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
-                         p->path, st->ks->kernel_name, st->ks->kernel_file, o.reason);
-    else /* e.g. a scratch directory on a noexec file system */
-      rc = mpt_error_set(err, MPT_ERR_IO, "%s: cannot load the compiled %s configuration from %s (%s); choose a "
-                         "scratch directory that allows executables with --workdir", p->path,
-                         mpt_space_default_id(ev->space) >= 0 ? "default" : "first", st->dir, o.reason);
-    goto fail;
-  }
-  if (o.status != MPT_STATUS_OK) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the reference configuration (%s) failed (%s): %s", p->path, cfg,
-                       mpt_status_name(o.status), o.reason);
-    goto fail;
-  }
-  if (mpt_args_needs_reference_run(st->args)) {
-    rc = mpt_error_set(err, MPT_ERR_INTERNAL, "%s: the reference run did not deliver every output", p->path);
-    goto fail;
-  }
-  st->ref_objective = o.objective;
-  return 0;
-fail:
-  cpu_close(ev);
+  int rc = load_kernel(ev, st, err);
+  if (rc == 0) rc = make_scratch_dir(st, &ev->settings, err);
+  if (rc == 0) rc = compile_call_wrapper(st, err);
+  if (rc == 0) rc = start_isolation(st, err);
+  if (rc == 0) rc = run_reference(ev, st, err);
+  if (rc) cpu_close(ev); /* whatever the phases made so far */
   return rc;
 }
 

@@ -149,7 +149,7 @@ static int server_init(void *ctx) {
     }
   }
   g->n_params = 0;
-  for (int i = 0; i < ks->n_args; i++) { /* every argument passed, however many (they were cut at 256) */
+  for (int i = 0; i < ks->n_args; i++) { /* every argument passed, however many (params has n_args slots) */
     const mpt_ks_arg *a = &ks->args[i];
     if (is_symbol_arg(a) || a->mem == MPT_MEM_LOCAL) continue;
     g->params[g->n_params++] = a->mem == MPT_MEM_VECTOR ? (void *)&g->dptr[i] : g->args->init[i];
@@ -310,7 +310,8 @@ int mpt_gpu_compile_launch(const mpt_kernel_spec *ks, const mpt_launch *l, mpt_r
                            mpt_error *err) {
   memset(res, 0, sizeof *res);
   /* the defines as #define lines before the source, as Kernel Tuner writes them: as -D options they
-   * would also rewrite the runtime's built-in headers (a parameter named mode, T or n broke every compile) */
+   * would also rewrite the runtime's built-in headers (a parameter named mode, T or n would break every
+   * compile) */
   char *src = mpt_gpu_prepare_source(ks->source, (const char *const *)l->defines, l->n_defines);
   if (!src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = mpt_rtc_compile_isolated(compile, src, ks->kernel_file, ks->kernel_name, arch,

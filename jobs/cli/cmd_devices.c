@@ -28,109 +28,161 @@ static void usage(FILE *f) {
 
 #define MAX_GPUS 64
 
+/* the command line: FILE.json, --evaluator and --simulate, or --help */
+typedef struct devices_args {
+  const char *problem, *evaluator, *simulate;
+  int help; /* --help or -h: the usage, nothing else */
+} devices_args;
+
+/* what a worker opened to describe its device with a problem (NULL where not opened) */
+typedef struct devices_opened {
+  mpt_problem *prob;
+  mpt_space *space;
+  mpt_evaluator *ev;
+} devices_opened;
+
+/* reads the arguments into a (the evaluator defaulting to 'sim' with --simulate, else 'cpu'); an unknown
+ * option, a second FILE.json and --evaluator/--simulate without one are errors */
+static int parse_devices_args(int argc, char **argv, devices_args *a, mpt_error *err) {
+  memset(a, 0, sizeof *a);
+  int rc = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      a->help = 1;
+      return 0;
+    }
+    if (o[0] != '-') {
+      if (a->problem) rc = mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s'", o);
+      a->problem = o;
+    } else if (strcmp(o, "--evaluator") == 0 || strcmp(o, "--simulate") == 0) {
+      const char **dst = strcmp(o, "--evaluator") == 0 ? &a->evaluator : &a->simulate;
+      if (!(*dst = mpt_cmd_value(argc, argv, &i, err))) rc = err->code;
+    } else rc = mpt_error_set(err, MPT_ERR_NAME, "unknown option '%s' (see mptune devices --help)", o);
+  }
+  if (rc == 0 && (a->evaluator || a->simulate) && !a->problem)
+    rc = mpt_error_set(err, MPT_ERR_VALUE,
+                       "--evaluator/--simulate need the T1 problem file (mptune devices FILE.json ...)");
+  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
+  return rc;
+}
+
+/* with a problem: the evaluator opened exactly as `mptune tune` opens it (mpt_job_open_evaluator), and what it is
+ * bound to in mine */
+static int describe_opened_evaluator(const devices_args *a, int rank, int local_rank, devices_opened *opened,
+                                     mpt_device_info *mine, mpt_error *err) {
+  int rc = mpt_cmd_load_problem(a->problem, &opened->prob, err);
+  if (rc == 0) rc = mpt_space_build(opened->prob, &opened->space, err);
+  if (rc == 0) {
+    mpt_job_options o = {.evaluator = a->evaluator, .simulate = a->simulate};
+    rc = mpt_job_open_evaluator(&o, opened->prob, opened->space, rank, local_rank, (mpt_watch){NULL, NULL},
+                                &opened->ev, err);
+  }
+  if (rc == 0) mpt_device_describe(opened->ev, rank, mine);
+  return rc;
+}
+
+/* without a problem: the GPU local_rank picks as a run binds (mpt_gpu_bind), else the CPU; why: the reasons for
+ * a runtime without GPUs */
+static void describe_bound_gpu(int rank, int local_rank, mpt_device_info *mine, char *why, size_t why_cap) {
+  mpt_gpu_desc gpus[MAX_GPUS];
+  int n = mpt_gpu_list_all(gpus, MAX_GPUS, why, why_cap);
+  if (n > MAX_GPUS) n = MAX_GPUS;
+  int pick = mpt_gpu_bind(gpus, n, local_rank);
+  if (pick < 0) {
+    mpt_device_cpu(mine, rank, "cpu");
+    return;
+  }
+  mpt_device_cpu(mine, rank, gpus[pick].api); /* host */
+  mine->index = gpus[pick].index;
+  snprintf(mine->vendor, sizeof mine->vendor, "%s", gpus[pick].vendor);
+  snprintf(mine->name, sizeof mine->name, "%s", gpus[pick].name);
+  snprintf(mine->arch, sizeof mine->arch, "%s", gpus[pick].arch);
+  mine->memory_gib = gpus[pick].memory_gib;
+}
+
+/* on rank 0's node, the GPUs of the runtime a plain `devices` does not bind over: their number, that runtime's
+ * name in other ("cuda" or "hip"); why: rank 0's reasons for a runtime without GPUs */
+static int count_other_runtime_gpus(char *why, size_t why_cap, char *other, size_t other_cap) {
+  mpt_gpu_desc *g = calloc(MAX_GPUS, sizeof *g);
+  int n = g ? mpt_gpu_list_all(g, MAX_GPUS, why, why_cap) : 0;
+  int n_other = 0;
+  for (int i = 0; i < n && i < MAX_GPUS; i++)
+    if (strcmp(g[i].api, g[0].api) != 0) {
+      n_other++;
+      snprintf(other, other_cap, "%s", g[i].api);
+    }
+  free(g);
+  return n_other;
+}
+
+/* rank 0: the header, the workers' devices (all: every rank's; NULL when out of memory), the other runtime's
+ * GPUs, and without a problem, when the first worker has no GPU, rank 0's view of why (rank 0 itself is a
+ * worker only with -n 1) */
+static void print_devices(int size, const mpt_device_info *all, const devices_args *a, int n_other,
+                          const char *other, char *why) {
+  int first = size == 1 ? 0 : 1;
+  char vis[256];
+  mpt_device_visible(vis, sizeof vis);
+  printf("devices: %d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
+         size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
+  if (all) mpt_device_table_print(stdout, all + first, size - first);
+  if (n_other > 0)
+    printf("also %d %s GPU%s on rank 0's node: `mptune devices FILE.json --evaluator %s` shows their binding\n",
+           n_other, strcmp(other, "hip") == 0 ? "AMD" : "NVIDIA", n_other == 1 ? "" : "s", other);
+  if (!a->problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0))
+    for (char *line = strtok(why, "\n"); line; line = strtok(NULL, "\n"))
+      if (line[0]) printf("no GPU: %s\n", line);
+  fflush(stdout);
+}
+
+/* every rank's device gathered on rank 0 (collective), printed there */
+static void gather_and_print(MPI_Comm comm, int rank, int size, mpt_device_info *mine, const devices_args *a,
+                             int n_other, const char *other, char *why) {
+  mpt_device_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+  mpt_wire_gather_devices(comm, mine, all ? all : mine);
+  if (rank == 0) print_devices(size, all, a, n_other, other, why);
+  free(all);
+}
+
 int mpt_cmd_devices(int argc, char **argv) {
   int rank, size;
   MPI_Comm comm = MPI_COMM_WORLD;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   int is_worker = size == 1 || rank > 0;
-  const char *problem = NULL, *evaluator = NULL, *simulate = NULL;
   mpt_error err;
   mpt_error_clear(&err);
-  int rc = 0;
-  for (int i = 1; i < argc && rc == 0; i++) {
-    const char *o = argv[i];
-    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-      if (rank == 0) usage(stdout);
-      return 0;
-    }
-    if (o[0] != '-') {
-      if (problem) rc = mpt_error_set(&err, MPT_ERR_VALUE, "unexpected argument '%s'", o);
-      problem = o;
-    } else if (strcmp(o, "--evaluator") == 0 || strcmp(o, "--simulate") == 0) {
-      const char **dst = strcmp(o, "--evaluator") == 0 ? &evaluator : &simulate;
-      if (!(*dst = mpt_cmd_value(argc, argv, &i, &err))) rc = err.code;
-    } else rc = mpt_error_set(&err, MPT_ERR_NAME, "unknown option '%s' (see mptune devices --help)", o);
+  devices_args a;
+  int rc = parse_devices_args(argc, argv, &a, &err);
+  if (a.help) {
+    if (rank == 0) usage(stdout);
+    return 0;
   }
-  if (rc == 0 && (evaluator || simulate) && !problem)
-    rc = mpt_error_set(&err, MPT_ERR_VALUE, "--evaluator/--simulate need the T1 problem file (mptune devices FILE.json ...)");
-  if (!evaluator) evaluator = simulate ? "sim" : "cpu";
-
   int local_rank = -1, local_count = 0;
   if (mpt_device_local_rank(comm, is_worker, &local_rank, &local_count) != 0 && rc == 0)
     rc = mpt_error_set(&err, MPT_ERR_INTERNAL, "cannot determine the node-local rank");
-
-  mpt_problem *prob = NULL;
-  mpt_space *space = NULL;
-  mpt_evaluator *ev = NULL;
+  devices_opened opened = {NULL, NULL, NULL};
   mpt_device_info mine;
   memset(&mine, 0, sizeof mine);
   mine.rank = -1;
   char why[512] = "";
   if (rc == 0 && is_worker) {
-    if (problem) {
-      rc = mpt_cmd_load_problem(problem, &prob, &err);
-      if (rc == 0) rc = mpt_space_build(prob, &space, &err);
-      if (rc == 0) {
-        mpt_job_options o = {.evaluator = evaluator, .simulate = simulate};
-        rc = mpt_job_open_evaluator(&o, prob, space, rank, local_rank, (mpt_watch){NULL, NULL}, &ev, &err);
-      }
-      if (rc == 0) mpt_device_describe(ev, rank, &mine);
-    } else {
-      mpt_gpu_desc gpus[MAX_GPUS];
-      int n = mpt_gpu_list_all(gpus, MAX_GPUS, why, sizeof why);
-      if (n > MAX_GPUS) n = MAX_GPUS;
-      int pick = mpt_gpu_bind(gpus, n, local_rank);
-      if (pick >= 0) {
-        mpt_device_cpu(&mine, rank, gpus[pick].api); /* host */
-        mine.index = gpus[pick].index;
-        snprintf(mine.vendor, sizeof mine.vendor, "%s", gpus[pick].vendor);
-        snprintf(mine.name, sizeof mine.name, "%s", gpus[pick].name);
-        snprintf(mine.arch, sizeof mine.arch, "%s", gpus[pick].arch);
-        mine.memory_gib = gpus[pick].memory_gib;
-      } else {
-        mpt_device_cpu(&mine, rank, "cpu");
-      }
-    }
+    if (a.problem) rc = describe_opened_evaluator(&a, rank, local_rank, &opened, &mine, &err);
+    else describe_bound_gpu(rank, local_rank, &mine, why, sizeof why);
   }
-  int n_other = 0; /* rank 0's node: GPUs of the runtime a plain `devices` does not bind over */
-  const char *other = NULL;
-  if (rc == 0 && !problem && rank == 0) { /* rank 0 explains a GPU-less node and names the other runtime */
-    mpt_gpu_desc *g = calloc(MAX_GPUS, sizeof *g);
-    int n = g ? mpt_gpu_list_all(g, MAX_GPUS, why, sizeof why) : 0;
-    for (int i = 0; i < n && i < MAX_GPUS; i++)
-      if (strcmp(g[i].api, g[0].api) != 0) n_other++, other = g[i].api;
-    free(g);
-  }
+  int n_other = 0;
+  char other[16] = ""; /* the other runtime: "cuda" or "hip" */
+  if (rc == 0 && !a.problem && rank == 0) /* rank 0 explains a GPU-less node and names the other runtime */
+    n_other = count_other_runtime_gpus(why, sizeof why, other, sizeof other);
   rc = mpt_wire_gonogo(comm, rc, &err);
-  int exit_code = 1;
   if (rc < 0) {
     if (rank == 0) fprintf(stderr, "mptune devices: %s\n", err.msg);
   } else {
-    mpt_device_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-    mpt_wire_gather_devices(comm, &mine, all ? all : &mine);
-    if (rank == 0) {
-      int first = size == 1 ? 0 : 1;
-      char vis[256];
-      mpt_device_visible(vis, sizeof vis);
-      printf("devices: %d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
-             size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
-      if (all) mpt_device_table_print(stdout, all + first, size - first);
-      if (n_other > 0)
-        printf("also %d %s GPU%s on rank 0's node: `mptune devices FILE.json --evaluator %s` shows their binding\n",
-               n_other, strcmp(other, "hip") == 0 ? "AMD" : "NVIDIA", n_other == 1 ? "" : "s", other);
-      if (!problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0)) {
-        /* rank 0's view of why there is no GPU (rank 0 itself is a worker only with -n 1) */
-        for (char *line = strtok(why, "\n"); line; line = strtok(NULL, "\n"))
-          if (line[0]) printf("no GPU: %s\n", line);
-      }
-      fflush(stdout);
-    }
-    free(all);
-    exit_code = 0;
+    gather_and_print(comm, rank, size, &mine, &a, n_other, other, why);
   }
-  if (ev) mpt_evaluator_close(ev);
-  if (space) mpt_space_free(space);
-  if (prob) mpt_problem_free(prob);
-  return exit_code;
+  if (opened.ev) mpt_evaluator_close(opened.ev);
+  if (opened.space) mpt_space_free(opened.space);
+  if (opened.prob) mpt_problem_free(opened.prob);
+  return rc < 0 ? 1 : 0;
 }
