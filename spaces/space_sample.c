@@ -1,6 +1,5 @@
 /* spaces/space_sample.c: sampling of valid configurations (uniform without replacement by Floyd's
- * algorithm, Latin hypercube with repair to the nearest unused valid configuration, maximin LHS) and the
- * numeric encodings of configurations for models. */
+ * algorithm, Latin hypercube with repair to the nearest unused valid configuration, maximin LHS). */
 #include "spaces/space_internal.h"
 
 #include <math.h>
@@ -291,59 +290,4 @@ int64_t mpt_space_sample_maximin(const mpt_space *s, mpt_rng *rng, int64_t n, in
   free(pool);
   free(pcfg);
   return best_n;
-}
-
-/* ---- encodings ---- */
-
-int mpt_space__prepare_encoding(mpt_space *s) {
-  int d = s->dims;
-  s->emin = malloc(sizeof(double) * (size_t)d);
-  s->emax = malloc(sizeof(double) * (size_t)d);
-  s->lmin = malloc(sizeof(double) * (size_t)d);
-  s->lmax = malloc(sizeof(double) * (size_t)d);
-  s->logok = malloc((size_t)d);
-  if (!s->emin || !s->emax || !s->lmin || !s->lmax || !s->logok) return MPT_ERR_NOMEM;
-  for (int p = 0; p < d; p++) {
-    const double *num = s->prob->params[p].numeric;
-    double lo = INFINITY, hi = -INFINITY;
-    int ok = 1;
-    for (int v = 0; v < s->nv[p]; v++) {
-      if (num[v] < lo) lo = num[v];
-      if (num[v] > hi) hi = num[v];
-      if (!(num[v] > 0) || s->prob->params[p].type == MPT_P_STRING) ok = 0;
-    }
-    s->emin[p] = lo;
-    s->emax[p] = hi;
-    s->logok[p] = (uint8_t)ok;
-    s->lmin[p] = ok ? log2(lo) : 0;
-    s->lmax[p] = ok ? log2(hi) : 0;
-  }
-  return 0;
-}
-
-void mpt_space_encode_idx(const mpt_space *s, const int *idx, mpt_encoding enc, double *x) {
-  for (int p = 0; p < s->dims; p++) {
-    int v = idx[p];
-    if (v < 0) v = 0;
-    if (v >= s->nv[p]) v = s->nv[p] - 1;
-    if (enc == MPT_ENC_INDEX) {
-      x[p] = s->nv[p] > 1 ? (double)v / (double)(s->nv[p] - 1) : 0.0;
-      continue;
-    }
-    double num = s->prob->params[p].numeric[v];
-    if (enc == MPT_ENC_LOG2 && s->logok[p]) {
-      double r = s->lmax[p] - s->lmin[p];
-      x[p] = r > 0 ? (log2(num) - s->lmin[p]) / r : 0.0;
-    } else {
-      double r = s->emax[p] - s->emin[p];
-      x[p] = r > 0 ? (num - s->emin[p]) / r : 0.0;
-    }
-  }
-}
-
-void mpt_space_encode(const mpt_space *s, int64_t id, mpt_encoding enc, double *x) {
-  int d = s->dims;
-  int cfg[d];
-  mpt_space_config(s, id, cfg);
-  mpt_space_encode_idx(s, cfg, enc, x);
 }
