@@ -32,6 +32,7 @@ typedef struct builder {
   int64_t eval_errors;
   char *first_error;
   mpt_error err;
+  const mpt_watch *watch; /* NULL: unwatched */
 } builder;
 
 static void note_eval_error(builder *b, int ci) {
@@ -181,9 +182,6 @@ static int64_t mpt_space__max_rows(void) {
   return lim;
 }
 
-static mpt_space_watch_fn g_watch;
-void mpt_space_set_watch(mpt_space_watch_fn fn) { g_watch = fn; }
-
 enum { BUILD_STOPPED = 1 }; /* build_valid_set: the watcher said stop */
 
 static int build_valid_set(builder *b, uint8_t *multi) {
@@ -319,16 +317,15 @@ static int build_valid_set(builder *b, uint8_t *multi) {
 
   ENTER(0);
   uint64_t steps = 0;
-  double t_start = mpt_clock_mono_s();
   while (L >= 0) {
-    if (g_watch && (++steps & 0xFFFFF) == 0) {
+    if (b->watch && (++steps & 0xFFFFF) == 0) {
       /* the share walked: the finished subtrees of every level down to this one */
       double done = 0, scale = 1;
       for (int M = 0; M <= L && lcnt[M] > 0; M++) {
         scale /= lcnt[M];
         done += (double)(lit[M] < lcnt[M] ? lit[M] : lcnt[M]) * scale;
       }
-      if (g_watch(done, mpt_clock_mono_s() - t_start)) { rc = BUILD_STOPPED; goto fail_rows; }
+      if (mpt_watch_call(b->watch, "building the search space", done)) { rc = BUILD_STOPPED; goto fail_rows; }
     }
     if (lit[L] >= lcnt[L]) {
       L--;
@@ -398,6 +395,10 @@ out:
 }
 
 int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
+  return mpt_space_build_watched(p, NULL, out, err);
+}
+
+int mpt_space_build_watched(const mpt_problem *p, const mpt_watch *watch, mpt_space **out, mpt_error *err) {
   double t0 = mpt_clock_mono_s();
   *out = NULL;
   mpt_space *s = calloc(1, sizeof *s);
@@ -405,6 +406,7 @@ int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
   builder b = {0};
   b.s = s;
   b.p = p;
+  b.watch = watch && watch->fn ? watch : NULL;
   int rc = 0, d = p->n_params;
   if ((rc = mpt_cond_list_split(b.p, &b.cl))) {
     mpt_cond_list_free(&b.cl);
