@@ -9,8 +9,6 @@
 #include <string.h>
 #include "spaces/sys/clock.h"
 
-/* ---- construction ---- */
-
 typedef struct level {
   int param;          /* parameter assigned at this level */
   int n_conds, *conds;/* conditions whose last parameter is this one */
@@ -27,6 +25,7 @@ typedef struct builder {
   mpt_space *s;
   const mpt_problem *p;
   mpt_cond_list cl;   /* conditions as enumerated: the problem's, split at top-level `and` */
+  uint8_t *multi;     /* per condition of cl: it reads two parameters or more (checked by the enumeration) */
   mpt_value *vars;
   int *curpos;        /* current allowed position per parameter */
   int64_t eval_errors;
@@ -182,239 +181,306 @@ static int64_t mpt_space__max_rows(void) {
   return lim;
 }
 
-enum { BUILD_STOPPED = 1 }; /* build_valid_set: the watcher said stop */
+enum { BUILD_STOPPED = 1 }; /* enumerate_rows: the watcher said stop */
 
-static int build_valid_set(builder *b, uint8_t *multi) {
+/* ---- the enumeration: depth first over the constrained parameters, one level each (s->con's order) ---- */
+
+typedef struct walk {
+  builder *b;
+  mpt_space *s;
+  int n, W;            /* levels, words per row */
+  level *lv;
+  uint64_t *keys;      /* (n + 1) * W: the packed fields of the values chosen above each level */
+  int *lcnt, *lit;     /* per level: its candidates, the one visited now */
+  const int **llst;    /* per level: its candidates (positions in allowed[]) */
+  int **ident;         /* per parameter: 0..n_allowed-1, the candidates of a level without conditions */
+  uint64_t **vfield;   /* per parameter: each allowed value shifted into its field */
+  uint64_t *rows;      /* the rows emitted so far */
+  int64_t nrows, cap, max_rows;
+} walk;
+
+/* the per-level and per-parameter tables of the walk; 0 or MPT_ERR_NOMEM (walk_close either way) */
+static int walk_open(walk *w, builder *b) {
   mpt_space *s = b->s;
-  const mpt_problem *p = b->p;
-  int n = s->n_con, W = s->words;
-  int rc = 0;
-  if (n == 0) { /* one empty row */
-    s->rows = calloc((size_t)W, sizeof(uint64_t));
-    if (!s->rows) return MPT_ERR_NOMEM;
-    s->n_rows = 1;
-    return 0;
-  }
-  int *order = malloc(sizeof(int) * (size_t)n);
-  int *lvl_of = malloc(sizeof(int) * (size_t)s->dims);
-  level *lv = calloc((size_t)n, sizeof(level));
-  uint64_t *keys = calloc((size_t)(n + 1) * (size_t)W, sizeof(uint64_t));
-  int *lcnt = calloc((size_t)n, sizeof(int));
-  int *lit = calloc((size_t)n, sizeof(int));
-  const int **llst = calloc((size_t)n, sizeof(int *));
-  int **ident = calloc((size_t)s->dims, sizeof(int *));
-  uint64_t **vfield = calloc((size_t)s->dims, sizeof(uint64_t *));
-  if (!order || !lvl_of || !lv || !keys || !lcnt || !lit || !llst || !ident || !vfield) { rc = MPT_ERR_NOMEM; goto out; }
-  memcpy(order, s->con, sizeof(int) * (size_t)n); /* mpt_space_build put them in enumeration order */
-  for (int i = 0; i < s->dims; i++) lvl_of[i] = -1;
-  for (int L = 0; L < n; L++) lvl_of[order[L]] = L;
+  int n = s->n_con;
+  w->b = b;
+  w->s = s;
+  w->n = n;
+  w->W = s->words;
+  w->lv = calloc((size_t)n, sizeof(level));
+  w->keys = calloc((size_t)(n + 1) * (size_t)w->W, sizeof(uint64_t));
+  w->lcnt = calloc((size_t)n, sizeof(int));
+  w->lit = calloc((size_t)n, sizeof(int));
+  w->llst = calloc((size_t)n, sizeof(int *));
+  w->ident = calloc((size_t)s->dims, sizeof(int *));
+  w->vfield = calloc((size_t)s->dims, sizeof(uint64_t *));
+  if (!w->lv || !w->keys || !w->lcnt || !w->lit || !w->llst || !w->ident || !w->vfield) return MPT_ERR_NOMEM;
   for (int L = 0; L < n; L++) {
-    int x = order[L];
-    lv[L].param = x;
-    ident[x] = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
-    vfield[x] = malloc(sizeof(uint64_t) * (size_t)s->n_allowed[x]);
-    lv[L].buf = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
-    if (!ident[x] || !vfield[x] || !lv[L].buf) { rc = MPT_ERR_NOMEM; goto out; }
+    int x = s->con[L]; /* mpt_space_build put them in enumeration order */
+    w->lv[L].param = x;
+    w->ident[x] = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
+    w->vfield[x] = malloc(sizeof(uint64_t) * (size_t)s->n_allowed[x]);
+    w->lv[L].buf = malloc(sizeof(int) * (size_t)s->n_allowed[x]);
+    if (!w->ident[x] || !w->vfield[x] || !w->lv[L].buf) return MPT_ERR_NOMEM;
     for (int j = 0; j < s->n_allowed[x]; j++) {
-      ident[x][j] = j;
-      vfield[x][j] = (uint64_t)s->allowed[x][j] << s->fshift[x];
+      w->ident[x][j] = j;
+      w->vfield[x][j] = (uint64_t)s->allowed[x][j] << s->fshift[x];
     }
   }
-  /* conditions fire at the level of their deepest parameter */
+  return 0;
+}
+
+static void walk_close(walk *w) {
+  if (w->s->dims && w->ident)
+    for (int i = 0; i < w->s->dims; i++) { free(w->ident[i]); free(w->vfield ? w->vfield[i] : NULL); }
+  free(w->ident);
+  free(w->vfield);
+  free_levels(w->lv, w->n);
+  free(w->keys);
+  free(w->lcnt);
+  free(w->lit);
+  free(w->llst);
+  free(w->rows);
+}
+
+/* each condition over two parameters or more fires at the level of its deepest parameter */
+static int place_conditions(walk *w) {
+  const builder *b = w->b;
+  int *lvl_of = malloc(sizeof(int) * (size_t)w->s->dims);
+  if (!lvl_of) return MPT_ERR_NOMEM;
+  for (int i = 0; i < w->s->dims; i++) lvl_of[i] = -1;
+  for (int L = 0; L < w->n; L++) lvl_of[w->lv[L].param] = L;
   for (int k = 0; k < b->cl.n; k++) {
-    if (!multi[k]) continue;
+    if (!b->multi[k]) continue;
     const mpt_condition *c = &b->cl.cs[k];
     int L = -1;
     for (int j = 0; j < c->n_params; j++)
       if (lvl_of[c->params[j]] > L) L = lvl_of[c->params[j]];
-    int *nc = realloc(lv[L].conds, sizeof(int) * (size_t)(lv[L].n_conds + 1));
-    if (!nc) { rc = MPT_ERR_NOMEM; goto out; }
-    lv[L].conds = nc;
-    nc[lv[L].n_conds++] = k;
+    int *nc = realloc(w->lv[L].conds, sizeof(int) * (size_t)(w->lv[L].n_conds + 1));
+    if (!nc) { free(lvl_of); return MPT_ERR_NOMEM; }
+    w->lv[L].conds = nc;
+    nc[w->lv[L].n_conds++] = k;
   }
-  /* memo keys */
-  for (int L = 0; L < n; L++) {
-    level *l = &lv[L];
-    if (!l->n_conds) continue;
-    uint8_t *in = calloc((size_t)s->dims, 1);
-    if (!in) { rc = MPT_ERR_NOMEM; goto out; }
-    for (int k = 0; k < l->n_conds; k++) {
-      const mpt_condition *c = &b->cl.cs[l->conds[k]];
-      for (int j = 0; j < c->n_params; j++)
-        if (c->params[j] != l->param) in[c->params[j]] = 1;
-    }
-    l->key = malloc(sizeof(int) * (size_t)(L + 1));
-    l->kstride = malloc(sizeof(int64_t) * (size_t)(L + 1));
-    if (!l->key || !l->kstride) { free(in); rc = MPT_ERR_NOMEM; goto out; }
-    double space = 1;
-    for (int M = 0; M < L; M++)
-      if (in[order[M]]) { l->key[l->n_key++] = order[M]; space *= s->n_allowed[order[M]]; }
-    free(in);
-    /* memoise when the key leaves out earlier parameters (so keys repeat) and the table is small */
-    if (l->n_key < L && space <= (double)(1 << 20)) {
-      int64_t st = 1;
-      for (int k = l->n_key - 1; k >= 0; k--) { l->kstride[k] = st; st *= s->n_allowed[l->key[k]]; }
-      l->memo_n = st;
-      l->memo = malloc(sizeof(int32_t) * (size_t)st);
-      if (!l->memo) { rc = MPT_ERR_NOMEM; goto out; }
-      memset(l->memo, 0xff, sizeof(int32_t) * (size_t)st);
+  free(lvl_of);
+  return 0;
+}
+
+/* a level's memo key: the earlier parameters its conditions read. It memoises its candidate lists when
+ * the key leaves out earlier parameters (so keys repeat) and the table is small. */
+static int plan_memo(walk *w, int L) {
+  const mpt_space *s = w->s;
+  level *l = &w->lv[L];
+  uint8_t *in = calloc((size_t)s->dims, 1);
+  if (!in) return MPT_ERR_NOMEM;
+  for (int k = 0; k < l->n_conds; k++) {
+    const mpt_condition *c = &w->b->cl.cs[l->conds[k]];
+    for (int j = 0; j < c->n_params; j++)
+      if (c->params[j] != l->param) in[c->params[j]] = 1;
+  }
+  l->key = malloc(sizeof(int) * (size_t)(L + 1));
+  l->kstride = malloc(sizeof(int64_t) * (size_t)(L + 1));
+  if (!l->key || !l->kstride) { free(in); return MPT_ERR_NOMEM; }
+  double space = 1;
+  for (int M = 0; M < L; M++)
+    if (in[s->con[M]]) { l->key[l->n_key++] = s->con[M]; space *= s->n_allowed[s->con[M]]; }
+  free(in);
+  if (l->n_key < L && space <= (double)(1 << 20)) {
+    int64_t st = 1;
+    for (int k = l->n_key - 1; k >= 0; k--) { l->kstride[k] = st; st *= s->n_allowed[l->key[k]]; }
+    l->memo_n = st;
+    l->memo = malloc(sizeof(int32_t) * (size_t)st);
+    if (!l->memo) return MPT_ERR_NOMEM;
+    memset(l->memo, 0xff, sizeof(int32_t) * (size_t)st);
+  }
+  return 0;
+}
+
+/* room in a level's pool for one more candidate list of na entries; 0 or MPT_ERR_NOMEM */
+static int grow_pool(level *l, int na) {
+  if (l->pool_n + na + 1 <= l->pool_cap) return 0;
+  int64_t nc = (l->pool_cap ? l->pool_cap * 2 : 1024);
+  while (nc < l->pool_n + na + 1) nc *= 2;
+  if (nc > INT32_MAX) return MPT_ERR_NOMEM;
+  int32_t *np = realloc(l->pool, sizeof(int32_t) * (size_t)nc);
+  if (!np) return MPT_ERR_NOMEM;
+  l->pool = np;
+  l->pool_cap = nc;
+  return 0;
+}
+
+/* the allowed positions of level l's parameter for which its conditions hold (the earlier levels'
+ * values set in vars), written to dst; their count */
+static inline int filter_candidates(walk *w, level *l, int *dst) {
+  builder *b = w->b;
+  int x = l->param, na = w->s->n_allowed[x], c = 0;
+  const mpt_value *values = b->p->params[x].values;
+  const int *allowed = w->s->allowed[x];
+  for (int j = 0; j < na; j++) {
+    b->vars[x] = values[allowed[j]];
+    if (conds_hold(b, l->conds, l->n_conds)) dst[c++] = j;
+  }
+  return c;
+}
+
+/* a memoised level's candidates: looked up by the key's positions, filtered into the pool when new */
+static inline int memoised_candidates(walk *w, int L) {
+  level *l = &w->lv[L];
+  int64_t key = 0;
+  for (int k = 0; k < l->n_key; k++) key += l->kstride[k] * w->b->curpos[l->key[k]];
+  int32_t off = l->memo[key];
+  if (off < 0) {
+    if (grow_pool(l, w->s->n_allowed[l->param])) return MPT_ERR_NOMEM;
+    off = (int32_t)l->pool_n;
+    int c = filter_candidates(w, l, (int *)(l->pool + off + 1));
+    l->pool[off] = c;
+    l->pool_n += c + 1;
+    l->memo[key] = off;
+  }
+  w->llst[L] = (const int *)(l->pool + off + 1);
+  w->lcnt[L] = l->pool[off];
+  return 0;
+}
+
+/* entering level L: its candidate list (every allowed value without conditions, the memo's, or filtered
+ * now); 0 or MPT_ERR_NOMEM */
+static inline int enter_level(walk *w, int L) {
+  level *l = &w->lv[L];
+  w->lit[L] = 0;
+  if (!l->n_conds) {
+    w->llst[L] = w->ident[l->param];
+    w->lcnt[L] = w->s->n_allowed[l->param];
+    return 0;
+  }
+  if (l->memo) return memoised_candidates(w, L);
+  w->lcnt[L] = filter_candidates(w, l, l->buf);
+  w->llst[L] = l->buf;
+  return 0;
+}
+
+/* the last level: one row per candidate, the fields above from keys; 0, MPT_ERR_NOMEM or MPT_ERR_VALUE
+ * (more rows than max_rows) */
+static inline int emit_rows(walk *w, int L) {
+  int c = w->lcnt[L], W = w->W;
+  if (w->nrows + c > w->cap) {
+    while (w->nrows + c > w->cap) w->cap *= 2;
+    uint64_t *nr = realloc(w->rows, sizeof(uint64_t) * (size_t)w->cap * (size_t)W);
+    if (!nr) return MPT_ERR_NOMEM;
+    w->rows = nr;
+  }
+  const uint64_t *base = w->keys + (size_t)L * (size_t)W;
+  const int *lst = w->llst[L];
+  int x = w->lv[L].param;
+  const uint64_t *vf = w->vfield[x];
+  uint64_t *rows = w->rows;
+  int64_t nrows = w->nrows;
+  if (W == 1) {
+    uint64_t b0 = base[0];
+    for (int i = 0; i < c; i++) rows[nrows + i] = b0 | vf[lst[i]];
+  } else {
+    int fw = w->s->fword[x];
+    for (int i = 0; i < c; i++) {
+      uint64_t *r = rows + (size_t)(nrows + i) * (size_t)W;
+      memcpy(r, base, sizeof(uint64_t) * (size_t)W);
+      r[fw] |= vf[lst[i]];
     }
   }
+  w->nrows = nrows + c;
+  return w->nrows > w->max_rows ? MPT_ERR_VALUE : 0;
+}
 
-  int64_t cap = 4096, nrows = 0, max_rows = mpt_space__max_rows();
-  uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)cap * (size_t)W);
-  if (!rows) { rc = MPT_ERR_NOMEM; goto out; }
+/* the share of the enumeration walked: the finished subtrees of every level down to L */
+static double walked_share(const walk *w, int L) {
+  double done = 0, scale = 1;
+  for (int M = 0; M <= L && w->lcnt[M] > 0; M++) {
+    scale /= w->lcnt[M];
+    done += (double)(w->lit[M] < w->lcnt[M] ? w->lit[M] : w->lcnt[M]) * scale;
+  }
+  return done;
+}
 
-  const mpt_param *P = p->params;
-  int L = 0;
-  /* enter level 0 (and every level) : compute candidate list */
-#define ENTER(LV)                                                                                       \
-  do {                                                                                                  \
-    level *l_ = &lv[LV];                                                                                \
-    int x_ = l_->param;                                                                                 \
-    lit[LV] = 0;                                                                                        \
-    if (!l_->n_conds) {                                                                                 \
-      llst[LV] = ident[x_];                                                                             \
-      lcnt[LV] = s->n_allowed[x_];                                                                      \
-    } else if (l_->memo) {                                                                              \
-      int64_t key_ = 0;                                                                                 \
-      for (int k_ = 0; k_ < l_->n_key; k_++) key_ += l_->kstride[k_] * b->curpos[l_->key[k_]];          \
-      int32_t off_ = l_->memo[key_];                                                                    \
-      if (off_ < 0) {                                                                                   \
-        int na_ = s->n_allowed[x_];                                                                     \
-        if (l_->pool_n + na_ + 1 > l_->pool_cap) {                                                      \
-          int64_t nc_ = (l_->pool_cap ? l_->pool_cap * 2 : 1024);                                       \
-          while (nc_ < l_->pool_n + na_ + 1) nc_ *= 2;                                                  \
-          if (nc_ > INT32_MAX) { rc = MPT_ERR_NOMEM; goto fail_rows; }                                  \
-          int32_t *np_ = realloc(l_->pool, sizeof(int32_t) * (size_t)nc_);                              \
-          if (!np_) { rc = MPT_ERR_NOMEM; goto fail_rows; }                                             \
-          l_->pool = np_;                                                                               \
-          l_->pool_cap = nc_;                                                                           \
-        }                                                                                               \
-        off_ = (int32_t)l_->pool_n;                                                                     \
-        int32_t *dst_ = l_->pool + off_ + 1;                                                            \
-        int c_ = 0;                                                                                     \
-        for (int j_ = 0; j_ < na_; j_++) {                                                              \
-          b->vars[x_] = P[x_].values[s->allowed[x_][j_]];                                               \
-          if (conds_hold(b, l_->conds, l_->n_conds)) dst_[c_++] = j_;                                   \
-        }                                                                                               \
-        l_->pool[off_] = c_;                                                                            \
-        l_->pool_n += c_ + 1;                                                                           \
-        l_->memo[key_] = off_;                                                                          \
-      }                                                                                                 \
-      llst[LV] = (const int *)(l_->pool + off_ + 1);                                                    \
-      lcnt[LV] = l_->pool[off_];                                                                        \
-    } else {                                                                                            \
-      int na_ = s->n_allowed[x_], c_ = 0;                                                               \
-      for (int j_ = 0; j_ < na_; j_++) {                                                                \
-        b->vars[x_] = P[x_].values[s->allowed[x_][j_]];                                                 \
-        if (conds_hold(b, l_->conds, l_->n_conds)) l_->buf[c_++] = j_;                                  \
-      }                                                                                                 \
-      llst[LV] = l_->buf;                                                                               \
-      lcnt[LV] = c_;                                                                                    \
-    }                                                                                                   \
-  } while (0)
+/* level L takes its candidate lit[L]: its value in vars and its field in the key of level L + 1 */
+static inline void choose(walk *w, int L) {
+  int x = w->lv[L].param, W = w->W;
+  int j = w->llst[L][w->lit[L]];
+  w->b->curpos[x] = j;
+  w->b->vars[x] = w->b->p->params[x].values[w->s->allowed[x][j]];
+  uint64_t *kn = w->keys + (size_t)(L + 1) * (size_t)W;
+  memcpy(kn, w->keys + (size_t)L * (size_t)W, sizeof(uint64_t) * (size_t)W);
+  kn[w->s->fword[x]] |= w->vfield[x][j];
+}
 
-  ENTER(0);
+/* walks every level down, emitting the rows (ascending: the first level holds the highest bits), the
+ * watch called every 2^20 steps; 0, BUILD_STOPPED, MPT_ERR_NOMEM or MPT_ERR_VALUE */
+static int walk_levels(walk *w) {
+  const mpt_watch *watch = w->b->watch;
+  int n = w->n, L = 0, rc = 0;
+  int *lit = w->lit, *lcnt = w->lcnt;
+  if ((rc = enter_level(w, 0))) return rc;
   uint64_t steps = 0;
   while (L >= 0) {
-    if (b->watch && (++steps & 0xFFFFF) == 0) {
-      /* the share walked: the finished subtrees of every level down to this one */
-      double done = 0, scale = 1;
-      for (int M = 0; M <= L && lcnt[M] > 0; M++) {
-        scale /= lcnt[M];
-        done += (double)(lit[M] < lcnt[M] ? lit[M] : lcnt[M]) * scale;
-      }
-      if (mpt_watch_call(b->watch, "building the search space", done)) { rc = BUILD_STOPPED; goto fail_rows; }
+    if (watch && (++steps & 0xFFFFF) == 0) {
+      if (mpt_watch_call(watch, "building the search space", walked_share(w, L))) return BUILD_STOPPED;
     }
     if (lit[L] >= lcnt[L]) {
       L--;
       if (L >= 0) lit[L]++;
       continue;
     }
-    int x = lv[L].param;
     if (L == n - 1) { /* emit every candidate of the last level */
-      int c = lcnt[L];
-      if (nrows + c > cap) {
-        while (nrows + c > cap) cap *= 2;
-        uint64_t *nr = realloc(rows, sizeof(uint64_t) * (size_t)cap * (size_t)W);
-        if (!nr) { rc = MPT_ERR_NOMEM; goto fail_rows; }
-        rows = nr;
-      }
-      const uint64_t *base = keys + (size_t)L * (size_t)W;
-      const int *lst = llst[L];
-      const uint64_t *vf = vfield[x];
-      if (W == 1) {
-        uint64_t b0 = base[0];
-        for (int i = 0; i < c; i++) rows[nrows + i] = b0 | vf[lst[i]];
-      } else {
-        int fw = s->fword[x];
-        for (int i = 0; i < c; i++) {
-          uint64_t *r = rows + (size_t)(nrows + i) * (size_t)W;
-          memcpy(r, base, sizeof(uint64_t) * (size_t)W);
-          r[fw] |= vf[lst[i]];
-        }
-      }
-      nrows += c;
-      if (nrows > max_rows) { rc = MPT_ERR_VALUE; goto fail_rows; }
-      lit[L] = c;
+      if ((rc = emit_rows(w, L))) return rc;
+      lit[L] = lcnt[L];
       continue;
     }
-    int j = llst[L][lit[L]];
-    b->curpos[x] = j;
-    b->vars[x] = P[x].values[s->allowed[x][j]];
-    uint64_t *kn = keys + (size_t)(L + 1) * (size_t)W;
-    memcpy(kn, keys + (size_t)L * (size_t)W, sizeof(uint64_t) * (size_t)W);
-    kn[s->fword[x]] |= vfield[x][j];
+    choose(w, L);
     L++;
-    ENTER(L);
+    if ((rc = enter_level(w, L))) return rc;
   }
-#undef ENTER
-  if (nrows > 0 && nrows < cap) { /* give back the unused capacity */
-    uint64_t *fit = realloc(rows, sizeof(uint64_t) * (size_t)nrows * (size_t)W);
-    if (fit) rows = fit;
+  return 0;
+}
+
+/* the packed rows of the valid combinations of the constrained parameters into s->rows, s->n_rows;
+ * 0, BUILD_STOPPED, MPT_ERR_NOMEM or MPT_ERR_VALUE (more than max_rows rows) */
+static int enumerate_rows(builder *b) {
+  mpt_space *s = b->s;
+  if (s->n_con == 0) { /* one empty row */
+    s->rows = calloc((size_t)s->words, sizeof(uint64_t));
+    if (!s->rows) return MPT_ERR_NOMEM;
+    s->n_rows = 1;
+    return 0;
   }
-  s->rows = rows;
-  s->n_rows = nrows;
-  rows = NULL;
-fail_rows:
-  free(rows);
-out:
-  if (s->dims && ident)
-    for (int i = 0; i < s->dims; i++) { free(ident[i]); free(vfield ? vfield[i] : NULL); }
-  free(ident);
-  free(vfield);
-  free(order);
-  free(lvl_of);
-  free_levels(lv, n);
-  free(keys);
-  free(lcnt);
-  free(lit);
-  free(llst);
+  walk w = {0};
+  int rc = walk_open(&w, b);
+  if (!rc) rc = place_conditions(&w);
+  for (int L = 0; L < w.n && !rc; L++)
+    if (w.lv[L].n_conds) rc = plan_memo(&w, L);
+  if (!rc) {
+    w.cap = 4096;
+    w.max_rows = mpt_space__max_rows();
+    w.rows = malloc(sizeof(uint64_t) * (size_t)w.cap * (size_t)w.W);
+    if (!w.rows) rc = MPT_ERR_NOMEM;
+  }
+  if (!rc) rc = walk_levels(&w);
+  if (!rc) {
+    if (w.nrows > 0 && w.nrows < w.cap) { /* give back the unused capacity */
+      uint64_t *fit = realloc(w.rows, sizeof(uint64_t) * (size_t)w.nrows * (size_t)w.W);
+      if (fit) w.rows = fit;
+    }
+    s->rows = w.rows;
+    s->n_rows = w.nrows;
+    w.rows = NULL;
+  }
+  walk_close(&w);
   return rc;
 }
 
-int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
-  return mpt_space_build_watched(p, NULL, out, err);
-}
+/* ---- the phases of mpt_space_build ---- */
 
-int mpt_space_build_watched(const mpt_problem *p, const mpt_watch *watch, mpt_space **out, mpt_error *err) {
-  double t0 = mpt_clock_mono_s();
-  *out = NULL;
-  mpt_space *s = calloc(1, sizeof *s);
-  if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  builder b = {0};
-  b.s = s;
-  b.p = p;
-  b.watch = watch && watch->fn ? watch : NULL;
-  int rc = 0, d = p->n_params;
-  if ((rc = mpt_cond_list_split(b.p, &b.cl))) {
-    mpt_cond_list_free(&b.cl);
-    free(s);
-    return mpt_error_set(err, rc, "%s: out of memory", p->path);
-  }
-  uint8_t *multi = calloc((size_t)b.cl.n + 1, 1);
-  s->prob = p;
+/* the space's per-parameter tables and the builder's values; 0 or MPT_ERR_NOMEM */
+static int alloc_tables(builder *b) {
+  mpt_space *s = b->s;
+  int d = b->p->n_params;
+  b->multi = calloc((size_t)b->cl.n + 1, 1);
+  s->prob = b->p;
   s->dims = d;
   s->default_id = -1;
   s->nv = calloc((size_t)d, sizeof(int));
@@ -429,192 +495,274 @@ int mpt_space_build_watched(const mpt_problem *p, const mpt_watch *watch, mpt_sp
   s->fshift = calloc((size_t)d, sizeof(int));
   s->fmask = calloc((size_t)d, sizeof(uint64_t));
   s->fstride = calloc((size_t)d, sizeof(int64_t));
-  b.vars = calloc((size_t)d, sizeof(mpt_value));
-  b.curpos = calloc((size_t)d, sizeof(int));
-  if (!multi || !s->nv || !s->allowed || !s->n_allowed || !s->pos || !s->present || !s->role || !s->con ||
-      !s->freep || !s->fword || !s->fshift || !s->fmask || !s->fstride || !b.vars || !b.curpos) {
-    rc = MPT_ERR_NOMEM;
-    goto fail;
-  }
+  b->vars = calloc((size_t)d, sizeof(mpt_value));
+  b->curpos = calloc((size_t)d, sizeof(int));
+  if (!b->multi || !s->nv || !s->allowed || !s->n_allowed || !s->pos || !s->present || !s->role || !s->con ||
+      !s->freep || !s->fword || !s->fshift || !s->fmask || !s->fstride || !b->vars || !b->curpos)
+    return MPT_ERR_NOMEM;
   for (int i = 0; i < d; i++) {
-    s->nv[i] = p->params[i].n_values;
-    b.vars[i] = p->params[i].values[0];
+    s->nv[i] = b->p->params[i].n_values;
+    b->vars[i] = b->p->params[i].values[0];
   }
-  int empty = 0;
-  /* conditions over no parameter: evaluated once */
-  for (int k = 0; k < b.cl.n; k++) {
-    if (b.cl.cs[k].n_params != 0) continue;
+  return 0;
+}
+
+/* conditions over no parameter, evaluated once: *empty when one does not hold */
+static void check_constant_conditions(builder *b, int *empty) {
+  for (int k = 0; k < b->cl.n; k++) {
+    if (b->cl.cs[k].n_params != 0) continue;
     int idx0 = k;
-    if (!conds_hold(&b, &idx0, 1)) empty = 1;
+    if (!conds_hold(b, &idx0, 1)) *empty = 1;
   }
-  /* single-parameter conditions filter the value lists up front */
-  for (int i = 0; i < d; i++) {
+}
+
+/* single-parameter conditions filter the value lists up front: allowed, pos, n_allowed (present
+ * allocated); *empty when a parameter keeps no value. 0 or MPT_ERR_NOMEM */
+static int filter_values(builder *b, int *empty) {
+  mpt_space *s = b->s;
+  const mpt_problem *p = b->p;
+  for (int i = 0; i < s->dims; i++) {
     int nvi = s->nv[i];
     s->allowed[i] = malloc(sizeof(int) * (size_t)nvi);
     s->pos[i] = malloc(sizeof(int) * (size_t)nvi);
     s->present[i] = calloc((size_t)nvi, 1);
-    if (!s->allowed[i] || !s->pos[i] || !s->present[i]) { rc = MPT_ERR_NOMEM; goto fail; }
+    if (!s->allowed[i] || !s->pos[i] || !s->present[i]) return MPT_ERR_NOMEM;
     int c = 0;
     for (int v = 0; v < nvi; v++) {
-      b.vars[i] = p->params[i].values[v];
+      b->vars[i] = p->params[i].values[v];
       int ok = 1;
-      for (int k = 0; k < b.cl.n && ok; k++)
-        if (b.cl.cs[k].n_params == 1 && b.cl.cs[k].params[0] == i) ok = conds_hold(&b, &k, 1);
+      for (int k = 0; k < b->cl.n && ok; k++)
+        if (b->cl.cs[k].n_params == 1 && b->cl.cs[k].params[0] == i) ok = conds_hold(b, &k, 1);
       s->pos[i][v] = ok ? c : -1;
       if (ok) s->allowed[i][c++] = v;
     }
     s->n_allowed[i] = c;
-    b.vars[i] = p->params[i].values[c ? s->allowed[i][0] : 0];
-    if (c == 0) empty = 1;
+    b->vars[i] = p->params[i].values[c ? s->allowed[i][0] : 0];
+    if (c == 0) *empty = 1;
   }
-  /* constrained vs free parameters */
-  uint8_t *isc = calloc((size_t)d, 1);
-  if (!isc) { rc = MPT_ERR_NOMEM; goto fail; }
-  for (int k = 0; k < b.cl.n; k++) {
-    if (b.cl.cs[k].n_params < 2) continue;
-    multi[k] = 1;
-    for (int j = 0; j < b.cl.cs[k].n_params; j++) isc[b.cl.cs[k].params[j]] = 1;
+  return 0;
+}
+
+/* constrained (read by a condition over two parameters or more: multi[]) vs free parameters, each in
+ * file order: role, con, freep. 0 or MPT_ERR_NOMEM */
+static int split_constrained(builder *b) {
+  mpt_space *s = b->s;
+  uint8_t *isc = calloc((size_t)s->dims, 1);
+  if (!isc) return MPT_ERR_NOMEM;
+  for (int k = 0; k < b->cl.n; k++) {
+    if (b->cl.cs[k].n_params < 2) continue;
+    b->multi[k] = 1;
+    for (int j = 0; j < b->cl.cs[k].n_params; j++) isc[b->cl.cs[k].params[j]] = 1;
   }
-  for (int i = 0; i < d; i++) {
+  for (int i = 0; i < s->dims; i++) {
     if (isc[i]) { s->role[i] = s->n_con; s->con[s->n_con++] = i; }
     else { s->role[i] = -(1 + s->n_free); s->freep[s->n_free++] = i; }
   }
   free(isc);
-  /* enumeration order of the constrained parameters; con[] follows it from here on */
-  if (s->n_con > 1) {
-    int *order = malloc(sizeof(int) * (size_t)s->n_con);
-    if (!order) { rc = MPT_ERR_NOMEM; goto fail; }
-    order_params(s, &b, multi, order);
-    memcpy(s->con, order, sizeof(int) * (size_t)s->n_con);
-    free(order);
-    for (int k = 0; k < s->n_con; k++) s->role[s->con[k]] = k;
+  return 0;
+}
+
+/* the enumeration order of the constrained parameters (order_params); con[] and role follow it from
+ * here on. 0 or MPT_ERR_NOMEM */
+static int order_enumeration(builder *b) {
+  mpt_space *s = b->s;
+  if (s->n_con <= 1) return 0;
+  int *order = malloc(sizeof(int) * (size_t)s->n_con);
+  if (!order) return MPT_ERR_NOMEM;
+  order_params(s, b, b->multi, order);
+  memcpy(s->con, order, sizeof(int) * (size_t)s->n_con);
+  free(order);
+  for (int k = 0; k < s->n_con; k++) s->role[s->con[k]] = k;
+  return 0;
+}
+
+/* bit fields of the constrained parameters: the first of the enumeration order in the highest bits, the
+ * last one in the low bits of word 0, so that the depth-first enumeration emits the rows in ascending
+ * key order */
+static void lay_out_fields(mpt_space *s) {
+  int word = 0, bit = 0;
+  for (int k = s->n_con - 1; k >= 0; k--) {
+    int x = s->con[k];
+    int nb = bits_for(s->nv[x]);
+    if (bit + nb > 64) { word++; bit = 0; }
+    s->fword[x] = word;
+    s->fshift[x] = nb ? bit : (bit < 64 ? bit : 63); /* a single-valued parameter: empty field, shift defined */
+    s->fmask[x] = nb ? ((nb == 64 ? ~0ULL : ((1ULL << nb) - 1))) : 0;
+    bit += nb;
   }
-  /* bit fields: the first parameter of the enumeration order in the highest bits, the last one in the low
-   * bits of word 0, so that the depth-first enumeration emits the rows in ascending key order */
-  {
-    int word = 0, bit = 0;
-    for (int k = s->n_con - 1; k >= 0; k--) {
-      int x = s->con[k];
-      int nb = bits_for(s->nv[x]);
-      if (bit + nb > 64) { word++; bit = 0; }
-      s->fword[x] = word;
-      s->fshift[x] = nb ? bit : (bit < 64 ? bit : 63); /* a single-valued parameter: empty field, shift defined */
-      s->fmask[x] = nb ? ((nb == 64 ? ~0ULL : ((1ULL << nb) - 1))) : 0;
-      bit += nb;
-    }
-    s->words = word + 1;
+  s->words = word + 1;
+}
+
+/* free parameters: a mixed-radix suffix, the last one fastest (fstride, q); 0 or MPT_ERR_VALUE (err set)
+ * when it passes 2^63 */
+static int lay_out_suffix(mpt_space *s, mpt_error *err) {
+  double q = 1;
+  int64_t st = 1;
+  for (int k = s->n_free - 1; k >= 0; k--) {
+    int x = s->freep[k];
+    s->fstride[x] = st;
+    q *= s->n_allowed[x] ? s->n_allowed[x] : 1;
+    if (q > 9.0e18)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)",
+                           s->prob->path);
+    st *= s->n_allowed[x] ? s->n_allowed[x] : 1;
   }
-  /* free parameters: mixed-radix suffix, last one fastest */
-  {
-    double q = 1;
-    int64_t st = 1;
-    for (int k = s->n_free - 1; k >= 0; k--) {
-      int x = s->freep[k];
-      s->fstride[x] = st;
-      q *= s->n_allowed[x] ? s->n_allowed[x] : 1;
-      if (q > 9.0e18) { rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)", p->path); goto fail; }
-      st *= s->n_allowed[x] ? s->n_allowed[x] : 1;
-    }
-    s->q = st;
-  }
-  if (!empty) {
-    rc = build_valid_set(&b, multi);
-    if (rc == BUILD_STOPPED) {
-      rc = mpt_error_set(err, MPT_ERR_STATE, "%s: building the search space was stopped", p->path);
-      goto fail;
-    }
-    if (rc == MPT_ERR_VALUE) {
-      rc = mpt_error_set(err, MPT_ERR_VALUE,
+  s->q = st;
+  return 0;
+}
+
+/* enumerate_rows with its failures told in err (stopped, too many rows, over 2^63 configurations);
+ * MPT_ERR_NOMEM without a message */
+static int enumerate_valid_set(builder *b, mpt_error *err) {
+  mpt_space *s = b->s;
+  const char *path = b->p->path;
+  int rc = enumerate_rows(b);
+  if (rc == BUILD_STOPPED) return mpt_error_set(err, MPT_ERR_STATE, "%s: building the search space was stopped", path);
+  if (rc == MPT_ERR_VALUE)
+    return mpt_error_set(err, MPT_ERR_VALUE,
                          "%s: more than %lld valid combinations of the constrained parameters; the space is too "
                          "large to enumerate (raise the limit with MPT_SPACE_MAX_ROWS)",
-                         p->path, (long long)mpt_space__max_rows());
-      goto fail;
-    }
-    if (rc) goto fail;
-    if ((double)s->n_rows * (double)s->q > 9.0e18) {
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)",
-                         p->path);
-      goto fail;
-    }
+                         path, (long long)mpt_space__max_rows());
+  if (rc) return rc;
+  if ((double)s->n_rows * (double)s->q > 9.0e18)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space is too large (over 2^63 valid configurations)",
+                         path);
+  return 0;
+}
+
+/* the enumeration emits ascending keys; sorts the rows only if that ever fails to hold. 0 or MPT_ERR_NOMEM */
+static int sort_rows(mpt_space *s) {
+  int sorted = 1;
+  if (s->words == 1) {
+    for (int64_t r = 1; r < s->n_rows && sorted; r++) sorted = s->rows[r - 1] < s->rows[r];
   } else {
-    s->n_rows = 0;
+    for (int64_t r = 1; r < s->n_rows && sorted; r++)
+      sorted = cmp_rows(s->rows + (size_t)(r - 1) * (size_t)s->words, s->rows + (size_t)r * (size_t)s->words,
+                        &s->words) < 0;
   }
-  s->size = s->n_rows * s->q;
-  if (s->n_rows > 0) {
-    /* the enumeration emits ascending keys; sort only if that ever fails to hold */
-    int sorted = 1;
-    if (s->words == 1) {
-      for (int64_t r = 1; r < s->n_rows && sorted; r++) sorted = s->rows[r - 1] < s->rows[r];
-    } else {
-      for (int64_t r = 1; r < s->n_rows && sorted; r++)
-        sorted = cmp_rows(s->rows + (size_t)(r - 1) * (size_t)s->words, s->rows + (size_t)r * (size_t)s->words,
-                          &s->words) < 0;
-    }
-    if (sorted) {
-    } else if (s->words == 1) {
-      int bits = 0;
-      for (int k = 0; k < s->n_con; k++) bits += bits_for(s->nv[s->con[k]]);
-      if ((rc = radix_sort(s->rows, s->n_rows, bits))) goto fail;
-    } else {
-      qsort_r(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows, &s->words);
-    }
-    if ((rc = mpt_space__index_rows(s))) goto fail;
-    int W = s->words;
-    /* values present in the valid set */
-    for (int k = 0; k < s->n_con; k++) {
-      int x = s->con[k];
-      const uint64_t *col = s->rows + s->fword[x];
-      int sh = s->fshift[x];
-      uint64_t m = s->fmask[x];
-      uint8_t *pr = s->present[x];
-      int64_t marked = 0;
-      for (int64_t r = 0; r < s->n_rows; r++) {
-        uint8_t *q = &pr[(col[(size_t)r * (size_t)W] >> sh) & m];
-        marked += !*q;
-        *q = 1;
-        if (marked == s->n_allowed[x]) break; /* every allowed value seen */
-      }
-    }
-    for (int k = 0; k < s->n_free; k++) {
-      int x = s->freep[k];
-      for (int j = 0; j < s->n_allowed[x]; j++) s->present[x][s->allowed[x][j]] = 1;
-    }
-    /* default configuration */
-    int *di = malloc(sizeof(int) * (size_t)d);
-    if (!di) { rc = MPT_ERR_NOMEM; goto fail; }
-    int ok = 1;
-    for (int i = 0; i < d; i++) {
-      di[i] = p->params[i].default_index;
-      if (di[i] < 0) ok = 0;
-    }
-    s->default_id = ok ? mpt_space_lookup(s, di) : -1;
-    free(di);
+  if (sorted) return 0;
+  if (s->words == 1) {
+    int bits = 0;
+    for (int k = 0; k < s->n_con; k++) bits += bits_for(s->nv[s->con[k]]);
+    return radix_sort(s->rows, s->n_rows, bits);
   }
-  if ((rc = mpt_space__prepare_encoding(s))) goto fail;
-  s->eval_warning = b.first_error;
-  b.first_error = NULL;
+  qsort_r(s->rows, (size_t)s->n_rows, sizeof(uint64_t) * (size_t)s->words, cmp_rows, &s->words);
+  return 0;
+}
+
+/* present[p][v]: value v of p occurs in a valid configuration (free parameters: every allowed value) */
+static void mark_present_values(mpt_space *s) {
+  int W = s->words;
+  for (int k = 0; k < s->n_con; k++) {
+    int x = s->con[k];
+    const uint64_t *col = s->rows + s->fword[x];
+    int sh = s->fshift[x];
+    uint64_t m = s->fmask[x];
+    uint8_t *pr = s->present[x];
+    int64_t marked = 0;
+    for (int64_t r = 0; r < s->n_rows; r++) {
+      uint8_t *q = &pr[(col[(size_t)r * (size_t)W] >> sh) & m];
+      marked += !*q;
+      *q = 1;
+      if (marked == s->n_allowed[x]) break; /* every allowed value seen */
+    }
+  }
+  for (int k = 0; k < s->n_free; k++) {
+    int x = s->freep[k];
+    for (int j = 0; j < s->n_allowed[x]; j++) s->present[x][s->allowed[x][j]] = 1;
+  }
+}
+
+/* the id of the problem's Default configuration (-1 when it has none or it is not valid); 0 or
+ * MPT_ERR_NOMEM */
+static int find_default(mpt_space *s) {
+  int d = s->dims;
+  int *di = malloc(sizeof(int) * (size_t)d);
+  if (!di) return MPT_ERR_NOMEM;
+  int ok = 1;
+  for (int i = 0; i < d; i++) {
+    di[i] = s->prob->params[i].default_index;
+    if (di[i] < 0) ok = 0;
+  }
+  s->default_id = ok ? mpt_space_lookup(s, di) : -1;
+  free(di);
+  return 0;
+}
+
+/* a non-empty valid set sorted and indexed, its present values marked, its default found; 0 or
+ * MPT_ERR_NOMEM */
+static int index_valid_set(mpt_space *s) {
+  int rc = sort_rows(s);
+  if (!rc) rc = mpt_space__index_rows(s);
+  if (rc) return rc;
+  mark_present_values(s);
+  return find_default(s);
+}
+
+/* the statistics, the first run-time error of a condition handed to the space */
+static void record_stats(builder *b) {
+  mpt_space *s = b->s;
+  s->eval_warning = b->first_error;
+  b->first_error = NULL;
   s->st.valid = s->size;
   double cart = 1;
-  for (int i = 0; i < d; i++) cart *= s->nv[i];
+  for (int i = 0; i < s->dims; i++) cart *= s->nv[i];
   s->st.cartesian = cart;
-  s->st.eval_errors = b.eval_errors;
+  s->st.eval_errors = b->eval_errors;
   int64_t bytes = (int64_t)sizeof *s + s->n_rows * s->words * 8 + (s->table ? (int64_t)(s->tmask + 1) * 4 : 0);
-  for (int i = 0; i < d; i++) bytes += (int64_t)s->nv[i] * (4 + 4 + 1) + 64;
+  for (int i = 0; i < s->dims; i++) bytes += (int64_t)s->nv[i] * (4 + 4 + 1) + 64;
   s->st.bytes = bytes;
-  free(multi);
-  free(b.vars);
-  free(b.curpos);
-  mpt_cond_list_free(&b.cl);
+}
+
+static void builder_free(builder *b) {
+  free(b->multi);
+  free(b->vars);
+  free(b->curpos);
+  mpt_cond_list_free(&b->cl);
+  free(b->first_error);
+}
+
+int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err) {
+  return mpt_space_build_watched(p, NULL, out, err);
+}
+
+int mpt_space_build_watched(const mpt_problem *p, const mpt_watch *watch, mpt_space **out, mpt_error *err) {
+  double t0 = mpt_clock_mono_s();
+  *out = NULL;
+  mpt_space *s = calloc(1, sizeof *s);
+  if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  builder b = {.s = s, .p = p, .watch = watch && watch->fn ? watch : NULL};
+  int rc = mpt_cond_list_split(p, &b.cl);
+  if (rc) {
+    mpt_cond_list_free(&b.cl);
+    free(s);
+    return mpt_error_set(err, rc, "%s: out of memory", p->path);
+  }
+  int empty = 0;
+  rc = alloc_tables(&b);
+  if (!rc) {
+    check_constant_conditions(&b, &empty);
+    rc = filter_values(&b, &empty);
+  }
+  if (!rc) rc = split_constrained(&b);
+  if (!rc) rc = order_enumeration(&b);
+  if (!rc) {
+    lay_out_fields(s);
+    rc = lay_out_suffix(s, err);
+  }
+  if (!rc && !empty) rc = enumerate_valid_set(&b, err); /* else n_rows stays 0 */
+  if (!rc) s->size = s->n_rows * s->q;
+  if (!rc && s->n_rows > 0) rc = index_valid_set(s);
+  if (!rc) rc = mpt_space__prepare_encoding(s);
+  if (rc) {
+    builder_free(&b);
+    mpt_space_free(s);
+    if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s: out of memory building the search space", p->path);
+    return rc;
+  }
+  record_stats(&b);
+  builder_free(&b);
   s->st.seconds = mpt_clock_mono_s() - t0;
   *out = s;
   return 0;
-fail:
-  free(multi);
-  free(b.vars);
-  free(b.curpos);
-  mpt_cond_list_free(&b.cl);
-  free(b.first_error);
-  mpt_space_free(s);
-  if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s: out of memory building the search space", p->path);
-  return rc;
 }
