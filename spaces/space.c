@@ -53,29 +53,34 @@ int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key) {
 
 int mpt_space__index_rows(mpt_space *s) {
   uint64_t cap = 16;
-  while (cap * 7 < 10 * (uint64_t)s->n_rows) cap *= 2; /* load factor <= 0.7 */
-  s->table = malloc(sizeof(uint32_t) * cap);
-  if (!s->table) return MPT_ERR_NOMEM;
-  memset(s->table, 0xff, sizeof(uint32_t) * cap);
-  s->tmask = cap - 1;
-  s->tagged = s->n_rows < (1 << 24) - 1; /* row indices fit 24 bits; a slot is never all ones */
+  int64_t n = s->n_rows;
+  while (cap * 7 < 10 * (uint64_t)n) cap *= 2; /* load factor <= 0.7 */
+  uint32_t *table = malloc(sizeof(uint32_t) * cap);
+  if (!table) return MPT_ERR_NOMEM;
+  memset(table, 0xff, sizeof(uint32_t) * cap);
+  uint64_t mask = cap - 1;
+  int tagged = n < (1 << 24) - 1; /* row indices fit 24 bits; a slot is never all ones */
+  const uint64_t *rows = s->rows;
   int W = s->words;
   enum { PF = 16 }; /* prefetch the slots of the rows inserted PF steps later; hashes kept in a ring */
   uint64_t ring[PF];
-  for (int64_t r = 0; r < PF && r < s->n_rows; r++) {
-    ring[r] = hash_key(s->rows + (size_t)r * (size_t)W, W);
-    __builtin_prefetch(&s->table[ring[r] & s->tmask], 1);
+  for (int64_t r = 0; r < PF && r < n; r++) {
+    ring[r] = hash_key(rows + (size_t)r * (size_t)W, W);
+    __builtin_prefetch(&table[ring[r] & mask], 1);
   }
-  for (int64_t r = 0; r < s->n_rows; r++) {
-    uint64_t hk = ring[r % PF], h = hk & s->tmask;
-    if (r + PF < s->n_rows) {
-      uint64_t nx = hash_key(s->rows + (size_t)(r + PF) * (size_t)W, W);
+  for (int64_t r = 0; r < n; r++) {
+    uint64_t hk = ring[r % PF], h = hk & mask;
+    if (r + PF < n) {
+      uint64_t nx = hash_key(rows + (size_t)(r + PF) * (size_t)W, W);
       ring[r % PF] = nx;
-      __builtin_prefetch(&s->table[nx & s->tmask], 1);
+      __builtin_prefetch(&table[nx & mask], 1);
     }
-    while (s->table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & s->tmask;
-    s->table[h] = s->tagged ? (uint32_t)r | ((uint32_t)(hk >> 56) << 24) : (uint32_t)r;
+    while (table[h] != MPT_SPACE_EMPTY_SLOT) h = (h + 1) & mask;
+    table[h] = tagged ? (uint32_t)r | ((uint32_t)(hk >> 56) << 24) : (uint32_t)r;
   }
+  s->table = table;
+  s->tmask = mask;
+  s->tagged = tagged;
   return 0;
 }
 
