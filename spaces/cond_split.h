@@ -1,5 +1,5 @@
 /* spaces/cond_split.h: a problem's conditions split at their top-level `and`s, for the space builder
- * (spaces/space.c). A condition "A and B" whose lowest-precedence operator at top level is `and` (no
+ * (spaces/space_build.c). A condition "A and B" whose lowest-precedence operator at top level is `and` (no
  * top-level `or`, `if`, `else`, `for`, `lambda`) holds exactly when A and B both hold, and an error in
  * either makes the configuration invalid either way: so its parts are checked separately, each as soon as
  * the parameters it reads are assigned. Conditions that cannot be split (or whose parts do not compile)

@@ -8,6 +8,7 @@
 #include "spaces/t1.h"
 #include "spaces/sys/rng.h"
 #include "spaces/sys/error.h"
+#include "spaces/sys/watch.h"
 
 typedef struct mpt_space mpt_space;
 
@@ -25,12 +26,11 @@ typedef struct mpt_space_stats {
  * makes that configuration invalid; the first such error is kept in warnings (reported once). The
  * space keeps a pointer to the problem, which must outlive it. */
 int mpt_space_build(const mpt_problem *p, mpt_space **out, mpt_error *err);
-/* A process-wide watcher of long builds: called every 2^20 steps of the enumeration (about a second of
- * a large one) with the share of it walked so far (an estimate from its first levels) and the seconds
- * since it began; a non-zero return stops the build: mpt_space_build then fails with MPT_ERR_STATE
- * ("stopped"). NULL (the default): none. */
-typedef int (*mpt_space_watch_fn)(double done, double seconds);
-void mpt_space_set_watch(mpt_space_watch_fn fn);
+/* The same, watched: watch (NULL: none) is called every 2^20 steps of the enumeration (about a second of
+ * a large one) with doing "building the search space" and the share of the enumeration walked so far (an
+ * estimate from its first levels); a nonzero return stops the build, which then fails with MPT_ERR_STATE
+ * ("FILE: building the search space was stopped"). */
+int mpt_space_build_watched(const mpt_problem *p, const mpt_watch *watch, mpt_space **out, mpt_error *err);
 void mpt_space_free(mpt_space *s);
 
 const mpt_problem *mpt_space_problem(const mpt_space *s);

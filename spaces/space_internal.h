@@ -2,7 +2,10 @@
  * Parameters split into "constrained" ones (read by a condition over two or more parameters) and "free"
  * ones. The valid set is n_rows packed rows (value indices of the constrained parameters, bit fields in
  * `words` uint64 words, sorted in file order) times the mixed-radix product of the free parameters'
- * allowed values: id = row * q + suffix. An open-addressing hash maps a packed row to its index. */
+ * allowed values: id = row * q + suffix. An open-addressing hash maps a packed row to its index.
+ * The files, bottom up: space.c (the struct's accessors, the row index, encodings) and space_box.c (box
+ * queries) need no other space file; space_build.c (T1 -> valid set), space_nb.c (neighbours),
+ * space_sample.c, space_nearest.c and space_sample_valid.c (sampling) stand on them. */
 #ifndef MPT_SPACE_INTERNAL_H
 #define MPT_SPACE_INTERNAL_H
 #include <stdint.h>
@@ -40,28 +43,28 @@ struct mpt_space {
   char *eval_warning;
 };
 
-/* hash slot probe for a packed key; row index or -1 */
+/* space.c. Hash slot probe for a packed key; row index or -1 */
 int64_t mpt_space__find_row(const mpt_space *s, const uint64_t *key);
+/* space.c. Builds the hash index of the rows (s->rows, s->n_rows > 0, sorted): s->table, tmask, tagged;
+ * 0 or MPT_ERR_NOMEM */
+int mpt_space__index_rows(mpt_space *s);
+/* space.c. Fills emin/emax/lmin/lmax/logok; 0 or MPT_ERR_NOMEM */
+int mpt_space__prepare_encoding(mpt_space *s);
+
+/* a single-word row shifted down by sh bits (0 for sh >= 64): its fields from bit sh up, which sort as
+ * the rows do */
+static inline uint64_t mpt_space__shr(uint64_t x, int sh) { return sh >= 64 ? 0 : x >> sh; }
 
 /* A box: per parameter a list of candidate value indices (ascending, within range). */
 typedef struct mpt_box {
   int *n;
   const int **v;
 } mpt_box;
-/* Visits every valid id whose value indices all lie in the box, in ascending id order, until visit()
+/* space_box.c. Visits every valid id whose value indices all lie in the box, in ascending id order, until visit()
  * returns nonzero. With count: *count receives the number of such ids, and the traversal goes on
  * (counting whole rows at once) after visit() asked to stop. 0 or MPT_ERR_NOMEM. */
 int mpt_space__box(const mpt_space *s, const mpt_box *bx, int (*visit)(void *, int64_t), void *ctx,
                    int64_t *count);
-
-/* fills emin/emax/lmin/lmax/logok; 0 or MPT_ERR_NOMEM */
-int mpt_space__prepare_encoding(mpt_space *s);
-
-/* Ring search around c (any in-range configuration): visits the valid ids at L1 index distance r for
- * r = rmin, rmin+1, ... and stops after the first ring where visit() accepted one (returns 0, *radius = r),
- * when no ring is left (1), or when more than `budget` probes were needed (-1). */
-int mpt_space__rings(const mpt_space *s, const int *c, int rmin, int64_t budget, int (*visit)(void *, int64_t),
-                     void *vctx, int *radius);
 
 /* space_nearest.c. Counts of each value among the valid configurations, added to cnt[off[d] + value]
  * for params[d], from the rows alone. */

@@ -1,6 +1,5 @@
 /* spaces/space_sample.c: sampling of valid configurations (uniform without replacement by Floyd's
- * algorithm, Latin hypercube with repair to the nearest unused valid configuration, maximin LHS) and the
- * numeric encodings of configurations for models. */
+ * algorithm, Latin hypercube with repair to the nearest unused valid configuration, maximin LHS). */
 #include "spaces/space_internal.h"
 
 #include <math.h>
@@ -101,119 +100,173 @@ static void lhs_mark(lhs_param *L, int t) {
   L->where[last] = w;
 }
 
+/* the state of one LHS design over a pool of candidates */
+typedef struct lhs_run {
+  const mpt_space *s;
+  mpt_rng *rng;
+  int64_t n;
+  lhs_param *L;         /* per parameter: its strata */
+  int *ibuf;            /* the strata's int tables, then tsel and tg */
+  uint8_t *ubuf;        /* the strata's used flags */
+  int *tsel, *tg;       /* the strata chosen for this point; a random point of their cell */
+  int *cand, *bn;       /* the cell as a box: per parameter bn[p] allowed values, listed in cand */
+  const int **bv;
+  uint8_t *freev;       /* per parameter and value: lies in an unused stratum */
+  idset used;           /* the ids picked */
+  const int64_t *pool;  /* the candidates when a cell holds no unused valid configuration */
+  const int *pcfg;      /* their value indices */
+  int64_t npool;
+} lhs_run;
+
+/* parameter p's n strata of its value-index range: lo, hi, the strata a[v]..b[v] holding value v, all
+ * unused; cur: its int tables, advanced past them */
+static void lhs_strata(lhs_param *P, int64_t V, int64_t n, int **cur) {
+  P->lo = *cur; *cur += n;
+  P->hi = *cur; *cur += n;
+  P->unused = *cur; *cur += n;
+  P->where = *cur; *cur += n;
+  P->a = *cur; *cur += V;
+  P->b = *cur; *cur += V;
+  for (int64_t v = 0; v < V; v++) { P->a[v] = INT32_MAX; P->b[v] = -1; }
+  for (int64_t t = 0; t < n; t++) {
+    int64_t lo = t * V / n, hi = (t + 1) * V / n - 1;
+    if (hi < lo) hi = lo;
+    P->lo[t] = (int)lo;
+    P->hi[t] = (int)hi;
+    for (int64_t v = lo; v <= hi; v++) {
+      if (t < P->a[v]) P->a[v] = (int)t;
+      if (t > P->b[v]) P->b[v] = (int)t;
+    }
+    P->unused[t] = (int)t;
+    P->where[t] = (int)t;
+  }
+  P->n_unused = (int)n;
+}
+
+/* the tables of a design of n points and every parameter's strata; 0 or MPT_ERR_NOMEM (lhs_close
+ * either way) */
+static int lhs_open(lhs_run *R) {
+  const mpt_space *s = R->s;
+  int d = s->dims;
+  int64_t n = R->n;
+  size_t cells = (size_t)n * (size_t)d, vals = 0;
+  for (int p = 0; p < d; p++) vals += (size_t)s->nv[p];
+  R->L = calloc((size_t)d, sizeof *R->L);
+  R->ibuf = malloc(sizeof(int) * (4 * cells + 2 * vals + (size_t)d * 3 + 1));
+  R->ubuf = calloc(cells + 1, 1);
+  R->freev = malloc(vals + 1);
+  R->cand = malloc(sizeof(int) * (vals + 1));
+  R->bn = malloc(sizeof(int) * (size_t)d);
+  R->bv = malloc(sizeof(int *) * (size_t)d);
+  if (!R->L || !R->ibuf || !R->ubuf || !R->freev || !R->cand || !R->bn || !R->bv || set_init(&R->used, n))
+    return MPT_ERR_NOMEM;
+  int *cur = R->ibuf;
+  for (int p = 0; p < d; p++) {
+    lhs_strata(&R->L[p], s->nv[p], n, &cur);
+    R->L[p].used = R->ubuf + (size_t)p * (size_t)n;
+  }
+  R->tsel = cur; cur += d;
+  R->tg = cur;
+  return 0;
+}
+
+static void lhs_close(lhs_run *R) {
+  free(R->L);
+  free(R->ibuf);
+  free(R->ubuf);
+  free(R->freev);
+  free(R->cand);
+  free(R->bn);
+  free(R->bv);
+  free(R->used.slot);
+}
+
+/* draws per parameter an unused stratum (tsel) and a point in it (tg), and picks an unused valid
+ * configuration in the cell they form (uniform among the first 256 found): *pick, or -1 when the cell
+ * holds none. 0 or MPT_ERR_NOMEM */
+static int lhs_pick_in_cell(lhs_run *R, int64_t *pick) {
+  const mpt_space *s = R->s;
+  int *cc = R->cand;
+  for (int p = 0; p < s->dims; p++) {
+    lhs_param *P = &R->L[p];
+    int t = P->unused[mpt_rng_below(R->rng, (uint64_t)P->n_unused)];
+    R->tsel[p] = t;
+    R->tg[p] = P->lo[t] + (int)mpt_rng_below(R->rng, (uint64_t)(P->hi[t] - P->lo[t] + 1));
+    R->bn[p] = 0;
+    R->bv[p] = cc;
+    for (int v = P->lo[t]; v <= P->hi[t]; v++)
+      if (s->pos[p][v] >= 0) cc[R->bn[p]++] = v;
+    cc += R->bn[p];
+  }
+  cell_pick C = {&R->used, R->rng, -1, 0};
+  mpt_box bx = {R->bn, R->bv};
+  int rc = mpt_space__box(s, &bx, visit_cell, &C, NULL);
+  *pick = C.chosen;
+  return rc;
+}
+
+/* the pool's unused candidate in the most unused strata, then nearest to tg (ties at random): its
+ * index in the pool, or -1 */
+static int64_t lhs_pick_in_pool(lhs_run *R) {
+  const mpt_space *s = R->s;
+  int d = s->dims;
+  uint8_t *fr = R->freev;
+  for (int p = 0; p < d; p++) {
+    const lhs_param *P = &R->L[p];
+    for (int v = 0; v < s->nv[p]; v++) {
+      int f = 0;
+      for (int t = P->a[v]; t <= P->b[v] && !f; t++) f = !P->used[t];
+      fr[v] = (uint8_t)f;
+    }
+    fr += s->nv[p];
+  }
+  int64_t best = -1, bcov = -1, bdist = 0, ties = 0;
+  for (int64_t k = 0; k < R->npool; k++) {
+    const int *x = R->pcfg + (size_t)k * (size_t)d;
+    int64_t cov = 0, dist = 0;
+    const uint8_t *f = R->freev;
+    for (int p = 0; p < d; p++) {
+      cov += f[x[p]];
+      f += s->nv[p];
+      dist += x[p] > R->tg[p] ? x[p] - R->tg[p] : R->tg[p] - x[p];
+    }
+    if (cov < bcov || (cov == bcov && dist > bdist)) continue;
+    if (set_has(&R->used, R->pool[k])) continue;
+    if (cov > bcov || dist < bdist) { best = k; bcov = cov; bdist = dist; ties = 1; }
+    else if (mpt_rng_below(R->rng, (uint64_t)++ties) == 0) best = k;
+  }
+  return best;
+}
+
 /* one LHS design over a pool of candidates (pool ids, decoded in pcfg); returns the count or <0 */
 static int64_t lhs_once(const mpt_space *s, mpt_rng *rng, int64_t n, int64_t *ids, const int64_t *pool,
                         const int *pcfg, int64_t npool) {
-  int d = s->dims;
-  int64_t rc = 0;
   if (n > s->size) n = s->size;
   if (n <= 0) return 0;
-  size_t cells = 0, vals = 0;
-  for (int p = 0; p < d; p++) vals += (size_t)s->nv[p];
-  cells = (size_t)n * (size_t)d;
-  lhs_param *L = calloc((size_t)d, sizeof *L);
-  int *ibuf = malloc(sizeof(int) * (4 * cells + 2 * vals + (size_t)d * 3 + 1));
-  uint8_t *ubuf = calloc(cells + 1, 1), *freev = malloc(vals + 1);
-  int *cand = malloc(sizeof(int) * (vals + 1)), *bn = malloc(sizeof(int) * (size_t)d);
-  const int **bv = malloc(sizeof(int *) * (size_t)d);
-  idset used = {0};
-  if (!L || !ibuf || !ubuf || !freev || !cand || !bn || !bv || set_init(&used, n)) { rc = MPT_ERR_NOMEM; goto out; }
-  int *cur = ibuf;
-  for (int p = 0; p < d; p++) {
-    lhs_param *P = &L[p];
-    int64_t V = s->nv[p];
-    P->lo = cur; cur += n;
-    P->hi = cur; cur += n;
-    P->unused = cur; cur += n;
-    P->where = cur; cur += n;
-    P->a = cur; cur += V;
-    P->b = cur; cur += V;
-    P->used = ubuf + (size_t)p * (size_t)n;
-    for (int64_t v = 0; v < V; v++) { P->a[v] = INT32_MAX; P->b[v] = -1; }
-    for (int64_t t = 0; t < n; t++) {
-      int64_t lo = t * V / n, hi = (t + 1) * V / n - 1;
-      if (hi < lo) hi = lo;
-      P->lo[t] = (int)lo;
-      P->hi[t] = (int)hi;
-      for (int64_t v = lo; v <= hi; v++) {
-        if (t < P->a[v]) P->a[v] = (int)t;
-        if (t > P->b[v]) P->b[v] = (int)t;
-      }
-      P->unused[t] = (int)t;
-      P->where[t] = (int)t;
-    }
-    P->n_unused = (int)n;
-  }
-  int *tsel = cur; cur += d; /* the strata chosen for this point */
-  int *tg = cur; cur += d;   /* a random point of the cell */
-  for (int64_t j = 0; j < n; j++) {
-    int *cc = cand;
-    for (int p = 0; p < d; p++) {
-      lhs_param *P = &L[p];
-      int t = P->unused[mpt_rng_below(rng, (uint64_t)P->n_unused)];
-      tsel[p] = t;
-      tg[p] = P->lo[t] + (int)mpt_rng_below(rng, (uint64_t)(P->hi[t] - P->lo[t] + 1));
-      bn[p] = 0;
-      bv[p] = cc;
-      for (int v = P->lo[t]; v <= P->hi[t]; v++)
-        if (s->pos[p][v] >= 0) cc[bn[p]++] = v;
-      cc += bn[p];
-    }
-    cell_pick C = {&used, rng, -1, 0};
-    mpt_box bx = {bn, bv};
-    int r = mpt_space__box(s, &bx, visit_cell, &C, NULL);
-    if (r) { rc = r; goto out; }
-    int64_t pick = C.chosen;
+  lhs_run R = {.s = s, .rng = rng, .n = n, .pool = pool, .pcfg = pcfg, .npool = npool};
+  int64_t count = 0;
+  int rc = lhs_open(&R);
+  for (int64_t j = 0; j < n && !rc; j++) {
+    int64_t pick;
+    if ((rc = lhs_pick_in_cell(&R, &pick))) break;
     if (pick >= 0) {
-      for (int p = 0; p < d; p++) lhs_mark(&L[p], tsel[p]);
-    } else { /* best of the pool: most unused strata, then nearest to tg */
-      uint8_t *fr = freev; /* per parameter and value: lies in an unused stratum */
-      for (int p = 0; p < d; p++) {
-        const lhs_param *P = &L[p];
-        for (int v = 0; v < s->nv[p]; v++) {
-          int f = 0;
-          for (int t = P->a[v]; t <= P->b[v] && !f; t++) f = !P->used[t];
-          fr[v] = (uint8_t)f;
-        }
-        fr += s->nv[p];
-      }
-      int64_t best = -1, bcov = -1, bdist = 0, ties = 0;
-      for (int64_t k = 0; k < npool; k++) {
-        const int *x = pcfg + (size_t)k * (size_t)d;
-        int64_t cov = 0, dist = 0;
-        const uint8_t *f = freev;
-        for (int p = 0; p < d; p++) {
-          cov += f[x[p]];
-          f += s->nv[p];
-          dist += x[p] > tg[p] ? x[p] - tg[p] : tg[p] - x[p];
-        }
-        if (cov < bcov || (cov == bcov && dist > bdist)) continue;
-        if (set_has(&used, pool[k])) continue;
-        if (cov > bcov || dist < bdist) { best = k; bcov = cov; bdist = dist; ties = 1; }
-        else if (mpt_rng_below(rng, (uint64_t)++ties) == 0) best = k;
-      }
+      for (int p = 0; p < s->dims; p++) lhs_mark(&R.L[p], R.tsel[p]);
+    } else {
+      int64_t best = lhs_pick_in_pool(&R);
       if (best < 0) break; /* cannot happen: the pool holds more than n configurations or all */
       pick = pool[best];
-      const int *x = pcfg + (size_t)best * (size_t)d;
-      for (int p = 0; p < d; p++) {
-        lhs_param *P = &L[p];
+      const int *x = pcfg + (size_t)best * (size_t)s->dims;
+      for (int p = 0; p < s->dims; p++) { /* the first unused stratum holding each of its values */
+        lhs_param *P = &R.L[p];
         for (int t = P->a[x[p]]; t <= P->b[x[p]]; t++)
           if (!P->used[t]) { lhs_mark(P, t); break; }
       }
     }
-    set_add(&used, pick);
-    ids[rc++] = pick;
+    set_add(&R.used, pick);
+    ids[count++] = pick;
   }
-out:
-  free(L);
-  free(ibuf);
-  free(ubuf);
-  free(freev);
-  free(cand);
-  free(bn);
-  free(bv);
-  free(used.slot);
-  return rc;
+  lhs_close(&R);
+  return rc ? rc : count;
 }
 
 /* a pool of max(4096, 4n) distinct random valid ids (all of them when fewer), decoded */
@@ -291,59 +344,4 @@ int64_t mpt_space_sample_maximin(const mpt_space *s, mpt_rng *rng, int64_t n, in
   free(pool);
   free(pcfg);
   return best_n;
-}
-
-/* ---- encodings ---- */
-
-int mpt_space__prepare_encoding(mpt_space *s) {
-  int d = s->dims;
-  s->emin = malloc(sizeof(double) * (size_t)d);
-  s->emax = malloc(sizeof(double) * (size_t)d);
-  s->lmin = malloc(sizeof(double) * (size_t)d);
-  s->lmax = malloc(sizeof(double) * (size_t)d);
-  s->logok = malloc((size_t)d);
-  if (!s->emin || !s->emax || !s->lmin || !s->lmax || !s->logok) return MPT_ERR_NOMEM;
-  for (int p = 0; p < d; p++) {
-    const double *num = s->prob->params[p].numeric;
-    double lo = INFINITY, hi = -INFINITY;
-    int ok = 1;
-    for (int v = 0; v < s->nv[p]; v++) {
-      if (num[v] < lo) lo = num[v];
-      if (num[v] > hi) hi = num[v];
-      if (!(num[v] > 0) || s->prob->params[p].type == MPT_P_STRING) ok = 0;
-    }
-    s->emin[p] = lo;
-    s->emax[p] = hi;
-    s->logok[p] = (uint8_t)ok;
-    s->lmin[p] = ok ? log2(lo) : 0;
-    s->lmax[p] = ok ? log2(hi) : 0;
-  }
-  return 0;
-}
-
-void mpt_space_encode_idx(const mpt_space *s, const int *idx, mpt_encoding enc, double *x) {
-  for (int p = 0; p < s->dims; p++) {
-    int v = idx[p];
-    if (v < 0) v = 0;
-    if (v >= s->nv[p]) v = s->nv[p] - 1;
-    if (enc == MPT_ENC_INDEX) {
-      x[p] = s->nv[p] > 1 ? (double)v / (double)(s->nv[p] - 1) : 0.0;
-      continue;
-    }
-    double num = s->prob->params[p].numeric[v];
-    if (enc == MPT_ENC_LOG2 && s->logok[p]) {
-      double r = s->lmax[p] - s->lmin[p];
-      x[p] = r > 0 ? (log2(num) - s->lmin[p]) / r : 0.0;
-    } else {
-      double r = s->emax[p] - s->emin[p];
-      x[p] = r > 0 ? (num - s->emin[p]) / r : 0.0;
-    }
-  }
-}
-
-void mpt_space_encode(const mpt_space *s, int64_t id, mpt_encoding enc, double *x) {
-  int d = s->dims;
-  int cfg[d];
-  mpt_space_config(s, id, cfg);
-  mpt_space_encode_idx(s, cfg, enc, x);
 }

@@ -168,144 +168,258 @@ static void row_values(const mpt_space *sp, const int *params, int np, int64_t c
 /* out-of-band count of one value: below floor(share n) or above ceil(share n) */
 static int band_dev(int cnt, int lo, int hi) { return cnt > hi ? cnt - hi : cnt < lo ? lo - cnt : 0; }
 
-int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, mpt_rng *rng, int64_t n,
-                               double power, int keep_strata, int64_t max_candidates, int64_t *ids) {
-  int64_t m = mpt_space_sample_lhs_valid(sp, params, np, rng, n, ids);
-  if (m < 2 || np < 2) return m;
-  int64_t N = mpt_space_size(sp);
-  pair_tab t = {.np = np, .P = np * (np - 1) / 2};
-  int64_t tot = 0;
-  int vtot = 0;
-  t.nv = malloc(sizeof(int) * (size_t)np);
-  t.poff = malloc(sizeof(int64_t) * (size_t)t.P);
-  int *voff = malloc(sizeof(int) * (size_t)np);
-  if (!t.nv || !t.poff || !voff) goto nomem;
+/* the state of a pairwise-coverage design */
+typedef struct pairs_design {
+  const mpt_space *sp;
+  const int *params;
+  int np;
+  int64_t N, m;     /* valid configurations, design points */
+  int64_t *ids;     /* the design */
+  pair_tab t;
+  int *voff, vtot;  /* per parameter: its first value's slot in vcnt, lo and hi; the slots */
+  int *vals;        /* m + 1 rows of np value indices: the design points', then a candidate's */
+  int64_t *cells;   /* m rows of t.P cells: the cells each design point covers */
+  int64_t *ccell;   /* the candidate's cells */
+  int *vcnt;        /* per value: the design points taking it */
+  int *lo, *hi;     /* per value: its band [floor(f m), ceil(f m)] (f its valid share) */
+  uint8_t *used;    /* per id: in the design */
+} pairs_design;
+
+static int *candidate_values(const pairs_design *D) { return D->vals + (size_t)D->np * (size_t)D->m; }
+
+/* the value slots and the cells of every parameter pair: nv, voff, poff; *tot the cells. 0 or
+ * MPT_ERR_NOMEM */
+static int pairs_lay_out(pairs_design *D, int64_t *tot) {
+  int np = D->np;
+  pair_tab *t = &D->t;
+  t->nv = malloc(sizeof(int) * (size_t)np);
+  t->poff = malloc(sizeof(int64_t) * (size_t)t->P);
+  D->voff = malloc(sizeof(int) * (size_t)np);
+  if (!t->nv || !t->poff || !D->voff) return MPT_ERR_NOMEM;
   for (int d = 0; d < np; d++) {
-    t.nv[d] = mpt_space_n_values(sp, params[d]);
-    voff[d] = vtot;
-    vtot += t.nv[d];
+    t->nv[d] = mpt_space_n_values(D->sp, D->params[d]);
+    D->voff[d] = D->vtot;
+    D->vtot += t->nv[d];
   }
+  *tot = 0;
   for (int p = 0, k = 0; p < np; p++)
     for (int q = p + 1; q < np; q++, k++) {
-      t.poff[k] = tot;
-      tot += (int64_t)t.nv[p] * t.nv[q];
+      t->poff[k] = *tot;
+      *tot += (int64_t)t->nv[p] * t->nv[q];
     }
-  if (tot > PAIR_CELLS_MAX) {
-    free(t.nv); free(t.poff); free(voff);
-    return m;
-  }
-  t.w = calloc((size_t)tot, sizeof(double));
-  t.cov = calloc((size_t)tot, sizeof(int));
-  int64_t nc = max_candidates > 0 && max_candidates < N ? max_candidates : N;
-  int *vals = malloc(sizeof(int) * (size_t)np * (size_t)(m + 1));
-  int64_t *cells = malloc(sizeof(int64_t) * (size_t)t.P * (size_t)m);
-  int64_t *ccell = malloc(sizeof(int64_t) * (size_t)t.P);
-  int *vcnt = calloc((size_t)vtot, sizeof(int));
-  int *lo = malloc(sizeof(int) * (size_t)vtot), *hi = malloc(sizeof(int) * (size_t)vtot);
-  int64_t *cand = malloc(sizeof(int64_t) * (size_t)nc);
-  double *vsh = calloc((size_t)vtot, sizeof(double)), *psum = calloc((size_t)t.P, sizeof(double));
-  uint8_t *used = calloc((size_t)N, 1);
-  if (!t.w || !t.cov || !vals || !cells || !ccell || !vcnt || !lo || !hi || !cand || !vsh || !psum || !used) {
-    m = MPT_ERR_NOMEM;
-    goto done;
-  }
-  /* cell counts among the valid configurations, then weights count^power normalized per pair */
-  int *cv = vals + (size_t)np * (size_t)m;
+  return 0;
+}
+
+/* the tables of tot cells, of the design's values and cells, of the value counts; 0 or MPT_ERR_NOMEM */
+static int pairs_alloc(pairs_design *D, int64_t tot) {
+  int np = D->np, P = D->t.P;
+  int64_t m = D->m;
+  D->t.w = calloc((size_t)tot, sizeof(double));
+  D->t.cov = calloc((size_t)tot, sizeof(int));
+  D->vals = malloc(sizeof(int) * (size_t)np * (size_t)(m + 1));
+  D->cells = malloc(sizeof(int64_t) * (size_t)P * (size_t)m);
+  D->ccell = malloc(sizeof(int64_t) * (size_t)P);
+  D->vcnt = calloc((size_t)D->vtot, sizeof(int));
+  D->lo = malloc(sizeof(int) * (size_t)D->vtot);
+  D->hi = malloc(sizeof(int) * (size_t)D->vtot);
+  D->used = calloc((size_t)D->N, 1);
+  if (!D->t.w || !D->t.cov || !D->vals || !D->cells || !D->ccell || !D->vcnt || !D->lo || !D->hi || !D->used)
+    return MPT_ERR_NOMEM;
+  return 0;
+}
+
+static void pairs_free(pairs_design *D) {
+  free(D->t.w); free(D->t.cov); free(D->vals); free(D->cells); free(D->ccell); free(D->vcnt); free(D->lo);
+  free(D->hi); free(D->used); free(D->t.nv); free(D->t.poff); free(D->voff);
+}
+
+/* the cell weights (each cell's count among the valid configurations ^ power, normalized so each
+ * parameter pair sums to 1) and each value's band from its valid count; 0 or MPT_ERR_NOMEM */
+static int pairs_weigh(pairs_design *D, double power) {
+  pair_tab *t = &D->t;
+  int np = D->np, *cv = candidate_values(D);
+  int64_t N = D->N, m = D->m;
+  double *vsh = calloc((size_t)D->vtot, sizeof(double)), *psum = calloc((size_t)t->P, sizeof(double));
+  if (!vsh || !psum) { free(vsh); free(psum); return MPT_ERR_NOMEM; }
   for (int64_t c = 0; c < N; c++) {
-    row_values(sp, params, np, c, cv);
-    pair_cells(&t, cv, ccell);
-    for (int k = 0; k < t.P; k++) t.w[ccell[k]] += 1.0;
-    for (int d = 0; d < np; d++) vsh[voff[d] + cv[d]] += 1.0; /* valid count of each value */
+    row_values(D->sp, D->params, np, c, cv);
+    pair_cells(t, cv, D->ccell);
+    for (int k = 0; k < t->P; k++) t->w[D->ccell[k]] += 1.0;
+    for (int d = 0; d < np; d++) vsh[D->voff[d] + cv[d]] += 1.0; /* valid count of each value */
   }
   for (int p = 0, k = 0; p < np; p++)
     for (int q = p + 1; q < np; q++, k++) {
-      int64_t nk = (int64_t)t.nv[p] * t.nv[q];
+      int64_t nk = (int64_t)t->nv[p] * t->nv[q];
       for (int64_t i = 0; i < nk; i++) {
-        double *w = &t.w[t.poff[k] + i];
+        double *w = &t->w[t->poff[k] + i];
         *w = *w > 0 ? pow(*w, power) : 0.0;
         psum[k] += *w;
       }
       for (int64_t i = 0; i < nk; i++)
-        if (psum[k] > 0) t.w[t.poff[k] + i] /= psum[k];
+        if (psum[k] > 0) t->w[t->poff[k] + i] /= psum[k];
     }
-  for (int i = 0; i < vtot; i++) {
+  for (int i = 0; i < D->vtot; i++) {
     int64_t cm = (int64_t)vsh[i] * m;
-    lo[i] = (int)(cm / N);
-    hi[i] = (int)((cm + N - 1) / N);
+    D->lo[i] = (int)(cm / N);
+    D->hi[i] = (int)((cm + N - 1) / N);
   }
-  for (int64_t j = 0; j < m; j++) {
-    used[ids[j]] = 1;
-    row_values(sp, params, np, ids[j], vals + (size_t)j * np);
-    pair_cells(&t, vals + (size_t)j * np, cells + (size_t)j * t.P);
-    for (int k = 0; k < t.P; k++) t.cov[cells[(size_t)j * t.P + k]]++;
-    for (int d = 0; d < np; d++) vcnt[voff[d] + vals[(size_t)j * np + d]]++;
+  free(vsh);
+  free(psum);
+  return 0;
+}
+
+/* the lhs_valid design as the start: used, each point's values and cells, the cells' and values' counts */
+static void pairs_cover(pairs_design *D) {
+  int np = D->np, P = D->t.P;
+  for (int64_t j = 0; j < D->m; j++) {
+    D->used[D->ids[j]] = 1;
+    row_values(D->sp, D->params, np, D->ids[j], D->vals + (size_t)j * np);
+    pair_cells(&D->t, D->vals + (size_t)j * np, D->cells + (size_t)j * P);
+    for (int k = 0; k < P; k++) D->t.cov[D->cells[(size_t)j * P + k]]++;
+    for (int d = 0; d < np; d++) D->vcnt[D->voff[d] + D->vals[(size_t)j * np + d]]++;
   }
-  if (keep_strata == 2) {
-    /* exchanges of one or two parameters' values between two design points, when both results are
-     * valid and new and the covered weight rises: every value's count stays lhs_valid's */
-    int dims = mpt_space_dims(sp), *ca = malloc(sizeof(int) * (size_t)dims), *cb = malloc(sizeof(int) * (size_t)dims);
-    int *na = malloc(sizeof(int) * (size_t)np * 2);
-    int64_t *nca = malloc(sizeof(int64_t) * (size_t)t.P * 2);
-    if (!ca || !cb || !na || !nca) {
-      free(ca); free(cb); free(na); free(nca);
-      m = MPT_ERR_NOMEM;
-      goto done;
+}
+
+/* scratch of the value exchanges: both configurations, their new values and cells */
+typedef struct swap_scratch {
+  int *ca, *cb, *na, *nb;
+  int64_t *nca, *ncb;
+} swap_scratch;
+
+/* exchanges the values of parameters d and e (d == e: d alone) between design points i and j when both
+ * results are valid and new and the covered weight rises; 1 when done */
+static int try_swap(pairs_design *D, swap_scratch *x, int64_t i, int64_t j, int d, int e) {
+  int np = D->np, P = D->t.P;
+  pair_tab *t = &D->t;
+  int *va = D->vals + (size_t)i * np, *vb = D->vals + (size_t)j * np;
+  if (va[d] == vb[d] && (e == d || va[e] == vb[e])) return 0;
+  memcpy(x->na, va, sizeof(int) * (size_t)np);
+  memcpy(x->nb, vb, sizeof(int) * (size_t)np);
+  x->na[d] = vb[d]; x->nb[d] = va[d];
+  x->na[e] = vb[e]; x->nb[e] = va[e];
+  mpt_space_config(D->sp, D->ids[i], x->ca);
+  mpt_space_config(D->sp, D->ids[j], x->cb);
+  x->ca[D->params[d]] = x->na[d]; x->cb[D->params[d]] = x->nb[d];
+  x->ca[D->params[e]] = x->na[e]; x->cb[D->params[e]] = x->nb[e];
+  int64_t ia = mpt_space_lookup(D->sp, x->ca), ib = mpt_space_lookup(D->sp, x->cb);
+  if (ia < 0 || ib < 0 || ia == D->ids[j] || D->used[ia] || D->used[ib]) return 0;
+  pair_cells(t, x->na, x->nca);
+  pair_cells(t, x->nb, x->ncb);
+  int64_t *ci = D->cells + (size_t)i * P, *cj = D->cells + (size_t)j * P;
+  double g = 0;
+  for (int k = 0; k < P; k++) {
+    if (--t->cov[ci[k]] == 0) g -= t->w[ci[k]];
+    if (--t->cov[cj[k]] == 0) g -= t->w[cj[k]];
+    if (t->cov[x->nca[k]]++ == 0) g += t->w[x->nca[k]];
+    if (t->cov[x->ncb[k]]++ == 0) g += t->w[x->ncb[k]];
+  }
+  if (!(g > 1e-12)) { /* undo */
+    for (int k = 0; k < P; k++) {
+      t->cov[x->nca[k]]--; t->cov[x->ncb[k]]--;
+      t->cov[ci[k]]++; t->cov[cj[k]]++;
     }
-    int *nb = na + np;
-    int64_t *ncb = nca + t.P;
-    for (int sweep = 0; sweep < 8; sweep++) {
-      int improved = 0;
-      for (int64_t i = 0; i < m; i++)
-        for (int64_t j = i + 1; j < m; j++)
-          for (int d = 0; d < np; d++)
-            for (int e = d; e < np; e++) {
-              int *va = vals + (size_t)i * np, *vb = vals + (size_t)j * np;
-              if (va[d] == vb[d] && (e == d || va[e] == vb[e])) continue;
-              memcpy(na, va, sizeof(int) * (size_t)np);
-              memcpy(nb, vb, sizeof(int) * (size_t)np);
-              na[d] = vb[d]; nb[d] = va[d];
-              na[e] = vb[e]; nb[e] = va[e];
-              mpt_space_config(sp, ids[i], ca);
-              mpt_space_config(sp, ids[j], cb);
-              ca[params[d]] = na[d]; cb[params[d]] = nb[d];
-              ca[params[e]] = na[e]; cb[params[e]] = nb[e];
-              int64_t ia = mpt_space_lookup(sp, ca), ib = mpt_space_lookup(sp, cb);
-              if (ia < 0 || ib < 0 || ia == ids[j] || used[ia] || used[ib]) continue;
-              pair_cells(&t, na, nca);
-              pair_cells(&t, nb, ncb);
-              int64_t *ci = cells + (size_t)i * t.P, *cj = cells + (size_t)j * t.P;
-              double g = 0;
-              for (int k = 0; k < t.P; k++) {
-                if (--t.cov[ci[k]] == 0) g -= t.w[ci[k]];
-                if (--t.cov[cj[k]] == 0) g -= t.w[cj[k]];
-                if (t.cov[nca[k]]++ == 0) g += t.w[nca[k]];
-                if (t.cov[ncb[k]]++ == 0) g += t.w[ncb[k]];
-              }
-              if (g > 1e-12) {
-                memcpy(ci, nca, sizeof(int64_t) * (size_t)t.P);
-                memcpy(cj, ncb, sizeof(int64_t) * (size_t)t.P);
-                memcpy(va, na, sizeof(int) * (size_t)np);
-                memcpy(vb, nb, sizeof(int) * (size_t)np);
-                used[ids[i]] = used[ids[j]] = 0;
-                used[ia] = used[ib] = 1;
-                ids[i] = ia;
-                ids[j] = ib;
-                improved = 1;
-              } else {
-                for (int k = 0; k < t.P; k++) {
-                  t.cov[nca[k]]--; t.cov[ncb[k]]--;
-                  t.cov[ci[k]]++; t.cov[cj[k]]++;
-                }
-              }
-            }
-      if (!improved) break;
-    }
-    free(ca); free(cb); free(na); free(nca);
-    goto done;
+    return 0;
   }
-  /* first-improvement sweeps over the candidates: each replaces the design point whose exchange for it
-   * raises the covered weight most (strictly; under keep_strata only exchanges that move no value's
-   * count further outside its band [floor(f m), ceil(f m)]) */
+  memcpy(ci, x->nca, sizeof(int64_t) * (size_t)P);
+  memcpy(cj, x->ncb, sizeof(int64_t) * (size_t)P);
+  memcpy(va, x->na, sizeof(int) * (size_t)np);
+  memcpy(vb, x->nb, sizeof(int) * (size_t)np);
+  D->used[D->ids[i]] = D->used[D->ids[j]] = 0;
+  D->used[ia] = D->used[ib] = 1;
+  D->ids[i] = ia;
+  D->ids[j] = ib;
+  return 1;
+}
+
+/* keep_strata 2: sweeps (at most 8, until one improves nothing) of exchanges of one or two parameters'
+ * values between two design points: every value's count stays lhs_valid's. 0 or MPT_ERR_NOMEM */
+static int pairs_swap_sweeps(pairs_design *D) {
+  int np = D->np, dims = mpt_space_dims(D->sp);
+  swap_scratch x = {malloc(sizeof(int) * (size_t)dims), malloc(sizeof(int) * (size_t)dims),
+                    malloc(sizeof(int) * (size_t)np * 2), NULL, malloc(sizeof(int64_t) * (size_t)D->t.P * 2), NULL};
+  int rc = 0;
+  if (!x.ca || !x.cb || !x.na || !x.nca) rc = MPT_ERR_NOMEM;
+  else {
+    x.nb = x.na + np;
+    x.ncb = x.nca + D->t.P;
+  }
+  for (int sweep = 0; sweep < 8 && !rc; sweep++) {
+    int improved = 0;
+    for (int64_t i = 0; i < D->m; i++)
+      for (int64_t j = i + 1; j < D->m; j++)
+        for (int d = 0; d < np; d++)
+          for (int e = d; e < np; e++) improved |= try_swap(D, &x, i, j, d, e);
+    if (!improved) break;
+  }
+  free(x.ca); free(x.cb); free(x.na); free(x.nca);
+  return rc;
+}
+
+/* 1 when putting values cv in the place of design point values jv moves some value's count further
+ * outside its band */
+static int leaves_strata(const pairs_design *D, const int *jv, const int *cv) {
+  int dd = 0;
+  for (int d = 0; d < D->np; d++) {
+    if (jv[d] == cv[d]) continue;
+    int a = D->voff[d] + jv[d], b = D->voff[d] + cv[d];
+    dd += band_dev(D->vcnt[a] - 1, D->lo[a], D->hi[a]) - band_dev(D->vcnt[a], D->lo[a], D->hi[a]);
+    dd += band_dev(D->vcnt[b] + 1, D->lo[b], D->hi[b]) - band_dev(D->vcnt[b], D->lo[b], D->hi[b]);
+  }
+  return dd > 0;
+}
+
+/* the design point whose exchange for the candidate (its values and cells: candidate_values, ccell)
+ * raises the covered weight most, strictly (under keep_strata: among those that keep the strata), or -1 */
+static int64_t best_exchange(const pairs_design *D, int keep_strata) {
+  const pair_tab *t = &D->t;
+  const int *cv = candidate_values(D);
+  const int64_t *ccell = D->ccell;
+  int64_t bj = -1;
+  double best = 1e-12;
+  for (int64_t j = 0; j < D->m; j++) {
+    const int64_t *jc = D->cells + (size_t)j * t->P;
+    if (keep_strata && leaves_strata(D, D->vals + (size_t)j * D->np, cv)) continue;
+    double g = 0;
+    for (int k = 0; k < t->P; k++) {
+      if (jc[k] == ccell[k]) continue;
+      if (t->cov[ccell[k]] == 0) g += t->w[ccell[k]];
+      if (t->cov[jc[k]] == 1) g -= t->w[jc[k]];
+    }
+    if (g > best) {
+      best = g;
+      bj = j;
+    }
+  }
+  return bj;
+}
+
+/* design point bj becomes candidate c (its values and cells: candidate_values, ccell) */
+static void exchange_point(pairs_design *D, int64_t bj, int64_t c) {
+  int64_t *jc = D->cells + (size_t)bj * D->t.P;
+  int *jv = D->vals + (size_t)bj * D->np;
+  const int *cv = candidate_values(D);
+  for (int k = 0; k < D->t.P; k++) {
+    D->t.cov[jc[k]]--;
+    D->t.cov[D->ccell[k]]++;
+    jc[k] = D->ccell[k];
+  }
+  for (int d = 0; d < D->np; d++) {
+    D->vcnt[D->voff[d] + jv[d]]--;
+    D->vcnt[D->voff[d] + cv[d]]++;
+    jv[d] = cv[d];
+  }
+  D->used[D->ids[bj]] = 0;
+  D->used[c] = 1;
+  D->ids[bj] = c;
+}
+
+/* first-improvement sweeps (at most 8, until one improves nothing) over the candidates: every valid
+ * configuration in a random order, or max_candidates drawn at random; each replaces the design point
+ * whose exchange for it raises the covered weight most (best_exchange). 0 or MPT_ERR_NOMEM */
+static int pairs_exchange_sweeps(pairs_design *D, mpt_rng *rng, int keep_strata, int64_t max_candidates) {
+  int64_t N = D->N, nc = max_candidates > 0 && max_candidates < N ? max_candidates : N;
+  int64_t *cand = malloc(sizeof(int64_t) * (size_t)nc);
+  if (!cand) return MPT_ERR_NOMEM;
   for (int sweep = 0; sweep < 8; sweep++) {
     if (nc == N)
       for (int64_t c = 0; c < N; c++) cand[c] = c;
@@ -315,61 +429,36 @@ int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, m
     int improved = 0;
     for (int64_t ci = 0; ci < nc; ci++) {
       int64_t c = cand[ci];
-      if (used[c]) continue;
-      row_values(sp, params, np, c, cv);
-      pair_cells(&t, cv, ccell);
-      int64_t bj = -1;
-      double best = 1e-12;
-      for (int64_t j = 0; j < m; j++) {
-        const int64_t *jc = cells + (size_t)j * t.P;
-        const int *jv = vals + (size_t)j * np;
-        if (keep_strata) {
-          int dd = 0;
-          for (int d = 0; d < np; d++) {
-            if (jv[d] == cv[d]) continue;
-            int a = voff[d] + jv[d], b = voff[d] + cv[d];
-            dd += band_dev(vcnt[a] - 1, lo[a], hi[a]) - band_dev(vcnt[a], lo[a], hi[a]);
-            dd += band_dev(vcnt[b] + 1, lo[b], hi[b]) - band_dev(vcnt[b], lo[b], hi[b]);
-          }
-          if (dd > 0) continue;
-        }
-        double g = 0;
-        for (int k = 0; k < t.P; k++) {
-          if (jc[k] == ccell[k]) continue;
-          if (t.cov[ccell[k]] == 0) g += t.w[ccell[k]];
-          if (t.cov[jc[k]] == 1) g -= t.w[jc[k]];
-        }
-        if (g > best) {
-          best = g;
-          bj = j;
-        }
-      }
+      if (D->used[c]) continue;
+      row_values(D->sp, D->params, D->np, c, candidate_values(D));
+      pair_cells(&D->t, candidate_values(D), D->ccell);
+      int64_t bj = best_exchange(D, keep_strata);
       if (bj < 0) continue;
-      int64_t *jc = cells + (size_t)bj * t.P;
-      int *jv = vals + (size_t)bj * np;
-      for (int k = 0; k < t.P; k++) {
-        t.cov[jc[k]]--;
-        t.cov[ccell[k]]++;
-        jc[k] = ccell[k];
-      }
-      for (int d = 0; d < np; d++) {
-        vcnt[voff[d] + jv[d]]--;
-        vcnt[voff[d] + cv[d]]++;
-        jv[d] = cv[d];
-      }
-      used[ids[bj]] = 0;
-      used[c] = 1;
-      ids[bj] = c;
+      exchange_point(D, bj, c);
       improved = 1;
     }
     if (!improved) break;
   }
-done:
-  free(t.w); free(t.cov); free(vals); free(cells); free(ccell); free(vcnt); free(lo); free(hi); free(cand);
-  free(vsh); free(psum); free(used);
-  free(t.nv); free(t.poff); free(voff);
-  return m;
-nomem:
-  free(t.nv); free(t.poff); free(voff);
-  return MPT_ERR_NOMEM;
+  free(cand);
+  return 0;
+}
+
+int64_t mpt_space_sample_pairs(const mpt_space *sp, const int *params, int np, mpt_rng *rng, int64_t n,
+                               double power, int keep_strata, int64_t max_candidates, int64_t *ids) {
+  int64_t m = mpt_space_sample_lhs_valid(sp, params, np, rng, n, ids);
+  if (m < 2 || np < 2) return m;
+  pairs_design D = {.sp = sp, .params = params, .np = np, .N = mpt_space_size(sp), .m = m, .ids = ids};
+  D.t = (pair_tab){.np = np, .P = np * (np - 1) / 2};
+  int64_t tot = 0;
+  int rc = pairs_lay_out(&D, &tot);
+  if (!rc && tot <= PAIR_CELLS_MAX) { /* else the design stays lhs_valid's */
+    rc = pairs_alloc(&D, tot);
+    if (!rc) rc = pairs_weigh(&D, power);
+    if (!rc) {
+      pairs_cover(&D);
+      rc = keep_strata == 2 ? pairs_swap_sweeps(&D) : pairs_exchange_sweeps(&D, rng, keep_strata, max_candidates);
+    }
+  }
+  pairs_free(&D);
+  return rc ? rc : m;
 }

@@ -56,7 +56,7 @@ void mpt_problem_free(mpt_problem *p);
 /* An expression's error at field of p's file (err set by the expression reader or evaluator, col the byte
  * of src it is about, or -1) as "FILE:LINE:COL: FIELD: message", the expression and a caret under col;
  * LINE:COL that byte in the file (mpt_json_locate). Returns err's code (rc without err). For compile
- * errors (t1.c, kernel_spec.c) and run-time errors (space.c, kernel_spec_eval.c) alike. */
+ * errors (t1.c, kernel_spec.c) and run-time errors (space_build.c, kernel_spec_eval.c) alike. */
 int mpt_problem_expr_error(const mpt_problem *p, mpt_error *err, int rc, const char *field, const char *src, int col);
 /* index of a parameter by name, -1 when unknown (constant time) */
 int mpt_problem_param_index(const mpt_problem *p, const char *name);

@@ -923,6 +923,93 @@ static void test_many_params(void **state) {
   unload(&l);
 }
 
+/* 8 parameters of 8 values in a chain of always-true conditions, the last one also tied to the first by a
+ * rare one (p0 * 100 + p7 == 7): an enumeration of about 4.4 million steps (every node down to the last
+ * level is walked) that keeps 8^6 rows */
+static const char *WATCHED =
+    "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+    "{\"Name\": \"p0\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p1\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p2\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p3\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p4\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p5\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p6\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"p7\", \"Type\": \"int\", \"Values\": \"list(range(8))\"}"
+    "], \"Conditions\": ["
+    "{\"Expression\": \"p0 + p1 >= 0\"}, {\"Expression\": \"p1 + p2 >= 0\"}, {\"Expression\": \"p2 + p3 >= 0\"},"
+    "{\"Expression\": \"p3 + p4 >= 0\"}, {\"Expression\": \"p4 + p5 >= 0\"}, {\"Expression\": \"p5 + p6 >= 0\"},"
+    "{\"Expression\": \"p6 + p7 >= 0\"}, {\"Expression\": \"p0 * 100 + p7 == 7\"}]}}";
+
+typedef struct watch_log {
+  int calls, stop_at; /* stop_at: the call that asks to stop (0: none) */
+  double done[64];
+  int doing_ok;       /* every call said what the work is at */
+} watch_log;
+
+static int log_watch(void *ctx, const char *doing, double done) {
+  watch_log *w = ctx;
+  if (w->calls < 64) w->done[w->calls] = done;
+  w->calls++;
+  if (!doing || strcmp(doing, "building the search space") != 0) w->doing_ok = 0;
+  return w->stop_at && w->calls >= w->stop_at;
+}
+
+/* mpt_space_build_watched: the watch is called every 2^20 steps with the share walked (in [0, 1], never
+ * going back); the space is the one mpt_space_build builds */
+static void test_build_watched(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  assert_int_equal(mpt_problem_parse(WATCHED, "inline.json", &p, &err), 0);
+  watch_log w = {.doing_ok = 1};
+  mpt_watch watch = {log_watch, &w};
+  mpt_space *s = NULL, *plain = NULL;
+  int rc = mpt_space_build_watched(p, &watch, &s, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(mpt_space_size(s), 262144);
+  assert_true(w.calls >= 3 && w.calls <= 64); /* about 4.4e6 steps: 4 calls */
+  assert_true(w.doing_ok);
+  for (int i = 0; i < w.calls; i++) {
+    assert_true(w.done[i] >= 0 && w.done[i] <= 1);
+    if (i) assert_true(w.done[i] >= w.done[i - 1]);
+  }
+  assert_true(w.done[w.calls - 1] > 0.5);
+  assert_int_equal(mpt_space_build(p, &plain, &err), 0);
+  assert_int_equal(mpt_space_size(plain), mpt_space_size(s));
+  int a[8], b[8];
+  for (int64_t id = 0; id < mpt_space_size(s); id += 997) {
+    mpt_space_config(s, id, a);
+    mpt_space_config(plain, id, b);
+    assert_memory_equal(a, b, sizeof a);
+  }
+  mpt_space_free(plain);
+  mpt_space_free(s);
+  /* a watch without a function watches nothing */
+  mpt_watch none = {NULL, NULL};
+  assert_int_equal(mpt_space_build_watched(p, &none, &s, &err), 0);
+  assert_int_equal(mpt_space_size(s), 262144);
+  mpt_space_free(s);
+  mpt_problem_free(p);
+}
+
+/* a nonzero return of the watch stops the build: MPT_ERR_STATE, no space, the message names the file */
+static void test_build_watched_stops(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  assert_int_equal(mpt_problem_parse(WATCHED, "inline.json", &p, &err), 0);
+  watch_log w = {.stop_at = 2, .doing_ok = 1};
+  mpt_watch watch = {log_watch, &w};
+  mpt_space *s = (mpt_space *)&w; /* set to NULL by the failed build */
+  assert_int_equal(mpt_space_build_watched(p, &watch, &s, &err), MPT_ERR_STATE);
+  assert_null(s);
+  assert_int_equal(w.calls, 2);
+  assert_string_equal(err.msg, "inline.json: building the search space was stopped");
+  mpt_problem_free(p);
+}
+
 /* MPT_T1_MAX_PARAMS parameters of three values, each one's condition leaving two (p != 3), in pairs
  * p(2i) <= p(2i+1) (every other pair also read through an 'and', which the builder splits): 3^5000 valid
  * configurations, refused as too large to enumerate. Refused in seconds: the enumeration order compared
@@ -1004,7 +1091,8 @@ int main(void) {
       cmocka_unit_test(test_lhs_valid_marginals), cmocka_unit_test(test_pairs_coverage),
       cmocka_unit_test(test_encoding),    cmocka_unit_test(test_empty_and_runtime_errors),
       cmocka_unit_test(test_and_split),   cmocka_unit_test(test_wide_rows),
-      cmocka_unit_test(test_many_params), cmocka_unit_test(test_thousands_of_params),
+      cmocka_unit_test(test_many_params), cmocka_unit_test(test_thousands_of_params), cmocka_unit_test(test_build_watched),
+      cmocka_unit_test(test_build_watched_stops),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   mpt_space_free(g_hot.s);

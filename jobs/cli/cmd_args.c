@@ -13,6 +13,7 @@
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
 #include "spaces/space.h"
+#include "spaces/sys/clock.h"
 #include "jobs/output/outfile.h"
 #include "spaces/json/json_keys.h"
 
@@ -103,29 +104,30 @@ int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err) {
   return rc;
 }
 
-static const char *g_watch_cmd;
-static int g_watch_print;
-static double g_watch_last;
+typedef struct space_watch_ctx {
+  const char *cmd;
+  int print;
+  double start, last; /* when the build began; when the last line was printed (seconds after start) */
+} space_watch_ctx;
 
-static int space_watch(double done, double secs) {
-  if (g_watch_print && secs >= 5 && secs - g_watch_last >= 5) {
-    g_watch_last = secs;
+static int space_watch(void *ctx, const char *doing, double done) {
+  (void)doing;
+  space_watch_ctx *w = ctx;
+  double secs = mpt_clock_mono_s() - w->start;
+  if (w->print && secs >= 5 && secs - w->last >= 5) {
+    w->last = secs;
     char left[32];
     mpt_progress_duration(done > 0 ? secs * (1 - done) / done : NAN, left, sizeof left);
     fprintf(stderr, "mptune %s: building the search space: %.3g%% of its enumeration walked in %.0f s, about %s left\n",
-            g_watch_cmd, 100 * done, secs, left);
+            w->cmd, 100 * done, secs, left);
   }
   return mpt_signals_count() > 0;
 }
 
 int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_space **out, mpt_error *err) {
-  g_watch_cmd = cmd;
-  g_watch_print = print;
-  g_watch_last = 0;
-  mpt_space_set_watch(space_watch);
-  int rc = mpt_space_build(p, out, err);
-  mpt_space_set_watch(NULL);
-  return rc;
+  space_watch_ctx ctx = {cmd, print, mpt_clock_mono_s(), 0};
+  mpt_watch watch = {space_watch, &ctx};
+  return mpt_space_build_watched(p, &watch, out, err);
 }
 
 int mpt_cmd_load_problem(const char *path, mpt_problem **out, mpt_error *err) {

@@ -42,7 +42,7 @@ int mpt_cmd_check_output(const char *opt, const char *path, mpt_error *err);
  * never read: --simulate, devices, bench). *out is set when the file was loaded, also when its keys are
  * refused (the caller frees it). */
 int mpt_cmd_load_problem(const char *path, mpt_problem **out, mpt_error *err);
-/* mpt_space_build for command cmd, watched (mpt_space_set_watch): with print, from 5 s on a line on
+/* mpt_space_build for command cmd, watched (mpt_space_build_watched): with print, from 5 s on a line on
  * stderr every 5 s with the share of the enumeration walked and the time left; the build stops on
  * SIGINT/SIGTERM where the command handles them (coordinator/signals.h) */
 int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_space **out, mpt_error *err);

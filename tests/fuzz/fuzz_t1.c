@@ -9,23 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include "spaces/space.h"
+#include "spaces/sys/clock.h"
 #include "spaces/t1.h"
 #include "tests/fuzz/fuzz.h"
 
 enum { MAX_WATCH_CALLS = 8 }; /* the watcher runs every 2^20 steps: about 8 million steps at most */
 static const double MAX_BUILD_SECONDS = 2.0;
-static int watch_calls;
 
-static int stop_long_builds(double done, double seconds) {
+/* one build's watch: how often it was called and since when the build runs */
+typedef struct build_watch {
+  int calls;
+  double t0;
+} build_watch;
+
+static int stop_long_builds(void *ctx, const char *doing, double done) {
+  (void)doing;
   (void)done;
-  return ++watch_calls >= MAX_WATCH_CALLS || seconds > MAX_BUILD_SECONDS;
+  build_watch *w = ctx;
+  return ++w->calls >= MAX_WATCH_CALLS || mpt_clock_mono_s() - w->t0 > MAX_BUILD_SECONDS;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   setenv("MPT_SPACE_MAX_ROWS", "1000000", 0); /* the largest shared T1 space has 349,853 valid configurations */
-  mpt_space_set_watch(stop_long_builds);
   return 0;
 }
 
@@ -91,8 +98,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mpt_error_clear(&err);
   if (mpt_problem_parse(text, "fuzz.json", &p, &err) == 0) {
     mpt_space *s = NULL;
-    watch_calls = 0;
-    if (mpt_space_build(p, &s, &err) == 0) {
+    build_watch bw = {0, mpt_clock_mono_s()};
+    const mpt_watch watch = {stop_long_builds, &bw};
+    if (mpt_space_build_watched(p, &watch, &s, &err) == 0) {
       query_space(s);
       mpt_space_free(s);
     }
