@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "spaces/sys/error.h"
 #include "spaces/space.h"
+#include "jobs/runlog/runlog.h"
 
 typedef struct mpt_command {
   const char *name;
@@ -17,6 +18,7 @@ int mpt_cmd_tune(int argc, char **argv);    /* jobs/cli/cmd_tune.c */
 int mpt_cmd_collect(int argc, char **argv); /* jobs/cli/cmd_tune.c */
 int mpt_cmd_devices(int argc, char **argv); /* jobs/cli/cmd_devices.c */
 int mpt_cmd_export(int argc, char **argv);  /* jobs/cli/cmd_export.c */
+int mpt_cmd_show(int argc, char **argv);    /* jobs/cli/cmd_show.c */
 int mpt_cmd_bench(int argc, char **argv);   /* jobs/bench/cmd_bench.c */
 
 extern const mpt_command mpt_commands[];
@@ -46,5 +48,20 @@ int mpt_cmd_load_problem(const char *path, mpt_problem **out, mpt_error *err);
  * stderr every 5 s with the share of the enumeration walked and the time left; the build stops on
  * SIGINT/SIGTERM where the command handles them (coordinator/signals.h) */
 int mpt_cmd_build_space(const char *cmd, int print, const mpt_problem *p, mpt_space **out, mpt_error *err);
+
+/* a run log opened by a command that reads one (jobs/cli/cmd_log.c), with the problem and space that recovered
+ * it when HDF5 could not read it */
+typedef struct mpt_cmd_log {
+  mpt_runlog *log;
+  mpt_problem *problem; /* NULL unless recovered */
+  mpt_space *space;
+} mpt_cmd_log;
+/* the log at log_path read-only, without the writer's lock (a log a run is writing is read as it stands);
+ * one HDF5 can not read is recovered from its records with problem's space when problem is given (a warning
+ * on stderr says so, prefixed "mptune cmd:"), else the error says that --problem can; 0 or an error */
+int mpt_cmd_open_log(const char *cmd, const char *log_path, const char *problem, mpt_cmd_log *out, mpt_error *err);
+/* a warning on stderr when the log had damaged records, left out ("the N intact ones are VERB") */
+void mpt_cmd_warn_damaged(const char *cmd, const char *log_path, const mpt_runlog *log, const char *verb);
+void mpt_cmd_close_log(mpt_cmd_log *l);
 
 #endif

@@ -16,7 +16,9 @@ const mpt_command mpt_commands[] = {
   {"tune", "run a distributed tuning job (mpiexec -n N): strategy, budget, run log", mpt_cmd_tune},
   {"collect", "evaluate every valid configuration across all workers (resumable)", mpt_cmd_collect},
   {"devices", "print the device each worker rank is bound to", mpt_cmd_devices},
-  {"export", "write a run log as a T4 results file (--t4 FILE)", mpt_cmd_export},
+  {"export", "write a run log as a T4 results file (--t4 FILE) or its best configuration as a C header (--header FILE)",
+   mpt_cmd_export},
+  {"show", "print a run log at a glance: the best configurations, the failures, per device", mpt_cmd_show},
   {"bench", "score strategies on replayed brute-forced spaces (mpiexec spreads the runs)", mpt_cmd_bench},
   {NULL, NULL, NULL},
 };

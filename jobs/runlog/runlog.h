@@ -98,6 +98,25 @@ int mpt_runlog_read(mpt_runlog *log, mpt_obs **obs, int64_t *n, mpt_error *err);
  * in blocks (memory independent of its length); stops at fn's first negative return, which it returns. */
 int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
                     mpt_error *err);
+/* The device table (/devices), one row per worker and session (jobs/runlog/runlog_tables.c): row i as the worker
+ * reported it, and the session that bound it (*session may be NULL); 0, or -1 for a row out of range. A
+ * record was evaluated on the row of its session and rank. */
+int mpt_runlog_n_devices(const mpt_runlog *log);
+int mpt_runlog_device(const mpt_runlog *log, int i, mpt_device_info *out, int32_t *session);
+/* The sessions table (/sessions), one row per start of the run (creation, then every --resume). */
+typedef struct mpt_runlog_session_info {
+  double start_unix;
+  int32_t pid;
+  char host[64];
+  char start_time[40]; /* UTC, ISO 8601 */
+} mpt_runlog_session_info;
+int mpt_runlog_n_sessions(const mpt_runlog *log);
+int mpt_runlog_session(const mpt_runlog *log, int i, mpt_runlog_session_info *out);
+/* mpt_runlog_each with the session each record was written in (the row of /sessions; with its rank, the row
+ * of /devices that evaluated it) */
+int mpt_runlog_each_session(mpt_runlog *log,
+                            int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config, int32_t session), void *ctx,
+                            mpt_error *err);
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
 /* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.

@@ -1,6 +1,6 @@
-/* jobs/runlog/runlog_priv.h: what the T4 export (jobs/output/export_t4.c) needs from a run log beyond jobs/runlog/runlog.h:
- * the stored parameter tables (the value indices of each record come with mpt_runlog_each). Private to
- * the files of jobs/runlog/ and jobs/output/export_t4.c. */
+/* jobs/runlog/runlog_priv.h: what the T4 export (jobs/output/export_t4.c) and the summary of a log
+ * (jobs/output/summary.c) need from a run log beyond jobs/runlog/runlog.h: the stored parameter tables (the
+ * value indices of each record come with mpt_runlog_each). Private to the files of jobs/runlog/ and those two. */
 #ifndef MPT_RUNLOG_PRIV_H
 #define MPT_RUNLOG_PRIV_H
 #include <stdint.h>

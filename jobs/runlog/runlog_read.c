@@ -1,6 +1,6 @@
-/* jobs/runlog/runlog_read.c: what an open log holds: its records in append order (read in blocks), how many
- * and how many damaged, whether its run finished, and the parameter tables the T4 export reads
- * (jobs/runlog/runlog_priv.h). */
+/* jobs/runlog/runlog_read.c: what an open log holds: its records in append order (read in blocks, with their
+ * session where asked), how many and how many damaged, whether its run finished, and the parameter tables
+ * the T4 export reads (jobs/runlog/runlog_priv.h). */
 #include "jobs/runlog/runlog_priv.h"
 #include "jobs/runlog/runlog_file.h"
 #include "jobs/runlog/runlog_h5.h"
@@ -13,6 +13,7 @@ const char *mpt_runlog_damaged_copy(const mpt_runlog *log) { return log ? log->d
 
 typedef struct each_ctx {
   int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config);
+  int (*fn_session)(void *ctx, const mpt_obs *o, const int32_t *config, int32_t session); /* instead of fn */
   void *ctx;
   int64_t k;
   int fn_rc; /* fn's error, told apart from HDF5's */
@@ -25,19 +26,32 @@ static int each_block(mpt_runlog *log, hsize_t k, void *ctx) {
     const unsigned char *src = log->buf + i * log->rec_size;
     mpt_obs o;
     mpt_rl_rec_to_obs(src, log->rec_size, &o);
-    if ((e->fn_rc = e->fn(e->ctx, &o, mpt_rl_rec_config(src))) < 0) return -1;
+    e->fn_rc = e->fn_session ? e->fn_session(e->ctx, &o, mpt_rl_rec_config(src), ((const mpt_rl_rec *)src)->session)
+                             : e->fn(e->ctx, &o, mpt_rl_rec_config(src));
+    if (e->fn_rc < 0) return -1;
   }
+  return 0;
+}
+
+static int each_record(mpt_runlog *log, each_ctx *e, mpt_error *err) {
+  mpt_h5_quiet();
+  int rc = mpt_rl_each_valid_block(log, each_block, e);
+  if (e->fn_rc < 0) return e->fn_rc;
+  if (rc < 0 || e->k != log->count) return mpt_rl_h5err(err, log->path, "reading evaluations");
   return 0;
 }
 
 int mpt_runlog_each(mpt_runlog *log, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
                     mpt_error *err) {
-  mpt_h5_quiet();
-  each_ctx e = {fn, ctx, 0, 0};
-  int rc = mpt_rl_each_valid_block(log, each_block, &e);
-  if (e.fn_rc < 0) return e.fn_rc;
-  if (rc < 0 || e.k != log->count) return mpt_rl_h5err(err, log->path, "reading evaluations");
-  return 0;
+  each_ctx e = {fn, NULL, ctx, 0, 0};
+  return each_record(log, &e, err);
+}
+
+int mpt_runlog_each_session(mpt_runlog *log,
+                            int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config, int32_t session), void *ctx,
+                            mpt_error *err) {
+  each_ctx e = {NULL, fn, ctx, 0, 0};
+  return each_record(log, &e, err);
 }
 
 typedef struct read_ctx { mpt_obs *o; int64_t k; } read_ctx;
