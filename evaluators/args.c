@@ -8,7 +8,68 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "spaces/sys/rng.h"
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void *mpt_args_aligned_alloc(size_t bytes) {
+  return aligned_alloc(MPT_ARGS_ALIGN, round_up(bytes ? bytes : 1, MPT_ARGS_ALIGN));
+}
+
+static size_t page_size(void) {
+  long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? (size_t)p : 4096;
+}
+
+/* the layout of a guarded buffer: [guard page][body: padding, then the buffer rounded up][guard page] */
+static size_t buffer_body(size_t bytes) { return round_up(round_up(bytes ? bytes : 1, MPT_ARGS_ALIGN), page_size()); }
+
+void *mpt_args_buffer_alloc(size_t bytes) {
+  size_t page = page_size(), body = buffer_body(bytes);
+  char *m = mmap(NULL, body + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  if (mprotect(m + page, body, PROT_READ | PROT_WRITE) != 0) {
+    munmap(m, body + 2 * page);
+    return NULL;
+  }
+  return m + page + body - round_up(bytes ? bytes : 1, MPT_ARGS_ALIGN);
+}
+
+void mpt_args_buffer_free(void *p, size_t bytes) {
+  if (!p) return;
+  size_t page = page_size(), body = buffer_body(bytes);
+  char *m = (char *)p - (body - round_up(bytes ? bytes : 1, MPT_ARGS_ALIGN)) - page;
+  munmap(m, body + 2 * page);
+}
+
+void mpt_args_locate(const mpt_kernel_spec *ks, void *const *bufs, uintptr_t addr, char *out, size_t cap) {
+  int best = -1;
+  uintptr_t best_dist = 0;
+  for (int i = 0; i < ks->n_args; i++) {
+    const mpt_ks_arg *a = &ks->args[i];
+    if (a->mem == MPT_MEM_SCALAR || !bufs[i]) continue;
+    uintptr_t start = (uintptr_t)bufs[i], end = start + a->bytes;
+    uintptr_t reach = a->bytes > page_size() ? a->bytes : page_size();
+    uintptr_t dist = addr >= end ? addr - end + 1 : addr < start ? start - addr : 0;
+    if (dist <= reach && (best < 0 || dist < best_dist)) best = i, best_dist = dist;
+  }
+  if (best < 0) {
+    snprintf(out, cap, "in no argument buffer");
+    return;
+  }
+  const mpt_ks_arg *a = &ks->args[best];
+  uintptr_t start = (uintptr_t)bufs[best], end = start + a->bytes;
+  if (addr >= end)
+    snprintf(out, cap, "%llu bytes past the end of argument '%s' (%zu bytes at 0x%llx)",
+             (unsigned long long)(addr - end), a->name, a->bytes, (unsigned long long)start);
+  else if (addr < start)
+    snprintf(out, cap, "%llu bytes before the start of argument '%s' (%zu bytes at 0x%llx)",
+             (unsigned long long)(start - addr), a->name, a->bytes, (unsigned long long)start);
+  else
+    snprintf(out, cap, "inside argument '%s', at byte %llu of %zu (at 0x%llx)", a->name,
+             (unsigned long long)(addr - start), a->bytes, (unsigned long long)start);
+}
 
 uint16_t mpt_half_from_float(float f) {
   uint32_t x;
@@ -196,7 +257,7 @@ int mpt_args_create(const mpt_kernel_spec *ks, int shared, mpt_args **out, mpt_e
     const mpt_ks_arg *g = &ks->args[i];
     char what[200];
     snprintf(what, sizeof what, "%s: KernelSpecification.Arguments[%d] (%s)", ks->problem->path, i, g->name);
-    if (!(a->init[i] = malloc(g->bytes))) {
+    if (!(a->init[i] = mpt_args_aligned_alloc(g->bytes))) {
       rc = mpt_error_set(err, MPT_ERR_NOMEM, "%s: cannot allocate %zu bytes", what, g->bytes);
       goto fail;
     }
@@ -204,10 +265,10 @@ int mpt_args_create(const mpt_kernel_spec *ks, int shared, mpt_args **out, mpt_e
     else if ((rc = mpt_args_fill(&g->fill, g->base, g->lanes, g->elem_bytes, g->n_elems, a->init[i], what, err)))
       goto fail;
   }
-  /* reference buffers (8-byte aligned slices of one mapping when shared) */
+  /* reference buffers (MPT_ARGS_ALIGN-aligned slices of one mapping when shared) */
   size_t total = 0;
   for (int i = 0; i < a->n; i++)
-    if (ks->args[i].output) total += (ks->args[i].bytes + 63) & ~(size_t)63;
+    if (ks->args[i].output) total += round_up(ks->args[i].bytes, MPT_ARGS_ALIGN);
   size_t flags_off = total;
   total += nn * sizeof(int);
   if (shared) {
@@ -224,12 +285,12 @@ int mpt_args_create(const mpt_kernel_spec *ks, int shared, mpt_args **out, mpt_e
     for (int i = 0; i < a->n; i++)
       if (ks->args[i].output) {
         a->ref[i] = (char *)m + off;
-        off += (ks->args[i].bytes + 63) & ~(size_t)63;
+        off += round_up(ks->args[i].bytes, MPT_ARGS_ALIGN);
       }
   } else {
     if (!(a->ref_ready = calloc(nn, sizeof(int)))) goto nomem;
     for (int i = 0; i < a->n; i++)
-      if (ks->args[i].output && !(a->ref[i] = malloc(ks->args[i].bytes))) goto nomem;
+      if (ks->args[i].output && !(a->ref[i] = mpt_args_aligned_alloc(ks->args[i].bytes))) goto nomem;
   }
   for (int i = 0; i < a->n; i++) {
     const mpt_ks_arg *g = &ks->args[i];

@@ -21,6 +21,25 @@ typedef struct mpt_args {
   size_t shared_bytes;
 } mpt_args;
 
+/* Argument buffers are aligned to MPT_ARGS_ALIGN bytes (vector types up to 16 floats, AVX-512's widest access) */
+#define MPT_ARGS_ALIGN 64
+
+/* A block of `bytes` (rounded up to MPT_ARGS_ALIGN) aligned to MPT_ARGS_ALIGN, released with free(); NULL when
+ * out of memory. */
+void *mpt_args_aligned_alloc(size_t bytes);
+
+/* A buffer a kernel runs on: `bytes` aligned to MPT_ARGS_ALIGN in a mapping of its own, its end (rounded up to
+ * MPT_ARGS_ALIGN) followed by an inaccessible guard page and a guard page before its first page, so an access
+ * just past either end faults there; NULL when out of memory. Released with mpt_args_buffer_free(p, bytes). */
+void *mpt_args_buffer_alloc(size_t bytes);
+void mpt_args_buffer_free(void *p, size_t bytes);
+
+/* Where address addr lies relative to the buffers of the non-scalar arguments (bufs[i], ks->args[i].bytes each;
+ * NULL entries skipped): inside one, or past its end or before its start by at most its size (at least a page),
+ * the nearest one: "64 bytes past the end of argument 'out' (4000 bytes at 0x7f...)"; else "in no argument
+ * buffer". */
+void mpt_args_locate(const mpt_kernel_spec *ks, void *const *bufs, uintptr_t addr, char *out, size_t cap);
+
 /* Allocates and fills the initial contents of every argument and builds the references given by
  * ReferenceArguments. With shared != 0 the reference buffers and their ready flags are one MAP_SHARED
  * mapping. Errors: allocation, unreadable/short DataSource, generator failures (named). */

@@ -1,11 +1,14 @@
-/* evaluators/cpu.c: the `cpu` evaluator. Compiles the problem's C kernel per configuration with the
- * system compiler (cc -O3 -march=native -fPIC -shared, the problem's options, -D per parameter; its
- * temporary files in a private TMPDIR, emptied after each compile) into a shared object, and runs it in an isolated child process (evaluators/isolate.h): dlopen, one call of
- * the kernel per "launch" with the arguments in T1 order, output checked against the reference (the
- * default configuration's output, computed in open(), or ReferenceArguments), a warm-up run, then the
- * timed iterations (CLOCK_MONOTONIC). Crashes, hangs and memory exhaustion of a variant become `crash`
- * and `timeout` observations; the child is restarted. Each worker's scratch directory names its owner process
- * (a marker file); open removes those whose owner is provably gone (a killed run's). Details: docs/KERNELS.md. */
+/* evaluators/cpu.c: the `cpu` evaluator. Compiles the problem's C or C++ kernel per configuration (cc or c++,
+ * or the compiler the problem or $CC/$CXX names: evaluators/cpu_toolchain.h; -O3 -march=native -fPIC -shared,
+ * the problem's options, -D per parameter; its temporary files in a private TMPDIR, emptied after each compile)
+ * into a shared object, and runs it in an isolated child process (evaluators/isolate.h): dlopen, one call of
+ * the kernel per "launch" with the arguments in T1 order, on 64-byte aligned working copies between guard pages
+ * (made before the child is forked, so a fault's address names the argument it hit), output checked against
+ * the reference (the default configuration's output, computed in open(), or ReferenceArguments), a warm-up
+ * run, then the timed iterations (CLOCK_MONOTONIC, or the time in ms a kernel returns with ReturnsTime).
+ * Crashes, hangs and memory exhaustion of a variant become `crash` and `timeout` observations; the child is
+ * restarted. Each worker's scratch directory names its owner process (a marker file); open removes those whose
+ * owner is provably gone (a killed run's). Details: docs/KERNELS.md. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evaluators/args.h"
+#include "evaluators/cpu_toolchain.h"
 #include "evaluators/evaluator.h"
 #include "evaluators/isolate.h"
 #include "evaluators/kernel_spec.h"
@@ -54,6 +58,9 @@ typedef struct cpu_state {
   mpt_kernel_spec *ks;
   mpt_args *args;
   mpt_isolate *iso;
+  mpt_cpu_cc cc;               /* compiles the kernel */
+  mpt_cpu_cc cc_wrapper;       /* compiles the call wrapper (C) */
+  int returns_float;           /* the wrapper declares the kernel to return float (ReturnsTime, or found so) */
   char dir[PATH_MAX];          /* scratch directory (removed at close) */
   char launch_obj[PATH_MAX];   /* the compiled call wrapper */
   char cc_tmp[PATH_MAX];       /* the compiler's TMPDIR (in dir): emptied after every compile */
@@ -65,11 +72,12 @@ typedef struct cpu_state {
   size_t mem_limit;            /* RLIMIT_AS of the child above the worker's size (0: none) */
   int64_t ref_id;
   double ref_objective;        /* the reference (default) configuration's mean time in open() */
-  void **work;                 /* child: working copies of the arguments */
-  void **argv;                 /* child: what the wrapper receives per argument */
+  void **work;                 /* the working copies of the arguments (mpt_args_buffer_alloc), made in open() and
+                                  inherited by the child at the same addresses */
 } cpu_state;
 
 typedef void (*launch_fn)(void *const *);
+typedef float (*timed_launch_fn)(void *const *); /* ReturnsTime: the kernel's time in ms */
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -89,6 +97,47 @@ static int thread_count(void) {
   return n;
 }
 
+/* the call wrapper of the variant loaded at h, once the kernel is found there too; NULL with r's reason when not */
+static void *find_launch(const cpu_state *st, void *h, cpu_resp *r) {
+  void *kern = dlsym(h, st->ks->kernel_name);
+  void *sym = dlsym(h, CPU_LAUNCH_SYMBOL);
+  if (kern && sym) return sym;
+  r->status = MPT_STATUS_LAUNCH_ERROR;
+  snprintf(r->reason, sizeof r->reason, "dlsym: kernel '%s' not found in %s", st->ks->kernel_name, st->ks->kernel_file);
+  return NULL;
+}
+
+/* one call of the kernel through the wrapper at sym: the time it returns (ReturnsTime), else NAN */
+static double call_kernel(const cpu_state *st, void *sym) {
+  if (st->ks->returns_time == 1) {
+    timed_launch_fn timed;
+    memcpy(&timed, &sym, sizeof timed);
+    return (double)timed(st->work);
+  }
+  launch_fn launch;
+  memcpy(&launch, &sym, sizeof launch);
+  launch(st->work);
+  return NAN;
+}
+
+/* the timed iterations into r: each CLOCK_MONOTONIC around the call, or the time the kernel returns, which must
+ * be a time (finite, >= 0: Kernel Tuner takes a negative one for a launch that asked for too many resources) */
+static void time_iterations(const cpu_state *st, void *sym, int iterations, cpu_resp *r) {
+  int n = iterations < MPT_OBS_MAX_TIMES ? iterations : MPT_OBS_MAX_TIMES;
+  for (int it = 0; it < n; it++) {
+    double a = mpt_clock_mono_ms();
+    double returned = call_kernel(st, sym);
+    r->times[it] = st->ks->returns_time == 1 ? returned : mpt_clock_mono_ms() - a;
+    if (st->ks->returns_time == 1 && !(returned >= 0 && isfinite(returned))) {
+      r->status = MPT_STATUS_RUNTIME_ERROR;
+      snprintf(r->reason, sizeof r->reason, "the kernel returned %g as its time in ms (ReturnsTime): not a time",
+               returned);
+      return;
+    }
+  }
+  r->n_times = n;
+}
+
 static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, size_t cap) {
   cpu_state *st = ctx;
   const cpu_req *req = reqp;
@@ -97,26 +146,6 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
   memset(r, 0, sizeof *r);
   const mpt_kernel_spec *ks = st->ks;
   double t0 = mpt_clock_mono_ms();
-  if (!st->work) {
-    st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
-    st->argv = calloc((size_t)ks->n_args + 1, sizeof(void *));
-    int bad = -1; /* the argument that could not be allocated */
-    for (int i = 0; st->work && st->argv && i < ks->n_args && bad < 0; i++) {
-      if (!(st->work[i] = malloc(ks->args[i].bytes))) bad = i;
-      st->argv[i] = st->work[i];
-    }
-    if (!st->work || !st->argv || bad >= 0) { /* both arrays or neither: the next call allocates them again */
-      for (int k = 0; st->work && k < ks->n_args; k++) free(st->work[k]); /* calloc'd: unallocated ones NULL */
-      free(st->work);
-      free(st->argv);
-      st->work = st->argv = NULL;
-      if (bad < 0) return -1;
-      r->status = MPT_STATUS_RUNTIME_ERROR;
-      snprintf(r->reason, sizeof r->reason, "out of memory allocating argument %s (%zu bytes)", ks->args[bad].name,
-               ks->args[bad].bytes);
-      return sizeof *r;
-    }
-  }
   void *h = dlopen(req->so_path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     r->status = MPT_STATUS_LAUNCH_ERROR;
@@ -127,18 +156,13 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
     snprintf(r->reason, sizeof r->reason, "dlopen: %s", e ? e : "failed");
     return sizeof *r;
   }
-  launch_fn launch = NULL;
-  void *kern = dlsym(h, ks->kernel_name);
-  void *sym = dlsym(h, CPU_LAUNCH_SYMBOL);
-  memcpy(&launch, &sym, sizeof launch);
-  if (!kern || !launch) {
-    r->status = MPT_STATUS_LAUNCH_ERROR;
-    snprintf(r->reason, sizeof r->reason, "dlsym: kernel '%s' not found in %s", ks->kernel_name, ks->kernel_file);
+  void *sym = find_launch(st, h, r);
+  if (!sym) {
     dlclose(h);
     return sizeof *r;
   }
   for (int i = 0; i < ks->n_args; i++) memcpy(st->work[i], st->args->init[i], ks->args[i].bytes);
-  launch(st->argv); /* warm-up, and the run whose output is verified */
+  call_kernel(st, sym); /* warm-up, and the run whose output is verified */
   r->status = MPT_STATUS_OK;
   if (req->mode == REQ_REFERENCE) {
     for (int i = 0; i < ks->n_args; i++)
@@ -150,16 +174,7 @@ static long cpu_serve(void *ctx, const void *reqp, size_t req_len, void *respp, 
         break;
       }
   }
-  if (r->status == MPT_STATUS_OK) {
-    int n = req->iterations;
-    if (n > MPT_OBS_MAX_TIMES) n = MPT_OBS_MAX_TIMES;
-    for (int it = 0; it < n; it++) {
-      double a = mpt_clock_mono_ms();
-      launch(st->argv);
-      r->times[it] = mpt_clock_mono_ms() - a;
-    }
-    r->n_times = n;
-  }
+  if (r->status == MPT_STATUS_OK) time_iterations(st, sym, req->iterations, r);
   r->benchmark_ms = mpt_clock_mono_ms() - t0;
   /* a variant that started threads (OpenMP's pool) keeps its library: unloading it under running
    * threads crashes them, and the next variant with them; this child then ends after its answer */
@@ -178,47 +193,10 @@ static int write_text(const char *path, const char *text) {
   return ok ? 0 : -1;
 }
 
-static int is_identifier(const char *s) {
-  if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
-  return 1;
-}
-
-/* The call wrapper: a prototype from the T1 argument list and a function that calls the kernel with
- * argv[i] (pointers as they are, scalars dereferenced). Compiled once per worker. */
+/* the call wrapper's source (evaluators/cpu_toolchain.h) written to path */
 static int write_wrapper(cpu_state *st, const char *path, mpt_error *err) {
-  const mpt_kernel_spec *ks = st->ks;
-  const char *file = ks->problem->path;
-  if (!is_identifier(ks->kernel_name))
-    return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.KernelName: '%s' is not a C function name", file,
-                         ks->kernel_name);
-  size_t cap = 4096 + (size_t)ks->n_args * 128;
-  char *src = malloc(cap);
-  if (!src) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  size_t n = 0;
-  n += (size_t)snprintf(src + n, cap - n, "/* generated by mptune's cpu evaluator: calls %s with the argument "
-                        "list of %s */\n#include <stdint.h>\nvoid %s(", ks->kernel_name, file, ks->kernel_name);
-  for (int i = 0; i < ks->n_args; i++) {
-    const mpt_ks_arg *a = &ks->args[i];
-    const char *ct = mpt_ks_base_ctype(a->base);
-    if (a->mem == MPT_MEM_SCALAR && (a->lanes != 1 || !ct)) {
-      free(src);
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Arguments[%d] (%s): a scalar of type %s "
-                           "is not supported by the cpu evaluator", file, i, a->name, a->type_name);
-    }
-    n += (size_t)snprintf(src + n, cap - n, "%s%s", i ? ", " : "", a->mem == MPT_MEM_SCALAR ? ct : "void *");
-  }
-  n += (size_t)snprintf(src + n, cap - n, "%s);\nvoid " CPU_LAUNCH_SYMBOL "(void *const *a) {\n  %s(",
-                        ks->n_args ? "" : "void", ks->kernel_name);
-  for (int i = 0; i < ks->n_args; i++) {
-    const mpt_ks_arg *a = &ks->args[i];
-    if (a->mem == MPT_MEM_SCALAR)
-      n += (size_t)snprintf(src + n, cap - n, "%s*(const %s *)a[%d]", i ? ", " : "", mpt_ks_base_ctype(a->base), i);
-    else
-      n += (size_t)snprintf(src + n, cap - n, "%sa[%d]", i ? ", " : "", i);
-  }
-  snprintf(src + n, cap - n, ");\n}\n");
+  char *src = mpt_cpu_wrapper_source(st->ks, CPU_LAUNCH_SYMBOL, st->returns_float, err);
+  if (!src) return err->code ? err->code : MPT_ERR_NOMEM;
   int rc = write_text(path, src);
   free(src);
   if (rc) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
@@ -341,50 +319,87 @@ static int option_named(const mpt_kernel_spec *ks, const char *msg) {
   return -1;
 }
 
-/* Compiles one configuration; returns 0 and fills so_path, or sets obs (compile_error/timeout). */
-static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, size_t so_cap, mpt_obs *obs,
-                           mpt_error *err) {
+/* a compiler's command line, built word by word */
+typedef struct cc_command {
+  char **argv;                 /* n words, then NULL */
+  int n, cap;
+  char **owned;                /* the words made here (-I, -D), freed with the command */
+  int n_owned;
+} cc_command;
+
+static void free_command(cc_command *c) {
+  for (int i = 0; i < c->n_owned; i++) free(c->owned[i]);
+  free(c->owned);
+  free(c->argv);
+  memset(c, 0, sizeof *c);
+}
+
+/* appends a word (room was made by kernel_command) */
+static void push(cc_command *c, const char *word) {
+  if (c->n + 1 < c->cap) c->argv[c->n++] = (char *)word;
+  c->argv[c->n] = NULL;
+}
+
+/* appends prefix+text as a word of the command's own */
+static int push_owned(cc_command *c, const char *prefix, const char *text) {
+  size_t len = strlen(prefix) + strlen(text) + 1;
+  char *w = malloc(len);
+  if (!w) return -1;
+  snprintf(w, len, "%s%s", prefix, text);
+  c->owned[c->n_owned++] = w;
+  push(c, w);
+  return 0;
+}
+
+/* The start of a kernel compile for launch l: the compiler, -O3 -march=native -fPIC and `mode` (-shared,
+ * -fsyntax-only), the problem's CompilerOptions (after mptune's: they can override them), -I<kernel dir>, -D per
+ * define; room for `extra` more words */
+static int kernel_command(const cpu_state *st, const mpt_launch *l, const char *mode, int extra, cc_command *c,
+                          mpt_error *err) {
   const mpt_kernel_spec *ks = st->ks;
-  snprintf(so_path, so_cap, "%s/v%ld.so", st->dir, st->counter++);
-  int max = 16 + ks->n_options + l->n_defines;
-  char **argv = calloc((size_t)max, sizeof(char *));
-  char **defs = calloc((size_t)l->n_defines + 1, sizeof(char *));
-  char inc[PATH_MAX + 2];
-  if (!argv || !defs) {
-    free(argv);
-    free(defs);
+  memset(c, 0, sizeof *c);
+  c->cap = st->cc.n + 6 + ks->n_options + l->n_defines + extra;
+  c->argv = calloc((size_t)c->cap, sizeof(char *));
+  c->owned = calloc((size_t)l->n_defines + 1, sizeof(char *));
+  int rc = !c->argv || !c->owned;
+  for (int i = 0; !rc && i < st->cc.n; i++) push(c, st->cc.argv[i]);
+  const char *ours[] = {"-O3", "-march=native", "-fPIC", mode};
+  for (size_t i = 0; !rc && i < sizeof ours / sizeof ours[0]; i++) push(c, ours[i]);
+  for (int i = 0; !rc && i < ks->n_options; i++) push(c, ks->options[i]);
+  if (!rc) rc = push_owned(c, "-I", ks->kernel_dir);
+  for (int i = 0; !rc && i < l->n_defines; i++) rc = push_owned(c, "-D", l->defines[i]);
+  if (rc) {
+    free_command(c);
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
-  int n = 0;
-  argv[n++] = "cc";
-  argv[n++] = "-O3";
-  argv[n++] = "-march=native";
-  argv[n++] = "-fPIC";
-  argv[n++] = "-shared";
-  for (int i = 0; i < ks->n_options; i++) argv[n++] = ks->options[i];
-  snprintf(inc, sizeof inc, "-I%s", ks->kernel_dir);
-  argv[n++] = inc;
-  int rc = 0;
-  for (int i = 0; i < l->n_defines; i++) {
-    size_t len = strlen(l->defines[i]) + 3;
-    if (!(defs[i] = malloc(len))) {
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      goto done;
-    }
-    snprintf(defs[i], len, "-D%s", l->defines[i]);
-    argv[n++] = defs[i];
-  }
-  argv[n++] = ks->kernel_file;
-  argv[n++] = st->launch_obj;
-  argv[n++] = "-o";
-  argv[n++] = so_path;
-  argv[n] = NULL;
-  char out[8192];
-  int status = 0;
-  double secs = 0;
-  double timeout = st->timeout_s > CPU_COMPILE_TIMEOUT_S ? st->timeout_s : CPU_COMPILE_TIMEOUT_S;
-  if ((rc = run_compiler(st, argv, timeout, out, sizeof out, &status, &secs, err))) goto done;
-  obs->compile_ms = secs * 1e3;
+  return 0;
+}
+
+/* a C++ kernel is compiled as C++ whatever its file's suffix (clang++ warns about a .c file otherwise), unless
+ * the CompilerOptions choose a language themselves; 1 when a -x option precedes the inputs */
+static int push_kernel_language(const cpu_state *st, cc_command *c) {
+  if (mpt_cpu_options_set_language(st->ks)) return 1;
+  if (st->ks->lang != MPT_LANG_CXX) return 0;
+  push(c, "-x");
+  push(c, "c++");
+  return 1;
+}
+
+/* runs a compile of the kernel's compiler; a compiler that cannot be started at all is an error naming where it
+ * came from (KernelSpecification.Compiler, $CC, $CXX) */
+static int run_kernel_compiler(cpu_state *st, const mpt_cpu_cc *cc, char *const argv[], double timeout, char *out,
+                               size_t cap, int *status, double *secs, mpt_error *err) {
+  int rc = run_compiler(st, argv, timeout, out, cap, status, secs, err);
+  if (rc == 0) return 0;
+  char inner[600];
+  snprintf(inner, sizeof inner, "%s", err->msg);
+  if (strcmp(cc->origin, "KernelSpecification.Compiler") == 0)
+    return mpt_ks_err(err, rc, st->ks->problem, "Compiler", "%s", inner);
+  return mpt_error_set(err, rc, "%s: the compiler (%s): %s", st->ks->problem->path, cc->origin, inner);
+}
+
+/* the outcome of a variant's compile (status as mpt_run_command gives it) in obs */
+static void compile_outcome(const cpu_state *st, int status, double timeout, const char *out, mpt_obs *obs) {
   if (status == -1) {
     obs->status = MPT_STATUS_TIMEOUT;
     snprintf(obs->reason, sizeof obs->reason, "compiling took longer than %g s: killed", timeout);
@@ -400,16 +415,43 @@ static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, si
              status == 128 + SIGINT ? "SIGINT" : "SIGTERM");
   } else if (status != 0) {
     obs->status = MPT_STATUS_COMPILE_ERROR;
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "cc exited with status %d: ", status);
+    char prefix[320];
+    const char *name = strrchr(st->cc.argv[0], '/');
+    snprintf(prefix, sizeof prefix, "%s exited with status %d: ", name ? name + 1 : st->cc.argv[0], status);
     compiler_reason(obs->reason, sizeof obs->reason, prefix, out);
   }
+}
+
+static double compile_timeout(const cpu_state *st) {
+  return st->timeout_s > CPU_COMPILE_TIMEOUT_S ? st->timeout_s : CPU_COMPILE_TIMEOUT_S;
+}
+
+/* Compiles one configuration; returns 0 and fills so_path, or sets obs (compile_error/timeout). */
+static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, size_t so_cap, mpt_obs *obs,
+                           mpt_error *err) {
+  snprintf(so_path, so_cap, "%s/v%ld.so", st->dir, st->counter++);
+  cc_command c;
+  int rc = kernel_command(st, l, "-shared", 10, &c, err);
+  if (rc) return rc;
+  int language_set = push_kernel_language(st, &c);
+  push(&c, st->ks->kernel_file);
+  if (language_set) { /* the call wrapper is an object file, whatever -x the kernel was compiled with */
+    push(&c, "-x");
+    push(&c, "none");
+  }
+  push(&c, st->launch_obj);
+  push(&c, "-o");
+  push(&c, so_path);
+  char out[8192];
+  int status = 0;
+  double secs = 0, timeout = compile_timeout(st);
+  rc = run_kernel_compiler(st, &st->cc, c.argv, timeout, out, sizeof out, &status, &secs, err);
+  free_command(&c);
+  if (rc) return rc;
+  obs->compile_ms = secs * 1e3;
+  compile_outcome(st, status, timeout, out, obs);
   if (status != 0) unlink(so_path);
-done:
-  for (int i = 0; i < l->n_defines; i++) free(defs[i]);
-  free(defs);
-  free(argv);
-  return rc;
+  return 0;
 }
 
 static double current_timeout(const cpu_state *st) {
@@ -417,6 +459,32 @@ static double current_timeout(const cpu_state *st) {
   if (!isfinite(st->best_bench_ms)) return CPU_FIRST_TIMEOUT_S;
   double t = CPU_TIMEOUT_FACTOR * st->best_bench_ms * 1e-3;
   return t > CPU_MIN_TIMEOUT_S ? t : CPU_MIN_TIMEOUT_S;
+}
+
+/* where a crash by SIGSEGV or SIGBUS faulted, as ": ..." (empty when the child's handler did not see it): the
+ * address and the argument buffer it lies in or next to, or, for a general-protection fault (x86-64 gives it no
+ * address), what causes one */
+static void describe_fault(const cpu_state *st, const mpt_isolate_result *res, char *out, size_t cap) {
+  out[0] = '\0';
+  if (!res->fault_known) return;
+  int code = res->fault_code;
+  if (code == SI_USER || code == SI_TKILL || code == SI_QUEUE) {
+    snprintf(out, cap, ": sent by a process (kill, raise), not a faulting access");
+    return;
+  }
+#if defined(__x86_64__)
+  if (res->signal == SIGSEGV && code == SI_KERNEL && res->fault_addr == 0) {
+    snprintf(out, cap, ": a general-protection fault, which has no address (on x86-64: an aligned vector load or "
+             "store at an address that is not a multiple of the vector's size, or a non-canonical pointer)");
+    return;
+  }
+#endif
+  const char *what = "invalid access";
+  if (res->signal == SIGBUS && code == BUS_ADRALN) what = "misaligned access";
+  else if (res->signal == SIGBUS && code == BUS_ADRERR) what = "access to a nonexistent physical address";
+  char where[300];
+  mpt_args_locate(st->ks, st->work, res->fault_addr, where, sizeof where);
+  snprintf(out, cap, ": %s at address 0x%llx, %s", what, (unsigned long long)res->fault_addr, where);
 }
 
 /* runs a compiled variant in the child and fills obs */
@@ -439,12 +507,14 @@ static int run_variant(cpu_state *st, int mode, const char *so_path, mpt_obs *ob
   if (res.outcome == MPT_ISO_CRASH) {
     obs->status = MPT_STATUS_CRASH;
     obs->benchmark_ms = res.seconds * 1e3;
+    char where[400];
+    describe_fault(st, &res, where, sizeof where);
     if (res.mem_limit_hit) /* only then: a plain bad pointer is no memory limit's doing */
-      snprintf(obs->reason, sizeof obs->reason, "%s (out of memory: the evaluation process reached its address-space "
-               "limit, RLIMIT_AS, %zu MiB above the worker's size; MPT_CPU_MEMORY_LIMIT_MB sets it)", res.reason,
-               st->mem_limit >> 20);
+      snprintf(obs->reason, sizeof obs->reason, "%s%s (out of memory: the evaluation process reached its "
+               "address-space limit, RLIMIT_AS, %zu MiB above the worker's size; MPT_CPU_MEMORY_LIMIT_MB sets it)",
+               res.reason, where, st->mem_limit >> 20);
     else
-      snprintf(obs->reason, sizeof obs->reason, "%s", res.reason);
+      snprintf(obs->reason, sizeof obs->reason, "%s%s", res.reason, where);
   } else if (res.outcome == MPT_ISO_CANCELLED) {
     obs->status = MPT_STATUS_CANCELLED; /* not the variant's outcome: a resume evaluates it again */
     obs->benchmark_ms = res.seconds * 1e3;
@@ -680,20 +750,38 @@ static size_t memory_limit(void) {
   return (size_t)pages * (size_t)psz / 2; /* half the machine per variant */
 }
 
-/* ---- open, in phases: the kernel, the scratch directory, the call wrapper, the child, the reference ---- */
+/* ---- open, in phases: the kernel, the scratch directory, its return type, the call wrapper, the child, the
+ * reference ---- */
 
-/* the KernelSpecification (a C kernel), the timed iterations (settings, else the spec's, at most
- * MPT_OBS_MAX_TIMES) and the argument buffers */
+/* the working copies of the arguments the kernel runs on: made here, before any child is forked, so that the
+ * addresses a child faults at can be told apart here (describe_fault) */
+static int make_work_buffers(cpu_state *st, mpt_error *err) {
+  const mpt_kernel_spec *ks = st->ks;
+  st->work = calloc((size_t)ks->n_args + 1, sizeof(void *));
+  if (!st->work) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < ks->n_args; i++)
+    if (!(st->work[i] = mpt_args_buffer_alloc(ks->args[i].bytes)))
+      return mpt_error_set(err, MPT_ERR_NOMEM, "%s: KernelSpecification.Arguments[%d] (%s): cannot allocate %zu bytes "
+                           "for its working copy", ks->problem->path, i, ks->args[i].name, ks->args[i].bytes);
+  return 0;
+}
+
+/* the KernelSpecification (a C or C++ kernel), its compilers, the timed iterations (settings, else the spec's, at
+ * most MPT_OBS_MAX_TIMES), the argument buffers and their working copies */
 static int load_kernel(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
   const mpt_problem *p = ev->problem;
   int rc = mpt_kspec_load(p, &st->ks, err);
   if (rc) return rc;
-  if (st->ks->lang != MPT_LANG_C)
+  if (st->ks->lang != MPT_LANG_C && st->ks->lang != MPT_LANG_CXX)
     return mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is \"%s\"; the cpu evaluator runs C "
-                         "kernels (\"Language\": \"C\")", p->path, st->ks->language);
+                         "kernels (\"Language\": \"C\") and C++ kernels (\"C++\")", p->path, st->ks->language);
+  if ((rc = mpt_cpu_cc_kernel(st->ks, &st->cc, err)) || (rc = mpt_cpu_cc_wrapper(st->ks, &st->cc_wrapper, err)))
+    return rc;
+  st->returns_float = st->ks->returns_time == 1;
   st->iterations = ev->settings.iterations > 0 ? ev->settings.iterations : st->ks->iterations;
   if (st->iterations > MPT_OBS_MAX_TIMES) st->iterations = MPT_OBS_MAX_TIMES;
-  return mpt_args_create(st->ks, 1, &st->args, err);
+  if ((rc = mpt_args_create(st->ks, 1, &st->args, err))) return rc;
+  return make_work_buffers(st, err);
 }
 
 /* the worker's scratch directory in --workdir, else $TMPDIR, else /tmp (after removing the stale ones there):
@@ -731,10 +819,17 @@ static int compile_call_wrapper(cpu_state *st, mpt_error *err) {
   snprintf(st->launch_obj, sizeof st->launch_obj, "%s/launch.o", st->dir);
   int rc = write_wrapper(st, wrapper, err);
   if (rc) return rc;
-  char *argv[] = {"cc", "-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj, NULL};
+  cc_command c = {0};
+  c.cap = st->cc_wrapper.n + 8;
+  if (!(c.argv = calloc((size_t)c.cap, sizeof(char *)))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < st->cc_wrapper.n; i++) push(&c, st->cc_wrapper.argv[i]);
+  const char *rest[] = {"-O2", "-fPIC", "-c", wrapper, "-o", st->launch_obj};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) push(&c, rest[i]);
   char out[4096];
   int status = 0;
-  if ((rc = run_compiler(st, argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err))) return rc;
+  rc = run_kernel_compiler(st, &st->cc_wrapper, c.argv, CPU_COMPILE_TIMEOUT_S, out, sizeof out, &status, NULL, err);
+  free_command(&c);
+  if (rc) return rc;
   if (status != 0)
     return mpt_error_set(err, MPT_ERR_INTERNAL, "cpu evaluator: cannot compile the call wrapper %s:\n%s", wrapper, out);
   return 0;
@@ -759,17 +854,79 @@ static const char *reference_kind(const mpt_evaluator *ev) {
   return mpt_space_default_id(ev->space) >= 0 ? "default" : "first";
 }
 
+/* the reference configuration: the problem's Default, or the first valid one */
+static int64_t reference_id(const mpt_evaluator *ev) {
+  int64_t ref = mpt_space_default_id(ev->space);
+  return ref < 0 ? 0 : ref;
+}
+
+/* the launch of configuration id (l: freed by the caller when this returns 0) */
+static int launch_of(const mpt_evaluator *ev, const cpu_state *st, int64_t id, mpt_launch *l, mpt_error *err) {
+  int dims = mpt_space_dims(ev->space);
+  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
+  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_space_config(ev->space, id, idx);
+  int rc = mpt_kspec_launch(st->ks, idx, l, err);
+  free(idx);
+  return rc;
+}
+
+/* The kernel's return type, from a compile (-fsyntax-only, the reference configuration's defines) of a source that
+ * includes the kernel file and asserts what it returns (evaluators/cpu_toolchain.h); UNKNOWN when that compile
+ * cannot tell */
+static int find_return_type(mpt_evaluator *ev, cpu_state *st, mpt_cpu_return *kind, mpt_error *err) {
+  *kind = MPT_CPU_RETURNS_UNKNOWN;
+  char *src = mpt_cpu_return_check_source(st->ks);
+  if (!src) return 0;
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/return_check.%s", st->dir, st->ks->lang == MPT_LANG_CXX ? "cpp" : "c");
+  int rc = write_text(path, src);
+  free(src);
+  if (rc) return mpt_error_set(err, MPT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  mpt_launch l;
+  if ((rc = launch_of(ev, st, reference_id(ev), &l, err))) return rc;
+  cc_command c;
+  rc = kernel_command(st, &l, "-fsyntax-only", 4, &c, err);
+  mpt_launch_free(&l);
+  if (rc) return rc;
+  push_kernel_language(st, &c);
+  push(&c, path);
+  char out[8192];
+  int status = 0;
+  rc = run_kernel_compiler(st, &st->cc, c.argv, compile_timeout(st), out, sizeof out, &status, NULL, err);
+  free_command(&c);
+  unlink(path);
+  if (rc == 0) *kind = mpt_cpu_return_kind(status, out);
+  return rc;
+}
+
+/* Kernel Tuner's C convention: a kernel that returns float returns its own time in ms. Such a kernel must say
+ * what that value is (ReturnsTime true: its time; false: ignored, the call is timed), and ReturnsTime true needs
+ * a kernel that returns float; the wrapper declares the kernel to return float when it does. */
+static int check_return_type(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
+  const mpt_kernel_spec *ks = st->ks;
+  mpt_cpu_return kind;
+  int rc = find_return_type(ev, st, &kind, err);
+  if (rc) return rc;
+  if (kind == MPT_CPU_RETURNS_FLOAT && ks->returns_time < 0)
+    return mpt_ks_err(err, MPT_ERR_VALUE, ev->problem, "KernelName", "kernel '%s' returns float: in Kernel Tuner a C "
+                      "kernel that returns float returns its own time in ms; add \"ReturnsTime\": true to the "
+                      "KernelSpecification to take that time, or \"ReturnsTime\": false to time the call and ignore "
+                      "the value", ks->kernel_name);
+  if (ks->returns_time == 1 && (kind == MPT_CPU_RETURNS_VOID || kind == MPT_CPU_RETURNS_OTHER))
+    return mpt_ks_err(err, MPT_ERR_VALUE, ev->problem, "ReturnsTime", "kernel '%s' returns %s, not float: "
+                      "\"ReturnsTime\": true takes the float a kernel returns as its time in ms", ks->kernel_name,
+                      kind == MPT_CPU_RETURNS_VOID ? "void" : "another type");
+  if (kind == MPT_CPU_RETURNS_FLOAT) st->returns_float = 1;
+  return 0;
+}
+
 /* compiles configuration ref into so (o: its outcome, initialized here); an error only when its launch cannot
  * be computed or the compiler cannot be run */
 static int compile_reference(mpt_evaluator *ev, cpu_state *st, int64_t ref, char *so, size_t so_cap, mpt_obs *o,
                              mpt_error *err) {
-  int dims = mpt_space_dims(ev->space);
-  int *idx = calloc((size_t)(dims > 0 ? dims : 1), sizeof(int));
-  if (!idx) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  mpt_space_config(ev->space, ref, idx);
   mpt_launch l;
-  int rc = mpt_kspec_launch(st->ks, idx, &l, err);
-  free(idx);
+  int rc = launch_of(ev, st, ref, &l, err);
   if (rc) return rc;
   mpt_obs_init(o, ref);
   rc = compile_variant(st, &l, so, so_cap, o, err);
@@ -803,8 +960,10 @@ static int reference_run_error(mpt_evaluator *ev, cpu_state *st, const char *cfg
     char undefined[300];
     snprintf(undefined, sizeof undefined, "undefined symbol: %s", st->ks->kernel_name);
     if (strstr(o->reason, undefined) || strstr(o->reason, "dlsym"))
-      return mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)",
-                           path, st->ks->kernel_name, st->ks->kernel_file, o->reason);
+      return mpt_error_set(err, MPT_ERR_NAME, "%s: KernelSpecification.KernelName: kernel '%s' not found in %s (%s)%s",
+                           path, st->ks->kernel_name, st->ks->kernel_file, o->reason,
+                           st->ks->lang == MPT_LANG_CXX ? "; a C++ kernel must be declared extern \"C\" (extern \"C\" "
+                           "void kernel(...)): C++ gives other functions a mangled symbol name" : "");
     /* e.g. a scratch directory on a noexec file system */
     return mpt_error_set(err, MPT_ERR_IO, "%s: cannot load the compiled %s configuration from %s (%s); choose a "
                          "scratch directory that allows executables with --workdir", path, reference_kind(ev), st->dir,
@@ -822,8 +981,7 @@ static int reference_run_error(mpt_evaluator *ev, cpu_state *st, const char *cfg
  * that a missing kernel or a broken default is reported before any evaluation; its run records the reference
  * output (unless ReferenceArguments gave it) and its time. */
 static int run_reference(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
-  int64_t ref = mpt_space_default_id(ev->space);
-  if (ref < 0) ref = 0;
+  int64_t ref = reference_id(ev);
   st->ref_id = ref;
   char cfg[512];
   mpt_space_format(ev->space, ref, cfg, sizeof cfg);
@@ -851,6 +1009,7 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   st->watch = ev->watch;
   int rc = load_kernel(ev, st, err);
   if (rc == 0) rc = make_scratch_dir(st, &ev->settings, err);
+  if (rc == 0) rc = check_return_type(ev, st, err);
   if (rc == 0) rc = compile_call_wrapper(st, err);
   if (rc == 0) rc = start_isolation(st, err);
   if (rc == 0) rc = run_reference(ev, st, err);
@@ -890,6 +1049,10 @@ static void cpu_close(mpt_evaluator *ev) {
   if (!st) return;
   mpt_isolate_destroy(st->iso);
   mpt_args_free(st->args);
+  for (int i = 0; st->work && i < st->ks->n_args; i++) mpt_args_buffer_free(st->work[i], st->ks->args[i].bytes);
+  free(st->work);
+  mpt_cpu_cc_free(&st->cc);
+  mpt_cpu_cc_free(&st->cc_wrapper);
   mpt_kspec_free(st->ks);
   if (st->dir[0]) {
     char path[PATH_MAX + 16];
@@ -914,7 +1077,7 @@ static void cpu_close(mpt_evaluator *ev) {
 
 const mpt_evaluator_type mpt_evaluator_cpu = {
   "cpu",
-  "compiles C kernels with cc into shared objects and times them in an isolated child process",
+  "compiles C and C++ kernels with cc or c++ into shared objects and times them in an isolated child process",
   cpu_open,
   cpu_evaluate,
   cpu_close,

@@ -1,6 +1,6 @@
 /* evaluators/isolate.c: evaluations in a child process (fork + socket pair), restarted when it dies,
- * killed when it misses its deadline; RLIMIT_AS for the child (and whether a crash came with it reached);
- * external commands with a timeout.
+ * killed when it misses its deadline; RLIMIT_AS for the child (and whether a crash came with it reached); the
+ * faulting address of a crash; external commands with a timeout.
  * Contract: evaluators/isolate.h. */
 #include "evaluators/isolate.h"
 #include <errno.h>
@@ -32,10 +32,12 @@
 
 extern char **environ;
 
-/* what a child's fault handler notes for its parent (a shared page): whether the fault came with the
- * address-space limit plausibly reached (mpt_isolate_result.mem_limit_hit) */
+/* what a child's fault handler notes for its parent (a shared page): the signal's code and address, and
+ * whether the fault came with the address-space limit plausibly reached (mpt_isolate_result.mem_limit_hit) */
 typedef struct fault_note {
   volatile int recorded;
+  volatile int code;     /* si_code */
+  volatile uintptr_t addr; /* si_addr */
   volatile int enomem;   /* errno of the faulting thread was ENOMEM */
   volatile size_t size;  /* VmSize at the fault, bytes (not VmPeak: a fork inherits the worker's) */
   volatile size_t limit; /* the RLIMIT_AS set, bytes */
@@ -44,7 +46,7 @@ typedef struct fault_note {
 
 struct mpt_isolate {
   mpt_isolate_opts opts;
-  fault_note *note;      /* MAP_SHARED with the children; NULL without a mem_limit */
+  fault_note *note;      /* MAP_SHARED with the children; NULL when it could not be mapped */
   mpt_isolate_serve_fn serve;
   mpt_isolate_init_fn init;
   void *ctx;
@@ -91,10 +93,10 @@ static size_t vm_size(void) {
 }
 #endif
 
-#ifndef MPT_ISO_ASAN /* no RLIMIT_AS under AddressSanitizer: nothing to note */
 /* the child's fault note (set in the child before its handler is installed) */
 static fault_note *g_note;
 
+#ifndef MPT_ISO_ASAN /* no RLIMIT_AS under AddressSanitizer: no size to note */
 /* VmSize of this process in bytes, from /proc/self/status with async-signal-safe calls only; 0 unknown */
 static size_t vm_size_signal_safe(void) {
   char buf[4096];
@@ -116,15 +118,20 @@ static size_t vm_size_signal_safe(void) {
   }
   return 0;
 }
+#endif
 
-/* SIGSEGV/SIGBUS in a child with an address-space limit: note what the parent needs to tell an
- * exhausted limit from a plain bad pointer, then die of the signal (the handler is reset on entry) */
+/* SIGSEGV/SIGBUS in a child: note where it faulted and, with an address-space limit, what the parent needs to
+ * tell an exhausted limit from a plain bad pointer, then die of the signal (the handler is reset on entry) */
 static void fault_handler(int sig, siginfo_t *si, void *uc) {
-  (void)si, (void)uc;
+  (void)uc;
   int e = errno;
   if (g_note) {
+    g_note->code = si ? si->si_code : 0;
+    g_note->addr = si ? (uintptr_t)si->si_addr : 0;
     g_note->enomem = e == ENOMEM;
-    g_note->size = vm_size_signal_safe();
+#ifndef MPT_ISO_ASAN
+    if (g_note->limit > 0) g_note->size = vm_size_signal_safe();
+#endif
     g_note->recorded = 1;
   }
   raise(sig); /* a fault re-raises itself on return anyway; a sent signal must too */
@@ -148,7 +155,6 @@ static void install_fault_note(fault_note *note, size_t limit, size_t allowance)
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
 }
-#endif
 
 /* a variant that calls exit() ends the child there: the worker's exit handlers (HDF5 closing the run log
  * the child inherited a copy of, MPI) must never run in it (registered last, this one runs first) */
@@ -183,15 +189,16 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
    * sanitizer) installed */
   static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
   for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+  size_t limit = 0;
 #ifndef MPT_ISO_ASAN
-  if (iso->opts.mem_limit > 0) {
-    size_t base = vm_size();
+  if (iso->opts.mem_limit > 0) limit = vm_size() + iso->opts.mem_limit;
+#endif
+  install_fault_note(iso->note, limit, limit ? iso->opts.mem_limit : 0);
+  if (limit > 0) {
     struct rlimit rl;
-    rl.rlim_cur = rl.rlim_max = (rlim_t)(base + iso->opts.mem_limit);
-    install_fault_note(iso->note, base + iso->opts.mem_limit, iso->opts.mem_limit);
+    rl.rlim_cur = rl.rlim_max = (rlim_t)limit;
     setrlimit(RLIMIT_AS, &rl);
   }
-#endif
   if (iso->init && iso->init(iso->ctx) != 0) _exit(121);
   size_t cap = iso->opts.max_request;
   char *req = malloc(cap), *resp = malloc(cap);
@@ -261,12 +268,8 @@ int mpt_isolate_create(const mpt_isolate_opts *opts, mpt_isolate_serve_fn serve,
   if (!iso) return mpt_error_set(err, MPT_ERR_NOMEM, "isolation: out of memory");
   if (opts) iso->opts = *opts;
   if (iso->opts.max_request == 0) iso->opts.max_request = (size_t)1 << 20;
-#ifndef MPT_ISO_ASAN
-  if (iso->opts.mem_limit > 0) {
-    void *m = mmap(NULL, sizeof(fault_note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    iso->note = m == MAP_FAILED ? NULL : m; /* without it no crash is said to be the limit's */
-  }
-#endif
+  void *m = mmap(NULL, sizeof(fault_note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  iso->note = m == MAP_FAILED ? NULL : m; /* without it no crash has an address or is said to be the limit's */
   iso->serve = serve;
   iso->init = init;
   iso->ctx = ctx;
@@ -374,8 +377,13 @@ int mpt_isolate_call(mpt_isolate *iso, const void *req, size_t req_len, void *re
 crashed:
   res->outcome = MPT_ISO_CRASH;
   res->signal = sig;
-  if ((sig == SIGSEGV || sig == SIGBUS) && iso->note && iso->note->recorded && iso->note->limit > 0)
-    res->mem_limit_hit = iso->note->enomem || iso->note->size + iso->note->allowance / 10 >= iso->note->limit;
+  if ((sig == SIGSEGV || sig == SIGBUS) && iso->note && iso->note->recorded) {
+    res->fault_known = 1;
+    res->fault_code = iso->note->code;
+    res->fault_addr = iso->note->addr;
+    if (iso->note->limit > 0)
+      res->mem_limit_hit = iso->note->enomem || iso->note->size + iso->note->allowance / 10 >= iso->note->limit;
+  }
   res->exit_status = ex;
   res->seconds = mpt_clock_mono_s() - t0;
   if (sig)

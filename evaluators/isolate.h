@@ -2,13 +2,15 @@
  * crashes, hangs or exhausts memory cannot take down the worker. A child is forked and serves
  * requests over a socket pair (length-prefixed messages); when it dies (signal, exit) or misses its
  * deadline (then it is killed with SIGKILL) the call reports a crash or a timeout and the next call
- * forks a new child. In one-shot mode every call gets a fresh child. The child gets RLIMIT_AS, dies
+ * forks a new child. In one-shot mode every call gets a fresh child. A crash by SIGSEGV or SIGBUS comes with
+ * its faulting address, noted by a handler in the child. The child gets RLIMIT_AS, dies
  * with its parent (PR_SET_PDEATHSIG) and never returns into the caller's code (it leaves with _exit).
  * Also: running an external command (a compiler) with a timeout and its output captured.
  * Reusable by every evaluator (cpu, cuda, hip). */
 #ifndef MPT_ISOLATE_H
 #define MPT_ISOLATE_H
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "spaces/sys/error.h"
 #include "spaces/sys/watch.h"
@@ -47,6 +49,9 @@ typedef struct mpt_isolate_result {
                             the child's address space had come within 10 % of mem_limit of its RLIMIT_AS, or the faulting
                             thread's last failed call had failed for want of memory (errno ENOMEM: a malloc
                             that returned NULL) */
+  int fault_known;       /* CRASH by SIGSEGV/SIGBUS that the child's handler saw: fault_code, fault_addr hold them */
+  int fault_code;        /* the signal's si_code (SEGV_MAPERR, SEGV_ACCERR, SI_KERNEL, BUS_ADRALN, ...) */
+  uintptr_t fault_addr;  /* its si_addr: the faulting address (0 for a general-protection fault on x86-64) */
   double seconds;        /* wall time of the call */
   char reason[256];      /* "killed by SIGSEGV (Segmentation fault)", "no answer after 2.0 s: killed" */
 } mpt_isolate_result;

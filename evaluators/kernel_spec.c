@@ -20,7 +20,7 @@
 static const char *const ks_keys[] = {"Language", "CompilerOptions", "KernelName", "KernelFile", "GlobalSizeType",
                                       "GlobalSize", "LocalSize", "SharedMemory", "Arguments", "ReferenceArguments",
                                       "Device", "Profiling", "SimulationInput", "ProblemSize", "GridDivX", "GridDivY",
-                                      "GridDivZ", "Iterations", "Tolerance", NULL};
+                                      "GridDivZ", "Iterations", "Tolerance", "Compiler", "ReturnsTime", NULL};
 static const char *const arg_keys[] = {"Name", "Type", "TypeSize", "MemoryType", "MemType", "AccessType", "Size",
                                        "FillType", "FillValue", "DataSource", "RandomSeed", "Output", NULL};
 static const char *const ref_keys[] = {"Name", "TargetName", "FillType", "FillValue", "DataSource", "RandomSeed",
@@ -524,17 +524,19 @@ static mpt_kernel_spec *new_spec(const mpt_problem *p, mpt_error *err) {
   return ks;
 }
 
-/* Language: C, CUDA, HIP or OpenCL in any case, kept as written */
+/* Language: C, C++, CUDA, HIP or OpenCL in any case, kept as written */
 static int parse_language(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
-  if (!cJSON_IsString(lang)) return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "missing (C, CUDA, HIP or OpenCL)");
+  if (!cJSON_IsString(lang))
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "missing (C, C++, CUDA, HIP or OpenCL)");
   ks->language = dupstr(lang->valuestring);
   if (strcasecmp(lang->valuestring, "C") == 0) ks->lang = MPT_LANG_C;
+  else if (strcasecmp(lang->valuestring, "C++") == 0) ks->lang = MPT_LANG_CXX;
   else if (strcasecmp(lang->valuestring, "CUDA") == 0) ks->lang = MPT_LANG_CUDA;
   else if (strcasecmp(lang->valuestring, "HIP") == 0) ks->lang = MPT_LANG_HIP;
   else if (strcasecmp(lang->valuestring, "OpenCL") == 0) ks->lang = MPT_LANG_OPENCL;
   else
-    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "'%s' is not supported (C, CUDA, HIP or OpenCL)",
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "'%s' is not supported (C, C++, CUDA, HIP or OpenCL)",
                       lang->valuestring);
   return 0;
 }
@@ -579,6 +581,31 @@ static int parse_compiler_options(mpt_kernel_spec *ks, const cJSON *k, mpt_error
     }
     ks->options[ks->n_options++] = dupstr(s->valuestring);
   }
+  return 0;
+}
+
+/* Compiler: one program, a name looked up in PATH or a path (its options go in CompilerOptions) */
+static int parse_compiler(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(k, "Compiler");
+  if (!c) return 0;
+  if (!cJSON_IsString(c) || !c->valuestring[0])
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Compiler", "expected a compiler (a program name or path, "
+                      "e.g. \"clang\")");
+  if (strpbrk(c->valuestring, " \t\n\r\f\v"))
+    return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Compiler", "'%s' is not one program name or path; the "
+                      "compiler's options go in CompilerOptions", c->valuestring);
+  if (!(ks->compiler = dupstr(c->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  return 0;
+}
+
+/* ReturnsTime: true, false, 1 or 0 (-1 when not given) */
+static int parse_returns_time(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(k, "ReturnsTime");
+  ks->returns_time = -1;
+  if (!r) return 0;
+  if (cJSON_IsBool(r)) ks->returns_time = cJSON_IsTrue(r);
+  else if (cJSON_IsNumber(r) && (r->valuedouble == 0 || r->valuedouble == 1)) ks->returns_time = r->valuedouble != 0;
+  else return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "ReturnsTime", "expected true, false, 1 or 0");
   return 0;
 }
 
@@ -705,6 +732,8 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   if (rc == 0) rc = parse_language(ks, k, err);
   if (rc == 0) rc = read_kernel_source(ks, k, err);
   if (rc == 0) rc = parse_compiler_options(ks, k, err);
+  if (rc == 0) rc = parse_compiler(ks, k, err);
+  if (rc == 0) rc = parse_returns_time(ks, k, err);
   if (rc == 0) rc = parse_global_local(ks, k, err);
   if (rc == 0) rc = parse_problem_size(ks, k, err);
   if (rc == 0) rc = parse_grid_divisors(ks, k, err);
@@ -735,6 +764,7 @@ void mpt_kspec_free(mpt_kernel_spec *ks) {
   free(ks->source);
   for (int i = 0; i < ks->n_options; i++) free(ks->options[i]);
   free(ks->options);
+  free(ks->compiler);
   for (int d = 0; d < 3; d++) {
     mpt_expr_free(ks->global[d]);
     mpt_expr_free(ks->local[d]);

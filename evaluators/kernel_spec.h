@@ -18,7 +18,8 @@
 #include "spaces/expr/expr.h"
 #include "spaces/sys/error.h"
 
-typedef enum mpt_ks_lang { MPT_LANG_C, MPT_LANG_CUDA, MPT_LANG_HIP, MPT_LANG_OPENCL } mpt_ks_lang;
+/* C and C++: the cpu evaluator; CUDA, HIP: the GPU evaluators */
+typedef enum mpt_ks_lang { MPT_LANG_C, MPT_LANG_CUDA, MPT_LANG_HIP, MPT_LANG_OPENCL, MPT_LANG_CXX } mpt_ks_lang;
 
 /* element base types; vector types (float4, ...) are a base type with lanes > 1 */
 typedef enum mpt_ks_base {
@@ -91,6 +92,9 @@ typedef struct mpt_kernel_spec {
   size_t source_len;
   int n_options;
   char **options;        /* CompilerOptions */
+  char *compiler;        /* Compiler: the program that compiles the kernel (cpu evaluator); NULL: not given */
+  int returns_time;      /* ReturnsTime: 1 the kernel returns its own time in ms as a float (Kernel Tuner's C
+                            convention), 0 its return value is ignored, -1 not given */
   int global_blocks;     /* GlobalSizeType "CUDA": GlobalSize counts blocks, not threads */
   int has_global;        /* GlobalSize present */
   mpt_expr *global[3];   /* NULL: "1" */

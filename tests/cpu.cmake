@@ -13,3 +13,6 @@ add_executable(bench_cpu_isolate bench_cpu_isolate.c)
 target_link_libraries(bench_cpu_isolate PRIVATE mptune_core)
 # bad input through `mptune tune` (-n 3): one clear message each, non-zero exit, no log
 mpt_script_test(cpu_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_bad_input.sh)
+# C++ kernels through `mptune tune` (-n 2): extern "C" tunes, without it a clear hint; $CC/$CXX and
+# KernelSpecification.Compiler choose the compiler; -x c++ in CompilerOptions leaves the call wrapper alone
+mpt_script_test(cpu_cxx COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_cxx.sh)

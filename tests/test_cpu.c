@@ -443,11 +443,13 @@ static void test_stale_scratch(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
-/* bad input: a T1 variant of failing.json written next to a copy of the kernel */
-static int open_variant(const char *from, const char *to, mpt_error *err) {
+/* a T1 variant of tests/kernels/NAME.json (the first `from` replaced by `to`) written next to a copy of its kernel
+ * NAME.c, opened; with check (may be NULL) called on the open evaluator */
+static int open_variant_of(const char *name, const char *from, const char *to, void (*check)(fixture *),
+                           mpt_error *err) {
   char src[512], dir[] = "/tmp/mpt_test_cpu_XXXXXX";
   assert_non_null(mkdtemp(dir));
-  snprintf(src, sizeof src, "%s/tests/kernels/failing.json", src_dir());
+  snprintf(src, sizeof src, "%s/tests/kernels/%s.json", src_dir(), name);
   FILE *f = fopen(src, "rb");
   assert_non_null(f);
   char text[8192];
@@ -463,14 +465,16 @@ static int open_variant(const char *from, const char *to, mpt_error *err) {
   f = fopen(path, "w");
   fputs(out, f);
   fclose(f);
-  snprintf(kpath, sizeof kpath, "%s/tests/kernels/failing.c", src_dir());
-  snprintf(cmd, sizeof cmd, "cp %s %s/failing.c", kpath, dir);
+  snprintf(kpath, sizeof kpath, "%s/tests/kernels/%s.c", src_dir(), name);
+  snprintf(cmd, sizeof cmd, "cp %s %s/%s.c", kpath, dir, name);
   assert_int_equal(system(cmd), 0);
   mpt_eval_settings set = {0};
   fixture fx;
   int rc = open_problem(path, &set, &fx, err);
-  if (rc == 0) close_problem(&fx);
-  else {
+  if (rc == 0) {
+    if (check) check(&fx);
+    close_problem(&fx);
+  } else {
     mpt_evaluator_close(fx.ev);
     mpt_space_free(fx.s);
     mpt_problem_free(fx.p);
@@ -478,6 +482,119 @@ static int open_variant(const char *from, const char *to, mpt_error *err) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
   return rc;
+}
+
+/* bad input: a T1 variant of failing.json written next to a copy of the kernel */
+static int open_variant(const char *from, const char *to, mpt_error *err) {
+  return open_variant_of("failing", from, to, NULL, err);
+}
+
+/* opens tests/kernels/NAME.json */
+static void open_kernel_problem(const char *name, fixture *f) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/kernels/%s.json", src_dir(), name);
+  mpt_eval_settings set = {0};
+  set.timeout_s = 20.0;
+  mpt_error err = {0};
+  int rc = open_problem(path, &set, f, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+}
+
+/* evaluates the configuration whose one parameter has value v */
+static mpt_obs evaluate_value(fixture *f, int v) {
+  mpt_obs o;
+  mpt_error err = {0};
+  assert_int_equal(mpt_evaluator_evaluate(f->ev, id_of(f->s, f->p, &v), &o, &err), 0);
+  fprintf(stderr, "%s=%d: %s %g ms: %.300s\n", f->p->params[0].name, v, mpt_status_name(o.status), o.objective,
+          o.reason);
+  return o;
+}
+
+/* vector_add with aligned vector loads and stores of 1, 4, 8 and 16 floats (as Kernel Tuner's examples/c
+ * vector_add): every configuration valid, as the argument buffers are 64-byte aligned; with malloc's 16 bytes
+ * those of 8 and 16 lanes were killed by SIGSEGV */
+static void test_vector_alignment(void **state) {
+  (void)state;
+  fixture f;
+  open_kernel_problem("vector_add_vec", &f);
+  const int vecsizes[] = {1, 4, 8, 16};
+  for (size_t i = 0; i < sizeof vecsizes / sizeof vecsizes[0]; i++) {
+    mpt_obs o = evaluate_value(&f, vecsizes[i]);
+    assert_int_equal(o.status, MPT_STATUS_OK);
+    assert_int_equal(o.n_times, 3);
+  }
+  close_problem(&f);
+}
+
+/* a crash by SIGSEGV says where it faulted: an access just past or before an argument buffer names the argument
+ * (its working copy ends at a guard page), a general-protection fault (a misaligned aligned vector load on x86-64)
+ * says it has no address and what causes one; the evaluator goes on */
+static void test_fault_address(void **state) {
+  (void)state;
+  fixture f;
+  open_kernel_problem("overrun", &f);
+  mpt_obs o = evaluate_value(&f, 1);
+  assert_int_equal(o.status, MPT_STATUS_CRASH);
+  assert_non_null(strstr(o.reason, "killed by SIGSEGV"));
+  assert_non_null(strstr(o.reason, "invalid access at address 0x"));
+  assert_non_null(strstr(o.reason, ", 64 bytes past the end of argument 'out' (4000 bytes at 0x"));
+  o = evaluate_value(&f, 2);
+  assert_int_equal(o.status, MPT_STATUS_CRASH);
+  assert_non_null(strstr(o.reason, ", 256 bytes before the start of argument 'in' (4000 bytes at 0x"));
+  assert_int_equal(evaluate_value(&f, 0).status, MPT_STATUS_OK);
+#if defined(__x86_64__)
+  o = evaluate_value(&f, 3);
+  assert_int_equal(o.status, MPT_STATUS_CRASH);
+  assert_non_null(strstr(o.reason, "killed by SIGSEGV (Segmentation fault): a general-protection fault, which has no "
+                                   "address (on x86-64: an aligned vector load or store at an address that is not a "
+                                   "multiple of the vector's size"));
+#endif
+  close_problem(&f);
+}
+
+/* Kernel Tuner's C convention: with "ReturnsTime": true the float a kernel returns is each iteration's time in ms
+ * (1.25 whatever the call took); a negative one is no time (runtime_error) */
+static void test_returns_time(void **state) {
+  (void)state;
+  fixture f;
+  open_kernel_problem("returns_time", &f);
+  mpt_obs o = evaluate_value(&f, 125);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  assert_int_equal(o.n_times, 5);
+  for (int i = 0; i < o.n_times; i++) assert_true(o.times[i] == 1.25);
+  assert_true(o.objective == 1.25);
+  assert_true(o.median == 1.25);
+  assert_true(evaluate_value(&f, 50).objective == 0.5);
+  o = evaluate_value(&f, -100);
+  assert_int_equal(o.status, MPT_STATUS_RUNTIME_ERROR);
+  assert_non_null(strstr(o.reason, "the kernel returned -1 as its time in ms (ReturnsTime): not a time"));
+  close_problem(&f);
+}
+
+/* "ReturnsTime": false: the returned float is ignored and the call timed (microseconds, not 1.25 ms) */
+static void check_measured(fixture *f) {
+  mpt_obs o = evaluate_value(f, 125);
+  assert_int_equal(o.status, MPT_STATUS_OK);
+  for (int i = 0; i < o.n_times; i++) assert_true(o.times[i] != 1.25);
+}
+
+/* a kernel that returns float must say what the value is; ReturnsTime true needs a kernel that returns float */
+static void test_returns_time_declared(void **state) {
+  (void)state;
+  mpt_error err = {0};
+  assert_int_equal(open_variant_of("returns_time", ", \"ReturnsTime\": true", "", NULL, &err), MPT_ERR_VALUE);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "bad.json:8:36: KernelSpecification.KernelName: kernel 'twice' returns float: in "
+                                  "Kernel Tuner a C kernel that returns float returns its own time in ms; add "
+                                  "\"ReturnsTime\": true"));
+  assert_non_null(strstr(err.msg, "or \"ReturnsTime\": false to time the call"));
+  assert_int_equal(open_variant_of("returns_time", "\"ReturnsTime\": true", "\"ReturnsTime\": false", check_measured,
+                                   &err), 0);
+  assert_int_equal(open_variant("\"Iterations\": 3,", "\"Iterations\": 3, \"ReturnsTime\": true,", &err), MPT_ERR_VALUE);
+  fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "KernelSpecification.ReturnsTime: kernel 'twice' returns void, not float: "
+                                  "\"ReturnsTime\": true takes the float a kernel returns as its time in ms"));
 }
 
 static void test_bad_input(void **state) {
@@ -518,6 +635,10 @@ int main(void) {
     cmocka_unit_test(test_fork_mode_settings),
     cmocka_unit_test(test_stale_scratch),
     cmocka_unit_test(test_bad_input),
+    cmocka_unit_test(test_vector_alignment),
+    cmocka_unit_test(test_fault_address),
+    cmocka_unit_test(test_returns_time),
+    cmocka_unit_test(test_returns_time_declared),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

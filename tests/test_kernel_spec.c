@@ -2,6 +2,9 @@
  * (evaluators/kernel_spec.c, kernel_launch.c) and the argument buffers (evaluators/args.c), on the shared T1 files,
  * the CPU examples and purpose-made problems with bad input. */
 #include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
@@ -717,6 +720,121 @@ static void test_binary_raw(void **state) {
   mpt_problem_free(p);
 }
 
+/* the cpu evaluator's keys: Language "C++" (any case), Compiler (one program), ReturnsTime (a flag); their
+ * misspellings and bad values refused at their place */
+static void test_cpu_keys(void **state) {
+  (void)state;
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  int rc = load_variant("c++", "100", ", \"Compiler\": \"clang++\", \"ReturnsTime\": true", "float", "10", "", "", &ks,
+                        &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(ks->lang, MPT_LANG_CXX);
+  assert_string_equal(ks->compiler, "clang++");
+  assert_int_equal(ks->returns_time, 1);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", ", \"ReturnsTime\": 0", "float", "10", "", "", &ks, &p, &err), 0);
+  assert_int_equal(ks->returns_time, 0);
+  assert_null(ks->compiler);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  assert_int_equal(load_variant("C", "100", "", "float", "10", "", "", &ks, &p, &err), 0);
+  assert_int_equal(ks->returns_time, -1); /* not given */
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+  expect_kspec_error(", \"Compilr\": \"clang\"", "", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.Compilr: unknown key; did you mean 'Compiler'?", NULL});
+  expect_kspec_error(", \"ReturnTime\": true", "", "", MPT_ERR_NAME,
+                     (const char *[]){"KernelSpecification.ReturnTime: unknown key; did you mean 'ReturnsTime'?", NULL});
+  assert_int_equal(load_variant("C", "100", ", \"Compiler\": \"gcc -O2\"", "float", "10", "", "", &ks, &p, &err),
+                   MPT_ERR_VALUE);
+  expect_at(p, &err, strstr(p->text, "\"gcc -O2\""), "KernelSpecification.Compiler: 'gcc -O2' is not one program");
+  assert_non_null(strstr(err.msg, "CompilerOptions"));
+  mpt_problem_free(p);
+  expect_kspec_error(", \"Compiler\": \"\"", "", "", MPT_ERR_VALUE,
+                     (const char *[]){"KernelSpecification.Compiler: expected a compiler", NULL});
+  expect_kspec_error(", \"ReturnsTime\": \"yes\"", "", "", MPT_ERR_VALUE,
+                     (const char *[]){"KernelSpecification.ReturnsTime: expected true, false, 1 or 0", NULL});
+  expect_kspec_error(", \"ReturnsTime\": 2", "", "", MPT_ERR_VALUE,
+                     (const char *[]){"KernelSpecification.ReturnsTime: expected true, false, 1 or 0", NULL});
+  assert_int_equal(load_variant("Fortran", "100", "", "float", "10", "", "", &ks, &p, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "(C, C++, CUDA, HIP or OpenCL)"));
+  mpt_problem_free(p);
+}
+
+/* a child that writes byte `at` of buf (an offset from its start, may be negative): 1 when that killed it with
+ * SIGSEGV */
+static int write_faults(char *buf, long at) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    signal(SIGSEGV, SIG_DFL);
+    ((volatile char *)buf)[at] = 1;
+    _exit(0);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV;
+}
+
+/* Argument buffers are 64-byte aligned (vector types up to 16 floats: malloc's 16 bytes made every access of 8
+ * and 16 lanes fault): the initial contents and references of every argument; the working copies a kernel runs
+ * on also end, rounded up to 64 bytes, at a guard page, and start a page or less after one; mpt_args_locate names
+ * the buffer an address lies in or next to */
+static void test_aligned_buffers(void **state) {
+  (void)state;
+  mpt_kernel_spec *ks = NULL;
+  mpt_problem *p = NULL;
+  mpt_error err = {0};
+  /* 1001 floats (not a multiple of 64 bytes), then a Local buffer and a scalar */
+  int rc = load_variant("C", "100", "", "float", "1001", ", \"FillType\": \"Random\"",
+                        ", \"ReferenceArguments\": [{\"Name\": \"r\", \"TargetName\": \"a\", \"FillType\": "
+                        "\"Constant\"}]", &ks, &p, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  for (int shared = 0; shared < 2; shared++) {
+    mpt_args *a = NULL;
+    assert_int_equal(mpt_args_create(ks, shared, &a, &err), 0);
+    assert_int_equal((uintptr_t)a->init[0] % 64, 0);
+    assert_int_equal((uintptr_t)a->ref[0] % 64, 0);
+    mpt_args_free(a);
+  }
+  for (size_t bytes = 1; bytes < 20000; bytes = bytes * 3 + 7) {
+    void *q = mpt_args_aligned_alloc(bytes);
+    assert_non_null(q);
+    assert_int_equal((uintptr_t)q % 64, 0);
+    free(q);
+  }
+  void *bufs[1];
+  size_t bytes = ks->args[0].bytes; /* 4004 */
+  char *b = bufs[0] = mpt_args_buffer_alloc(bytes);
+  assert_non_null(b);
+  assert_int_equal((uintptr_t)b % 64, 0);
+  memset(b, 7, bytes);
+  assert_false(write_faults(b, 0));
+  assert_false(write_faults(b, (long)bytes + 27)); /* within the rounding to 64 bytes: 4032 */
+  assert_true(write_faults(b, (long)bytes + 28));  /* the guard page after it */
+  assert_true(write_faults(b, -(long)sysconf(_SC_PAGESIZE) + 1)); /* the one before its first page */
+  char where[300];
+  mpt_args_locate(ks, bufs, (uintptr_t)b + bytes + 28, where, sizeof where);
+  char want[300];
+  snprintf(want, sizeof want, "28 bytes past the end of argument 'a' (4004 bytes at 0x%llx)",
+           (unsigned long long)(uintptr_t)b);
+  assert_string_equal(where, want);
+  mpt_args_locate(ks, bufs, (uintptr_t)b - 256, where, sizeof where);
+  assert_non_null(strstr(where, "256 bytes before the start of argument 'a'"));
+  mpt_args_locate(ks, bufs, (uintptr_t)b + 100, where, sizeof where);
+  assert_non_null(strstr(where, "inside argument 'a', at byte 100 of 4004"));
+  mpt_args_locate(ks, bufs, 16, where, sizeof where);
+  assert_string_equal(where, "in no argument buffer");
+  mpt_args_buffer_free(b, bytes);
+  mpt_kspec_free(ks);
+  mpt_problem_free(p);
+}
+
 static void test_half(void **state) {
   (void)state;
   float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f};
@@ -735,6 +853,8 @@ int main(void) {
     cmocka_unit_test(test_reference_compare),
     cmocka_unit_test(test_binary_raw),
     cmocka_unit_test(test_half),
+    cmocka_unit_test(test_cpu_keys),
+    cmocka_unit_test(test_aligned_buffers),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
