@@ -337,11 +337,19 @@ static int set_up(mpt_job *job, mpt_error *err) {
   return rc;
 }
 
+/* ours where Kernel Tuner's name of a strategy was given (bayes_opt: bo): the log keeps ours, a resume
+ * compares ours; an unknown name is left for the strategy's creation to refuse */
+static void canonical_strategy(mpt_job_options *o) {
+  const mpt_strategy_type *t = o->strategy ? mpt_strategy_find(o->strategy) : NULL;
+  if (t) o->strategy = t->name;
+}
+
 int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   *out = NULL;
   mpt_job *job = calloc(1, sizeof *job);
   if (!job) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   job->o = *o;
+  canonical_strategy(&job->o);
   job->cmd = o->collect ? "collect" : "tune";
   job->t4_shown = o->t4;
   job->t4_fd = -1;
