@@ -17,6 +17,7 @@
 #include "coordinator/signals.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
@@ -68,6 +69,7 @@ struct mpt_job {
   mpt_coord_result res;
   int64_t default_id;
   int exit_status;
+  char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -112,6 +114,9 @@ static int load_space(mpt_job *job, mpt_error *err) {
   const char *cmd = job->cmd, *problem = job->o.problem;
   int rc = mpt_cmd_load_problem(problem, &job->prob, err);
   if (rc) return rc;
+  if (!job->o.collect && !job->o.resume && !mpt_job_t1_has_budget(&job->o, job->prob)) /* resume: the logged one */
+    return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time "
+                         "SECONDS), or a Budget block in %s", problem);
   rc = mpt_cmd_build_space(cmd, job->rank == 0, job->prob, &job->space, err);
   if (rc < 0 && strncmp(err->msg, problem, strlen(problem)) != 0) mpt_error_prefix(err, "%s", problem);
   if (rc < 0 && mpt_signals_count() > 0) err->code = rc = MPT_ERR_STOPPED; /* stopped by a signal */
@@ -125,6 +130,18 @@ static int load_space(mpt_job *job, mpt_error *err) {
                             ew, ew + first_line)
             : mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", problem);
   return rc;
+}
+
+/* a fresh tune run: the strategy and budget of the problem's Search and Budget blocks where the command line
+ * gives none (a resume goes on with the logged ones, a collection evaluates everything) */
+static int apply_problem_blocks(mpt_job *job, mpt_error *err) {
+  if (job->o.collect || job->o.resume) return 0;
+  char search[768], budget[768];
+  int rc = mpt_job_t1_search(&job->o, job->prob, search, sizeof search, err);
+  if (rc) return rc;
+  mpt_job_t1_budget(&job->o, job->prob, mpt_space_size(job->space), budget, sizeof budget);
+  snprintf(job->from_problem, sizeof job->from_problem, "%s%s%s", search, search[0] && budget[0] ? "\n" : "", budget);
+  return 0;
 }
 
 /* collect: every configuration; tune with --time only (or a resume, which reads the log's): all of them */
@@ -328,6 +345,7 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
 static int set_up(mpt_job *job, mpt_error *err) {
   int rc = take_place(job, err);
   if (rc == 0) rc = load_space(job, err);
+  if (rc == 0) rc = apply_problem_blocks(job, err);
   if (rc == 0) settle_budget(job);
   if (rc == 0 && job->rank == 0) rc = check_outputs(job, err);
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
@@ -442,6 +460,7 @@ static int start(mpt_job *job, mpt_error *err) {
   mpt_wire_gather_devices(job->comm, &mine, all ? all : &mine);
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
+  if (job->from_problem[0]) printf("%s\n", job->from_problem);
   printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
          o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,

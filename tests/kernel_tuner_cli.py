@@ -2,7 +2,9 @@
 """tests/kernel_tuner_cli.py: mptune as a Kernel Tuner user meets it, end to end on the replayed convolution
 space. Kernel Tuner's strategy names (bayes_opt, genetic_algorithm, ...) are accepted by `tune --strategy`,
 `tune --strategy NAME --help`, `bench --strategy` and a resume, and the run log keeps mptune's own name; bo's
-options by Kernel Tuner's names (popsize, method) are read as ours.
+options by Kernel Tuner's names (popsize, method) are read as ours. The T1 Search block gives the strategy
+and its options, the Budget block the budget, where the command line does not (the run's first lines say
+so); a Search the strategies cannot take is an error at its line and column, unless --strategy is given.
 
 Environment (set by ctest): MPTUNE, MPT_SHARED_DATA. Exit status 0 when everything holds.
 """
@@ -11,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import json
 
 import h5py
 
@@ -66,8 +70,93 @@ def strategy_names(tmp):
     print("ok: Kernel Tuner's strategy names")
 
 
+def problem(tmp, name, search=None, budget=None):
+    """the convolution problem with a Search and a Budget block, written to tmp/name.json; its path and text"""
+    with open(T1) as fh:
+        doc = json.load(fh)
+    if search is not None:
+        doc["Search"] = search
+    if budget is not None:
+        doc["Budget"] = budget
+    path = os.path.join(tmp, name + ".json")
+    text = json.dumps(doc, indent=1)
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path, text
+
+
+def line_col(text, needle, skip=0):
+    """'LINE:COL' (1-based) of the byte skip bytes into the first occurrence of needle in text"""
+    at = text.index(needle) + skip
+    return f"{text.count(chr(10), 0, at) + 1}:{at - text.rfind(chr(10), 0, at)}"
+
+
+def tune(prob, log, *extra, expect_ok=True):
+    return run(["tune", prob, "--simulate", REPLAY, "--log", log, "--no-progress", "--seed", "1", *extra], expect_ok)
+
+
+def t1_blocks(tmp):
+    """the Search and Budget blocks give what the command line does not; their faults at their place"""
+    ga = {"Name": "genetic_algorithm", "Attributes": [{"Name": "popsize", "Value": 8}, {"Name": "method", "Value": "uniform"}]}
+    prob, _ = problem(tmp, "blocks", ga, [{"Type": "ConfigurationCount", "BudgetValue": 30},
+                                          {"Type": "TuningDuration", "BudgetValue": 600}])
+    log = os.path.join(tmp, "blocks.h5")
+    p = tune(prob, log)
+    first = p.stdout.splitlines()[:4]
+    check(first[:3] == [f"strategy: ga, from {prob}'s Search.Name 'genetic_algorithm' (Attributes: popsize=8, method=uniform)",
+                        f"budget: 30 evaluations, from {prob}'s Budget[0] (ConfigurationCount)",
+                        f"time budget: 600 s, from {prob}'s Budget[1] (TuningDuration)"], "first lines: " + p.stdout[:600])
+    check(", strategy ga, budget 30 (and a time budget)," in first[3], "header line: " + first[3])
+    check("evaluations: 30 " in p.stdout, "the run's length: " + p.stdout[-600:])
+    check(attr(log, "strategy") == "ga" and attr(log, "options") == "popsize=8,method=uniform" and attr(log, "budget") == "30"
+          and float(attr(log, "time_budget")) == 600, "the logged settings")
+    # the command line wins, each of its own: --strategy drops the Search block, --budget the ConfigurationCount
+    # (TuningDuration stays); --option without --strategy goes after the Attributes, so it wins
+    log = os.path.join(tmp, "cli.h5")
+    p = tune(prob, log, "--strategy", "random", "--budget", "12")
+    check(not p.stdout.startswith("strategy:") and p.stdout.startswith("time budget: 600 s, from ")
+          and ", strategy random, budget 12 (and a time budget)," in p.stdout, "command line first: " + p.stdout[:400])
+    log = os.path.join(tmp, "opt.h5")
+    p = tune(prob, log, "--option", "popsize=5", "--time", "300")
+    check(p.stdout.startswith("strategy: ga,") and "time budget" not in p.stdout.split("tune ")[0]
+          and attr(log, "options") == "popsize=8,method=uniform,popsize=5" and float(attr(log, "time_budget")) == 300,
+          "--option after the Attributes: " + p.stdout[:400])
+    # a resume goes on with the logged settings, not the file's
+    p = run(["tune", prob, "--simulate", REPLAY, "--log", log, "--no-progress", "--resume", "--budget", "40"])
+    check("strategy:" not in p.stdout and "continuing with the strategy" in p.stdout and "evaluations: 40 " in p.stdout,
+          "resume: " + p.stdout[:400])
+    # a fraction of the valid configurations (4362), rounded up
+    prob, _ = problem(tmp, "fraction", None, [{"Type": "ConfigurationFraction", "BudgetValue": 0.01}])
+    p = tune(prob, os.path.join(tmp, "fraction.h5"))
+    check(p.stdout.startswith(f"budget: 44 evaluations, from {prob}'s Budget[0] (ConfigurationFraction 0.01 of the 4362 "
+                              "valid configurations)") and "evaluations: 44 " in p.stdout, "fraction: " + p.stdout[:400])
+    # no budget anywhere
+    p = run(["tune", T1, "--simulate", REPLAY, "--log", os.path.join(tmp, "none.h5")], expect_ok=False)
+    check(p.returncode != 0 and "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS), or a Budget "
+          "block in " in p.stderr, "no budget: " + p.stderr)
+    # a Search the strategies cannot take: at its line and column, naming the field; --strategy overrides it
+    cases = [({"Name": "bayes"}, '"bayes"', 0, "Search.Name: unknown strategy 'bayes'; known strategies: random, "),
+             ({"Name": "ga", "Attributes": [{"Name": "maxiter", "Value": 8}]}, '"maxiter"', 0,
+              "Search.Attributes[0].Name (maxiter): strategy 'ga': unknown option 'maxiter'; valid options of 'ga': popsize,"),
+             ({"Name": "bayes_opt", "Attributes": [{"Name": "popsize", "Value": 0}]}, '"popsize"', 0,
+              "Search.Attributes[0].Name (popsize): strategy 'bo': bad value for option 'popsize': 0 is outside 1.."),
+             ({"Name": "bo", "Attributes": [{"Name": "methodparams", "Value": {"zeta": 1}}]}, '"Value": {', 9,
+              "Search.Attributes[0].Value (methodparams): an object cannot be an option of strategy 'bo'")]
+    for i, (search, needle, skip, want) in enumerate(cases):
+        prob, text = problem(tmp, f"bad{i}", search, [{"Type": "ConfigurationCount", "BudgetValue": 5}])
+        at = line_col(text, needle, skip)
+        log = os.path.join(tmp, f"bad{i}.h5")
+        p = tune(prob, log, expect_ok=False)
+        check(p.returncode == 1 and f"mptune tune: {prob}:{at}: {want}" in p.stderr and not os.path.exists(log),
+              f"bad Search {i}: want {prob}:{at}: {want}\ngot: {p.stderr}")
+        p = tune(prob, log, "--strategy", "random")
+        check("evaluations: 5 " in p.stdout, f"bad Search {i} with --strategy: " + p.stdout[-300:])
+    print("ok: the T1 Search and Budget blocks")
+
+
 def main(tmp):
     strategy_names(tmp)
+    t1_blocks(tmp)
 
 
 if __name__ == "__main__":

@@ -30,9 +30,11 @@ static void usage(FILE *f, int collect) {
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
-            "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
-            "configurations when only --time is given, the logged strategy, options and budget with\n"
-            "--resume (a run finished by its budget goes on with a larger --budget), --grace 20\n"
+            "Defaults: --strategy and --option the problem's Search block, else random; --budget and\n"
+            "--time its Budget block (ConfigurationCount or ConfigurationFraction, TuningDuration), --budget\n"
+            "all configurations when only --time is given; evaluator 'sim' with --simulate else 'cpu'; the\n"
+            "logged strategy, options and budget with --resume (a run finished by its budget goes on with a\n"
+            "larger --budget); --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM or the --time budget; then\n"
             "they are logged as cancelled and evaluated again on --resume). A run log is never\n"
             "overwritten without --force.\n"
@@ -122,8 +124,6 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
   if (collect) a->strategy = "brute_force";
   else if (!a->strategy) a->strategy = "random";
-  if (!collect && a->budget < 0 && a->time_budget <= 0 && !a->resume) /* resume: the logged budget */
-    return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
   /* an output never replaces an input (the problem, the replayed file; the files the problem reads: the job
    * checks those) or the other output */
   if (mpt_job_refuse_input(a, "the problem file", a->problem, err) != 0 ||
