@@ -26,6 +26,8 @@ static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   ev->data = r;
   /* said once, by the first worker (rank 1, or the one rank) */
   char msg[1024];
+  if (ev->settings.rank <= 1 && mpt_replay_in_progress(r)[0])
+    fprintf(stderr, "mptune: warning: %s\n", mpt_replay_in_progress(r));
   if (ev->settings.rank <= 1 &&
       mpt_replay_coverage(r, "a run that proposes one stops there, resumable with a file that has it", msg, sizeof msg))
     fprintf(stderr, "mptune: warning: --simulate %s: %s\n", path, msg);

@@ -5,6 +5,7 @@ space. Kernel Tuner's strategy names (bayes_opt, genetic_algorithm, ...) are acc
 options by Kernel Tuner's names (popsize, method) are read as ours. The T1 Search block gives the strategy
 and its options, the Budget block the budget, where the command line does not (the run's first lines say
 so); a Search the strategies cannot take is an error at its line and column, unless --strategy is given.
+A Kernel Tuner cache of a run still in progress (unterminated) is replayed by tune and bench with one warning.
 
 Environment (set by ctest): MPTUNE, MPT_SHARED_DATA. Exit status 0 when everything holds.
 """
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 
+import gzip
 import json
 
 import h5py
@@ -154,9 +156,30 @@ def t1_blocks(tmp):
     print("ok: the T1 Search and Budget blocks")
 
 
+def in_progress_cache(tmp):
+    """a Kernel Tuner cache still being written: its complete records replayed, one warning saying so"""
+    with gzip.open(os.path.join(DATA, "brute-forced", "convolution_A100_kerneltuner.json.gz"), "rt") as fh:
+        text = fh.read()
+    cut = text.index("\n", len(text) * 99 // 100) + 200  # inside a record
+    path = os.path.join(tmp, "running_cache.json")
+    with open(path, "w") as fh:
+        fh.write(text[:cut])
+    n = text[text.index('"cache": {'):cut].count("},\n")
+    want = (f"{path}: the cache ends before its closing braces (a Kernel Tuner run still in progress?): read {n} complete "
+            "records, the rest ignored")
+    p = run(["tune", T1, "--simulate", path, "--strategy", "random", "--budget", "20", "--seed", "2", "--log",
+             os.path.join(tmp, "running.h5"), "--no-progress"])
+    check(p.stderr.count(want) == 1 and "evaluations: 20 " in p.stdout, f"tune: want {want}\ngot: {p.stderr}")
+    p = run(["bench", "--problem", T1, "--space", path, "--strategy", "random", "--repeats", "1", "--budget", "10",
+             "--out", os.path.join(tmp, "bench_running"), "--no-plot", "--no-progress"])
+    check(p.stderr.count(want) == 1, "bench: " + p.stderr)
+    print("ok: a Kernel Tuner cache still in progress")
+
+
 def main(tmp):
     strategy_names(tmp)
     t1_blocks(tmp)
+    in_progress_cache(tmp)
 
 
 if __name__ == "__main__":

@@ -810,6 +810,8 @@ static int setup_failed(int rc, int rank, const mpt_error *err) {
 static void warn_about_spaces(const bench_ctx *c) {
   for (int i = 0; i < c->n_sp; i++) {
     char msg[1024];
+    const char *in_progress = mpt_replay_in_progress(c->sp[i].replay);
+    if (in_progress[0]) fprintf(stderr, "mptune bench: warning: %s\n", in_progress);
     if (mpt_replay_coverage(c->sp[i].replay, "they count as failed evaluations", msg, sizeof msg))
       fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
     /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */
