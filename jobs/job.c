@@ -324,6 +324,7 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   memset(&set, 0, sizeof set);
   set.simulate_path = o->simulate;
   set.simulate_delay = o->simulate_delay;
+  set.simulate_skip_missing = o->simulate_skip_missing;
   set.timeout_s = o->timeout_s;
   set.iterations = o->iterations;
   set.workdir = o->workdir;
@@ -586,9 +587,12 @@ static void print_stop(const mpt_coord_result *res) {
 }
 
 /* how many evaluations, how fast, and how busy the coordinator and the workers were */
-static void print_counts(const mpt_coord_result *res, int size) {
+static void print_counts(const mpt_coord_result *res, int size, const char *simulate) {
   printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res->done,
          (long long)res->valid, (long long)res->failed, (long long)res->new_evals);
+  if (res->missing > 0)
+    printf("skipped: %lld configuration%s not in the replayed file %s (logged as missing, not counted)\n",
+           (long long)res->missing, res->missing == 1 ? "" : "s", simulate ? simulate : "?");
   printf("rate: %.2f evaluations/s over %.3f s with %d worker%s; coordinator busy %.1f us/evaluation, cpu %.1f us/evaluation; workers busy %.1f %%\n",
          res->wall_s > 0 ? (double)res->new_evals / res->wall_s : 0.0, res->wall_s, res->n_workers,
          res->n_workers == 1 ? "" : "s", res->new_evals ? 1e6 * res->busy_s / (double)res->new_evals : 0.0,
@@ -611,6 +615,8 @@ static void print_best(const mpt_job *job) {
     if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
+  } else if (res->default_missing) {
+    printf("default: not in the replayed file (skipped: no speed-up reported)\n");
   } else if (job->default_id < 0) {
     printf("default: not a valid configuration of the space (no speed-up reported)\n");
   }
@@ -646,7 +652,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   mpt_runlog_close(job->log);
   job->log = NULL;
   print_stop(res);
-  print_counts(res, job->size);
+  print_counts(res, job->size, job->o.simulate);
   print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;

@@ -32,6 +32,7 @@ typedef struct mpt_job_options {
   int resume, force;
   const char *simulate;    /* the replayed file (NULL: real evaluations) */
   double simulate_delay;
+  int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;

@@ -6,8 +6,11 @@ options by Kernel Tuner's names (popsize, method) are read as ours. The T1 Searc
 and its options, the Budget block the budget, where the command line does not (the run's first lines say
 so); a Search the strategies cannot take is an error at its line and column, unless --strategy is given.
 A Kernel Tuner cache of a run still in progress (unterminated) is replayed by tune and bench with one warning.
+A replayed file that lacks configurations: with --simulate-missing skip the run goes on to its budget, the
+lacking ones logged as missing (not counted, never proposed again, also after a resume), left out of the T4
+export, which validates; without it the run stops at the first one, as before.
 
-Environment (set by ctest): MPTUNE, MPT_SHARED_DATA. Exit status 0 when everything holds.
+Environment (set by ctest): MPTUNE, MPT_SHARED_DATA, MPIEXEC. Exit status 0 when everything holds.
 """
 import os
 import shutil
@@ -19,6 +22,7 @@ import gzip
 import json
 
 import h5py
+import jsonschema
 
 MPTUNE = os.environ["MPTUNE"]
 DATA = os.environ["MPT_SHARED_DATA"]
@@ -176,10 +180,85 @@ def in_progress_cache(tmp):
     print("ok: a Kernel Tuner cache still in progress")
 
 
+def log_records(log):
+    """(id, status name, reason) of every record of the log, in append order"""
+    with h5py.File(log, "r") as f:
+        n = int(f["count"][()])
+        ev = f["evaluations"][:n]
+        names = {v: k for k, v in h5py.check_enum_dtype(f["evaluations"].dtype["status"]).items()}
+        return [(int(r["id"]), names[int(r["status"])], r["reason"].decode()) for r in ev]
+
+
+def simulate_missing(tmp):
+    """--simulate-missing skip: what the file lacks is logged as missing and skipped; stop: the run ends there"""
+    with gzip.open(REPLAY, "rt") as fh:
+        doc = json.load(fh)
+    default = {"block_size_x": 16, "block_size_y": 16, "tile_size_x": 1, "tile_size_y": 1, "read_only": 0,
+               "use_padding": 1, "use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+    lacking = [r for i, r in enumerate(doc["results"]) if i % 5 == 0 or r["configuration"] == default]
+    doc["results"] = [r for i, r in enumerate(doc["results"]) if not (i % 5 == 0 or r["configuration"] == default)]
+    part = os.path.join(tmp, "part_T4.json")
+    with open(part, "w") as fh:
+        json.dump(doc, fh)
+    key = lambda conf: tuple(sorted((k, float(v)) for k, v in conf.items()))
+    lacks = {key(r["configuration"]) for r in lacking}
+    log, t4 = os.path.join(tmp, "skip.h5"), os.path.join(tmp, "skip_T4.json")
+    args = ["tune", T1, "--simulate", part, "--strategy", "bo", "--option", "initial_samples=5", "--seed", "4",
+            "--log", log]
+    p = run(args + ["--simulate-missing", "skip", "--budget", "40", "--t4", t4, "--progress", "lines"])
+    recs = log_records(log)
+    missing = [r for r in recs if r[1] == "missing"]
+    k = len(missing)
+    check(k > 0 and len(recs) == 40 + k, f"{len(recs)} records, {k} missing, budget 40")
+    check(all(reason == f"not in the replayed file {part} (skipped)" for _, _, reason in missing), "reasons: " + str(missing[:2]))
+    check(len({i for i, _, _ in recs}) == len(recs), "a configuration proposed twice")
+    check(recs[0][1] == "missing" and "default: not in the replayed file (skipped: no speed-up reported)" in p.stdout,
+          "the default configuration is lacking: " + p.stdout[-800:])
+    check("stopped: evaluation budget reached" in p.stdout and "evaluations: 40 (" in p.stdout
+          and f"skipped: {k} configurations not in the replayed file {part} (logged as missing, not counted)" in p.stdout,
+          "summary: " + p.stdout[-800:])
+    check(f"missing {k} |" in p.stderr.splitlines()[-1] and "--simulate-missing skip: a run that proposes one logs it as "
+          "missing and goes on" in p.stderr, "progress: " + p.stderr[-600:])
+    with open(t4) as fh:
+        exported = json.load(fh)
+    with open(os.path.join(DATA, "schemas", "T4-results-1.0.0.json")) as fh:
+        jsonschema.validate(exported, json.load(fh))
+    check(len(exported["results"]) == 40 and not any(key(r["configuration"]) in lacks for r in exported["results"]),
+          "the export holds the missing configurations")
+    # resumed: none of the missing ones again, 20 more evaluations
+    p = run(args + ["--simulate-missing", "skip", "--budget", "60", "--resume"])
+    again = log_records(log)
+    check(again[:len(recs)] == recs and len({i for i, _, _ in again}) == len(again)
+          and len([r for r in again if r[1] != "missing"]) == 60, "resume: " + p.stdout[-500:])
+    # two workers: the same accounting when the missing ones come back from other ranks
+    log3 = os.path.join(tmp, "skip3.h5")
+    p = subprocess.run([os.environ["MPIEXEC"], "-n", "3", MPTUNE, "tune", T1, "--simulate", part, "--simulate-missing",
+                        "skip", "--strategy", "random", "--seed", "5", "--budget", "50", "--log", log3, "--no-progress"],
+                       capture_output=True, text=True, timeout=300)
+    recs3 = log_records(log3)
+    k3 = len([r for r in recs3 if r[1] == "missing"])
+    check(p.returncode == 0 and k3 > 0 and len(recs3) == 50 + k3 and len({i for i, _, _ in recs3}) == len(recs3)
+          and f"skipped: {k3} configurations" in p.stdout and "evaluations: 50 (" in p.stdout,
+          f"-n 3: {len(recs3)} records, {k3} missing: {p.stdout[-600:]}{p.stderr[-600:]}")
+    # without the option (stop): the run ends at the first configuration the file lacks, resumable, none logged
+    log2 = os.path.join(tmp, "stop.h5")
+    p = run(["tune", T1, "--simulate", part, "--strategy", "random", "--budget", "40", "--seed", "4", "--log", log2,
+             "--no-progress"], expect_ok=False)
+    check(p.returncode == 1 and f"replay file {part} has no record of configuration" in p.stderr
+          and "it can be continued with --resume" in p.stderr, "stop: " + p.stderr[-500:])
+    check(all(st != "missing" for _, st, _ in log_records(log2)), "stop logged a missing record")
+    p = run(["tune", T1, "--budget", "5", "--log", os.path.join(tmp, "x.h5"), "--simulate-missing", "skip"], expect_ok=False)
+    check(p.returncode != 0 and "--simulate-missing needs --simulate FILE" in p.stderr, p.stderr)
+    p = run(args + ["--simulate-missing", "maybe", "--budget", "5", "--force"], expect_ok=False)
+    check(p.returncode != 0 and "--simulate-missing maybe: expected stop or skip" in p.stderr, p.stderr)
+    print(f"ok: --simulate-missing ({k} configurations skipped)")
+
+
 def main(tmp):
     strategy_names(tmp)
     t1_blocks(tmp)
     in_progress_cache(tmp)
+    simulate_missing(tmp)
 
 
 if __name__ == "__main__":
