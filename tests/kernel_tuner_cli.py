@@ -8,7 +8,8 @@ so); a Search the strategies cannot take is an error at its line and column, unl
 A Kernel Tuner cache of a run still in progress (unterminated) is replayed by tune and bench with one warning.
 A replayed file that lacks configurations: with --simulate-missing skip the run goes on to its budget, the
 lacking ones logged as missing (not counted, never proposed again, also after a resume), left out of the T4
-export, which validates; without it the run stops at the first one, as before.
+export, which validates; without it the run stops at the first one, as before. mptune's own example problems
+validate against the T1 schema but for the extension docs/KERNELS.md names ("Language": "C").
 
 Environment (set by ctest): MPTUNE, MPT_SHARED_DATA, MPIEXEC. Exit status 0 when everything holds.
 """
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+import glob
 import gzip
 import json
 
@@ -254,11 +256,27 @@ def simulate_missing(tmp):
     print(f"ok: --simulate-missing ({k} configurations skipped)")
 
 
+def examples_t1_schema():
+    """examples/*/*.json against the T1 schema: the one fault allowed is "Language": "C" (mptune's extension)"""
+    with open(os.path.join(DATA, "schemas", "T1-input-1.0.0.json")) as fh:
+        validator = jsonschema.Draft7Validator(json.load(fh))
+    src = os.environ.get("MPT_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    examples = sorted(glob.glob(os.path.join(src, "examples", "*", "*.json")))
+    check(len(examples) >= 4, f"examples: {examples}")
+    for path in examples:
+        with open(path) as fh:
+            doc = json.load(fh)
+        faults = [(list(e.path), e.instance) for e in validator.iter_errors(doc)]
+        check(all(f == (["KernelSpecification", "Language"], "C") for f in faults), f"{path}: {faults}")
+    print(f"ok: {len(examples)} example problems valid T1 but for \"Language\": \"C\"")
+
+
 def main(tmp):
     strategy_names(tmp)
     t1_blocks(tmp)
     in_progress_cache(tmp)
     simulate_missing(tmp)
+    examples_t1_schema()
 
 
 if __name__ == "__main__":
