@@ -3,8 +3,9 @@
  * without blocking, take results in whatever order workers finish, record each one (log, flushed)
  * BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted space,
  * SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
- * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it again). With one rank it evaluates in-process. The log is reached through a
- * callback so the coordinator does not depend on jobs/. */
+ * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it
+ * again). With one rank it evaluates in-process. The log is reached through a callback so the coordinator
+ * does not depend on jobs/. */
 #ifndef MPT_COORDINATOR_H
 #define MPT_COORDINATOR_H
 #include <mpi.h>
