@@ -62,6 +62,11 @@ static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
 
 static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o) {
   if (o->status == MPT_STATUS_CANCELLED) return;
+  if (o->status == MPT_STATUS_MISSING) { /* no measurement: not against the budget */
+    r->missing++;
+    r->default_missing |= o->id == c->default_id;
+    return;
+  }
   r->done++;
   if (o->id == c->default_id) {
     r->default_seen = 1;
@@ -90,19 +95,21 @@ static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
   }
   mpt_strategy_tell(s->c->strategy, o, 1);
   count_obs(s->c, s->r, o);
+  if (o->status == MPT_STATUS_MISSING) return 0;
   s->r->new_evals++;
   if (o->t_end > o->t_start) s->r->eval_s += o->t_end - o->t_start;
   return 0;
 }
 
 static void draw(coord_state *s, double now, int force) {
+  s->prog.missing = s->r->missing;
   mpt_progress_update(&s->prog, now, s->r->done, s->r->valid, s->r->failed, s->r->best, force);
 }
 
 static const char *check_stop(const mpt_coord_config *c, const mpt_coord_result *r, double now, double t0,
                               int64_t in_flight, int exhausted) {
   if (mpt_signals_count() > 0) return "signal";
-  if (r->done >= mpt_space_size(c->space)) return "exhausted"; /* every configuration evaluated */
+  if (r->done + r->missing >= mpt_space_size(c->space)) return "exhausted"; /* every configuration evaluated */
   if (r->done >= c->budget) return "budget";
   if (c->time_budget > 0 && now - t0 >= c->time_budget) return "time";
   if (exhausted && in_flight == 0) return "exhausted";
@@ -479,6 +486,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   r->wall_s = t1 - t0;
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;
+  s.prog.missing = r->missing;
   mpt_progress_finish(&s.prog, t1, r->done, r->valid, r->failed, r->best);
   mpt_strategy_set_tick(c->strategy, NULL, NULL);
   return rc;

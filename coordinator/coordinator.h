@@ -2,8 +2,10 @@
  * observations, ask it for as many candidates as there are idle workers (batched ask), dispatch them
  * without blocking, take results in whatever order workers finish, record each one (log, flushed)
  * BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted space,
- * SIGINT/SIGTERM or an error. With one rank it evaluates in-process. The log is reached through a
- * callback so the coordinator does not depend on jobs/. */
+ * SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
+ * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it
+ * again). With one rank it evaluates in-process. The log is reached through a callback so the coordinator
+ * does not depend on jobs/. */
 #ifndef MPT_COORDINATOR_H
 #define MPT_COORDINATOR_H
 #include <mpi.h>
@@ -48,10 +50,13 @@ typedef struct mpt_coord_result {
                                   0 if none */
   int stopped_rank;            /* reason "signal" without one to rank 0: the worker rank a signal of its own
                                   stopped (it told of it, or cancelled its evaluation); 0 otherwise */
-  int64_t done;                /* evaluations counted against the budget (logged + new, not cancelled) */
+  int64_t done;                /* evaluations counted against the budget (logged + new, not cancelled, not
+                                  missing) */
   int64_t new_evals;           /* evaluations recorded in this session */
   int64_t valid, failed;       /* among done */
   int64_t cancelled;           /* recorded as cancelled in this session */
+  int64_t missing;             /* recorded as missing (a replayed file lacks them: no measurement, not counted
+                                  against the budget, told to the strategy as failed), logged + new */
   int64_t best_id;             /* -1 when no valid observation */
   double best;                 /* its objective (NAN when none) */
   double wall_s;               /* this session's loop, wall time */
@@ -61,6 +66,7 @@ typedef struct mpt_coord_result {
   double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
   int n_workers;
   int default_seen;            /* default_id was evaluated (this session or logged) */
+  int default_missing;         /* default_id is missing from the replayed file (logged as missing) */
   double default_objective;    /* its objective (NAN when it failed) */
   char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up
                                   (MPT_ERR_STOPPED: "bo: stopped taking in logged observations (80 of 300)"),

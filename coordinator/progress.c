@@ -59,6 +59,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->interval = 5.0;
   p->running_since = 0;
   p->doing = NULL;
+  p->missing = 0;
 }
 
 int mpt_progress_duration(double s, char *buf, int cap) {
@@ -93,10 +94,13 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
     mpt_progress_duration(now - p->running_since, d, sizeof d);
     snprintf(run_s, sizeof run_s, " | evaluating for %s", d);
   }
-  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s | %s",
-                                (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s, p->doing);
-  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld | best %s | %.2f eval/s | elapsed %s ETA %s%s",
-                  (long long)done, bud, (long long)valid, (long long)failed, best_s, rate, el_s, eta_s, run_s);
+  char missing_s[40] = "";
+  if (p->missing > 0) snprintf(missing_s, sizeof missing_s, " missing %lld", (long long)p->missing);
+  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s | %s",
+                                (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s,
+                                eta_s, p->doing);
+  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s",
+                  (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s, eta_s, run_s);
 }
 
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,

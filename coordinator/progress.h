@@ -1,4 +1,4 @@
-/* coordinator/progress.h: the progress line on stderr: evaluations done / budget, valid / failed, best
+/* coordinator/progress.h: the progress line on stderr: evaluations done / budget, valid / failed (/ missing), best
  * so far, evaluations per second, ETA. Redrawn in place (\r) on a terminal (also when stderr goes
  * through mpiexec to one); periodic plain lines (every 5 s or 10 % of the budget) otherwise. With one rank
  * the coordinator also redraws it during an evaluation (running_since: "| evaluating for m:ss"). */
@@ -25,6 +25,8 @@ typedef struct mpt_progress {
   double running_since;  /* start of the evaluation running now, with one rank (0: none): the line says for
                             how long it has run once that is a second or more */
   const char *doing;     /* what a long ask is doing (NULL: nothing), said at the end of the line */
+  int64_t missing;       /* configurations a replayed file lacks, skipped (set by the caller): "missing N" after
+                            valid and failed when > 0 */
 } mpt_progress;
 
 /* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */

@@ -25,6 +25,8 @@ typedef struct mpt_device_info {
 typedef struct mpt_eval_settings {
   const char *simulate_path;   /* sim: brute-forced file to replay */
   double simulate_delay;       /* sim: scale factor on recorded compile+benchmark time (0: no delay) */
+  int simulate_skip_missing;   /* sim: a configuration the file has no record of is an observation of status
+                                  missing (not a measurement), not an error that ends the run */
   double timeout_s;            /* per-evaluation timeout (0: derived automatically) */
   int iterations;              /* timed iterations (0: the problem's or the default) */
   const char *workdir;         /* scratch directory for compiled variants */

@@ -2,8 +2,9 @@
  * compiling and running. With --simulate-delay F each evaluation sleeps (nanosleep, no busy wait) for
  * F times the recorded compile + benchmark time, so scheduling and scaling can be measured without GPUs.
  * A configuration the file has no record of ends the run (resumable): a log or T4 export must not claim a
- * failure that was never measured; bench, which logs nothing, counts it as failed instead. A file that
- * does not cover the space is said once at open. */
+ * failure that was never measured; with --simulate-missing skip it is an observation of status missing
+ * instead (no measurement: logged as such, not counted, not exported); bench, which logs nothing, counts it
+ * as failed. A file that does not cover the space is said once at open. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,8 +27,12 @@ static int sim_open(mpt_evaluator *ev, mpt_error *err) {
   ev->data = r;
   /* said once, by the first worker (rank 1, or the one rank) */
   char msg[1024];
-  if (ev->settings.rank <= 1 &&
-      mpt_replay_coverage(r, "a run that proposes one stops there, resumable with a file that has it", msg, sizeof msg))
+  if (ev->settings.rank <= 1 && mpt_replay_in_progress(r)[0])
+    fprintf(stderr, "mptune: warning: %s\n", mpt_replay_in_progress(r));
+  const char *note = ev->settings.simulate_skip_missing
+                         ? "--simulate-missing skip: a run that proposes one logs it as missing and goes on"
+                         : "a run that proposes one stops there, resumable with a file that has it";
+  if (ev->settings.rank <= 1 && mpt_replay_coverage(r, note, msg, sizeof msg))
     fprintf(stderr, "mptune: warning: --simulate %s: %s\n", path, msg);
   ev->device.index = ev->settings.local_rank;
   snprintf(ev->device.vendor, sizeof ev->device.vendor, "replay");
@@ -55,6 +60,12 @@ static int sleep_ms(const mpt_watch *watch, double ms) {
 static int sim_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
   const mpt_replay *r = ev->data;
   const mpt_obs *rec = mpt_replay_get(r, id, out);
+  if (!rec && ev->settings.simulate_skip_missing) {
+    mpt_obs_init(out, id);
+    out->status = MPT_STATUS_MISSING;
+    snprintf(out->reason, sizeof out->reason, "not in the replayed file %s (skipped)", ev->settings.simulate_path);
+    return 0;
+  }
   if (!rec) {
     char cfg[1024];
     mpt_space_format(ev->space, id, cfg, sizeof cfg);

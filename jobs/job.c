@@ -17,6 +17,7 @@
 #include "coordinator/signals.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
@@ -68,6 +69,7 @@ struct mpt_job {
   mpt_coord_result res;
   int64_t default_id;
   int exit_status;
+  char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -112,6 +114,9 @@ static int load_space(mpt_job *job, mpt_error *err) {
   const char *cmd = job->cmd, *problem = job->o.problem;
   int rc = mpt_cmd_load_problem(problem, &job->prob, err);
   if (rc) return rc;
+  if (!job->o.collect && !job->o.resume && !mpt_job_t1_has_budget(&job->o, job->prob)) /* resume: the logged one */
+    return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time "
+                         "SECONDS), or a Budget block in %s", problem);
   rc = mpt_cmd_build_space(cmd, job->rank == 0, job->prob, &job->space, err);
   if (rc < 0 && strncmp(err->msg, problem, strlen(problem)) != 0) mpt_error_prefix(err, "%s", problem);
   if (rc < 0 && mpt_signals_count() > 0) err->code = rc = MPT_ERR_STOPPED; /* stopped by a signal */
@@ -125,6 +130,18 @@ static int load_space(mpt_job *job, mpt_error *err) {
                             ew, ew + first_line)
             : mpt_error_set(err, MPT_ERR_VALUE, "%s: the search space has no valid configuration", problem);
   return rc;
+}
+
+/* a fresh tune run: the strategy and budget of the problem's Search and Budget blocks where the command line
+ * gives none (a resume goes on with the logged ones, a collection evaluates everything) */
+static int apply_problem_blocks(mpt_job *job, mpt_error *err) {
+  if (job->o.collect || job->o.resume) return 0;
+  char search[768], budget[768];
+  int rc = mpt_job_t1_search(&job->o, job->prob, search, sizeof search, err);
+  if (rc) return rc;
+  mpt_job_t1_budget(&job->o, job->prob, mpt_space_size(job->space), budget, sizeof budget);
+  snprintf(job->from_problem, sizeof job->from_problem, "%s%s%s", search, search[0] && budget[0] ? "\n" : "", budget);
+  return 0;
 }
 
 /* collect: every configuration; tune with --time only (or a resume, which reads the log's): all of them */
@@ -255,8 +272,8 @@ static int resume_log(mpt_job *job, mpt_error *err) {
   if (rc) return rc;
   job->n_resumed = mpt_runlog_count(job->log); /* the coordinator reads them (resume_each) */
   if (mpt_runlog_extended(job->log))
-    printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log, (long long)job->n_resumed,
-           (long long)o->budget);
+    printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log,
+           (long long)mpt_runlog_measured(job->log), (long long)o->budget);
   if (!o->seed_given) {
     const char *s = mpt_runlog_meta(job->log, "seed");
     if (s) o->seed = strtoull(s, NULL, 10), o->seed_given = 1;
@@ -307,6 +324,7 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   memset(&set, 0, sizeof set);
   set.simulate_path = o->simulate;
   set.simulate_delay = o->simulate_delay;
+  set.simulate_skip_missing = o->simulate_skip_missing;
   set.timeout_s = o->timeout_s;
   set.iterations = o->iterations;
   set.workdir = o->workdir;
@@ -328,6 +346,7 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
 static int set_up(mpt_job *job, mpt_error *err) {
   int rc = take_place(job, err);
   if (rc == 0) rc = load_space(job, err);
+  if (rc == 0) rc = apply_problem_blocks(job, err);
   if (rc == 0) settle_budget(job);
   if (rc == 0 && job->rank == 0) rc = check_outputs(job, err);
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
@@ -337,11 +356,19 @@ static int set_up(mpt_job *job, mpt_error *err) {
   return rc;
 }
 
+/* ours where Kernel Tuner's name of a strategy was given (bayes_opt: bo): the log keeps ours, a resume
+ * compares ours; an unknown name is left for the strategy's creation to refuse */
+static void canonical_strategy(mpt_job_options *o) {
+  const mpt_strategy_type *t = o->strategy ? mpt_strategy_find(o->strategy) : NULL;
+  if (t) o->strategy = t->name;
+}
+
 int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   *out = NULL;
   mpt_job *job = calloc(1, sizeof *job);
   if (!job) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   job->o = *o;
+  canonical_strategy(&job->o);
   job->cmd = o->collect ? "collect" : "tune";
   job->t4_shown = o->t4;
   job->t4_fd = -1;
@@ -434,6 +461,7 @@ static int start(mpt_job *job, mpt_error *err) {
   mpt_wire_gather_devices(job->comm, &mine, all ? all : &mine);
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
+  if (job->from_problem[0]) printf("%s\n", job->from_problem);
   printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
          o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,
@@ -559,9 +587,12 @@ static void print_stop(const mpt_coord_result *res) {
 }
 
 /* how many evaluations, how fast, and how busy the coordinator and the workers were */
-static void print_counts(const mpt_coord_result *res, int size) {
+static void print_counts(const mpt_coord_result *res, int size, const char *simulate) {
   printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res->done,
          (long long)res->valid, (long long)res->failed, (long long)res->new_evals);
+  if (res->missing > 0)
+    printf("skipped: %lld configuration%s not in the replayed file %s (logged as missing, not counted)\n",
+           (long long)res->missing, res->missing == 1 ? "" : "s", simulate ? simulate : "?");
   printf("rate: %.2f evaluations/s over %.3f s with %d worker%s; coordinator busy %.1f us/evaluation, cpu %.1f us/evaluation; workers busy %.1f %%\n",
          res->wall_s > 0 ? (double)res->new_evals / res->wall_s : 0.0, res->wall_s, res->n_workers,
          res->n_workers == 1 ? "" : "s", res->new_evals ? 1e6 * res->busy_s / (double)res->new_evals : 0.0,
@@ -584,6 +615,8 @@ static void print_best(const mpt_job *job) {
     if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
+  } else if (res->default_missing) {
+    printf("default: not in the replayed file (skipped: no speed-up reported)\n");
   } else if (job->default_id < 0) {
     printf("default: not a valid configuration of the space (no speed-up reported)\n");
   }
@@ -619,7 +652,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   mpt_runlog_close(job->log);
   job->log = NULL;
   print_stop(res);
-  print_counts(res, job->size);
+  print_counts(res, job->size, job->o.simulate);
   print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;

@@ -1,5 +1,7 @@
 /* jobs/job.h: a job, what a user submits (`tune`, `collect`), from its parsed options to its summary, on
- * every rank of MPI_COMM_WORLD. Open: every rank reads the T1 file and builds the same space; rank 0 checks
+ * every rank of MPI_COMM_WORLD. Open: every rank reads the T1 file and builds the same space (a fresh tune run
+ * takes the strategy and budget the command line does not give from its Search and Budget blocks:
+ * jobs/job_t1.h); rank 0 checks
  * the run (that no output replaces an input, the kernel's files included, and that every output's directory
  * is writable; the log to resume or to create) and creates the strategy; the workers (or the one rank) open
  * their evaluator bound to their node-local device; a go/no-go makes every rank fail together. Run: the
@@ -32,6 +34,7 @@ typedef struct mpt_job_options {
   int resume, force;
   const char *simulate;    /* the replayed file (NULL: real evaluations) */
   double simulate_delay;
+  int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;

@@ -1,7 +1,8 @@
 /* spaces/t1.c: reads a T1 problem file (ConfigurationSpace.TuningParameters and Conditions): evaluates
  * each parameter's `Values` expression, checks types and defaults, compiles the conditions and finds the
- * parameters each one uses (warning when the file's `Parameters` list disagrees); misspelt keys are errors
- * (spaces/json/json_keys.c). */
+ * parameters each one uses (warning when the file's `Parameters` list disagrees); reads the Search block (a
+ * strategy's name, its Attributes as key=value options) and the Budget block (each kind in range, once);
+ * misspelt keys are errors (spaces/json/json_keys.c). */
 #include "spaces/t1.h"
 #include "spaces/json/json_check.h"
 #include "spaces/json/json_keys.h"
@@ -33,6 +34,9 @@ static const char *const general_keys[] = {"BenchmarkName", "OutputFormat", "For
 static const char *const space_keys[] = {"TuningParameters", "Conditions", NULL};
 static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
 static const char *const condition_keys[] = {"Expression", "Parameters", NULL};
+static const char *const search_keys[] = {"Name", "Attributes", NULL};
+static const char *const attribute_keys[] = {"Name", "Value", NULL};
+static const char *const budget_keys[] = {"Type", "BudgetValue", NULL};
 
 #define CS "ConfigurationSpace"
 
@@ -387,6 +391,141 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   return 0;
 }
 
+/* ---- the Search block ---- */
+
+/* Search.Attributes[i].Value as the value of "--option Name=Value": a number as written in the file (its
+ * double printed when the file cannot be read there), a string as it is, a bool as true/false; NULL with
+ * *why for what no option value can be (an object, a list, null) */
+static char *attribute_value(const mpt_problem *p, const char *field, const cJSON *v, const char **why) {
+  char buf[64];
+  *why = NULL;
+  if (cJSON_IsString(v)) return dupstr(v->valuestring);
+  if (cJSON_IsBool(v)) return dupstr(cJSON_IsTrue(v) ? "true" : "false");
+  if (cJSON_IsNumber(v)) {
+    long off = mpt_json_value_offset(p->text, field);
+    size_t len = off >= 0 ? strspn(p->text + off, "+-0123456789.eE") : 0;
+    if (len > 0 && len < sizeof buf) snprintf(buf, sizeof buf, "%.*s", (int)len, p->text + off);
+    else snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+    return dupstr(buf);
+  }
+  *why = cJSON_IsObject(v) ? "an object" : cJSON_IsArray(v) ? "a list" : "null";
+  return NULL;
+}
+
+/* Search.Attributes[i]: {"Name": key, "Value": value} */
+static int parse_attribute(mpt_problem *p, int i, const cJSON *ja, mpt_error *err) {
+  mpt_t1_search *sr = &p->search;
+  char where[64], field[128];
+  snprintf(where, sizeof where, "Search.Attributes[%d]", i);
+  if (!cJSON_IsObject(ja)) return t1_error(p, err, MPT_ERR_VALUE, where, "expected an object {\"Name\": ..., \"Value\": ...}");
+  int rc = mpt_json_check_keys(ja, attribute_keys, p->path, p->text, where, err);
+  if (rc) return rc;
+  const cJSON *jn = cJSON_GetObjectItemCaseSensitive(ja, "Name"), *jv = cJSON_GetObjectItemCaseSensitive(ja, "Value");
+  snprintf(field, sizeof field, "%s.Name", where);
+  if (!cJSON_IsString(jn) || !jn->valuestring[0] || strchr(jn->valuestring, '='))
+    return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or not a non-empty string without '='");
+  snprintf(field, sizeof field, "%s.Value", where);
+  if (!jv) return t1_error(p, err, MPT_ERR_VALUE, field, "missing");
+  char *value = attribute_value(p, field, jv, &sr->why[i]);
+  if (value) {
+    size_t n = strlen(jn->valuestring) + strlen(value) + 2;
+    if ((sr->options[i] = malloc(n)) != NULL) snprintf(sr->options[i], n, "%s=%s", jn->valuestring, value);
+    free(value);
+    if (!sr->options[i]) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  } else if (!sr->why[i]) {
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  return 0;
+}
+
+/* the Search block: its Name, and its Attributes as options (checked against the strategy by the job) */
+static int parse_search(mpt_problem *p, const cJSON *js, mpt_error *err) {
+  if (!js) return 0;
+  if (!cJSON_IsObject(js)) return t1_error(p, err, MPT_ERR_VALUE, "Search", "not an object {\"Name\": ..., \"Attributes\": [...]}");
+  int rc = mpt_json_check_keys(js, search_keys, p->path, p->text, "Search", err);
+  if (rc) return rc;
+  const cJSON *jn = cJSON_GetObjectItemCaseSensitive(js, "Name");
+  if (!cJSON_IsString(jn) || !jn->valuestring[0])
+    return t1_error(p, err, MPT_ERR_VALUE, "Search.Name", "missing or not a non-empty string");
+  if (!(p->search.name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *ja = cJSON_GetObjectItemCaseSensitive(js, "Attributes");
+  if (!ja || cJSON_IsNull(ja)) return 0;
+  if (!cJSON_IsArray(ja)) return t1_error(p, err, MPT_ERR_VALUE, "Search.Attributes", "not a list");
+  int n = cJSON_GetArraySize(ja);
+  p->search.options = calloc((size_t)(n > 0 ? n : 1), sizeof *p->search.options);
+  p->search.why = calloc((size_t)(n > 0 ? n : 1), sizeof *p->search.why);
+  if (!p->search.options || !p->search.why) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, ja) {
+    if ((rc = parse_attribute(p, p->search.n_attributes, it, err))) return rc;
+    p->search.n_attributes++;
+  }
+  return 0;
+}
+
+/* ---- the Budget block ---- */
+
+static const char *const budget_types[] = {"ConfigurationCount", "ConfigurationFraction", "TuningDuration"};
+
+/* the value of Budget[i] (its Type's index k) in range: a whole number of evaluations, a fraction, seconds */
+static int budget_value(mpt_problem *p, int i, int k, double v, mpt_error *err) {
+  char field[64];
+  snprintf(field, sizeof field, "Budget[%d].BudgetValue (%s)", i, budget_types[k]);
+  mpt_t1_budget *b = &p->budget;
+  if (k == 0) {
+    if (!(v >= 1 && v <= 9e18 && v == floor(v)))
+      return t1_error(p, err, MPT_ERR_VALUE, field, "%g is not a whole number of evaluations >= 1", v);
+    b->count = (int64_t)v;
+  } else if (k == 1) {
+    if (!(v > 0 && v <= 1))
+      return t1_error(p, err, MPT_ERR_VALUE, field, "%g is not a fraction of the valid configurations in (0, 1]", v);
+    b->fraction = v;
+  } else {
+    if (!(v > 0 && isfinite(v))) return t1_error(p, err, MPT_ERR_VALUE, field, "%g is not a number of seconds > 0", v);
+    b->seconds = v;
+  }
+  return 0;
+}
+
+/* Budget[i]: {"Type": ..., "BudgetValue": number}, a kind at most once */
+static int parse_budget_item(mpt_problem *p, int i, const cJSON *jb, mpt_error *err) {
+  char where[64], field[96];
+  snprintf(where, sizeof where, "Budget[%d]", i);
+  if (!cJSON_IsObject(jb)) return t1_error(p, err, MPT_ERR_VALUE, where, "expected an object {\"Type\": ..., \"BudgetValue\": ...}");
+  int rc = mpt_json_check_keys(jb, budget_keys, p->path, p->text, where, err);
+  if (rc) return rc;
+  const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jb, "Type"), *jv = cJSON_GetObjectItemCaseSensitive(jb, "BudgetValue");
+  snprintf(field, sizeof field, "%s.Type", where);
+  int k = -1;
+  for (int t = 0; cJSON_IsString(jt) && t < 3; t++)
+    if (strcmp(jt->valuestring, budget_types[t]) == 0) k = t;
+  if (k < 0)
+    return t1_error(p, err, MPT_ERR_VALUE, field, "%s%s%s (expected ConfigurationCount, ConfigurationFraction or TuningDuration)",
+                    cJSON_IsString(jt) ? "unknown type '" : "missing or not a string", cJSON_IsString(jt) ? jt->valuestring : "",
+                    cJSON_IsString(jt) ? "'" : "");
+  mpt_t1_budget *b = &p->budget;
+  int *at[3] = {&b->count_at, &b->fraction_at, &b->seconds_at};
+  if (*at[k] >= 0) return t1_error(p, err, MPT_ERR_VALUE, field, "%s given twice (Budget[%d] too)", budget_types[k], *at[k]);
+  if (k < 2 && *at[1 - k] >= 0)
+    return t1_error(p, err, MPT_ERR_VALUE, field, "%s and %s (Budget[%d]) both give an evaluation budget; give one",
+                    budget_types[k], budget_types[1 - k], *at[1 - k]);
+  snprintf(field, sizeof field, "%s.BudgetValue", where);
+  if (!cJSON_IsNumber(jv)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a number");
+  *at[k] = i;
+  return budget_value(p, i, k, jv->valuedouble, err);
+}
+
+static int parse_budget(mpt_problem *p, const cJSON *jb, mpt_error *err) {
+  if (!jb) return 0;
+  if (!cJSON_IsArray(jb)) return t1_error(p, err, MPT_ERR_VALUE, "Budget", "not a list of {\"Type\": ..., \"BudgetValue\": ...}");
+  int i = 0, rc;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, jb) {
+    if ((rc = parse_budget_item(p, i++, it, err))) return rc;
+  }
+  return 0;
+}
+
 /* the offset of the first \u0000 escape inside a JSON string of text, or -1: cJSON ends the decoded string
  * there, so "x > 1\u0000 or True" would be read as "x > 1" (Python refuses such source) */
 static long nul_escape_at(const char *text) {
@@ -448,6 +587,7 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     }
   }
   if (!p->path || !p->text || !p->dir) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  p->budget.count_at = p->budget.fraction_at = p->budget.seconds_at = -1;
 
   mpt_json_check check; /* what cJSON accepts and JSON does not */
   mpt_json_check_init(&check);
@@ -570,6 +710,9 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
     free(seen);
     if (rc) goto fail;
   }
+  if ((rc = parse_search(p, cJSON_GetObjectItemCaseSensitive(p->json, "Search"), err)) ||
+      (rc = parse_budget(p, cJSON_GetObjectItemCaseSensitive(p->json, "Budget"), err)))
+    goto fail;
   *out = p;
   return 0;
 fail:
@@ -630,6 +773,10 @@ void mpt_problem_free(mpt_problem *p) {
   free(p->conditions);
   for (int i = 0; i < p->n_warnings; i++) free(p->warnings[i]);
   free(p->warnings);
+  for (int i = 0; i < p->search.n_attributes; i++) free(p->search.options[i]);
+  free(p->search.options);
+  free(p->search.why);
+  free(p->search.name);
   if (p->json) cJSON_Delete(p->json);
   free(p->path);
   free(p->dir);

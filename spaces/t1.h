@@ -1,6 +1,6 @@
 /* spaces/t1.h: a T1 problem file read into memory: the tuning parameters (values evaluated from their
- * Python `Values` expressions), the compiled conditions, and the parsed JSON (kept for the
- * KernelSpecification, which evaluators read). */
+ * Python `Values` expressions), the compiled conditions, the Search and Budget blocks, and the parsed JSON
+ * (kept for the KernelSpecification, which evaluators read). */
 #ifndef MPT_T1_H
 #define MPT_T1_H
 #include <stdint.h>
@@ -32,6 +32,25 @@ typedef struct mpt_condition {
   int *params;           /* their indices, ascending */
 } mpt_condition;
 
+/* The T1 `Search` block as read (what it means to mptune, the strategy and its options, is the job's to say:
+ * spaces/ knows no strategy) */
+typedef struct mpt_t1_search {
+  char *name;            /* Search.Name; NULL when the file has no Search block */
+  int n_attributes;
+  char **options;        /* Search.Attributes[i] as "Name=Value" (a number as written in the file, a string as it
+                            is, a bool as true/false); NULL where the Value is none of these (an object, a list,
+                            null), which no --option key=value can give: why[i] says so */
+  const char **why;      /* with options[i] NULL: "an object", "a list", "null" */
+} mpt_t1_search;
+
+/* The T1 `Budget` block: each kind at most once, ConfigurationCount and ConfigurationFraction not both */
+typedef struct mpt_t1_budget {
+  int64_t count;         /* ConfigurationCount: evaluations (>= 1); 0: not given */
+  double fraction;       /* ConfigurationFraction: of the valid configurations, in (0, 1]; 0: not given */
+  double seconds;        /* TuningDuration: seconds (> 0); 0: not given */
+  int count_at, fraction_at, seconds_at; /* the index in Budget[] of each, -1 when not given */
+} mpt_t1_budget;
+
 typedef struct mpt_problem {
   char *path;            /* as given */
   char *dir;             /* directory of the file (KernelFile is relative to it) */
@@ -45,6 +64,8 @@ typedef struct mpt_problem {
   mpt_condition *conditions;
   int n_warnings;
   char **warnings;       /* e.g. a condition's `Parameters` list disagreeing with its expression */
+  mpt_t1_search search;  /* the Search block (search.name NULL: none) */
+  mpt_t1_budget budget;  /* the Budget block (every *_at -1: none) */
 } mpt_problem;
 
 /* Reads and checks a T1 file. Errors name the file, the field (e.g. "TuningParameters[2].Values" or

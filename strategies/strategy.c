@@ -46,6 +46,9 @@ void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f) {
     describe_option(o, d, sizeof d);
     fprintf(f, "  %s%s%s\n", d, o->help ? ": " : "", o->help ? o->help : "");
   }
+  char aliases[512];
+  if (mpt_strategy_option_aliases(t, aliases, sizeof aliases) > 0)
+    fprintf(f, "Kernel Tuner's names of these options, read as ours: %s\n", aliases);
 }
 
 /* "valid options of 'NAME': a, b, c (described by mptune tune --strategy NAME --help)", with
@@ -147,10 +150,12 @@ static int check_value(const mpt_option_spec *o, const char *v, char *why, size_
   return -1;
 }
 
+/* t's option named key: one of ours, or ours that Kernel Tuner names key */
 static const mpt_option_spec *find_spec(const mpt_strategy_type *t, const char *key) {
   if (!t->options) return NULL;
+  const char *ours = mpt_strategy_option_alias(t, key);
   for (const mpt_option_spec *o = t->options; o->key; o++)
-    if (strcmp(o->key, key) == 0) return o;
+    if (strcmp(o->key, key) == 0 || (ours && strcmp(o->key, ours) == 0)) return o;
   return NULL;
 }
 
@@ -170,6 +175,68 @@ void mpt_strategy_names(char *buf, size_t cap) {
   if (cap) buf[0] = '\0';
   for (int i = 0; i < mpt_strategy_count() && len < cap; i++)
     len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", mpt_strategy_at(i)->name);
+  int n_kt = 0;
+  for (int i = 0; i < mpt_strategy_count() && len < cap; i++) {
+    const char *kt = mpt_strategy_kernel_tuner_name(i);
+    if (!kt || strcmp(kt, mpt_strategy_at(i)->name) == 0) continue;
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s (%s)", n_kt++ ? ", " : "; Kernel Tuner's names: ", kt,
+                            mpt_strategy_at(i)->name);
+  }
+}
+
+/* *spec: the spec of option kv ("key=value") of strategy t, its value checked; 0, or the message (naming t)
+ * when kv is no key=value, its key is none of t's (nor Kernel Tuner's name of one) or its value does not fit */
+static int resolve_option(const mpt_strategy_type *t, const char *kv, const mpt_option_spec **spec, mpt_error *err) {
+  const char *eq = kv ? strchr(kv, '=') : NULL;
+  char list[1400], key[128];
+  if (!eq || eq == kv) {
+    list_keys(t, NULL, list, sizeof list);
+    return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': option '%s' is not of the form key=value; %s", t->name,
+                         kv ? kv : "(null)", list);
+  }
+  size_t klen = (size_t)(eq - kv);
+  if (klen >= sizeof key) klen = sizeof key - 1;
+  memcpy(key, kv, klen);
+  key[klen] = '\0';
+  const mpt_option_spec *o = find_spec(t, key);
+  if (!o) {
+    list_keys(t, key, list, sizeof list);
+    return mpt_error_set(err, MPT_ERR_NAME, "strategy '%s': unknown option '%s'; %s", t->name, key, list);
+  }
+  char why[256];
+  if (check_value(o, eq + 1, why, sizeof why)) {
+    describe_option(o, list, sizeof list);
+    return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s': %s; the option: %s", t->name,
+                         key, why, list);
+  }
+  *spec = o;
+  return 0;
+}
+
+int mpt_strategy_check_option(const mpt_strategy_type *t, const char *kv, mpt_error *err) {
+  const mpt_option_spec *o;
+  return resolve_option(t, kv, &o, err);
+}
+
+/* stores option kv (checked) under its spec's key; a key given twice: the last one wins */
+static int store_option(mpt_strategy *s, const mpt_option_spec *o, const char *kv, mpt_error *err) {
+  int slot = s->n_opts;
+  for (int j = 0; j < s->n_opts; j++)
+    if (strcmp(s->opt_keys[j], o->key) == 0) slot = j;
+  char *v = strdup(strchr(kv, '=') + 1);
+  if (!v) return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
+  if (slot == s->n_opts) {
+    if (!(s->opt_keys[slot] = strdup(o->key))) {
+      free(v);
+      return mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", s->type->name);
+    }
+    s->opt_values[slot] = v;
+    s->n_opts++;
+  } else {
+    free(s->opt_values[slot]);
+    s->opt_values[slot] = v;
+  }
+  return 0;
 }
 
 int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,
@@ -183,6 +250,7 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
     return mpt_error_set(err, MPT_ERR_NAME, "unknown strategy '%s'; known strategies: %s", name,
                          names[0] ? names : "(none registered)");
   }
+  name = t->name; /* ours, also where Kernel Tuner's was given */
   if (budget < 0) return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': negative budget %lld", name, (long long)budget);
   if (n_opts < 0 || (n_opts > 0 && !options))
     return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad option list", name);
@@ -201,48 +269,9 @@ int mpt_strategy_create(const char *name, const mpt_space *space, const char *co
   }
   int rc = 0;
   for (int i = 0; i < n_opts && rc == 0; i++) {
-    const char *kv = options[i];
-    const char *eq = kv ? strchr(kv, '=') : NULL;
-    char list[1400];
-    if (!eq || eq == kv) {
-      list_keys(t, NULL, list, sizeof list);
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': option '%s' is not of the form key=value; %s", name,
-                         kv ? kv : "(null)", list);
-      break;
-    }
-    size_t klen = (size_t)(eq - kv);
-    char key[128];
-    if (klen >= sizeof key) klen = sizeof key - 1;
-    memcpy(key, kv, klen);
-    key[klen] = '\0';
-    const mpt_option_spec *o = find_spec(t, key);
-    if (!o) {
-      list_keys(t, key, list, sizeof list);
-      rc = mpt_error_set(err, MPT_ERR_NAME, "strategy '%s': unknown option '%s'; %s", name, key, list);
-      break;
-    }
-    char why[256];
-    if (check_value(o, eq + 1, why, sizeof why)) {
-      describe_option(o, list, sizeof list);
-      rc = mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s': %s; the option: %s", name, key,
-                         why, list);
-      break;
-    }
-    /* a key given twice: the last one wins */
-    int slot = s->n_opts;
-    for (int j = 0; j < s->n_opts; j++)
-      if (strcmp(s->opt_keys[j], key) == 0) slot = j;
-    char *v = strdup(eq + 1);
-    if (!v) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name); break; }
-    if (slot == s->n_opts) {
-      s->opt_keys[slot] = strdup(key);
-      if (!s->opt_keys[slot]) { free(v); rc = mpt_error_set(err, MPT_ERR_NOMEM, "strategy '%s': out of memory", name); break; }
-      s->opt_values[slot] = v;
-      s->n_opts++;
-    } else {
-      free(s->opt_values[slot]);
-      s->opt_values[slot] = v;
-    }
+    const mpt_option_spec *o = NULL;
+    rc = resolve_option(t, options[i], &o, err);
+    if (rc == 0) rc = store_option(s, o, options[i], err);
   }
   if (rc == 0) {
     int64_t size = mpt_space_size(space);

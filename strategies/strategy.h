@@ -67,16 +67,31 @@ struct mpt_strategy {
 };
 
 /* registry */
+/* the type named `name`: one of ours ("bo") or Kernel Tuner's name of the same strategy ("bayes_opt"); NULL
+ * when none is */
 const mpt_strategy_type *mpt_strategy_find(const char *name);
 int mpt_strategy_count(void);
 const mpt_strategy_type *mpt_strategy_at(int i);
-/* the registered names, "random, brute_force, ...", into buf (cap bytes): for "unknown strategy" messages */
+/* Kernel Tuner's name of the strategy at i ("bayes_opt" for bo), NULL when it has none */
+const char *mpt_strategy_kernel_tuner_name(int i);
+/* our name of t's option that Kernel Tuner calls `key` ("initial_samples" for bo's "popsize"), NULL when key
+ * is no such alias */
+const char *mpt_strategy_option_alias(const mpt_strategy_type *t, const char *key);
+/* t's option aliases as "popsize (initial_samples), ..." into buf (cap bytes); returns how many */
+int mpt_strategy_option_aliases(const mpt_strategy_type *t, char *buf, size_t cap);
+/* the registered names, "random, brute_force, ...", then Kernel Tuner's names read as theirs ("; Kernel
+ * Tuner's names: random_sample (random), ..."), into buf (cap bytes): for "unknown strategy" messages */
 void mpt_strategy_names(char *buf, size_t cap);
 
-/* Prints every option of t with its type, default, range or choices and help, one a line */
+/* Prints every option of t with its type, default, range or choices and help, one a line, then Kernel Tuner's
+ * names of its options that mptune reads as its own */
 void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f);
+/* Checks one "key=value" option of strategy t as mpt_strategy_create does (key: ours or Kernel Tuner's
+ * alias of it): 0, or the message mpt_strategy_create would give */
+int mpt_strategy_check_option(const mpt_strategy_type *t, const char *kv, mpt_error *err);
 
-/* Creates a strategy by name. options: n_opts "key=value" strings; unknown keys or bad values are
+/* Creates a strategy by name (ours or Kernel Tuner's: s->type->name is ours). options: n_opts "key=value"
+ * strings (a key ours or Kernel Tuner's alias of it: kept under ours); unknown keys or bad values are
  * errors naming the strategy; an unknown key lists every valid key (and the one meant, when it is a
  * misspelling), a bad value describes its option. */
 int mpt_strategy_create(const char *name, const mpt_space *space, const char *const *options,

@@ -1,8 +1,8 @@
 /* tests/test_replay.c: the replay loader (evaluators/replay/replay.c) and the `sim` evaluator on the real
  * brute-forced convolution spaces: T4 and Kernel Tuner files (gzip and plain, told apart by bytes),
  * status/objective/time mapping, parameter mismatch and bad-file messages (malformed JSON at its line
- * and column, 600 damaged files), missing records, and the --simulate-delay sleep (real time, no busy
- * wait). */
+ * and column, 600 damaged files), Kernel Tuner caches of runs still in progress (read up to their last
+ * complete record), missing records, and the --simulate-delay sleep (real time, no busy wait). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -781,6 +781,133 @@ static void test_sim_watch(void **state) {
   mpt_evaluator_close(going_ev);
 }
 
+/* the shared Kernel Tuner cache, inflated, in a malloc'ed NUL-terminated buffer (*len bytes) */
+static char *inflated_cache(fixture *f, size_t *len) {
+  char path[1200];
+  data_path(f, "convolution_A100_kerneltuner.json.gz", path, sizeof path);
+  gzFile z = gzopen(path, "rb");
+  assert_non_null(z);
+  size_t cap = 1 << 24, n = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  int got;
+  while ((got = gzread(z, text + n, (unsigned)(cap - 1 - n))) > 0) {
+    n += (size_t)got;
+    if (cap - 1 - n < (1 << 20)) assert_non_null(text = realloc(text, cap *= 2));
+  }
+  gzclose(z);
+  text[n] = '\0';
+  *len = n;
+  return text;
+}
+
+/* the first len bytes of text to path (gzip-compressed when gz) */
+static void write_prefix(const char *path, const char *text, size_t len, int gz) {
+  if (gz) {
+    gzFile z = gzopen(path, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzwrite(z, text, (unsigned)len), (int)len);
+    gzclose(z);
+    return;
+  }
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(text, 1, len, fp), len);
+  fclose(fp);
+}
+
+/* records of the cache (one a line, `"key": {...},`) complete in the first cut bytes of text */
+static int complete_records(const char *text, size_t cut) {
+  const char *p = strstr(text, "\"cache\": {");
+  assert_non_null(p);
+  int n = 0;
+  for (const char *line = strchr(p, '\n') + 1; line && (size_t)(line - text) < cut;) {
+    const char *end = strchr(line, '\n');
+    size_t stop = end ? (size_t)(end - text) : strlen(text);
+    if (line[0] == '"' && stop <= cut) n++;                               /* the whole line */
+    else if (line[0] == '"' && stop == cut + 1 && text[cut - 1] == ',') n++; /* up to its comma */
+    line = end ? end + 1 : NULL;
+  }
+  return n;
+}
+
+/* A Kernel Tuner cache of a run still in progress (unterminated: Kernel Tuner closes the braces at the end) is
+ * read up to its last complete record, with a note: cut in the middle of a record, right after a record's
+ * comma, after the cache's last '}' (the document's own not yet written), plain and gzip-compressed; each
+ * record read as the whole file reads it. A cut anywhere else (in a record before the last, in a member
+ * before the cache, in a T4 file) is still malformed JSON; a cut right after the cache opened leaves no
+ * record. */
+static void test_kt_in_progress(void **state) {
+  fixture *f = *state;
+  size_t len;
+  char *text = inflated_cache(f, &len);
+  char full_path[1200], path[400], want[700];
+  data_path(f, "convolution_A100_kerneltuner.json.gz", full_path, sizeof full_path);
+  mpt_replay *full = NULL, *r = NULL;
+  mpt_error err;
+  assert_int_equal(mpt_replay_load(full_path, f->s, &full, &err), 0);
+  assert_string_equal(mpt_replay_in_progress(full), "");
+  /* the cuts: in the middle of record ~2000 (the middle of its line), right after the comma of the record
+   * at 40 % of the text, after the comma and the newline, after the cache's closing brace */
+  size_t mid = len / 2, comma = (size_t)(strstr(text + len * 2 / 5, "},\n") - text) + 2;
+  while (text[mid] != '\n') mid++;
+  mid -= 300; /* inside the line */
+  size_t cuts[] = {mid, comma, comma + 1, (size_t)(strrchr(text, '}') - text)};
+  for (int k = 0; k < 8; k++) {
+    size_t cut = cuts[k / 2];
+    int gz = k % 2, n = complete_records(text, cut);
+    if (k == 6 || k == 7) n = 4362;
+    snprintf(path, sizeof path, "%s/in_progress_%d.json%s", f->tmpdir, k, gz ? ".gz" : "");
+    write_prefix(path, text, cut, gz);
+    int rc = mpt_replay_load(path, f->s, &r, &err);
+    if (rc) fprintf(stderr, "cut %d at %zu: %s\n", k, cut, err.msg);
+    assert_int_equal(rc, 0);
+    snprintf(want, sizeof want, "%s: the cache ends before its closing braces (a Kernel Tuner run still in progress?): "
+             "read %d complete records, the rest ignored", path, n);
+    assert_string_equal(mpt_replay_in_progress(r), want);
+    assert_int_equal(mpt_replay_count(r), n);
+    assert_true(n > 1000);
+    for (int64_t id = 0; id < mpt_space_size(f->s); id++) {
+      mpt_obs bx, by;
+      const mpt_obs *x = mpt_replay_get(r, id, &bx), *y = mpt_replay_get(full, id, &by);
+      if (!x) continue;
+      assert_int_equal(x->status, y->status);
+      assert_true(x->status != MPT_STATUS_OK || x->objective == y->objective);
+      assert_int_equal(x->n_times, y->n_times);
+    }
+    mpt_replay_free(r);
+    r = NULL;
+  }
+  /* a record before the last one malformed (its closing brace removed): still an error, at that record */
+  snprintf(path, sizeof path, "%s/in_progress_bad.json", f->tmpdir);
+  char *bad = malloc(len);
+  assert_non_null(bad);
+  size_t brace = comma - 2;
+  memcpy(bad, text, brace);
+  memcpy(bad + brace, text + brace + 1, mid - brace - 1);
+  write_prefix(path, bad, mid - 1, 0);
+  free(bad);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "malformed JSON"));
+  assert_null(r);
+  /* cut inside a member before the cache, and right after the cache opened */
+  size_t in_params = (size_t)(strstr(text, "\"tune_params\": {") - text) + 40;
+  size_t opened = (size_t)(strstr(text, "\"cache\": {") - text) + 11;
+  write_prefix(path, text, in_params, 0);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "malformed JSON"));
+  write_prefix(path, text, opened, 0);
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "has no configuration of the space"));
+  free(text);
+  /* a T4 file cut after a record: malformed, as before */
+  snprintf(path, sizeof path, "%s/cut_T4.json", f->tmpdir);
+  write_file(path, "{\"results\": [" REC(1, 1, "correct", "1.0") ",\n");
+  assert_int_equal(mpt_replay_load(path, f->s, &r, &err), MPT_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "malformed JSON"));
+  mpt_replay_free(full);
+}
+
 /* 600 damaged copies of the two small files above (bytes changed, cut out, JSON tokens inserted, slices
  * repeated, the end cut off; a third of them gzip-compressed, some of those cut too), fixed by a seed:
  * each loads or fails with one message naming the file, never crashes (ASan/UBSan build: no invalid
@@ -896,6 +1023,7 @@ int main(void) {
     cmocka_unit_test(test_units_and_objectives),
     cmocka_unit_test(test_bad_files),
     cmocka_unit_test(test_streamed_records),
+    cmocka_unit_test(test_kt_in_progress),
     cmocka_unit_test(test_damaged_files),
     cmocka_unit_test(test_store_roundtrip),
     cmocka_unit_test(test_sim_evaluator),

@@ -64,6 +64,56 @@ static void test_bad_options(void **state) {
   assert_non_null(strstr(err.msg, "brute_force"));
 }
 
+/* Kernel Tuner's strategy names find our strategies (the strategy keeps our name), the names list says them,
+ * and Kernel Tuner's names of bo's options are read as ours, values checked as ours */
+static void test_kernel_tuner_names(void **state) {
+  fixture *f = *state;
+  static const char *const pairs[][2] = {{"bayes_opt", "bo"}, {"genetic_algorithm", "ga"}, {"diff_evo", "de"},
+                                         {"firefly_algorithm", "firefly"}, {"simulated_annealing", "sa"},
+                                         {"random_sample", "random"}, {"brute_force", "brute_force"},
+                                         {"pso", "pso"}, {"mls", "mls"}};
+  for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+    const mpt_strategy_type *t = mpt_strategy_find(pairs[k][0]);
+    assert_non_null(t);
+    assert_ptr_equal(t, mpt_strategy_find(pairs[k][1]));
+    assert_string_equal(t->name, pairs[k][1]);
+  }
+  assert_null(mpt_strategy_find("bayes"));
+  assert_null(mpt_strategy_find("memetic")); /* Kernel Tuner's memetic is not our ga_memetic */
+  mpt_strategy *s = NULL;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_strategy_create("simulated_annealing", f->s, NULL, 0, 1, 10, &s, &err), 0);
+  assert_string_equal(s->type->name, "sa");
+  mpt_strategy_destroy(s);
+  char names[1024];
+  mpt_strategy_names(names, sizeof names);
+  assert_int_equal(strncmp(names, "random, brute_force,", 20), 0);
+  assert_non_null(strstr(names, "; Kernel Tuner's names: random_sample (random), genetic_algorithm (ga),"));
+  assert_non_null(strstr(names, "bayes_opt (bo)"));
+  assert_null(strstr(names, "pso (pso)")); /* the same name is not said twice */
+  assert_int_equal(mpt_strategy_create("bayes", f->s, NULL, 0, 1, 10, &s, &err), MPT_ERR_NAME);
+  assert_non_null(strstr(err.msg, "bayes_opt (bo)"));
+  /* bo's options by Kernel Tuner's names: popsize is the initial sample, the last one given wins */
+  const char *opts[] = {"initial_samples=3", "popsize=7", "covariancekernel=matern52", "method=poi"};
+  assert_int_equal(mpt_strategy_create("bayes_opt", f->s, opts, 4, 1, 50, &s, &err), 0);
+  assert_int_equal(mpt_strategy_opt_int(s, "initial_samples"), 7);
+  assert_string_equal(mpt_strategy_opt_str(s, "kernel"), "matern52");
+  assert_string_equal(mpt_strategy_opt_str(s, "acquisition"), "poi");
+  assert_int_equal(s->n_opts, 3); /* kept under our names */
+  mpt_strategy_destroy(s);
+  const mpt_strategy_type *bo = mpt_strategy_find("bo");
+  assert_int_equal(mpt_strategy_check_option(bo, "covariancekernel=rbf", &err), MPT_ERR_VALUE);
+  assert_non_null(strstr(err.msg, "bad value for option 'covariancekernel'"));
+  assert_non_null(strstr(err.msg, "matern32"));
+  assert_int_equal(mpt_strategy_check_option(bo, "popsize=5", &err), 0);
+  assert_int_equal(mpt_strategy_check_option(mpt_strategy_find("ga"), "covariancekernel=matern32", &err), MPT_ERR_NAME);
+  char aliases[256];
+  assert_int_equal(mpt_strategy_option_aliases(bo, aliases, sizeof aliases), 3);
+  assert_string_equal(aliases, "popsize (initial_samples), covariancekernel (kernel), method (acquisition)");
+  assert_int_equal(mpt_strategy_option_aliases(mpt_strategy_find("ga"), aliases, sizeof aliases), 0);
+}
+
 static void test_brute_force_order(void **state) {
   fixture *f = *state;
   int64_t size = mpt_space_size(f->s);
@@ -248,6 +298,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_unknown_strategy),
     cmocka_unit_test(test_bad_options),
+    cmocka_unit_test(test_kernel_tuner_names),
     cmocka_unit_test(test_brute_force_order),
     cmocka_unit_test(test_random_all_distinct_and_deterministic),
     cmocka_unit_test(test_warm_start_skips_told),

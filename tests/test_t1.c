@@ -285,6 +285,76 @@ static void test_exact_reading(void **state) {
   mpt_problem_free(p);
 }
 
+#define PARAM_A "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}"
+
+/* the Search block (a strategy's name, its Attributes as key=value options, numbers as written) and the
+ * Budget block (each kind once, in range), and their faults at their line and column, naming the field */
+static void test_search_and_budget(void **state) {
+  (void)state;
+  mpt_problem *p = NULL;
+  mpt_error err;
+  assert_int_equal(parse(PARAM_A "}", &p, &err), 0);
+  assert_null(p->search.name);
+  assert_int_equal(p->budget.count_at, -1);
+  assert_int_equal(p->budget.fraction_at, -1);
+  assert_int_equal(p->budget.seconds_at, -1);
+  mpt_problem_free(p);
+  const char *t = PARAM_A ",\n\"Search\": {\"Name\": \"bayes_opt\", \"Attributes\": [{\"Name\": \"popsize\", \"Value\": 2e1},"
+                  " {\"Name\": \"method\", \"Value\": \"ei\"}, {\"Name\": \"fit\", \"Value\": true},"
+                  " {\"Name\": \"methodparams\", \"Value\": {\"zeta\": 1}}, {\"Name\": \"x\", \"Value\": 0.1}]},\n"
+                  "\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": 90.5}, {\"Type\": \"ConfigurationCount\", \"BudgetValue\": 100}]}";
+  assert_int_equal(parse(t, &p, &err), 0);
+  assert_string_equal(p->search.name, "bayes_opt");
+  assert_int_equal(p->search.n_attributes, 5);
+  assert_string_equal(p->search.options[0], "popsize=2e1");
+  assert_string_equal(p->search.options[1], "method=ei");
+  assert_string_equal(p->search.options[2], "fit=true");
+  assert_null(p->search.options[3]);
+  assert_string_equal(p->search.why[3], "an object");
+  assert_string_equal(p->search.options[4], "x=0.1");
+  assert_int_equal(p->budget.count, 100);
+  assert_int_equal(p->budget.count_at, 1);
+  assert_true(p->budget.seconds == 90.5);
+  assert_int_equal(p->budget.seconds_at, 0);
+  assert_int_equal(p->budget.fraction_at, -1);
+  mpt_problem_free(p);
+  assert_int_equal(parse(PARAM_A ", \"Budget\": [{\"Type\": \"ConfigurationFraction\", \"BudgetValue\": 0.25}]}", &p, &err), 0);
+  assert_true(p->budget.fraction == 0.25);
+  assert_int_equal(p->budget.fraction_at, 0);
+  mpt_problem_free(p);
+  expect_error(PARAM_A ",\n\"Search\": {\"Nmae\": \"bo\"}}", MPT_ERR_NAME,
+               (const char *[]){"mem.json:2:12: Search.Nmae: unknown key; did you mean 'Name'?", NULL});
+  expect_error(PARAM_A ",\n\"Search\": {\"Attributes\": []}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:11: Search.Name: missing or not a non-empty string", NULL});
+  expect_error(PARAM_A ",\n\"Search\": {\"Name\": \"bo\", \"Attributes\": {\"popsize\": 3}}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:40: Search.Attributes: not a list", NULL});
+  expect_error(PARAM_A ",\n\"Search\": {\"Name\": \"bo\", \"Attributes\": [{\"Name\": \"a=b\", \"Value\": 3}]}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:50: Search.Attributes[0].Name: missing, or not a non-empty string without '='", NULL});
+  expect_error(PARAM_A ",\n\"Search\": {\"Name\": \"bo\", \"Attributes\": [{\"Name\": \"a\", \"Vaule\": 3}]}}", MPT_ERR_NAME,
+               (const char *[]){"Search.Attributes[0].Vaule: unknown key; did you mean 'Value'?", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": {\"Type\": \"TuningDuration\", \"BudgetValue\": 60}}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:11: Budget: not a list", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"Evaluations\", \"BudgetValue\": 60}]}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:21: Budget[0].Type: unknown type 'Evaluations' (expected ConfigurationCount, "
+                                "ConfigurationFraction or TuningDuration)", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"ConfigurationCount\", \"BudgetValue\": 12.5}]}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:2:58: Budget[0].BudgetValue (ConfigurationCount): 12.5 is not a whole number of "
+                                "evaluations >= 1", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"ConfigurationFraction\", \"BudgetValue\": 1.5}]}", MPT_ERR_VALUE,
+               (const char *[]){"Budget[0].BudgetValue (ConfigurationFraction): 1.5 is not a fraction", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": -3}]}", MPT_ERR_VALUE,
+               (const char *[]){"Budget[0].BudgetValue (TuningDuration): -3 is not a number of seconds", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": \"60\"}]}", MPT_ERR_VALUE,
+               (const char *[]){"Budget[0].BudgetValue: missing or not a number", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"TuningDuration\", \"BudgetValue\": 6},\n"
+                         "{\"Type\": \"TuningDuration\", \"BudgetValue\": 9}]}", MPT_ERR_VALUE,
+               (const char *[]){"mem.json:3:10: Budget[1].Type: TuningDuration given twice (Budget[0] too)", NULL});
+  expect_error(PARAM_A ",\n\"Budget\": [{\"Type\": \"ConfigurationCount\", \"BudgetValue\": 6},\n"
+                         "{\"Type\": \"ConfigurationFraction\", \"BudgetValue\": 0.5}]}", MPT_ERR_VALUE,
+               (const char *[]){"Budget[1].Type: ConfigurationFraction and ConfigurationCount (Budget[0]) both give an "
+                                "evaluation budget; give one", NULL});
+}
+
 static void test_error_positions(void **state) {
   (void)state;
   /* Values of the second parameter: the stray ',' is line 3, column 49 ("Values": "[1, 2,, 3]") */
@@ -766,7 +836,7 @@ int main(void) {
       cmocka_unit_test(test_damaged_problems), cmocka_unit_test(test_json_hygiene),
       cmocka_unit_test(test_param_names), cmocka_unit_test(test_too_many_params),
       cmocka_unit_test(test_duplicate_param_name), cmocka_unit_test(test_many_other_keys),
-      cmocka_unit_test(test_numbers_out_of_range),
+      cmocka_unit_test(test_numbers_out_of_range), cmocka_unit_test(test_search_and_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

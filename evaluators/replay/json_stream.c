@@ -168,8 +168,12 @@ static char *read_key(mpt_json_src *s) {
   return k;
 }
 
+/* the text has ended here (no read error): nothing more to scan */
+static int at_end(mpt_json_src *s) { return peek(s) < 0 && !s->err; }
+
 int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int *big, char **text,
-                     long long *at, char *first, long long *err_at) {
+                     long long *at, char *first, long long *err_at, int *cut) {
+  *cut = -1;
   for (int i = 0; i < n; i++) {
     text[i] = NULL;
     at[i] = -1;
@@ -204,9 +208,11 @@ int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int 
       release(s);
       if (!text[i]) goto bad;
     } else if (scan_value(s) < 0) {
+      if (i < n && big[i] && at_end(s)) break; /* in a big member still being written */
       goto bad;
     }
     c = skip_ws(s);
+    if (c < 0 && i < n && big[i] && at_end(s)) break; /* after it, the document not yet closed */
     if (c == ',') {
       s->pos++;
       c = skip_ws(s);
@@ -218,6 +224,9 @@ int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int 
     }
     goto bad;
   }
+  for (int i = 0; i < n; i++) /* the loop breaks only at the end of the text, in or after a big member */
+    if (big[i] && at[i] >= 0 && (*cut < 0 || at[i] > at[*cut])) *cut = i;
+  return 1;
 bad:
   *err_at = s->off + (long long)s->pos;
   return -1;
@@ -307,6 +316,15 @@ void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container) {
   it->close = cJSON_IsArray(container) ? ']' : '}';
 }
 
+/* with open_end: the text has ended here */
+static int open_ended(const mpt_json_iter *it) { return it->open_end && at_end(it->src); }
+
+/* the text ends before the container closes: the items so far are what there is */
+static int cut_here(mpt_json_iter *it) {
+  it->cut = 1;
+  return 0;
+}
+
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   *item = NULL;
   if (it->tree) {
@@ -318,18 +336,24 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   }
   mpt_json_src *s = it->src;
   int c = skip_ws(s);
+  if (c < 0 && open_ended(it)) return cut_here(it);
   if (c == it->close) return 0;
   if (it->count > 0) {
     if (c != ',') goto bad;
     s->pos++;
     c = skip_ws(s);
+    if (c < 0 && open_ended(it)) return cut_here(it);
   }
   long long item_at = s->off + (long long)s->pos;
   char *key = NULL;
   if (it->close == '}') {
-    if (c != '"' || !(key = read_key(s))) goto bad;
+    if (c != '"' || !(key = read_key(s))) {
+      if (open_ended(it)) return cut_here(it);
+      goto bad;
+    }
     if (skip_ws(s) != ':') {
       free(key);
+      if (open_ended(it)) return cut_here(it);
       goto bad;
     }
     s->pos++;
@@ -338,7 +362,9 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
   size_t start;
   const char *ep = NULL;
   cJSON *v = NULL;
+  char opener = 0;
   if (hold_value(s, &start, 0) == 0) {
+    opener = s->buf[start];
     mpt_json_nonfinite(s->buf + start, s->pos - start);
     v = cJSON_ParseWithLengthOpts(s->buf + start, s->pos - start, &ep, 0);
     /* the whole delimited text is the value: "12abc" is not 12 */
@@ -347,8 +373,19 @@ int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at) {
       v = NULL;
     }
     if (!v && ep) s->pos = (size_t)(ep - s->buf);
+  } else if (open_ended(it) && !memchr(s->buf + start, '\n', s->end - start)) {
+    /* the text ends inside the item, which began on its last line: a record being written (Kernel Tuner writes
+     * one a line); an item open across lines (a record that lost its closing brace, say) is malformed */
+    release(s);
+    free(key);
+    return cut_here(it);
   }
   release(s);
+  if (v && !strchr("{[\"", opener) && open_ended(it)) { /* a number or literal the end of the text may have cut */
+    cJSON_Delete(v);
+    free(key);
+    return cut_here(it);
+  }
   if (v && s->check.bad_at >= item_at && s->check.bad_at < s->off + (long long)s->pos) { /* the item holds the fault */
     cJSON_Delete(v);
     free(key);

@@ -35,10 +35,12 @@ int mpt_json_src_whole(mpt_json_src *s, const char **text, size_t *len);
  * cJSON's lookup does). at[i] is the text offset of the value (-1 when absent); for big[i] == 0, text[i]
  * is a malloc'ed copy of the value's text (NULL when absent); for big[i] == 1, first[i] is its first
  * byte (0 when absent). Returns 0 with the position just past the object's '}' (mpt_json_src_end
- * checks what follows), or -1 with *err_at the offset near the problem when the text is not an object
- * of members this scanner can delimit (or s->err on a read error). */
+ * checks what follows); 1 when the text ends (no read error) inside the value of big member *cut, or
+ * right after it, before the object's '}': a document still being written, whose members before are
+ * read; or -1 with *err_at the offset near the problem when the text is not an object of members this
+ * scanner can delimit (or s->err on a read error). */
 int mpt_json_members(mpt_json_src *s, const char *const *keys, int n, const int *big, char **text,
-                     long long *at, char *first, long long *err_at);
+                     long long *at, char *first, long long *err_at, int *cut);
 
 /* After the document, from the scan position (just past it: after mpt_json_members, or set by the
  * caller after a whole-text parse): 0 when only JSON whitespace (space, tab, newline, carriage return)
@@ -51,6 +53,10 @@ typedef struct mpt_json_iter {
   char close;        /* ']' or '}': an array's elements or an object's members */
   int count;         /* items returned so far */
   cJSON *tree;       /* tree mode: the container, its items detached one by one */
+  int open_end;      /* set by the caller (stream mode): the text may end after any complete item, as a
+                        document still being written does (mpt_json_members returned 1) */
+  int cut;           /* with open_end: the text ended before the container closed (what followed the last
+                        complete item, a part of one, is ignored) */
 } mpt_json_iter;
 
 /* stream mode: the container whose text starts at offset at (from mpt_json_members) is read again
@@ -59,9 +65,12 @@ int mpt_json_iter_open(mpt_json_iter *it, mpt_json_src *s, long long at);
 /* tree mode over a parsed array or object (its items are detached and handed out) */
 void mpt_json_iter_tree(mpt_json_iter *it, cJSON *container);
 /* the next item, the caller's to cJSON_Delete (an object's member has its key in item->string):
- * 1, or 0 at the end, or -1 on malformed text (an item followed by other text counts, and one holding
- * the fault src->check found: *err_at is then src->check.bad_at) with *err_at the text offset near the
- * error (or src->err on a read error) */
+ * 1, or 0 at the end (with open_end, also where the text ends before the container closes: it->cut set;
+ * an item the text ends in, on the text's last line, or a number or literal at its very end, counts as
+ * cut; one the text ends in that spans lines is malformed), or -1 on
+ * malformed text (an item followed by other text counts, and one holding the fault src->check found:
+ * *err_at is then src->check.bad_at) with *err_at the text offset near the error (or src->err on a read
+ * error) */
 int mpt_json_iter_next(mpt_json_iter *it, cJSON **item, long long *err_at);
 
 /* the 1-based line and column (in bytes) of text offset `offset` of the file at path (gzip or plain),

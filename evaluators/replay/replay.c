@@ -28,6 +28,7 @@ struct mpt_replay {
   int64_t n_repeated;        /* records of a configuration recorded before (the later one is used) */
   char first_repeated[320];  /* the first such configuration */
   char objective_note[320];  /* how an objective other than a time was read (T4), said once */
+  char in_progress[1400];    /* a Kernel Tuner cache that ends before its closing braces: what was read */
 };
 
 /* counts a record (value indices idx) marked valid whose objective is missing or no finite number:
@@ -536,7 +537,11 @@ static int load_kt(mpt_replay *r, const cJSON *doc, mpt_json_iter *it, const cha
   free(names);
   free(idx);
   free(map);
-  return got < 0 ? iter_error(it, path, at, err) : 0;
+  if (got < 0) return iter_error(it, path, at, err);
+  if (it->open_end) /* the document is unterminated, in the cache or after it */
+    snprintf(r->in_progress, sizeof r->in_progress, "%s: the cache ends before its closing braces (a Kernel Tuner run "
+             "still in progress?): read %d complete records, the rest ignored", path, it->count);
+  return 0;
 }
 
 /* The file is read twice through a small window (json_stream.c): once for its top-level members, once
@@ -558,11 +563,15 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
   cJSON *doc = NULL, *records = NULL;
   mpt_json_iter it;
   memset(&it, 0, sizeof it);
-  int rc = 0;
-  int members = mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at);
+  int rc = 0, cut = -1;
+  int members = mpt_json_members(&src, keys, K_N, big, text, at, first, &err_at, &cut);
+  /* a Kernel Tuner cache still being written (its records appended one by one, the braces closed at the end):
+   * read up to its last complete record; a document cut anywhere else is malformed */
+  int in_progress = members == 1 && cut == K_CACHE && first[K_CACHE] == '{';
+  if (members == 1 && !in_progress) members = -1;
   if (members == 0 && mpt_json_src_end(&src, &err_at) < 0) {
     rc = src.err ? read_error(&src, path, err) : extra_data(&src, path, err_at, err);
-  } else if (members == 0) {
+  } else if (members == 0 || in_progress) {
     /* the small members as one cJSON object, the records streamed */
     doc = cJSON_CreateObject();
     for (int i = K_SMALL; doc && rc == 0 && i < K_N; i++) {
@@ -579,9 +588,10 @@ int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, 
     for (int i = K_SMALL; rc == 0 && i < K_N; i++)
       if (text[i] && src.check.bad_at >= at[i] && src.check.bad_at < at[i] + (long long)strlen(text[i]))
         rc = stream_error(&src, path, src.check.bad_at, NULL, NULL, err);
-    int pick = first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
+    int pick = in_progress ? K_CACHE : first[K_RESULTS] == '[' ? K_RESULTS : first[K_CACHE] == '{' ? K_CACHE : -1;
     if (rc == 0 && pick >= 0 && mpt_json_iter_open(&it, &src, at[pick]) < 0)
       rc = src.err ? read_error(&src, path, err) : stream_error(&src, path, at[pick], NULL, keys[pick], err);
+    it.open_end = in_progress;
   } else if (src.err) {
     rc = read_error(&src, path, err);
   } else {
@@ -678,6 +688,8 @@ double mpt_replay_optimum(const mpt_replay *r) {
 const char *mpt_replay_device_name(const mpt_replay *r) { return r ? r->device : NULL; }
 
 int64_t mpt_replay_unmatched(const mpt_replay *r) { return r ? r->n_unmatched : 0; }
+
+const char *mpt_replay_in_progress(const mpt_replay *r) { return r ? r->in_progress : ""; }
 
 int mpt_replay_coverage(const mpt_replay *r, const char *missing_note, char *msg, size_t cap) {
   if (cap) msg[0] = '\0';

@@ -13,7 +13,8 @@ typedef struct mpt_replay mpt_replay;
 
 /* Loads `path` and matches its configurations to `space` by parameter values. Errors: missing or
  * unreadable file, malformed JSON ("FILE:LINE:COL: malformed JSON ...", text after the document
- * included), unknown format, parameters that do not match the problem's (named). Every valid config of
+ * included; a Kernel Tuner cache that ends before its closing braces is read up to its last complete
+ * record instead: mpt_replay_in_progress), unknown format, parameters that do not match the problem's (named). Every valid config of
  * the space should be present; use mpt_replay_get to find out which are not. */
 int mpt_replay_load(const char *path, const mpt_space *space, mpt_replay **out, mpt_error *err);
 void mpt_replay_free(mpt_replay *r);
@@ -32,6 +33,10 @@ int64_t mpt_replay_count(const mpt_replay *r);
 double mpt_replay_optimum(const mpt_replay *r);
 /* device the file was measured on: Kernel Tuner's device_name, else the file's base name */
 const char *mpt_replay_device_name(const mpt_replay *r);
+/* "FILE: the cache ends before its closing braces (a Kernel Tuner run still in progress?): read N complete
+ * records, the rest ignored" for a Kernel Tuner cache still being written, read up to its last complete
+ * record (a file cut anywhere else is malformed: mpt_replay_load refuses it); "" otherwise */
+const char *mpt_replay_in_progress(const mpt_replay *r);
 /* records of the file whose configuration is not a valid configuration of the space (skipped) */
 int64_t mpt_replay_unmatched(const mpt_replay *r);
 /* 1 and a one-line description in msg when the file does not cover the space exactly (valid

@@ -219,30 +219,43 @@ static int parse_strategies(const bench_args *a, bench_strategy *st, int *n_st, 
   return 0;
 }
 
-static int has_opt(const mpt_strategy_type *t, const char *key, size_t klen) {
+/* t's name of the option whose key is the klen bytes at key (ours, or Kernel Tuner's name of one of ours):
+ * ours, or NULL when t has no such option */
+static const char *option_key(const mpt_strategy_type *t, const char *key, size_t klen) {
+  char k[128];
+  snprintf(k, sizeof k, "%.*s", (int)(klen < sizeof k ? klen : sizeof k - 1), key);
+  const char *ours = mpt_strategy_option_alias(t, k);
   for (const mpt_option_spec *o = t->options; o && o->key; o++)
-    if (strlen(o->key) == klen && !strncmp(o->key, key, klen)) return 1;
-  return 0;
+    if (strcmp(o->key, k) == 0 || (ours && strcmp(o->key, ours) == 0)) return o->key;
+  return NULL;
 }
 
 /* --option k=v goes to every strategy with option k whose variant does not set k itself */
 static int apply_global_options(const bench_args *a, bench_strategy *st, int n_st, mpt_error *err) {
-  for (int i = 0; i < n_st; i++)
-    if (!mpt_strategy_find(st[i].name)) {
+  for (int i = 0; i < n_st; i++) {
+    const mpt_strategy_type *t = mpt_strategy_find(st[i].name);
+    if (!t) {
       char names[1024];
       mpt_strategy_names(names, sizeof names);
       return mpt_error_set(err, MPT_ERR_NAME, "--strategy: unknown strategy '%s' (known: %s)", st[i].name, names);
     }
+    snprintf(st[i].name, sizeof st[i].name, "%s", t->name); /* ours, where Kernel Tuner's was given */
+  }
   for (int g = 0; g < a->n_options; g++) {
     const char *kv = a->options[g];
     size_t klen = (size_t)(strchr(kv, '=') - kv);
     int used = 0;
     for (int i = 0; i < n_st; i++) {
-      if (!has_opt(mpt_strategy_find(st[i].name), kv, klen)) continue;
+      const mpt_strategy_type *t = mpt_strategy_find(st[i].name);
+      const char *key = option_key(t, kv, klen);
+      if (!key) continue;
       used = 1;
       int own = 0;
-      for (int j = 0; j < st[i].n_opts; j++)
-        if (!strncmp(st[i].opts[j], kv, klen) && st[i].opts[j][klen] == '=') own = 1;
+      for (int j = 0; j < st[i].n_opts; j++) {
+        const char *eq = strchr(st[i].opts[j], '=');
+        const char *their = eq ? option_key(t, st[i].opts[j], (size_t)(eq - st[i].opts[j])) : NULL;
+        if (their && strcmp(their, key) == 0) own = 1;
+      }
       if (own) continue;
       if (st[i].n_opts == MAX_OPTS) return mpt_error_set(err, MPT_ERR_VALUE, "--strategy %s: too many options", st[i].label);
       st[i].opts[st[i].n_opts++] = (char *)kv;
@@ -797,6 +810,8 @@ static int setup_failed(int rc, int rank, const mpt_error *err) {
 static void warn_about_spaces(const bench_ctx *c) {
   for (int i = 0; i < c->n_sp; i++) {
     char msg[1024];
+    const char *in_progress = mpt_replay_in_progress(c->sp[i].replay);
+    if (in_progress[0]) fprintf(stderr, "mptune bench: warning: %s\n", in_progress);
     if (mpt_replay_coverage(c->sp[i].replay, "they count as failed evaluations", msg, sizeof msg))
       fprintf(stderr, "mptune bench: warning: --space %s: %s\n", c->sp[i].data_path, msg);
     /* E_random(k) only decreases with k: equal to the optimum at the first score term, it is at every one */

@@ -18,7 +18,8 @@ static void usage(FILE *f, int collect) {
   if (collect)
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
-            "         [--resume | --force] [--simulate FILE [--simulate-delay F]] [--evaluator NAME]\n"
+            "         [--resume | --force] [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]]\n"
+            "         [--evaluator NAME]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
@@ -26,13 +27,16 @@ static void usage(FILE *f, int collect) {
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
-            "         [--simulate FILE [--simulate-delay F]] [--evaluator NAME] [--option key=value]...\n"
+            "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
+            "         [--option key=value]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
-            "Defaults: --strategy random, evaluator 'sim' with --simulate else 'cpu', --budget all\n"
-            "configurations when only --time is given, the logged strategy, options and budget with\n"
-            "--resume (a run finished by its budget goes on with a larger --budget), --grace 20\n"
+            "Defaults: --strategy and --option the problem's Search block, else random; --budget and\n"
+            "--time its Budget block (ConfigurationCount or ConfigurationFraction, TuningDuration), --budget\n"
+            "all configurations when only --time is given; evaluator 'sim' with --simulate else 'cpu'; the\n"
+            "logged strategy, options and budget with --resume (a run finished by its budget goes on with a\n"
+            "larger --budget); --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM or the --time budget; then\n"
             "they are logged as cancelled and evaluated again on --resume). A run log is never\n"
             "overwritten without --force.\n"
@@ -40,12 +44,16 @@ static void usage(FILE *f, int collect) {
             "checksums, keeps the file as run.h5.damaged and takes the lost settings from this command.\n"
             "Progress (stderr): auto (the default) redraws one line on a terminal and prints a line every 5 s\n"
             "or 10%% of the budget otherwise; tty always redraws, lines always prints lines; off, --no-progress: none.\n"
+            "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
+            "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
+            "not counted against the budget, not exported, never proposed again).\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
 /* the options of both tune and collect (flags included, for "did you mean") */
 #define COMMON_OPTIONS                                                                                      \
-  "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--evaluator", "--timeout", "--iterations",   \
+  "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
+      "--iterations",                                                                                         \
       "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
@@ -57,6 +65,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->budget = -1;
   a->grace_s = 20;
   a->progress = MPT_PROGRESS_AUTO;
+  int missing_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) { *help = 1; return 0; }
@@ -90,6 +99,12 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
     else if (strcmp(o, "--simulate") == 0) a->simulate = v;
     else if (strcmp(o, "--simulate-delay") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
+    else if (strcmp(o, "--simulate-missing") == 0) {
+      if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0)
+        return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-missing %s: expected stop or skip", v);
+      a->simulate_skip_missing = strcmp(v, "skip") == 0;
+      missing_given = 1;
+    }
     else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
@@ -119,11 +134,11 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   if (a->resume && a->force) return mpt_error_set(err, MPT_ERR_VALUE, "--resume and --force exclude each other");
   if (a->simulate_delay > 0 && !a->simulate)
     return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-delay needs --simulate FILE");
+  if (missing_given && !a->simulate)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-missing needs --simulate FILE");
   if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
   if (collect) a->strategy = "brute_force";
   else if (!a->strategy) a->strategy = "random";
-  if (!collect && a->budget < 0 && a->time_budget <= 0 && !a->resume) /* resume: the logged budget */
-    return mpt_error_set(err, MPT_ERR_VALUE, "give an evaluation budget (--budget N) and/or a time budget (--time SECONDS)");
   /* an output never replaces an input (the problem, the replayed file; the files the problem reads: the job
    * checks those) or the other output */
   if (mpt_job_refuse_input(a, "the problem file", a->problem, err) != 0 ||

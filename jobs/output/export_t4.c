@@ -133,7 +133,8 @@ typedef struct export_ctx {
 
 static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   export_ctx *e = ctx;
-  if (o->status == MPT_STATUS_CANCELLED) return 0; /* in flight at a stop: not a measurement */
+  /* in flight at a stop, or lacking from a replayed file: not a measurement */
+  if (o->status == MPT_STATUS_CANCELLED || o->status == MPT_STATUS_MISSING) return 0;
   cJSON *r = record_json(e->log, o, config);
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);

@@ -130,22 +130,24 @@ static int check_mode(const mpt_runlog *log, const char *path, const char *mode,
 }
 
 /* A finished log: reopened (not finished now, log->extended) when it was finished by its budget (or with
- * stop_reason "time", which older logs carry) and extend_to is more than it holds; else MPT_ERR_STATE
- * saying why nothing is resumed */
+ * stop_reason "time", which older logs carry) and extend_to is more than the evaluations it holds (records
+ * of no measurement, cancelled or missing, do not count, as they did not against its budget); else
+ * MPT_ERR_STATE saying why nothing is resumed */
 static int reopen_finished(mpt_runlog *log, const char *path, int64_t extend_to, mpt_error *err) {
   const char *w = mpt_rl_get_attr(log, "stop_reason");
   w = w ? w : "";
   int by_budget = strcmp(w, "budget") == 0 || strcmp(w, "time") == 0;
   const char *text = strcmp(w, "budget") == 0 ? "budget reached" : strcmp(w, "time") == 0 ? "time budget reached"
                      : strcmp(w, "exhausted") == 0 ? "space exhausted" : w;
-  if (by_budget && extend_to > log->count) {
+  int64_t measured = log->count - log->unmeasured;
+  if (by_budget && extend_to > measured) {
     if (mpt_rl_set_finished(log, NULL, NULL)) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     log->finished = 0, log->extended = 1;
     return 0;
   }
   if (by_budget && extend_to > 0)
     return mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s) with %lld evaluations; a budget of %lld does not extend it",
-                         path, text, (long long)log->count, (long long)extend_to);
+                         path, text, (long long)measured, (long long)extend_to);
   return mpt_error_set(err, MPT_ERR_STATE, "%s is finished (%s); nothing to resume%s", path, text,
                        by_budget ? " (a larger budget extends it)" : "");
 }

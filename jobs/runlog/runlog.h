@@ -58,6 +58,9 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
 /* Appends and flushes (H5Fflush) before returning. */
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err);
 int64_t mpt_runlog_count(const mpt_runlog *log);
+/* of the records read at open, the measurements: neither cancelled nor missing (a log recovered from its records:
+ * all of them) */
+int64_t mpt_runlog_measured(const mpt_runlog *log);
 /* Records found damaged when the log was opened (checksum mismatch before the last valid record: damage
  * to the file, not the torn tail of a killed append); they are skipped, the valid records after them
  * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:

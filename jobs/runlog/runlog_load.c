@@ -7,6 +7,7 @@
 #include "jobs/runlog/runlog_file.h"
 #include "jobs/runlog/runlog_h5.h"
 #include "jobs/runlog/runlog_meta.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,15 @@ static const char *differs_from_copy(mpt_runlog *log) {
  * /count on, records may still be in flight (a reader beside the writer) or torn by a kill: the scan
  * ends at the first blank record, and invalid written ones count as damage only when a valid record
  * follows them (else they are the torn tail). */
+/* a record whose status says it holds no measurement (cancelled in flight, missing from a replayed file) */
+static int unmeasured(const unsigned char *rec) {
+  int32_t status;
+  memcpy(&status, rec + offsetof(mpt_rl_rec, status), sizeof status);
+  return status == MPT_STATUS_CANCELLED || status == MPT_STATUS_MISSING;
+}
+
 static int scan_records(mpt_runlog *log) {
-  log->count = log->end = log->damaged = 0;
+  log->count = log->end = log->damaged = log->unmeasured = 0;
   int64_t settled = 0;
   if (H5Dread(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &settled) < 0) return -1;
   /* a damaged /count: no record is known to be settled, so the whole dataset is read; the invalid
@@ -89,6 +97,7 @@ static int scan_records(mpt_runlog *log) {
       log->damaged += unsettled_bad;
       unsettled_bad = 0;
       log->count++;
+      log->unmeasured += unmeasured(rec);
       log->end = at + 1;
     }
   }

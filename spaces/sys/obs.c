@@ -5,7 +5,7 @@
 
 static const char *const status_names[MPT_STATUS_COUNT] = {
   "ok", "compile_error", "launch_error", "runtime_error", "wrong_result",
-  "timeout", "crash", "cancelled", "invalid",
+  "timeout", "crash", "cancelled", "invalid", "missing",
 };
 
 const char *mpt_status_name(int status) {

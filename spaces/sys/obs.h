@@ -15,6 +15,7 @@ typedef enum mpt_status {
   MPT_STATUS_CRASH,
   MPT_STATUS_CANCELLED,  /* in flight when the run was stopped; not a measurement */
   MPT_STATUS_INVALID,    /* replayed file says the configuration is invalid (InvalidConfig) */
+  MPT_STATUS_MISSING,    /* the replayed file has no record of it (--simulate-missing skip); not a measurement */
   MPT_STATUS_COUNT
 } mpt_status;
 
