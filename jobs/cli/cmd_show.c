@@ -12,6 +12,7 @@
 #include <string.h>
 #include "jobs/cli/commands.h"
 #include "jobs/output/summary.h"
+#include "spaces/json/json_write.h"
 
 #define SHOW_TOP_DEFAULT 10
 
@@ -272,22 +273,8 @@ static int print_text(const char *path, const mpt_summary *s) {
 
 /* ---- JSON ---- */
 
-/* a number that reads back as exactly x; null when not finite */
-static cJSON *json_num(double x) {
-  char buf[40];
-  if (!isfinite(x)) return cJSON_CreateNull();
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return cJSON_CreateRaw(buf);
-}
-
-static cJSON *json_int(long long x) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", x);
-  return cJSON_CreateRaw(buf);
-}
+static cJSON *json_num(double x) { return mpt_json_exact_number(x); }
+static cJSON *json_int(long long x) { return mpt_json_exact_int(x); }
 
 /* an attribute holding an integer as it is (an unsigned seed past 2**63 too), null when absent or not one */
 static cJSON *json_int_text(const char *text) {

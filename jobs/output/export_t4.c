@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog_priv.h"
+#include "spaces/json/json_write.h"
 
 /* T4 invalidity and the measurement value recorded for a failure (Kernel Tuner's error strings) */
 static const char *t4_invalidity(int status, const char **value) {
@@ -31,16 +32,7 @@ static const char *t4_invalidity(int status, const char **value) {
 
 static double finite_or0(double x) { return isfinite(x) ? x : 0.0; }
 
-/* a JSON number that reads back as exactly x (cJSON's own printing may drop the last digits) */
-static cJSON *num_json(double x) {
-  char buf[40];
-  if (!isfinite(x)) return cJSON_CreateNull();
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return cJSON_CreateRaw(buf);
-}
+static cJSON *num_json(double x) { return mpt_json_exact_number(x); }
 
 static void add_num(cJSON *obj, const char *key, double x) { cJSON_AddItemToObject(obj, key, num_json(x)); }
 
@@ -69,10 +61,8 @@ static cJSON *config_json(const mpt_runlog *log, const int32_t *cfg) {
       case MPT_RL_STRING: v = cJSON_CreateString(mpt_runlog_param_string(log, p, i)); break;
       case MPT_RL_INT: {
         int64_t x;
-        char buf[32];
         if (mpt_runlog_param_int(log, p, i, &x) < 0) { v = num_json(mpt_runlog_param_number(log, p, i)); break; }
-        snprintf(buf, sizeof buf, "%lld", (long long)x); /* exact past 2**53, where a double is not */
-        v = cJSON_CreateRaw(buf);
+        v = mpt_json_exact_int((long long)x);
         break;
       }
       default: v = num_json(mpt_runlog_param_number(log, p, i)); break;
