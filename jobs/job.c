@@ -608,10 +608,10 @@ static void print_best(const mpt_job *job) {
     return;
   }
   print_config("best", job->space, res->best_id);
-  printf("objective: %.6g\n", res->best);
+  printf("objective: %.6g ms\n", res->best); /* every evaluator and replayed file gives times in ms */
   if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
-    printf("default objective: %.6g\n", res->default_objective);
+    printf("default objective: %.6g ms\n", res->default_objective);
     if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");

@@ -22,6 +22,9 @@ grep -q "^log: $tmp/run.h5" "$tmp/out.txt"
 # a tuning run measures the default configuration first and reports the speed-up over it
 grep -q '^default: ' "$tmp/out.txt"
 grep -Eq '^speed-up over default: [0-9.]+x$' "$tmp/out.txt"
+# every objective in the summary with its unit
+grep -Eq '^objective: [0-9.e+-]+ ms$' "$tmp/out.txt"
+grep -Eq '^default objective: [0-9.e+-]+ ms$' "$tmp/out.txt"
 
 # the default configuration, measured the same way: a copy of the problem whose only configuration is
 # the Default (unless the run already evaluated it)

@@ -145,7 +145,7 @@ def export(log, t4):
 
 def parse_best(stdout):
     best = re.search(r"^best: (.*)$", stdout, re.M)
-    obj = re.search(r"^objective: (\S+)$", stdout, re.M)
+    obj = re.search(r"^objective: (\S+) ms$", stdout, re.M)
     conf = None
     if best and "=" in best.group(1):
         conf = {}

@@ -79,9 +79,18 @@ class Log:
         return c
 
 
+REASON_LEN = 200  # jobs/output/summary.h MPT_SUMMARY_REASON_LEN: bytes of a reason's first line show keeps
+
+
 def first_line(reason):
+    """the first line with text, cut as show cuts it: longer than REASON_LEN bytes, it keeps REASON_LEN - 3
+    bytes (not inside a UTF-8 character) and '...'"""
     lines = [l.strip() for l in text(reason).splitlines() if l.strip()]
-    return lines[0] if lines else ""
+    line = lines[0] if lines else ""
+    raw = line.encode()
+    if len(raw) > REASON_LEN:
+        line = raw[:REASON_LEN - 3].decode("utf-8", errors="ignore") + "..."
+    return line
 
 
 def check_text(log, out, top):
