@@ -186,10 +186,10 @@ static int find_duplicate(const mpt_value *list, int *first, int *second) {
   return found;
 }
 
-static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
+/* the opening of TuningParameters[i] (where): an object of known keys, its Name a new, valid identifier */
+static int param_name(mpt_problem *p, int i, const cJSON *jp, const char *where, mpt_error *err) {
   mpt_param *par = &p->params[i];
-  char where[64], field[256];
-  snprintf(where, sizeof where, CS ".TuningParameters[%d]", i);
+  char field[256];
   if (!cJSON_IsObject(jp)) return t1_error(p, err, MPT_ERR_VALUE, where, "expected an object");
   int krc = mpt_json_check_keys(jp, param_keys, p->path, p->text, where, err);
   if (krc) return krc;
@@ -205,6 +205,12 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   if (added)
     return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s' (the name of TuningParameters[%d] too)",
                     par->name, named);
+  return 0;
+}
+
+/* par->type from the parameter's Type, one of type_names */
+static int param_type(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where, mpt_error *err) {
+  char field[256];
   const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jp, "Type");
   snprintf(field, sizeof field, "%s.Type (%s)", where, par->name);
   if (!cJSON_IsString(jt)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
@@ -215,76 +221,109 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     return t1_error(p, err, MPT_ERR_VALUE, field, "unknown type '%s' (expected int, uint, float, bool or string)",
                     jt->valuestring);
   par->type = (mpt_ptype)t;
+  return 0;
+}
 
-  const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
-  mpt_value list = {0};
-  snprintf(field, sizeof field, "%s.Values (%s)", where, par->name);
-  if (cJSON_IsString(jv)) {
-    int col = 0;
-    int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
-    if (rc) return mpt_problem_expr_error(p, err, rc, field, jv->valuestring, col);
-    if (list.kind != MPT_V_LIST) {
-      const char *kn = kind_name(list.kind); /* before the free, which resets the kind */
-      mpt_value_free(&list);
-      return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives %s %s, not a list", jv->valuestring,
-                      strchr("aeiou", kn[0]) ? "an" : "a", kn);
-    }
-  } else if (cJSON_IsArray(jv)) { /* lenient: a JSON array of values */
-    int n = cJSON_GetArraySize(jv);
-    list.kind = MPT_V_LIST;
-    list.u.list.n = 0;
-    list.u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
-    if (!list.u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, jv) {
-      int rc = json_to_value(it, par->type, &list.u.list.items[list.u.list.n]);
-      if (rc == 0 && cJSON_IsNumber(it) && fabs(it->valuedouble) >= 9007199254740992.0 && par->type != MPT_P_FLOAT) {
-        /* an integer beyond 2**53: cJSON's double rounded it; read the literal itself */
-        char item[300];
-        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, (int)list.u.list.n, par->name);
-        rc = exact_json_int(p, item, &list.u.list.items[list.u.list.n], err);
-        if (rc) {
-          mpt_value_free(&list);
-          return rc;
-        }
-      }
-      if (rc) {
-        int bad = (int)list.u.list.n; /* before the free, which empties the list */
-        mpt_value_free(&list);
-        if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "out of memory");
-        char item[300];
-        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, bad, par->name);
-        return t1_error(p, err, MPT_ERR_VALUE, item, "not a number, string or bool");
-      }
-      list.u.list.n++;
-    }
-  } else {
-    return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or neither a string nor an array");
+/* *list from a Values expression (field): it must evaluate to a list */
+static int values_from_expression(mpt_problem *p, const char *field, const char *src, mpt_value *list,
+                                  mpt_error *err) {
+  int col = 0;
+  int rc = mpt_expr_eval_const(src, list, &col, err);
+  if (rc) return mpt_problem_expr_error(p, err, rc, field, src, col);
+  if (list->kind != MPT_V_LIST) {
+    const char *kn = kind_name(list->kind); /* before the free, which resets the kind */
+    mpt_value_free(list);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives %s %s, not a list", src,
+                    strchr("aeiou", kn[0]) ? "an" : "a", kn);
   }
-  if (list.u.list.n == 0) {
-    mpt_value_free(&list);
+  return 0;
+}
+
+/* list item k from the JSON array item it: an integer beyond 2**53 (which cJSON's double rounded) read from
+ * the literal itself; a negative code with *list freed and err set */
+static int value_from_array_item(mpt_problem *p, const char *where, const mpt_param *par, const cJSON *it,
+                                 mpt_value *list, mpt_error *err) {
+  mpt_value *v = &list->u.list.items[list->u.list.n];
+  char item[300];
+  int rc = json_to_value(it, par->type, v);
+  if (rc == 0 && cJSON_IsNumber(it) && fabs(it->valuedouble) >= 9007199254740992.0 && par->type != MPT_P_FLOAT) {
+    snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, (int)list->u.list.n, par->name);
+    rc = exact_json_int(p, item, v, err);
+    if (rc) {
+      mpt_value_free(list);
+      return rc;
+    }
+  }
+  if (rc) {
+    int bad = (int)list->u.list.n; /* before the free, which empties the list */
+    mpt_value_free(list);
+    if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "out of memory");
+    snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, bad, par->name);
+    return t1_error(p, err, MPT_ERR_VALUE, item, "not a number, string or bool");
+  }
+  return 0;
+}
+
+/* *list from a JSON array of values (lenient: T1 gives an expression) */
+static int values_from_array(mpt_problem *p, const char *where, const mpt_param *par, const cJSON *jv,
+                             mpt_value *list, mpt_error *err) {
+  int n = cJSON_GetArraySize(jv);
+  list->kind = MPT_V_LIST;
+  list->u.list.n = 0;
+  list->u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
+  if (!list->u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, jv) {
+    int rc = value_from_array_item(p, where, par, it, list, err);
+    if (rc) return rc;
+    list->u.list.n++;
+  }
+  return 0;
+}
+
+/* the list checks on Values (field): not empty, not too long, each value of the Type, none twice; *list
+ * freed on an error */
+static int check_values(mpt_problem *p, const char *field, const mpt_param *par, mpt_value *list, mpt_error *err) {
+  if (list->u.list.n == 0) {
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "empty Values list");
   }
-  if (list.u.list.n > 1000000000) {
-    mpt_value_free(&list);
+  if (list->u.list.n > 1000000000) {
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "too many values");
   }
-  for (int64_t k = 0; k < list.u.list.n; k++) {
-    if (!value_fits(&list.u.list.items[k], par->type)) {
+  for (int64_t k = 0; k < list->u.list.n; k++) {
+    if (!value_fits(&list->u.list.items[k], par->type)) {
       char rep[128];
-      mpt_value_repr(&list.u.list.items[k], rep, sizeof rep);
-      const char *kn = kind_name(list.u.list.items[k].kind);
-      mpt_value_free(&list);
-      return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn, type_names[t]);
+      mpt_value_repr(&list->u.list.items[k], rep, sizeof rep);
+      const char *kn = kind_name(list->u.list.items[k].kind);
+      mpt_value_free(list);
+      return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn,
+                      type_names[par->type]);
     }
   }
   int first = 0, second = 0;
-  if (find_duplicate(&list, &first, &second)) {
+  if (find_duplicate(list, &first, &second)) {
     char rep[128];
-    mpt_value_repr(&list.u.list.items[second], rep, sizeof rep);
-    mpt_value_free(&list);
+    mpt_value_repr(&list->u.list.items[second], rep, sizeof rep);
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "value %s is listed twice (items %d and %d)", rep, first, second);
   }
+  return 0;
+}
+
+/* par->values from the parameter's Values (an expression, or a JSON array), checked, and their numeric
+ * stand-ins (a value's number, else its index) */
+static int param_values(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where, mpt_error *err) {
+  char field[256];
+  const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
+  mpt_value list = {0};
+  snprintf(field, sizeof field, "%s.Values (%s)", where, par->name);
+  int rc;
+  if (cJSON_IsString(jv)) rc = values_from_expression(p, field, jv->valuestring, &list, err);
+  else if (cJSON_IsArray(jv)) rc = values_from_array(p, where, par, jv, &list, err);
+  else return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or neither a string nor an array");
+  if (rc || (rc = check_values(p, field, par, &list, err))) return rc;
   /* take ownership of the items */
   par->n_values = (int)list.u.list.n;
   par->values = list.u.list.items;
@@ -295,36 +334,52 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     double d = mpt_value_as_double(&par->values[k], &ok);
     par->numeric[k] = ok ? d : (double)k;
   }
+  return 0;
+}
 
+/* par->default_index from the parameter's Default, when it gives one: a warning (not an error) for a
+ * value that is not among Values or is no scalar */
+static void param_default(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where) {
+  char field[256];
   par->default_index = -1;
   const cJSON *jd = cJSON_GetObjectItemCaseSensitive(jp, "Default");
   if (cJSON_IsArray(jd) && cJSON_GetArraySize(jd) == 1) jd = cJSON_GetArrayItem(jd, 0); /* gemm_milo: [0] */
-  if (jd && !cJSON_IsNull(jd)) {
-    mpt_value dv = {0};
-    int drc;
-    if (cJSON_IsString(jd) && par->type != MPT_P_STRING) { /* lenient: "Default": "16" for an int */
-      int col;
-      mpt_error e2;
-      drc = mpt_expr_eval_const(jd->valuestring, &dv, &col, &e2);
-      if (drc) drc = json_to_value(jd, par->type, &dv);
-    } else {
-      drc = json_to_value(jd, par->type, &dv);
-    }
-    if (drc == 0) {
-      for (int k = 0; k < par->n_values; k++)
-        if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
-      if (par->default_index < 0) {
-        char rep[128];
-        mpt_value_repr(&dv, rep, sizeof rep);
-        snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
-        add_warning(p, field, "%s is not among the values", rep);
-      }
-      mpt_value_free(&dv);
-    } else {
-      snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
-      add_warning(p, field, "not a number, string or bool; ignored");
-    }
+  if (!jd || cJSON_IsNull(jd)) return;
+  mpt_value dv = {0};
+  int drc;
+  if (cJSON_IsString(jd) && par->type != MPT_P_STRING) { /* lenient: "Default": "16" for an int */
+    int col;
+    mpt_error e2;
+    drc = mpt_expr_eval_const(jd->valuestring, &dv, &col, &e2);
+    if (drc) drc = json_to_value(jd, par->type, &dv);
+  } else {
+    drc = json_to_value(jd, par->type, &dv);
   }
+  snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
+  if (drc != 0) {
+    add_warning(p, field, "not a number, string or bool; ignored");
+    return;
+  }
+  for (int k = 0; k < par->n_values; k++)
+    if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
+  if (par->default_index < 0) {
+    char rep[128];
+    mpt_value_repr(&dv, rep, sizeof rep);
+    add_warning(p, field, "%s is not among the values", rep);
+  }
+  mpt_value_free(&dv);
+}
+
+/* TuningParameters[i]: its Name, Type, Values and Default, checked in that order */
+static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
+  mpt_param *par = &p->params[i];
+  char where[64];
+  snprintf(where, sizeof where, CS ".TuningParameters[%d]", i);
+  int rc;
+  if ((rc = param_name(p, i, jp, where, err)) || (rc = param_type(p, par, jp, where, err)) ||
+      (rc = param_values(p, par, jp, where, err)))
+    return rc;
+  param_default(p, par, jp, where);
   return 0;
 }
 
