@@ -624,12 +624,13 @@ static int check_fault(const char *text, const char *path, const mpt_json_check 
   return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s: %s", path, line, col, field, check->what);
 }
 
-int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
-  *out = NULL;
-  if (!path) path = "<string>";
+/* a new problem holding copies of path and text, and path's folder (its dir); NULL with err set */
+static mpt_problem *problem_new(const char *text, const char *path, mpt_error *err) {
   mpt_problem *p = calloc(1, sizeof *p);
-  if (!p) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = 0;
+  if (!p) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   p->path = dupstr(path);
   p->text = dupstr(text);
   const char *slash = strrchr(path, '/');
@@ -641,9 +642,32 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       p->dir = dupstr(".");
     }
   }
-  if (!p->path || !p->text || !p->dir) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  if (!p->path || !p->text || !p->dir) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    mpt_problem_free(p);
+    return NULL;
+  }
   p->budget.count_at = p->budget.fraction_at = p->budget.seconds_at = -1;
+  return p;
+}
 
+/* "FILE:LINE:COL: malformed JSON..." for text that cJSON refused at end (NULL: before it read anything), what
+ * saying why when it is known, near the bytes found there */
+static int malformed_json_error(const char *text, const char *path, const char *end, const char *what,
+                                mpt_error *err) {
+  size_t off = end ? (size_t)(end - text) : 0;
+  int line, col;
+  mpt_text_line_col(text, off, &line, &col);
+  char near[72] = "";
+  if (end && *end) near_excerpt(end, near, sizeof near);
+  return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
+                       near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
+                       near[0] ? "'" : "");
+}
+
+/* p->json from text: one JSON object and nothing after it, with no fault cJSON lets through (the JSON check's
+ * first fault, unless cJSON stopped before it) and no \u0000 in a string */
+static int parse_document(mpt_problem *p, const char *text, const char *path, mpt_error *err) {
   mpt_json_check check; /* what cJSON accepts and JSON does not */
   mpt_json_check_init(&check);
   mpt_json_check_feed(&check, text, strlen(text));
@@ -658,46 +682,31 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       what = ": data after the end of the document,";
     }
   }
-  /* the first fault in the text: the check's, unless cJSON stopped before it */
   if (check.bad_at >= 0 && (p->json || !end || check.bad_at <= end - text)) {
     cJSON_Delete(p->json);
     p->json = NULL;
-    rc = check_fault(text, path, &check, err);
-    goto fail;
+    return check_fault(text, path, &check, err);
   }
-  if (!p->json) {
-    size_t off = end ? (size_t)(end - text) : 0;
-    int line, col;
-    mpt_text_line_col(text, off, &line, &col);
-    char near[72] = "";
-    if (end && *end) near_excerpt(end, near, sizeof near);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
-                       near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
-                       near[0] ? "'" : "");
-    goto fail;
-  }
-  if (!cJSON_IsObject(p->json)) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
-    goto fail;
-  }
+  if (!p->json) return malformed_json_error(text, path, end, what, err);
+  if (!cJSON_IsObject(p->json))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
   long nul = nul_escape_at(text);
   if (nul >= 0) {
     int line, col;
     mpt_text_line_col(text, (size_t)nul, &line, &col);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: a string holds \\u0000 (a NUL character), which no name, "
-                       "expression or file name can hold", path, line, col);
-    goto fail;
+    return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: a string holds \\u0000 (a NUL character), which no name, "
+                         "expression or file name can hold", path, line, col);
   }
-  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
-  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
-  if ((rc = mpt_json_check_keys(p->json, root_keys, path, text, "", err)) ||
-      (rc = mpt_json_check_keys(gen, general_keys, path, text, "General", err)) ||
-      (rc = mpt_json_check_keys(cs, space_keys, path, text, "ConfigurationSpace", err)))
-    goto fail;
+  return 0;
+}
+
+/* p->name: General.BenchmarkName, else the file's name without its .json */
+static int problem_name(mpt_problem *p, const cJSON *gen, const char *path, mpt_error *err) {
   const cJSON *bn = gen ? cJSON_GetObjectItemCaseSensitive(gen, "BenchmarkName") : NULL;
   if (cJSON_IsString(bn) && bn->valuestring[0]) {
     p->name = dupstr(bn->valuestring);
   } else {
+    const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     p->name = dupstr(base);
     if (p->name) {
@@ -705,75 +714,96 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       if (l > 5 && strcmp(p->name + l - 5, ".json") == 0) p->name[l - 5] = '\0';
     }
   }
-  if (!p->name) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  if (!p->name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  return 0;
+}
 
-  if (!cJSON_IsObject(cs)) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS, "missing or not an object");
-    goto fail;
-  }
+/* p->params from ConfigurationSpace (cs) .TuningParameters: a list of 1 to MPT_T1_MAX_PARAMS, each read by
+ * parse_param (p->n_params counts the one being read, for mpt_problem_free) */
+static int parse_params(mpt_problem *p, const cJSON *cs, mpt_error *err) {
+  if (!cJSON_IsObject(cs)) return t1_error(p, err, MPT_ERR_VALUE, CS, "missing or not an object");
   const cJSON *tp = cJSON_GetObjectItemCaseSensitive(cs, "TuningParameters");
-  if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters", "missing, empty or not a list");
-    goto fail;
-  }
+  if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0)
+    return t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters", "missing, empty or not a list");
   int np = cJSON_GetArraySize(tp);
-  if (np > MPT_T1_MAX_PARAMS) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters",
-                  "%d parameters; mptune reads at most %d (far more than any real problem has)", np, MPT_T1_MAX_PARAMS);
-    goto fail;
-  }
+  if (np > MPT_T1_MAX_PARAMS)
+    return t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters",
+                    "%d parameters; mptune reads at most %d (far more than any real problem has)", np, MPT_T1_MAX_PARAMS);
   p->params = calloc((size_t)np, sizeof(mpt_param));
   p->param_index = malloc(sizeof *p->param_index);
   if (!p->params || !p->param_index || mpt_name_set_init(p->param_index, (size_t)np)) {
     free(p->param_index); /* a failed init holds nothing */
     p->param_index = NULL;
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    goto fail;
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
   const cJSON *it;
-  int i = 0;
+  int i = 0, rc;
   cJSON_ArrayForEach(it, tp) {
     p->n_params = i + 1;
-    if ((rc = parse_param(p, i, it, err))) goto fail;
+    if ((rc = parse_param(p, i, it, err))) return rc;
     i++;
   }
+  return 0;
+}
 
+/* p->conditions from ConfigurationSpace (cs) .Conditions, when given: a list, each read by parse_condition
+ * (p->n_conditions counts the one being read, for mpt_problem_free) */
+static int parse_conditions(mpt_problem *p, const cJSON *cs, mpt_error *err) {
   const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cs, "Conditions");
-  if (cd && !cJSON_IsNull(cd)) {
-    if (!cJSON_IsArray(cd)) {
-      rc = t1_error(p, err, MPT_ERR_VALUE, CS ".Conditions", "not a list");
-      goto fail;
-    }
-    int nc = cJSON_GetArraySize(cd);
-    p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
-    const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
-    char *seen = calloc((size_t)p->n_params, 1);
-    if (!p->conditions || !names || !seen) {
-      free(names);
-      free(seen);
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
-    for (int k = 0; k < p->n_params; k++) names[k] = p->params[k].name;
-    i = 0;
-    cJSON_ArrayForEach(it, cd) {
-      p->n_conditions = i + 1;
-      if ((rc = parse_condition(p, i, it, (const char *const *)names, seen, err))) break;
-      i++;
-    }
+  if (!cd || cJSON_IsNull(cd)) return 0;
+  if (!cJSON_IsArray(cd)) return t1_error(p, err, MPT_ERR_VALUE, CS ".Conditions", "not a list");
+  int nc = cJSON_GetArraySize(cd);
+  p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
+  const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
+  char *seen = calloc((size_t)p->n_params, 1);
+  if (!p->conditions || !names || !seen) {
     free(names);
     free(seen);
-    if (rc) goto fail;
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
-  if ((rc = parse_search(p, cJSON_GetObjectItemCaseSensitive(p->json, "Search"), err)) ||
+  for (int k = 0; k < p->n_params; k++) names[k] = p->params[k].name;
+  const cJSON *it;
+  int i = 0, rc = 0;
+  cJSON_ArrayForEach(it, cd) {
+    p->n_conditions = i + 1;
+    if ((rc = parse_condition(p, i, it, (const char *const *)names, seen, err))) break;
+    i++;
+  }
+  free(names);
+  free(seen);
+  return rc;
+}
+
+/* the problem's parts in the order their faults are reported: the document, the keys of the root, General
+ * and ConfigurationSpace, the name, the parameters, the conditions, Search, Budget */
+static int parse_problem(mpt_problem *p, const char *text, const char *path, mpt_error *err) {
+  int rc;
+  if ((rc = parse_document(p, text, path, err))) return rc;
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
+  if ((rc = mpt_json_check_keys(p->json, root_keys, path, text, "", err)) ||
+      (rc = mpt_json_check_keys(gen, general_keys, path, text, "General", err)) ||
+      (rc = mpt_json_check_keys(cs, space_keys, path, text, "ConfigurationSpace", err)) ||
+      (rc = problem_name(p, gen, path, err)) || (rc = parse_params(p, cs, err)) ||
+      (rc = parse_conditions(p, cs, err)) ||
+      (rc = parse_search(p, cJSON_GetObjectItemCaseSensitive(p->json, "Search"), err)) ||
       (rc = parse_budget(p, cJSON_GetObjectItemCaseSensitive(p->json, "Budget"), err)))
-    goto fail;
+    return rc;
+  return 0;
+}
+
+int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
+  *out = NULL;
+  if (!path) path = "<string>";
+  mpt_problem *p = problem_new(text, path, err);
+  if (!p) return MPT_ERR_NOMEM;
+  int rc = parse_problem(p, text, path, err);
+  if (rc) {
+    mpt_problem_free(p);
+    return rc;
+  }
   *out = p;
   return 0;
-fail:
-  if (rc == 0) rc = MPT_ERR_INTERNAL;
-  mpt_problem_free(p);
-  return rc;
 }
 
 int mpt_problem_load(const char *path, mpt_problem **out, mpt_error *err) {
