@@ -186,10 +186,10 @@ static int find_duplicate(const mpt_value *list, int *first, int *second) {
   return found;
 }
 
-static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
+/* the opening of TuningParameters[i] (where): an object of known keys, its Name a new, valid identifier */
+static int param_name(mpt_problem *p, int i, const cJSON *jp, const char *where, mpt_error *err) {
   mpt_param *par = &p->params[i];
-  char where[64], field[256];
-  snprintf(where, sizeof where, CS ".TuningParameters[%d]", i);
+  char field[256];
   if (!cJSON_IsObject(jp)) return t1_error(p, err, MPT_ERR_VALUE, where, "expected an object");
   int krc = mpt_json_check_keys(jp, param_keys, p->path, p->text, where, err);
   if (krc) return krc;
@@ -205,6 +205,12 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
   if (added)
     return t1_error(p, err, MPT_ERR_VALUE, field, "duplicate parameter '%s' (the name of TuningParameters[%d] too)",
                     par->name, named);
+  return 0;
+}
+
+/* par->type from the parameter's Type, one of type_names */
+static int param_type(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where, mpt_error *err) {
+  char field[256];
   const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jp, "Type");
   snprintf(field, sizeof field, "%s.Type (%s)", where, par->name);
   if (!cJSON_IsString(jt)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
@@ -215,76 +221,109 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     return t1_error(p, err, MPT_ERR_VALUE, field, "unknown type '%s' (expected int, uint, float, bool or string)",
                     jt->valuestring);
   par->type = (mpt_ptype)t;
+  return 0;
+}
 
-  const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
-  mpt_value list = {0};
-  snprintf(field, sizeof field, "%s.Values (%s)", where, par->name);
-  if (cJSON_IsString(jv)) {
-    int col = 0;
-    int rc = mpt_expr_eval_const(jv->valuestring, &list, &col, err);
-    if (rc) return mpt_problem_expr_error(p, err, rc, field, jv->valuestring, col);
-    if (list.kind != MPT_V_LIST) {
-      const char *kn = kind_name(list.kind); /* before the free, which resets the kind */
-      mpt_value_free(&list);
-      return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives %s %s, not a list", jv->valuestring,
-                      strchr("aeiou", kn[0]) ? "an" : "a", kn);
-    }
-  } else if (cJSON_IsArray(jv)) { /* lenient: a JSON array of values */
-    int n = cJSON_GetArraySize(jv);
-    list.kind = MPT_V_LIST;
-    list.u.list.n = 0;
-    list.u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
-    if (!list.u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, jv) {
-      int rc = json_to_value(it, par->type, &list.u.list.items[list.u.list.n]);
-      if (rc == 0 && cJSON_IsNumber(it) && fabs(it->valuedouble) >= 9007199254740992.0 && par->type != MPT_P_FLOAT) {
-        /* an integer beyond 2**53: cJSON's double rounded it; read the literal itself */
-        char item[300];
-        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, (int)list.u.list.n, par->name);
-        rc = exact_json_int(p, item, &list.u.list.items[list.u.list.n], err);
-        if (rc) {
-          mpt_value_free(&list);
-          return rc;
-        }
-      }
-      if (rc) {
-        int bad = (int)list.u.list.n; /* before the free, which empties the list */
-        mpt_value_free(&list);
-        if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "out of memory");
-        char item[300];
-        snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, bad, par->name);
-        return t1_error(p, err, MPT_ERR_VALUE, item, "not a number, string or bool");
-      }
-      list.u.list.n++;
-    }
-  } else {
-    return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or neither a string nor an array");
+/* *list from a Values expression (field): it must evaluate to a list */
+static int values_from_expression(mpt_problem *p, const char *field, const char *src, mpt_value *list,
+                                  mpt_error *err) {
+  int col = 0;
+  int rc = mpt_expr_eval_const(src, list, &col, err);
+  if (rc) return mpt_problem_expr_error(p, err, rc, field, src, col);
+  if (list->kind != MPT_V_LIST) {
+    const char *kn = kind_name(list->kind); /* before the free, which resets the kind */
+    mpt_value_free(list);
+    return t1_error(p, err, MPT_ERR_VALUE, field, "the expression '%s' gives %s %s, not a list", src,
+                    strchr("aeiou", kn[0]) ? "an" : "a", kn);
   }
-  if (list.u.list.n == 0) {
-    mpt_value_free(&list);
+  return 0;
+}
+
+/* list item k from the JSON array item it: an integer beyond 2**53 (which cJSON's double rounded) read from
+ * the literal itself; a negative code with *list freed and err set */
+static int value_from_array_item(mpt_problem *p, const char *where, const mpt_param *par, const cJSON *it,
+                                 mpt_value *list, mpt_error *err) {
+  mpt_value *v = &list->u.list.items[list->u.list.n];
+  char item[300];
+  int rc = json_to_value(it, par->type, v);
+  if (rc == 0 && cJSON_IsNumber(it) && fabs(it->valuedouble) >= 9007199254740992.0 && par->type != MPT_P_FLOAT) {
+    snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, (int)list->u.list.n, par->name);
+    rc = exact_json_int(p, item, v, err);
+    if (rc) {
+      mpt_value_free(list);
+      return rc;
+    }
+  }
+  if (rc) {
+    int bad = (int)list->u.list.n; /* before the free, which empties the list */
+    mpt_value_free(list);
+    if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "out of memory");
+    snprintf(item, sizeof item, "%s.Values[%d] (%s)", where, bad, par->name);
+    return t1_error(p, err, MPT_ERR_VALUE, item, "not a number, string or bool");
+  }
+  return 0;
+}
+
+/* *list from a JSON array of values (lenient: T1 gives an expression) */
+static int values_from_array(mpt_problem *p, const char *where, const mpt_param *par, const cJSON *jv,
+                             mpt_value *list, mpt_error *err) {
+  int n = cJSON_GetArraySize(jv);
+  list->kind = MPT_V_LIST;
+  list->u.list.n = 0;
+  list->u.list.items = calloc((size_t)(n > 0 ? n : 1), sizeof(mpt_value));
+  if (!list->u.list.items) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, jv) {
+    int rc = value_from_array_item(p, where, par, it, list, err);
+    if (rc) return rc;
+    list->u.list.n++;
+  }
+  return 0;
+}
+
+/* the list checks on Values (field): not empty, not too long, each value of the Type, none twice; *list
+ * freed on an error */
+static int check_values(mpt_problem *p, const char *field, const mpt_param *par, mpt_value *list, mpt_error *err) {
+  if (list->u.list.n == 0) {
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "empty Values list");
   }
-  if (list.u.list.n > 1000000000) {
-    mpt_value_free(&list);
+  if (list->u.list.n > 1000000000) {
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "too many values");
   }
-  for (int64_t k = 0; k < list.u.list.n; k++) {
-    if (!value_fits(&list.u.list.items[k], par->type)) {
+  for (int64_t k = 0; k < list->u.list.n; k++) {
+    if (!value_fits(&list->u.list.items[k], par->type)) {
       char rep[128];
-      mpt_value_repr(&list.u.list.items[k], rep, sizeof rep);
-      const char *kn = kind_name(list.u.list.items[k].kind);
-      mpt_value_free(&list);
-      return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn, type_names[t]);
+      mpt_value_repr(&list->u.list.items[k], rep, sizeof rep);
+      const char *kn = kind_name(list->u.list.items[k].kind);
+      mpt_value_free(list);
+      return t1_error(p, err, MPT_ERR_VALUE, field, "value %s (%s) does not fit Type '%s'", rep, kn,
+                      type_names[par->type]);
     }
   }
   int first = 0, second = 0;
-  if (find_duplicate(&list, &first, &second)) {
+  if (find_duplicate(list, &first, &second)) {
     char rep[128];
-    mpt_value_repr(&list.u.list.items[second], rep, sizeof rep);
-    mpt_value_free(&list);
+    mpt_value_repr(&list->u.list.items[second], rep, sizeof rep);
+    mpt_value_free(list);
     return t1_error(p, err, MPT_ERR_VALUE, field, "value %s is listed twice (items %d and %d)", rep, first, second);
   }
+  return 0;
+}
+
+/* par->values from the parameter's Values (an expression, or a JSON array), checked, and their numeric
+ * stand-ins (a value's number, else its index) */
+static int param_values(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where, mpt_error *err) {
+  char field[256];
+  const cJSON *jv = cJSON_GetObjectItemCaseSensitive(jp, "Values");
+  mpt_value list = {0};
+  snprintf(field, sizeof field, "%s.Values (%s)", where, par->name);
+  int rc;
+  if (cJSON_IsString(jv)) rc = values_from_expression(p, field, jv->valuestring, &list, err);
+  else if (cJSON_IsArray(jv)) rc = values_from_array(p, where, par, jv, &list, err);
+  else return t1_error(p, err, MPT_ERR_VALUE, field, "missing, or neither a string nor an array");
+  if (rc || (rc = check_values(p, field, par, &list, err))) return rc;
   /* take ownership of the items */
   par->n_values = (int)list.u.list.n;
   par->values = list.u.list.items;
@@ -295,36 +334,52 @@ static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
     double d = mpt_value_as_double(&par->values[k], &ok);
     par->numeric[k] = ok ? d : (double)k;
   }
+  return 0;
+}
 
+/* par->default_index from the parameter's Default, when it gives one: a warning (not an error) for a
+ * value that is not among Values or is no scalar */
+static void param_default(mpt_problem *p, mpt_param *par, const cJSON *jp, const char *where) {
+  char field[256];
   par->default_index = -1;
   const cJSON *jd = cJSON_GetObjectItemCaseSensitive(jp, "Default");
   if (cJSON_IsArray(jd) && cJSON_GetArraySize(jd) == 1) jd = cJSON_GetArrayItem(jd, 0); /* gemm_milo: [0] */
-  if (jd && !cJSON_IsNull(jd)) {
-    mpt_value dv = {0};
-    int drc;
-    if (cJSON_IsString(jd) && par->type != MPT_P_STRING) { /* lenient: "Default": "16" for an int */
-      int col;
-      mpt_error e2;
-      drc = mpt_expr_eval_const(jd->valuestring, &dv, &col, &e2);
-      if (drc) drc = json_to_value(jd, par->type, &dv);
-    } else {
-      drc = json_to_value(jd, par->type, &dv);
-    }
-    if (drc == 0) {
-      for (int k = 0; k < par->n_values; k++)
-        if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
-      if (par->default_index < 0) {
-        char rep[128];
-        mpt_value_repr(&dv, rep, sizeof rep);
-        snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
-        add_warning(p, field, "%s is not among the values", rep);
-      }
-      mpt_value_free(&dv);
-    } else {
-      snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
-      add_warning(p, field, "not a number, string or bool; ignored");
-    }
+  if (!jd || cJSON_IsNull(jd)) return;
+  mpt_value dv = {0};
+  int drc;
+  if (cJSON_IsString(jd) && par->type != MPT_P_STRING) { /* lenient: "Default": "16" for an int */
+    int col;
+    mpt_error e2;
+    drc = mpt_expr_eval_const(jd->valuestring, &dv, &col, &e2);
+    if (drc) drc = json_to_value(jd, par->type, &dv);
+  } else {
+    drc = json_to_value(jd, par->type, &dv);
   }
+  snprintf(field, sizeof field, "%s.Default (%s)", where, par->name);
+  if (drc != 0) {
+    add_warning(p, field, "not a number, string or bool; ignored");
+    return;
+  }
+  for (int k = 0; k < par->n_values; k++)
+    if (mpt_value_equal(&dv, &par->values[k])) { par->default_index = k; break; }
+  if (par->default_index < 0) {
+    char rep[128];
+    mpt_value_repr(&dv, rep, sizeof rep);
+    add_warning(p, field, "%s is not among the values", rep);
+  }
+  mpt_value_free(&dv);
+}
+
+/* TuningParameters[i]: its Name, Type, Values and Default, checked in that order */
+static int parse_param(mpt_problem *p, int i, const cJSON *jp, mpt_error *err) {
+  mpt_param *par = &p->params[i];
+  char where[64];
+  snprintf(where, sizeof where, CS ".TuningParameters[%d]", i);
+  int rc;
+  if ((rc = param_name(p, i, jp, where, err)) || (rc = param_type(p, par, jp, where, err)) ||
+      (rc = param_values(p, par, jp, where, err)))
+    return rc;
+  param_default(p, par, jp, where);
   return 0;
 }
 
@@ -569,12 +624,13 @@ static int check_fault(const char *text, const char *path, const mpt_json_check 
   return mpt_error_set(err, MPT_ERR_VALUE, "%s:%d:%d: %s: %s", path, line, col, field, check->what);
 }
 
-int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
-  *out = NULL;
-  if (!path) path = "<string>";
+/* a new problem holding copies of path and text, and path's folder (its dir); NULL with err set */
+static mpt_problem *problem_new(const char *text, const char *path, mpt_error *err) {
   mpt_problem *p = calloc(1, sizeof *p);
-  if (!p) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  int rc = 0;
+  if (!p) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   p->path = dupstr(path);
   p->text = dupstr(text);
   const char *slash = strrchr(path, '/');
@@ -586,9 +642,32 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       p->dir = dupstr(".");
     }
   }
-  if (!p->path || !p->text || !p->dir) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  if (!p->path || !p->text || !p->dir) {
+    mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    mpt_problem_free(p);
+    return NULL;
+  }
   p->budget.count_at = p->budget.fraction_at = p->budget.seconds_at = -1;
+  return p;
+}
 
+/* "FILE:LINE:COL: malformed JSON..." for text that cJSON refused at end (NULL: before it read anything), what
+ * saying why when it is known, near the bytes found there */
+static int malformed_json_error(const char *text, const char *path, const char *end, const char *what,
+                                mpt_error *err) {
+  size_t off = end ? (size_t)(end - text) : 0;
+  int line, col;
+  mpt_text_line_col(text, off, &line, &col);
+  char near[72] = "";
+  if (end && *end) near_excerpt(end, near, sizeof near);
+  return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
+                       near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
+                       near[0] ? "'" : "");
+}
+
+/* p->json from text: one JSON object and nothing after it, with no fault cJSON lets through (the JSON check's
+ * first fault, unless cJSON stopped before it) and no \u0000 in a string */
+static int parse_document(mpt_problem *p, const char *text, const char *path, mpt_error *err) {
   mpt_json_check check; /* what cJSON accepts and JSON does not */
   mpt_json_check_init(&check);
   mpt_json_check_feed(&check, text, strlen(text));
@@ -603,46 +682,31 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       what = ": data after the end of the document,";
     }
   }
-  /* the first fault in the text: the check's, unless cJSON stopped before it */
   if (check.bad_at >= 0 && (p->json || !end || check.bad_at <= end - text)) {
     cJSON_Delete(p->json);
     p->json = NULL;
-    rc = check_fault(text, path, &check, err);
-    goto fail;
+    return check_fault(text, path, &check, err);
   }
-  if (!p->json) {
-    size_t off = end ? (size_t)(end - text) : 0;
-    int line, col;
-    mpt_text_line_col(text, off, &line, &col);
-    char near[72] = "";
-    if (end && *end) near_excerpt(end, near, sizeof near);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: malformed JSON%s%s%s%s", path, line, col, what,
-                       near[0] ? " near '" : (end && *end ? "" : " (unexpected end of file)"), near,
-                       near[0] ? "'" : "");
-    goto fail;
-  }
-  if (!cJSON_IsObject(p->json)) {
-    rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
-    goto fail;
-  }
+  if (!p->json) return malformed_json_error(text, path, end, what, err);
+  if (!cJSON_IsObject(p->json))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s: the document is not a JSON object", path);
   long nul = nul_escape_at(text);
   if (nul >= 0) {
     int line, col;
     mpt_text_line_col(text, (size_t)nul, &line, &col);
-    rc = mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: a string holds \\u0000 (a NUL character), which no name, "
-                       "expression or file name can hold", path, line, col);
-    goto fail;
+    return mpt_error_set(err, MPT_ERR_PARSE, "%s:%d:%d: a string holds \\u0000 (a NUL character), which no name, "
+                         "expression or file name can hold", path, line, col);
   }
-  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
-  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
-  if ((rc = mpt_json_check_keys(p->json, root_keys, path, text, "", err)) ||
-      (rc = mpt_json_check_keys(gen, general_keys, path, text, "General", err)) ||
-      (rc = mpt_json_check_keys(cs, space_keys, path, text, "ConfigurationSpace", err)))
-    goto fail;
+  return 0;
+}
+
+/* p->name: General.BenchmarkName, else the file's name without its .json */
+static int problem_name(mpt_problem *p, const cJSON *gen, const char *path, mpt_error *err) {
   const cJSON *bn = gen ? cJSON_GetObjectItemCaseSensitive(gen, "BenchmarkName") : NULL;
   if (cJSON_IsString(bn) && bn->valuestring[0]) {
     p->name = dupstr(bn->valuestring);
   } else {
+    const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     p->name = dupstr(base);
     if (p->name) {
@@ -650,75 +714,96 @@ int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt
       if (l > 5 && strcmp(p->name + l - 5, ".json") == 0) p->name[l - 5] = '\0';
     }
   }
-  if (!p->name) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); goto fail; }
+  if (!p->name) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  return 0;
+}
 
-  if (!cJSON_IsObject(cs)) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS, "missing or not an object");
-    goto fail;
-  }
+/* p->params from ConfigurationSpace (cs) .TuningParameters: a list of 1 to MPT_T1_MAX_PARAMS, each read by
+ * parse_param (p->n_params counts the one being read, for mpt_problem_free) */
+static int parse_params(mpt_problem *p, const cJSON *cs, mpt_error *err) {
+  if (!cJSON_IsObject(cs)) return t1_error(p, err, MPT_ERR_VALUE, CS, "missing or not an object");
   const cJSON *tp = cJSON_GetObjectItemCaseSensitive(cs, "TuningParameters");
-  if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters", "missing, empty or not a list");
-    goto fail;
-  }
+  if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) == 0)
+    return t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters", "missing, empty or not a list");
   int np = cJSON_GetArraySize(tp);
-  if (np > MPT_T1_MAX_PARAMS) {
-    rc = t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters",
-                  "%d parameters; mptune reads at most %d (far more than any real problem has)", np, MPT_T1_MAX_PARAMS);
-    goto fail;
-  }
+  if (np > MPT_T1_MAX_PARAMS)
+    return t1_error(p, err, MPT_ERR_VALUE, CS ".TuningParameters",
+                    "%d parameters; mptune reads at most %d (far more than any real problem has)", np, MPT_T1_MAX_PARAMS);
   p->params = calloc((size_t)np, sizeof(mpt_param));
   p->param_index = malloc(sizeof *p->param_index);
   if (!p->params || !p->param_index || mpt_name_set_init(p->param_index, (size_t)np)) {
     free(p->param_index); /* a failed init holds nothing */
     p->param_index = NULL;
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    goto fail;
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
   const cJSON *it;
-  int i = 0;
+  int i = 0, rc;
   cJSON_ArrayForEach(it, tp) {
     p->n_params = i + 1;
-    if ((rc = parse_param(p, i, it, err))) goto fail;
+    if ((rc = parse_param(p, i, it, err))) return rc;
     i++;
   }
+  return 0;
+}
 
+/* p->conditions from ConfigurationSpace (cs) .Conditions, when given: a list, each read by parse_condition
+ * (p->n_conditions counts the one being read, for mpt_problem_free) */
+static int parse_conditions(mpt_problem *p, const cJSON *cs, mpt_error *err) {
   const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cs, "Conditions");
-  if (cd && !cJSON_IsNull(cd)) {
-    if (!cJSON_IsArray(cd)) {
-      rc = t1_error(p, err, MPT_ERR_VALUE, CS ".Conditions", "not a list");
-      goto fail;
-    }
-    int nc = cJSON_GetArraySize(cd);
-    p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
-    const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
-    char *seen = calloc((size_t)p->n_params, 1);
-    if (!p->conditions || !names || !seen) {
-      free(names);
-      free(seen);
-      rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
-    for (int k = 0; k < p->n_params; k++) names[k] = p->params[k].name;
-    i = 0;
-    cJSON_ArrayForEach(it, cd) {
-      p->n_conditions = i + 1;
-      if ((rc = parse_condition(p, i, it, (const char *const *)names, seen, err))) break;
-      i++;
-    }
+  if (!cd || cJSON_IsNull(cd)) return 0;
+  if (!cJSON_IsArray(cd)) return t1_error(p, err, MPT_ERR_VALUE, CS ".Conditions", "not a list");
+  int nc = cJSON_GetArraySize(cd);
+  p->conditions = calloc((size_t)(nc > 0 ? nc : 1), sizeof(mpt_condition));
+  const char **names = malloc(sizeof(char *) * (size_t)p->n_params);
+  char *seen = calloc((size_t)p->n_params, 1);
+  if (!p->conditions || !names || !seen) {
     free(names);
     free(seen);
-    if (rc) goto fail;
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   }
-  if ((rc = parse_search(p, cJSON_GetObjectItemCaseSensitive(p->json, "Search"), err)) ||
+  for (int k = 0; k < p->n_params; k++) names[k] = p->params[k].name;
+  const cJSON *it;
+  int i = 0, rc = 0;
+  cJSON_ArrayForEach(it, cd) {
+    p->n_conditions = i + 1;
+    if ((rc = parse_condition(p, i, it, (const char *const *)names, seen, err))) break;
+    i++;
+  }
+  free(names);
+  free(seen);
+  return rc;
+}
+
+/* the problem's parts in the order their faults are reported: the document, the keys of the root, General
+ * and ConfigurationSpace, the name, the parameters, the conditions, Search, Budget */
+static int parse_problem(mpt_problem *p, const char *text, const char *path, mpt_error *err) {
+  int rc;
+  if ((rc = parse_document(p, text, path, err))) return rc;
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(p->json, "General");
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(p->json, "ConfigurationSpace");
+  if ((rc = mpt_json_check_keys(p->json, root_keys, path, text, "", err)) ||
+      (rc = mpt_json_check_keys(gen, general_keys, path, text, "General", err)) ||
+      (rc = mpt_json_check_keys(cs, space_keys, path, text, "ConfigurationSpace", err)) ||
+      (rc = problem_name(p, gen, path, err)) || (rc = parse_params(p, cs, err)) ||
+      (rc = parse_conditions(p, cs, err)) ||
+      (rc = parse_search(p, cJSON_GetObjectItemCaseSensitive(p->json, "Search"), err)) ||
       (rc = parse_budget(p, cJSON_GetObjectItemCaseSensitive(p->json, "Budget"), err)))
-    goto fail;
+    return rc;
+  return 0;
+}
+
+int mpt_problem_parse(const char *text, const char *path, mpt_problem **out, mpt_error *err) {
+  *out = NULL;
+  if (!path) path = "<string>";
+  mpt_problem *p = problem_new(text, path, err);
+  if (!p) return MPT_ERR_NOMEM;
+  int rc = parse_problem(p, text, path, err);
+  if (rc) {
+    mpt_problem_free(p);
+    return rc;
+  }
   *out = p;
   return 0;
-fail:
-  if (rc == 0) rc = MPT_ERR_INTERNAL;
-  mpt_problem_free(p);
-  return rc;
 }
 
 int mpt_problem_load(const char *path, mpt_problem **out, mpt_error *err) {
