@@ -165,7 +165,7 @@ def main(argv):
     except ValueError as e:
         print(f"plot_bench.py: {argv[1]} or its summary.csv: {e}", file=sys.stderr)
         return 1
-    fig.savefig(argv[2], dpi=110)
+    fig.savefig(argv[2], dpi=110, bbox_inches="tight")  # the legend under the panels whole
     return 0
 
 
