@@ -55,6 +55,7 @@ static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
   warm_ctx *w = ctx;
   if (o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= w->size_space) { warm_flush(w); return 0; }
   count_obs(w->c, w->r, o);
+  if (o->id == w->c->default_id && o->status != MPT_STATUS_MISSING) w->r->default_logged = 1;
   w->buf[w->n++] = *o;
   if (w->n == WARM_BLOCK) warm_flush(w);
   return 0;
@@ -70,6 +71,7 @@ static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_
   r->done++;
   if (o->id == c->default_id) {
     r->default_seen = 1;
+    r->default_logged = 0; /* measured now; warm_one marks one read from the log */
     r->default_objective = mpt_obs_valid(o) ? o->objective : NAN;
   }
   if (mpt_obs_valid(o)) {

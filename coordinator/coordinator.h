@@ -66,6 +66,7 @@ typedef struct mpt_coord_result {
   double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
   int n_workers;
   int default_seen;            /* default_id was evaluated (this session or logged) */
+  int default_logged;          /* the default_objective is a logged one (an earlier session's), not this one's */
   int default_missing;         /* default_id is missing from the replayed file (logged as missing) */
   double default_objective;    /* its objective (NAN when it failed) */
   char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up

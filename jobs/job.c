@@ -61,6 +61,10 @@ struct mpt_job {
   int64_t n_resumed;       /* observations in the resumed log */
   const char *t4_shown;    /* --t4 as given (o.t4 becomes /dev/fd/N for standard output) */
   char t4_fd_name[32];
+  char *t4_logged;         /* --resume: the T4 path the log records (NULL: none) */
+  int t4_from_log;
+  int32_t default_session; /* --resume: the session of the default's last logged measurement, -1: none */
+  mpt_runlog_session_info default_when; /* and its row of /sessions (read before the log is closed) */         /* --resume without --t4: the export goes to t4_logged */
   int t4_fd;               /* standard output set aside for the T4 document, -1: none */
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
@@ -261,6 +265,27 @@ static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
   return 0;
 }
 
+/* --resume: the T4 path the log records; without --t4 the export goes there, checked as a --t4 given is
+ * (an output never replaces an input) */
+static int resume_t4(mpt_job *job, mpt_error *err) {
+  const char *t4 = mpt_runlog_meta(job->log, "t4");
+  if (!t4 || !t4[0]) return 0;
+  if (!(job->t4_logged = strdup(t4))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (job->o.t4) return 0;
+  job->o.t4 = job->t4_shown = job->t4_logged;
+  job->t4_from_log = 1;
+  if (mpt_same_file(job->o.log, job->o.t4))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s records --t4 %s, the log itself", job->o.log, job->o.t4);
+  return check_outputs(job, err);
+}
+
+/* the T4 path the log keeps for the next --resume: --t4 as given, but not standard output (a pipe is not
+ * re-opened: the recorded one stays) */
+static const char *t4_to_record(const mpt_job *job) {
+  if (job->t4_fd >= 0) return job->t4_logged ? job->t4_logged : "";
+  return job->o.t4 ? job->o.t4 : "";
+}
+
 /* --resume: the log read and checked only (a resume refused here or by a worker leaves it as it was; its
  * new session begins when the run does), and the settings the run goes on with taken from it: the seed,
  * the budget (a --time given bounds it too), the strategy and its options */
@@ -287,6 +312,7 @@ static int resume_log(mpt_job *job, mpt_error *err) {
       return mpt_error_set(err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", o->log,
                            mpt_runlog_recovered(job->log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
   }
+  if ((rc = resume_t4(job, err)) != 0) return rc;
   return collect ? 0 : resume_strategy(job, err);
 }
 
@@ -372,6 +398,7 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   job->cmd = o->collect ? "collect" : "tune";
   job->t4_shown = o->t4;
   job->t4_fd = -1;
+  job->default_session = -1;
   job->rctx.trace_fd = -1;
   job->exit_status = 1;
   int rc = set_up(job, err);
@@ -434,7 +461,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   job->optstr = join_options(o);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);
@@ -474,10 +501,25 @@ static int start(mpt_job *job, mpt_error *err) {
   return rc;
 }
 
-/* the coordinator's warm start reads a resumed log block by block */
+/* the coordinator's warm start reads a resumed log block by block; the session of the default's
+ * measurement is noted on the way (the summary says when it was an earlier one) */
+typedef struct resume_walk {
+  mpt_job *job;
+  int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config);
+  void *ctx;
+} resume_walk;
+
+static int walk_one(void *ctx, const mpt_obs *o, const int32_t *config, int32_t session) {
+  resume_walk *w = ctx;
+  if (o->id == w->job->default_id && o->status != MPT_STATUS_MISSING && o->status != MPT_STATUS_CANCELLED)
+    w->job->default_session = session;
+  return w->fn(w->ctx, o, config);
+}
+
 static int log_each(void *src, int (*fn)(void *ctx, const mpt_obs *o, const int32_t *config), void *ctx,
                     mpt_error *err) {
-  return mpt_runlog_each(src, fn, ctx, err);
+  resume_walk w = {src, fn, ctx};
+  return mpt_runlog_each_session(w.job->log, walk_one, &w, err);
 }
 
 static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
@@ -509,7 +551,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.time_budget = o->time_budget;
   cc.grace_s = o->grace_s;
   cc.resume_each = o->resume ? log_each : NULL;
-  cc.resume_src = job->log;
+  cc.resume_src = job;
   cc.default_id = job->default_id;
   cc.default_first = !o->collect; /* a tuning run measures the default first: the baseline of its speed-up */
   cc.record = record_obs;
@@ -600,6 +642,14 @@ static void print_counts(const mpt_coord_result *res, int size, const char *simu
          res->wall_s > 0 ? 100.0 * res->eval_s / ((double)res->n_workers * res->wall_s) : 0.0);
 }
 
+/* a default measured in an earlier session: which one, as /sessions records it */
+static void print_default_session(const mpt_job *job) {
+  const mpt_runlog_session_info *s = &job->default_when;
+  printf("note: the default was measured in an earlier session (session %d, %s, %s); a speed-up across sessions "
+         "compares times taken under possibly different load\n", (int)job->default_session + 1,
+         s->host[0] ? s->host : "host unknown", s->start_time[0] ? s->start_time : "date unknown");
+}
+
 /* the best configuration found, and the default's objective and the speed-up over it */
 static void print_best(const mpt_job *job) {
   const mpt_coord_result *res = &job->res;
@@ -613,6 +663,7 @@ static void print_best(const mpt_job *job) {
     print_config("default", job->space, job->default_id);
     printf("default objective: %.6g ms\n", res->default_objective);
     if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
+    if (res->default_logged) print_default_session(job);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
   } else if (res->default_missing) {
@@ -635,7 +686,7 @@ static int export_t4(const mpt_job *job, mpt_error *err) {
   }
   int rc = mpt_runlog_export_t4(o->log, o->t4, err);
   if (rc < 0) return rc;
-  printf("t4: %s\n", job->t4_shown);
+  printf("t4: %s%s\n", job->t4_shown, job->t4_from_log ? " (as the first session asked)" : "");
   return 0;
 }
 
@@ -647,6 +698,8 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
             job->cmd, (long long)res->done);
     return 0;
   }
+  if (job->default_session >= 0 && mpt_runlog_session(job->log, job->default_session, &job->default_when) != 0)
+    memset(&job->default_when, 0, sizeof job->default_when);
   int rc = mpt_runlog_finish(job->log, res->reason, err);
   if (rc < 0) return rc;
   mpt_runlog_close(job->log);
@@ -678,5 +731,6 @@ void mpt_job_close(mpt_job *job) {
   free(job->cmdline);
   free(job->optstr);
   free(job->logged_opts);
+  free(job->t4_logged);
   free(job);
 }

@@ -666,10 +666,10 @@ def t_bad():
         for np in (1, 3):
             plog = os.path.join(tmp, f"partial{np}.h5")
             p = mpirun(np, "tune", T1, "--strategy", "brute_force", "--budget", 50, "--simulate", partial, "--log", plog,
-                       "--t4", os.path.join(tmp, "partial.json"), timeout=60)
+                       "--t4", os.path.join(tmp, f"partial{np}.json"), timeout=60)
             check(p.returncode != 0 and "block_size_x=16" in p.stderr and "--resume" in p.stderr,
                   f"-n {np} replay lacking a configuration: rc {p.returncode}: {p.stderr[-400:]}")
-            check(not os.path.exists(os.path.join(tmp, "partial.json")), "a failed run wrote its T4")
+            check(not os.path.exists(os.path.join(tmp, f"partial{np}.json")), "a failed run wrote its T4")
             q = mpirun(np, "tune", T1, "--budget", 5, "--simulate", A100, "--log", plog, "--resume", "--progress", "off")
             check(q.returncode == 0, f"-n {np}: the failed run could not be resumed: {q.stderr[-300:]}")
         # --resume of a finished run

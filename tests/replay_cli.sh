@@ -128,4 +128,22 @@ grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did y
 grep -qF "misspelt.json:136:9: KernelSpecification.Argumnets: unknown key; did you mean 'Arguments'?" "$T/bench.err" \
   || { cat "$T/bench.err"; fail "bench: no message naming the misspelt key"; }
 [ ! -e "$T/mbench" ] || fail "bench made its --out directory for a misspelt key"
+
+# ---- --resume remembers --t4 (not standard output), and the summary says when the default's time is an
+# earlier session's
+tune() { "$MPTUNE" tune "$P" --simulate "$T4" --log "$T/run.h5" --no-progress "$@"; }
+records() { "$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['results']))" "$1"; }
+tune --strategy random --budget 20 --seed 1 --t4 "$T/run_T4.json" >"$T/r1.out" 2>&1 || { cat "$T/r1.out"; fail "tune --t4"; }
+grep -q "^note: the default was measured" "$T/r1.out" && fail "a first session says its default is an earlier one's"
+tune --resume --budget 40 >"$T/r2.out" 2>&1 || { cat "$T/r2.out"; fail "tune --resume"; }
+[ "$(records "$T/run_T4.json")" = 40 ] || { cat "$T/r2.out"; fail "--resume without --t4 did not rewrite run_T4.json with 40 records"; }
+grep -qxF "t4: $T/run_T4.json (as the first session asked)" "$T/r2.out" || { cat "$T/r2.out"; fail "no t4 line naming the recorded path"; }
+grep -qE "^note: the default was measured in an earlier session \(session 1, [^,]+, [0-9]{4}-[0-9]{2}-[0-9]{2}T[^)]*\); a speed-up across sessions compares times taken under possibly different load$" "$T/r2.out" \
+  || { cat "$T/r2.out"; fail "no note that the default was measured in an earlier session"; }
+tune --resume --budget 50 --t4 - >"$T/r3.out" 2>"$T/r3.err" || { cat "$T/r3.err"; fail "tune --resume --t4 -"; }
+[ "$(records "$T/run_T4.json")" = 40 ] || fail "--t4 - wrote the recorded file"
+tune --resume --budget 60 --t4 "$T/other_T4.json" >"$T/r4.out" 2>&1 || { cat "$T/r4.out"; fail "tune --resume --t4 other"; }
+tune --resume --budget 70 >"$T/r5.out" 2>&1 || { cat "$T/r5.out"; fail "tune --resume after --t4 other"; }
+[ "$(records "$T/other_T4.json")" = 70 ] && [ "$(records "$T/run_T4.json")" = 40 ] \
+  || { cat "$T/r5.out"; fail "a --t4 given on --resume was not the one the next --resume wrote"; }
 echo "replay_cli: ok"

@@ -22,6 +22,7 @@ typedef struct mpt_run_meta {
   int64_t budget;            /* evaluations (0: none) */
   double time_budget;        /* seconds (0: none) */
   const char *command_line;
+  const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -87,7 +88,7 @@ const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log);
  * device table tune writes). A log that has them keeps its own. */
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
 /* A resume: adopts what the log lacks as mpt_runlog_adopt_meta does, and stores the settings the run goes on
- * with (strategy, options, seed, budget, time_budget), so that the next plain --resume continues with those
+ * with (strategy, options, seed, budget, time_budget, t4), so that the next plain --resume continues with those
  * a --resume replaced (stored with the next change of the file). mode, evaluator, simulate and
  * command_line stay the first session's. */
 int mpt_runlog_resume_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
