@@ -19,6 +19,11 @@ typedef struct mpt_device_info {
   char arch[32];         /* "sm_90", "gfx90a", "x86_64" … */
   double memory_gib;     /* device memory (host memory for the CPU) */
   char evaluator[16];    /* evaluator name */
+  int32_t max_threads_per_block; /* the device's limit (0: unknown or none, as for the CPU) */
+  int32_t pad;
+  int64_t max_shared_per_block;  /* bytes of shared memory per block (0: unknown or none) */
+  char device_class[64]; /* the class whose timings are comparable with this one's (mpi/device_class.h);
+                            "" until assigned */
 } mpt_device_info;
 
 /* Settings from the command line that evaluators read. */

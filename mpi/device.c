@@ -1,6 +1,7 @@
 /* mpi/device.c: node-local worker rank (device binding), CPU/evaluator device descriptions and the
  * device table. See mpi/device.h. */
 #include "mpi/device.h"
+#include "mpi/device_class.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -92,6 +93,7 @@ void mpt_device_cpu(mpt_device_info *d, int rank, const char *evaluator) {
 void mpt_device_describe(const mpt_evaluator *ev, int rank, mpt_device_info *d) {
   if (!ev || (!ev->device.vendor[0] && !ev->device.name[0])) {
     mpt_device_cpu(d, rank, ev && ev->type ? ev->type->name : NULL);
+    mpt_device_class_assign(d, NULL);
     return;
   }
   *d = ev->device;
@@ -103,6 +105,7 @@ void mpt_device_describe(const mpt_evaluator *ev, int rank, mpt_device_info *d) 
     struct utsname u;
     if (strcmp(d->vendor, "CPU") == 0 && uname(&u) == 0) copy_str(d->arch, sizeof d->arch, u.machine);
   }
+  mpt_device_class_assign(d, NULL);
 }
 
 void mpt_device_visible(char *buf, int cap) {

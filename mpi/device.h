@@ -16,7 +16,8 @@ int mpt_device_local_rank(MPI_Comm comm, int is_worker, int *local_rank, int *lo
 void mpt_device_cpu(mpt_device_info *d, int rank, const char *evaluator);
 
 /* The device an opened evaluator is bound to (ev->device), completed where the evaluator left fields
- * empty (host, rank, evaluator name); with ev == NULL or an evaluator that filled nothing, the CPU. */
+ * empty (host, rank, evaluator name); with ev == NULL or an evaluator that filled nothing, the CPU. Its
+ * device class is assigned (mpi/device_class.h). */
 void mpt_device_describe(const mpt_evaluator *ev, int rank, mpt_device_info *d);
 
 /* The *_VISIBLE_DEVICES variables set in this process, as "CUDA_VISIBLE_DEVICES=0,1 …" ("" if none). */

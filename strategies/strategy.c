@@ -401,6 +401,17 @@ void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
   }
 }
 
+void mpt_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n) {
+  if (!s || !obs || n <= 0 || !s->type->tell_related) return;
+  int64_t size = mpt_space_size(s->space);
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (j < n && obs[j].id >= 0 && obs[j].id < size) j++;
+    if (j > i) s->type->tell_related(s, source, obs + i, j - i);
+    i = j + 1;
+  }
+}
+
 void mpt_strategy_destroy(mpt_strategy *s) {
   if (!s) return;
   if (s->type && s->type->destroy) s->type->destroy(s);

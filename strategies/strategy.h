@@ -47,6 +47,11 @@ typedef struct mpt_strategy_type {
   /* observations of earlier asks, or logged ones (warm start on resume), in any order */
   void (*tell)(mpt_strategy *s, const mpt_obs *obs, int n);
   void (*destroy)(mpt_strategy *s);
+  /* optional (NULL: related observations are ignored): observations of the same space from another source,
+   * prior knowledge and never this strategy's own measurements: another device class of the same run, or a
+   * --prior file. source is a small integer, one per class or file (the same source always means the same
+   * device); ids are this space's. They do not mark ids seen and do not count against the budget. */
+  void (*tell_related)(mpt_strategy *s, int source, const mpt_obs *obs, int n);
 } mpt_strategy_type;
 
 struct mpt_strategy {
@@ -111,6 +116,10 @@ int mpt_strategy_ticks(mpt_strategy *s, const char *doing);
 int mpt_strategy_reserve(mpt_strategy *s, int64_t id);
 /* Tells observations (also for warm starting from a log before the first ask). */
 void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
+/* Tells observations of the same space made on another device (source: one small integer per other device
+ * class or --prior file) as prior knowledge: forwarded to the type's tell_related (ignored without one);
+ * observations with an id outside the space are skipped. Never marks ids seen. */
+void mpt_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n);
 void mpt_strategy_destroy(mpt_strategy *s);
 
 /* for strategy implementations */

@@ -19,6 +19,10 @@ void mpt_obs_init(mpt_obs *o, int64_t id) {
   o->device = -1;
   o->objective = NAN;
   o->median = NAN;
+  o->energy_j = NAN;
+  o->power_w = NAN;
+  o->clock_mhz = NAN;
+  o->temp_c = NAN;
 }
 
 int mpt_obs_valid(const mpt_obs *o) { return o->status == MPT_STATUS_OK && isfinite(o->objective); }

@@ -36,6 +36,12 @@ typedef struct mpt_obs {
   double framework_ms;   /* evaluator overhead besides compile and benchmark */
   double t_start;        /* unix time (s) the evaluation started */
   double t_end;          /* unix time (s) it ended */
+  int32_t device_class;  /* the worker's device class: an index into the run's class table (0 with one class) */
+  int32_t n_power;       /* power samples behind energy_j (0: no power observer) */
+  double energy_j;       /* energy per launch (J), from the board power sampled during the timed runs; NAN: none */
+  double power_w;        /* mean board power during the timed runs (W); NAN: none */
+  double clock_mhz;      /* mean SM/core clock during the timed runs (MHz); NAN: none */
+  double temp_c;         /* device temperature at the end of the timed runs (C); NAN: none */
   char reason[MPT_OBS_REASON]; /* failure reason / compiler message (NUL-terminated, may be truncated) */
 } mpt_obs;
 
