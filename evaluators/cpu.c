@@ -742,7 +742,10 @@ static void remove_stale_scratch(const char *base, int rank) {
             "gone) in %s\n", rank, removed, removed == 1 ? "y" : "ies", base);
 }
 
-static size_t memory_limit(void) {
+/* option memory_limit_mb, else $MPT_CPU_MEMORY_LIMIT_MB, else half the machine */
+static size_t memory_limit(const mpt_evaluator *ev) {
+  int64_t mb = mpt_evaluator_opt_int(ev, "memory_limit_mb");
+  if (mb > 0) return (size_t)mb << 20;
   const char *e = getenv("MPT_CPU_MEMORY_LIMIT_MB");
   if (e && *e) return (size_t)strtoull(e, NULL, 10) << 20;
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -837,15 +840,15 @@ static int compile_call_wrapper(cpu_state *st, mpt_error *err) {
 
 /* the isolation the variants run in: the memory limit (none under AddressSanitizer), a child that serves
  * every call, or one per call with MPT_CPU_ISOLATION=fork */
-static int start_isolation(cpu_state *st, mpt_error *err) {
-  st->mem_limit = memory_limit();
+static int start_isolation(const mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
+  st->mem_limit = memory_limit(ev);
 #if defined(__SANITIZE_ADDRESS__)
   st->mem_limit = 0; /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
 #endif
   mpt_isolate_opts io = {.mem_limit = st->mem_limit, .one_shot = 0, .max_request = sizeof(cpu_resp) + 4096,
                          .watch = st->watch};
-  const char *mode = getenv("MPT_CPU_ISOLATION");
-  if (mode && strcmp(mode, "fork") == 0) io.one_shot = 1;
+  const char *mode = getenv("MPT_CPU_ISOLATION"), *opt = mpt_evaluator_opt_str(ev, "isolation");
+  if (strcmp(opt, "fork") == 0 || (mode && strcmp(mode, "fork") == 0 && !mpt_evaluator_opt_given(ev, "isolation"))) io.one_shot = 1;
   return mpt_isolate_create(&io, cpu_serve, NULL, st, &st->iso, err);
 }
 
@@ -1011,7 +1014,7 @@ static int cpu_open(mpt_evaluator *ev, mpt_error *err) {
   if (rc == 0) rc = make_scratch_dir(st, &ev->settings, err);
   if (rc == 0) rc = check_return_type(ev, st, err);
   if (rc == 0) rc = compile_call_wrapper(st, err);
-  if (rc == 0) rc = start_isolation(st, err);
+  if (rc == 0) rc = start_isolation(ev, st, err);
   if (rc == 0) rc = run_reference(ev, st, err);
   if (rc) cpu_close(ev); /* whatever the phases made so far */
   return rc;
@@ -1075,10 +1078,20 @@ static void cpu_close(mpt_evaluator *ev) {
   ev->data = NULL;
 }
 
+/* the cpu evaluator's settings (--evaluator-option key=value) */
+static const mpt_option_spec cpu_options[] = {
+  {"memory_limit_mb", MPT_OPT_INT, "0", "address-space limit of the process that runs the variants, in MiB "
+   "(0: $MPT_CPU_MEMORY_LIMIT_MB, else half the host memory)", NULL, 0, 1 << 20},
+  {"isolation", MPT_OPT_STRING, "server", "server: one child runs the variants one after another and is replaced "
+   "after a crash; fork: a fresh child per variant (also $MPT_CPU_ISOLATION=fork)", "server|fork", 0, -1},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 const mpt_evaluator_type mpt_evaluator_cpu = {
-  "cpu",
-  "compiles C and C++ kernels with cc or c++ into shared objects and times them in an isolated child process",
-  cpu_open,
-  cpu_evaluate,
-  cpu_close,
+  .name = "cpu",
+  .summary = "compiles C and C++ kernels with cc or c++ into shared objects and times them in an isolated child process",
+  .open = cpu_open,
+  .evaluate = cpu_evaluate,
+  .close = cpu_close,
+  .options = cpu_options,
 };

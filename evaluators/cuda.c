@@ -79,6 +79,8 @@ static int cuda_init(void **stp, int local_rank, mpt_device_info *info, char *ar
   snprintf(info->name, sizeof info->name, "%s", gpus[pick].name);
   snprintf(info->arch, sizeof info->arch, "%s", gpus[pick].arch);
   info->memory_gib = gpus[pick].memory_gib;
+  info->max_threads_per_block = gpus[pick].max_threads_per_block;
+  info->max_shared_per_block = gpus[pick].max_shared_per_block;
   snprintf(arch, arch_cap, "%s", gpus[pick].arch);
   *stp = s;
   return 0;
@@ -230,4 +232,5 @@ const mpt_evaluator_type mpt_evaluator_cuda = {
     .open = cuda_open,
     .evaluate = mpt_gpu_eval_evaluate,
     .close = mpt_gpu_eval_close,
+    .options = mpt_gpu_eval_options,
 };

@@ -16,11 +16,46 @@ typedef struct evaluator_holder {
   mpt_evaluator ev;
   char *simulate_path;
   char *workdir;
+  char **options;          /* copies of settings.options */
   int opened;              /* open() has returned: from then on its waits are an evaluation's */
   const mpt_watch *also;   /* the watch of the evaluation running now (mpt_evaluator_evaluate_watched) */
 } evaluator_holder;
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void holder_free(evaluator_holder *h) {
+  for (int i = 0; h->options && i < h->ev.settings.n_options; i++) free(h->options[i]);
+  free(h->options);
+  free(h->simulate_path);
+  free(h->workdir);
+  free(h);
+}
+
+/* the settings' strings copied into h (ev.settings points at the copies); MPT_ERR_NOMEM */
+static int copy_settings(evaluator_holder *h, const mpt_eval_settings *settings, const char *name, mpt_error *err) {
+  mpt_evaluator *ev = &h->ev;
+  if (settings) ev->settings = *settings;
+  int n = ev->settings.options ? ev->settings.n_options : 0;
+  ev->settings.n_options = 0;
+  h->simulate_path = dup_or_null(ev->settings.simulate_path);
+  h->workdir = dup_or_null(ev->settings.workdir);
+  h->options = calloc((size_t)n + 1, sizeof *h->options);
+  int bad = (ev->settings.simulate_path && !h->simulate_path) || (ev->settings.workdir && !h->workdir) || !h->options;
+  for (int i = 0; !bad && i < n; i++, ev->settings.n_options++) bad = !(h->options[i] = strdup(ev->settings.options[i]));
+  ev->settings.simulate_path = h->simulate_path;
+  ev->settings.workdir = h->workdir;
+  ev->settings.options = (const char *const *)h->options;
+  return bad ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name) : 0;
+}
+
+/* every option of the settings checked against the type's table */
+static int check_options(const mpt_evaluator *ev, mpt_error *err) {
+  for (int i = 0; i < ev->settings.n_options; i++) {
+    int rc = mpt_evaluator_check_option(ev->type, ev->settings.options[i], err);
+    if (rc) return rc;
+  }
+  return 0;
+}
 
 /* ev.watch: nothing while the type opens (its reference run is no evaluation of the caller's); then the
  * running evaluation's own watch, and the settings' watch, whose word counts */
@@ -52,17 +87,12 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
   ev->type = type;
   ev->problem = p;
   ev->space = s;
-  if (settings) ev->settings = *settings;
-  h->simulate_path = dup_or_null(ev->settings.simulate_path);
-  h->workdir = dup_or_null(ev->settings.workdir);
-  if ((ev->settings.simulate_path && !h->simulate_path) || (ev->settings.workdir && !h->workdir)) {
-    free(h->simulate_path);
-    free(h->workdir);
-    free(h);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name);
+  int rc = copy_settings(h, settings, name, err);
+  if (rc == 0) rc = check_options(ev, err);
+  if (rc) {
+    holder_free(h);
+    return rc;
   }
-  ev->settings.simulate_path = h->simulate_path;
-  ev->settings.workdir = h->workdir;
   /* common device fields; the type refines them */
   ev->device.rank = ev->settings.rank;
   ev->device.index = -1;
@@ -70,11 +100,9 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
   ev->device.host[sizeof ev->device.host - 1] = '\0';
   snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", type->name);
   ev->watch = (mpt_watch){watch_evaluation, h};
-  int rc = type->open ? type->open(ev, err) : 0;
+  rc = type->open ? type->open(ev, err) : 0;
   if (rc < 0) {
-    free(h->simulate_path);
-    free(h->workdir);
-    free(h);
+    holder_free(h);
     return rc;
   }
   h->opened = 1;
@@ -120,7 +148,5 @@ void mpt_evaluator_close(mpt_evaluator *ev) {
   if (!ev) return;
   evaluator_holder *h = (evaluator_holder *)ev; /* ev is the first member */
   if (ev->type && ev->type->close) ev->type->close(ev);
-  free(h->simulate_path);
-  free(h->workdir);
-  free(h);
+  holder_free(h);
 }

@@ -4,9 +4,11 @@
 #ifndef MPT_EVALUATOR_H
 #define MPT_EVALUATOR_H
 #include <stdint.h>
+#include <stdio.h>
 #include "spaces/space.h"
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
+#include "spaces/sys/option.h"
 #include "spaces/sys/watch.h"
 
 /* What a worker is bound to; printed in the device table and stored in the run log. */
@@ -42,6 +44,9 @@ typedef struct mpt_eval_settings {
                                   simulated delay), never while the evaluator opens; once it says stop the
                                   evaluation is cancelled (MPT_STATUS_CANCELLED: a resume evaluates it again).
                                   {NULL}: none */
+  const char *const *options;  /* n_options "key=value" of the type's option table (--evaluator-option), checked at
+                                  open; a key given twice: the last wins */
+  int n_options;
 } mpt_eval_settings;
 
 typedef struct mpt_evaluator mpt_evaluator;
@@ -54,6 +59,9 @@ typedef struct mpt_evaluator_type {
    * return <0 only when the evaluator itself cannot go on */
   int (*evaluate)(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
   void (*close)(mpt_evaluator *ev);
+  const mpt_option_spec *options;  /* its settings (--evaluator-option key=value), ending in a NULL key; NULL: none */
+  /* optional: the types whose options this one takes (NULL-terminated; `auto` takes those of the type it picks) */
+  const char *const *takes_options_of;
 } mpt_evaluator_type;
 
 struct mpt_evaluator {
@@ -82,5 +90,18 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
 int mpt_evaluator_evaluate_watched(mpt_evaluator *ev, int64_t id, const mpt_watch *also, mpt_obs *out,
                                    mpt_error *err);
 void mpt_evaluator_close(mpt_evaluator *ev);
+
+/* Option tables (evaluators/evaluator_options.c). Checks one "key=value" for type t: 0, or a message naming the
+ * evaluator, the key (with the valid keys, and the one meant when key is a misspelling) or the bad value. */
+int mpt_evaluator_check_option(const mpt_evaluator_type *t, const char *kv, mpt_error *err);
+/* Prints t's options, one a line (type, default, range or choices, help) */
+void mpt_evaluator_print_options(const mpt_evaluator_type *t, FILE *f);
+/* The value of option key for an opened evaluator: the user's (settings.options, the last given), else the
+ * default of the row of that key in the type's table; NULL when neither */
+const char *mpt_evaluator_opt_str(const mpt_evaluator *ev, const char *key);
+/* 1 when the user gave option key (settings.options) */
+int mpt_evaluator_opt_given(const mpt_evaluator *ev, const char *key);
+int64_t mpt_evaluator_opt_int(const mpt_evaluator *ev, const char *key);
+double mpt_evaluator_opt_double(const mpt_evaluator *ev, const char *key);
 
 #endif

@@ -44,9 +44,7 @@ static int hip_available(mpt_error *err) {
   const char *hidden = mpt_gpu_visibility_hides_all("hip");
   if (hidden)
     return mpt_error_set(err, MPT_ERR_DEVICE, "no HIP device: %s='%s' hides every device", hidden, getenv(hidden));
-  /* the ROCm runtime needs the kernel driver's /dev/kfd; checked without initializing the runtime */
-  if (access("/dev/kfd", F_OK) != 0)
-    return mpt_error_set(err, MPT_ERR_DEVICE, "no HIP device: /dev/kfd is missing (no AMD GPU driver on this machine)");
+  /* a machine without the kernel driver's /dev/kfd: the device server says so (mpt_gpu_list_hip) */
   return 0;
 }
 
@@ -87,6 +85,8 @@ static int hip_init(void **stp, int local_rank, mpt_device_info *info, char *arc
   snprintf(info->name, sizeof info->name, "%s", gpus[pick].name);
   snprintf(info->arch, sizeof info->arch, "%s", gpus[pick].arch);
   info->memory_gib = gpus[pick].memory_gib;
+  info->max_threads_per_block = gpus[pick].max_threads_per_block;
+  info->max_shared_per_block = gpus[pick].max_shared_per_block;
   snprintf(arch, arch_cap, "%s", gpus[pick].arch);
   *stp = s;
   return 0;
@@ -231,4 +231,5 @@ const mpt_evaluator_type mpt_evaluator_hip = {
     .open = hip_open,
     .evaluate = mpt_gpu_eval_evaluate,
     .close = mpt_gpu_eval_close,
+    .options = mpt_gpu_eval_options,
 };

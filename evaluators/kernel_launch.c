@@ -234,3 +234,18 @@ int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out,
   if (rc) mpt_launch_free(out);
   return rc;
 }
+
+int mpt_kspec_block_shared(const mpt_kernel_spec *ks, const int *idx, mpt_value *vars, int64_t block[3],
+                           int64_t *shared, mpt_error *err) {
+  mpt_launch l;
+  mpt_value items[3]; /* ProblemSize's list, bound in vars */
+  char config[512];
+  memset(&l, 0, sizeof l);
+  int rc = bind_parameters(ks->problem, idx, vars, config, (int)sizeof config, err);
+  if (rc == 0) rc = compute_problem_size(ks, vars, items, config, &l, err);
+  if (rc == 0) rc = compute_block(ks, vars, config, &l, err);
+  if (rc == 0) rc = compute_shared_bytes(ks, vars, config, &l, err);
+  memcpy(block, l.block, sizeof l.block);
+  *shared = l.shared_bytes;
+  return rc;
+}

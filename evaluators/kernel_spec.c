@@ -721,7 +721,9 @@ static int parse_tolerance(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) 
   return 0;
 }
 
-int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) {
+/* the spec of p; with_source 0: without what only a compile needs (the kernel file, CompilerOptions, Compiler,
+ * ReturnsTime, the ReferenceArguments) */
+static int load_spec(const mpt_problem *p, int with_source, mpt_kernel_spec **out, mpt_error *err) {
   *out = NULL;
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(p->json, KS);
   if (!cJSON_IsObject(k)) return mpt_error_set(err, MPT_ERR_VALUE, "%s: no %s object", p->path, KS);
@@ -730,10 +732,10 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   /* the fields in the order their messages take precedence */
   int rc = mpt_kspec_check_keys(p, err);
   if (rc == 0) rc = parse_language(ks, k, err);
-  if (rc == 0) rc = read_kernel_source(ks, k, err);
-  if (rc == 0) rc = parse_compiler_options(ks, k, err);
-  if (rc == 0) rc = parse_compiler(ks, k, err);
-  if (rc == 0) rc = parse_returns_time(ks, k, err);
+  if (rc == 0 && with_source) rc = read_kernel_source(ks, k, err);
+  if (rc == 0 && with_source) rc = parse_compiler_options(ks, k, err);
+  if (rc == 0 && with_source) rc = parse_compiler(ks, k, err);
+  if (rc == 0 && with_source) rc = parse_returns_time(ks, k, err);
   if (rc == 0) rc = parse_global_local(ks, k, err);
   if (rc == 0) rc = parse_problem_size(ks, k, err);
   if (rc == 0) rc = parse_grid_divisors(ks, k, err);
@@ -741,13 +743,19 @@ int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) 
   if (rc == 0) rc = parse_iterations(ks, k, err);
   if (rc == 0) rc = parse_tolerance(ks, k, err);
   if (rc == 0) rc = parse_args(ks, cJSON_GetObjectItemCaseSensitive(k, "Arguments"), err);
-  if (rc == 0) rc = parse_refs(ks, cJSON_GetObjectItemCaseSensitive(k, "ReferenceArguments"), err);
+  if (rc == 0 && with_source) rc = parse_refs(ks, cJSON_GetObjectItemCaseSensitive(k, "ReferenceArguments"), err);
   if (rc) {
     mpt_kspec_free(ks);
     return rc;
   }
   *out = ks;
   return 0;
+}
+
+int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) { return load_spec(p, 1, out, err); }
+
+int mpt_kspec_load_geometry(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err) {
+  return load_spec(p, 0, out, err);
 }
 
 static void free_fill(mpt_ks_fillspec *f) {

@@ -131,6 +131,10 @@ typedef struct mpt_launch {
  * ("KernelSpecification.Arguments[2].Size") and show expressions with a caret. The spec keeps a pointer
  * to the problem, which must outlive it. */
 int mpt_kspec_load(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err);
+/* As mpt_kspec_load, without what only a compile needs: the kernel file is not read (it may be absent), and
+ * CompilerOptions, Compiler, ReturnsTime and ReferenceArguments are not read. Enough for mpt_kspec_launch and
+ * mpt_kspec_block_shared (the device limits, evaluators/device_limits.h); source is NULL. */
+int mpt_kspec_load_geometry(const mpt_problem *p, mpt_kernel_spec **out, mpt_error *err);
 /* The keys of the problem's KernelSpecification and of its objects (GlobalSize, LocalSize, Tolerance,
  * Arguments[i], ReferenceArguments[i]): a misspelt or repeated one is an error (spaces/json/json_keys.h), as
  * mpt_kspec_load finds first; 0 without a KernelSpecification. For commands that do not load the spec. */
@@ -141,6 +145,11 @@ void mpt_kspec_free(mpt_kernel_spec *ks);
  * expression failing or giving a value < 1) name the field and the configuration. */
 int mpt_kspec_launch(const mpt_kernel_spec *ks, const int *idx, mpt_launch *out, mpt_error *err);
 void mpt_launch_free(mpt_launch *l);
+/* Only the threads per block in each dimension and the dynamic shared memory (SharedMemory plus the Local
+ * arguments, bytes) of the configuration given as value indices; errors as mpt_kspec_launch. vars: scratch of
+ * ks->n_names values (the caller's, reused over configurations). */
+int mpt_kspec_block_shared(const mpt_kernel_spec *ks, const int *idx, mpt_value *vars, int64_t block[3],
+                           int64_t *shared, mpt_error *err);
 
 /* index of an argument by name, -1 when unknown */
 int mpt_kspec_arg_index(const mpt_kernel_spec *ks, const char *name);

@@ -4,12 +4,14 @@
 #include "evaluators/evaluator.h"
 
 /* one extern per evaluator file */
+extern const mpt_evaluator_type mpt_evaluator_auto;
 extern const mpt_evaluator_type mpt_evaluator_sim;
 extern const mpt_evaluator_type mpt_evaluator_cpu;
 extern const mpt_evaluator_type mpt_evaluator_cuda;
 extern const mpt_evaluator_type mpt_evaluator_hip;
 
 static const mpt_evaluator_type *const registry[] = {
+  &mpt_evaluator_auto,
   &mpt_evaluator_sim,
   &mpt_evaluator_cpu,
   &mpt_evaluator_cuda,

@@ -357,6 +357,8 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.local_rank = local_rank;
   set.rank = rank;
   set.watch = watch;
+  set.options = o->eval_opts;
+  set.n_options = o->n_eval_opts;
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
 }
 

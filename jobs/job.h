@@ -35,9 +35,11 @@ typedef struct mpt_job_options {
   const char *simulate;    /* the replayed file (NULL: real evaluations) */
   double simulate_delay;
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
-  const char *evaluator;
+  const char *evaluator;    /* its name; "auto" (the default without --simulate): picked per worker */
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;
+  const char *eval_opts[MPT_JOB_MAX_OPTS]; /* the evaluator's key=value options (--evaluator-option) */
+  int n_eval_opts;
   double timeout_s;        /* per evaluation (0: derived) */
   int iterations;          /* timed runs per evaluation (0: the problem's) */
   const char *workdir;

@@ -14,27 +14,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *type_name(mpt_opt_type t) {
-  switch (t) {
-  case MPT_OPT_INT: return "int";
-  case MPT_OPT_DOUBLE: return "float";
-  case MPT_OPT_STRING: return "string";
-  case MPT_OPT_BOOL: return "bool";
-  }
-  return "?";
-}
-
-/* "key (type, default D[, range a..b][, one of x|y])" of one option */
-static void describe_option(const mpt_option_spec *o, char *buf, size_t cap) {
-  size_t len = (size_t)snprintf(buf, cap, "%s (%s, default %s", o->key, type_name(o->type),
-                                o->default_value ? o->default_value : "none");
-  if ((o->type == MPT_OPT_INT || o->type == MPT_OPT_DOUBLE) && o->min <= o->max && len < cap)
-    len += (size_t)snprintf(buf + len, cap - len, ", range %g..%g", o->min, o->max);
-  if (o->type == MPT_OPT_STRING && o->choices && len < cap)
-    len += (size_t)snprintf(buf + len, cap - len, ", one of %s", o->choices);
-  if (len < cap) snprintf(buf + len, cap - len, ")");
-}
-
 void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f) {
   if (!t->options || !t->options[0].key) {
     fprintf(f, "strategy '%s' takes no options\n", t->name);
@@ -43,7 +22,7 @@ void mpt_strategy_print_options(const mpt_strategy_type *t, FILE *f) {
   fprintf(f, "options of strategy '%s' (--option key=value):\n", t->name);
   for (const mpt_option_spec *o = t->options; o->key; o++) {
     char d[512];
-    describe_option(o, d, sizeof d);
+    mpt_option_describe(o, d, sizeof d);
     fprintf(f, "  %s%s%s\n", d, o->help ? ": " : "", o->help ? o->help : "");
   }
   char aliases[512];
@@ -67,87 +46,6 @@ static void list_keys(const mpt_strategy_type *t, const char *key, char *buf, si
   for (const mpt_option_spec *o = t->options; o->key && len < cap; o++)
     len += (size_t)snprintf(buf + len, cap - len, "%s %s", o == t->options ? "" : ",", o->key);
   if (len < cap) snprintf(buf + len, cap - len, " (described by mptune tune --strategy %s --help)", t->name);
-}
-
-static int parse_bool(const char *v, int *out) {
-  static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
-  for (int i = 0; i < 4; i++) {
-    if (strcasecmp(v, yes[i]) == 0) { *out = 1; return 0; }
-    if (strcasecmp(v, no[i]) == 0) { *out = 0; return 0; }
-  }
-  return -1;
-}
-
-static int parse_int(const char *v, long long *out) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (end == v || errno) return -1;
-  while (isspace((unsigned char)*end)) end++;
-  if (*end) return -1;
-  *out = x;
-  return 0;
-}
-
-static int parse_double(const char *v, double *out) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (end == v || errno || !isfinite(x)) return -1;
-  while (isspace((unsigned char)*end)) end++;
-  if (*end) return -1;
-  *out = x;
-  return 0;
-}
-
-static int in_choices(const char *choices, const char *v) {
-  size_t n = strlen(v);
-  const char *p = choices;
-  while (*p) {
-    const char *bar = strchr(p, '|');
-    size_t len = bar ? (size_t)(bar - p) : strlen(p);
-    if (len == n && strncmp(p, v, n) == 0) return 1;
-    if (!bar) break;
-    p = bar + 1;
-  }
-  return 0;
-}
-
-/* checks one value against its spec; 0 or a message in why */
-static int check_value(const mpt_option_spec *o, const char *v, char *why, size_t cap) {
-  switch (o->type) {
-  case MPT_OPT_INT: {
-    long long x;
-    if (parse_int(v, &x)) { snprintf(why, cap, "'%s' is not an integer", v); return -1; }
-    if (o->min <= o->max && ((double)x < o->min || (double)x > o->max)) {
-      snprintf(why, cap, "%lld is outside %g..%g", x, o->min, o->max);
-      return -1;
-    }
-    return 0;
-  }
-  case MPT_OPT_DOUBLE: {
-    double x;
-    if (parse_double(v, &x)) { snprintf(why, cap, "'%s' is not a finite number", v); return -1; }
-    if (o->min <= o->max && (x < o->min || x > o->max)) {
-      snprintf(why, cap, "%g is outside %g..%g", x, o->min, o->max);
-      return -1;
-    }
-    return 0;
-  }
-  case MPT_OPT_BOOL: {
-    int b;
-    if (parse_bool(v, &b)) { snprintf(why, cap, "'%s' is not a boolean (0/1, true/false)", v); return -1; }
-    return 0;
-  }
-  case MPT_OPT_STRING:
-    if (o->choices && !in_choices(o->choices, v)) {
-      snprintf(why, cap, "'%s' is not one of %s", v, o->choices);
-      return -1;
-    }
-    return 0;
-  }
-  snprintf(why, cap, "unknown option type");
-  return -1;
 }
 
 /* t's option named key: one of ours, or ours that Kernel Tuner names key */
@@ -204,8 +102,8 @@ static int resolve_option(const mpt_strategy_type *t, const char *kv, const mpt_
     return mpt_error_set(err, MPT_ERR_NAME, "strategy '%s': unknown option '%s'; %s", t->name, key, list);
   }
   char why[256];
-  if (check_value(o, eq + 1, why, sizeof why)) {
-    describe_option(o, list, sizeof list);
+  if (mpt_option_check_value(o, eq + 1, why, sizeof why)) {
+    mpt_option_describe(o, list, sizeof list);
     return mpt_error_set(err, MPT_ERR_VALUE, "strategy '%s': bad value for option '%s': %s; the option: %s", t->name,
                          key, why, list);
   }
@@ -443,16 +341,16 @@ static const char *opt_raw(const mpt_strategy *s, const char *key) {
 int64_t mpt_strategy_opt_int(const mpt_strategy *s, const char *key) {
   const char *v = opt_raw(s, key);
   long long x = 0;
-  if (v && parse_int(v, &x) == 0) return (int64_t)x;
+  if (v && mpt_option_parse_int(v, &x) == 0) return (int64_t)x;
   double d;
-  if (v && parse_double(v, &d) == 0) return (int64_t)d;
+  if (v && mpt_option_parse_double(v, &d) == 0) return (int64_t)d;
   return 0;
 }
 
 double mpt_strategy_opt_double(const mpt_strategy *s, const char *key) {
   const char *v = opt_raw(s, key);
   double d = 0;
-  if (v && parse_double(v, &d) == 0) return d;
+  if (v && mpt_option_parse_double(v, &d) == 0) return d;
   return 0.0;
 }
 
@@ -461,6 +359,6 @@ const char *mpt_strategy_opt_str(const mpt_strategy *s, const char *key) { retur
 int mpt_strategy_opt_bool(const mpt_strategy *s, const char *key) {
   const char *v = opt_raw(s, key);
   int b = 0;
-  if (v && parse_bool(v, &b) == 0) return b;
+  if (v && mpt_option_parse_bool(v, &b) == 0) return b;
   return 0;
 }

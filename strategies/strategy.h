@@ -13,18 +13,9 @@
 #include "spaces/sys/obs.h"
 #include "spaces/sys/rng.h"
 #include "spaces/sys/error.h"
+#include "spaces/sys/option.h"
 
-typedef enum mpt_opt_type { MPT_OPT_INT, MPT_OPT_DOUBLE, MPT_OPT_STRING, MPT_OPT_BOOL } mpt_opt_type;
-
-/* One option a strategy accepts. `choices` (strings only) is a '|'-separated list or NULL. */
-typedef struct mpt_option_spec {
-  const char *key;
-  mpt_opt_type type;
-  const char *default_value;
-  const char *help;
-  const char *choices;
-  double min, max;       /* inclusive range for numbers; ignored when min > max */
-} mpt_option_spec;
+/* mpt_option_spec, a strategy's option table row: spaces/sys/option.h (evaluators have such tables too) */
 
 typedef struct mpt_strategy mpt_strategy;
 

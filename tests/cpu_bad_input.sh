@@ -48,7 +48,10 @@ grep -qxF -A1 "    ProblemSize[0] // (len(mode) - 7)" "$tmp/bad_size.out" &&
   { echo "bad_size: no caret under the '//'"; exit 1; }
 check bad_generator 's|"DataSource": "i % 17 \* 0.5"|"DataSource": "i % 17 * )"|' \
   "KernelSpecification.Arguments[1].DataSource: unexpected ')'"
-check not_c 's/"Language": "C"/"Language": "CUDA"/' "the cpu evaluator runs C kernels"
+# a CUDA kernel on the cpu evaluator named (the default, auto, would bind a GPU)
+sed 's/"Language": "C"/"Language": "CUDA"/' "$src" >"$tmp/not_c.json"
+fails not_c "the cpu evaluator runs C kernels" tune not_c.json --evaluator cpu --budget 5 --log not_c.h5
+[ ! -e "$tmp/not_c.h5" ] || { echo "not_c: a run log was left behind"; exit 1; }
 # a default that does not compile: the compiler's own error lines, not only its last ('collect2: error: ld returned
 # 1 exit status'); a CompilerOptions entry the compiler names (a -l library it cannot find) is named with its place
 check no_such_lib 's/"Language": "C",/"Language": "C", "CompilerOptions": ["-O2", "-lnosuchlib_mptune"],/' \

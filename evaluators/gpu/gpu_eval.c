@@ -460,6 +460,28 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   return 0;
 }
 
+const mpt_option_spec mpt_gpu_eval_options[] = {
+  {"compile_options", MPT_OPT_STRING, NULL, "more options for the run-time compiler (NVRTC, hiprtc), separated by "
+   "blanks, after the problem's KernelSpecification.CompilerOptions (e.g. \"-use_fast_math\")", NULL, 0, -1},
+  {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+/* the blank-separated words of option compile_options appended to the kernel's CompilerOptions (the run-time
+ * compiler gets them after the problem's own) */
+static int add_compile_options(mpt_kernel_spec *ks, const char *words, mpt_error *err) {
+  char *copy = strdup(words ? words : "");
+  if (!copy) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = 0;
+  for (char *save = NULL, *w = strtok_r(copy, " \t", &save); w && rc == 0; w = strtok_r(NULL, " \t", &save)) {
+    char **grown = realloc(ks->options, sizeof *grown * (size_t)(ks->n_options + 1));
+    if (grown) ks->options = grown;
+    if (!grown || !(ks->options[ks->n_options] = strdup(w))) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    else ks->n_options++;
+  }
+  free(copy);
+  return rc;
+}
+
 static void gpu_eval_free(gpu_eval *g) {
   if (!g) return;
   mpt_isolate_destroy(g->iso);
@@ -477,6 +499,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   g->timeout_s = ev->settings.timeout_s;
   g->watch = ev->watch;
   int rc = mpt_kspec_load(ev->problem, &g->ks, err);
+  if (rc == 0) rc = add_compile_options(g->ks, mpt_evaluator_opt_str(ev, "compile_options"), err);
   if (rc) goto fail;
   const mpt_kernel_spec *ks = g->ks;
   int lang_ok = ks->lang == MPT_LANG_CUDA || (strcmp(be->name, "hip") == 0 && ks->lang == MPT_LANG_HIP);
@@ -525,6 +548,8 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   snprintf(ev->device.name, sizeof ev->device.name, "%s", rs.info.name);
   snprintf(ev->device.arch, sizeof ev->device.arch, "%s", rs.info.arch);
   ev->device.memory_gib = rs.info.memory_gib;
+  ev->device.max_threads_per_block = rs.info.max_threads_per_block; /* the device's limits (evaluators/device_limits.h) */
+  ev->device.max_shared_per_block = rs.info.max_shared_per_block;
   ev->data = g;
   /* reference output: ReferenceArguments, else the default configuration's output */
   if (mpt_args_needs_reference_run(g->args)) {

@@ -45,6 +45,9 @@ typedef struct mpt_gpu_backend {
   int (*sync)(void *st, char *msg, size_t cap);
 } mpt_gpu_backend;
 
+/* the settings both GPU evaluators take (--evaluator-option key=value) */
+extern const mpt_option_spec mpt_gpu_eval_options[];
+
 int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *err);
 int mpt_gpu_eval_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
 void mpt_gpu_eval_close(mpt_evaluator *ev);

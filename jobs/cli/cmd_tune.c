@@ -14,12 +14,22 @@
 #include "mpi/wire.h"
 #include "strategies/strategy.h"
 
+/* "auto, sim, cpu, cuda, hip": the registered evaluators */
+static const char *evaluator_names(void) {
+  static char names[512];
+  int len = 0;
+  names[0] = '\0';
+  for (int i = 0; i < mpt_evaluator_count() && len < (int)sizeof names; i++)
+    len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", i ? ", " : "", mpt_evaluator_at(i)->name);
+  return names;
+}
+
 static void usage(FILE *f, int collect) {
   if (collect)
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
             "         [--resume | --force] [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]]\n"
-            "         [--evaluator NAME]\n"
+            "         [--evaluator NAME] [--evaluator-option key=value]...\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
@@ -28,13 +38,15 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
-            "         [--option key=value]...\n"
+            "         [--option key=value]... [--evaluator-option key=value]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "Defaults: --strategy and --option the problem's Search block, else random; --budget and\n"
             "--time its Budget block (ConfigurationCount or ConfigurationFraction, TuningDuration), --budget\n"
-            "all configurations when only --time is given; evaluator 'sim' with --simulate else 'cpu'; the\n"
+            "all configurations when only --time is given; evaluator 'sim' with --simulate, else 'auto' (cpu for\n"
+            "C and C++ kernels; for CUDA and HIP kernels each worker picks cuda on an NVIDIA GPU, hip on an AMD\n"
+            "one); the\n"
             "logged strategy, options and budget with --resume (a run finished by its budget goes on with a\n"
             "larger --budget); --grace 20\n"
             "(seconds to finish in-flight evaluations after SIGINT/SIGTERM or the --time budget; then\n"
@@ -47,12 +59,14 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
-            "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
+            "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
+            "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
 }
 
 /* the options of both tune and collect (flags included, for "did you mean") */
 #define COMMON_OPTIONS                                                                                      \
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
+      "--evaluator-option",                                                                                   \
       "--iterations",                                                                                         \
       "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
 
@@ -106,6 +120,11 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       missing_given = 1;
     }
     else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
+    else if (strcmp(o, "--evaluator-option") == 0) {
+      if (a->n_eval_opts >= MPT_JOB_MAX_OPTS)
+        return mpt_error_set(err, MPT_ERR_VALUE, "too many --evaluator-option (max %d)", MPT_JOB_MAX_OPTS);
+      a->eval_opts[a->n_eval_opts++] = v;
+    }
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
       if (a->n_opts >= MPT_JOB_MAX_OPTS)
@@ -136,7 +155,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-delay needs --simulate FILE");
   if (missing_given && !a->simulate)
     return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-missing needs --simulate FILE");
-  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
+  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "auto";
   if (collect) a->strategy = "brute_force";
   else if (!a->strategy) a->strategy = "random";
   /* an output never replaces an input (the problem, the replayed file; the files the problem reads: the job
@@ -146,19 +165,26 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     return err->code;
   if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
-  if (!mpt_evaluator_find(a->evaluator)) {
-    char names[512];
-    int len = 0;
-    names[0] = '\0';
-    for (int i = 0; i < mpt_evaluator_count() && len < (int)sizeof names; i++)
-      len += snprintf(names + len, sizeof names - (size_t)len, "%s%s", i ? ", " : "", mpt_evaluator_at(i)->name);
-    return mpt_error_set(err, MPT_ERR_NAME, "unknown evaluator '%s' (known: %s)", a->evaluator, len ? names : "none");
-  }
+  const mpt_evaluator_type *et = mpt_evaluator_find(a->evaluator);
+  if (!et) return mpt_error_set(err, MPT_ERR_NAME, "unknown evaluator '%s' (known: %s)", a->evaluator, evaluator_names());
+  for (int i = 0; i < a->n_eval_opts; i++) /* said once, before anything opens */
+    if (mpt_evaluator_check_option(et, a->eval_opts[i], err)) return err->code;
   return 0;
 }
 
-/* --help, or --strategy NAME --help: the usage, or the strategy's options; the exit status */
+/* --evaluator NAME --help: the evaluator's options; the exit status */
+static int evaluator_help(const char *name, int rank) {
+  const mpt_evaluator_type *e = mpt_evaluator_find(name);
+  if (!e && rank == 0) fprintf(stderr, "mptune: unknown evaluator '%s' (known: %s)\n", name, evaluator_names());
+  else if (rank == 0) mpt_evaluator_print_options(e, stdout);
+  return e ? 0 : 2;
+}
+
+/* --help, or --strategy NAME --help, or --evaluator NAME --help: the usage, or the strategy's or the evaluator's
+ * options; the exit status */
 static int help(int argc, char **argv, int collect, int rank) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--evaluator") == 0) return evaluator_help(argv[i + 1], rank);
   const mpt_strategy_type *t = NULL;
   const char *name = NULL;
   for (int i = 1; i + 1 < argc && !collect; i++)
