@@ -17,10 +17,19 @@ static const mpt_option_spec *find_row(const mpt_evaluator_type *t, const char *
   return o;
 }
 
-/* appends the keys of table to buf (len: what it holds), noting in *meant the one key is closest to */
+/* 1 when the list "a, b, c" in buf holds key */
+static int listed(const char *buf, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = strstr(buf, key); p; p = strstr(p + 1, key))
+    if ((p == buf || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return 1;
+  return 0;
+}
+
+/* appends the keys of table not yet in buf (len: what it holds), noting in *meant the one key is closest to */
 static size_t list_table(const mpt_option_spec *table, const char *key, const char **meant, int *best, char *buf,
                          size_t len, size_t cap) {
   for (const mpt_option_spec *o = table; o && o->key && len < cap; o++) {
+    if (listed(buf, o->key)) continue; /* cuda's and hip's compile_options: one key */
     if (key) mpt_key_consider(key, o->key, 0, meant, best);
     len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", o->key);
   }

@@ -5,6 +5,7 @@
 #ifndef MPT_DEVICE_CLASS_H
 #define MPT_DEVICE_CLASS_H
 #include <stddef.h>
+#include <stdio.h>
 #include "evaluators/evaluator.h"
 
 #define MPT_DEVICE_CLASS_ENV "MPTUNE_DEVICE_CLASS"
@@ -16,5 +17,16 @@ void mpt_device_class_key(const mpt_device_info *d, char *buf, size_t cap);
 /* Sets d->device_class: override when not NULL and not empty, else MPTUNE_DEVICE_CLASS when set and not
  * empty, else the automatic key. */
 void mpt_device_class_assign(mpt_device_info *d, const char *override);
+
+/* 1 when d's class was named by the user (it differs from d's automatic key) */
+int mpt_device_class_named(const mpt_device_info *d);
+
+/* The number of distinct classes among the n entries of d (entries with rank < 0 skipped). */
+int mpt_device_class_count(const mpt_device_info *d, int n);
+
+/* Prints the device table grouped by class, in the order each class first appears: a line per class ("class KEY:
+ * 2 workers", with the automatic key after a class the user named), then its workers, one row each, with the
+ * device's limits (threads and shared memory per block; "-" where it has none). */
+void mpt_device_table_print_classes(FILE *f, const mpt_device_info *d, int n);
 
 #endif

@@ -1,18 +1,21 @@
 /* jobs/cli/cmd_devices.c: `mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]`: prints the
- * device table a tuning run would print, without tuning. Every worker rank (1..N-1, or rank 0 alone
- * with -n 1) takes its node-local rank among the workers; without a problem it reports the GPU that
- * local rank picks (after *_VISIBLE_DEVICES) among the GPUs of one runtime, as a run binds: NVIDIA's
- * when the node has any (the cuda evaluator's), else AMD's (hip), else the CPU; with a problem it
- * opens the evaluator exactly as `mptune tune` does (mpt_job_open_evaluator) and reports what it is bound to. */
+ * device table a tuning run would print, grouped by device class, without tuning. Every worker rank (1..N-1, or
+ * rank 0 alone with -n 1) takes its node-local rank among the workers; without a problem it reports the GPU that
+ * local rank picks (after *_VISIBLE_DEVICES) among the node's GPUs of both vendors, as `--evaluator auto` binds,
+ * else the CPU; with a problem it opens the evaluator exactly as `mptune tune` does (mpt_job_open_evaluator) and
+ * reports what it is bound to. Each worker's class is its device's key or the name MPTUNE_DEVICE_CLASS gives it
+ * (mpi/device_class.h). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "evaluators/evaluator.h"
 #include "evaluators/gpu/gpu_devices.h"
+#include "evaluators/gpu/gpu_probe.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job.h"
 #include "mpi/device.h"
+#include "mpi/device_class.h"
 #include "mpi/wire.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
@@ -21,9 +24,12 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpiexec.mpich -n N mptune devices [FILE.json [--evaluator NAME] [--simulate FILE]]\n"
           "Prints what each worker rank is bound to (host, vendor, device, architecture, memory).\n"
-          "Without FILE.json: the GPU each worker's node-local rank picks among the NVIDIA GPUs (as\n"
-          "--evaluator cuda binds), else among the AMD GPUs (--evaluator hip), else the CPU.\n"
-          "With FILE.json: the evaluator (default 'sim' with --simulate, else 'cpu') is opened as for a run.\n");
+          "Without FILE.json: the GPU each worker's node-local rank picks among the node's GPUs, NVIDIA\n"
+          "first, then AMD (as --evaluator auto binds), else the CPU. With FILE.json: the evaluator (default\n"
+          "'sim' with --simulate, else 'auto') is opened as for a run.\n"
+          "Workers are grouped by device class: vendor, device name and architecture, or the name the\n"
+          "environment variable MPTUNE_DEVICE_CLASS of a worker's process gives it. threads/blk and\n"
+          "shared/blk are the device's limits per block.\n");
 }
 
 #define MAX_GPUS 64
@@ -41,7 +47,7 @@ typedef struct devices_opened {
   mpt_evaluator *ev;
 } devices_opened;
 
-/* reads the arguments into a (the evaluator defaulting to 'sim' with --simulate, else 'cpu'); an unknown
+/* reads the arguments into a (the evaluator defaulting to 'sim' with --simulate, else 'auto'); an unknown
  * option, a second FILE.json and --evaluator/--simulate without one are errors */
 static int parse_devices_args(int argc, char **argv, devices_args *a, mpt_error *err) {
   memset(a, 0, sizeof *a);
@@ -63,7 +69,7 @@ static int parse_devices_args(int argc, char **argv, devices_args *a, mpt_error 
   if (rc == 0 && (a->evaluator || a->simulate) && !a->problem)
     rc = mpt_error_set(err, MPT_ERR_VALUE,
                        "--evaluator/--simulate need the T1 problem file (mptune devices FILE.json ...)");
-  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
+  if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "auto";
   return rc;
 }
 
@@ -82,54 +88,47 @@ static int describe_opened_evaluator(const devices_args *a, int rank, int local_
   return rc;
 }
 
-/* without a problem: the GPU local_rank picks as a run binds (mpt_gpu_bind), else the CPU; why: the reasons for
- * a runtime without GPUs */
+/* without a problem: the GPU local_rank picks as `--evaluator auto` binds (mpt_gpu_bind_any: over the node's GPUs of
+ * both vendors), else the CPU; its class assigned; why: the reasons for a runtime without GPUs */
 static void describe_bound_gpu(int rank, int local_rank, mpt_device_info *mine, char *why, size_t why_cap) {
   mpt_gpu_desc gpus[MAX_GPUS];
   int n = mpt_gpu_list_all(gpus, MAX_GPUS, why, why_cap);
   if (n > MAX_GPUS) n = MAX_GPUS;
-  int pick = mpt_gpu_bind(gpus, n, local_rank);
+  int pick = mpt_gpu_bind_any(gpus, n, local_rank);
   if (pick < 0) {
     mpt_device_cpu(mine, rank, "cpu");
-    return;
+  } else {
+    mpt_device_cpu(mine, rank, gpus[pick].api); /* host */
+    mine->index = gpus[pick].index;
+    snprintf(mine->vendor, sizeof mine->vendor, "%s", gpus[pick].vendor);
+    snprintf(mine->name, sizeof mine->name, "%s", gpus[pick].name);
+    snprintf(mine->arch, sizeof mine->arch, "%s", gpus[pick].arch);
+    mine->memory_gib = gpus[pick].memory_gib;
+    mine->max_threads_per_block = gpus[pick].max_threads_per_block;
+    mine->max_shared_per_block = gpus[pick].max_shared_per_block;
   }
-  mpt_device_cpu(mine, rank, gpus[pick].api); /* host */
-  mine->index = gpus[pick].index;
-  snprintf(mine->vendor, sizeof mine->vendor, "%s", gpus[pick].vendor);
-  snprintf(mine->name, sizeof mine->name, "%s", gpus[pick].name);
-  snprintf(mine->arch, sizeof mine->arch, "%s", gpus[pick].arch);
-  mine->memory_gib = gpus[pick].memory_gib;
+  mpt_device_class_assign(mine, NULL);
 }
 
-/* on rank 0's node, the GPUs of the runtime a plain `devices` does not bind over: their number, that runtime's
- * name in other ("cuda" or "hip"); why: rank 0's reasons for a runtime without GPUs */
-static int count_other_runtime_gpus(char *why, size_t why_cap, char *other, size_t other_cap) {
+/* rank 0's reasons for a runtime without GPUs on its node, when rank 0 is no worker */
+static void rank0_why(char *why, size_t why_cap) {
   mpt_gpu_desc *g = calloc(MAX_GPUS, sizeof *g);
-  int n = g ? mpt_gpu_list_all(g, MAX_GPUS, why, why_cap) : 0;
-  int n_other = 0;
-  for (int i = 0; i < n && i < MAX_GPUS; i++)
-    if (strcmp(g[i].api, g[0].api) != 0) {
-      n_other++;
-      snprintf(other, other_cap, "%s", g[i].api);
-    }
+  if (g) mpt_gpu_list_all(g, MAX_GPUS, why, why_cap);
   free(g);
-  return n_other;
 }
 
-/* rank 0: the header, the workers' devices (all: every rank's; NULL when out of memory), the other runtime's
- * GPUs, and without a problem, when the first worker has no GPU, rank 0's view of why (rank 0 itself is a
- * worker only with -n 1) */
-static void print_devices(int size, const mpt_device_info *all, const devices_args *a, int n_other,
-                          const char *other, char *why) {
+/* rank 0: the header, the workers' devices grouped by class (all: every rank's; NULL when out of memory), and
+ * without a problem, when the first worker has no GPU, rank 0's view of why (rank 0 itself is a worker only with
+ * -n 1) */
+static void print_devices(int size, const mpt_device_info *all, const devices_args *a, char *why) {
   int first = size == 1 ? 0 : 1;
   char vis[256];
   mpt_device_visible(vis, sizeof vis);
-  printf("devices: %d worker%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
-         size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "", vis);
-  if (all) mpt_device_table_print(stdout, all + first, size - first);
-  if (n_other > 0)
-    printf("also %d %s GPU%s on rank 0's node: `mptune devices FILE.json --evaluator %s` shows their binding\n",
-           n_other, strcmp(other, "hip") == 0 ? "AMD" : "NVIDIA", n_other == 1 ? "" : "s", other);
+  int classes = all ? mpt_device_class_count(all + first, size - first) : 0;
+  printf("devices: %d worker%s in %d device class%s (rank 0 %s)%s%s\n", size - first, size - first == 1 ? "" : "s",
+         classes, classes == 1 ? "" : "es", size == 1 ? "coordinates and evaluates" : "coordinates", vis[0] ? "; " : "",
+         vis);
+  if (all) mpt_device_table_print_classes(stdout, all + first, size - first);
   if (!a->problem && why[0] && (!all || strcmp(all[first].vendor, "CPU") == 0))
     for (char *line = strtok(why, "\n"); line; line = strtok(NULL, "\n"))
       if (line[0]) printf("no GPU: %s\n", line);
@@ -138,10 +137,10 @@ static void print_devices(int size, const mpt_device_info *all, const devices_ar
 
 /* every rank's device gathered on rank 0 (collective), printed there */
 static void gather_and_print(MPI_Comm comm, int rank, int size, mpt_device_info *mine, const devices_args *a,
-                             int n_other, const char *other, char *why) {
+                             char *why) {
   mpt_device_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
   mpt_wire_gather_devices(comm, mine, all ? all : mine);
-  if (rank == 0) print_devices(size, all, a, n_other, other, why);
+  if (rank == 0) print_devices(size, all, a, why);
   free(all);
 }
 
@@ -171,15 +170,12 @@ int mpt_cmd_devices(int argc, char **argv) {
     if (a.problem) rc = describe_opened_evaluator(&a, rank, local_rank, &opened, &mine, &err);
     else describe_bound_gpu(rank, local_rank, &mine, why, sizeof why);
   }
-  int n_other = 0;
-  char other[16] = ""; /* the other runtime: "cuda" or "hip" */
-  if (rc == 0 && !a.problem && rank == 0) /* rank 0 explains a GPU-less node and names the other runtime */
-    n_other = count_other_runtime_gpus(why, sizeof why, other, sizeof other);
+  if (rc == 0 && !a.problem && rank == 0 && !is_worker) rank0_why(why, sizeof why); /* explains a GPU-less node */
   rc = mpt_wire_gonogo(comm, rc, &err);
   if (rc < 0) {
     if (rank == 0) fprintf(stderr, "mptune devices: %s\n", err.msg);
   } else {
-    gather_and_print(comm, rank, size, &mine, &a, n_other, other, why);
+    gather_and_print(comm, rank, size, &mine, &a, why);
   }
   if (opened.ev) mpt_evaluator_close(opened.ev);
   if (opened.space) mpt_space_free(opened.space);

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""tests/devices_auto_mixed.py: `--evaluator auto` (the default for a CUDA kernel) in one MPI job with an NVIDIA
+worker and an AMD worker, through the real device paths on a machine without GPUs: an MPMD `mpiexec.mpich -n 1
+mptune ... : -n 1 ... : -n 1 ...` in which rank 1 sees only the stand-in CUDA driver (tests/fake_cuda.c, with the
+real NVRTC) and rank 2 only the stand-in HIP runtime (tests/fake_hip.c, with the real hiprtc). Each worker
+picks its evaluator by the GPU it binds (cuda, hip), compiles every variant with its vendor's run-time
+compiler, and its records carry its stand-in's timings (NVIDIA 0-2 ms, AMD 3-5 ms for a correct variant) and
+statuses (wrong result, launch error) read from the compiled code object. The device table and the run log name
+each worker's vendor, device, architecture, evaluator and limits; `mptune devices FILE.json` shows the same
+workers grouped by device class, and MPTUNE_DEVICE_CLASS names a class. A worker with no GPU (neither
+stand-in) fails the run with one message naming it. Skipped (77) without NVRTC or hiprtc."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+MPTUNE = os.environ["MPTUNE"]
+MPIEXEC = os.environ["MPIEXEC"]
+TESTS = os.path.join(os.environ["MPT_BINARY_DIR"], "tests")
+FAKE_CUDA = os.path.join(TESTS, "libfake_cuda.so")
+FAKE_HIP = os.path.join(TESTS, "libfake_hip.so")
+
+KERNEL = r"""
+#define STR2(x) #x
+#define STR(x) STR2(x)
+extern "C" __device__ const char mpt_fake_marker[] = "MPT_FAKE_MODE=" STR(fmode) ";"; /* kept: external */
+extern "C" __global__ void fk(float *out, const float *in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * 2 + mpt_fake_marker[0];
+}
+"""
+PROBLEM = {
+    "General": {"BenchmarkName": "mixed", "OutputFormat": "JSON"},
+    "ConfigurationSpace": {"TuningParameters": [
+        {"Name": "fmode", "Type": "int", "Values": "[0, 4, 8]", "Default": 0},
+        {"Name": "block_size_x", "Type": "int", "Values": "[64, 128, 256, 512]", "Default": 64}], "Conditions": []},
+    "KernelSpecification": {
+        "Language": "CUDA", "KernelName": "fk", "KernelFile": "fk.cu", "ProblemSize": [1000],
+        "Arguments": [
+            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+             "FillType": "Constant", "FillValue": 0.0, "Size": 1000, "Output": 1},
+            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+             "FillType": "Random", "FillValue": 1.0, "Size": 1000},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
+WANT = {0: 0, 4: 4, 8: 2}  # fmode -> status (0 ok, 2 launch error, 4 wrong result)
+NO_LIB = "/nonexistent/libnone.so"
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL:", what, flush=True)
+
+
+def env_args(cuda, hip, cls=None):
+    """-env pairs of one MPMD part: which stand-in (or none) its rank sees"""
+    pairs = [("MPT_CUDA_DRIVER_LIB", cuda), ("MPT_HIP_LIB", hip)]
+    if cls:
+        pairs.append(("MPTUNE_DEVICE_CLASS", cls))
+    return [a for k, v in pairs for a in ("-env", k, v)]
+
+
+def mpmd(tmp, args, workers):
+    """rank 0 plain, then one rank per (cuda, hip[, class]) of workers, each running mptune args"""
+    cmd = [MPIEXEC, "-n", "1"] + env_args(NO_LIB, NO_LIB) + [MPTUNE] + args
+    for w in workers:
+        cmd += [":", "-n", "1"] + env_args(*w) + [MPTUNE] + args
+    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+    print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}", flush=True)
+    return p
+
+
+def tune_mixed(tmp):
+    p = mpmd(tmp, ["tune", "fk.json", "--strategy", "brute_force", "--budget", "12", "--log", "mixed.h5",
+                   "--progress", "off"], [(FAKE_CUDA, NO_LIB), (NO_LIB, FAKE_HIP)])
+    check(p.returncode == 0, "the mixed run failed")
+    rows = [l.split() for l in p.stdout.splitlines()]
+    nv = [r for r in rows if r[:1] == ["1"] and "NVIDIA" in r and "sm_90" in r and r[-1] == "cuda"]
+    amd = [r for r in rows if r[:1] == ["2"] and "AMD" in r and "gfx90a" in r and r[-1] == "hip"]
+    check(len(nv) == 1 and len(amd) == 1, "the device table: rank 1 NVIDIA sm_90 cuda, rank 2 AMD gfx90a hip")
+    with h5py.File(os.path.join(tmp, "mixed.h5"), "r") as f:
+        ev = f["evaluations"][:int(f["count"][()])]
+        devs = {int(d["rank"]): d for d in f["devices"][:]}
+    check(devs[1]["vendor"] == b"NVIDIA" and devs[1]["evaluator"] == b"cuda", f"the log's device of rank 1: {devs[1]}")
+    check(devs[2]["vendor"] == b"AMD" and devs[2]["evaluator"] == b"hip", f"the log's device of rank 2: {devs[2]}")
+    check(len(ev) == 12 and len({int(r["id"]) for r in ev}) == 12, f"12 distinct records: {len(ev)}")
+    for rank, (lo, hi) in ((1, (0, 2)), (2, (3, 5))):
+        mine = [r for r in ev if int(r["rank"]) == rank]
+        check(len(mine) > 0, f"rank {rank} evaluated nothing")
+        for r in mine:
+            mode = (0, 4, 8)[int(r["config"][0])]
+            check(int(r["status"]) == WANT[mode], f"rank {rank} fmode {mode}: status {int(r['status'])} "
+                  f"({r['reason'][:200]})")
+            if mode == 0:
+                check(lo <= float(r["objective"]) <= hi, f"rank {rank}: fmode 0 took {float(r['objective'])} ms, "
+                      f"not its stand-in's {lo}-{hi}")
+
+
+def devices_by_class(tmp):
+    p = mpmd(tmp, ["devices", "fk.json"], [(FAKE_CUDA, NO_LIB), (NO_LIB, FAKE_HIP), (FAKE_CUDA, NO_LIB, "A100-slow")])
+    out = p.stdout
+    check(p.returncode == 0, "mptune devices failed")
+    check("3 workers in 3 device classes" in out, "the class count")
+    for key in ("class NVIDIA Fake GPU 0 (sm_90): 1 worker", "class AMD Fake AMD GPU 0 (gfx90a): 1 worker",
+                "class A100-slow (named by the user; automatic key NVIDIA Fake GPU 0 (sm_90)): 1 worker"):
+        check(key in out, f"'{key}' in the table")
+    check("1024" in out and "64.0 KiB" in out, "the AMD device's limits (1024 threads, 64 KiB per block)")
+
+
+def no_gpu(tmp):
+    p = mpmd(tmp, ["tune", "fk.json", "--budget", "2", "--log", "none.h5", "--progress", "off"],
+             [(FAKE_CUDA, NO_LIB), (NO_LIB, NO_LIB)])
+    check(p.returncode != 0 and "evaluator 'auto' binds a GPU, and worker rank 2" in p.stderr,
+          "a worker without a GPU: one message naming it")
+    check(not os.path.exists(os.path.join(tmp, "none.h5")), "no log left by the failed start")
+
+
+def have_compilers(tmp):
+    for lang in ("cuda", "hip"):
+        p = subprocess.run([MPTUNE, "devices", "fk.json", "--evaluator", lang], cwd=tmp, capture_output=True,
+                           text=True, env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA, MPT_HIP_LIB=FAKE_HIP))
+        if p.returncode != 0 and ("NVRTC" in p.stderr or "hiprtc" in p.stderr):
+            print(f"SKIPPED: {p.stderr.strip()}")
+            return False
+    return True
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="mpt_mixed_") as tmp:
+        with open(os.path.join(tmp, "fk.cu"), "w") as f:
+            f.write(KERNEL)
+        with open(os.path.join(tmp, "fk.json"), "w") as f:
+            json.dump(PROBLEM, f)
+        if not have_compilers(tmp):
+            return 77
+        tune_mixed(tmp)
+        devices_by_class(tmp)
+        no_gpu(tmp)
+    print("failures:", failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
