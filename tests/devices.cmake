@@ -15,3 +15,7 @@ mpt_script_test(devices_slurm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/devices_s
 set_tests_properties(devices_slurm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 mpt_unit_test(test_devices_options SOURCES test_devices_options.c)
 mpt_script_test(devices_options_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/devices_options_cli.sh)
+# times of mpt_device_excluded and mpt_gpu_probe (docs/PERFORMANCE.md):
+#   bench_devices -n 5 -t 256 ../shared/data/t1/*.json
+add_executable(bench_devices bench_devices.c)
+target_link_libraries(bench_devices PRIVATE mptune_core)
