@@ -7,7 +7,8 @@ picks its evaluator by the GPU it binds (cuda, hip), compiles every variant with
 compiler, and its records carry its stand-in's timings (NVIDIA 0-2 ms, AMD 3-5 ms for a correct variant) and
 statuses (wrong result, launch error) read from the compiled code object. The device table and the run log name
 each worker's vendor, device, architecture, evaluator and limits; `mptune devices FILE.json` shows the same
-workers grouped by device class, and MPTUNE_DEVICE_CLASS names a class. A worker with no GPU (neither
+workers grouped by device class, and MPTUNE_DEVICE_CLASS names a class. Workers that see both stand-ins (a
+node with both kinds of GPU) spread over both, each with its vendor's evaluator. A worker with no GPU (neither
 stand-in) fails the run with one message naming it. Skipped (77) without NVRTC or hiprtc."""
 import json
 import os
@@ -112,6 +113,17 @@ def devices_by_class(tmp):
     check("1024" in out and "64.0 KiB" in out, "the AMD device's limits (1024 threads, 64 KiB per block)")
 
 
+def both_on_one_node(tmp):
+    """every worker sees both stand-ins (a node with an NVIDIA and an AMD GPU): node-local worker rank 0 binds the
+    NVIDIA GPU (cuda), 1 the AMD one (hip), 2 the NVIDIA one again"""
+    p = mpmd(tmp, ["devices", "fk.json"], [(FAKE_CUDA, FAKE_HIP)] * 3)
+    rows = {int(l.split()[0]): l.split() for l in p.stdout.splitlines() if l[:1].isdigit()}
+    check(p.returncode == 0 and sorted(rows) == [1, 2, 3], f"devices on a mixed node: {p.stdout}")
+    for rank, (vendor, ev) in ((1, ("NVIDIA", "cuda")), (2, ("AMD", "hip")), (3, ("NVIDIA", "cuda"))):
+        check(rank in rows and rows[rank][2] == vendor and rows[rank][-1] == ev,
+              f"mixed node: rank {rank} should bind {vendor} ({ev}): {rows.get(rank)}")
+
+
 def no_gpu(tmp):
     p = mpmd(tmp, ["tune", "fk.json", "--budget", "2", "--log", "none.h5", "--progress", "off"],
              [(FAKE_CUDA, NO_LIB), (NO_LIB, NO_LIB)])
@@ -140,6 +152,7 @@ def main():
             return 77
         tune_mixed(tmp)
         devices_by_class(tmp)
+        both_on_one_node(tmp)
         no_gpu(tmp)
     print("failures:", failures)
     return 1 if failures else 0
