@@ -1,6 +1,7 @@
-/* evaluators/evaluator.h: the compile-and-time backends behind one interface (cpu, cuda, hip, sim,
- * command), registered by name in evaluators/registry.c, one file per evaluator. An evaluator is
- * opened once per worker for the device that worker is bound to and evaluates config ids. */
+/* evaluators/evaluator.h: the compile-and-time backends behind one interface (cpu, cuda, hip, sim; auto picks
+ * one of the first three per worker), registered by name in evaluators/registry.c, one file per evaluator, each
+ * with its option table (--evaluator-option key=value). An evaluator is opened once per worker for the device
+ * that worker is bound to and evaluates config ids. */
 #ifndef MPT_EVALUATOR_H
 #define MPT_EVALUATOR_H
 #include <stdint.h>

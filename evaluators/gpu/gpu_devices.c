@@ -91,6 +91,10 @@ int mpt_gpu_list_cuda(mpt_gpu_desc *out, int cap, mpt_error *err) {
     d->cuDeviceGetAttribute(&g->multiprocessors, MPT_CU_DEV_MULTIPROCESSOR_COUNT, dev);
     d->cuDeviceGetAttribute(&g->max_threads_per_block, MPT_CU_DEV_MAX_THREADS_PER_BLOCK, dev);
     d->cuDeviceGetAttribute(&g->max_shared_per_block, MPT_CU_DEV_MAX_SHARED_PER_BLOCK, dev);
+    int optin = 0; /* beyond 48 KiB a kernel opts in (the cuda evaluator does): the most a block can have */
+    if (d->cuDeviceGetAttribute(&optin, MPT_CU_DEV_MAX_SHARED_PER_BLOCK_OPTIN, dev) == MPT_CU_SUCCESS &&
+        optin > g->max_shared_per_block)
+      g->max_shared_per_block = optin;
   }
   return n;
 }

@@ -18,7 +18,7 @@ typedef struct mpt_gpu_desc {
   double memory_gib;
   int multiprocessors;  /* SMs / CUs */
   int max_threads_per_block;
-  int max_shared_per_block; /* bytes */
+  int max_shared_per_block; /* bytes; NVIDIA: the opt-in maximum when larger (a kernel may opt in to it) */
 } mpt_gpu_desc;
 
 /* Lists the CUDA devices. Returns the number found (0..cap written; more may exist) or <0 with err
