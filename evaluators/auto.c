@@ -4,7 +4,8 @@
  * `hip` (hiprtc compiles the CUDA-dialect source) on one bound to an AMD GPU. The worker's GPU is its
  * node-local rank modulo the node's GPUs of both vendors (NVIDIA first), listed in a child process
  * (evaluators/gpu/gpu_probe.h): the worker forks compiles and a device server, so it never initializes a GPU
- * runtime itself. A worker with no GPU gets an error saying why. Options: those of the evaluator it picks. */
+ * runtime itself. A worker with no GPU gets an error saying why. With --simulate it is `sim`. Options: those of
+ * the evaluator it picks. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -45,7 +46,9 @@ static int auto_open(mpt_evaluator *ev, mpt_error *err) {
   const char *lang = problem_language(ev->problem);
   const mpt_evaluator_type *t = NULL;
   int rc = 0;
-  if (strcasecmp(lang, "CUDA") == 0 || strcasecmp(lang, "HIP") == 0)
+  if (ev->settings.simulate_path)
+    t = mpt_evaluator_find("sim"); /* a replayed file: its device, whatever the kernel */
+  else if (strcasecmp(lang, "CUDA") == 0 || strcasecmp(lang, "HIP") == 0)
     rc = pick_gpu_type(ev, lang, &t, err);
   else if (strcasecmp(lang, "OpenCL") == 0)
     rc = mpt_error_set(err, MPT_ERR_VALUE, "%s: KernelSpecification.Language is '%s': no evaluator runs OpenCL kernels "

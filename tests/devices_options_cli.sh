@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/devices_options_cli.sh: evaluator options at the command line: `mptune tune --evaluator NAME --help` lists an
 # evaluator's table; a bad --evaluator-option (unknown key, bad value) is one message before anything runs, no log
-# left; a good one runs (the cpu evaluator on the matmul example, a fresh child per variant).
+# left; a good one runs (the cpu evaluator on the matmul example, a fresh child per variant). `--evaluator auto`
+# with --simulate replays.
 set -euo pipefail
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SOURCE_DIR:?}"
 tmp=$(mktemp -d /tmp/mpt_evopt_XXXXXX)
@@ -37,4 +38,9 @@ bad "evaluator 'sim' takes no options" --simulate matmul.json --evaluator-option
 "$MPIEXEC" -n 2 "$MPTUNE" tune matmul.json --strategy random --budget 3 --log good.h5 --progress off \
   --evaluator-option isolation=fork --evaluator-option memory_limit_mb=4096 >good.txt 2>&1 || { cat good.txt; fail "the run failed"; }
 grep -q "evaluations: 3 (3 valid" good.txt || { cat good.txt; fail "not 3 valid evaluations"; }
+# auto with a replayed file is the replay evaluator, whatever the kernel's language
+data=${MPT_SHARED_DATA:-$MPT_SOURCE_DIR/../shared/data}
+"$MPTUNE" tune "$data/t1/convolution_milo.json" --evaluator auto --simulate "$data/brute-forced/convolution_A100_T4.json.gz" \
+  --budget 3 --log sim.h5 --progress off >sim.txt 2>&1 || { cat sim.txt; fail "auto with --simulate failed"; }
+grep -Eq "^0 .* replay .* sim$" sim.txt || { cat sim.txt; fail "auto with --simulate did not replay"; }
 echo ok
