@@ -10,6 +10,7 @@ each worker's vendor, device, architecture, evaluator and limits; `mptune device
 workers grouped by device class, and MPTUNE_DEVICE_CLASS names a class. Workers that see both stand-ins (a
 node with both kinds of GPU) spread over both, each with its vendor's evaluator. A worker with no GPU (neither
 stand-in) fails the run with one message naming it. Skipped (77) without NVRTC or hiprtc."""
+import ctypes
 import json
 import os
 import subprocess
@@ -133,6 +134,11 @@ def no_gpu(tmp):
 
 
 def have_compilers(tmp):
+    try:  # the stand-in HIP runtime forwards hiprtc to the system's ROCm 5 library
+        ctypes.CDLL("libamdhip64.so.5")
+    except OSError:
+        print("SKIPPED: no libamdhip64.so.5 (hiprtc)")
+        return False
     for lang in ("cuda", "hip"):
         p = subprocess.run([MPTUNE, "devices", "fk.json", "--evaluator", lang], cwd=tmp, capture_output=True,
                            text=True, env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA, MPT_HIP_LIB=FAKE_HIP))
