@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
+#include "coordinator/virtual.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job_t1.h"
@@ -71,6 +72,7 @@ struct mpt_job {
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
+  mpt_virtual_result vres; /* --virtual-workers: the projection */
   int64_t default_id;
   int exit_status;
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
@@ -253,6 +255,10 @@ static int resume_strategy(mpt_job *job, mpt_error *err) {
  * another device's) is said */
 static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
+  const char *ev = mpt_runlog_meta(job->log, "evaluator");
+  if (ev && strcmp(ev, MPT_JOB_VIRTUAL_EVALUATOR) == 0)
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is a projection on a virtual clock (--virtual-workers): its times "
+                         "are virtual, so it is not resumed (start a new log)", o->log);
   const char *sim = mpt_runlog_meta(job->log, "simulate"); /* "" or absent: real evaluations */
   if (sim && (sim[0] != 0) != (o->simulate != NULL))
     return mpt_error_set(err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
@@ -364,7 +370,14 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
 static int open_evaluator(mpt_job *job, mpt_error *err) {
   job->stop.grace_s = job->o.grace_s;
   job->stop.stop_comm = job->size > 1 ? job->comm : MPI_COMM_NULL;
-  return mpt_job_open_evaluator(&job->o, job->prob, job->space, job->rank, job->local_rank,
+  mpt_job_options eo = job->o;
+  if (eo.virtual_workers > 0) {
+    if (job->size > 1)
+      return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers runs on one rank (rank 0 simulates the workers): "
+                           "start it without mpiexec or with -n 1");
+    eo.simulate_delay = 0; /* the virtual clock takes the delay; nothing sleeps */
+  }
+  return mpt_job_open_evaluator(&eo, job->prob, job->space, job->rank, job->local_rank,
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
 }
 
@@ -460,7 +473,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
-                       o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
+                       o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
                        job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
   int rc;
   if (!o->resume) {
@@ -472,6 +485,18 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   }
   if (rc == 0 && devices) rc = mpt_runlog_set_devices(job->log, devices, n_devices, err);
   return rc;
+}
+
+/* --virtual-workers N: the log's device table names the N simulated workers (ranks 1..N), each the one rank's
+ * replayed device */
+static mpt_device_info *virtual_devices(const mpt_device_info *one, int n) {
+  mpt_device_info *d = malloc(sizeof *d * (size_t)n);
+  for (int k = 0; d && k < n; k++) {
+    d[k] = *one;
+    d[k].rank = k + 1;
+    d[k].index = k;
+  }
+  return d;
 }
 
 /* the device table (collective): every worker's device gathered on rank 0, printed under the run's header
@@ -489,13 +514,21 @@ static int start(mpt_job *job, mpt_error *err) {
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
   if (job->from_problem[0]) printf("%s\n", job->from_problem);
-  printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n", job->cmd,
+  int nw = o->virtual_workers > 0 ? o->virtual_workers : size - first;
+  printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d %sworker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
-         o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,
-         size - first == 1 ? "" : "s");
+         o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, nw,
+         o->virtual_workers > 0 ? "virtual " : "", nw == 1 ? "" : "s");
+  if (o->virtual_workers > 0)
+    printf("virtual clock: each evaluation takes %g x its recorded compile + benchmark time; rank 0's asks, logging "
+           "and tells take their measured time\n", o->simulate_delay);
   if (all) mpt_device_table_print(stdout, all + first, size - first);
   fflush(stdout);
-  int rc = start_log(job, all ? all + first : NULL, size - first, err);
+  mpt_device_info *virt = all && o->virtual_workers > 0 ? virtual_devices(all, o->virtual_workers) : NULL;
+  int rc = o->virtual_workers > 0 && !virt ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory")
+           : virt ? start_log(job, virt, o->virtual_workers, err)
+                  : start_log(job, all ? all + first : NULL, size - first, err);
+  free(virt);
   free(all);
   if (rc < 0 && size > 1) mpt_wire_stop_all(job->comm, 1);
   return rc;
@@ -559,6 +592,12 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.progress = o->progress;
   cc.progress_out = stderr;
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
+  if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
+    mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s()};
+    job->run_rc = mpt_coord_run_virtual(&cc, &vc, &job->res, &job->vres, err);
+    job->ran = 1;
+    return job->run_rc;
+  }
   if (job->size == 1 && o->time_budget > 0) job->stop.deadline_s = mpt_clock_mono_s() + o->time_budget + o->grace_s;
   job->run_rc = mpt_coord_run(&cc, &job->res, err);
   job->stop.deadline_s = 0;
@@ -706,6 +745,11 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   job->log = NULL;
   print_stop(res);
   print_counts(res, job->size, job->o.simulate);
+  if (job->o.virtual_workers > 0) {
+    char line[512];
+    mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);
+    printf("%s; projection took %.3f s\n", line, job->vres.real_s);
+  }
   print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
