@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
+#include "spaces/sys/clock.h"
 
 typedef struct vworker {
   double t_done;   /* virtual completion time of its evaluation */
@@ -32,6 +33,11 @@ typedef struct vstate {
   double next_draw; /* real time */
   char line[160];
 } vstate;
+
+/* rank 0's clock for its own work: wall time, or its CPU time (mpt_virtual_config.cpu_time) */
+static double coord_clock(const vstate *s) {
+  return s->v->cpu_time ? mpt_clock_process_cpu_s() : mpt_wire_now();
+}
 
 /* ---- the heap of completion times ---- */
 
@@ -152,9 +158,9 @@ static int ask(vstate *s, int k, mpt_error *err) {
   if (nd) s->ids[0] = c->default_id;
   int n = 0;
   if (k - nd > 0) {
-    double t = mpt_wire_now();
+    double t = coord_clock(s);
     n = mpt_strategy_ask(c->strategy, k - nd, s->ids + nd);
-    double dt = mpt_wire_now() - t;
+    double dt = coord_clock(s) - t;
     s->vr->ask_s += dt;
     s->vr->coord_s += dt;
     s->now += dt;
@@ -209,13 +215,13 @@ static int take_next(vstate *s, mpt_error *err) {
   int k = heap_pop(s);
   vworker *w = &s->w[k];
   if (w->t_done > s->now) s->now = w->t_done;
-  double t = mpt_wire_now();
+  double t = coord_clock(s);
   if (s->c->record) {
     int rc = s->c->record(s->c->record_ctx, &w->obs, err);
     if (rc < 0) return rc;
   }
   mpt_strategy_tell(s->c->strategy, &w->obs, 1);
-  double dt = mpt_wire_now() - t;
+  double dt = coord_clock(s) - t;
   s->vr->coord_s += dt;
   s->now += dt;
   count(s, &w->obs);

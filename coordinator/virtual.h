@@ -15,12 +15,14 @@ typedef struct mpt_virtual_config {
   double delay_scale;   /* F: an evaluation takes F * (compile_ms + benchmark_ms) virtual milliseconds */
   double epoch;         /* unix time the virtual clock starts at (observations' t_start/t_end are epoch +
                            virtual seconds) */
+  int cpu_time;         /* 1: rank 0's work counts its process CPU time (what it would take on a core of its own,
+                           on a machine shared with other work); 0: its wall time */
 } mpt_virtual_config;
 
 typedef struct mpt_virtual_result {
   double makespan_s;    /* virtual time from the start to the last result taken */
   double busy_s;        /* sum of the evaluations' virtual durations (worker time) */
-  double coord_s;       /* rank 0's measured time added to the clock (ask + log + tell) */
+  double coord_s;       /* rank 0's measured time added to the clock (ask + log + tell; wall or CPU time) */
   double ask_s;         /* of which asking the strategy */
   int64_t asks;         /* calls to the strategy's ask */
   double real_s;        /* real time the projection took */

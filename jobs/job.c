@@ -521,7 +521,7 @@ static int start(mpt_job *job, mpt_error *err) {
          o->virtual_workers > 0 ? "virtual " : "", nw == 1 ? "" : "s");
   if (o->virtual_workers > 0)
     printf("virtual clock: each evaluation takes %g x its recorded compile + benchmark time; rank 0's asks, logging "
-           "and tells take their measured time\n", o->simulate_delay);
+           "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
   if (all) mpt_device_table_print(stdout, all + first, size - first);
   fflush(stdout);
   mpt_device_info *virt = all && o->virtual_workers > 0 ? virtual_devices(all, o->virtual_workers) : NULL;
@@ -593,7 +593,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.progress_out = stderr;
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
   if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
-    mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s()};
+    mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s(), o->virtual_cpu_time};
     job->run_rc = mpt_coord_run_virtual(&cc, &vc, &job->res, &job->vres, err);
     job->ran = 1;
     return job->run_rc;

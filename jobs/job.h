@@ -39,6 +39,7 @@ typedef struct mpt_job_options {
   int virtual_workers;     /* --virtual-workers N: rank 0 alone projects the run onto N simulated workers on a
                               virtual clock (coordinator/virtual.h), each evaluation simulate_delay times its
                               recorded time; 0: a real run */
+  int virtual_cpu_time;    /* --virtual-time cpu: rank 0's work counts its CPU time on the virtual clock */
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */

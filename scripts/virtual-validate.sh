@@ -4,8 +4,12 @@
 # --simulate-delay DELAY (each evaluation: recorded compile + benchmark time x DELAY): for real under
 # `mpiexec.mpich -n W+1` (workers sleep, so 16 fit on 2 cores), and projected with --virtual-workers W on one
 # rank. It prints measured utilization (the real run's "workers busy": sum of evaluation wall times / (W x loop
-# wall time)), projected utilization, their difference in points (goal: within 5) and evaluations/s of both.
-#   usage: scripts/virtual-validate.sh [BUILD_DIR] [BUDGET] [DELAY] [STRATEGIES] [WORKERS...]
+# wall time)), projected utilization (rank 0's ask, log and tell wall time on the clock: like for like), their
+# difference in points (goal: within 5), evaluations/s of both, and the projection with rank 0's CPU time on the
+# clock (--virtual-time cpu: what rank 0 would take on a core of its own; on a machine shared with other work the
+# real run's rank 0 gets less than a core, so this one is higher there). REPEATS=R (default 1) runs each pair R
+# times, one row each: on a shared machine the load changes between the runs of a pair.
+#   usage: [REPEATS=R] scripts/virtual-validate.sh [BUILD_DIR] [BUDGET] [DELAY] [STRATEGIES] [WORKERS...]
 #   e.g.   scripts/virtual-validate.sh build 240 0.018 random,bo 4 16
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,20 +28,24 @@ rate_of() {
   sed -nE 's/^rate: ([0-9.]+) evaluations\/s over ([0-9.]+) s .*workers busy ([0-9.]+) %.*/\1 \2 \3/p' <<<"$1"
 }
 
-printf '| strategy | workers | evaluations | measured busy | projected busy | difference (points) | measured eval/s | projected eval/s | measured wall (s) | projected makespan (s) | projection took (s) |\n'
-printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+printf '| strategy | workers | evaluations | measured busy | projected busy | difference (points) | measured eval/s | projected eval/s | measured wall (s) | projected makespan (s) | projection took (s) | projected busy, CPU-time clock |\n'
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for strategy in ${strategies//,/ }; do
   for w in "${workers[@]}"; do
+   for _ in $(seq "${REPEATS:-1}"); do
     common=(tune "$problem" --strategy "$strategy" --budget "$budget" --seed 1 --simulate "$space"
             --simulate-delay "$delay" --progress off --force)
     real=$("$mpiexec" -bind-to none -n $((w + 1)) "$build/mptune" "${common[@]}" --log "$tmp/real.h5")
     virt=$("$build/mptune" "${common[@]}" --virtual-workers "$w" --log "$tmp/virtual.h5")
+    cpu=$("$build/mptune" "${common[@]}" --virtual-workers "$w" --virtual-time cpu --log "$tmp/virtual.h5")
     read -r r_rate r_wall r_busy < <(rate_of "$real")
     read -r v_rate v_wall v_busy < <(rate_of "$virt")
+    read -r _ _ c_busy < <(rate_of "$cpu")
     took=$(sed -nE 's/.*projection took ([0-9.]+) s.*/\1/p' <<<"$virt")
     evals=$(grep -oE '^evaluations: [0-9]+' <<<"$real" | grep -oE '[0-9]+')
     diff=$(awk -v a="$r_busy" -v b="$v_busy" 'BEGIN{printf "%+.1f", b - a}')
-    printf '| %s | %d | %s | %s %% | %s %% | %s | %s | %s | %s | %s | %s |\n' "$strategy" "$w" "$evals" "$r_busy" \
-      "$v_busy" "$diff" "$r_rate" "$v_rate" "$r_wall" "$v_wall" "$took"
+    printf '| %s | %d | %s | %s %% | %s %% | %s | %s | %s | %s | %s | %s | %s %% |\n' "$strategy" "$w" "$evals" "$r_busy" \
+      "$v_busy" "$diff" "$r_rate" "$v_rate" "$r_wall" "$v_wall" "$took" "$c_busy"
+   done
   done
 done

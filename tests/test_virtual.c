@@ -42,6 +42,8 @@ typedef struct vrun {
   recorded rec;
 } vrun;
 
+static int cpu_time; /* mpt_virtual_config.cpu_time of the projections */
+
 /* the projection of strategy `name` over the replayed file `path` with n workers, scale F and the budget */
 static void project(fixture *f, const char *path, const char *name, int n, double scale, int64_t budget, vrun *out) {
   mpt_error err;
@@ -62,7 +64,7 @@ static void project(fixture *f, const char *path, const char *name, int n, doubl
   c.local = ev, c.strategy = st, c.space = f->s, c.budget = budget;
   c.default_id = mpt_space_default_id(f->s), c.default_first = 1;
   c.record = record, c.record_ctx = &out->rec, c.progress = MPT_PROGRESS_OFF;
-  mpt_virtual_config v = {n, scale, 1000.0};
+  mpt_virtual_config v = {n, scale, 1000.0, cpu_time};
   rc = mpt_coord_run_virtual(&c, &v, &out->r, &out->vr, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, 0);
@@ -172,6 +174,13 @@ static void test_equal_evaluations_keep_workers_busy(void **state) {
   project(f, path, "random", 8, 2.0, 400, &v);
   assert_true(fabs(v.vr.busy_s - 800.0) < 1e-9);
   assert_true(v.vr.makespan_s >= 100.0 - 1e-9 && v.vr.makespan_s <= 100.0 + v.vr.coord_s + 1e-9);
+  free(v.rec.obs);
+  /* rank 0's work counted in CPU time: the same schedule */
+  cpu_time = 1;
+  project(f, path, "random", 8, 1.0, 400, &v);
+  cpu_time = 0;
+  check_run(f, &v, 8);
+  assert_true(v.vr.makespan_s >= 50.0 - 1e-9 && v.vr.makespan_s <= 50.0 + v.vr.coord_s + 1e-9);
   free(v.rec.obs);
   /* 7 workers for 400 evaluations: the last round has 1 of 7 busy (57 full rounds + 1) */
   project(f, path, "random", 7, 1.0, 400, &v);

@@ -28,7 +28,7 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]\n"
-            "          [--virtual-workers N]] [--evaluator NAME] [--option key=value]...\n"
+            "          [--virtual-workers N [--virtual-time wall|cpu]]] [--evaluator NAME] [--option key=value]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -52,6 +52,8 @@ static void usage(FILE *f, int collect) {
             "benchmark time, rank 0's real ask, log and tell times are added, nothing sleeps; prints the\n"
             "projected worker utilization, evaluations/s, makespan and ask time (progress: in virtual time;\n"
             "--time counts virtual seconds). The log is marked evaluator sim-virtual and is not resumable.\n"
+            "--virtual-time: rank 0's work counts its wall time (the default) or its CPU time (what it would\n"
+            "take on a core of its own, on a machine shared with other work).\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
@@ -70,7 +72,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->budget = -1;
   a->grace_s = 20;
   a->progress = MPT_PROGRESS_AUTO;
-  int missing_given = 0, delay_given = 0;
+  int missing_given = 0, delay_given = 0, vtime_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) { *help = 1; return 0; }
@@ -85,7 +87,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
-    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers",
+    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
                                              COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
@@ -111,6 +113,11 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > 1000000)
         rc = mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers: bad value '%s' (at most 1000000)", v);
       if (rc == 0) a->virtual_workers = (int)n;
+    } else if (!collect && strcmp(o, "--virtual-time") == 0) {
+      if (strcmp(v, "wall") != 0 && strcmp(v, "cpu") != 0)
+        return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-time %s: expected wall or cpu", v);
+      a->virtual_cpu_time = strcmp(v, "cpu") == 0;
+      vtime_given = 1;
     }
     else if (strcmp(o, "--simulate-missing") == 0) {
       if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0)
@@ -153,6 +160,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers needs --simulate FILE (the recorded times)");
   if (a->virtual_workers > 0 && a->resume)
     return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers: a projection starts afresh (no --resume)");
+  if (vtime_given && a->virtual_workers == 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-time needs --virtual-workers N");
   if (a->virtual_workers > 0 && !delay_given) a->simulate_delay = 1; /* the recorded times as they are */
   if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "cpu";
   if (a->virtual_workers > 0 && strcmp(a->evaluator, "sim") != 0)
