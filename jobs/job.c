@@ -743,7 +743,10 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (rc < 0) return rc;
   mpt_runlog_close(job->log);
   job->log = NULL;
-  print_stop(res);
+  if (job->o.virtual_workers > 0 && strcmp(res->reason, "signal") == 0) /* a projection is not resumed */
+    printf("stopped: signal %d received; the projection ends here, with what was taken so far\n", res->signal);
+  else
+    print_stop(res);
   print_counts(res, job->size, job->o.simulate);
   if (job->o.virtual_workers > 0) {
     char line[512];
