@@ -733,8 +733,8 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (!job->ran) return 0;
   const mpt_coord_result *res = &job->res;
   if (job->run_rc < 0) {
-    fprintf(stderr, "mptune %s: the run stopped after %lld evaluations; it can be continued with --resume\n",
-            job->cmd, (long long)res->done);
+    fprintf(stderr, "mptune %s: the run stopped after %lld evaluations%s\n", job->cmd, (long long)res->done,
+            job->o.virtual_workers > 0 ? " (a projection is not resumed)" : "; it can be continued with --resume");
     return 0;
   }
   if (job->default_session >= 0 && mpt_runlog_session(job->log, job->default_session, &job->default_when) != 0)

@@ -2,7 +2,8 @@
  * its real A100 brute-forced file and a file of equally long evaluations written here: the budget is exact,
  * no configuration is evaluated twice, the default goes first, a worker runs one evaluation at a time, the
  * clock's busy time is the evaluations' durations, utilization is ~100 % when every evaluation is equally long
- * and the strategy is cheap, the delay scale stretches the clock, and a space smaller than the budget ends
+ * and the strategy is cheap, with one worker the clock is exactly the evaluations plus rank 0's measured ask,
+ * log and tell time, the delay scale stretches the clock, and a space smaller than the budget ends
  * exhausted. No timing is asserted beyond what the bookkeeping implies. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +190,20 @@ static void test_equal_evaluations_keep_workers_busy(void **state) {
   free(v.rec.obs);
 }
 
+/* one worker: nothing overlaps, so the clock is every evaluation plus every ask, log and tell of rank 0 */
+static void test_one_worker_adds_rank0_time(void **state) {
+  fixture *f = *state;
+  char path[1200];
+  a100(f, path, sizeof path);
+  vrun v;
+  project(f, path, "bo", 1, 1.0, 30, &v);
+  check_run(f, &v, 1);
+  assert_true(v.vr.ask_s > 0 && v.vr.asks == 29); /* the default went first without an ask */
+  assert_true(fabs(v.vr.makespan_s - (v.vr.busy_s + v.vr.coord_s)) < 1e-6);
+  assert_true(fabs(v.vr.utilization - v.vr.busy_s / (v.vr.busy_s + v.vr.coord_s)) < 1e-9);
+  free(v.rec.obs);
+}
+
 static void test_small_space_exhausted(void **state) {
   fixture *f = *state;
   char path[1200];
@@ -208,6 +223,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_exact),
       cmocka_unit_test(test_equal_evaluations_keep_workers_busy),
+      cmocka_unit_test(test_one_worker_adds_rank0_time),
       cmocka_unit_test(test_small_space_exhausted),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
