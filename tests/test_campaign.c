@@ -1,6 +1,6 @@
 /* tests/test_campaign.c: the campaign file reader (jobs/campaign/) with the real T1 problems of the shared data:
  * a campaign read into its jobs' options (paths resolved against the file's folder, seeds, logs, options,
- * budgets per class, classes), its classes checked against those present, its plan (spaces built, the
+ * budgets per class, classes; a class's tune options with its budget and replayed file), its classes checked against those present, its plan (spaces built, the
  * problem's Search and Budget blocks where the file is silent), and bad input refused with one message at the
  * file, line, column and field. */
 #include <setjmp.h>
@@ -116,6 +116,34 @@ static void test_good_campaign(void **state) {
   mpt_campaign_free(c);
 }
 
+/* a simulated campaign: each class's tune options carry its budget and its replayed file */
+static void test_job_options_per_class(void **state) {
+  env *e = *state;
+  mpt_campaign *c;
+  mpt_error err;
+  int rc = parse(e, "{\"schema_version\": \"1.0\", \"simulate_delay\": 0.5, \"simulate\": {"
+                    "\"A100\": \"@DATA@/brute-forced/convolution_A100_T4.json.gz\", "
+                    "\"MI250X\": \"@DATA@/brute-forced/convolution_MI250X_T4.json.gz\"},\n"
+                    "\"jobs\": [{\"name\": \"conv\", \"problem\": \"conv.json\", \"budget\": {\"A100\": 30}, "
+                    "\"classes\": [\"A100\", \"MI250X\"]}]}", &c, &err);
+  if (rc) fprintf(stderr, "%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  mpt_job_options o;
+  assert_int_equal(mpt_campaign_job_options(c, &c->jobs[0], "A100", &o), 0);
+  assert_int_equal(o.budget, 30);
+  assert_non_null(strstr(o.simulate, "convolution_A100_T4.json.gz"));
+  assert_string_equal(o.evaluator, "sim");
+  assert_true(o.simulate_delay == 0.5);
+  assert_int_equal(mpt_campaign_job_options(c, &c->jobs[0], "MI250X", &o), 0);
+  assert_int_equal(o.budget, -1); /* none for this class: the problem's Budget block or the time */
+  assert_non_null(strstr(o.simulate, "convolution_MI250X_T4.json.gz"));
+  assert_int_equal(mpt_campaign_job_options(c, &c->jobs[0], "W6600", &o), -1);
+  const char *names[4];
+  assert_int_equal(mpt_campaign_sim_classes(c, names, 4), 2);
+  assert_string_equal(names[1], "MI250X");
+  mpt_campaign_free(c);
+}
+
 static void test_unknown_class(void **state) {
   env *e = *state;
   mpt_campaign *c;
@@ -213,6 +241,7 @@ static void test_plan(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_campaign),
+      cmocka_unit_test(test_job_options_per_class),
       cmocka_unit_test(test_unknown_class),
       cmocka_unit_test(test_bad_campaigns),
       cmocka_unit_test(test_plan),

@@ -52,3 +52,17 @@ int64_t mpt_campaign_job_budget(const mpt_campaign_job *j, const char *cls) {
     if (strcmp(j->class_budgets[k].device_class, cls) == 0) return j->class_budgets[k].budget;
   return j->opts.budget > 0 ? j->opts.budget : 0;
 }
+
+int mpt_campaign_job_options(const mpt_campaign *c, const mpt_campaign_job *j, const char *cls,
+                             mpt_job_options *out) {
+  int64_t b = mpt_campaign_job_budget(j, cls);
+  if (b < 0) return -1;
+  *out = j->opts;
+  out->budget = b > 0 ? b : -1;
+  for (int i = 0; i < c->n_sims; i++)
+    if (strcmp(c->sims[i].device_class, cls) == 0) {
+      out->simulate = c->sims[i].path;
+      if (!out->evaluator) out->evaluator = "sim";
+    }
+  return 0;
+}

@@ -75,4 +75,10 @@ int mpt_campaign_sim_classes(const mpt_campaign *c, const char **names, int cap)
  * class does not run the job, 0 when the file gives no budget (the problem's Budget block then). */
 int64_t mpt_campaign_job_budget(const mpt_campaign_job *j, const char *cls);
 
+/* What a `tune` of job j on class cls gets, into *out: j's options with the class's budget (-1 when the file
+ * gives none: the problem's Budget block or the time budget) and, in a simulated campaign, the class's replayed
+ * file (evaluator sim unless the file names one). 0, or -1 when cls does not run the job (*out untouched). */
+int mpt_campaign_job_options(const mpt_campaign *c, const mpt_campaign_job *j, const char *cls,
+                             mpt_job_options *out);
+
 #endif
