@@ -187,6 +187,8 @@ static void test_bad_campaigns(void **state) {
   expect_bad(e, HEAD "{\"name\": \"a\", " CONV ", \"strategy\": \"nope\"}]}", ":3:51: jobs[0].strategy: unknown strategy 'nope'");
   expect_bad(e, HEAD "{\"name\": \"a\", " CONV ", \"strategy\": \"ga\", \"options\": {\"nope\": 1}}]}",
              ":3:77: jobs[0].options.nope: strategy 'ga': unknown option 'nope'");
+  expect_bad(e, HEAD "{\"name\": \"a\", " CONV ", \"options\": {\"popsize\": 4, \"popsize\": 5}}]}",
+             ":3:62: jobs[0].options.popsize: key given twice in one object");
   expect_bad(e, HEAD "{\"name\": \"a/b\", " CONV "}]}", ":3:10: jobs[0].name: 'a/b': a job's name is its log's name");
   expect_bad(e, HEAD "{" CONV "}]}", ":3:1: jobs[0]: a job needs a \"name\"");
   expect_bad(e, HEAD "{\"name\": \"a\"}]}", ":3:1: jobs[0]: job 'a' needs a \"problem\"");

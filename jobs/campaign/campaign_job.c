@@ -64,6 +64,8 @@ static int read_options(mpt_campaign *c, mpt_campaign_job *j, const cJSON *o, co
   for (const cJSON *v = opts->child; v; v = v->next) {
     char kv[512], fk[300];
     snprintf(fk, sizeof fk, "%s.%s", f, v->string);
+    for (const cJSON *o2 = opts->child; o2 != v; o2 = o2->next)
+      if (strcmp(o2->string, v->string) == 0) return camp_error(c, err, MPT_ERR_VALUE, fk, "key given twice in one object");
     if (!option_text(v, v->string, kv, sizeof kv))
       return camp_error(c, err, MPT_ERR_VALUE, fk, "an option's value is a string, a number or a bool");
     if (j->opts.n_opts >= MPT_JOB_MAX_OPTS) return camp_error(c, err, MPT_ERR_VALUE, fk, "more than %d options", MPT_JOB_MAX_OPTS);
