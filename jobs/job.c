@@ -472,8 +472,9 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   const mpt_job_options *o = &job->o;
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
+  const char *evaluator = o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator;
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
-                       o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
+                       evaluator, o->simulate, o->seed, o->budget, o->time_budget,
                        job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
   int rc;
   if (!o->resume) {
@@ -489,14 +490,18 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
 
 /* --virtual-workers N: the log's device table names the N simulated workers (ranks 1..N), each the one rank's
  * replayed device */
-static mpt_device_info *virtual_devices(const mpt_device_info *one, int n) {
-  mpt_device_info *d = malloc(sizeof *d * (size_t)n);
-  for (int k = 0; d && k < n; k++) {
+static int start_virtual_log(mpt_job *job, const mpt_device_info *one, mpt_error *err) {
+  int n = job->o.virtual_workers;
+  mpt_device_info *d = one ? malloc(sizeof *d * (size_t)n) : NULL;
+  if (!d) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < n; k++) {
     d[k] = *one;
     d[k].rank = k + 1;
     d[k].index = k;
   }
-  return d;
+  int rc = start_log(job, d, n, err);
+  free(d);
+  return rc;
 }
 
 /* the device table (collective): every worker's device gathered on rank 0, printed under the run's header
@@ -524,11 +529,8 @@ static int start(mpt_job *job, mpt_error *err) {
            "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
   if (all) mpt_device_table_print(stdout, all + first, size - first);
   fflush(stdout);
-  mpt_device_info *virt = all && o->virtual_workers > 0 ? virtual_devices(all, o->virtual_workers) : NULL;
-  int rc = o->virtual_workers > 0 && !virt ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory")
-           : virt ? start_log(job, virt, o->virtual_workers, err)
-                  : start_log(job, all ? all + first : NULL, size - first, err);
-  free(virt);
+  int rc = o->virtual_workers > 0 ? start_virtual_log(job, all, err)
+                                  : start_log(job, all ? all + first : NULL, size - first, err);
   free(all);
   if (rc < 0 && size > 1) mpt_wire_stop_all(job->comm, 1);
   return rc;
@@ -667,6 +669,16 @@ static void print_stop(const mpt_coord_result *res) {
     printf("stopped: %s\n", reason_text(res->reason));
 }
 
+/* a projection's stop: it is never resumed */
+static void print_virtual_stop(const mpt_coord_result *res) {
+  if (strcmp(res->reason, "signal") == 0)
+    printf("stopped: signal %d received; the projection ends here, with what was taken so far\n", res->signal);
+  else if (strcmp(res->reason, "time") == 0)
+    printf("stopped: time budget reached on the virtual clock; %lld evaluations\n", (long long)res->done);
+  else
+    printf("stopped: %s\n", reason_text(res->reason));
+}
+
 /* how many evaluations, how fast, and how busy the coordinator and the workers were */
 static void print_counts(const mpt_coord_result *res, int size, const char *simulate) {
   printf("evaluations: %lld (%lld valid, %lld failed), %lld in this session\n", (long long)res->done,
@@ -743,10 +755,8 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (rc < 0) return rc;
   mpt_runlog_close(job->log);
   job->log = NULL;
-  if (job->o.virtual_workers > 0 && strcmp(res->reason, "signal") == 0) /* a projection is not resumed */
-    printf("stopped: signal %d received; the projection ends here, with what was taken so far\n", res->signal);
-  else
-    print_stop(res);
+  if (job->o.virtual_workers > 0) print_virtual_stop(res);
+  else print_stop(res);
   print_counts(res, job->size, job->o.simulate);
   if (job->o.virtual_workers > 0) {
     char line[512];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/virtual_cli.sh: `mptune tune --virtual-workers N` end to end on the A100 convolution space: the summary's
 # projection line and rate line agree, the log holds the budget's records from N workers and is marked
-# evaluator sim-virtual, it is not resumed (neither as a projection nor by a real run), and misuse (no
+# evaluator sim-virtual, --time counts virtual seconds, it is not resumed (neither as a projection nor by a real run), and misuse (no
 # --simulate, --resume, another evaluator, several ranks) is one clear message and a non-zero exit.
 # Env (from ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA, PYTHON.
 set -u
@@ -33,6 +33,18 @@ makespan = float(re.search(r"makespan ([0-9.]+) s", out).group(1))
 util = float(re.search(r"utilization ([0-9.]+) %", out).group(1))
 assert abs(100 * busy / (12 * makespan) - util) < 0.1, (busy, makespan, util)
 assert abs(float(obs["t_end"].max() - obs["t_start"].min()) - makespan) < 0.01 + 0.001 * makespan
+PYEOF
+
+# --time counts virtual seconds: no evaluation starts after it (those in flight finish)
+"$MPTUNE" tune "$P" --simulate "$T4" --virtual-workers 8 --budget 500 --time 30 --log "$T/t.h5" --progress off >"$T/out" \
+  2>"$T/err" || fail "projection with --time failed"
+grep -q '^stopped: time budget reached on the virtual clock' "$T/out" || fail "no virtual time stop"
+"$PY" - "$T/t.h5" <<'PYEOF' || fail "an evaluation started after the virtual time budget"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    obs = f["evaluations"][: int(f["count"][()])]
+t0 = obs["t_start"].min()
+assert 0 < len(obs) < 500 and (obs["t_start"] - t0).max() < 30.001, (len(obs), (obs["t_start"] - t0).max())
 PYEOF
 
 expect_error() { # expect_error PATTERN CMD...: a non-zero exit and PATTERN on stderr
