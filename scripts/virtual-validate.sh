@@ -8,8 +8,11 @@
 # difference in points (goal: within 5), evaluations/s of both, and the projection with rank 0's CPU time on the
 # clock (--virtual-time cpu: what rank 0 would take on a core of its own; on a machine shared with other work the
 # real run's rank 0 gets less than a core, so this one is higher there). REPEATS=R (default 1) runs each pair R
-# times, one row each: on a shared machine the load changes between the runs of a pair.
-#   usage: [REPEATS=R] scripts/virtual-validate.sh [BUILD_DIR] [BUDGET] [DELAY] [STRATEGIES] [WORKERS...]
+# times, one row each: on a shared machine the load changes between the runs of a pair. The real run's workers
+# run under `nice -n WORKER_NICE` (default 10; 0: not at all; MPMD form `mpiexec -n 1 mptune ... : -n W nice ...`):
+# on a cluster rank 0 has a core of its own, here its 16 workers share the 2 cores with it; they sleep through their
+# evaluations, so their priority changes little of their own busy time.
+#   usage: [REPEATS=R] [WORKER_NICE=N] scripts/virtual-validate.sh [BUILD_DIR] [BUDGET] [DELAY] [STRATEGIES] [WORKERS...]
 #   e.g.   scripts/virtual-validate.sh build 240 0.018 random,bo 4 16
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +38,8 @@ for strategy in ${strategies//,/ }; do
    for _ in $(seq "${REPEATS:-1}"); do
     common=(tune "$problem" --strategy "$strategy" --budget "$budget" --seed 1 --simulate "$space"
             --simulate-delay "$delay" --progress off --force)
-    real=$("$mpiexec" -bind-to none -n $((w + 1)) "$build/mptune" "${common[@]}" --log "$tmp/real.h5")
+    real=$("$mpiexec" -bind-to none -n 1 "$build/mptune" "${common[@]}" --log "$tmp/real.h5" \
+           : -n "$w" nice -n "${WORKER_NICE:-10}" "$build/mptune" "${common[@]}" --log "$tmp/real.h5")
     virt=$("$build/mptune" "${common[@]}" --virtual-workers "$w" --log "$tmp/virtual.h5")
     cpu=$("$build/mptune" "${common[@]}" --virtual-workers "$w" --virtual-time cpu --log "$tmp/virtual.h5")
     read -r r_rate r_wall r_busy < <(rate_of "$real")
