@@ -72,7 +72,7 @@ static const char good[] =
     " \"jobs\": [\n"
     "  {\"name\": \"conv\", \"problem\": \"conv.json\", \"strategy\": \"bayes_opt\", \"budget\": {\"A100\": 300, \"*\": 220}},\n"
     "  {\"name\": \"conv-ga\", \"problem\": \"@DATA@/t1/convolution_milo.json\", \"strategy\": \"ga\",\n"
-    "   \"options\": {\"popsize\": 20, \"method\": \"uniform\"}, \"budget\": 100, \"classes\": [\"MI250X\"], \"seed\": 99,\n"
+    "   \"options\": {\"popsize\": 20, \"method\": \"uniform\", \"pressure\": 0.1}, \"budget\": 100, \"classes\": [\"MI250X\"], \"seed\": 99,\n"
     "   \"log\": \"/tmp/elsewhere.h5\"},\n"
     "  {\"name\": \"gemm\", \"problem\": \"@DATA@/t1/gemm_milo.json\", \"time\": 600}\n"
     " ]}\n";
@@ -101,9 +101,10 @@ static void test_good_campaign(void **state) {
   j = &c->jobs[1];
   assert_int_equal(j->opts.seed, 99);
   assert_string_equal(j->opts.log, "/tmp/elsewhere.h5");
-  assert_int_equal(j->opts.n_opts, 2);
+  assert_int_equal(j->opts.n_opts, 3);
   assert_string_equal(j->opts.opts[0], "popsize=20");
   assert_string_equal(j->opts.opts[1], "method=uniform");
+  assert_string_equal(j->opts.opts[2], "pressure=0.1");
   assert_int_equal(mpt_campaign_job_budget(j, "MI250X"), 100);
   assert_int_equal(mpt_campaign_job_budget(j, "A100"), -1); /* not its class */
   j = &c->jobs[2];
@@ -152,7 +153,7 @@ static void test_unknown_class(void **state) {
   const char *present[] = {"A100", "W6600"};
   assert_int_equal(mpt_campaign_check_classes(c, present, 2, &err), MPT_ERR_NAME);
   char want[600];
-  snprintf(want, sizeof want, "%s:5:80: jobs[1].classes[0]: unknown device class 'MI250X' (present: 'A100', 'W6600')",
+  snprintf(want, sizeof want, "%s:5:97: jobs[1].classes[0]: unknown device class 'MI250X' (present: 'A100', 'W6600')",
            e->path);
   assert_string_equal(err.msg, want);
   const char *other[] = {"MI250X"};
@@ -224,7 +225,7 @@ static void test_plan(void **state) {
   assert_non_null(strstr(text, "job conv: "));
   assert_non_null(strstr(text, "(convolution_milo), 4362 valid configurations"));
   assert_non_null(strstr(text, "budget: A100: 300, MI250X: 220, W6600: 220 (740 evaluations in all); time 900 s per class"));
-  assert_non_null(strstr(text, "strategy ga (options popsize=20,method=uniform), seed 99, log /tmp/elsewhere.h5"));
+  assert_non_null(strstr(text, "strategy ga (options popsize=20,method=uniform,pressure=0.1), seed 99, log /tmp/elsewhere.h5"));
   assert_non_null(strstr(text, "budget: MI250X: 100 (100 evaluations in all)"));
   assert_non_null(strstr(text, "job gemm: "));
   assert_non_null(strstr(text, "(gemm), 116928 valid configurations"));

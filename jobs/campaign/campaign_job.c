@@ -50,7 +50,13 @@ static int read_problem(mpt_campaign *c, mpt_campaign_job *j, const cJSON *o, co
 static int option_text(const cJSON *v, const char *key, char *out, size_t cap) {
   if (cJSON_IsString(v)) return snprintf(out, cap, "%s=%s", key, v->valuestring) > 0;
   if (cJSON_IsBool(v)) return snprintf(out, cap, "%s=%s", key, cJSON_IsTrue(v) ? "true" : "false") > 0;
-  if (cJSON_IsNumber(v)) return snprintf(out, cap, "%s=%.17g", key, v->valuedouble) > 0;
+  if (cJSON_IsNumber(v)) { /* the shortest text that reads back as the number (0.1, not 0.10000000000000001) */
+    for (int digits = 15; digits <= 17; digits++) {
+      snprintf(out, cap, "%s=%.*g", key, digits, v->valuedouble);
+      if (strtod(out + strlen(key) + 1, NULL) == v->valuedouble) break;
+    }
+    return 1;
+  }
   return 0;
 }
 
