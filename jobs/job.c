@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
+#include "coordinator/virtual.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job_t1.h"
@@ -71,6 +72,7 @@ struct mpt_job {
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
+  mpt_virtual_result vres; /* --virtual-workers: the projection */
   int64_t default_id;
   int exit_status;
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
@@ -253,6 +255,10 @@ static int resume_strategy(mpt_job *job, mpt_error *err) {
  * another device's) is said */
 static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
+  const char *ev = mpt_runlog_meta(job->log, "evaluator");
+  if (ev && strcmp(ev, MPT_JOB_VIRTUAL_EVALUATOR) == 0)
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is a projection on a virtual clock (--virtual-workers): its times "
+                         "are virtual, so it is not resumed (start a new log)", o->log);
   const char *sim = mpt_runlog_meta(job->log, "simulate"); /* "" or absent: real evaluations */
   if (sim && (sim[0] != 0) != (o->simulate != NULL))
     return mpt_error_set(err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
@@ -366,7 +372,14 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
 static int open_evaluator(mpt_job *job, mpt_error *err) {
   job->stop.grace_s = job->o.grace_s;
   job->stop.stop_comm = job->size > 1 ? job->comm : MPI_COMM_NULL;
-  return mpt_job_open_evaluator(&job->o, job->prob, job->space, job->rank, job->local_rank,
+  mpt_job_options eo = job->o;
+  if (eo.virtual_workers > 0) {
+    if (job->size > 1)
+      return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers runs on one rank (rank 0 simulates the workers): "
+                           "start it without mpiexec or with -n 1");
+    eo.simulate_delay = 0; /* the virtual clock takes the delay; nothing sleeps */
+  }
+  return mpt_job_open_evaluator(&eo, job->prob, job->space, job->rank, job->local_rank,
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
 }
 
@@ -461,8 +474,9 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   const mpt_job_options *o = &job->o;
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
+  const char *evaluator = o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator;
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
-                       o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
+                       evaluator, o->simulate, o->seed, o->budget, o->time_budget,
                        job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
   int rc;
   if (!o->resume) {
@@ -473,6 +487,22 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
     if (rc == 0) rc = mpt_runlog_resume_meta(job->log, &meta, err);
   }
   if (rc == 0 && devices) rc = mpt_runlog_set_devices(job->log, devices, n_devices, err);
+  return rc;
+}
+
+/* --virtual-workers N: the log's device table names the N simulated workers (ranks 1..N), each the one rank's
+ * replayed device */
+static int start_virtual_log(mpt_job *job, const mpt_device_info *one, mpt_error *err) {
+  int n = job->o.virtual_workers;
+  mpt_device_info *d = one ? malloc(sizeof *d * (size_t)n) : NULL;
+  if (!d) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < n; k++) {
+    d[k] = *one;
+    d[k].rank = k + 1;
+    d[k].index = k;
+  }
+  int rc = start_log(job, d, n, err);
+  free(d);
   return rc;
 }
 
@@ -491,13 +521,18 @@ static int start(mpt_job *job, mpt_error *err) {
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
   if (job->from_problem[0]) printf("%s\n", job->from_problem);
-  printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n", job->cmd,
+  int nw = o->virtual_workers > 0 ? o->virtual_workers : size - first;
+  printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d %sworker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
-         o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,
-         size - first == 1 ? "" : "s");
+         o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, nw,
+         o->virtual_workers > 0 ? "virtual " : "", nw == 1 ? "" : "s");
+  if (o->virtual_workers > 0)
+    printf("virtual clock: each evaluation takes %g x its recorded compile + benchmark time; rank 0's asks, logging "
+           "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
   if (all) mpt_device_table_print(stdout, all + first, size - first);
   fflush(stdout);
-  int rc = start_log(job, all ? all + first : NULL, size - first, err);
+  int rc = o->virtual_workers > 0 ? start_virtual_log(job, all, err)
+                                  : start_log(job, all ? all + first : NULL, size - first, err);
   free(all);
   if (rc < 0 && size > 1) mpt_wire_stop_all(job->comm, 1);
   return rc;
@@ -561,6 +596,12 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.progress = o->progress;
   cc.progress_out = stderr;
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
+  if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
+    mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s(), o->virtual_cpu_time};
+    job->run_rc = mpt_coord_run_virtual(&cc, &vc, &job->res, &job->vres, err);
+    job->ran = 1;
+    return job->run_rc;
+  }
   if (job->size == 1 && o->time_budget > 0) job->stop.deadline_s = mpt_clock_mono_s() + o->time_budget + o->grace_s;
   job->run_rc = mpt_coord_run(&cc, &job->res, err);
   job->stop.deadline_s = 0;
@@ -626,6 +667,16 @@ static void print_stop(const mpt_coord_result *res) {
       printf("note: the time ran out before the strategy proposed anything (%s); a resume starts that over, so "
              "give it a longer --time\n", res->ask_stopped);
   }
+  else
+    printf("stopped: %s\n", reason_text(res->reason));
+}
+
+/* a projection's stop: it is never resumed */
+static void print_virtual_stop(const mpt_coord_result *res) {
+  if (strcmp(res->reason, "signal") == 0)
+    printf("stopped: signal %d received; the projection ends here, with what was taken so far\n", res->signal);
+  else if (strcmp(res->reason, "time") == 0)
+    printf("stopped: time budget reached on the virtual clock; %lld evaluations\n", (long long)res->done);
   else
     printf("stopped: %s\n", reason_text(res->reason));
 }
@@ -696,8 +747,8 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (!job->ran) return 0;
   const mpt_coord_result *res = &job->res;
   if (job->run_rc < 0) {
-    fprintf(stderr, "mptune %s: the run stopped after %lld evaluations; it can be continued with --resume\n",
-            job->cmd, (long long)res->done);
+    fprintf(stderr, "mptune %s: the run stopped after %lld evaluations%s\n", job->cmd, (long long)res->done,
+            job->o.virtual_workers > 0 ? " (a projection is not resumed)" : "; it can be continued with --resume");
     return 0;
   }
   if (job->default_session >= 0 && mpt_runlog_session(job->log, job->default_session, &job->default_when) != 0)
@@ -706,8 +757,14 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (rc < 0) return rc;
   mpt_runlog_close(job->log);
   job->log = NULL;
-  print_stop(res);
+  if (job->o.virtual_workers > 0) print_virtual_stop(res);
+  else print_stop(res);
   print_counts(res, job->size, job->o.simulate);
+  if (job->o.virtual_workers > 0) {
+    char line[512];
+    mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);
+    printf("%s; projection took %.3f s\n", line, job->vres.real_s);
+  }
   print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;

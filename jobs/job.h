@@ -18,6 +18,8 @@
 #include "spaces/sys/error.h"
 
 #define MPT_JOB_MAX_OPTS 64
+/* the run log's evaluator setting of a projection on a virtual clock (never resumed) */
+#define MPT_JOB_VIRTUAL_EVALUATOR "sim-virtual"
 
 /* What the user asked for (jobs/cli/cmd_tune.c parses it). Strings are borrowed: they must outlive the job. */
 typedef struct mpt_job_options {
@@ -34,6 +36,10 @@ typedef struct mpt_job_options {
   int resume, force;
   const char *simulate;    /* the replayed file (NULL: real evaluations) */
   double simulate_delay;
+  int virtual_workers;     /* --virtual-workers N: rank 0 alone projects the run onto N simulated workers on a
+                              virtual clock (coordinator/virtual.h), each evaluation simulate_delay times its
+                              recorded time; 0: a real run */
+  int virtual_cpu_time;    /* --virtual-time cpu: rank 0's work counts its CPU time on the virtual clock */
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;    /* its name; "auto" (the default without --simulate): picked per worker */
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */

@@ -6,8 +6,11 @@ parameter value + interactions of as many random parameter pairs as there are fr
 per-configuration rugged term), and failures are structured (12% of the value pairs of one interacting
 pair fail) plus 2% at random. Deterministic for a seed (no use of Python's randomized hash).
 
+With EVAL_MS (optional) every evaluation takes that long: its compile time is EVAL_MS less its runtimes (for
+projections on the virtual clock: `mptune tune --virtual-workers N`); without it compile times are 0.
+
 usage: mptune space PROBLEM.json --list LIST.csv
-       /usr/bin/python3 scripts/synthetic_space.py LIST.csv OUT_T4.json.gz SEED
+       /usr/bin/python3 scripts/synthetic_space.py LIST.csv OUT_T4.json.gz SEED [EVAL_MS]
 """
 import csv
 import gzip
@@ -27,9 +30,10 @@ def parse_value(text):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         sys.exit(__doc__.split("usage:")[1].strip())
     src, out, seed = argv[1], argv[2], int(argv[3])
+    eval_ms = float(argv[4]) if len(argv) == 5 else 0.0
     rng = random.Random(seed)
     with open(src, newline="") as f:
         rows = list(csv.reader(f))
@@ -55,7 +59,7 @@ def main(argv):
         results.append({
             "timestamp": "2026-11-22 00:00:00+00:00",
             "configuration": {hdr[k]: parse_value(r[k]) for k in range(len(hdr))},
-            "times": {"compilation": 0, "framework": 0, "search_algorithm": 0, "validation": 0,
+            "times": {"compilation": max(0.0, eval_ms - (t if ok else 0.0)) if eval_ms else 0, "framework": 0, "search_algorithm": 0, "validation": 0,
                       "runtimes": [t] if ok else []},
             "invalidity": "correct" if ok else "runtime",  # failures as in the measured files
             "correctness": 1 if ok else 0,

@@ -37,7 +37,8 @@ static void usage(FILE *f, int collect) {
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
-            "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
+            "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]\n"
+            "          [--virtual-workers N [--virtual-time wall|cpu]]] [--evaluator NAME]\n"
             "         [--option key=value]... [--evaluator-option key=value]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
@@ -59,6 +60,13 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
+            "--virtual-workers N (with --simulate, one rank): project the run onto N simulated workers on a\n"
+            "virtual clock: each evaluation takes --simulate-delay F (default 1) times its recorded compile +\n"
+            "benchmark time, rank 0's real ask, log and tell times are added, nothing sleeps; prints the\n"
+            "projected worker utilization, evaluations/s, makespan and ask time (progress: in virtual time;\n"
+            "--time counts virtual seconds). The log is marked evaluator sim-virtual and is not resumable.\n"
+            "--virtual-time: rank 0's work counts its wall time (the default) or its CPU time (what it would\n"
+            "take on a core of its own, on a machine shared with other work).\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
             "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
 }
@@ -79,7 +87,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->budget = -1;
   a->grace_s = 20;
   a->progress = MPT_PROGRESS_AUTO;
-  int missing_given = 0;
+  int missing_given = 0, delay_given = 0, vtime_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) { *help = 1; return 0; }
@@ -94,7 +102,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
-    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", COMMON_OPTIONS, NULL};
+    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
+                                             COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -112,7 +121,19 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     } else if (strcmp(o, "--log") == 0) a->log = v;
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
     else if (strcmp(o, "--simulate") == 0) a->simulate = v;
-    else if (strcmp(o, "--simulate-delay") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
+    else if (strcmp(o, "--simulate-delay") == 0) {
+      rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
+      delay_given = 1;
+    } else if (!collect && strcmp(o, "--virtual-workers") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > 1000000)
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers: bad value '%s' (at most 1000000)", v);
+      if (rc == 0) a->virtual_workers = (int)n;
+    } else if (!collect && strcmp(o, "--virtual-time") == 0) {
+      if (strcmp(v, "wall") != 0 && strcmp(v, "cpu") != 0)
+        return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-time %s: expected wall or cpu", v);
+      a->virtual_cpu_time = strcmp(v, "cpu") == 0;
+      vtime_given = 1;
+    }
     else if (strcmp(o, "--simulate-missing") == 0) {
       if (strcmp(v, "stop") != 0 && strcmp(v, "skip") != 0)
         return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-missing %s: expected stop or skip", v);
@@ -155,7 +176,17 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-delay needs --simulate FILE");
   if (missing_given && !a->simulate)
     return mpt_error_set(err, MPT_ERR_VALUE, "--simulate-missing needs --simulate FILE");
+  if (a->virtual_workers > 0 && !a->simulate)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers needs --simulate FILE (the recorded times)");
+  if (a->virtual_workers > 0 && a->resume)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers: a projection starts afresh (no --resume)");
+  if (vtime_given && a->virtual_workers == 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-time needs --virtual-workers N");
+  if (a->virtual_workers > 0 && !delay_given) a->simulate_delay = 1; /* the recorded times as they are */
   if (!a->evaluator) a->evaluator = a->simulate ? "sim" : "auto";
+  if (a->virtual_workers > 0 && strcmp(a->evaluator, "sim") != 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers replays the --simulate file: evaluator sim, not '%s'",
+                         a->evaluator);
   if (collect) a->strategy = "brute_force";
   else if (!a->strategy) a->strategy = "random";
   /* an output never replaces an input (the problem, the replayed file; the files the problem reads: the job

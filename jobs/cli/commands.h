@@ -20,6 +20,7 @@ int mpt_cmd_devices(int argc, char **argv); /* jobs/cli/cmd_devices.c */
 int mpt_cmd_export(int argc, char **argv);  /* jobs/cli/cmd_export.c */
 int mpt_cmd_show(int argc, char **argv);    /* jobs/cli/cmd_show.c */
 int mpt_cmd_bench(int argc, char **argv);   /* jobs/bench/cmd_bench.c */
+int mpt_cmd_campaign(int argc, char **argv); /* jobs/cli/cmd_campaign.c */
 
 extern const mpt_command mpt_commands[];
 

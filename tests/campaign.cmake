@@ -1,0 +1,4 @@
+# tests/campaign.cmake: tests of the campaign file (jobs/campaign/, `mptune campaign FILE --check`).
+mpt_unit_test(test_campaign SOURCES test_campaign.c)
+# `mptune campaign FILE --check` end to end, and the schema docs/campaign-1.0.json against the same files
+mpt_script_test(campaign_cli COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/campaign_cli.py)
