@@ -354,6 +354,7 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.timeout_s = o->timeout_s;
   set.iterations = o->iterations;
   set.workdir = o->workdir;
+  set.objective = o->objective;
   set.local_rank = local_rank;
   set.rank = rank;
   set.watch = watch;

@@ -36,6 +36,7 @@ typedef struct mpt_job_options {
   double simulate_delay;
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;
+  const char *objective;   /* --objective (evaluators/objective.h); NULL: time */
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;
   double timeout_s;        /* per evaluation (0: derived) */

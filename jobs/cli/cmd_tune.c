@@ -19,7 +19,7 @@ static void usage(FILE *f, int collect) {
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
             "         [--resume | --force] [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]]\n"
-            "         [--evaluator NAME]\n"
+            "         [--evaluator NAME] [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
@@ -28,7 +28,7 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
-            "         [--option key=value]...\n"
+            "         [--option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -47,6 +47,11 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
+            "--objective: what is minimized (or maximized with :max): time (ms, the default), energy (J per\n"
+            "launch) or edp (energy x delay, J*s), both measured by a power observer (cuda, hip: NVML, ROCm SMI),\n"
+            "or the Name of one of the problem's Metrics (an expression over the parameters, time, energy and\n"
+            "power; its Goal min or max). Several, comma-separated (time,energy): the strategy minimizes the\n"
+            "first and the summary prints the Pareto front of all (docs/GPU.md).\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
@@ -54,7 +59,7 @@ static void usage(FILE *f, int collect) {
 #define COMMON_OPTIONS                                                                                      \
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
       "--iterations",                                                                                         \
-      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
+      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--objective", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
   memset(a, 0, sizeof *a);
@@ -106,6 +111,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       missing_given = 1;
     }
     else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
+    else if (strcmp(o, "--objective") == 0) a->objective = v;
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
       if (a->n_opts >= MPT_JOB_MAX_OPTS)
