@@ -17,6 +17,7 @@
 #include "coordinator/signals.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_objective.h"
 #include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
@@ -44,6 +45,7 @@ typedef struct evaluation_stop {
 typedef struct record_ctx {
   mpt_runlog *log;
   int trace_fd;
+  mpt_job_objective *objective; /* sees every observation logged */
 } record_ctx;
 
 struct mpt_job {
@@ -74,6 +76,7 @@ struct mpt_job {
   int64_t default_id;
   int exit_status;
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
+  mpt_job_objective objective; /* rank 0: --objective, the best observation, the Pareto front */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -379,6 +382,8 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
+  if (rc == 0 && job->rank == 0)
+    rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
   if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
   return rc;
 }
@@ -514,6 +519,7 @@ static int walk_one(void *ctx, const mpt_obs *o, const int32_t *config, int32_t 
   resume_walk *w = ctx;
   if (o->id == w->job->default_id && o->status != MPT_STATUS_MISSING && o->status != MPT_STATUS_CANCELLED)
     w->job->default_session = session;
+  mpt_job_objective_see(&w->job->objective, o);
   return w->fn(w->ctx, o, config);
 }
 
@@ -527,6 +533,7 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   record_ctx *rc = ctx;
   int r = mpt_runlog_append(rc->log, o, 1, err);
   if (r < 0) return r;
+  mpt_job_objective_see(rc->objective, o);
   if (rc->trace_fd >= 0) {
     char line[64];
     int n = snprintf(line, sizeof line, "%" PRId64 " %d\n", o->id, (int)o->status);
@@ -541,6 +548,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   const char *trace = getenv("MPT_TRACE_APPENDS");
   if (trace && trace[0]) job->rctx.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   job->rctx.log = job->log;
+  job->rctx.objective = &job->objective;
   job->default_id = mpt_space_default_id(job->space);
   mpt_coord_config cc;
   memset(&cc, 0, sizeof cc);
@@ -659,11 +667,12 @@ static void print_best(const mpt_job *job) {
     return;
   }
   print_config("best", job->space, res->best_id);
-  printf("objective: %.6g ms\n", res->best); /* every evaluator and replayed file gives times in ms */
+  mpt_job_objective_print(&job->objective, "objective", res->best);
+  mpt_job_objective_print_spread(&job->objective);
   if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
-    printf("default objective: %.6g ms\n", res->default_objective);
-    if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
+    mpt_job_objective_print(&job->objective, "default objective", res->default_objective);
+    mpt_job_objective_print_gain(&job->objective, res->best, res->default_objective);
     if (res->default_logged) print_default_session(job);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
@@ -708,6 +717,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   print_stop(res);
   print_counts(res, job->size, job->o.simulate);
   print_best(job);
+  mpt_job_objective_print_front(&job->objective);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
   fflush(stdout);
@@ -726,6 +736,7 @@ void mpt_job_close(mpt_job *job) {
   if (job->rctx.trace_fd >= 0) close(job->rctx.trace_fd);
   if (job->log) mpt_runlog_close(job->log);
   if (job->strat) mpt_strategy_destroy(job->strat);
+  mpt_job_objective_close(&job->objective);
   if (job->ev) mpt_evaluator_close(job->ev);
   if (job->space) mpt_space_free(job->space);
   if (job->prob) mpt_problem_free(job->prob);

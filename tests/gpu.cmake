@@ -35,3 +35,5 @@ set_target_properties(fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINA
 add_dependencies(mptune fake_nvml)
 mpt_unit_test(test_power SOURCES test_power.c conv_fixture.c)
 add_dependencies(test_power fake_nvml)
+mpt_script_test(gpu_power COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_power.py)
+set_tests_properties(gpu_power PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

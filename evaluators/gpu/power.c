@@ -145,7 +145,8 @@ void mpt_power_end(mpt_power_meter *m, int launches, double kernel_ms, mpt_obs *
   pthread_mutex_unlock(&m->mu);
   o->n_power = w.n;
   double power = w.n_power ? w.power_sum / w.n_power : NAN;
-  if (isfinite(w.energy0) && w.e1_ms > w.e0_ms && w.energy1 > w.energy0) /* the counter moved: its mean */
+  /* the counter's mean over a window long enough for its steps (mJ, updated every 20-100 ms on recent GPUs) */
+  if (isfinite(w.energy0) && w.e1_ms - w.e0_ms >= MPT_POWER_COUNTER_MIN_MS && w.energy1 > w.energy0)
     power = (w.energy1 - w.energy0) / ((w.e1_ms - w.e0_ms) * 1e-3);
   o->power_w = power;
   o->energy_j = launches > 0 && isfinite(power) ? power * (kernel_ms / launches) * 1e-3 : NAN;

@@ -9,6 +9,7 @@
 #include "spaces/sys/obs.h"
 
 #define MPT_POWER_PERIOD_MS 1.0   /* the sampling thread's period: 1 kHz */
+#define MPT_POWER_COUNTER_MIN_MS 100.0 /* the energy counter gives the mean power of windows this long or longer */
 
 /* One reading; NAN where the device does not report a quantity. */
 typedef struct mpt_power_reading {
@@ -44,7 +45,8 @@ void mpt_power_begin(mpt_power_meter *m);
 /* Milliseconds since mpt_power_begin, and the samples taken so far. */
 double mpt_power_window_ms(const mpt_power_meter *m, int *n_samples);
 /* Ends the window over `launches` launches whose kernel times add up to kernel_ms: o->power_w is the mean
- * power of the window (from the energy counter when the device has one, else the mean of the samples),
+ * power of the window (from the energy counter when the device has one and the window lasts at least
+ * MPT_POWER_COUNTER_MIN_MS, else the mean of the samples),
  * o->energy_j that power times the mean kernel time (J per launch), o->clock_mhz the mean clock,
  * o->temp_c the last temperature, o->n_power the samples taken. Fields without readings stay NAN. */
 void mpt_power_end(mpt_power_meter *m, int launches, double kernel_ms, mpt_obs *o);
