@@ -77,6 +77,7 @@ struct mpt_job {
   int exit_status;
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
   mpt_job_objective objective; /* rank 0: --objective, the best observation, the Pareto front */
+  char objective_text[256];    /* and as the log records it */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -372,6 +373,20 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
 }
 
+/* rank 0: --objective, the one a resumed log was tuned for (the workers score with the one given: no other) */
+static int open_objective(mpt_job *job, mpt_error *err) {
+  int rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
+  if (rc) return rc;
+  mpt_objective_describe(&job->objective.obj, job->objective_text, sizeof job->objective_text);
+  const char *logged = job->o.resume ? mpt_runlog_meta(job->log, "objective") : NULL;
+  if (job->o.resume && (!logged || !logged[0]) && mpt_runlog_recovered(job->log)) return 0; /* lost: as given */
+  if (!logged || !logged[0]) logged = "time"; /* a log of format 3 or older */
+  if (job->o.resume && strcmp(logged, job->objective_text) != 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s was tuned for --objective %s: resume it with that objective (its "
+                         "logged objectives are in that unit), not %s", job->o.log, logged, job->objective_text);
+  return 0;
+}
+
 /* this rank's part of the set-up, phase by phase until one fails */
 static int set_up(mpt_job *job, mpt_error *err) {
   int rc = take_place(job, err);
@@ -382,8 +397,7 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
-  if (rc == 0 && job->rank == 0)
-    rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
+  if (rc == 0 && job->rank == 0) rc = open_objective(job, err);
   if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
   return rc;
 }
@@ -467,7 +481,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   job->optstr = join_options(o);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text};
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);

@@ -5,14 +5,21 @@ cuda` on the stand-in driver (tests/fake_cuda.c, MPT_CUDA_DRIVER_LIB) with the s
 4 ms at 400, 50, 15 and 30 W: 0.4, 0.1, 0.045 and 0.12 J per launch. --objective time picks fmode 11,
 energy and edp fmode 13, a problem's metric (GFLOP per joule, maximized) fmode 13, and time,energy prints the
 Pareto front {11, 12, 13} (14 is dominated by 13). The summary states every objective's unit and the best's
-spread and power. Without the stand-in NVML the energy objective is refused with the reason, on one rank
-and on a worker. Skipped (77) without NVRTC."""
+spread and power. The run log holds every record's power fields and the objective (docs/RUNLOG.md); a
+resumed multi-objective run keeps the logged records on its front, and a resume with another objective is
+refused; the T4 export carries the energy, power, clock and temperature and names both objectives (valid
+against the T4 schema). Without the stand-in NVML the energy objective is refused with the reason, on one
+rank and on a worker. Skipped (77) without NVRTC."""
+import gzip
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+import h5py
+import jsonschema
 
 MPTUNE = os.environ["MPTUNE"]
 MPIEXEC = os.environ["MPIEXEC"]
@@ -53,16 +60,52 @@ def check(ok, what):
         print("FAIL:", what, flush=True)
 
 
-def tune(tmp, name, objective, np=1, nvml=True):
+def tune(tmp, name, objective, np=1, nvml=True, budget=4, extra=()):
     env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA)
     env["MPT_NVML_LIB"] = FAKE_NVML if nvml else os.path.join(tmp, "no-libnvidia-ml.so.1")
-    cmd = [MPTUNE, "tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "4",
-           "--iterations", "5", "--log", name + ".h5", "--progress", "off", "--objective", objective]
+    cmd = [MPTUNE, "tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", str(budget),
+           "--iterations", "5", "--log", name + ".h5", "--progress", "off", "--objective", objective, *extra]
     if np > 1:
         cmd = [MPIEXEC, "-n", str(np)] + cmd
     p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600, env=env)
     print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-1500:]}", flush=True)
     return p
+
+
+def front_modes(out):
+    front = re.search(r"^pareto front \(time ms, energy J\): (\d+) configurations?\n((?:  .*\n)*)", out, re.M)
+    return [int(x) for x in re.findall(r"fmode=(\d+)", front.group(2))] if front else []
+
+
+def check_log(tmp):
+    """front1.h5: every record's power fields (fmode 11 + i at 400, 50, 15, 30 W) and the objective"""
+    with h5py.File(os.path.join(tmp, "front1.h5"), "r") as f:
+        obj = f.attrs["objective"]
+        check((obj.decode() if isinstance(obj, bytes) else obj) == "time,energy", f"the log's objective: {obj}")
+        check(int(f.attrs["format_version"]) == 4, "format 4")
+        ev = f["evaluations"][:int(f["count"][()])]
+    watts = {11: 400, 12: 50, 13: 15, 14: 30}
+    for r in ev:
+        mode = 11 + int(r["config"][0])
+        check(int(r["n_power"]) > 0 and abs(float(r["power_w"]) - watts[mode]) < watts[mode] * 0.02
+              and abs(float(r["clock_mhz"]) - (1980 - 10 * mode)) < 1e-9 and float(r["temp_c"]) == 40 + mode
+              and abs(float(r["energy_j"]) - watts[mode] * (mode - 10) * 1e-3) < watts[mode] * (mode - 10) * 1e-3 * 0.03,
+              f"fmode {mode}: the logged power fields {r['n_power']} {r['power_w']} {r['energy_j']} {r['clock_mhz']} "
+              f"{r['temp_c']}")
+
+
+def check_t4(tmp):
+    """the T4 export of front1.h5: energy, power, clock and temperature, both objectives, valid"""
+    t4 = os.path.join(tmp, "front1_T4.json")
+    p = subprocess.run([MPTUNE, "export", "front1.h5", "--t4", t4], cwd=tmp, capture_output=True, text=True)
+    check(p.returncode == 0, f"export: {p.stderr}")
+    doc = json.load(open(t4))
+    schema = json.load(open(os.path.join(os.environ["MPT_SHARED_DATA"], "schemas", "T4-results-1.0.0.json")))
+    jsonschema.validate(doc, schema)
+    for r in doc["results"]:
+        names = {m["name"]: m for m in r["measurements"]}
+        check(r["objectives"] == ["time", "energy"] and {"time", "energy", "power", "clock", "temperature"} <= set(names)
+              and names["energy"]["unit"] == "J" and names["power"]["unit"] == "W", f"a T4 record: {r}")
 
 
 def best_fmode(out):
@@ -106,12 +149,20 @@ def main():
               "metric: its unit and direction")
         for np in (1, 2):
             p = tune(tmp, f"front{np}", "time,energy", np=np)
-            front = re.search(r"^pareto front \(time ms, energy J\): (\d+) configurations\n((?:  .*\n)*)", p.stdout, re.M)
-            modes = [int(x) for x in re.findall(r"fmode=(\d+)", front.group(2))] if front else []
+            modes = front_modes(p.stdout)
             check(p.returncode == 0 and modes == [11, 12, 13], f"-n {np}: the Pareto front is fmode 11, 12, 13: {modes}")
             p = tune(tmp, f"nonvml{np}", "energy", np=np, nvml=False)
             check(p.returncode != 0 and "--objective energy needs the energy of each launch" in p.stderr
                   and "libnvidia-ml.so.1 not found" in p.stderr, f"-n {np}: energy without NVML is refused, saying why")
+        check_log(tmp)
+        check_t4(tmp)
+        # two evaluations (the default fmode 14 first, then 11), the rest on --resume: the front keeps the logged ones
+        p = tune(tmp, "resumed", "time,energy", budget=2)
+        check(p.returncode == 0 and front_modes(p.stdout) == [11, 14], f"first session's front {front_modes(p.stdout)}")
+        p = tune(tmp, "resumed", "energy", extra=["--resume"])
+        check(p.returncode != 0 and "was tuned for --objective time,energy" in p.stderr, "a resume with another objective")
+        p = tune(tmp, "resumed", "time,energy", extra=["--resume"])
+        check(p.returncode == 0 and front_modes(p.stdout) == [11, 12, 13], f"resumed front {front_modes(p.stdout)}")
     print("failures:", failures)
     return 1 if failures else 0
 

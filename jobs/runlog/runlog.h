@@ -23,6 +23,7 @@ typedef struct mpt_run_meta {
   double time_budget;        /* seconds (0: none) */
   const char *command_line;
   const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
+  const char *objective;     /* --objective as evaluators/objective.h describes it; NULL or "": time */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;

@@ -186,6 +186,7 @@ static int replace_with_new_file(mpt_runlog *log, int64_t n_copy, mpt_error *err
     return mpt_error_set(err, MPT_ERR_IO, "run log %s: cannot sync its directory: %s", log->path, strerror(errno));
   hid_t fapl = mpt_rl_fapl();
   log->file = H5Fopen(log->path, H5F_ACC_RDWR, fapl);
+  log->file_format = MPT_RL_FORMAT_VERSION;
   H5Pclose(fapl);
   if (log->file < 0 || mpt_rl_open_datasets(log) < 0) return mpt_rl_h5err(err, log->path, "reopening the file");
   log->count = log->end = n_copy;
