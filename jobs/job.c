@@ -17,6 +17,7 @@
 #include "coordinator/signals.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_confirm.h"
 #include "jobs/job_objective.h"
 #include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
@@ -46,6 +47,7 @@ typedef struct record_ctx {
   mpt_runlog *log;
   int trace_fd;
   mpt_job_objective *objective; /* sees every observation logged */
+  mpt_job_confirm *confirm;     /* and the finalists */
 } record_ctx;
 
 struct mpt_job {
@@ -78,6 +80,7 @@ struct mpt_job {
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
   mpt_job_objective objective; /* rank 0: --objective, the best observation, the Pareto front */
   char objective_text[256];    /* and as the log records it */
+  mpt_job_confirm confirm;     /* rank 0: --confirm */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -387,6 +390,13 @@ static int open_objective(mpt_job *job, mpt_error *err) {
   return 0;
 }
 
+/* rank 0: --confirm, with the confirmations a resumed log holds */
+static int open_confirm(mpt_job *job, mpt_error *err) {
+  mpt_job_confirm_init(&job->confirm, job->o.collect ? 0 : job->o.confirm_k);
+  if (!job->o.resume || job->confirm.k == 0) return 0;
+  return mpt_runlog_confirmations(job->log, &job->confirm.logged, &job->confirm.n_logged, err);
+}
+
 /* this rank's part of the set-up, phase by phase until one fails */
 static int set_up(mpt_job *job, mpt_error *err) {
   int rc = take_place(job, err);
@@ -398,6 +408,7 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
   if (rc == 0 && job->rank == 0) rc = open_objective(job, err);
+  if (rc == 0 && job->rank == 0) rc = open_confirm(job, err);
   if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
   return rc;
 }
@@ -534,6 +545,7 @@ static int walk_one(void *ctx, const mpt_obs *o, const int32_t *config, int32_t 
   if (o->id == w->job->default_id && o->status != MPT_STATUS_MISSING && o->status != MPT_STATUS_CANCELLED)
     w->job->default_session = session;
   mpt_job_objective_see(&w->job->objective, o);
+  mpt_job_confirm_see(&w->job->confirm, o);
   return w->fn(w->ctx, o, config);
 }
 
@@ -548,12 +560,19 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   int r = mpt_runlog_append(rc->log, o, 1, err);
   if (r < 0) return r;
   mpt_job_objective_see(rc->objective, o);
+  mpt_job_confirm_see(rc->confirm, o);
   if (rc->trace_fd >= 0) {
     char line[64];
     int n = snprintf(line, sizeof line, "%" PRId64 " %d\n", o->id, (int)o->status);
     if (write(rc->trace_fd, line, (size_t)n) != n) { /* tracing is best effort */ }
   }
   return 0;
+}
+
+/* a re-measurement of a finalist (--confirm): logged apart from the evaluations */
+static int record_confirmation(void *ctx, const mpt_obs *o, mpt_error *err) {
+  record_ctx *rc = ctx;
+  return mpt_runlog_append_confirmation(rc->log, o, err);
 }
 
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
@@ -563,6 +582,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   if (trace && trace[0]) job->rctx.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   job->rctx.log = job->log;
   job->rctx.objective = &job->objective;
+  job->rctx.confirm = &job->confirm;
   job->default_id = mpt_space_default_id(job->space);
   mpt_coord_config cc;
   memset(&cc, 0, sizeof cc);
@@ -581,6 +601,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.record_ctx = &job->rctx;
   cc.progress = o->progress;
   cc.progress_out = stderr;
+  cc.confirm = mpt_job_confirm_plan(&job->confirm, record_confirmation, &job->rctx);
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
   if (job->size == 1 && o->time_budget > 0) job->stop.deadline_s = mpt_clock_mono_s() + o->time_budget + o->grace_s;
   job->run_rc = mpt_coord_run(&cc, &job->res, err);
@@ -674,19 +695,25 @@ static void print_default_session(const mpt_job *job) {
 }
 
 /* the best configuration found, and the default's objective and the speed-up over it */
-static void print_best(const mpt_job *job) {
+static void print_best(mpt_job *job) {
   const mpt_coord_result *res = &job->res;
   if (res->best_id < 0) {
     printf("best: none (no valid configuration among %lld evaluations)\n", (long long)res->done);
     return;
   }
-  print_config("best", job->space, res->best_id);
-  mpt_job_objective_print(&job->objective, "objective", res->best);
-  mpt_job_objective_print_spread(&job->objective);
+  int reordered = 0;
+  const mpt_job_finalist *confirmed = res->confirmed > 0 || job->confirm.use_logged
+                                          ? mpt_job_confirm_best(&job->confirm, &reordered) : NULL;
+  if (confirmed) mpt_job_confirm_print(&job->confirm, &job->objective, job->space, res->confirmed);
+  double best = confirmed ? confirmed->confirmed : res->best;
+  print_config("best", job->space, confirmed ? confirmed->id : res->best_id);
+  mpt_job_objective_print(&job->objective, "objective", best);
+  if (confirmed) printf("(the best confirmed: the median of its %d re-measurements)\n", confirmed->n_conf);
+  if (!reordered) mpt_job_objective_print_spread(&job->objective);
   if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
     mpt_job_objective_print(&job->objective, "default objective", res->default_objective);
-    mpt_job_objective_print_gain(&job->objective, res->best, res->default_objective);
+    mpt_job_objective_print_gain(&job->objective, best, res->default_objective);
     if (res->default_logged) print_default_session(job);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
@@ -751,6 +778,7 @@ void mpt_job_close(mpt_job *job) {
   if (job->log) mpt_runlog_close(job->log);
   if (job->strat) mpt_strategy_destroy(job->strat);
   mpt_job_objective_close(&job->objective);
+  mpt_job_confirm_free(&job->confirm);
   if (job->ev) mpt_evaluator_close(job->ev);
   if (job->space) mpt_space_free(job->space);
   if (job->prob) mpt_problem_free(job->prob);

@@ -37,6 +37,7 @@ typedef struct mpt_job_options {
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;
   const char *objective;   /* --objective (evaluators/objective.h); NULL: time */
+  int confirm_k;           /* --confirm K: the K best measured again at the end (jobs/job_confirm.h); 0: none */
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;
   double timeout_s;        /* per evaluation (0: derived) */

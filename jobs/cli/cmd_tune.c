@@ -10,6 +10,7 @@
 #include "evaluators/evaluator.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job.h"
+#include "jobs/job_confirm.h"
 #include "jobs/output/outfile.h"
 #include "mpi/wire.h"
 #include "strategies/strategy.h"
@@ -28,7 +29,7 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
-            "         [--option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
+            "         [--option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]] [--confirm K]\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -52,6 +53,10 @@ static void usage(FILE *f, int collect) {
             "or the Name of one of the problem's Metrics (an expression over the parameters, time, energy and\n"
             "power; its Goal min or max). Several, comma-separated (time,energy): the strategy minimizes the\n"
             "first and the summary prints the Pareto front of all (docs/GPU.md).\n"
+            "--confirm K (default 3): once the budget or the space is spent, the K best are measured again, 3 times\n"
+            "each, interleaved, on one worker; the best reported is the best confirmed (the median of its\n"
+            "re-measurements), and the summary says when that reorders them. Not counted against the budget,\n"
+            "logged apart (/confirmations); 0: none.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
@@ -69,6 +74,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->argv = argv;
   a->budget = -1;
   a->grace_s = 20;
+  a->confirm_k = collect ? 0 : MPT_CONFIRM_DEFAULT_K;
   a->progress = MPT_PROGRESS_AUTO;
   int missing_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -85,7 +91,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
-    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", COMMON_OPTIONS, NULL};
+    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--confirm", COMMON_OPTIONS,
+                                             NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -112,6 +119,11 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     }
     else if (strcmp(o, "--evaluator") == 0) a->evaluator = v;
     else if (strcmp(o, "--objective") == 0) a->objective = v;
+    else if (!collect && strcmp(o, "--confirm") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0 && n > MPT_CONFIRM_MAX_K)
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--confirm: bad value '%s' (at most %d finalists)", v, MPT_CONFIRM_MAX_K);
+      if (rc == 0) a->confirm_k = (int)n;
+    }
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);
       if (a->n_opts >= MPT_JOB_MAX_OPTS)

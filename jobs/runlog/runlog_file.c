@@ -88,6 +88,7 @@ void mpt_rl_free_log(mpt_runlog *log) {
   for (int i = 0; i < MPT_RL_N_ATTRS; i++) free(log->attr[i]);
   free(log->devs);
   free(log->sess);
+  free(log->confirms);
   free(log->buf);
   free(log->path);
   free(log->tmp);

@@ -157,6 +157,8 @@ static int read_state(mpt_runlog *log, const char *path, mpt_error *err) {
   mpt_rl_make_types(log);
   log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(mpt_rl_dev), &log->n_devs);
   log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(mpt_rl_session), &log->n_sess);
+  if (log->file_format >= 4) /* none before */
+    log->confirms = mpt_h5_read_table(log->file, "confirmations", log->rec_type, log->rec_size, &log->n_confirms);
   if (why[0]) return mpt_rl_h5err(err, path, "reading the device and session tables (the file is damaged)");
   return 0;
 }

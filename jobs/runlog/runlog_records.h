@@ -21,7 +21,7 @@ typedef struct mpt_rl_rec {
   double compile_ms, benchmark_ms, framework_ms, t_start, t_end;
   char reason[MPT_OBS_REASON];
   /* since format 4: the power observer's (NAN: none) */
-  int32_t n_power, pad_;
+  int32_t n_power, confirm;
   double energy_j, power_w, clock_mhz, temp_c;
 } mpt_rl_rec;
 

@@ -37,6 +37,9 @@ struct mpt_runlog {
   int n_devs;
   mpt_rl_session *sess;
   int n_sess;
+  unsigned char *confirms; /* /confirmations: the re-measurements of the finalists (--confirm), n_confirms records
+                              of rec_size bytes (jobs/runlog/runlog_confirm.c) */
+  int n_confirms;
   unsigned char *buf;      /* scratch records */
   size_t buf_cap;
   /* a log recovered from its records alone (mpt_runlog_recover): HDF5's reason, the file and where the
