@@ -37,3 +37,6 @@ mpt_unit_test(test_power SOURCES test_power.c conv_fixture.c)
 add_dependencies(test_power fake_nvml)
 mpt_script_test(gpu_power COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_power.py)
 set_tests_properties(gpu_power PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+# the power meter's sampling rate and window cost (docs/PERFORMANCE.md): bench_power -n 20 -w 100 LIB
+add_executable(bench_power bench_power.c)
+target_link_libraries(bench_power PRIVATE mptune_core)

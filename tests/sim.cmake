@@ -20,3 +20,5 @@ endif()
 # worker)
 mpt_script_test(confirm_e2e COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/confirm_e2e.py)
 set_tests_properties(confirm_e2e PROPERTIES TIMEOUT 900)
+# the Pareto front and rank 0's side of --confirm, unit by unit
+mpt_unit_test(test_confirm SOURCES test_confirm.c conv_fixture.c)
