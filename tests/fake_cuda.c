@@ -65,6 +65,7 @@ CUresult cuDriverGetVersion(int *v) { return *v = 13000, 0; }
 CUresult cuDeviceGetCount(int *n) { return *n = 1, 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { return *d = ordinal, 0; }
 CUresult cuDeviceGetName(char *name, int len, int d) { return snprintf(name, (size_t)len, "Fake GPU %d", d), 0; }
+CUresult cuDeviceGetPCIBusId(char *id, int len, int d) { return snprintf(id, (size_t)len, "0000:%02x:00.0", d + 1), 0; }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) { return (void)d, *bytes = (size_t)80 << 30, 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   (void)d;

@@ -4,8 +4,10 @@
  * MPT_CUDA_DRIVER_LIB; mode 0 without it): 400, 50, 15 and 30 W for the modes 11 to 14, 250 W for any
  * other. The energy counter (mJ) integrates that power over the monotonic clock at each read. SM clock
  * 1980 - 10 * mode MHz, temperature 40 + mode C. One device (index 0, PCI bus id 00000000:01:00.0).
- * FAKE_NVML_NO_ENERGY=1: no energy counter (NVML_ERROR_NOT_SUPPORTED), as before Volta. */
+ * FAKE_NVML_NO_ENERGY=1: no energy counter (NVML_ERROR_NOT_SUPPORTED), as before Volta. FAKE_NVML_BUS_ONLY=1:
+ * the device is not found by index (as when CUDA_VISIBLE_DEVICES renumbers), only by its bus id. */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,11 +42,13 @@ nvmlReturn_t nvmlInit_v2(void) { return last_s = now_s(), NVML_SUCCESS; }
 nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
 const char *nvmlErrorString(nvmlReturn_t r) { return r ? "fake NVML error" : "success"; }
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, void **dev) {
-  if (index != 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (index != 0 || getenv("FAKE_NVML_BUS_ONLY")) return NVML_ERROR_INVALID_ARGUMENT;
   return *dev = &device_token, NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev) {
-  if (strcmp(bus, "00000000:01:00.0") != 0) return NVML_ERROR_NOT_FOUND;
+  unsigned dom, b, d, fn; /* "domain:bus:device.function", the domain in 4 or 8 digits, as NVML takes it */
+  if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &fn) != 4 || dom != 0 || b != 1 || d != 0 || fn != 0)
+    return NVML_ERROR_NOT_FOUND;
   return *dev = &device_token, NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetPowerUsage(void *dev, unsigned *mw) {

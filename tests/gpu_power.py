@@ -7,7 +7,7 @@ energy and edp fmode 13, a problem's metric (GFLOP per joule, maximized) fmode 1
 Pareto front {11, 12, 13} (14 is dominated by 13). The summary states every objective's unit and the best's
 spread and power. The run log holds every record's power fields and the objective (docs/RUNLOG.md); a
 resumed multi-objective run keeps the logged records on its front, and a resume with another objective is
-refused; the T4 export carries the energy, power, clock and temperature and names both objectives (valid
+refused; the observer finds the device by the PCI bus id the driver gives; the T4 export carries the energy, power, clock and temperature and names both objectives (valid
 against the T4 schema). Without the stand-in NVML the energy objective is refused with the reason, on one
 rank and on a worker. Skipped (77) without NVRTC."""
 import gzip
@@ -60,8 +60,8 @@ def check(ok, what):
         print("FAIL:", what, flush=True)
 
 
-def tune(tmp, name, objective, np=1, nvml=True, budget=4, extra=()):
-    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA)
+def tune(tmp, name, objective, np=1, nvml=True, budget=4, extra=(), env_extra=None):
+    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA, **(env_extra or {}))
     env["MPT_NVML_LIB"] = FAKE_NVML if nvml else os.path.join(tmp, "no-libnvidia-ml.so.1")
     cmd = [MPTUNE, "tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", str(budget),
            "--iterations", "5", "--log", name + ".h5", "--progress", "off", "--objective", objective, *extra]
@@ -154,6 +154,9 @@ def main():
             p = tune(tmp, f"nonvml{np}", "energy", np=np, nvml=False)
             check(p.returncode != 0 and "--objective energy needs the energy of each launch" in p.stderr
                   and "libnvidia-ml.so.1 not found" in p.stderr, f"-n {np}: energy without NVML is refused, saying why")
+        # the device found by the PCI bus id the driver gives, not by the runtime's index
+        p = tune(tmp, "bus", "energy", env_extra={"FAKE_NVML_BUS_ONLY": "1"})
+        check(p.returncode == 0 and best_fmode(p.stdout) == 13, "the power observer finds the device by its bus id")
         check_log(tmp)
         check_t4(tmp)
         # two evaluations (the default fmode 14 first, then 11), the rest on --resume: the front keeps the logged ones

@@ -135,8 +135,9 @@ static int server_init(void *ctx) {
   if (g->be->init(&g->st, g->local_rank, &g->info, g->srv_arch, sizeof g->srv_arch, g->init_msg,
                   sizeof g->init_msg) != 0)
     return 0; /* HELLO reports init_msg */
-  char why[200];
-  g->meter = mpt_power_open(g->be->vendor, g->info.index, NULL, why, sizeof why);
+  char why[200], bus[64] = "";
+  if (g->be->pci_bus_id) g->be->pci_bus_id(g->st, bus, sizeof bus);
+  g->meter = mpt_power_open(g->be->vendor, g->info.index, bus, why, sizeof why);
   snprintf(g->srv_power, sizeof g->srv_power, "%s%s", g->meter ? mpt_power_name(g->meter) : "none: ",
            g->meter ? "" : why);
   g->dptr = calloc((size_t)ks->n_args + 1, sizeof *g->dptr);

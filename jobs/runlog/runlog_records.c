@@ -214,6 +214,9 @@ static int recover_match(const unsigned char *r, size_t rs, const mpt_space *spa
   memcpy(&n_times, r + offsetof(mpt_rl_rec, n_times), sizeof n_times);
   memcpy(&session, r + offsetof(mpt_rl_rec, session), sizeof session);
   if (status < 0 || status >= MPT_STATUS_COUNT || n_times < 0 || n_times > MPT_OBS_MAX_TIMES || session < 0) return 0;
+  int32_t confirm;
+  memcpy(&confirm, r + offsetof(mpt_rl_rec, confirm), sizeof confirm);
+  if (confirm != 0) return 0; /* a row of /confirmations: no evaluation (they are not recovered) */
   mpt_space_config(space, id, idx);
   for (int p = 0; p < dims; p++) {
     int32_t v;

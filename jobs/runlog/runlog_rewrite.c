@@ -96,7 +96,8 @@ static int write_metadata(mpt_runlog *log, hid_t f) {
   bad |= mpt_rl_params_write(log->params, log->dims, f);
   bad |= mpt_h5_write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
   bad |= mpt_h5_write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
-  bad |= mpt_h5_write_table(f, "confirmations", log->rec_type, log->confirms, (hsize_t)log->n_confirms);
+  if (log->n_confirms > 0) /* none: no dataset (a run without --confirm writes as before) */
+    bad |= mpt_h5_write_table(f, "confirmations", log->rec_type, log->confirms, (hsize_t)log->n_confirms);
   bad |= write_meta_copy(log, f);
   return bad;
 }
