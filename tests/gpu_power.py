@@ -141,6 +141,9 @@ def main():
             check(re.search(rf"^objective: [0-9.e-]+ {unit} \({objective}\)$", p.stdout, re.M),
                   f"{objective}: the objective with its unit")
             check("improvement over default: " in p.stdout, f"{objective}: the improvement over the default")
+        p = subprocess.run([MPTUNE, "show", "energy.h5"], cwd=tmp, capture_output=True, text=True)
+        check(p.returncode == 0 and "objective: energy in J, lower is better" in p.stdout and " energy (J) " in p.stdout
+              and "by energy:" in p.stdout, f"mptune show names the logged objective and its unit: {p.stdout}")
         m = re.search(r"^objective: ([0-9.e-]+) J \(energy\)$", tune(tmp, "energy2", "energy").stdout, re.M)
         check(m and abs(float(m.group(1)) - 0.045) < 0.045 * 0.03, "energy: 15 W x 3 ms = 0.045 J per launch")
         p = tune(tmp, "metric", "gflop_per_j")
