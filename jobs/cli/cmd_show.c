@@ -74,26 +74,10 @@ static void print_counts(const mpt_summary_device *d) {
   printf(")");
 }
 
-/* the log's objective (its attribute "objective", docs/RUNLOG.md; "time" without one): the first one's name,
- * unit and direction; the logged values are its minimized form (a maximized one negated) */
-typedef struct logged_objective { char name[64]; const char *unit; int maximized; } logged_objective;
-
-static logged_objective objective_of(mpt_runlog *log) {
-  logged_objective o = {"time", MPT_SUMMARY_UNIT, 0};
-  const char *spec = meta_or(log, "objective", "time");
-  size_t n = strcspn(spec, ":,");
-  if (n == 0 || n >= sizeof o.name) return o;
-  snprintf(o.name, sizeof o.name, "%.*s", (int)n, spec);
-  o.maximized = strncmp(spec + n, ":max", 4) == 0;
-  o.unit = strcmp(o.name, "time") == 0 ? MPT_SUMMARY_UNIT : strcmp(o.name, "energy") == 0 ? "J"
-           : strcmp(o.name, "edp") == 0 ? "J*s" : "";
-  return o;
-}
-
 /* what the tables say of the objective (set by print_run from the log): the objective column's heading ("time
  * (ms)" for a run that minimized the time), its name and unit */
 static char objective_heading[96] = "time (" MPT_SUMMARY_UNIT ")";
-static logged_objective shown = {"time", MPT_SUMMARY_UNIT, 0};
+static mpt_summary_objective shown = {"time", MPT_SUMMARY_UNIT, 0};
 
 static void print_run(const char *path, const mpt_summary *s) {
   mpt_runlog *log = s->log;
@@ -136,7 +120,7 @@ static void print_run(const char *path, const mpt_summary *s) {
     mpt_runlog_session(log, i, &si);
     printf("%s %s on %s (pid %d)", i ? "," : ":", si.start_time, si.host, (int)si.pid);
   }
-  logged_objective ob = shown = objective_of(log);
+  mpt_summary_objective ob = shown = mpt_summary_objective_of(log);
   if (strcmp(ob.name, "time") == 0 && !ob.maximized)
     printf("\nobjective: %s in %s, lower is better\n", MPT_SUMMARY_OBJECTIVE, MPT_SUMMARY_UNIT);
   else
@@ -445,7 +429,7 @@ static void json_run(cJSON *o, const char *path, const mpt_summary *s) {
   }
   cJSON *obj = cJSON_AddObjectToObject(o, "objective");
   if (obj) {
-    logged_objective ob = objective_of(log); /* the logged values: minimized, lower is better */
+    mpt_summary_objective ob = mpt_summary_objective_of(log); /* the logged values: minimized, lower is better */
     cJSON_AddStringToObject(obj, "name", strcmp(ob.name, "time") == 0 && !ob.maximized ? MPT_SUMMARY_OBJECTIVE : ob.name);
     cJSON_AddStringToObject(obj, "unit", ob.unit);
     cJSON_AddBoolToObject(obj, "lower_is_better", 1);
