@@ -163,6 +163,18 @@ static int local_tick(void *ctx, const char *doing, double done) {
   return 0;
 }
 
+/* --confirm once the run is over by its budget or an exhausted space: 0 (*why "signal" when a signal cut it
+ * short), or <0 with err */
+static int confirm_finalists(coord_state *s, const char **why, mpt_error *err) {
+  if (!*why || (strcmp(*why, "budget") != 0 && strcmp(*why, "exhausted") != 0)) return 0;
+  int stopped = 0;
+  int made = mpt_coord_confirm_run(s->c, &stopped, err);
+  if (made < 0) return made;
+  s->r->confirmed = made;
+  if (stopped) *why = "signal";
+  return 0;
+}
+
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
@@ -173,8 +185,9 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     double now = mpt_wire_now();
     const char *why = check_stop(c, r, now, t0, 0, exhausted);
     if (why) {
+      int rc = confirm_finalists(s, &why, err);
       r->reason = why;
-      return 0;
+      return rc;
     }
     int64_t id;
     int n = take_default(c, &id) ? 1 : ask(s, 1, &id);
@@ -442,6 +455,7 @@ static int run_workers(coord_state *s, int size, mpt_error *err) {
     if (take_result(s, &p, &st, err) < 0) break;
     draw(s, mpt_wire_now(), 0);
   }
+  if (p.rc == 0 && (p.rc = confirm_finalists(s, &p.stopping, err)) < 0) p.stopping = "error";
   pool_close(s, &p);
   return p.rc;
 }

@@ -16,6 +16,7 @@
 #include "strategies/strategy.h"
 #include "mpi/worker.h"
 #include "coordinator/progress.h"
+#include "coordinator/confirm.h"
 
 /* Records one observation durably (e.g. appends it to the run log and flushes); <0 stops the run. */
 typedef int (*mpt_coord_record_fn)(void *ctx, const mpt_obs *obs, mpt_error *err);
@@ -42,6 +43,8 @@ typedef struct mpt_coord_config {
   void *record_ctx;
   mpt_progress_mode progress;
   FILE *progress_out;          /* stderr normally */
+  mpt_coord_confirm confirm;   /* --confirm: the finalists measured again once the budget or the space is spent
+                                  (coordinator/confirm.h); k 0: none */
 } mpt_coord_config;
 
 typedef struct mpt_coord_result {
@@ -69,6 +72,7 @@ typedef struct mpt_coord_result {
   int default_logged;          /* the default_objective is a logged one (an earlier session's), not this one's */
   int default_missing;         /* default_id is missing from the replayed file (logged as missing) */
   double default_objective;    /* its objective (NAN when it failed) */
+  int64_t confirmed;           /* re-measurements of the finalists made in this session (--confirm) */
   char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up
                                   (MPT_ERR_STOPPED: "bo: stopped taking in logged observations (80 of 300)"),
                                   "" when no ask was cut short */

@@ -205,6 +205,12 @@ static int cuda_sync(void *st, char *msg, size_t cap) {
   return r ? fail(s->d, r, MPT_STATUS_RUNTIME_ERROR, "kernel run", msg, cap) : 0;
 }
 
+static void cuda_pci_bus_id(void *st, char *id, size_t cap) {
+  cuda_state *s = st;
+  id[0] = 0;
+  if (s->d->cuDeviceGetPCIBusId && s->d->cuDeviceGetPCIBusId(id, (int)cap, s->dev) != 0) id[0] = 0;
+}
+
 static const mpt_gpu_backend cuda_backend = {
     .name = "cuda",
     .label = "CUDA",
@@ -222,6 +228,7 @@ static const mpt_gpu_backend cuda_backend = {
     .func_info = cuda_func_info,
     .launch = cuda_launch,
     .sync = cuda_sync,
+    .pci_bus_id = cuda_pci_bus_id,
 };
 
 static int cuda_open(mpt_evaluator *ev, mpt_error *err) { return mpt_gpu_eval_open(ev, &cuda_backend, err); }

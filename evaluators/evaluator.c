@@ -1,7 +1,9 @@
 /* evaluators/evaluator.c: the generic evaluator layer around the registry: open (find the type, copy
  * the settings, fill the common device fields), evaluate (id check, timestamps, framework time; the watch
- * the type's waits ask) and close. The types themselves live one per file (evaluators/sim.c, cpu.c, ...). */
+ * the type's waits ask; each observation's objective, evaluators/objective.h) and close. The types themselves
+ * live one per file (evaluators/sim.c, cpu.c, ...). */
 #include "evaluators/evaluator.h"
+#include "evaluators/objective.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +21,13 @@ typedef struct evaluator_holder {
   char **options;          /* copies of settings.options */
   int opened;              /* open() has returned: from then on its waits are an evaluation's */
   const mpt_watch *also;   /* the watch of the evaluation running now (mpt_evaluator_evaluate_watched) */
+  mpt_objective objective; /* what each observation's objective is */
 } evaluator_holder;
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static void holder_free(evaluator_holder *h) {
+  mpt_objective_free(&h->objective);
   for (int i = 0; h->options && i < h->ev.settings.n_options; i++) free(h->options[i]);
   free(h->options);
   free(h->simulate_path);
@@ -66,6 +70,21 @@ static int watch_evaluation(void *ctx, const char *doing, double done) {
   return mpt_watch_call(&h->ev.settings.watch, doing, done) || stop;
 }
 
+/* the objective of settings; one that needs the energy only where a power observer can be (cuda, hip) */
+static int open_objective(evaluator_holder *h, const mpt_evaluator_type *type, const mpt_problem *p,
+                          const mpt_eval_settings *settings, mpt_error *err) {
+  int rc = mpt_objective_parse(settings ? settings->objective : NULL, p, &h->objective, err);
+  if (rc == 0 && h->objective.needs_energy && strcmp(type->name, "cuda") != 0 && strcmp(type->name, "hip") != 0 &&
+      strcmp(type->name, "auto") != 0) {
+    char spec[256];
+    mpt_objective_describe(&h->objective, spec, sizeof spec);
+    mpt_objective_free(&h->objective);
+    rc = mpt_error_set(err, MPT_ERR_VALUE, "--objective %s needs the energy of each launch: the %s evaluator has no "
+                       "power observer (the cuda and hip evaluators have, through NVML and ROCm SMI)", spec, type->name);
+  }
+  return rc;
+}
+
 int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *s,
                        const mpt_eval_settings *settings, mpt_evaluator **out, mpt_error *err) {
   *out = NULL;
@@ -83,6 +102,11 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
   if (!p || !s) return mpt_error_set(err, MPT_ERR_VALUE, "evaluator '%s': no problem or space", name);
   evaluator_holder *h = calloc(1, sizeof *h);
   if (!h) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name);
+  int orc = open_objective(h, type, p, settings, err);
+  if (orc) {
+    free(h);
+    return orc;
+  }
   mpt_evaluator *ev = &h->ev;
   ev->type = type;
   ev->problem = p;
@@ -93,6 +117,7 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
     holder_free(h);
     return rc;
   }
+  ev->settings.power_window_ms = h->objective.needs_energy ? MPT_OBJECTIVE_POWER_WINDOW_MS : 0;
   /* common device fields; the type refines them */
   ev->device.rank = ev->settings.rank;
   ev->device.index = -1;
@@ -140,6 +165,7 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
                 (isfinite(out->benchmark_ms) ? out->benchmark_ms : 0);
     out->framework_ms = fw > 0 ? fw : 0;
   }
+  mpt_objective_apply(&((evaluator_holder *)ev)->objective, ev->space, out);
   out->reason[MPT_OBS_REASON - 1] = '\0';
   return 0;
 }

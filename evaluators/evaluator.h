@@ -40,6 +40,10 @@ typedef struct mpt_eval_settings {
   const char *workdir;         /* scratch directory for compiled variants */
   int local_rank;              /* node-local rank among workers: picks the device */
   int rank;                    /* MPI rank */
+  const char *objective;       /* --objective (evaluators/objective.h): NULL or "" time */
+  double power_window_ms;      /* set by mpt_evaluator_open: MPT_OBJECTIVE_POWER_WINDOW_MS when the objective
+                                  needs the energy (cuda/hip: the timed launches go on until the power window
+                                  lasts this long), else 0 (the power of the timed iterations alone) */
   mpt_watch watch;             /* the caller's watch over each evaluation: asked at least every 100 ms while one
                                   waits (a compile, the process that runs the variant, the device server, a
                                   simulated delay), never while the evaluator opens; once it says stop the

@@ -204,6 +204,12 @@ static int hip_sync(void *st, char *msg, size_t cap) {
 }
 
 /* hiprtc runs in a forked child (mpt_rtc_compile_isolated): ROCm 5.2's hiprtc can crash its caller */
+static void hip_pci_bus_id(void *st, char *id, size_t cap) {
+  hip_state *s = st;
+  id[0] = 0;
+  if (s->a->hipDeviceGetPCIBusId && s->a->hipDeviceGetPCIBusId(id, (int)cap, s->dev) != 0) id[0] = 0;
+}
+
 static const mpt_gpu_backend hip_backend = {
     .name = "hip",
     .label = "HIP",
@@ -221,6 +227,7 @@ static const mpt_gpu_backend hip_backend = {
     .func_info = hip_func_info,
     .launch = hip_launch,
     .sync = hip_sync,
+    .pci_bus_id = hip_pci_bus_id,
 };
 
 static int hip_open(mpt_evaluator *ev, mpt_error *err) { return mpt_gpu_eval_open(ev, &hip_backend, err); }

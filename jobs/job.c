@@ -18,6 +18,8 @@
 #include "coordinator/virtual.h"
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_confirm.h"
+#include "jobs/job_objective.h"
 #include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
@@ -45,6 +47,8 @@ typedef struct evaluation_stop {
 typedef struct record_ctx {
   mpt_runlog *log;
   int trace_fd;
+  mpt_job_objective *objective; /* sees every observation logged */
+  mpt_job_confirm *confirm;     /* and the finalists */
 } record_ctx;
 
 struct mpt_job {
@@ -76,6 +80,9 @@ struct mpt_job {
   int64_t default_id;
   int exit_status;
   char from_problem[1536]; /* what the problem's Search and Budget blocks gave (jobs/job_t1.h), "" nothing */
+  mpt_job_objective objective; /* rank 0: --objective, the best observation, the Pareto front */
+  char objective_text[256];    /* and as the log records it */
+  mpt_job_confirm confirm;     /* rank 0: --confirm */
 };
 
 int mpt_job_refuse_input(const mpt_job_options *o, const char *what, const char *path, mpt_error *err) {
@@ -360,6 +367,7 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.timeout_s = o->timeout_s;
   set.iterations = o->iterations;
   set.workdir = o->workdir;
+  set.objective = o->objective;
   set.local_rank = local_rank;
   set.rank = rank;
   set.watch = watch;
@@ -383,6 +391,27 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
 }
 
+/* rank 0: --objective, the one a resumed log was tuned for (the workers score with the one given: no other) */
+static int open_objective(mpt_job *job, mpt_error *err) {
+  int rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
+  if (rc) return rc;
+  mpt_objective_describe(&job->objective.obj, job->objective_text, sizeof job->objective_text);
+  const char *logged = job->o.resume ? mpt_runlog_meta(job->log, "objective") : NULL;
+  if (job->o.resume && (!logged || !logged[0]) && mpt_runlog_recovered(job->log)) return 0; /* lost: as given */
+  if (!logged || !logged[0]) logged = "time"; /* a log of format 3 or older */
+  if (job->o.resume && strcmp(logged, job->objective_text) != 0)
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s was tuned for --objective %s: resume it with that objective (its "
+                         "logged objectives are in that unit), not %s", job->o.log, logged, job->objective_text);
+  return 0;
+}
+
+/* rank 0: --confirm, with the confirmations a resumed log holds */
+static int open_confirm(mpt_job *job, mpt_error *err) {
+  mpt_job_confirm_init(&job->confirm, job->o.collect ? 0 : job->o.confirm_k);
+  if (!job->o.resume || job->confirm.k == 0) return 0;
+  return mpt_runlog_confirmations(job->log, &job->confirm.logged, &job->confirm.n_logged, err);
+}
+
 /* this rank's part of the set-up, phase by phase until one fails */
 static int set_up(mpt_job *job, mpt_error *err) {
   int rc = take_place(job, err);
@@ -393,6 +422,8 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
+  if (rc == 0 && job->rank == 0) rc = open_objective(job, err);
+  if (rc == 0 && job->rank == 0) rc = open_confirm(job, err);
   if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
   return rc;
 }
@@ -477,7 +508,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   const char *evaluator = o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator;
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        evaluator, o->simulate, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text};
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);
@@ -550,6 +581,8 @@ static int walk_one(void *ctx, const mpt_obs *o, const int32_t *config, int32_t 
   resume_walk *w = ctx;
   if (o->id == w->job->default_id && o->status != MPT_STATUS_MISSING && o->status != MPT_STATUS_CANCELLED)
     w->job->default_session = session;
+  mpt_job_objective_see(&w->job->objective, o);
+  mpt_job_confirm_see(&w->job->confirm, o);
   return w->fn(w->ctx, o, config);
 }
 
@@ -563,6 +596,8 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   record_ctx *rc = ctx;
   int r = mpt_runlog_append(rc->log, o, 1, err);
   if (r < 0) return r;
+  mpt_job_objective_see(rc->objective, o);
+  mpt_job_confirm_see(rc->confirm, o);
   if (rc->trace_fd >= 0) {
     char line[64];
     int n = snprintf(line, sizeof line, "%" PRId64 " %d\n", o->id, (int)o->status);
@@ -571,12 +606,20 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
+/* a re-measurement of a finalist (--confirm): logged apart from the evaluations */
+static int record_confirmation(void *ctx, const mpt_obs *o, mpt_error *err) {
+  record_ctx *rc = ctx;
+  return mpt_runlog_append_confirmation(rc->log, o, err);
+}
+
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
 static int coordinate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   const char *trace = getenv("MPT_TRACE_APPENDS");
   if (trace && trace[0]) job->rctx.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   job->rctx.log = job->log;
+  job->rctx.objective = &job->objective;
+  job->rctx.confirm = &job->confirm;
   job->default_id = mpt_space_default_id(job->space);
   mpt_coord_config cc;
   memset(&cc, 0, sizeof cc);
@@ -595,6 +638,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.record_ctx = &job->rctx;
   cc.progress = o->progress;
   cc.progress_out = stderr;
+  cc.confirm = mpt_job_confirm_plan(&job->confirm, record_confirmation, &job->rctx);
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
   if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
     mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s(), o->virtual_cpu_time};
@@ -704,18 +748,25 @@ static void print_default_session(const mpt_job *job) {
 }
 
 /* the best configuration found, and the default's objective and the speed-up over it */
-static void print_best(const mpt_job *job) {
+static void print_best(mpt_job *job) {
   const mpt_coord_result *res = &job->res;
   if (res->best_id < 0) {
     printf("best: none (no valid configuration among %lld evaluations)\n", (long long)res->done);
     return;
   }
-  print_config("best", job->space, res->best_id);
-  printf("objective: %.6g ms\n", res->best); /* every evaluator and replayed file gives times in ms */
+  int reordered = 0;
+  const mpt_job_finalist *confirmed = res->confirmed > 0 || job->confirm.use_logged
+                                          ? mpt_job_confirm_best(&job->confirm, &reordered) : NULL;
+  if (confirmed) mpt_job_confirm_print(&job->confirm, &job->objective, job->space, res->confirmed);
+  double best = confirmed ? confirmed->confirmed : res->best;
+  print_config("best", job->space, confirmed ? confirmed->id : res->best_id);
+  mpt_job_objective_print(&job->objective, "objective", best);
+  if (confirmed) printf("(the best confirmed: the median of its %d re-measurements)\n", confirmed->n_conf);
+  if (!reordered) mpt_job_objective_print_spread(&job->objective);
   if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
-    printf("default objective: %.6g ms\n", res->default_objective);
-    if (res->best > 0) printf("speed-up over default: %.2fx\n", res->default_objective / res->best);
+    mpt_job_objective_print(&job->objective, "default objective", res->default_objective);
+    mpt_job_objective_print_gain(&job->objective, best, res->default_objective);
     if (res->default_logged) print_default_session(job);
   } else if (res->default_seen) {
     printf("default: failed (no valid measurement of the default configuration)\n");
@@ -766,6 +817,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     printf("%s; projection took %.3f s\n", line, job->vres.real_s);
   }
   print_best(job);
+  mpt_job_objective_print_front(&job->objective);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
   fflush(stdout);
@@ -784,6 +836,8 @@ void mpt_job_close(mpt_job *job) {
   if (job->rctx.trace_fd >= 0) close(job->rctx.trace_fd);
   if (job->log) mpt_runlog_close(job->log);
   if (job->strat) mpt_strategy_destroy(job->strat);
+  mpt_job_objective_close(&job->objective);
+  mpt_job_confirm_free(&job->confirm);
   if (job->ev) mpt_evaluator_close(job->ev);
   if (job->space) mpt_space_free(job->space);
   if (job->prob) mpt_problem_free(job->prob);

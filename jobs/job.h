@@ -42,6 +42,8 @@ typedef struct mpt_job_options {
   int virtual_cpu_time;    /* --virtual-time cpu: rank 0's work counts its CPU time on the virtual clock */
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;    /* its name; "auto" (the default without --simulate): picked per worker */
+  const char *objective;   /* --objective (evaluators/objective.h); NULL: time */
+  int confirm_k;           /* --confirm K: the K best measured again at the end (jobs/job_confirm.h); 0: none */
   const char *opts[MPT_JOB_MAX_OPTS]; /* the strategy's key=value options */
   int n_opts;
   const char *eval_opts[MPT_JOB_MAX_OPTS]; /* the evaluator's key=value options (--evaluator-option) */

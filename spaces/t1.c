@@ -28,7 +28,7 @@ static const char *type_names[] = {"int", "uint", "float", "bool", "string"};
 
 /* The keys read here or listed by the T1 schema, per object (KernelSpecification: evaluators/kernel_spec.c) */
 static const char *const root_keys[] = {"General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget",
-                                        "BenchmarkConfig", NULL};
+                                        "BenchmarkConfig", "Metrics", NULL}; /* Metrics: evaluators/objective.h */
 static const char *const general_keys[] = {"BenchmarkName", "OutputFormat", "FormatVersion", "LoggingLevel",
                                            "OutputFile", "TimeUnit", NULL};
 static const char *const space_keys[] = {"TuningParameters", "Conditions", NULL};

@@ -10,8 +10,10 @@
  *   9 launch failure at an event synchronize after a few launches (sticky)
  *  10 checks every kernel parameter: the image says how many ("MPT_FAKE_NARGS=<n>;"), parameter k > 0
  *     must be an int32 scalar of value k, else an invalid value at launch (a parameter missing or wrong)
+ *  11-14 correct, taking (mode - 10) ms: the variants of a time/energy trade-off with the stand-in NVML
+ *     (tests/fake_nvml.c), which reads the mode of the last launch through fake_cuda_current_mode()
  * FAKE_CUDA_CC_MAJOR=N: the device's compute capability is N.0 (9.0 without it).
- * Timings: fmode * 10 + (launch count % 3) ms. FAKE_CUDA_DEAD=FILE: an illegal address (mode 1) also
+ * Timings: fmode * 10 + (launch count % 3) ms (modes 11-14: mode - 10 + (launch count % 3) / 100 ms). FAKE_CUDA_DEAD=FILE: an illegal address (mode 1) also
  * creates FILE, and while it exists no context can be made (the device is lost). */
 #include <elf.h>
 #include <signal.h>
@@ -63,6 +65,7 @@ CUresult cuDriverGetVersion(int *v) { return *v = 13000, 0; }
 CUresult cuDeviceGetCount(int *n) { return *n = 1, 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { return *d = ordinal, 0; }
 CUresult cuDeviceGetName(char *name, int len, int d) { return snprintf(name, (size_t)len, "Fake GPU %d", d), 0; }
+CUresult cuDeviceGetPCIBusId(char *id, int len, int d) { return snprintf(id, (size_t)len, "0000:%02x:00.0", d + 1), 0; }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) { return (void)d, *bytes = (size_t)80 << 30, 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   (void)d;
@@ -158,9 +161,12 @@ CUresult cuEventSynchronize(void *ev) {
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
   (void)a, (void)b;
   STICKY;
-  *ms = (float)(current_mode * 10 + launches % 3);
+  *ms = current_mode >= 11 ? (float)(current_mode - 10) + (float)(launches % 3) / 100.0f
+                            : (float)(current_mode * 10 + launches % 3);
   return 0;
 }
+/* for tests/fake_nvml.c: the mode of the kernel launched last (0 before any) */
+int fake_cuda_current_mode(void) { return current_mode; }
 CUresult cuEventDestroy_v2(void *ev) { return free(ev), 0; }
 CUresult cuGetErrorName(CUresult r, const char **s) {
   *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : r == 1 ? "CUDA_ERROR_INVALID_VALUE"

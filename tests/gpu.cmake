@@ -26,3 +26,17 @@ set_target_properties(fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINA
 mpt_script_test(gpu_fake_driver COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_fake_driver.py)
 set_tests_properties(gpu_fake_driver PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 add_dependencies(mptune fake_cuda)
+# the power observer (evaluators/gpu/power*.c) and the objectives time, energy, edp and a problem's metric
+# with a stand-in NVML (fake_nvml.c, deterministic power, clock and temperature) on the stand-in driver;
+# skipped (77) without NVRTC
+add_library(fake_nvml SHARED fake_nvml.c)
+target_link_libraries(fake_nvml PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+add_dependencies(mptune fake_nvml)
+mpt_unit_test(test_power SOURCES test_power.c conv_fixture.c)
+add_dependencies(test_power fake_nvml)
+mpt_script_test(gpu_power COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_power.py)
+set_tests_properties(gpu_power PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+# the power meter's sampling rate and window cost (docs/PERFORMANCE.md): bench_power -n 20 -w 100 LIB
+add_executable(bench_power bench_power.c)
+target_link_libraries(bench_power PRIVATE mptune_core)

@@ -66,8 +66,11 @@ def test_example_script(tmp):
     printed = re.search(r"^best: block_size_x=(\d+) unroll_x=(\d+): ([0-9.]+) ms$", p.stdout, re.M)
     summary = re.search(r"^best: block_size_x=(\d+),unroll_x=(\d+)$", p.stderr, re.M)
     config, objective, n_records = log_best(os.path.join(wd, "run.h5"))
-    check(printed and summary and printed.groups()[:2] == summary.groups() and
-          summary.groups() == (str(config["block_size_x"]), str(config["unroll_x"])),
+    # mptune's summary names the best confirmed (--confirm, default 3): another finalist when the confirmation
+    # reorders them (re-measured CPU timings vary), while the results hold the search's measurements
+    reordered = "confirmation reorders the finalists" in p.stderr
+    check(printed and summary and (reordered or printed.groups()[:2] == summary.groups()) and
+          (reordered or summary.groups() == (str(config["block_size_x"]), str(config["unroll_x"]))),
           f"the best: the example printed {printed and printed.groups()}, mptune {summary and summary.groups()}, "
           f"the log has {config}")
     results = mptune.read_log(os.path.join(wd, "run.h5"))

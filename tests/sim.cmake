@@ -16,3 +16,9 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
   add_executable(bench_runlog bench_runlog.c)
   target_link_libraries(bench_runlog PRIVATE mptune_core)
 endif()
+# --confirm: the finalists measured again (sim: the same times; a confirmation cut short and resumed; cpu on a
+# worker)
+mpt_script_test(confirm_e2e COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/confirm_e2e.py)
+set_tests_properties(confirm_e2e PROPERTIES TIMEOUT 900)
+# the Pareto front and rank 0's side of --confirm, unit by unit
+mpt_unit_test(test_confirm SOURCES test_confirm.c conv_fixture.c)

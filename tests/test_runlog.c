@@ -1433,7 +1433,7 @@ static void test_format2_log(void **state) {
   assert_non_null(strstr(text, "\"method\":\t\"x y\""));
   assert_non_null(strstr(text, "\"method\":\t\"exact\""));
   free(text);
-  /* resumed: the tables match the problem; the new session rewrites the file in format 3 */
+  /* resumed: the tables match the problem; the new session rewrites the file in format 4 */
   rc = mpt_runlog_open(path, s, &log, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, 0);
@@ -1445,7 +1445,7 @@ static void test_format2_log(void **state) {
   assert_false(stored_as_vlen(path, "/parameters", "method", 0));
   assert_false(stored_as_vlen(path, "/parameters", "names", 1));
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
-  assert_string_equal(mpt_runlog_meta(log, "format_version"), "3");
+  assert_string_equal(mpt_runlog_meta(log, "format_version"), "4");
   assert_string_equal(mpt_runlog_meta(log, "problem_text"), MIXED_T1);
   mpt_obs *again;
   int64_t m;

@@ -52,6 +52,7 @@ int mpt_cuda_driver_load(const mpt_cuda_driver **out, mpt_error *err) {
   RESOLVE(lib, d, cuDeviceGetName, "cuDeviceGetName", 1);
   RESOLVE(lib, d, cuDeviceTotalMem, "cuDeviceTotalMem_v2", 1);
   RESOLVE(lib, d, cuDeviceGetAttribute, "cuDeviceGetAttribute", 1);
+  RESOLVE(lib, d, cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 0);
   RESOLVE(lib, d, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1);
   RESOLVE(lib, d, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 0);
   if (!d->cuDevicePrimaryCtxRelease) RESOLVE(lib, d, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 1);

@@ -56,6 +56,7 @@ typedef struct mpt_cuda_driver {
   mpt_cu_result (*cuDeviceGetName)(char *name, int len, mpt_cu_device d);
   mpt_cu_result (*cuDeviceTotalMem)(size_t *bytes, mpt_cu_device d);
   mpt_cu_result (*cuDeviceGetAttribute)(int *v, int attrib, mpt_cu_device d);
+  mpt_cu_result (*cuDeviceGetPCIBusId)(char *id, int len, mpt_cu_device d); /* NULL: not in this driver */
   mpt_cu_result (*cuDevicePrimaryCtxRetain)(mpt_cu_handle *ctx, mpt_cu_device d);
   mpt_cu_result (*cuDevicePrimaryCtxRelease)(mpt_cu_device d);
   mpt_cu_result (*cuDevicePrimaryCtxReset)(mpt_cu_device d);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "evaluators/args.h"
 #include "evaluators/isolate.h"
+#include "evaluators/gpu/power.h"
 #include "spaces/sys/clock.h"
 
 enum { REQ_HELLO = 1, REQ_EVAL = 2, REQ_REF = 3 };
@@ -18,6 +19,7 @@ typedef struct gpu_req {
   int32_t kind;
   int32_t iterations;
   int64_t id;
+  double power_window_ms; /* with a power observer: launches go on until the window is this long */
   int64_t grid[3], block[3], shared;
   uint64_t code_size, lowered_len; /* followed by the lowered name (no NUL) and, at code_offset(), the code */
 } gpu_req;
@@ -27,6 +29,7 @@ typedef struct gpu_resp {
   int32_t restart;  /* the context is unusable: start a fresh server */
   char msg[1024];
   char arch[64];
+  char power[256];  /* HELLO: the power observer ("nvml"), or "none: " and why */
   mpt_device_info info;
   mpt_obs obs;
 } gpu_resp;
@@ -38,6 +41,8 @@ typedef struct gpu_eval {
   mpt_isolate *iso;
   int local_rank;
   int iterations;
+  double power_window_ms; /* settings.power_window_ms */
+  char power[256];       /* the device server's power observer, as HELLO said */
   char arch[64];
   double best_bench_s;   /* fastest benchmark so far (timeout derivation) */
   double timeout_s;      /* settings.timeout_s */
@@ -50,6 +55,8 @@ typedef struct gpu_eval {
   char init_msg[1024];
   mpt_device_info info;
   char srv_arch[64];
+  mpt_power_meter *meter; /* NULL: no power observer (srv_power says why) */
+  char srv_power[256];
   uint64_t *dptr;        /* device buffer per argument (vectors) */
   void **params;         /* the kernel's parameters: one per argument that is passed (any number) */
   int n_params;
@@ -128,6 +135,11 @@ static int server_init(void *ctx) {
   if (g->be->init(&g->st, g->local_rank, &g->info, g->srv_arch, sizeof g->srv_arch, g->init_msg,
                   sizeof g->init_msg) != 0)
     return 0; /* HELLO reports init_msg */
+  char why[200], bus[64] = "";
+  if (g->be->pci_bus_id) g->be->pci_bus_id(g->st, bus, sizeof bus);
+  g->meter = mpt_power_open(g->be->vendor, g->info.index, bus, why, sizeof why);
+  snprintf(g->srv_power, sizeof g->srv_power, "%s%s", g->meter ? mpt_power_name(g->meter) : "none: ",
+           g->meter ? "" : why);
   g->dptr = calloc((size_t)ks->n_args + 1, sizeof *g->dptr);
   g->params = calloc((size_t)ks->n_args + 1, sizeof *g->params);
   size_t most = 1;
@@ -168,6 +180,29 @@ static double median_of(const double *x, int n) {
       s[j - 1] = t;
     }
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* the timed launches of one variant: rq->iterations of them into o->times; with a power observer the window
+ * goes on with more (timed, not kept) launches until it lasts rq->power_window_ms, and its power, energy per
+ * launch, clock and temperature go into o. 0 or the failing launch's status (message in m). */
+static int timed_runs(gpu_eval *g, const gpu_req *rq, void *fn, mpt_obs *o, char *m, size_t cap) {
+  const mpt_gpu_backend *be = g->be;
+  double kernel_ms = 0;
+  int launches = 0, st = 0;
+  if (g->meter) mpt_power_begin(g->meter);
+  for (int it = 0; st == 0 && (it < rq->iterations || (g->meter && mpt_power_window_ms(g->meter, NULL) <
+                                                                        rq->power_window_ms)); it++) {
+    float ms = 0;
+    st = be->launch(g->st, fn, rq->grid, rq->block, (unsigned)rq->shared, g->params, &ms, m, cap);
+    if (st) break;
+    if (it < rq->iterations) o->times[it] = ms;
+    kernel_ms += ms;
+    launches++;
+  }
+  if (g->meter) mpt_power_end(g->meter, launches, kernel_ms, o);
+  if (st) return st;
+  o->n_times = rq->iterations;
+  return 0;
 }
 
 /* loads, verifies (or records the reference) and times one compiled variant */
@@ -231,17 +266,12 @@ static void server_run(gpu_eval *g, const gpu_req *rq, const char *lowered, cons
       }
     }
   }
-  /* timed iterations, each bracketed by events */
+  /* timed iterations, each bracketed by events, with the power observer sampling */
   int n = rq->iterations;
-  for (int it = 0; it < n; it++) {
-    float ms = 0;
-    if ((st = be->launch(g->st, fn, rq->grid, rq->block, (unsigned)rq->shared, params, &ms, m, sizeof m)) != 0) {
-      if (st == MPT_STATUS_RUNTIME_ERROR) rs->restart = 1;
-      goto done;
-    }
-    o->times[it] = ms;
+  if ((st = timed_runs(g, rq, fn, o, m, sizeof m)) != 0) {
+    if (st == MPT_STATUS_RUNTIME_ERROR) rs->restart = 1;
+    goto done;
   }
-  o->n_times = n;
   double sum = 0;
   for (int it = 0; it < n; it++) sum += o->times[it];
   o->objective = sum / n;
@@ -273,6 +303,7 @@ static long server_serve(void *ctx, const void *req, size_t req_len, void *resp,
   memset(rs, 0, sizeof *rs);
   rs->ok = g->ready;
   snprintf(rs->arch, sizeof rs->arch, "%s", g->srv_arch);
+  snprintf(rs->power, sizeof rs->power, "%s", g->srv_power);
   rs->info = g->info;
   if (!g->ready) {
     snprintf(rs->msg, sizeof rs->msg, "%s", g->init_msg);
@@ -415,6 +446,7 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   rq.kind = kind;
   rq.id = id;
   rq.iterations = g->iterations;
+  rq.power_window_ms = g->power_window_ms;
   for (int d = 0; d < 3; d++) {
     rq.grid[d] = l.grid[d];
     rq.block[d] = l.block[d];
@@ -497,6 +529,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   g->be = be;
   g->local_rank = ev->settings.local_rank;
   g->timeout_s = ev->settings.timeout_s;
+  g->power_window_ms = ev->settings.power_window_ms;
   g->watch = ev->watch;
   int rc = mpt_kspec_load(ev->problem, &g->ks, err);
   if (rc == 0) rc = add_compile_options(g->ks, mpt_evaluator_opt_str(ev, "compile_options"), err);
@@ -543,6 +576,12 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
     goto fail;
   }
   snprintf(g->arch, sizeof g->arch, "%s", rs.arch);
+  snprintf(g->power, sizeof g->power, "%s", rs.power);
+  if (g->power_window_ms > 0 && strncmp(g->power, "none", 4) == 0) {
+    rc = mpt_error_set(err, MPT_ERR_DEVICE, "--objective %s needs the energy of each launch, and %s has no power "
+                       "observer: %s", ev->settings.objective, rs.info.name, g->power + 6);
+    goto fail;
+  }
   ev->device.index = rs.info.index;
   snprintf(ev->device.vendor, sizeof ev->device.vendor, "%s", be->vendor);
   snprintf(ev->device.name, sizeof ev->device.name, "%s", rs.info.name);

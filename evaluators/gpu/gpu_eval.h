@@ -43,6 +43,9 @@ typedef struct mpt_gpu_backend {
                 void **params, float *ms, char *msg, size_t cap);
   /* waits for the device; a fault in the kernel is MPT_STATUS_RUNTIME_ERROR */
   int (*sync)(void *st, char *msg, size_t cap);
+  /* the device's PCI bus id ("0000:01:00.0"), "" when the runtime cannot say: how the power observer
+   * (gpu/power.h) finds it whatever *_VISIBLE_DEVICES did to the runtime's numbering */
+  void (*pci_bus_id)(void *st, char *id, size_t cap);
 } mpt_gpu_backend;
 
 /* the settings both GPU evaluators take (--evaluator-option key=value) */

@@ -86,6 +86,7 @@ int mpt_hip_load(const mpt_hip_api **out, mpt_error *err) {
   RESOLVE(lib, hipGetDeviceCount, "hipGetDeviceCount", 1);
   RESOLVE(lib, hipSetDevice, "hipSetDevice", 1);
   RESOLVE(lib, hipDeviceGetName, "hipDeviceGetName", 1);
+  RESOLVE(lib, hipDeviceGetPCIBusId, "hipDeviceGetPCIBusId", 0);
   RESOLVE(lib, hipDeviceTotalMem, "hipDeviceTotalMem", 1);
   RESOLVE(lib, hipDeviceGetAttribute, "hipDeviceGetAttribute", 1);
   /* the unversioned symbol keeps the ROCm 5 (R0000) layout in ROCm 6 as well */

@@ -50,6 +50,7 @@ typedef struct mpt_hip_api {
   mpt_hip_result (*hipGetDeviceCount)(int *n);
   mpt_hip_result (*hipSetDevice)(int d);
   mpt_hip_result (*hipDeviceGetName)(char *name, int len, int d);
+  mpt_hip_result (*hipDeviceGetPCIBusId)(char *id, int len, int d); /* NULL: not in this runtime */
   mpt_hip_result (*hipDeviceTotalMem)(size_t *bytes, int d);
   mpt_hip_result (*hipDeviceGetAttribute)(int *v, int attr, int d);
   mpt_hip_result (*hipGetDeviceProperties)(void *prop, int d); /* layout varies; see hip_api.c */

@@ -74,6 +74,11 @@ static void print_counts(const mpt_summary_device *d) {
   printf(")");
 }
 
+/* what the tables say of the objective (set by print_run from the log): the objective column's heading ("time
+ * (ms)" for a run that minimized the time), its name and unit */
+static char objective_heading[96] = "time (" MPT_SUMMARY_UNIT ")";
+static mpt_summary_objective shown = {"time", MPT_SUMMARY_UNIT, 0};
+
 static void print_run(const char *path, const mpt_summary *s) {
   mpt_runlog *log = s->log;
   mpt_summary_device t = totals(s);
@@ -115,7 +120,16 @@ static void print_run(const char *path, const mpt_summary *s) {
     mpt_runlog_session(log, i, &si);
     printf("%s %s on %s (pid %d)", i ? "," : ":", si.start_time, si.host, (int)si.pid);
   }
-  printf("\nobjective: %s in %s, lower is better\n", MPT_SUMMARY_OBJECTIVE, MPT_SUMMARY_UNIT);
+  mpt_summary_objective ob = shown = mpt_summary_objective_of(log);
+  if (strcmp(ob.name, "time") == 0 && !ob.maximized)
+    printf("\nobjective: %s in %s, lower is better\n", MPT_SUMMARY_OBJECTIVE, MPT_SUMMARY_UNIT);
+  else
+    printf("\nobjective: %s%s%s, %s (the run's --objective %s)\n", ob.name, ob.unit[0] ? " in " : "", ob.unit,
+           ob.maximized ? "higher is better: shown negated, as minimized" : "lower is better",
+           meta_or(log, "objective", "time"));
+  if (strcmp(ob.name, "time") != 0 || ob.maximized)
+    snprintf(objective_heading, sizeof objective_heading, "%s%s%s%s%s", ob.maximized ? "-" : "", ob.name,
+             ob.unit[0] ? " (" : "", ob.unit, ob.unit[0] ? ")" : "");
 }
 
 static void num_cell(char *buf, size_t cap, const char *fmt, double x) {
@@ -158,8 +172,8 @@ static int fill_row(table *t, int r, const mpt_summary *s, const mpt_summary_dev
 }
 
 static int fill_table(table *t, const mpt_summary *s, const mpt_summary_device *d) {
-  static const char *stats[] = {"time (" MPT_SUMMARY_UNIT ")", "median (" MPT_SUMMARY_UNIT ")",
-                                "std (" MPT_SUMMARY_UNIT ")", "times", "speed-up"};
+  const char *stats[] = {objective_heading, "median (" MPT_SUMMARY_UNIT ")", "std (" MPT_SUMMARY_UNIT ")", "times",
+                         "speed-up"};
   int c = 0, bad = table_set(t, 0, c++, "#");
   for (int p = 0; p < s->n_params; p++) bad |= table_set(t, 0, c++, s->names[p]);
   for (int k = 0; c < t->cols; k++) bad |= table_set(t, 0, c++, stats[k]);
@@ -202,7 +216,7 @@ static void print_default(const mpt_summary *s, const mpt_summary_device *d) {
     return;
   }
   printf("default: ");
-  if (isfinite(d->default_objective)) printf("%.6g %s", d->default_objective, MPT_SUMMARY_UNIT);
+  if (isfinite(d->default_objective)) printf("%.6g%s%s", d->default_objective, shown.unit[0] ? " " : "", shown.unit);
   else if (d->default_seen) printf("failed (%s): no speed-up", mpt_status_name(d->default_status));
   else printf("not measured: no speed-up");
   printf(" (");
@@ -243,7 +257,7 @@ static int print_device(const mpt_summary *s, const mpt_summary_device *d) {
            d->evaluations == 1 ? "" : "s");
   } else {
     printf("best %d of %lld valid configuration%s, by %s:\n", d->n_top, (long long)d->configs,
-           d->configs == 1 ? "" : "s", MPT_SUMMARY_OBJECTIVE);
+           d->configs == 1 ? "" : "s", shown.name);
     if (print_table(s, d) < 0) return -1;
   }
   print_default(s, d);
@@ -415,9 +429,11 @@ static void json_run(cJSON *o, const char *path, const mpt_summary *s) {
   }
   cJSON *obj = cJSON_AddObjectToObject(o, "objective");
   if (obj) {
-    cJSON_AddStringToObject(obj, "name", MPT_SUMMARY_OBJECTIVE);
-    cJSON_AddStringToObject(obj, "unit", MPT_SUMMARY_UNIT);
+    mpt_summary_objective ob = mpt_summary_objective_of(log); /* the logged values: minimized, lower is better */
+    cJSON_AddStringToObject(obj, "name", strcmp(ob.name, "time") == 0 && !ob.maximized ? MPT_SUMMARY_OBJECTIVE : ob.name);
+    cJSON_AddStringToObject(obj, "unit", ob.unit);
     cJSON_AddBoolToObject(obj, "lower_is_better", 1);
+    if (ob.maximized) cJSON_AddBoolToObject(obj, "negated", 1);
   }
   cJSON *names = cJSON_AddArrayToObject(o, "parameters");
   for (int p = 0; names && p < s->n_params; p++) cJSON_AddItemToArray(names, cJSON_CreateString(s->names[p]));

@@ -10,6 +10,7 @@
 #include "evaluators/evaluator.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job.h"
+#include "jobs/job_confirm.h"
 #include "jobs/output/outfile.h"
 #include "mpi/wire.h"
 #include "strategies/strategy.h"
@@ -30,6 +31,7 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
             "         [--resume | --force] [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]]\n"
             "         [--evaluator NAME] [--evaluator-option key=value]...\n"
+            "         [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
@@ -40,6 +42,7 @@ static void usage(FILE *f, int collect) {
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]\n"
             "          [--virtual-workers N [--virtual-time wall|cpu]]] [--evaluator NAME]\n"
             "         [--option key=value]... [--evaluator-option key=value]...\n"
+            "         [--objective time|energy|edp|METRIC[:min|:max][,...]] [--confirm K]\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -60,13 +63,15 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
-            "--virtual-workers N (with --simulate, one rank): project the run onto N simulated workers on a\n"
-            "virtual clock: each evaluation takes --simulate-delay F (default 1) times its recorded compile +\n"
-            "benchmark time, rank 0's real ask, log and tell times are added, nothing sleeps; prints the\n"
-            "projected worker utilization, evaluations/s, makespan and ask time (progress: in virtual time;\n"
-            "--time counts virtual seconds). The log is marked evaluator sim-virtual and is not resumable.\n"
-            "--virtual-time: rank 0's work counts its wall time (the default) or its CPU time (what it would\n"
-            "take on a core of its own, on a machine shared with other work).\n"
+            "--objective: what is minimized (or maximized with :max): time (ms, the default), energy (J per\n"
+            "launch) or edp (energy x delay, J*s), both measured by a power observer (cuda, hip: NVML, ROCm SMI),\n"
+            "or the Name of one of the problem's Metrics (an expression over the parameters, time, energy and\n"
+            "power; its Goal min or max). Several, comma-separated (time,energy): the strategy minimizes the\n"
+            "first and the summary prints the Pareto front of all (docs/GPU.md).\n"
+            "--confirm K (default 3): once the budget or the space is spent, the K best are measured again, 3 times\n"
+            "each, interleaved, on one worker; the best reported is the best confirmed (the median of its\n"
+            "re-measurements), and the summary says when that reorders them. Not counted against the budget,\n"
+            "logged apart (/confirmations); 0: none.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
             "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
 }
@@ -76,7 +81,7 @@ static void usage(FILE *f, int collect) {
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
       "--evaluator-option",                                                                                   \
       "--iterations",                                                                                         \
-      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
+      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--objective", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
   memset(a, 0, sizeof *a);
@@ -86,6 +91,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->argv = argv;
   a->budget = -1;
   a->grace_s = 20;
+  a->confirm_k = collect ? 0 : MPT_CONFIRM_DEFAULT_K;
   a->progress = MPT_PROGRESS_AUTO;
   int missing_given = 0, delay_given = 0, vtime_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -103,7 +109,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
     static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
-                                             COMMON_OPTIONS, NULL};
+                                             "--confirm", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -145,6 +151,12 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if (a->n_eval_opts >= MPT_JOB_MAX_OPTS)
         return mpt_error_set(err, MPT_ERR_VALUE, "too many --evaluator-option (max %d)", MPT_JOB_MAX_OPTS);
       a->eval_opts[a->n_eval_opts++] = v;
+    }
+    else if (strcmp(o, "--objective") == 0) a->objective = v;
+    else if (!collect && strcmp(o, "--confirm") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0 && n > MPT_CONFIRM_MAX_K)
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--confirm: bad value '%s' (at most %d finalists)", v, MPT_CONFIRM_MAX_K);
+      if (rc == 0) a->confirm_k = (int)n;
     }
     else if (!collect && strcmp(o, "--option") == 0) {
       if (!strchr(v, '=')) return mpt_error_set(err, MPT_ERR_VALUE, "--option %s: expected key=value", v);

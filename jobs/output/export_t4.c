@@ -2,7 +2,10 @@
  * structured like the brute-forced *_T4 files), evaluations in the order they finished (append order).
  * The output is written to a new FILE.tmp.XXXXXX (jobs/output/outfile.c) and renamed, so a partial file never passes for a
  * finished one.
- * Reading the export back with mpt_replay_load gives the same statuses and objectives. */
+ * Reading the export back with mpt_replay_load gives the same statuses and objectives. Every record's
+ * measurements hold its time (ms) and, where a power observer measured it, its energy per launch (J), power
+ * (W), SM clock (MHz) and temperature (C), and a metric or edp the run optimized; its `objectives` name the
+ * run's (the log's "objective": "time", "time,energy", "gflops:max" ...). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -14,6 +17,28 @@
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog_priv.h"
 #include "spaces/json/json_write.h"
+#include "evaluators/objective.h"
+
+/* the log's objectives as names, ":max" dropped ("time" for a log without one) */
+typedef struct t4_objectives {
+  int n;
+  char name[MPT_OBJECTIVE_MAX_TERMS][64];
+  int maximize0; /* the first one is maximized: the logged objective is its negation */
+} t4_objectives;
+
+static void read_objectives(const mpt_runlog *log, t4_objectives *to) {
+  const char *spec = mpt_runlog_meta((mpt_runlog *)log, "objective");
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", spec && spec[0] ? spec : "time");
+  memset(to, 0, sizeof *to);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t && to->n < MPT_OBJECTIVE_MAX_TERMS; t = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(t, ':');
+    if (to->n == 0) to->maximize0 = colon && strcmp(colon, ":max") == 0;
+    if (colon) *colon = 0;
+    snprintf(to->name[to->n++], sizeof to->name[0], "%s", t);
+  }
+}
 
 /* T4 invalidity and the measurement value recorded for a failure (Kernel Tuner's error strings) */
 static const char *t4_invalidity(int status, const char **value) {
@@ -72,7 +97,31 @@ static cJSON *config_json(const mpt_runlog *log, const int32_t *cfg) {
   return c;
 }
 
-static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t *cfg) {
+static void add_measurement(cJSON *meas, const char *name, double value, const char *unit) {
+  cJSON *m = cJSON_CreateObject();
+  if (!m) return;
+  cJSON_AddStringToObject(m, "name", name);
+  add_num(m, "value", value);
+  cJSON_AddStringToObject(m, "unit", unit);
+  cJSON_AddItemToArray(meas, m);
+}
+
+/* a valid record's measurements besides its time: the power observer's, and the first objective when it is
+ * no quantity measured (a metric, edp) */
+static void add_power_measurements(cJSON *meas, const t4_objectives *to, const mpt_obs *o, double time_ms) {
+  if (o->n_power > 0) {
+    if (isfinite(o->energy_j)) add_measurement(meas, "energy", o->energy_j, "J");
+    if (isfinite(o->power_w)) add_measurement(meas, "power", o->power_w, "W");
+    if (isfinite(o->clock_mhz)) add_measurement(meas, "clock", o->clock_mhz, "MHz");
+    if (isfinite(o->temp_c)) add_measurement(meas, "temperature", o->temp_c, "C");
+  }
+  const char *first = to->name[0];
+  if (strcmp(first, "edp") == 0 && isfinite(o->energy_j)) add_measurement(meas, "edp", o->energy_j * time_ms * 1e-3, "J*s");
+  else if (strcmp(first, "time") && strcmp(first, "energy") && strcmp(first, "edp"))
+    add_measurement(meas, first, to->maximize0 ? -o->objective : o->objective, "");
+}
+
+static cJSON *record_json(const mpt_runlog *log, const t4_objectives *to, const mpt_obs *o, const int32_t *cfg) {
   cJSON *r = cJSON_CreateObject();
   if (!r) return NULL;
   char ts[64];
@@ -92,7 +141,7 @@ static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t
     for (int i = 0; rt && i < o->n_times && i < MPT_OBS_MAX_TIMES; i++)
       cJSON_AddItemToArray(rt, num_json(finite_or0(o->times[i])));
   }
-  const char *fail;
+  const char *fail = NULL;
   int ok = mpt_obs_valid(o);
   const char *inv = ok ? "correct" : t4_invalidity(o->status == MPT_STATUS_OK ? MPT_STATUS_RUNTIME_ERROR : o->status, &fail);
   cJSON_AddStringToObject(r, "invalidity", inv);
@@ -100,13 +149,17 @@ static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t
   cJSON *meas = cJSON_AddArrayToObject(r, "measurements");
   cJSON *m = cJSON_CreateObject();
   if (!meas || !m) { cJSON_Delete(m); cJSON_Delete(r); return NULL; }
+  /* the logged objective is the time unless the run optimized something else */
+  int by_time = strcmp(to->name[0], "time") == 0 && !to->maximize0;
+  double time_ms = by_time ? o->objective : mpt_objective_time_ms(o);
   cJSON_AddStringToObject(m, "name", "time");
-  if (ok) add_num(m, "value", o->objective);
+  if (ok) add_num(m, "value", time_ms);
   else cJSON_AddStringToObject(m, "value", fail);
   cJSON_AddStringToObject(m, "unit", "ms");
   cJSON_AddItemToArray(meas, m);
+  if (ok) add_power_measurements(meas, to, o, time_ms);
   cJSON *objs = cJSON_AddArrayToObject(r, "objectives");
-  if (objs) cJSON_AddItemToArray(objs, cJSON_CreateString("time"));
+  for (int k = 0; objs && k < to->n; k++) cJSON_AddItemToArray(objs, cJSON_CreateString(to->name[k]));
   return r;
 }
 
@@ -115,6 +168,7 @@ static cJSON *record_json(const mpt_runlog *log, const mpt_obs *o, const int32_t
  * indented two levels, records joined by ", ". */
 typedef struct export_ctx {
   const mpt_runlog *log;
+  t4_objectives objectives;
   FILE *f;
   int64_t written;
   mpt_error *err;
@@ -125,7 +179,7 @@ static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   export_ctx *e = ctx;
   /* in flight at a stop, or lacking from a replayed file: not a measurement */
   if (o->status == MPT_STATUS_CANCELLED || o->status == MPT_STATUS_MISSING) return 0;
-  cJSON *r = record_json(e->log, o, config);
+  cJSON *r = record_json(e->log, &e->objectives, o, config);
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);
   if (!text) return mpt_error_set(e->err, MPT_ERR_NOMEM, "out of memory writing %s", e->path);
@@ -147,7 +201,8 @@ int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err) {
   if (!f) return err->code;
   /* sic "miliseconds": as Kernel Tuner writes it */
   fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
-  export_ctx e = {log, f, 0, err, t4_path};
+  export_ctx e = {log, {0}, f, 0, err, t4_path};
+  read_objectives(log, &e.objectives);
   int rc = mpt_runlog_each(log, write_record, &e, err);
   if (rc == 0) fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);
   int closed = mpt_outfile_close(f, t4_path, rc == 0, err);

@@ -36,10 +36,11 @@ static void put_device(FILE *f, const mpt_summary_device *d) {
 }
 
 /* "the best of N valid evaluations (M in all)" for class d */
-static void put_best_of(FILE *f, const mpt_summary_device *d) {
-  fprintf(f, "%s %.6g %s, the best of %lld valid evaluation%s (%lld in all)", MPT_SUMMARY_OBJECTIVE,
-          d->top[0].objective, MPT_SUMMARY_UNIT, (long long)d->valid, d->valid == 1 ? "" : "s",
-          (long long)d->evaluations);
+static void put_best_of(FILE *f, const mpt_summary *s, const mpt_summary_device *d) {
+  mpt_summary_objective o = mpt_summary_objective_of(s->log);
+  double v = o.maximized ? -d->top[0].objective : d->top[0].objective; /* as measured */
+  fprintf(f, "%s %.6g%s%s, the best of %lld valid evaluation%s (%lld in all)", o.name, v, o.unit[0] ? " " : "",
+          o.unit, (long long)d->valid, d->valid == 1 ? "" : "s", (long long)d->evaluations);
 }
 
 /* 1 when name can be #defined: a C identifier (UTF-8 letters allowed, as GCC and Clang take them) */
@@ -104,20 +105,22 @@ static void put_intro(FILE *f, const mpt_summary *s, const char *log_path, const
         fputs("\n * device: ", f);
         put_device(f, &s->devices[c]);
         fputs("\n * objective: ", f);
-        put_best_of(f, &s->devices[c]);
+        put_best_of(f, s, &s->devices[c]);
       }
-    fprintf(f, "; lower is better\n */\n");
+    fprintf(f, "; %s is better\n */\n", mpt_summary_objective_of(s->log).maximized ? "higher" : "lower");
     return;
   }
-  fprintf(f, "\n * objective: %s in %s, lower is better\n * devices (compile with -D and one of these macros to pick"
-             " its configuration; without one, the first's):\n", MPT_SUMMARY_OBJECTIVE, MPT_SUMMARY_UNIT);
+  mpt_summary_objective ob = mpt_summary_objective_of(s->log);
+  fprintf(f, "\n * objective: %s%s%s, %s is better\n * devices (compile with -D and one of these macros to pick"
+             " its configuration; without one, the first's):\n", ob.name, ob.unit[0] ? " in " : "", ob.unit,
+          ob.maximized ? "higher" : "lower");
   for (int c = 0; c < s->n_devices; c++) {
     const mpt_summary_device *d = &s->devices[c];
     if (d->n_top == 0) continue;
     fprintf(f, " *   %s: ", d->target);
     put_device(f, d);
     fputs(": ", f);
-    put_best_of(f, d);
+    put_best_of(f, s, d);
     fputc('\n', f);
   }
   fputs(" */\n", f);

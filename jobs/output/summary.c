@@ -493,3 +493,16 @@ void mpt_summary_free(mpt_summary *s) {
   free(s->default_config);
   free(s);
 }
+
+mpt_summary_objective mpt_summary_objective_of(mpt_runlog *log) {
+  mpt_summary_objective o = {"time", MPT_SUMMARY_UNIT, 0};
+  const char *spec = mpt_runlog_meta(log, "objective");
+  if (!spec || !spec[0]) return o;
+  size_t n = strcspn(spec, ":,");
+  if (n == 0 || n >= sizeof o.name) return o;
+  snprintf(o.name, sizeof o.name, "%.*s", (int)n, spec);
+  o.maximized = strncmp(spec + n, ":max", 4) == 0;
+  o.unit = strcmp(o.name, "time") == 0 ? MPT_SUMMARY_UNIT : strcmp(o.name, "energy") == 0 ? "J"
+           : strcmp(o.name, "edp") == 0 ? "J*s" : "";
+  return o;
+}

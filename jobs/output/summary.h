@@ -19,6 +19,11 @@
 #define MPT_SUMMARY_OBJECTIVE "time"
 #define MPT_SUMMARY_UNIT "ms"
 
+/* the objective a log records (its attribute "objective", docs/RUNLOG.md; "time" without one): the first
+ * one's name, unit and direction; the logged values are its minimized form (a maximized one negated) */
+typedef struct mpt_summary_objective { char name[64]; const char *unit; int maximized; } mpt_summary_objective;
+mpt_summary_objective mpt_summary_objective_of(mpt_runlog *log);
+
 /* one configuration among the best: its best valid record */
 typedef struct mpt_summary_top {
   int64_t id;          /* config id */

@@ -23,6 +23,7 @@ typedef struct mpt_run_meta {
   double time_budget;        /* seconds (0: none) */
   const char *command_line;
   const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
+  const char *objective;     /* --objective as evaluators/objective.h describes it; NULL or "": time */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -125,6 +126,11 @@ int mpt_runlog_each_session(mpt_runlog *log,
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
 /* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.
  * "signal" and "time" do not mark it finished (a stopped run is resumable, with more time). */
+/* --confirm: a re-measurement of a finalist (o->confirm >= 1, its round), kept in /confirmations, apart from
+ * the evaluations (it counts against no budget and no strategy hears of it); the file is rewritten whole. */
+int mpt_runlog_append_confirmation(mpt_runlog *log, const mpt_obs *o, mpt_error *err);
+/* the logged confirmations (malloc'd, in the order made; *n 0 and *out NULL when none) */
+int mpt_runlog_confirmations(mpt_runlog *log, mpt_obs **out, int64_t *n, mpt_error *err);
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err);
 int mpt_runlog_is_finished(mpt_runlog *log);
 void mpt_runlog_close(mpt_runlog *log);

@@ -7,7 +7,7 @@
  * and an append only overwrites raw bytes in place: the records (each carrying a CRC-32), then the
  * 8-byte /count, then H5Fflush (and an fdatasync at least every MPT_RL_SYNC_INTERVAL_S). More capacity,
  * the devices and the end of the run change metadata: the whole file is written anew and renamed over the
- * log (jobs/runlog/runlog_rewrite.c). So the file under the real name is always a complete HDF5 file, and
+ * log (jobs/runlog/runlog_rewrite.c), as do the confirmations of the finalists (--confirm), a few at the end. So the file under the real name is always a complete HDF5 file, and
  * its records are those acknowledged plus at most a torn one, which the CRC rejects. */
 #include "jobs/runlog/runlog_attrs.h"
 #include "jobs/runlog/runlog_file.h"
@@ -51,6 +51,20 @@ int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err
   log->count = c;
   log->end += n;
   return 0;
+}
+
+int mpt_runlog_append_confirmation(mpt_runlog *log, const mpt_obs *o, mpt_error *err) {
+  mpt_h5_quiet();
+  if (not_writable(log, err)) return err->code;
+  if (o->id < 0 || o->confirm < 1)
+    return mpt_error_set(err, MPT_ERR_VALUE, "run log %s: a confirmation of id %lld, round %d", log->path, (long long)o->id,
+                         (int)o->confirm);
+  unsigned char *rows = realloc(log->confirms, log->rec_size * (size_t)(log->n_confirms + 1));
+  if (!rows) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  log->confirms = rows;
+  mpt_rl_rec_from_obs(rows + log->rec_size * (size_t)log->n_confirms, log->rec_size, o, log->session, log->space, log->dims);
+  log->n_confirms++;
+  return mpt_rl_rewrite(log, log->count, log->capacity, err); /* a few at the end of a run: the whole file */
 }
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err) {

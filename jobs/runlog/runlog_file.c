@@ -4,6 +4,7 @@
  * (also where a log recovered from its records found them: jobs/runlog/runlog_recover.c). */
 #include "jobs/runlog/runlog_file.h"
 #include "jobs/runlog/runlog_h5.h"
+#include "jobs/runlog/runlog_attrs.h"
 #include "jobs/runlog/runlog_lock.h"
 #include "jobs/output/outfile.h"
 #include <errno.h>
@@ -71,6 +72,7 @@ mpt_runlog *mpt_rl_new_log(const char *path) {
   log->file = log->evals = log->countd = -1;
   log->rec_fd = log->lock_fd = -1;
   log->rec_type = log->dev_type = log->ses_type = -1;
+  log->file_format = MPT_RL_FORMAT_VERSION;
   if (!log->path || !log->tmp) { free(log->path); free(log->tmp); free(log); return NULL; }
   return log;
 }
@@ -86,6 +88,7 @@ void mpt_rl_free_log(mpt_runlog *log) {
   for (int i = 0; i < MPT_RL_N_ATTRS; i++) free(log->attr[i]);
   free(log->devs);
   free(log->sess);
+  free(log->confirms);
   free(log->buf);
   free(log->path);
   free(log->tmp);
@@ -130,13 +133,26 @@ int mpt_rl_ensure_buf(mpt_runlog *log, size_t n) {
   return 0;
 }
 
+/* reads n records of a file of format 2 or 3 (ms, fs selected) into log->buf as records of the current format */
+static herr_t read_v3(mpt_runlog *log, hid_t d, hid_t ms, hid_t fs, hsize_t n) {
+  size_t old = mpt_rl_rec_size_v3(log->dims);
+  unsigned char *tmp = malloc(old * (size_t)n);
+  hid_t t = mpt_rl_rec_type_v3(log->dims);
+  herr_t rc = tmp ? H5Dread(d, t, ms, fs, H5P_DEFAULT, tmp) : -1;
+  for (hsize_t i = 0; rc >= 0 && i < n; i++) mpt_rl_rec_from_v3(tmp + i * old, log->buf + i * log->rec_size, log->dims);
+  H5Tclose(t);
+  free(tmp);
+  return rc;
+}
+
 /* reads (write = 0) or writes records [start, start+n) of dataset d from / to log->buf */
 int mpt_rl_block_io(mpt_runlog *log, hid_t d, hsize_t start, hsize_t n, int write) {
   hid_t fs = H5Dget_space(d);
   H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL);
   hid_t ms = H5Screate_simple(1, &n, NULL);
   herr_t rc = write ? H5Dwrite(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf)
-                    : H5Dread(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
+              : log->file_format < 4 && d == log->evals ? read_v3(log, d, ms, fs, n)
+                                     : H5Dread(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
   H5Sclose(ms);
   H5Sclose(fs);
   return rc < 0 ? -1 : 0;

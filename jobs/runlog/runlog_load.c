@@ -135,6 +135,7 @@ static int open_and_check_format(mpt_runlog *log, const char *path, int *unreada
                 : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   int v = ver ? atoi(ver) : 0;
   free(ver);
+  log->file_format = v;
   if (rc == 0 && (v < MPT_RL_FORMAT_OLDEST || v > MPT_RL_FORMAT_VERSION)) {
     *unreadable = 0; /* a log, of another version */
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",
@@ -156,6 +157,8 @@ static int read_state(mpt_runlog *log, const char *path, mpt_error *err) {
   mpt_rl_make_types(log);
   log->devs = mpt_h5_read_table(log->file, "devices", log->dev_type, sizeof(mpt_rl_dev), &log->n_devs);
   log->sess = mpt_h5_read_table(log->file, "sessions", log->ses_type, sizeof(mpt_rl_session), &log->n_sess);
+  if (log->file_format >= 4) /* none before */
+    log->confirms = mpt_h5_read_table(log->file, "confirmations", log->rec_type, log->rec_size, &log->n_confirms);
   if (why[0]) return mpt_rl_h5err(err, path, "reading the device and session tables (the file is damaged)");
   return 0;
 }

@@ -100,3 +100,17 @@ int mpt_runlog_param_int(const mpt_runlog *log, int p, int i, int64_t *v) {
 const char *mpt_runlog_param_string(const mpt_runlog *log, int p, int i) {
   return log->params[p].str ? log->params[p].str[i] : NULL;
 }
+
+int mpt_runlog_confirmations(mpt_runlog *log, mpt_obs **out, int64_t *n, mpt_error *err) {
+  *out = NULL;
+  *n = 0;
+  if (log->n_confirms <= 0) return 0;
+  mpt_obs *o = malloc(sizeof *o * (size_t)log->n_confirms);
+  if (!o) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < log->n_confirms; i++) {
+    const unsigned char *rec = log->confirms + log->rec_size * (size_t)i;
+    if (mpt_rl_rec_valid(rec, log->rec_size)) mpt_rl_rec_to_obs(rec, log->rec_size, &o[(*n)++]);
+  }
+  *out = o;
+  return 0;
+}

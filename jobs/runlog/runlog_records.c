@@ -4,6 +4,7 @@
 #include "jobs/runlog/runlog_records.h"
 #include "jobs/runlog/runlog_h5.h"
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -20,10 +21,13 @@ static hid_t status_enum(void) {
   return t;
 }
 
-size_t mpt_rl_rec_size(int dims) {
-  size_t sz = sizeof(mpt_rl_rec) + sizeof(int32_t) * (size_t)(dims > 0 ? dims : 1);
+/* a record of `fields` bytes of fields, then the value indices, then the id */
+static size_t rec_size_of(size_t fields, int dims) {
+  size_t sz = fields + sizeof(int32_t) * (size_t)(dims > 0 ? dims : 1);
   return ((sz + 7) & ~(size_t)7) + sizeof(int64_t);
 }
+size_t mpt_rl_rec_size(int dims) { return rec_size_of(sizeof(mpt_rl_rec), dims); }
+size_t mpt_rl_rec_size_v3(int dims) { return rec_size_of(MPT_RL_REC_V3_FIELDS, dims); }
 int64_t mpt_rl_rec_id(const unsigned char *rec, size_t size) {
   int64_t id;
   memcpy(&id, rec + ID_OFF(size), sizeof id);
@@ -32,14 +36,16 @@ int64_t mpt_rl_rec_id(const unsigned char *rec, size_t size) {
 
 void mpt_rl_rec_set_id(unsigned char *rec, size_t size, int64_t id) { memcpy(rec + ID_OFF(size), &id, sizeof id); }
 
-hid_t mpt_rl_rec_type(int dims) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, mpt_rl_rec_size(dims));
+/* the type of a record of `fields` bytes of fields (MPT_RL_REC_V3_FIELDS: formats 2 and 3, else the current) */
+static hid_t rec_type_of(size_t fields, int dims) {
+  size_t size = rec_size_of(fields, dims);
+  hid_t t = H5Tcreate(H5T_COMPOUND, size);
   hid_t st = status_enum();
   hsize_t nt = MPT_OBS_MAX_TIMES, nd = (hsize_t)(dims > 0 ? dims : 1);
   hid_t times_t = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nt);
   hid_t cfg_t = H5Tarray_create2(H5T_NATIVE_INT32, 1, &nd);
   hid_t reason_t = mpt_h5_fixstr_type(MPT_OBS_REASON, H5T_CSET_ASCII);
-  H5Tinsert(t, "config", sizeof(mpt_rl_rec), cfg_t);
+  H5Tinsert(t, "config", fields, cfg_t);
   H5Tinsert(t, "status", HOFFSET(mpt_rl_rec, status), st);
   H5Tinsert(t, "objective", HOFFSET(mpt_rl_rec, objective), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "median", HOFFSET(mpt_rl_rec, median), H5T_NATIVE_DOUBLE);
@@ -55,13 +61,24 @@ hid_t mpt_rl_rec_type(int dims) {
   H5Tinsert(t, "t_end", HOFFSET(mpt_rl_rec, t_end), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "reason", HOFFSET(mpt_rl_rec, reason), reason_t);
   H5Tinsert(t, "crc", HOFFSET(mpt_rl_rec, crc), H5T_NATIVE_UINT32);
-  H5Tinsert(t, "id", ID_OFF(mpt_rl_rec_size(dims)), H5T_NATIVE_INT64);
+  if (fields > MPT_RL_REC_V3_FIELDS) {
+    H5Tinsert(t, "n_power", HOFFSET(mpt_rl_rec, n_power), H5T_NATIVE_INT32);
+    H5Tinsert(t, "confirm", HOFFSET(mpt_rl_rec, confirm), H5T_NATIVE_INT32);
+    H5Tinsert(t, "energy_j", HOFFSET(mpt_rl_rec, energy_j), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "power_w", HOFFSET(mpt_rl_rec, power_w), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "clock_mhz", HOFFSET(mpt_rl_rec, clock_mhz), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "temp_c", HOFFSET(mpt_rl_rec, temp_c), H5T_NATIVE_DOUBLE);
+  }
+  H5Tinsert(t, "id", ID_OFF(size), H5T_NATIVE_INT64);
   H5Tclose(st);
   H5Tclose(times_t);
   H5Tclose(cfg_t);
   H5Tclose(reason_t);
   return t;
 }
+
+hid_t mpt_rl_rec_type(int dims) { return rec_type_of(sizeof(mpt_rl_rec), dims); }
+hid_t mpt_rl_rec_type_v3(int dims) { return rec_type_of(MPT_RL_REC_V3_FIELDS, dims); }
 
 hid_t mpt_rl_dev_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(mpt_rl_dev));
@@ -109,6 +126,12 @@ int mpt_rl_rec_blank(const unsigned char *rec, size_t size) {
   return 1;
 }
 
+/* a record of formats 2 and 3 that was written completely */
+static int v3_valid(const unsigned char *rec, size_t size) {
+  const mpt_rl_rec *r = (const mpt_rl_rec *)rec; /* the fields before n_power lie as in mpt_rl_rec */
+  return mpt_rl_rec_id(rec, size) >= 0 && r->crc == mpt_rl_crc(rec, size, offsetof(mpt_rl_rec, crc));
+}
+
 /* a record that was written completely */
 int mpt_rl_rec_valid(const unsigned char *rec, size_t size) {
   const mpt_rl_rec *r = (const mpt_rl_rec *)rec;
@@ -119,7 +142,7 @@ int mpt_rl_rec_valid(const unsigned char *rec, size_t size) {
  * mpt_obs): mpt_rl_rec_from_obs and mpt_rl_rec_to_obs copy exactly these, so the two directions cannot drift apart */
 #define REC_OBS_FIELDS(X) \
   X(status) X(rank) X(device) X(objective) X(median) X(compile_ms) X(benchmark_ms) X(framework_ms) \
-  X(t_start) X(t_end)
+  X(t_start) X(t_end) X(n_power) X(confirm) X(energy_j) X(power_w) X(clock_mhz) X(temp_c)
 
 /* a stored or given count of times, within [0, MPT_OBS_MAX_TIMES] */
 static int32_t clamp_times(int32_t n) { return n < 0 ? 0 : n > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : n; }
@@ -163,6 +186,19 @@ void mpt_rl_rec_to_obs(const unsigned char *src, size_t size, mpt_obs *o) {
   o->reason[MPT_OBS_REASON - 1] = '\0';
 }
 
+void mpt_rl_rec_from_v3(const unsigned char *src, unsigned char *dst, int dims) {
+  size_t old = mpt_rl_rec_size_v3(dims), size = mpt_rl_rec_size(dims);
+  int valid = v3_valid(src, old), blank = mpt_rl_rec_blank(src, old);
+  memset(dst, 0, size);
+  memcpy(dst, src, MPT_RL_REC_V3_FIELDS);
+  memcpy(dst + sizeof(mpt_rl_rec), src + MPT_RL_REC_V3_FIELDS, sizeof(int32_t) * (size_t)(dims > 0 ? dims : 1));
+  mpt_rl_rec_set_id(dst, size, mpt_rl_rec_id(src, old));
+  if (blank) return; /* never written: still the fill value */
+  mpt_rl_rec *r = (mpt_rl_rec *)dst;
+  r->energy_j = r->power_w = r->clock_mhz = r->temp_c = NAN;
+  if (valid) r->crc = rec_crc(dst, size); /* else it stays the old one: torn or damaged as it was */
+}
+
 /* Whether the rec_size bytes at r are a complete record of one of the space's configurations: the cheap
  * fields first (a CRC set, the id in range, the status and counts in range), then the value indices
  * against the space's own for that id, then the CRC. A never-written record (id -1, zeros) never matches. */
@@ -178,6 +214,9 @@ static int recover_match(const unsigned char *r, size_t rs, const mpt_space *spa
   memcpy(&n_times, r + offsetof(mpt_rl_rec, n_times), sizeof n_times);
   memcpy(&session, r + offsetof(mpt_rl_rec, session), sizeof session);
   if (status < 0 || status >= MPT_STATUS_COUNT || n_times < 0 || n_times > MPT_OBS_MAX_TIMES || session < 0) return 0;
+  int32_t confirm;
+  memcpy(&confirm, r + offsetof(mpt_rl_rec, confirm), sizeof confirm);
+  if (confirm != 0) return 0; /* a row of /confirmations: no evaluation (they are not recovered) */
   mpt_space_config(space, id, idx);
   for (int p = 0; p < dims; p++) {
     int32_t v;

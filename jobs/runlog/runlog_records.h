@@ -20,7 +20,13 @@ typedef struct mpt_rl_rec {
   double objective, median, times[MPT_OBS_MAX_TIMES];
   double compile_ms, benchmark_ms, framework_ms, t_start, t_end;
   char reason[MPT_OBS_REASON];
+  /* since format 4: the power observer's (NAN: none) */
+  int32_t n_power, confirm;
+  double energy_j, power_w, clock_mhz, temp_c;
 } mpt_rl_rec;
+
+/* the fields of a record of formats 2 and 3: those before n_power */
+#define MPT_RL_REC_V3_FIELDS offsetof(mpt_rl_rec, n_power)
 
 typedef struct mpt_rl_dev {
   int32_t session, rank, index, pad_;
@@ -48,6 +54,11 @@ static inline const int32_t *mpt_rl_rec_config(const unsigned char *rec) {
 
 /* the HDF5 types (memory = file) */
 hid_t mpt_rl_rec_type(int dims);
+/* a record of formats 2 and 3 (without the power fields): its size and type, and the record of the current
+ * format it reads as (dst, mpt_rl_rec_size(dims) bytes; the power fields NAN; valid, blank or torn as src was) */
+size_t mpt_rl_rec_size_v3(int dims);
+hid_t mpt_rl_rec_type_v3(int dims);
+void mpt_rl_rec_from_v3(const unsigned char *src, unsigned char *dst, int dims);
 hid_t mpt_rl_dev_type(void);
 hid_t mpt_rl_session_type(void);
 

@@ -96,6 +96,8 @@ static int write_metadata(mpt_runlog *log, hid_t f) {
   bad |= mpt_rl_params_write(log->params, log->dims, f);
   bad |= mpt_h5_write_table(f, "devices", log->dev_type, log->devs, (hsize_t)log->n_devs);
   bad |= mpt_h5_write_table(f, "sessions", log->ses_type, log->sess, (hsize_t)log->n_sess);
+  if (log->n_confirms > 0) /* none: no dataset (a run without --confirm writes as before) */
+    bad |= mpt_h5_write_table(f, "confirmations", log->rec_type, log->confirms, (hsize_t)log->n_confirms);
   bad |= write_meta_copy(log, f);
   return bad;
 }
@@ -186,6 +188,7 @@ static int replace_with_new_file(mpt_runlog *log, int64_t n_copy, mpt_error *err
     return mpt_error_set(err, MPT_ERR_IO, "run log %s: cannot sync its directory: %s", log->path, strerror(errno));
   hid_t fapl = mpt_rl_fapl();
   log->file = H5Fopen(log->path, H5F_ACC_RDWR, fapl);
+  log->file_format = MPT_RL_FORMAT_VERSION;
   H5Pclose(fapl);
   if (log->file < 0 || mpt_rl_open_datasets(log) < 0) return mpt_rl_h5err(err, log->path, "reopening the file");
   log->count = log->end = n_copy;

@@ -9,7 +9,7 @@
 #include "jobs/runlog/runlog_params.h"
 #include "jobs/runlog/runlog_records.h"
 
-#define MPT_RL_N_ATTRS 23       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
+#define MPT_RL_N_ATTRS 24       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
 #define MPT_RL_COPY_BLOCK 1024  /* records read or written at a time */
 
 struct mpt_runlog {
@@ -22,6 +22,7 @@ struct mpt_runlog {
   double synced_at;        /* monotonic time of the last fdatasync of the appends (jobs/runlog/runlog_file.c) */
   int dims;
   size_t rec_size;
+  int file_format;         /* the format of the file open now (its records read as the current one's) */
   int64_t count, capacity;
   int64_t unmeasured;      /* of the count records read at open, those cancelled or missing: no measurement, not
                               counted against a budget (0 for a log recovered from its records) */
@@ -36,6 +37,9 @@ struct mpt_runlog {
   int n_devs;
   mpt_rl_session *sess;
   int n_sess;
+  unsigned char *confirms; /* /confirmations: the re-measurements of the finalists (--confirm), n_confirms records
+                              of rec_size bytes (jobs/runlog/runlog_confirm.c) */
+  int n_confirms;
   unsigned char *buf;      /* scratch records */
   size_t buf_cap;
   /* a log recovered from its records alone (mpt_runlog_recover): HDF5's reason, the file and where the

@@ -38,6 +38,8 @@ typedef struct mpt_obs {
   double t_end;          /* unix time (s) it ended */
   int32_t device_class;  /* the worker's device class: an index into the run's class table (0 with one class) */
   int32_t n_power;       /* power samples behind energy_j (0: no power observer) */
+  int32_t confirm;       /* 0: an evaluation of the search; k >= 1: the k-th re-measurement of a finalist at the end
+                            of a run (--confirm), which counts against no budget and no strategy hears of */
   double energy_j;       /* energy per launch (J), from the board power sampled during the timed runs; NAN: none */
   double power_w;        /* mean board power during the timed runs (W); NAN: none */
   double clock_mhz;      /* mean SM/core clock during the timed runs (MHz); NAN: none */

@@ -1,0 +1,51 @@
+/* jobs/job_confirm.h: rank 0's side of --confirm K (coordinator/confirm.h): the K best configurations of the
+ * search as the observations arrive (the finalists), their re-measurements (this session's and those a
+ * resumed log holds for the same finalists, which are not measured again), the confirmed objective of each
+ * (the median of its re-measurements) and the summary's table, which says when the confirmation reorders
+ * the finalists. */
+#ifndef MPT_JOB_CONFIRM_H
+#define MPT_JOB_CONFIRM_H
+#include <stdint.h>
+#include "coordinator/confirm.h"
+#include "jobs/job_objective.h"
+
+#define MPT_CONFIRM_DEFAULT_K 3   /* --confirm's default: the three best */
+#define MPT_CONFIRM_MAX_K 32
+#define MPT_CONFIRM_ROUNDS 3      /* re-measurements of each finalist */
+
+typedef struct mpt_job_finalist {
+  int64_t id;
+  double search;                  /* its best objective in the search (minimized) */
+  int n_conf;
+  double conf[MPT_CONFIRM_ROUNDS];/* its re-measured objectives (minimized; NAN: that run failed) */
+  double confirmed;               /* the median of conf (NAN: none valid) */
+} mpt_job_finalist;
+
+typedef struct mpt_job_confirm {
+  int k;
+  int n;                          /* finalists so far, best first */
+  mpt_job_finalist f[MPT_CONFIRM_MAX_K];
+  mpt_obs *logged;                /* the confirmations a resumed log holds */
+  int64_t n_logged;
+  int use_logged;                 /* they were of these finalists: their rounds count */
+  int (*record)(void *ctx, const mpt_obs *o, mpt_error *err); /* logs a re-measurement */
+  void *record_ctx;
+} mpt_job_confirm;
+
+void mpt_job_confirm_init(mpt_job_confirm *jc, int k);
+void mpt_job_confirm_free(mpt_job_confirm *jc);
+/* a search observation: the finalists kept up to date */
+void mpt_job_confirm_see(mpt_job_confirm *jc, const mpt_obs *o);
+/* the confirm callbacks of the coordinator (their ctx: jc): a re-measurement is logged by record (record_ctx)
+ * and then taken in */
+mpt_coord_confirm mpt_job_confirm_plan(mpt_job_confirm *jc, int (*record)(void *, const mpt_obs *, mpt_error *),
+                                       void *record_ctx);
+/* a re-measurement (made now or logged) of a finalist, taken in */
+void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o);
+/* the finalist the confirmation ranks first (NULL without a confirmation); *reordered 1 when it is not the
+ * search's best */
+const mpt_job_finalist *mpt_job_confirm_best(mpt_job_confirm *jc, int *reordered);
+/* the summary's table of the finalists */
+void mpt_job_confirm_print(mpt_job_confirm *jc, const mpt_job_objective *jo, const mpt_space *s, int64_t made);
+
+#endif

@@ -1,0 +1,82 @@
+/* jobs/job_objective.c: the objective as rank 0 of a job sees it (see job_objective.h). */
+#include "jobs/job_objective.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mpt_job_objective_open(mpt_job_objective *jo, const char *spec, const mpt_problem *p, const mpt_space *s,
+                           mpt_error *err) {
+  memset(jo, 0, sizeof *jo);
+  jo->space = s;
+  int rc = mpt_objective_parse(spec, p, &jo->obj, err);
+  mpt_pareto_init(&jo->front, &jo->obj);
+  return rc;
+}
+
+void mpt_job_objective_close(mpt_job_objective *jo) {
+  mpt_pareto_free(&jo->front);
+  mpt_objective_free(&jo->obj);
+}
+
+void mpt_job_objective_see(mpt_job_objective *jo, const mpt_obs *o) {
+  if (!mpt_obs_valid(o) || jo->obj.n == 0) return;
+  if (!jo->have_best || o->objective < jo->best.objective) {
+    jo->best = *o;
+    jo->have_best = 1;
+  }
+  if (jo->obj.n > 1) mpt_pareto_add(&jo->front, jo->space, o);
+}
+
+void mpt_job_objective_print(const mpt_job_objective *jo, const char *label, double minimized) {
+  const mpt_objective_term *t = &jo->obj.t[0];
+  printf("%s: %.6g%s%s", label, mpt_objective_minimized(t, minimized), t->unit[0] ? " " : "", t->unit);
+  if (t->kind != MPT_OBJ_TIME || t->maximize) printf(" (%s%s)", t->name, t->maximize ? ", maximized" : "");
+  printf("\n");
+}
+
+void mpt_job_objective_print_gain(const mpt_job_objective *jo, double best_min, double default_min) {
+  const mpt_objective_term *t = &jo->obj.t[0];
+  double b = mpt_objective_minimized(t, best_min), d = mpt_objective_minimized(t, default_min);
+  double gain = t->maximize ? b / d : d / b;
+  if (!(b > 0) || !(d > 0)) return;
+  if (t->kind == MPT_OBJ_TIME && !t->maximize) printf("speed-up over default: %.2fx\n", gain);
+  else printf("improvement over default: %.2fx (%s)\n", gain, t->name);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double mpt_times_median(const double *t, int n) {
+  if (n <= 0) return NAN;
+  double s[MPT_OBS_MAX_TIMES];
+  memcpy(s, t, sizeof *s * (size_t)n);
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+double mpt_times_std(const double *t, int n) {
+  if (n < 2) return NAN;
+  double mean = 0, ss = 0;
+  for (int i = 0; i < n; i++) mean += t[i];
+  mean /= n;
+  for (int i = 0; i < n; i++) ss += (t[i] - mean) * (t[i] - mean);
+  return sqrt(ss / (n - 1));
+}
+
+void mpt_job_objective_print_spread(const mpt_job_objective *jo) {
+  const mpt_obs *o = &jo->best;
+  if (!jo->have_best || o->n_times < 2) return;
+  double med = mpt_times_median(o->times, o->n_times), sd = mpt_times_std(o->times, o->n_times);
+  printf("spread of the best: median %.6g ms, std %.3g ms (%.2f %% of the median) over %d timed runs\n", med, sd,
+         med > 0 ? 100 * sd / med : 0.0, o->n_times);
+  if (o->n_power > 0)
+    printf("power of the best: %.4g W, %.4g J per launch, SM clock %.0f MHz, %.0f C (%d samples)\n", o->power_w,
+           o->energy_j, o->clock_mhz, o->temp_c, o->n_power);
+}
+
+void mpt_job_objective_print_front(mpt_job_objective *jo) {
+  if (jo->obj.n > 1) mpt_pareto_print(&jo->front, jo->space, stdout);
+}

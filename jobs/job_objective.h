@@ -1,0 +1,35 @@
+/* jobs/job_objective.h: what rank 0 of a job knows of its objective (evaluators/objective.h): the parsed
+ * `--objective`, the best observation (its objective and the spread of its per-iteration times) and, with
+ * several objectives, the Pareto front (jobs/output/pareto.h), fed with every observation logged now or
+ * read back on --resume; and the summary's lines about them, each value with its unit. */
+#ifndef MPT_JOB_OBJECTIVE_H
+#define MPT_JOB_OBJECTIVE_H
+#include "evaluators/objective.h"
+#include "jobs/output/pareto.h"
+#include "spaces/space.h"
+
+typedef struct mpt_job_objective {
+  mpt_objective obj;
+  const mpt_space *space;
+  mpt_pareto front;      /* with several objectives */
+  mpt_obs best;          /* the valid observation of the lowest (minimized) objective, first of equals */
+  int have_best;
+} mpt_job_objective;
+
+int mpt_job_objective_open(mpt_job_objective *jo, const char *spec, const mpt_problem *p, const mpt_space *s,
+                           mpt_error *err);
+void mpt_job_objective_close(mpt_job_objective *jo);
+void mpt_job_objective_see(mpt_job_objective *jo, const mpt_obs *o);
+/* "LABEL: VALUE UNIT" of a minimized objective value (shown as measured: a maximized one negated back) */
+void mpt_job_objective_print(const mpt_job_objective *jo, const char *label, double minimized);
+/* the default against the best: "speed-up over default: 7.86x" for time, else "improvement over default" */
+void mpt_job_objective_print_gain(const mpt_job_objective *jo, double best_min, double default_min);
+/* the best configuration's per-iteration times: median, standard deviation and relative spread */
+void mpt_job_objective_print_spread(const mpt_job_objective *jo);
+/* with several objectives: the Pareto front */
+void mpt_job_objective_print_front(mpt_job_objective *jo);
+/* the sample standard deviation of n times (NAN for n < 2) and their median */
+double mpt_times_std(const double *t, int n);
+double mpt_times_median(const double *t, int n);
+
+#endif

@@ -1,0 +1,138 @@
+/* tests/test_confirm.c: the Pareto front of a multi-objective run (jobs/output/pareto.c) and rank 0's side of
+ * --confirm (jobs/job_confirm.c), on observations of the real convolution space: dominance with objectives
+ * minimized and maximized, a configuration seen again, the front sorted by the first objective; the
+ * finalists kept as observations arrive, their confirmed objective (the median of the re-measurements, a
+ * failed one left out), a reorder said, and the confirmations of a resumed log counted only when they are
+ * of the same finalists. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "jobs/job_confirm.h"
+#include "jobs/output/pareto.h"
+#include "tests/conv_fixture.h"
+
+static int setup(void **state) { return conv_fixture_setup(state, "confirm"); }
+static int teardown(void **state) { return conv_fixture_teardown(state); }
+
+static mpt_obs obs(int64_t id, double time_ms, double energy_j) {
+  mpt_obs o;
+  mpt_obs_init(&o, id);
+  o.n_times = 1;
+  o.times[0] = time_ms;
+  o.objective = time_ms;
+  o.energy_j = energy_j;
+  o.n_power = 10;
+  return o;
+}
+
+static void test_pareto(void **state) {
+  fixture *f = *state;
+  mpt_objective ob;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_objective_parse("time,energy", f->p, &ob, &err), 0);
+  mpt_pareto fr;
+  mpt_pareto_init(&fr, &ob);
+  mpt_obs a = obs(1, 1, 0.4), b = obs(2, 2, 0.1), c = obs(3, 3, 0.045), d = obs(4, 4, 0.12), e = obs(5, 2, 0.5);
+  const mpt_obs *all[] = {&d, &a, &e, &b, &c};
+  for (int i = 0; i < 5; i++) assert_int_equal(mpt_pareto_add(&fr, f->s, all[i]), 0);
+  mpt_pareto_sort(&fr);
+  assert_int_equal(fr.n, 3); /* d dominated by b and c, e by a */
+  assert_int_equal(fr.p[0].id, 1);
+  assert_int_equal(fr.p[1].id, 2);
+  assert_int_equal(fr.p[2].id, 3);
+  mpt_obs a2 = obs(1, 5, 1.0); /* seen again, worse: its point goes, and it is dominated now */
+  assert_int_equal(mpt_pareto_add(&fr, f->s, &a2), 0);
+  assert_int_equal(fr.n, 2);
+  mpt_obs bad = obs(6, 0.5, NAN); /* no energy: not on the front */
+  assert_int_equal(mpt_pareto_add(&fr, f->s, &bad), 0);
+  assert_int_equal(fr.n, 2);
+  mpt_pareto_free(&fr);
+  mpt_objective_free(&ob);
+  /* energy maximized (as a stand-in for a metric to maximize): c's low energy is now the worst */
+  assert_int_equal(mpt_objective_parse("time,energy:max", f->p, &ob, &err), 0);
+  double x[2] = {1, 0.4}, y[2] = {2, 0.1};
+  assert_true(mpt_pareto_dominates(&ob, x, y));
+  assert_false(mpt_pareto_dominates(&ob, y, x));
+  assert_false(mpt_pareto_dominates(&ob, x, x));
+  mpt_objective_free(&ob);
+}
+
+static mpt_obs remeasured(int64_t id, double v, int round) {
+  mpt_obs o = obs(id, v, NAN);
+  o.confirm = round;
+  return o;
+}
+
+static void test_finalists_and_reorder(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  mpt_job_confirm_init(&jc, 2);
+  double t[] = {5, 3, 4, 1, 2};
+  for (int i = 0; i < 5; i++) {
+    mpt_obs o = obs(10 + i, t[i], NAN);
+    mpt_job_confirm_see(&jc, &o);
+  }
+  mpt_obs again = obs(12, 0.5, NAN); /* id 12 measured again, faster: now the best */
+  mpt_job_confirm_see(&jc, &again);
+  assert_int_equal(jc.n, 2);
+  assert_int_equal(jc.f[0].id, 12);
+  assert_int_equal(jc.f[1].id, 13);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(ids[0], 12);
+  /* re-measured: 12 at 2.0, 2.2 and a failure; 13 at 1.1, 0.9, 1.0 */
+  mpt_obs r[] = {remeasured(12, 2.0, 1), remeasured(13, 1.1, 1), remeasured(12, 2.2, 2), remeasured(13, 0.9, 2),
+                 remeasured(12, 9, 3), remeasured(13, 1.0, 3)};
+  r[4].status = MPT_STATUS_CRASH;
+  r[4].objective = NAN;
+  for (int i = 0; i < 6; i++) mpt_job_confirm_take(&jc, &r[i]);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 12), 3);
+  int reordered = 0;
+  const mpt_job_finalist *best = mpt_job_confirm_best(&jc, &reordered);
+  assert_non_null(best);
+  assert_int_equal(best->id, 13);
+  assert_true(reordered);
+  assert_true(fabs(best->confirmed - 1.0) < 1e-12);
+  assert_true(fabs(jc.f[0].confirmed - 2.1) < 1e-12); /* the failed run left out */
+  mpt_job_confirm_free(&jc);
+}
+
+static void test_logged_confirmations(void **state) {
+  (void)state;
+  for (int same = 0; same <= 1; same++) {
+    mpt_job_confirm jc;
+    mpt_job_confirm_init(&jc, 2);
+    mpt_obs a = obs(1, 1, NAN), b = obs(2, 2, NAN);
+    mpt_job_confirm_see(&jc, &a);
+    mpt_job_confirm_see(&jc, &b);
+    jc.n_logged = 3;
+    jc.logged = malloc(sizeof(mpt_obs) * 3);
+    jc.logged[0] = remeasured(1, 1.0, 1);
+    jc.logged[1] = remeasured(same ? 2 : 7, 2.0, 1); /* of other finalists: not counted */
+    jc.logged[2] = remeasured(1, 1.1, 2);
+    mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+    int64_t ids[2];
+    assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+    assert_int_equal(jc.use_logged, same);
+    assert_int_equal(plan.logged_rounds(plan.ctx, 1), same ? 2 : 0);
+    assert_int_equal(plan.logged_rounds(plan.ctx, 2), same ? 1 : 0);
+    mpt_job_confirm_free(&jc);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_pareto, setup, teardown),
+    cmocka_unit_test(test_finalists_and_reorder),
+    cmocka_unit_test(test_logged_confirmations),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
