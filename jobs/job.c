@@ -21,6 +21,7 @@
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
+#include "mpi/device_class.h"
 #include "mpi/wire.h"
 #include "mpi/worker.h"
 #include "spaces/space.h"
@@ -68,6 +69,12 @@ struct mpt_job {
   int t4_fd;               /* standard output set aside for the T4 document, -1: none */
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
+  char rank_class[64];     /* a worker: the class the command line gives it ("" none: its device's key) */
+  char absent_msg[512];    /* a worker whose evaluator could not open: why ("" when it opened) */
+  unsigned char *absent;   /* rank 0: per rank, 1 for a worker left out (no usable device) */
+  mpt_job_classes classes; /* rank 0: the run's class table */
+  mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy (class 0's is strat) */
+  mpt_coord_search searches[MPT_JOB_MAX_CLASSES];
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
@@ -254,6 +261,9 @@ static int resume_strategy(mpt_job *job, mpt_error *err) {
 static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   const char *sim = mpt_runlog_meta(job->log, "simulate"); /* "" or absent: real evaluations */
+  char now[4096];
+  mpt_job_sim_text(o, now, sizeof now);
+  if (o->n_sim > 0 && sim && strcmp(sim, now) == 0) return 0; /* the same simulated classes */
   if (sim && (sim[0] != 0) != (o->simulate != NULL))
     return mpt_error_set(err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
                          "measurements in one log (start a new log for that)", o->log,
@@ -360,12 +370,44 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
 }
 
-/* workers (or the one rank): the evaluator, bound to the node-local device and watched by the job */
+/* workers (or the one rank): the evaluator, bound to the node-local device and watched by the job; a
+ * worker of a simulated class replays that class's file */
 static int open_evaluator(mpt_job *job, mpt_error *err) {
   job->stop.grace_s = job->o.grace_s;
   job->stop.stop_comm = job->size > 1 ? job->comm : MPI_COMM_NULL;
-  return mpt_job_open_evaluator(&job->o, job->prob, job->space, job->rank, job->local_rank,
+  mpt_job_options o = job->o;
+  int k = mpt_job_rank_class(&job->o, job->rank, job->size, job->rank_class, sizeof job->rank_class);
+  if (k >= 0) o.simulate = o.sim_file[k];
+  return mpt_job_open_evaluator(&o, job->prob, job->space, job->rank, job->local_rank,
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
+}
+
+/* the evaluators' go/no-go (collective): with one rank, or when no worker could open its evaluator, every
+ * rank fails together (rank 0 says why); otherwise a worker without a usable device is left out, and rank
+ * 0 says so and goes on with the others */
+static int evaluators_gonogo(mpt_job *job, int rc, mpt_error *err) {
+  if (job->size == 1) return mpt_wire_gonogo(job->comm, rc, err);
+  int failed = job->is_worker && rc < 0, n_failed = 0;
+  MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, job->comm);
+  if (n_failed == job->size - 1) return mpt_wire_gonogo(job->comm, rc, err);
+  if (failed) snprintf(job->absent_msg, sizeof job->absent_msg, "%s", err->msg[0] ? err->msg : "evaluator failed");
+  char *msgs = job->rank == 0 ? calloc((size_t)job->size, sizeof job->absent_msg) : NULL;
+  MPI_Gather(job->absent_msg, (int)sizeof job->absent_msg, MPI_CHAR, msgs, (int)sizeof job->absent_msg, MPI_CHAR, 0,
+             job->comm);
+  if (job->rank != 0) return 0;
+  job->absent = calloc((size_t)job->size, 1);
+  if (!msgs || !job->absent) {
+    free(msgs);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  for (int r = 1; r < job->size; r++) {
+    const char *m = msgs + (size_t)r * sizeof job->absent_msg;
+    job->absent[r] = m[0] != 0;
+    if (m[0]) fprintf(stderr, "mptune %s: warning: worker rank %d has no usable device (%s); it is left out, the run "
+                      "goes on with the other workers\n", job->cmd, r, m);
+  }
+  free(msgs);
+  return 0;
 }
 
 /* this rank's part of the set-up, phase by phase until one fails */
@@ -378,7 +420,7 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
-  if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
+  if (rc == 0) rc = mpt_job_class_ranks_check(&job->o, job->size, err);
   return rc;
 }
 
@@ -404,6 +446,10 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   int rc = set_up(job, err);
   /* go/no-go: any rank's error stops every rank now */
   int all = mpt_wire_gonogo(job->comm, rc, err);
+  if (all == 0) {
+    rc = job->is_worker ? open_evaluator(job, err) : 0;
+    all = evaluators_gonogo(job, rc, err);
+  }
   if (all < 0) {
     mpt_job_close(job);
     return rc < 0 ? rc : all;
@@ -459,8 +505,10 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   const mpt_job_options *o = &job->o;
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
+  char simulate[4096];
+  mpt_job_sim_text(o, simulate, sizeof simulate);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
-                       o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
+                       o->evaluator, o->simulate ? simulate : NULL, o->seed, o->budget, o->time_budget,
                        job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
   int rc;
   if (!o->resume) {
@@ -470,6 +518,10 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
     if (rc == 0) warn_damaged(o->log, job->log, job->n_resumed);
     if (rc == 0) rc = mpt_runlog_resume_meta(job->log, &meta, err);
   }
+  char *classes = rc == 0 ? mpt_job_classes_text(&job->classes) : NULL;
+  if (rc == 0 && !classes) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (rc == 0) rc = mpt_runlog_set_classes(job->log, classes, err);
+  free(classes);
   if (rc == 0 && devices) rc = mpt_runlog_set_devices(job->log, devices, n_devices, err);
   return rc;
 }
@@ -480,22 +532,34 @@ static int start(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   int rank = job->rank, size = job->size;
   mpt_device_info mine, *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-  if (job->is_worker) mpt_device_describe(job->ev, rank, &mine);
-  else {
+  if (job->is_worker) {
+    mpt_device_describe(job->ev, rank, &mine);
+    if (job->rank_class[0]) mpt_device_class_assign(&mine, job->rank_class);
+  } else {
     memset(&mine, 0, sizeof mine);
     mine.rank = -1;
   }
   mpt_wire_gather_devices(job->comm, &mine, all ? all : &mine);
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
+  int rc = all ? mpt_job_classes_build(&job->classes, o->resume ? mpt_runlog_meta(job->log, "classes") : NULL, all + first,
+                                       size - first, job->absent, err)
+               : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (rc < 0) {
+    free(all);
+    if (size > 1) mpt_wire_stop_all(job->comm, 1);
+    return rc;
+  }
+  for (int r = first; job->absent && r < size; r++)
+    if (job->absent[r]) all[r].rank = -1; /* left out: not in the table nor the log */
   if (job->from_problem[0]) printf("%s\n", job->from_problem);
   printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d worker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
          o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,
          size - first == 1 ? "" : "s");
-  if (all) mpt_device_table_print(stdout, all + first, size - first);
+  mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
   fflush(stdout);
-  int rc = start_log(job, all ? all + first : NULL, size - first, err);
+  rc = start_log(job, all + first, size - first, err);
   free(all);
   if (rc < 0 && size > 1) mpt_wire_stop_all(job->comm, 1);
   return rc;
@@ -534,6 +598,34 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
+/* class k's seed stream: --seed itself for the first class (a run of one class is the run it always was),
+ * a splitmix64 step of it and k for the others */
+static uint64_t class_seed(uint64_t seed, int k) {
+  if (k == 0) return seed;
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)k;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) % 1000000000000ull;
+}
+
+/* rank 0: one search per device class: its strategy (the first class's is the job's), the budget, the
+ * default first, its workers */
+static int make_searches(mpt_job *job, mpt_error *err) {
+  const mpt_job_options *o = &job->o;
+  for (int k = 0; k < job->classes.n; k++) {
+    const mpt_job_class *c = &job->classes.c[k];
+    if (k > 0 && !job->class_strat[k]) {
+      int rc = mpt_strategy_create(o->strategy, job->space, o->opts, o->n_opts, class_seed(o->seed, k), o->budget,
+                                   &job->class_strat[k], err);
+      if (rc < 0) return rc;
+    }
+    job->class_strat[0] = job->strat;
+    job->searches[k] = (mpt_coord_search){c->name, k, 0, job->class_strat[k], o->budget, job->default_id,
+                                          !o->collect, c->ranks, c->n_ranks, {0}};
+  }
+  return 0;
+}
+
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
 static int coordinate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
@@ -546,6 +638,14 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.comm = job->comm;
   cc.local = job->size == 1 ? job->ev : NULL;
   cc.strategy = job->strat;
+  int rc = job->size > 1 ? make_searches(job, err) : 0;
+  if (rc < 0) {
+    mpt_wire_stop_all(job->comm, 1);
+    return rc;
+  }
+  cc.searches = job->size > 1 ? job->searches : NULL;
+  cc.n_searches = job->size > 1 ? job->classes.n : 0;
+  cc.transfer = !o->no_transfer;
   cc.space = job->space;
   cc.budget = o->budget;
   cc.time_budget = o->time_budget;
@@ -572,6 +672,15 @@ static int own_signal(void) { return mpt_signals_count() > 0 ? mpt_signals_last(
 int mpt_job_run(mpt_job *job, mpt_error *err) {
   int rc = start(job, err);
   if (rc < 0) return rc;
+  if (job->rank != 0 && !job->ev) { /* left out (no usable device): no work comes, only the STOP at the end */
+    mpt_backoff b;
+    mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+    MPI_Status st;
+    int code = 1;
+    if (mpt_wire_probe_wait(job->comm, 0, MPT_TAG_STOP, -1, &b, NULL, &st)) mpt_wire_recv_stop(job->comm, &st, &code);
+    job->exit_status = code == 0 ? 0 : 1;
+    return 0;
+  }
   if (job->rank != 0) { /* worker */
     mpt_worker_signals own = {own_signal, mpt_signals_flag()};
     job->exit_status = mpt_worker_run(job->comm, 0, job->ev, &own, NULL) == 0 ? 0 : 1;
@@ -725,6 +834,10 @@ void mpt_job_close(mpt_job *job) {
   if (job->rctx.trace_fd >= 0) close(job->rctx.trace_fd);
   if (job->log) mpt_runlog_close(job->log);
   if (job->strat) mpt_strategy_destroy(job->strat);
+  for (int k = 1; k < MPT_JOB_MAX_CLASSES; k++)
+    if (job->class_strat[k]) mpt_strategy_destroy(job->class_strat[k]);
+  mpt_job_classes_free(&job->classes);
+  free(job->absent);
   if (job->ev) mpt_evaluator_close(job->ev);
   if (job->space) mpt_space_free(job->space);
   if (job->prob) mpt_problem_free(job->prob);

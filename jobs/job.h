@@ -16,6 +16,7 @@
 #include "coordinator/progress.h"
 #include "evaluators/evaluator.h"
 #include "spaces/sys/error.h"
+#include "jobs/job_classes.h"
 
 #define MPT_JOB_MAX_OPTS 64
 
@@ -32,7 +33,13 @@ typedef struct mpt_job_options {
   const char *log;         /* the run log */
   const char *t4;          /* the T4 export (NULL: none) */
   int resume, force;
-  const char *simulate;    /* the replayed file (NULL: real evaluations) */
+  const char *simulate;    /* the replayed file (NULL: real evaluations; with simulated classes the first's) */
+  char sim_class[MPT_JOB_MAX_CLASSES][64]; /* --simulate CLASS=FILE: the simulated classes (jobs/job_classes.h) */
+  const char *sim_file[MPT_JOB_MAX_CLASSES];
+  int n_sim;
+  const char *class_ranks[MPT_JOB_MAX_CLASSES]; /* --class-ranks CLASS=R1,R2,...: ranks given a class */
+  int n_class_ranks;
+  int no_transfer;         /* --no-transfer: a class's observations are not told to the other classes' searches */
   double simulate_delay;
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */
   const char *evaluator;

@@ -67,7 +67,7 @@ def main(tmp):
     with h5py.File(log, "r") as f:
         text = lambda v: v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)  # fixed-length: bytes
         check(text(f.attrs["mptune_format"]) == "mptune-runlog", "format mark")
-        check(int(f.attrs["format_version"]) == 3, "format version")
+        check(int(f.attrs["format_version"]) == 4, "format version")
         check(int(f.attrs["finished"]) == 1, "finished attribute")
         sr = text(f.attrs["stop_reason"])
         check(sr == "budget", f"stop reason '{sr}'")

@@ -74,6 +74,7 @@ static void synth_obs(mpt_obs *o, int64_t id) {
   o->framework_ms = 0.5;
   o->rank = 1 + (int)(id % 4);
   o->device = (int)(id % 2);
+  o->device_class = (int)(id % 3); /* the class table index each record keeps */
   o->t_start = 1.7e9 + (double)id;
   o->t_end = o->t_start + 0.125;
   snprintf(o->reason, sizeof o->reason, o->status == MPT_STATUS_OK ? "" : "error: variant %lld does not compile", (long long)id);
@@ -93,6 +94,7 @@ static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {
   assert_true(a->framework_ms == b->framework_ms);
   assert_true(a->t_start == b->t_start);
   assert_true(a->t_end == b->t_end);
+  assert_int_equal(a->device_class, b->device_class);
   assert_string_equal(a->reason, b->reason);
 }
 
@@ -1433,19 +1435,21 @@ static void test_format2_log(void **state) {
   assert_non_null(strstr(text, "\"method\":\t\"x y\""));
   assert_non_null(strstr(text, "\"method\":\t\"exact\""));
   free(text);
-  /* resumed: the tables match the problem; the new session rewrites the file in format 3 */
+  /* resumed: the tables match the problem; the new session rewrites the file in format 4 (each record's
+   * device class: 0 for the old records, converted with their checksums) */
   rc = mpt_runlog_open(path, s, &log, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, 0);
   mpt_obs extra;
   synth_obs(&extra, 2);
+  extra.device_class = 2;
   assert_int_equal(mpt_runlog_append(log, &extra, 1, &err), 0);
   mpt_runlog_close(log);
   assert_false(stored_as_vlen(path, "/", "strategy", 1));
   assert_false(stored_as_vlen(path, "/parameters", "method", 0));
   assert_false(stored_as_vlen(path, "/parameters", "names", 1));
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
-  assert_string_equal(mpt_runlog_meta(log, "format_version"), "3");
+  assert_string_equal(mpt_runlog_meta(log, "format_version"), "4");
   assert_string_equal(mpt_runlog_meta(log, "problem_text"), MIXED_T1);
   mpt_obs *again;
   int64_t m;

@@ -56,6 +56,10 @@ int mpt_runlog_extended(const mpt_runlog *log);
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err);
+/* The run's class table as text (the root attribute "classes": one class a line, "name<TAB>vendor<TAB>device
+ * <TAB>arch"; a record's device_class is its line's index), stored with the next change of the file (the
+ * device table a run writes). */
+int mpt_runlog_set_classes(mpt_runlog *log, const char *text, mpt_error *err);
 /* Appends and flushes (H5Fflush) before returning. */
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err);
 int64_t mpt_runlog_count(const mpt_runlog *log);
@@ -124,7 +128,8 @@ int mpt_runlog_each_session(mpt_runlog *log,
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
 /* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.
- * "signal" and "time" do not mark it finished (a stopped run is resumable, with more time). */
+ * "signal", "time" and "waiting" (a device class without workers has its budget left) do not mark it
+ * finished (a stopped run is resumable, with more time or the missing workers). */
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err);
 int mpt_runlog_is_finished(mpt_runlog *log);
 void mpt_runlog_close(mpt_runlog *log);

@@ -3,6 +3,7 @@
  * durability of what was written (fdatasync, fsync of a rename), and the records read and written in blocks
  * (also where a log recovered from its records found them: jobs/runlog/runlog_recover.c). */
 #include "jobs/runlog/runlog_file.h"
+#include "jobs/runlog/runlog_attrs.h"
 #include "jobs/runlog/runlog_h5.h"
 #include "jobs/runlog/runlog_lock.h"
 #include "jobs/output/outfile.h"
@@ -139,6 +140,8 @@ int mpt_rl_block_io(mpt_runlog *log, hid_t d, hsize_t start, hsize_t n, int writ
                     : H5Dread(d, log->rec_type, ms, fs, H5P_DEFAULT, log->buf);
   H5Sclose(ms);
   H5Sclose(fs);
+  if (!write && rc >= 0 && log->format > 0 && log->format < MPT_RL_FORMAT_CLASSES && d == log->evals)
+    for (hsize_t i = 0; i < n; i++) mpt_rl_rec_from_legacy(log->buf + i * log->rec_size, log->rec_size, log->dims);
   return rc < 0 ? -1 : 0;
 }
 

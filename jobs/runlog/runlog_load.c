@@ -135,6 +135,7 @@ static int open_and_check_format(mpt_runlog *log, const char *path, int *unreada
                 : mpt_error_set(err, MPT_ERR_STATE, "%s is not an mptune run log", path);
   int v = ver ? atoi(ver) : 0;
   free(ver);
+  log->format = v;
   if (rc == 0 && (v < MPT_RL_FORMAT_OLDEST || v > MPT_RL_FORMAT_VERSION)) {
     *unreadable = 0; /* a log, of another version */
     rc = mpt_error_set(err, MPT_ERR_STATE, "%s is an mptune run log of format %d; this mptune (%s) reads formats %d to %d",

@@ -189,6 +189,7 @@ static int replace_with_new_file(mpt_runlog *log, int64_t n_copy, mpt_error *err
   H5Pclose(fapl);
   if (log->file < 0 || mpt_rl_open_datasets(log) < 0) return mpt_rl_h5err(err, log->path, "reopening the file");
   log->count = log->end = n_copy;
+  log->format = 0; /* this layout now (a legacy log's records were converted as they were copied) */
   return 0;
 }
 

@@ -9,7 +9,7 @@
 #include "jobs/runlog/runlog_params.h"
 #include "jobs/runlog/runlog_records.h"
 
-#define MPT_RL_N_ATTRS 23       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
+#define MPT_RL_N_ATTRS 24       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
 #define MPT_RL_COPY_BLOCK 1024  /* records read or written at a time */
 
 struct mpt_runlog {
@@ -21,6 +21,7 @@ struct mpt_runlog {
   int session_pending;     /* opened by mpt_runlog_open_checked: nothing written until begin_session */
   double synced_at;        /* monotonic time of the last fdatasync of the appends (jobs/runlog/runlog_file.c) */
   int dims;
+  int format;              /* the format_version of the file read (0: written by this mptune) */
   size_t rec_size;
   int64_t count, capacity;
   int64_t unmeasured;      /* of the count records read at open, those cancelled or missing: no measurement, not
