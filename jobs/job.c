@@ -18,6 +18,7 @@
 #include "evaluators/kernel_spec.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job_t1.h"
+#include "jobs/output/class_summary.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
@@ -697,6 +698,9 @@ static const char *reason_text(const char *reason) {
   if (strcmp(reason, "time") == 0) return "time budget reached";
   if (strcmp(reason, "exhausted") == 0) return "every configuration evaluated";
   if (strcmp(reason, "signal") == 0) return "stopped by a signal";
+  if (strcmp(reason, "waiting") == 0)
+    return "every device class with workers is done; a class without workers in this session waits (continue with "
+           "--resume where it has workers)";
   return reason;
 }
 
@@ -793,6 +797,8 @@ static int export_t4(const mpt_job *job, mpt_error *err) {
     printf("t4: not written (the %s is not finished)\n", o->collect ? "collection" : "run");
     return 0;
   }
+  if (job->classes.n > 1 && !mpt_outfile_special(o->t4)) /* one file per device class */
+    return mpt_runlog_export_t4_classes(o->log, o->t4, stdout, "t4:", err);
   int rc = mpt_runlog_export_t4(o->log, o->t4, err);
   if (rc < 0) return rc;
   printf("t4: %s%s\n", job->t4_shown, job->t4_from_log ? " (as the first session asked)" : "");
@@ -815,7 +821,10 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   job->log = NULL;
   print_stop(res);
   print_counts(res, job->size, job->o.simulate);
-  print_best(job);
+  if (job->classes.n > 1) /* times of different devices do not compare: a best per class */
+    mpt_class_summary_print(stdout, job->space, job->searches, job->classes.n);
+  else
+    print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
   fflush(stdout);

@@ -5,6 +5,7 @@
 #ifndef MPT_RUNLOG_H
 #define MPT_RUNLOG_H
 #include <stdint.h>
+#include <stdio.h>
 #include "spaces/space.h"
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
@@ -139,5 +140,16 @@ void mpt_runlog_close(mpt_runlog *log);
 int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err);
 /* The same for a log already open (mptune export opens it once, to tell of damaged records too). */
 int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err);
+/* The same for the records of one device class (the index of the classes attribute; -1: all of them). */
+int mpt_runlog_write_t4_class(mpt_runlog *log, const char *t4_path, int device_class, mpt_error *err);
+/* The T4 export of a log of several device classes: one file per class, t4_path with ".CLASS-SLUG" before its
+ * ".json" (run_T4.json: run_T4.a100.json; jobs/output/export_classes.c); a log of one class (or an export to
+ * standard output or a pipe) as mpt_runlog_write_t4. Each path written is said on `report` (may be NULL) as
+ * "LABEL PATH (class NAME)". */
+int mpt_runlog_write_t4_classes(mpt_runlog *log, const char *t4_path, FILE *report, const char *label, mpt_error *err);
+int mpt_runlog_export_t4_classes(const char *log_path, const char *t4_path, FILE *report, const char *label,
+                                 mpt_error *err);
+/* The path of class `name`'s T4 file beside t4_path (as mpt_runlog_write_t4_classes names it). */
+void mpt_runlog_t4_class_path(const char *t4_path, const char *name, char *buf, size_t cap);
 
 #endif
