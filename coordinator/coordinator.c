@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "coordinator/cross.h"
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 
 typedef struct worker_slot {
   int busy;
   int search;          /* the search it serves (-1: none, e.g. a worker without a usable device) */
+  int cross_from;      /* evaluating now: 0 its search's candidate, x + 1 search x's best (a portability evaluation) */
   int64_t id;          /* config being evaluated */
   mpt_wire_work send;  /* send buffer of the WORK message */
   MPI_Request req;
@@ -37,6 +39,8 @@ typedef struct coord_state {
   search_run *run;
   mpt_coord_search one;
   int *one_workers;
+  mpt_cross cross;       /* the portability evaluations (c->cross with several searches; cross.n == 0: none) */
+  unsigned char *finished; /* per search: finished (set by check_stop) */
   mpt_progress prog;
   double t0;       /* start of this session's run */
   double ask_since; /* start of the ask running now */
@@ -66,7 +70,9 @@ static int searches_open(coord_state *s, int size, mpt_error *err) {
     s->S = &s->one, s->n = 1;
   }
   s->run = calloc((size_t)s->n, sizeof *s->run);
-  if (!s->run) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  s->finished = calloc((size_t)s->n, 1);
+  if (!s->run || !s->finished || (c->cross && s->n > 1 && mpt_cross_open(&s->cross, s->n) < 0))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < s->n; i++) {
     mpt_coord_result *r = &s->S[i].res;
     memset(r, 0, sizeof *r);
@@ -86,6 +92,8 @@ static void searches_close(coord_state *s) {
   }
   free(s->run);
   free(s->one_workers);
+  free(s->finished);
+  mpt_cross_close(&s->cross);
 }
 
 /* warm start from the log (mpt_coord_config.resume_each): each search's runs of tellable observations are
@@ -100,6 +108,10 @@ static void warm_flush(coord_state *s, int i) {
 static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
   (void)config;
   coord_state *s = ctx;
+  if (o->cross_from > 0) { /* a portability evaluation: no search's measurement */
+    if (s->cross.n) mpt_cross_logged(&s->cross, s->S, o);
+    return 0;
+  }
   int i = mpt_search_find(s->S, s->n, 0, s->S == &s->one ? 0 : o->device_class);
   if (i < 0 || o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= mpt_space_size(s->c->space)) {
     for (int k = 0; k < s->n; k++) warm_flush(s, k);
@@ -141,6 +153,19 @@ static int take(coord_state *s, int i, mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
+/* a portability evaluation of search x's best on search y's class: logged (flushed), noted; no search hears of it */
+static int take_cross(coord_state *s, int y, int x, mpt_obs *o, mpt_error *err) {
+  o->device_class = s->S[y].device_class;
+  o->cross_from = s->S[x].device_class + 1;
+  s->cross.busy[x * s->n + y] = 0;
+  if (s->c->record) {
+    int rc = s->c->record(s->c->record_ctx, o, err);
+    if (rc < 0) return rc;
+  }
+  if (o->status != MPT_STATUS_CANCELLED) s->cross.done[x * s->n + y] = o->id;
+  return 0;
+}
+
 static void draw(coord_state *s, double now, int force) {
   mpt_search_totals(s->S, s->n, s->r);
   s->prog.missing = s->r->missing;
@@ -154,11 +179,13 @@ static const char *check_stop(const coord_state *s, double now) {
   int all = 1, waiting = 0, exhausted = 1;
   for (int i = 0; i < s->n; i++) {
     const char *why = mpt_search_finished(&s->S[i], mpt_space_size(s->c->space), s->run[i].in_flight, s->run[i].exhausted);
+    s->finished[i] = why != NULL;
     if (!why && s->S[i].n_workers == 0) waiting = 1;
     else if (!why) all = 0;
     else if (strcmp(why, "exhausted") != 0) exhausted = 0;
   }
-  if (all) return waiting ? "waiting" : exhausted ? "exhausted" : "budget";
+  if (all && waiting) return "waiting"; /* the bests are not final: no portability evaluations yet */
+  if (all && !(s->cross.n && mpt_cross_pending(&s->cross, s->S, s->finished))) return exhausted ? "exhausted" : "budget";
   if (s->c->time_budget > 0 && now - s->t0 >= s->c->time_budget) return "time";
   return NULL;
 }
@@ -293,14 +320,17 @@ static void pool_close(coord_state *s, worker_pool *p) {
   free(p->w);
 }
 
-/* sends config id of search i to its idle worker on top of its stack */
-static void send_work(coord_state *s, worker_pool *p, int i, int64_t id) {
+/* sends config id of search i (cross_from: 0, or x + 1 for search x's best) to its idle worker on top of its
+ * stack */
+static void send_work(coord_state *s, worker_pool *p, int i, int64_t id, int cross_from) {
   search_run *run = &s->run[i];
   int k = run->idle[--run->n_idle];
   worker_slot *w = &p->w[k];
   if (w->req != MPI_REQUEST_NULL) mpt_wire_wait(&w->req, &p->b); /* long done: result came back */
   w->busy = 1;
   w->id = id;
+  w->cross_from = cross_from;
+  if (cross_from) s->cross.busy[(cross_from - 1) * s->n + i] = 1;
   w->send = (mpt_wire_work){id, i, s->S[i].job};
   mpt_wire_send_work(s->c->comm, k, &w->send, &w->req);
   run->in_flight++;
@@ -329,14 +359,22 @@ static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err
     run->exhausted = 1;
     return 1;
   }
-  for (int j = 0; j < n; j++) send_work(s, p, i, run->ids[j]);
+  for (int j = 0; j < n; j++) send_work(s, p, i, run->ids[j], 0);
   return 0;
+}
+
+/* the portability evaluations due on search y's idle workers: the best of each other finished search */
+static void dispatch_cross(coord_state *s, worker_pool *p, int y) {
+  for (int x; s->run[y].n_idle > 0 && (x = mpt_cross_next(&s->cross, s->S, s->finished, y)) >= 0;)
+    send_work(s, p, y, s->S[x].res.best_id, x + 1);
 }
 
 /* every search with idle workers gets candidates for them; 1 when a strategy turned out exhausted just now */
 static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
   int exhausted = 0;
   for (int i = 0; i < s->n && !p->stopping; i++) exhausted |= dispatch_search(s, p, i, err);
+  for (int y = 0; s->cross.n && y < s->n && !p->stopping; y++)
+    if (s->finished[y]) dispatch_cross(s, p, y);
   return exhausted;
 }
 
@@ -359,8 +397,8 @@ static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int sign
     if (!p->w[k].busy) continue;
     mpt_obs o;
     cancelled_obs(&o, p->w[k].id, k, why);
-    int i = p->w[k].search;
-    p->rc = take(s, i, &o, err);
+    int i = p->w[k].search, x = p->w[k].cross_from - 1;
+    p->rc = x >= 0 ? take_cross(s, i, x, &o, err) : take(s, i, &o, err);
     p->w[k].busy = 0;
     s->run[i].in_flight--;
     p->in_flight--;
@@ -394,6 +432,7 @@ static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
                           (long long)f.id, f.msg);
   if (src > 0 && src < p->size && p->w[src].busy) {
     p->w[src].busy = 0;
+    if (p->w[src].cross_from) s->cross.busy[(p->w[src].cross_from - 1) * s->n + p->w[src].search] = 0;
     s->run[p->w[src].search].in_flight--;
     p->in_flight--;
     if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
@@ -434,7 +473,8 @@ static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
   s->run[i].idle[s->run[i].n_idle++] = src;
   mpt_error terr;
   mpt_error_clear(&terr);
-  int trc = take(s, i, &o, &terr);
+  int x = p->w[src].cross_from - 1;
+  int trc = x >= 0 ? take_cross(s, i, x, &o, &terr) : take(s, i, &o, &terr);
   if (trc < 0) {
     if (p->rc == 0) {
       p->rc = trc;

@@ -33,6 +33,8 @@ typedef struct mpt_coord_config {
    * 1..size-1 (or the one rank) made of strategy, budget, default_id and default_first below */
   struct mpt_coord_search *searches;
   int n_searches;
+  int cross;                   /* with several searches: once they are finished, each one's best configuration is
+                                  measured on every other class of its job (coordinator/cross.h) */
   int transfer;                /* each observation of a search is told to the other searches of its job as
                                   related (mpt_strategy_tell_related, source: its device class) */
   mpt_strategy *strategy;

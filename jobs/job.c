@@ -19,6 +19,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/job_t1.h"
 #include "jobs/output/class_summary.h"
+#include "jobs/output/portability.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
@@ -647,6 +648,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.searches = job->size > 1 ? job->searches : NULL;
   cc.n_searches = job->size > 1 ? job->classes.n : 0;
   cc.transfer = !o->no_transfer;
+  cc.cross = !o->no_cross;
   cc.space = job->space;
   cc.budget = o->budget;
   cc.time_budget = o->time_budget;
@@ -817,14 +819,18 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     memset(&job->default_when, 0, sizeof job->default_when);
   int rc = mpt_runlog_finish(job->log, res->reason, err);
   if (rc < 0) return rc;
-  mpt_runlog_close(job->log);
-  job->log = NULL;
   print_stop(res);
   print_counts(res, job->size, job->o.simulate);
   if (job->classes.n > 1) /* times of different devices do not compare: a best per class */
     mpt_class_summary_print(stdout, job->space, job->searches, job->classes.n);
   else
     print_best(job);
+  int finished = strcmp(res->reason, "budget") == 0 || strcmp(res->reason, "exhausted") == 0;
+  if (job->classes.n > 1 && !job->o.no_cross && finished &&
+      (rc = mpt_portability_print(stdout, job->log, job->searches, job->classes.n, err)) < 0)
+    return rc;
+  mpt_runlog_close(job->log);
+  job->log = NULL;
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
   fflush(stdout);

@@ -39,6 +39,7 @@ typedef struct mpt_job_options {
   int n_sim;
   const char *class_ranks[MPT_JOB_MAX_CLASSES]; /* --class-ranks CLASS=R1,R2,...: ranks given a class */
   int n_class_ranks;
+  int no_cross;            /* --no-cross: no portability table (each class's best measured on the others) */
   int no_transfer;         /* --no-transfer: a class's observations are not told to the other classes' searches */
   double simulate_delay;
   int simulate_skip_missing; /* --simulate-missing skip: a configuration the file lacks is logged as missing */

@@ -75,6 +75,7 @@ static void synth_obs(mpt_obs *o, int64_t id) {
   o->rank = 1 + (int)(id % 4);
   o->device = (int)(id % 2);
   o->device_class = (int)(id % 3); /* the class table index each record keeps */
+  o->cross_from = id % 11 == 5 ? 1 + (int)(id % 2) : 0; /* now and then a portability evaluation */
   o->t_start = 1.7e9 + (double)id;
   o->t_end = o->t_start + 0.125;
   snprintf(o->reason, sizeof o->reason, o->status == MPT_STATUS_OK ? "" : "error: variant %lld does not compile", (long long)id);
@@ -95,6 +96,7 @@ static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {
   assert_true(a->t_start == b->t_start);
   assert_true(a->t_end == b->t_end);
   assert_int_equal(a->device_class, b->device_class);
+  assert_int_equal(a->cross_from, b->cross_from);
   assert_string_equal(a->reason, b->reason);
 }
 

@@ -28,7 +28,8 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate [CLASS=]FILE]... [--simulate-delay F] [--simulate-missing stop|skip]\n"
-            "         [--class-ranks CLASS=R1,R2,...]... [--no-transfer] [--evaluator NAME] [--option key=value]...\n"
+            "         [--class-ranks CLASS=R1,R2,...]... [--no-transfer] [--no-cross] [--evaluator NAME]\n"
+            "         [--option key=value]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -54,7 +55,9 @@ static void usage(FILE *f, int collect) {
             "simulated classes, CLASS replaying FILE; worker ranks are given to them round-robin (rank 1 the first\n"
             "class, rank 2 the second, ...) unless --class-ranks CLASS=R1,R2 names them. A worker whose evaluator\n"
             "cannot open (no usable device) is left out, and the run goes on with the others. Each observation of\n"
-            "one class is told to the other classes' searches as related knowledge (--no-transfer: not).\n"
+            "one class is told to the other classes' searches as related knowledge (--no-transfer: not). At the\n"
+            "end the best configuration of each class is measured on every other class and shown as a\n"
+            "portability table (logged, not counted against any budget; --no-cross: not).\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
@@ -84,7 +87,7 @@ static int add_simulate(mpt_job_options *a, const char *v, mpt_error *err) {
 /* the options of both tune and collect (flags included, for "did you mean") */
 #define COMMON_OPTIONS                                                                                      \
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
-      "--iterations", "--class-ranks", "--no-transfer",                                                       \
+      "--iterations", "--class-ranks", "--no-transfer", "--no-cross",                                         \
       "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
@@ -112,6 +115,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
     if (strcmp(o, "--no-transfer") == 0) { a->no_transfer = 1; continue; }
+    if (strcmp(o, "--no-cross") == 0) { a->no_cross = 1; continue; }
     static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;

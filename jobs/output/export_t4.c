@@ -127,6 +127,7 @@ static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   /* in flight at a stop, or lacking from a replayed file: not a measurement */
   if (o->status == MPT_STATUS_CANCELLED || o->status == MPT_STATUS_MISSING) return 0;
   if (e->device_class >= 0 && o->device_class != e->device_class) return 0;
+  if (o->cross_from > 0) return 0; /* a portability evaluation: no part of its class's search */
   cJSON *r = record_json(e->log, o, config);
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);

@@ -56,6 +56,7 @@ hid_t mpt_rl_rec_type(int dims) {
   H5Tinsert(t, "reason", HOFFSET(mpt_rl_rec, reason), reason_t);
   H5Tinsert(t, "crc", HOFFSET(mpt_rl_rec, crc), H5T_NATIVE_UINT32);
   H5Tinsert(t, "device_class", HOFFSET(mpt_rl_rec, device_class), H5T_NATIVE_INT32);
+  H5Tinsert(t, "cross_from", HOFFSET(mpt_rl_rec, cross_from), H5T_NATIVE_INT32);
   H5Tinsert(t, "id", ID_OFF(mpt_rl_rec_size(dims)), H5T_NATIVE_INT64);
   H5Tclose(st);
   H5Tclose(times_t);
@@ -113,7 +114,7 @@ int mpt_rl_rec_blank(const unsigned char *rec, size_t size) {
 void mpt_rl_rec_from_legacy(unsigned char *rec, size_t size, int dims) {
   mpt_rl_rec *r = (mpt_rl_rec *)rec;
   size_t nd = (size_t)(dims > 0 ? dims : 1) * sizeof(int32_t), cfg_end = sizeof(mpt_rl_rec) + nd;
-  r->device_class = r->pad_ = 0;
+  r->device_class = r->cross_from = 0;
   memset(rec + cfg_end, 0, ID_OFF(size) - cfg_end);
   if (mpt_rl_rec_id(rec, size) < 0) return; /* blank or torn: invalid either way */
   size_t fixed = offsetof(mpt_rl_rec, device_class), old = ((fixed + nd + 7) & ~(size_t)7) + sizeof(int64_t);
@@ -136,7 +137,7 @@ int mpt_rl_rec_valid(const unsigned char *rec, size_t size) {
  * mpt_obs): mpt_rl_rec_from_obs and mpt_rl_rec_to_obs copy exactly these, so the two directions cannot drift apart */
 #define REC_OBS_FIELDS(X) \
   X(status) X(rank) X(device) X(objective) X(median) X(compile_ms) X(benchmark_ms) X(framework_ms) \
-  X(t_start) X(t_end) X(device_class)
+  X(t_start) X(t_end) X(device_class) X(cross_from)
 
 /* a stored or given count of times, within [0, MPT_OBS_MAX_TIMES] */
 static int32_t clamp_times(int32_t n) { return n < 0 ? 0 : n > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : n; }

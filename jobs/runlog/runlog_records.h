@@ -21,7 +21,7 @@ typedef struct mpt_rl_rec {
   double compile_ms, benchmark_ms, framework_ms, t_start, t_end;
   char reason[MPT_OBS_REASON];
   int32_t device_class; /* the index of the run's class table (format 4; 0 in records of older logs) */
-  int32_t pad_;
+  int32_t cross_from;   /* mpt_obs.cross_from: k + 1 for a portability evaluation of class k's best (format 4) */
 } mpt_rl_rec;
 
 typedef struct mpt_rl_dev {
@@ -55,8 +55,8 @@ hid_t mpt_rl_session_type(void);
 
 int mpt_rl_rec_valid(const unsigned char *rec, size_t size); /* written completely: id >= 0 and its CRC right */
 int mpt_rl_rec_blank(const unsigned char *rec, size_t size); /* never written: the fill value */
-/* A record of a log of format 2 or 3 (no device_class: its fields up to reason, the value indices, the id), read
- * through this layout's HDF5 type: its class 0, its padding cleared, and its CRC checked as it was written
+/* A record of a log of format 2 or 3 (no device_class nor cross_from: its fields up to reason, the value
+ * indices, the id), read through this layout's HDF5 type: its class 0, no portability evaluation, its padding cleared, and its CRC checked as it was written
  * and then made this layout's (a record that failed the old CRC stays invalid). */
 void mpt_rl_rec_from_legacy(unsigned char *rec, size_t size, int dims);
 
