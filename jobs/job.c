@@ -544,7 +544,7 @@ static int start(mpt_job *job, mpt_error *err) {
   mpt_wire_gather_devices(job->comm, &mine, all ? all : &mine);
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
-  int rc = all ? mpt_job_classes_build(&job->classes, o->resume ? mpt_runlog_meta(job->log, "classes") : NULL, all + first,
+  int rc = all ? mpt_job_classes_build(&job->classes, o->resume ? mpt_runlog_meta(job->log, "classes") : NULL, o, all + first,
                                        size - first, job->absent, err)
                : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   if (rc < 0) {

@@ -140,10 +140,18 @@ static void read_logged(mpt_job_classes *t, const char *text) {
   }
 }
 
-int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_device_info *devs, int n,
-                          const unsigned char *absent, mpt_error *err) {
+/* the classes new in this run in the order the command line names them (--simulate CLASS=FILE), then as their
+ * first worker comes: each worker's rank added to its class */
+int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_options *o, const mpt_device_info *devs,
+                          int n, const unsigned char *absent, mpt_error *err) {
   memset(t, 0, sizeof *t);
   read_logged(t, logged);
+  for (int s = 0; s < o->n_sim; s++)
+    for (int i = 0; i < n; i++)
+      if (devs[i].rank >= 0 && !(absent && absent[devs[i].rank]) && strcmp(devs[i].device_class, o->sim_class[s]) == 0) {
+        class_of(t, devs[i].device_class, &devs[i]);
+        break;
+      }
   for (int i = 0; i < n; i++) {
     if (devs[i].rank < 0 || (absent && absent[devs[i].rank])) continue;
     int k = class_of(t, devs[i].device_class, &devs[i]);

@@ -42,9 +42,10 @@ int mpt_job_rank_class(const mpt_job_options *o, int rank, int size, char *cls, 
 void mpt_job_sim_text(const mpt_job_options *o, char *buf, size_t cap);
 
 /* Rank 0: the class table of devs[0..n) (rank < 0 or absent[rank]: left out), after the logged table text
- * (NULL or "": none). 0, or an error (more than MPT_JOB_MAX_CLASSES classes). */
-int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_device_info *devs, int n,
-                          const unsigned char *absent, mpt_error *err);
+ * (NULL or "": none); new classes in the order of o's simulated classes, then of their first worker's rank.
+ * 0, or an error (more than MPT_JOB_MAX_CLASSES classes). */
+int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_options *o, const mpt_device_info *devs,
+                          int n, const unsigned char *absent, mpt_error *err);
 void mpt_job_classes_free(mpt_job_classes *t);
 /* The table as the log keeps it (malloc'd text). */
 char *mpt_job_classes_text(const mpt_job_classes *t);
