@@ -27,6 +27,7 @@ typedef struct search_run {
   int64_t in_flight;
   int exhausted;
   int64_t *ids;        /* what its strategy proposed for them */
+  int64_t done0;       /* its evaluations when the session started (the progress line's rate) */
   mpt_obs *warm;       /* resume: the block of logged observations being told (WARM_BLOCK) */
   int n_warm;
 } search_run;
@@ -41,6 +42,7 @@ typedef struct coord_state {
   int *one_workers;
   mpt_cross cross;       /* the portability evaluations (c->cross with several searches; cross.n == 0: none) */
   unsigned char *finished; /* per search: finished (set by check_stop) */
+  char classes[1536];      /* the classes' parts of the progress line */
   mpt_progress prog;
   double t0;       /* start of this session's run */
   double ask_since; /* start of the ask running now */
@@ -169,6 +171,10 @@ static int take_cross(coord_state *s, int y, int x, mpt_obs *o, mpt_error *err) 
 static void draw(coord_state *s, double now, int force) {
   mpt_search_totals(s->S, s->n, s->r);
   s->prog.missing = s->r->missing;
+  int at = 0;
+  for (int i = 0; s->n > 1 && i < s->n && at < (int)sizeof s->classes - 1; i++) /* every class's own progress */
+    at += mpt_search_progress(&s->S[i], s->run[i].done0, now - s->t0, s->classes + at, (int)sizeof s->classes - at);
+  s->prog.classes = s->n > 1 ? s->classes : NULL;
   mpt_progress_update(&s->prog, now, s->r->done, s->r->valid, s->r->failed, s->r->best, force);
 }
 
@@ -561,6 +567,7 @@ static void finish(coord_state *s, int rc, double cpu0) {
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;
   s->prog.missing = r->missing;
+  draw(s, t1, 0); /* the classes' parts up to date for the last line */
   mpt_progress_finish(&s->prog, t1, r->done, r->valid, r->failed, r->best);
   for (int i = 0; i < s->n; i++) mpt_strategy_set_tick(s->S[i].strategy, NULL, NULL);
 }
@@ -599,6 +606,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   s.t0 = mpt_wire_now();
   for (int i = 0; i < s.n; i++) mpt_strategy_set_tick(s.S[i].strategy, ask_tick, &s);
   mpt_search_totals(s.S, s.n, r);
+  for (int i = 0; i < s.n; i++) s.run[i].done0 = s.S[i].res.done;
   mpt_progress_init(&s.prog, c->progress_out, c->progress, progress_total(&s), c->time_budget, r->done, s.t0);
   rc = size == 1 ? run_local(&s, err) : run_workers(&s, size, err);
   finish(&s, rc, cpu0);

@@ -60,6 +60,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->running_since = 0;
   p->doing = NULL;
   p->missing = 0;
+  p->classes = NULL;
 }
 
 int mpt_progress_duration(double s, char *buf, int cap) {
@@ -96,11 +97,12 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
   }
   char missing_s[40] = "";
   if (p->missing > 0) snprintf(missing_s, sizeof missing_s, " missing %lld", (long long)p->missing);
-  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s | %s",
+  const char *cls = p->classes ? p->classes : "";
+  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s | %s",
                                 (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s,
-                                eta_s, p->doing);
-  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s",
-                  (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s, eta_s, run_s);
+                                eta_s, cls, p->doing);
+  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s%s",
+                  (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s, eta_s, run_s, cls);
 }
 
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
@@ -115,7 +117,7 @@ void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t vali
     if (due) p->last_decile = decile;
   }
   if (!due) return;
-  char line[512];
+  char line[2048];
   mpt_progress_format(p, now, done, valid, failed, best, line, sizeof line);
   if (p->tty) {
     fprintf(p->f, "\r%s\033[K", line);

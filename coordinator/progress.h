@@ -27,6 +27,8 @@ typedef struct mpt_progress {
   const char *doing;     /* what a long ask is doing (NULL: nothing), said at the end of the line */
   int64_t missing;       /* configurations a replayed file lacks, skipped (set by the caller): "missing N" after
                             valid and failed when > 0 */
+  const char *classes;   /* a run of several device classes: each class's part (" | A100 12/40 best 0.93 ms 3.1/s ETA
+                            0:05 | ..."), set by the caller, said at the end of the line (NULL: none) */
 } mpt_progress;
 
 /* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */

@@ -62,6 +62,17 @@ void mpt_search_tell(mpt_coord_search *all, int n_searches, int from, const mpt_
     if (i != from && all[i].job == all[from].job) tell_related(all, i, from, o, n);
 }
 
+int mpt_search_progress(const mpt_coord_search *s, int64_t done0, double elapsed, char *buf, int cap) {
+  const mpt_coord_result *r = &s->res;
+  double rate = elapsed > 0 ? (double)(r->done - done0) / elapsed : 0;
+  char best[32] = "-", eta[32];
+  if (isfinite(r->best)) snprintf(best, sizeof best, "%.4g ms", r->best);
+  mpt_progress_duration(r->done >= s->budget ? 0 : rate > 0 ? (double)(s->budget - r->done) / rate : NAN, eta, sizeof eta);
+  int n = snprintf(buf, (size_t)cap, " | %s %lld/%lld best %s %.2f/s ETA %s", s->name, (long long)r->done,
+                   (long long)s->budget, best, rate, eta);
+  return n < 0 ? 0 : n >= cap ? cap - 1 : n;
+}
+
 int mpt_search_find(const mpt_coord_search *all, int n_searches, int32_t job, int32_t device_class) {
   for (int i = 0; i < n_searches; i++)
     if (all[i].job == job && all[i].device_class == device_class) return i;

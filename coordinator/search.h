@@ -39,6 +39,10 @@ void mpt_search_tell(mpt_coord_search *all, int n_searches, int from, const mpt_
 /* The index of the search of (job, device_class), -1 when none. */
 int mpt_search_find(const mpt_coord_search *all, int n_searches, int32_t job, int32_t device_class);
 
+/* Search s's part of the progress line: " | NAME done/budget best B ms R/s ETA m:ss" (done0: its evaluations when
+ * the session started, elapsed: the session's seconds); returns the length written into buf (cap bytes). */
+int mpt_search_progress(const mpt_coord_search *s, int64_t done0, double elapsed, char *buf, int cap);
+
 /* The run's totals over every search's result (sums; the best over all; the default and the ask that was
  * cut short: the first search's that has them). Leaves reason, signal, timings and n_workers alone. */
 void mpt_search_totals(const mpt_coord_search *all, int n_searches, mpt_coord_result *total);

@@ -511,7 +511,9 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   mpt_job_sim_text(o, simulate, sizeof simulate);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        o->evaluator, o->simulate ? simulate : NULL, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), 0};
+  int64_t per_class = o->budget < mpt_space_size(job->space) ? o->budget : mpt_space_size(job->space);
+  if (job->classes.n > 1) meta.records = job->classes.n * (per_class + job->classes.n - 1); /* and the portability row */
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);
@@ -547,6 +549,7 @@ static int start(mpt_job *job, mpt_error *err) {
   int rc = all ? mpt_job_classes_build(&job->classes, o->resume ? mpt_runlog_meta(job->log, "classes") : NULL, o, all + first,
                                        size - first, job->absent, err)
                : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (rc == 0) rc = mpt_job_classes_check_sim(&job->classes, o, size, err);
   if (rc < 0) {
     free(all);
     if (size > 1) mpt_wire_stop_all(job->comm, 1);

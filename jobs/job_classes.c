@@ -165,6 +165,28 @@ int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_
   return 0;
 }
 
+/* whether a worker rank of a run of size ranks is given simulated class s */
+static int served(const mpt_job_options *o, int s, int size) {
+  char cls[64];
+  for (int r = size > 1 ? 1 : 0; r < size; r++)
+    if (mpt_job_rank_class(o, r, size, cls, sizeof cls) == s) return 1;
+  return 0;
+}
+
+int mpt_job_classes_check_sim(const mpt_job_classes *t, const mpt_job_options *o, int size, mpt_error *err) {
+  int workers = size > 1 ? size - 1 : 1;
+  for (int s = 0; s < o->n_sim; s++) {
+    int k = 0;
+    while (k < t->n && strcmp(t->c[k].name, o->sim_class[s]) != 0) k++;
+    if (k == t->n && !served(o, s, size))
+      return mpt_error_set(err, MPT_ERR_VALUE, "--simulate %s=%s: no worker rank serves class %s (%d worker%s for %d "
+                           "simulated classes): start more ranks, or give it ranks with --class-ranks %s=R1,R2",
+                           o->sim_class[s], o->sim_file[s], o->sim_class[s], workers, workers == 1 ? "" : "s", o->n_sim,
+                           o->sim_class[s]);
+  }
+  return 0;
+}
+
 void mpt_job_classes_free(mpt_job_classes *t) {
   for (int k = 0; k < t->n; k++) free(t->c[k].ranks);
   memset(t, 0, sizeof *t);

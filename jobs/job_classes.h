@@ -46,6 +46,9 @@ void mpt_job_sim_text(const mpt_job_options *o, char *buf, size_t cap);
  * 0, or an error (more than MPT_JOB_MAX_CLASSES classes). */
 int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_options *o, const mpt_device_info *devs,
                           int n, const unsigned char *absent, mpt_error *err);
+/* An error when no worker rank of a run of size ranks is given a simulated class of o and it is not a logged
+ * class either (a logged one waits; one whose workers could not open is left out, said before). */
+int mpt_job_classes_check_sim(const mpt_job_classes *t, const mpt_job_options *o, int size, mpt_error *err);
 void mpt_job_classes_free(mpt_job_classes *t);
 /* The table as the log keeps it (malloc'd text). */
 char *mpt_job_classes_text(const mpt_job_classes *t);

@@ -3,7 +3,7 @@
 --simulate CLASS=FILE) under mpiexec.mpich -n 7: three classes (the A100, MI250X and W6600 convolution spaces)
 of two workers each. One ctest test per sub-command:
 
-  run       each class's observations come only from its own workers (round-robin, then --class-ranks), the
+  run       each class's observations come only from its own workers (and the progress line shows each class) (round-robin, then --class-ranks), the
             per-class budgets are exact with no duplicates within a class, every observation equals its class's
             replayed file, each class's T4 file validates against the T4 schema, the portability table matches
             the replayed files (and --no-cross leaves it out), a worker without a usable device is left out
@@ -173,16 +173,25 @@ def t_run():
         log, t4 = os.path.join(tmp, "run.h5"), os.path.join(tmp, "run_T4.json")
         budget = 30
         p = d.mpirun(7, "tune", d.T1, "--strategy", "random", "--budget", budget, "--seed", 8, *sim_args(CLASSES),
-                     "--log", log, "--t4", t4, "--progress", "off", check_rc=0)
+                     "--log", log, "--t4", t4, "--progress", "lines", check_rc=0)
         what = "round-robin"
         if check(p.returncode == 0, f"{what}: exit {p.returncode}: {p.stderr[-800:]}"):
             for k, (name, _) in enumerate(CLASSES):
                 check(f"device class {k}: {name}, 2 workers" in p.stdout, f"{what}: no device class {k} heading")
                 check(re.search(rf"^class {k} {name}: {budget} evaluations", p.stdout, re.M), f"{what}: no summary of {name}")
+                check(re.search(rf"\| {name} {budget}/{budget} best [0-9.e+-]+ ms [0-9.]+/s ETA", p.stderr.splitlines()[-1]),
+                      f"{what}: the last progress line lacks class {name}: {p.stderr[-400:]}")
             ranks_of = {name: [k + 1, k + 4] for k, (name, _) in enumerate(CLASSES)}
             check_classes(log, CLASSES, budget, what, ranks_of)
             check_t4(t4, CLASSES, budget, what)
             check_portability(p.stdout, log, CLASSES, what)
+            # mptune export: the same files, one per class
+            ex = os.path.join(tmp, "export_T4.json")
+            q = d.subprocess.run([d.MPTUNE, "export", log, "--t4", ex], stdout=d.subprocess.PIPE,
+                                 stderr=d.subprocess.PIPE, text=True, timeout=60)
+            check(q.returncode == 0 and "wrote " + ex.replace(".json", ".mi250x.json") + " (class MI250X)" in q.stdout,
+                  f"export: rc {q.returncode}: {q.stdout} {q.stderr}")
+            check_t4(ex, CLASSES, budget, "export")
         # explicit ranks, bo (batched asks per class), no portability table
         log2 = os.path.join(tmp, "ranks.h5")
         p = d.mpirun(7, "tune", d.T1, "--strategy", "bo", "--budget", 14, "--seed", 3, *sim_args(CLASSES),
@@ -207,6 +216,10 @@ def t_run():
         p = d.mpirun(3, "tune", d.T1, "--budget", 9, "--simulate", f"GONE={gone}", "--log", os.path.join(tmp, "none.h5"),
                      "--progress", "off")
         check(p.returncode != 0 and gone in p.stderr, f"no usable worker at all: rc {p.returncode}, {p.stderr[-400:]}")
+        # a simulated class no rank serves (and that is not a logged one, which would wait): refused
+        p = d.mpirun(3, "tune", d.T1, "--budget", 5, *sim_args(CLASSES), "--log", os.path.join(tmp, "few.h5"))
+        check(p.returncode != 0 and "no worker rank serves class W6600 (2 workers for 3 simulated classes)" in p.stderr
+              and not os.path.exists(os.path.join(tmp, "few.h5")), f"too few ranks: rc {p.returncode}: {p.stderr[-300:]}")
         # bad input: one clear message
         for args, msg in [(["--class-ranks", "A100=1,9"], "worker ranks 1..6"),
                           (["--class-ranks", "K80=1"], "no --simulate K80=FILE"),
@@ -223,7 +236,7 @@ def t_kill():
     tmp = tempfile.mkdtemp(prefix="mpt-classes-kill-")
     try:
         log, trace, t4 = os.path.join(tmp, "run.h5"), os.path.join(tmp, "trace.txt"), os.path.join(tmp, "run_T4.json")
-        budget, kills, rng = 40, 0, random.Random(31)
+        budget, kills, rng = 60, 0, random.Random(31)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPT_TRACE_APPENDS=trace)
         before, out, finished = {}, "", False
         for attempt in range(30):
@@ -235,13 +248,13 @@ def t_kill():
                 out, err = p.communicate(timeout=180)
                 finished = check(p.returncode == 0, f"final resume: rc {p.returncode}: {err[-800:]}")
                 break
-            if kills % 2 == 0:
+            if kills == 0:  # anywhere, start-up and the log's creation included
                 time.sleep(rng.uniform(0.3, 2.5))
-            else:  # after this session logged a record
+            else:  # in the middle of the evaluations (or the portability ones): after this session logged a record
                 n0, t0 = len(d.read_trace(trace)), time.time()
                 while p.poll() is None and len(d.read_trace(trace)) == n0 and time.time() - t0 < 30:
                     time.sleep(0.02)
-                time.sleep(rng.uniform(0.0, 0.6))
+                time.sleep(rng.uniform(0.0, 0.8))
             if p.poll() is not None:
                 out, err = p.communicate()
                 finished = check(p.returncode == 0, f"ended by itself: rc {p.returncode}: {err[-800:]}")

@@ -73,6 +73,7 @@ static int64_t initial_capacity(const mpt_space *space, const mpt_run_meta *meta
   int64_t size = mpt_space_size(space), cap = 1024;
   if (meta->budget > 0) cap = meta->budget + 16;
   if (cap > size + 16) cap = size + 16;
+  if (meta->records > 0) cap = meta->records + 16;
   if (cap > 16384) cap = 16384; /* 23 MB; a longer run grows by doubling */
   return cap;
 }

@@ -24,6 +24,8 @@ typedef struct mpt_run_meta {
   double time_budget;        /* seconds (0: none) */
   const char *command_line;
   const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
+  int64_t records;           /* records a new log is to have room for (a run of several device classes: a budget
+                                each, and the portability evaluations); 0: the budget's */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
