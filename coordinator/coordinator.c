@@ -65,10 +65,13 @@ static int searches_open(coord_state *s, int size, mpt_error *err) {
   } else {
     s->one_workers = malloc(sizeof *s->one_workers * (size_t)(size > 1 ? size : 1));
     if (!s->one_workers) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    for (int k = 1; k < size; k++) s->one_workers[k - 1] = k;
-    s->one_workers[0] = size == 1 ? 0 : s->one_workers[0]; /* one rank: its own worker */
+    int n = 0;
+    for (int k = 1; k < size; k++) s->one_workers[n++] = k;
+    if (size == 1) s->one_workers[n++] = 0; /* one rank: its own worker */
+    if (c->workers && size > 1) /* an explicit set */
+      for (n = 0; n < c->n_workers && n < size; n++) s->one_workers[n] = c->workers[n];
     s->one = (mpt_coord_search){"", 0, 0, c->strategy, c->budget, c->default_id, c->default_first,
-                                s->one_workers, size > 1 ? size - 1 : 1, {0}};
+                                s->one_workers, n, {0}};
     s->S = &s->one, s->n = 1;
   }
   s->run = calloc((size_t)s->n, sizeof *s->run);

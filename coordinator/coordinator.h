@@ -33,6 +33,9 @@ typedef struct mpt_coord_config {
    * 1..size-1 (or the one rank) made of strategy, budget, default_id and default_first below */
   struct mpt_coord_search *searches;
   int n_searches;
+  const int *workers;          /* the one search's worker ranks (searches NULL): NULL every rank 1..size-1; ranks
+                                  not listed (model ranks, workers left out) get no work, only the STOP at the end */
+  int n_workers;
   int cross;                   /* with several searches: once they are finished, each one's best configuration is
                                   measured on every other class of its job (coordinator/cross.h) */
   int transfer;                /* each observation of a search is told to the other searches of its job as

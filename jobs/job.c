@@ -620,8 +620,8 @@ static int make_searches(mpt_job *job, mpt_error *err) {
   for (int k = 0; k < job->classes.n; k++) {
     const mpt_job_class *c = &job->classes.c[k];
     if (k > 0 && !job->class_strat[k]) {
-      int rc = mpt_strategy_create(o->strategy, job->space, o->opts, o->n_opts, class_seed(o->seed, k), o->budget,
-                                   &job->class_strat[k], err);
+      int rc = mpt_strategy_create(job->strat->type->name, job->space, o->opts, o->n_opts, class_seed(o->seed, k),
+                                   o->budget, &job->class_strat[k], err);
       if (rc < 0) return rc;
     }
     job->class_strat[0] = job->strat;

@@ -140,6 +140,20 @@ static void read_logged(mpt_job_classes *t, const char *text) {
   }
 }
 
+/* a replayed run of one class resumed with another replayed file (--simulate FILE, no class: the documented way
+ * on with a file that has a configuration the first lacked, with a warning) goes on as that one class */
+static const char *resumed_replay_class(const mpt_job_classes *t, const mpt_job_options *o, const mpt_device_info *devs,
+                                        int n, const unsigned char *absent) {
+  if (t->n != 1 || o->n_sim > 0 || !o->simulate || o->n_class_ranks > 0) return NULL;
+  const char *key = NULL;
+  for (int i = 0; i < n; i++) {
+    if (devs[i].rank < 0 || (absent && absent[devs[i].rank])) continue;
+    if (key && strcmp(key, devs[i].device_class) != 0) return NULL;
+    key = devs[i].device_class;
+  }
+  return key ? t->c[0].name : NULL;
+}
+
 /* the classes new in this run in the order the command line names them (--simulate CLASS=FILE), then as their
  * first worker comes: each worker's rank added to its class */
 int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_options *o, const mpt_device_info *devs,
@@ -152,9 +166,10 @@ int mpt_job_classes_build(mpt_job_classes *t, const char *logged, const mpt_job_
         class_of(t, devs[i].device_class, &devs[i]);
         break;
       }
+  const char *same = resumed_replay_class(t, o, devs, n, absent);
   for (int i = 0; i < n; i++) {
     if (devs[i].rank < 0 || (absent && absent[devs[i].rank])) continue;
-    int k = class_of(t, devs[i].device_class, &devs[i]);
+    int k = class_of(t, same ? same : devs[i].device_class, &devs[i]);
     if (k < 0) return mpt_error_set(err, MPT_ERR_VALUE, "more than %d device classes", MPT_JOB_MAX_CLASSES);
     mpt_job_class *c = &t->c[k];
     int *r = realloc(c->ranks, sizeof *r * (size_t)(c->n_ranks + 1));
