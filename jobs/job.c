@@ -310,7 +310,7 @@ static int resume_log(mpt_job *job, mpt_error *err) {
   job->n_resumed = mpt_runlog_count(job->log); /* the coordinator reads them (resume_each) */
   if (mpt_runlog_extended(job->log))
     printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log,
-           (long long)mpt_runlog_measured(job->log), (long long)o->budget);
+           (long long)mpt_runlog_measured_class(job->log), (long long)o->budget);
   if (!o->seed_given) {
     const char *s = mpt_runlog_meta(job->log, "seed");
     if (s) o->seed = strtoull(s, NULL, 10), o->seed_given = 1;

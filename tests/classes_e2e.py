@@ -142,7 +142,9 @@ def parse_portability(stdout, names):
     return cells
 
 
-def check_portability(stdout, log, classes, what):
+def check_portability(stdout, log, classes, what, extended=False):
+    """the printed table against the replayed files; each class's final best measured once on every other class
+    (extended: a run resumed with a larger budget, whose earlier bests were measured too)"""
     recs, names = records(log)
     keys = config_keys(log)
     cells = parse_portability(stdout, [c[0] for c in classes])
@@ -153,6 +155,8 @@ def check_portability(stdout, log, classes, what):
         mine = [r for r in recs if r["device_class"] == k and r["cross_from"] == 0 and r["status"] == 0]
         best[name] = min(mine, key=lambda r: r["objective"])["id"]
     cross = [r for r in recs if r["cross_from"] > 0 and MEASURED(r)]
+    if extended:
+        cross = [r for r in cross if r["id"] == best[classes[r["cross_from"] - 1][0]]]
     pairs = [(r["cross_from"] - 1, r["device_class"]) for r in cross]
     n = len(classes)
     check(sorted(pairs) == sorted((x, y) for x in range(n) for y in range(n) if x != y),
@@ -192,6 +196,14 @@ def t_run():
             check(q.returncode == 0 and "wrote " + ex.replace(".json", ".mi250x.json") + " (class MI250X)" in q.stdout,
                   f"export: rc {q.returncode}: {q.stdout} {q.stderr}")
             check_t4(ex, CLASSES, budget, "export")
+            # a finished run extended by a larger budget: per class (its portability row measured again for a
+            # class whose best changed)
+            p = d.mpirun(7, "tune", d.T1, "--budget", budget + 6, *sim_args(CLASSES), "--log", log, "--resume",
+                         "--progress", "off", check_rc=0)
+            check(p.returncode == 0 and f"had finished with {budget} evaluations; extending it to {budget + 6}" in p.stdout,
+                  f"extended: rc {p.returncode}: {p.stdout[:600]} {p.stderr[-300:]}")
+            check_classes(log, CLASSES, budget + 6, "extended", ranks_of)
+            check_portability(p.stdout, log, CLASSES, "extended", extended=True)
         # explicit ranks, bo (batched asks per class), no portability table
         log2 = os.path.join(tmp, "ranks.h5")
         p = d.mpirun(7, "tune", d.T1, "--strategy", "bo", "--budget", 14, "--seed", 3, *sim_args(CLASSES),

@@ -74,8 +74,6 @@ static void synth_obs(mpt_obs *o, int64_t id) {
   o->framework_ms = 0.5;
   o->rank = 1 + (int)(id % 4);
   o->device = (int)(id % 2);
-  o->device_class = (int)(id % 3); /* the class table index each record keeps */
-  o->cross_from = id % 11 == 5 ? 1 + (int)(id % 2) : 0; /* now and then a portability evaluation */
   o->t_start = 1.7e9 + (double)id;
   o->t_end = o->t_start + 0.125;
   snprintf(o->reason, sizeof o->reason, o->status == MPT_STATUS_OK ? "" : "error: variant %lld does not compile", (long long)id);
@@ -140,7 +138,11 @@ static void test_create_append_read(void **state) {
   mpt_rng_seed(&rng, 7);
   mpt_rng_shuffle(&rng, ids, mpt_space_size(f->s));
   mpt_obs *want = calloc((size_t)n, sizeof(mpt_obs));
-  for (int64_t i = 0; i < n; i++) synth_obs(&want[i], ids[i]);
+  for (int64_t i = 0; i < n; i++) {
+    synth_obs(&want[i], ids[i]);
+    want[i].device_class = (int)(i % 3); /* the class table index each record keeps */
+    want[i].cross_from = i % 11 == 5 ? 1 + (int)(i % 2) : 0; /* now and then a portability evaluation */
+  }
   want[5].status = MPT_STATUS_CANCELLED;
   for (int64_t i = 0; i < n;) {
     int k = 1 + (int)(i % 5);
@@ -175,6 +177,38 @@ static void test_create_append_read(void **state) {
   free(ids);
   /* nothing left open in HDF5 */
   assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+/* a run of two device classes finished by its budget (per class: 6 each, and two portability evaluations) is
+ * extended by a budget larger than one class's measurements, not than the records */
+static void test_finish_classes(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/classes.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  mpt_obs o[14];
+  for (int i = 0; i < 14; i++) {
+    synth_obs(&o[i], 200 + i);
+    o[i].device_class = i % 2;
+    o[i].cross_from = i >= 12 ? 1 + (i + 1) % 2 : 0; /* the other class's best */
+  }
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  assert_int_equal(mpt_runlog_set_classes(log, "A\treplay\ta.json\treplay\nB\treplay\tb.json\treplay\n", &err), 0);
+  assert_int_equal(mpt_runlog_append(log, o, 14, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_measured(log), 14);
+  assert_int_equal(mpt_runlog_measured_class(log), 6);
+  assert_string_equal(mpt_runlog_meta(log, "classes"), "A\treplay\ta.json\treplay\nB\treplay\tb.json\treplay\n");
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 6, &log, &err), MPT_ERR_STATE);
+  assert_non_null(strstr(err.msg, "with 6 evaluations; a budget of 6 does not extend it"));
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 7, &log, &err), 0);
+  assert_true(mpt_runlog_extended(log));
+  mpt_runlog_close(log);
 }
 
 static void test_finish_and_resume(void **state) {
@@ -213,6 +247,7 @@ static void test_finish_and_resume(void **state) {
   /* but it can be read */
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
   assert_true(mpt_runlog_is_finished(log));
+  assert_int_equal(mpt_runlog_measured_class(log), 20); /* one class */
   assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "budget");
   assert_records(log, o, 20);
   mpt_runlog_close(log);
@@ -1473,6 +1508,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_create_append_read),
     cmocka_unit_test(test_finish_and_resume),
+    cmocka_unit_test(test_finish_classes),
     cmocka_unit_test(test_log_through_link),
     cmocka_unit_test(test_other_conditions),
     cmocka_unit_test(test_not_a_log),

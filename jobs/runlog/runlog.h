@@ -69,6 +69,9 @@ int64_t mpt_runlog_count(const mpt_runlog *log);
 /* of the records read at open, the measurements: neither cancelled nor missing (a log recovered from its records:
  * all of them) */
 int64_t mpt_runlog_measured(const mpt_runlog *log);
+/* of those, the search measurements of the device class that has most (a budget is per class; portability
+ * evaluations are left out): what a finished run's budget is compared with when --resume extends it */
+int64_t mpt_runlog_measured_class(const mpt_runlog *log);
 /* Records found damaged when the log was opened (checksum mismatch before the last valid record: damage
  * to the file, not the torn tail of a killed append); they are skipped, the valid records after them
  * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:
