@@ -171,13 +171,18 @@ static int take_cross(coord_state *s, int y, int x, mpt_obs *o, mpt_error *err) 
   return 0;
 }
 
+/* every class's own part of the progress line (several searches) */
+static void classes_text(coord_state *s, double now) {
+  int at = 0;
+  for (int i = 0; s->n > 1 && i < s->n && at < (int)sizeof s->classes - 1; i++)
+    at += mpt_search_progress(&s->S[i], s->run[i].done0, now - s->t0, s->classes + at, (int)sizeof s->classes - at);
+  s->prog.classes = s->n > 1 ? s->classes : NULL;
+}
+
 static void draw(coord_state *s, double now, int force) {
   mpt_search_totals(s->S, s->n, s->r);
   s->prog.missing = s->r->missing;
-  int at = 0;
-  for (int i = 0; s->n > 1 && i < s->n && at < (int)sizeof s->classes - 1; i++) /* every class's own progress */
-    at += mpt_search_progress(&s->S[i], s->run[i].done0, now - s->t0, s->classes + at, (int)sizeof s->classes - at);
-  s->prog.classes = s->n > 1 ? s->classes : NULL;
+  if (force || mpt_progress_due(&s->prog, now, s->r->done)) classes_text(s, now); /* formatted only when drawn */
   mpt_progress_update(&s->prog, now, s->r->done, s->r->valid, s->r->failed, s->r->best, force);
 }
 
@@ -570,7 +575,7 @@ static void finish(coord_state *s, int rc, double cpu0) {
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;
   s->prog.missing = r->missing;
-  draw(s, t1, 0); /* the classes' parts up to date for the last line */
+  classes_text(s, t1); /* the last line's */
   mpt_progress_finish(&s->prog, t1, r->done, r->valid, r->failed, r->best);
   for (int i = 0; i < s->n; i++) mpt_strategy_set_tick(s->S[i].strategy, NULL, NULL);
 }

@@ -39,6 +39,8 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
 /* Formats the line into buf (no newline); returns its length. */
 int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                         double best, char *buf, int cap);
+/* 1 when mpt_progress_update would draw now without force (a caller formats what it adds to the line then). */
+int mpt_progress_due(const mpt_progress *p, double now, int64_t done);
 /* Draws when due (force: draw now). */
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                          double best, int force);
