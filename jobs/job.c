@@ -72,10 +72,9 @@ struct mpt_job {
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
   char rank_class[64];     /* a worker: the class the command line gives it ("" none: its device's key) */
-  char absent_msg[512];    /* a worker whose evaluator could not open: why ("" when it opened) */
   unsigned char *absent;   /* rank 0: per rank, 1 for a worker left out (no usable device) */
   mpt_job_classes classes; /* rank 0: the run's class table */
-  mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy (class 0's is strat) */
+  mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy but the first's (strat) */
   mpt_coord_search searches[MPT_JOB_MAX_CLASSES];
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
@@ -384,33 +383,6 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
                                 (mpt_watch){evaluation_watch, &job->stop}, &job->ev, err);
 }
 
-/* the evaluators' go/no-go (collective): with one rank, or when no worker could open its evaluator, every
- * rank fails together (rank 0 says why); otherwise a worker without a usable device is left out, and rank
- * 0 says so and goes on with the others */
-static int evaluators_gonogo(mpt_job *job, int rc, mpt_error *err) {
-  if (job->size == 1) return mpt_wire_gonogo(job->comm, rc, err);
-  int failed = job->is_worker && rc < 0, n_failed = 0;
-  MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, job->comm);
-  if (n_failed == job->size - 1) return mpt_wire_gonogo(job->comm, rc, err);
-  if (failed) snprintf(job->absent_msg, sizeof job->absent_msg, "%s", err->msg[0] ? err->msg : "evaluator failed");
-  char *msgs = job->rank == 0 ? calloc((size_t)job->size, sizeof job->absent_msg) : NULL;
-  MPI_Gather(job->absent_msg, (int)sizeof job->absent_msg, MPI_CHAR, msgs, (int)sizeof job->absent_msg, MPI_CHAR, 0,
-             job->comm);
-  if (job->rank != 0) return 0;
-  job->absent = calloc((size_t)job->size, 1);
-  if (!msgs || !job->absent) {
-    free(msgs);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  }
-  for (int r = 1; r < job->size; r++) {
-    const char *m = msgs + (size_t)r * sizeof job->absent_msg;
-    job->absent[r] = m[0] != 0;
-    if (m[0]) fprintf(stderr, "mptune %s: warning: worker rank %d has no usable device (%s); it is left out, the run "
-                      "goes on with the other workers\n", job->cmd, r, m);
-  }
-  free(msgs);
-  return 0;
-}
 
 /* this rank's part of the set-up, phase by phase until one fails */
 static int set_up(mpt_job *job, mpt_error *err) {
@@ -450,7 +422,7 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   int all = mpt_wire_gonogo(job->comm, rc, err);
   if (all == 0) {
     rc = job->is_worker ? open_evaluator(job, err) : 0;
-    all = evaluators_gonogo(job, rc, err);
+    all = mpt_job_workers_gonogo(job->comm, job->is_worker, job->cmd, rc, &job->absent, err);
   }
   if (all < 0) {
     mpt_job_close(job);
@@ -603,34 +575,6 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
-/* class k's seed stream: --seed itself for the first class (a run of one class is the run it always was),
- * a splitmix64 step of it and k for the others */
-static uint64_t class_seed(uint64_t seed, int k) {
-  if (k == 0) return seed;
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)k;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return (z ^ (z >> 31)) % 1000000000000ull;
-}
-
-/* rank 0: one search per device class: its strategy (the first class's is the job's), the budget, the
- * default first, its workers */
-static int make_searches(mpt_job *job, mpt_error *err) {
-  const mpt_job_options *o = &job->o;
-  for (int k = 0; k < job->classes.n; k++) {
-    const mpt_job_class *c = &job->classes.c[k];
-    if (k > 0 && !job->class_strat[k]) {
-      int rc = mpt_strategy_create(job->strat->type->name, job->space, o->opts, o->n_opts, class_seed(o->seed, k),
-                                   o->budget, &job->class_strat[k], err);
-      if (rc < 0) return rc;
-    }
-    job->class_strat[0] = job->strat;
-    job->searches[k] = (mpt_coord_search){c->name, k, 0, job->class_strat[k], o->budget, job->default_id,
-                                          !o->collect, c->ranks, c->n_ranks, {0}};
-  }
-  return 0;
-}
-
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
 static int coordinate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
@@ -643,7 +587,8 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.comm = job->comm;
   cc.local = job->size == 1 ? job->ev : NULL;
   cc.strategy = job->strat;
-  int rc = job->size > 1 ? make_searches(job, err) : 0;
+  int rc = job->size > 1 ? mpt_job_classes_searches(&job->classes, &job->o, job->space, job->strat, job->default_id,
+                                                    job->class_strat, job->searches, err) : 0;
   if (rc < 0) {
     mpt_wire_stop_all(job->comm, 1);
     return rc;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "jobs/job.h"
 #include "mpi/device.h"
+#include "mpi/wire.h"
 
 int mpt_job_sim_split(const char *value, char *cls, size_t cap, const char **file, mpt_error *err) {
   const char *eq = strchr(value, '=');
@@ -236,4 +237,60 @@ void mpt_job_classes_print(FILE *f, const mpt_job_classes *t, const mpt_device_i
     if (m) mpt_device_table_print(f, rows, m);
   }
   free(rows);
+}
+
+int mpt_job_workers_gonogo(MPI_Comm comm, int is_worker, const char *cmd, int rc, unsigned char **absent,
+                           mpt_error *err) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size == 1) return mpt_wire_gonogo(comm, rc, err);
+  int failed = is_worker && rc < 0, n_failed = 0;
+  MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, comm);
+  if (n_failed == size - 1) return mpt_wire_gonogo(comm, rc, err);
+  enum { MSG = 512 };
+  char mine[MSG] = "";
+  if (failed) snprintf(mine, sizeof mine, "%s", err->msg[0] ? err->msg : "evaluator failed");
+  char *msgs = rank == 0 ? calloc((size_t)size, MSG) : NULL;
+  MPI_Gather(mine, MSG, MPI_CHAR, msgs, MSG, MPI_CHAR, 0, comm);
+  if (rank != 0) return 0;
+  *absent = calloc((size_t)size, 1);
+  if (!msgs || !*absent) {
+    free(msgs);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  for (int r = 1; r < size; r++) {
+    const char *m = msgs + (size_t)r * MSG;
+    (*absent)[r] = m[0] != 0;
+    if (m[0]) fprintf(stderr, "mptune %s: warning: worker rank %d has no usable device (%s); it is left out, the run "
+                      "goes on with the other workers\n", cmd, r, m);
+  }
+  free(msgs);
+  return 0;
+}
+
+/* class k's seed stream: --seed itself for the first class (a run of one class is the run it always was),
+ * a splitmix64 step of it and k for the others */
+static uint64_t class_seed(uint64_t seed, int k) {
+  if (k == 0) return seed;
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)k;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) % 1000000000000ull;
+}
+
+int mpt_job_classes_searches(const mpt_job_classes *t, const mpt_job_options *o, const mpt_space *space,
+                             mpt_strategy *first, int64_t default_id, mpt_strategy **strats,
+                             mpt_coord_search *searches, mpt_error *err) {
+  for (int k = 0; k < t->n; k++) {
+    const mpt_job_class *c = &t->c[k];
+    if (k > 0 && !strats[k]) {
+      int rc = mpt_strategy_create(first->type->name, space, o->opts, o->n_opts, class_seed(o->seed, k), o->budget,
+                                   &strats[k], err);
+      if (rc < 0) return rc;
+    }
+    searches[k] = (mpt_coord_search){c->name, k, 0, k ? strats[k] : first, o->budget, default_id, !o->collect,
+                                     c->ranks, c->n_ranks, {0}};
+  }
+  return 0;
 }

@@ -1,12 +1,15 @@
-/* jobs/job_classes.h: the device classes of a run: the simulated classes of the command line (--simulate
- * CLASS=FILE, repeatable) and which worker rank serves which class (--class-ranks CLASS=R1,R2,..., else
- * round-robin by rank), and on rank 0 the run's class table: the workers grouped by their device_class
+/* jobs/job_classes.h: the device classes of a run: the workers left out (no usable device), the simulated
+ * classes of the command line (--simulate CLASS=FILE, repeatable) and which worker rank serves which class
+ * (--class-ranks CLASS=R1,R2,..., else round-robin by rank), on rank 0 the searches, one per class, and the
+ * run's class table: the workers grouped by their device_class
  * (the logged classes of a resumed run first, in their logged order, so that a record's class index keeps
  * its meaning), printed grouped by class and kept in the run log as text (one class a line:
  * "name<TAB>vendor<TAB>device<TAB>arch"). */
 #ifndef MPT_JOB_CLASSES_H
 #define MPT_JOB_CLASSES_H
+#include <mpi.h>
 #include <stdio.h>
+#include "coordinator/coordinator.h"
 #include "evaluators/evaluator.h"
 #include "spaces/sys/error.h"
 
@@ -52,6 +55,22 @@ int mpt_job_classes_check_sim(const mpt_job_classes *t, const mpt_job_options *o
 void mpt_job_classes_free(mpt_job_classes *t);
 /* The table as the log keeps it (malloc'd text). */
 char *mpt_job_classes_text(const mpt_job_classes *t);
+/* The evaluators' go/no-go (collective over comm; rc: this rank's opening of its evaluator, err its message):
+ * with one rank, or when no worker could open its evaluator, every rank fails together (rank 0 says why, as
+ * mpt_wire_gonogo does); otherwise a worker without a usable device is left out: rank 0 warns on stderr ("mptune
+ * CMD: warning: worker rank N has no usable device (...)") and gets *absent (malloc'd, per rank, 1 for one left
+ * out). 0, or the error every rank returns. */
+int mpt_job_workers_gonogo(MPI_Comm comm, int is_worker, const char *cmd, int rc, unsigned char **absent,
+                           mpt_error *err);
+
+/* Rank 0: one search per class of t (job 0, the class index its device_class): the first class's strategy is
+ * `first`, each other class k gets a strategy of the same type and options (strats[k], the caller destroys it)
+ * seeded by a splitmix64 step of o->seed and k; o's budget each; the default configuration first in a tune
+ * run. 0 or the error of a strategy's creation. */
+int mpt_job_classes_searches(const mpt_job_classes *t, const mpt_job_options *o, const mpt_space *space,
+                             mpt_strategy *first, int64_t default_id, mpt_strategy **strats,
+                             mpt_coord_search *searches, mpt_error *err);
+
 /* The device table devs[0..n), grouped by class (one class: the plain table). */
 void mpt_job_classes_print(FILE *f, const mpt_job_classes *t, const mpt_device_info *devs, int n);
 
