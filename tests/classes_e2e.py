@@ -196,6 +196,10 @@ def t_run():
             check(q.returncode == 0 and "wrote " + ex.replace(".json", ".mi250x.json") + " (class MI250X)" in q.stdout,
                   f"export: rc {q.returncode}: {q.stdout} {q.stderr}")
             check_t4(ex, CLASSES, budget, "export")
+            q = d.subprocess.run([d.MPTUNE, "show", log], stdout=d.subprocess.PIPE, stderr=d.subprocess.PIPE, text=True,
+                                 timeout=60)
+            check(q.returncode == 0 and f"of a budget of {budget} per device class" in q.stdout
+                  and q.stdout.count("device ") >= 3, f"show: rc {q.returncode}: {q.stdout[:600]} {q.stderr[-300:]}")
             # a finished run extended by a larger budget: per class (its portability row measured again for a
             # class whose best changed)
             p = d.mpirun(7, "tune", d.T1, "--budget", budget + 6, *sim_args(CLASSES), "--log", log, "--resume",
