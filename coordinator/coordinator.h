@@ -3,8 +3,8 @@
  * search's strategy from its logged observations (the other searches' told as related), ask it for as many
  * candidates as its idle workers (batched ask), dispatch them without blocking, take results in whatever
  * order workers finish, record each one (log, flushed) BEFORE telling the strategy, and stop on the
- * evaluation budget, the time budget, an exhausted space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
- * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it
+ * evaluation budget, the time budget, an exhausted space, SIGINT/SIGTERM or an error. Cancelled and missing
+ * observations are logged but are no measurements: neither counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it
  * again). With one rank it evaluates in-process. Once every search is finished, each one's best is measured on
  * the other classes (coordinator/cross.h). The log is reached through a callback so the coordinator does not
  * depend on jobs/. */
