@@ -6,19 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CONFIRM_WORKER = 1 };
-
-/* one evaluation of id on worker rank 1: 0 (o filled), 1 when a signal (to rank 0 or to the worker) stops the
+/* one evaluation of id on worker rank `worker`: 0 (o filled), 1 when a signal (to rank 0 or to the worker) stops the
  * confirmation, <0 with err when the worker's evaluator failed */
-static int remote_evaluate(const mpt_coord_config *c, int64_t id, mpt_obs *o, mpt_error *err) {
+static int remote_evaluate(const mpt_coord_config *c, int worker, int64_t id, mpt_obs *o, mpt_error *err) {
   mpt_backoff b;
   mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
-  int64_t send_id = id;
+  mpt_wire_work send = {id, 0, 0};
   MPI_Request req;
-  mpt_wire_send_work(c->comm, CONFIRM_WORKER, &send_id, &req);
+  mpt_wire_send_work(c->comm, worker, &send, &req);
   MPI_Status st;
   for (;;) {
-    if (mpt_wire_probe_wait(c->comm, CONFIRM_WORKER, MPI_ANY_TAG, 1.0, &b, mpt_signals_flag(), &st)) break;
+    if (mpt_wire_probe_wait(c->comm, worker, MPI_ANY_TAG, 1.0, &b, mpt_signals_flag(), &st)) break;
     if (mpt_signals_count() > 0) return 1; /* the worker sees the STOP that follows and cancels */
   }
   mpt_wire_wait(&req, &b);
@@ -26,7 +24,7 @@ static int remote_evaluate(const mpt_coord_config *c, int64_t id, mpt_obs *o, mp
     mpt_wire_fatal f;
     mpt_wire_recv_fatal(c->comm, &st, &f);
     return mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (confirming config id %lld): %s",
-                         CONFIRM_WORKER, (long long)f.id, f.msg);
+                         worker, (long long)f.id, f.msg);
   }
   if (st.MPI_TAG == MPT_TAG_SIGNALLED) {
     int sig = 0;
@@ -35,18 +33,18 @@ static int remote_evaluate(const mpt_coord_config *c, int64_t id, mpt_obs *o, mp
   }
   if (mpt_wire_recv_obs(c->comm, &st, o) != 0 || o->id != id)
     return mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d while "
-                         "confirming", st.MPI_TAG, CONFIRM_WORKER);
-  o->rank = CONFIRM_WORKER;
+                         "confirming", st.MPI_TAG, worker);
+  o->rank = worker;
   return 0;
 }
 
-static int evaluate(const mpt_coord_config *c, int size, int64_t id, mpt_obs *o, mpt_error *err) {
-  if (size > 1) return remote_evaluate(c, id, o, err);
+static int evaluate(const mpt_coord_config *c, int size, int worker, int64_t id, mpt_obs *o, mpt_error *err) {
+  if (size > 1) return remote_evaluate(c, worker, id, o, err);
   int rc = mpt_worker_evaluate_local(c->local, id, NULL, o, err);
   return rc < 0 ? rc : 0;
 }
 
-int mpt_coord_confirm_run(const mpt_coord_config *c, int *stopped, mpt_error *err) {
+int mpt_coord_confirm_run(const mpt_coord_config *c, int worker, int *stopped, mpt_error *err) {
   const mpt_coord_confirm *cf = &c->confirm;
   *stopped = 0;
   if (cf->k <= 0 || cf->rounds <= 0 || !cf->finalists) return 0;
@@ -60,7 +58,7 @@ int mpt_coord_confirm_run(const mpt_coord_config *c, int *stopped, mpt_error *er
       if (cf->logged_rounds && cf->logged_rounds(cf->ctx, ids[i]) >= round) continue;
       if (mpt_signals_count() > 0) rc = 1;
       mpt_obs o;
-      if (rc == 0) rc = evaluate(c, size, ids[i], &o, err);
+      if (rc == 0) rc = evaluate(c, size, worker, ids[i], &o, err);
       if (rc == 0 && o.status == MPT_STATUS_CANCELLED) rc = 1; /* stopped: no measurement */
       if (rc != 0) break;
       o.confirm = round;

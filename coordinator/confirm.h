@@ -23,10 +23,11 @@ typedef struct mpt_coord_confirm {
 } mpt_coord_confirm;
 
 struct mpt_coord_config;
-/* Runs the confirmation of c->confirm on rank 0, the workers still waiting for work. Returns the
+/* Runs the confirmation of c->confirm on rank 0 with worker rank `worker` (with one rank: in-process), the
+ * workers still waiting for work. Returns the
  * re-measurements made (>= 0; *stopped 1 when a signal cut it short: the run stays resumable and a resume
  * goes on with the rounds not logged), or <0 with err (a worker's evaluator failed, the log could not be
  * written). */
-int mpt_coord_confirm_run(const struct mpt_coord_config *c, int *stopped, mpt_error *err);
+int mpt_coord_confirm_run(const struct mpt_coord_config *c, int worker, int *stopped, mpt_error *err);
 
 #endif

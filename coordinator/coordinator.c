@@ -7,19 +7,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "coordinator/cross.h"
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 
 typedef struct worker_slot {
   int busy;
+  int search;          /* the search it serves (-1: none, e.g. a worker without a usable device) */
+  int cross_from;      /* evaluating now: 0 its search's candidate, x + 1 search x's best (a portability evaluation) */
   int64_t id;          /* config being evaluated */
-  int64_t send_id;     /* send buffer of the WORK message */
+  mpt_wire_work send;  /* send buffer of the WORK message */
   MPI_Request req;
 } worker_slot;
 
+/* a search's side of the run: its idle workers, what it has in flight, whether its strategy is exhausted */
+typedef struct search_run {
+  int *idle;           /* its idle workers, a stack (its lowest rank on top at first) */
+  int n_idle;
+  int64_t in_flight;
+  int exhausted;
+  int64_t *ids;        /* what its strategy proposed for them */
+  int64_t done0;       /* its evaluations when the session started (the progress line's rate) */
+  mpt_obs *warm;       /* resume: the block of logged observations being told (WARM_BLOCK) */
+  int n_warm;
+} search_run;
+
 typedef struct coord_state {
   const mpt_coord_config *c;
-  mpt_coord_result *r;
+  mpt_coord_result *r;   /* the run's totals (mpt_search_totals) */
+  mpt_coord_search *S;   /* the searches: c->searches, or the one made of c's strategy and budget */
+  int n;
+  search_run *run;
+  mpt_coord_search one;
+  int *one_workers;
+  mpt_cross cross;       /* the portability evaluations (c->cross with several searches; cross.n == 0: none) */
+  unsigned char *finished; /* per search: finished (set by check_stop) */
+  char classes[1536];      /* the classes' parts of the progress line */
   mpt_progress prog;
   double t0;       /* start of this session's run */
   double ask_since; /* start of the ask running now */
@@ -32,89 +55,152 @@ static double cpu_seconds(void) {
          1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o);
+/* ---- the searches ---- */
 
-/* warm start from the log (mpt_coord_config.resume_each): runs of tellable observations are told in
- * blocks of WARM_BLOCK */
+/* c->searches, or one search of c's strategy, budget and default over every worker (or the one rank) */
+static int searches_open(coord_state *s, int size, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  if (c->searches && c->n_searches > 0) {
+    s->S = c->searches, s->n = c->n_searches;
+  } else {
+    s->one_workers = malloc(sizeof *s->one_workers * (size_t)(size > 1 ? size : 1));
+    if (!s->one_workers) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+    int n = 0;
+    for (int k = 1; k < size; k++) s->one_workers[n++] = k;
+    if (size == 1) s->one_workers[n++] = 0; /* one rank: its own worker */
+    if (c->workers && size > 1) /* an explicit set */
+      for (n = 0; n < c->n_workers && n < size; n++) s->one_workers[n] = c->workers[n];
+    s->one = (mpt_coord_search){"", 0, 0, c->strategy, c->budget, c->default_id, c->default_first,
+                                s->one_workers, n, {0}};
+    s->S = &s->one, s->n = 1;
+  }
+  s->run = calloc((size_t)s->n, sizeof *s->run);
+  s->finished = calloc((size_t)s->n, 1);
+  if (!s->run || !s->finished || (c->cross && s->n > 1 && mpt_cross_open(&s->cross, s->n) < 0))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < s->n; i++) {
+    mpt_coord_result *r = &s->S[i].res;
+    memset(r, 0, sizeof *r);
+    r->best = r->default_objective = NAN;
+    r->best_id = -1;
+    if (s->S[i].budget <= 0 || !s->S[i].strategy)
+      return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: %s", s->S[i].budget <= 0 ? "the budget must be positive" : "no strategy");
+  }
+  return 0;
+}
+
+static void searches_close(coord_state *s) {
+  for (int i = 0; s->run && i < s->n; i++) {
+    free(s->run[i].idle);
+    free(s->run[i].ids);
+    free(s->run[i].warm);
+  }
+  free(s->run);
+  free(s->one_workers);
+  free(s->finished);
+  mpt_cross_close(&s->cross);
+}
+
+/* warm start from the log (mpt_coord_config.resume_each): each search's runs of tellable observations are
+ * told in blocks of WARM_BLOCK, to it and (transfer) to the other searches of its job */
 enum { WARM_BLOCK = 512 };
-typedef struct warm_ctx {
-  const mpt_coord_config *c;
-  mpt_coord_result *r;
-  int64_t size_space;
-  mpt_obs *buf; /* WARM_BLOCK of them */
-  int n;
-} warm_ctx;
 
-static void warm_flush(warm_ctx *w) {
-  if (w->n) mpt_strategy_tell(w->c->strategy, w->buf, w->n);
-  w->n = 0;
+static void warm_flush(coord_state *s, int i) {
+  mpt_search_tell(s->S, s->n, i, s->run[i].warm, s->run[i].n_warm, s->c->transfer);
+  s->run[i].n_warm = 0;
 }
 
 static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
   (void)config;
-  warm_ctx *w = ctx;
-  if (o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= w->size_space) { warm_flush(w); return 0; }
-  count_obs(w->c, w->r, o);
-  if (o->id == w->c->default_id && o->status != MPT_STATUS_MISSING) w->r->default_logged = 1;
-  w->buf[w->n++] = *o;
-  if (w->n == WARM_BLOCK) warm_flush(w);
+  coord_state *s = ctx;
+  if (o->cross_from > 0) { /* a portability evaluation: no search's measurement */
+    if (s->cross.n) mpt_cross_logged(&s->cross, s->S, o);
+    return 0;
+  }
+  int i = mpt_search_find(s->S, s->n, 0, s->S == &s->one ? 0 : o->device_class);
+  if (i < 0 || o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= mpt_space_size(s->c->space)) {
+    for (int k = 0; k < s->n; k++) warm_flush(s, k);
+    return 0;
+  }
+  search_run *w = &s->run[i];
+  if (!w->warm && !(w->warm = malloc(sizeof(mpt_obs) * WARM_BLOCK))) return MPT_ERR_NOMEM;
+  mpt_search_count(&s->S[i].res, s->S[i].default_id, o);
+  if (o->id == s->S[i].default_id && o->status != MPT_STATUS_MISSING) s->S[i].res.default_logged = 1;
+  w->warm[w->n_warm++] = *o;
+  if (w->n_warm == WARM_BLOCK) warm_flush(s, i);
   return 0;
 }
 
-static void count_obs(const mpt_coord_config *c, mpt_coord_result *r, const mpt_obs *o) {
-  if (o->status == MPT_STATUS_CANCELLED) return;
-  if (o->status == MPT_STATUS_MISSING) { /* no measurement: not against the budget */
-    r->missing++;
-    r->default_missing |= o->id == c->default_id;
-    return;
-  }
-  r->done++;
-  if (o->id == c->default_id) {
-    r->default_seen = 1;
-    r->default_logged = 0; /* measured now; warm_one marks one read from the log */
-    r->default_objective = mpt_obs_valid(o) ? o->objective : NAN;
-  }
-  if (mpt_obs_valid(o)) {
-    r->valid++;
-    if (!isfinite(r->best) || o->objective < r->best) {
-      r->best = o->objective;
-      r->best_id = o->id;
-    }
-  } else {
-    r->failed++;
-  }
+static int warm_start(coord_state *s, mpt_error *err) {
+  int rc = s->c->resume_each(s->c->resume_src, warm_one, s, err);
+  if (rc == MPT_ERR_NOMEM && !err->msg[0]) mpt_error_set(err, rc, "out of memory");
+  for (int i = 0; rc == 0 && i < s->n; i++) warm_flush(s, i);
+  return rc;
 }
 
-/* log (flushed) first, then tell the strategy */
-static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
+/* log (flushed) first, then tell search i's strategy (and, as related, the other searches') */
+static int take(coord_state *s, int i, mpt_obs *o, mpt_error *err) {
+  mpt_coord_result *r = &s->S[i].res;
+  o->device_class = s->S[i].device_class;
   if (s->c->record) {
     int rc = s->c->record(s->c->record_ctx, o, err);
     if (rc < 0) return rc;
   }
   if (o->status == MPT_STATUS_CANCELLED) {
-    s->r->cancelled++;
+    r->cancelled++;
     return 0;
   }
-  mpt_strategy_tell(s->c->strategy, o, 1);
-  count_obs(s->c, s->r, o);
+  mpt_search_tell(s->S, s->n, i, o, 1, s->c->transfer);
+  mpt_search_count(r, s->S[i].default_id, o);
   if (o->status == MPT_STATUS_MISSING) return 0;
-  s->r->new_evals++;
-  if (o->t_end > o->t_start) s->r->eval_s += o->t_end - o->t_start;
+  r->new_evals++;
+  if (o->t_end > o->t_start) r->eval_s += o->t_end - o->t_start;
   return 0;
 }
 
+/* a portability evaluation of search x's best on search y's class: logged (flushed), noted; no search hears of it */
+static int take_cross(coord_state *s, int y, int x, mpt_obs *o, mpt_error *err) {
+  o->device_class = s->S[y].device_class;
+  o->cross_from = s->S[x].device_class + 1;
+  s->cross.busy[x * s->n + y] = 0;
+  if (s->c->record) {
+    int rc = s->c->record(s->c->record_ctx, o, err);
+    if (rc < 0) return rc;
+  }
+  if (o->status != MPT_STATUS_CANCELLED) s->cross.done[x * s->n + y] = o->id;
+  return 0;
+}
+
+/* every class's own part of the progress line (several searches) */
+static void classes_text(coord_state *s, double now) {
+  int at = 0;
+  for (int i = 0; s->n > 1 && i < s->n && at < (int)sizeof s->classes - 1; i++)
+    at += mpt_search_progress(&s->S[i], s->run[i].done0, now - s->t0, s->classes + at, (int)sizeof s->classes - at);
+  s->prog.classes = s->n > 1 ? s->classes : NULL;
+}
+
 static void draw(coord_state *s, double now, int force) {
+  mpt_search_totals(s->S, s->n, s->r);
   s->prog.missing = s->r->missing;
+  if (force || mpt_progress_due(&s->prog, now, s->r->done)) classes_text(s, now); /* formatted only when drawn */
   mpt_progress_update(&s->prog, now, s->r->done, s->r->valid, s->r->failed, s->r->best, force);
 }
 
-static const char *check_stop(const mpt_coord_config *c, const mpt_coord_result *r, double now, double t0,
-                              int64_t in_flight, int exhausted) {
+/* why the run stops: a signal; every search finished (a search without workers that is not: "waiting");
+ * the time budget; NULL while it goes on */
+static const char *check_stop(const coord_state *s, double now) {
   if (mpt_signals_count() > 0) return "signal";
-  if (r->done + r->missing >= mpt_space_size(c->space)) return "exhausted"; /* every configuration evaluated */
-  if (r->done >= c->budget) return "budget";
-  if (c->time_budget > 0 && now - t0 >= c->time_budget) return "time";
-  if (exhausted && in_flight == 0) return "exhausted";
+  int all = 1, waiting = 0, exhausted = 1;
+  for (int i = 0; i < s->n; i++) {
+    const char *why = mpt_search_finished(&s->S[i], mpt_space_size(s->c->space), s->run[i].in_flight, s->run[i].exhausted);
+    s->finished[i] = why != NULL;
+    if (!why && s->S[i].n_workers == 0) waiting = 1;
+    else if (!why) all = 0;
+    else if (strcmp(why, "exhausted") != 0) exhausted = 0;
+  }
+  if (all && waiting) return "waiting"; /* the bests are not final: no portability evaluations yet */
+  if (all && !(s->cross.n && mpt_cross_pending(&s->cross, s->S, s->finished))) return exhausted ? "exhausted" : "budget";
+  if (s->c->time_budget > 0 && now - s->t0 >= s->c->time_budget) return "time";
   return NULL;
 }
 
@@ -123,15 +209,6 @@ static void cancelled_obs(mpt_obs *o, int64_t id, int rank, const char *why) {
   o->status = MPT_STATUS_CANCELLED;
   o->rank = rank;
   snprintf(o->reason, sizeof o->reason, "%s", why);
-}
-
-/* the default configuration goes first in a fresh run (so the speed-up over it can be reported);
- * returns 1 and writes its id when it is to be dispatched now */
-static int take_default(const mpt_coord_config *c, int64_t *id) {
-  if (!c->default_first || c->default_id < 0) return 0;
-  if (mpt_strategy_reserve(c->strategy, c->default_id) != 0) return 0; /* logged or already taken */
-  *id = c->default_id;
-  return 1;
 }
 
 /* A long ask (bo taking in a resumed run's logged observations) shows what it does on the progress line once
@@ -147,11 +224,12 @@ static int ask_tick(void *ctx, const char *doing) {
   return mpt_signals_count() > 0 || (s->c->time_budget > 0 && now - s->t0 >= s->c->time_budget);
 }
 
-static int ask(coord_state *s, int n, int64_t *ids) {
+static int ask(coord_state *s, int i, int n, int64_t *ids) {
   s->ask_since = mpt_wire_now();
-  int got = mpt_strategy_ask(s->c->strategy, n, ids);
+  mpt_strategy *st = s->S[i].strategy;
+  int got = mpt_strategy_ask(st, n, ids);
   if (got == MPT_ERR_STOPPED) /* for the summary: a resume with as little time would stop there again */
-    snprintf(s->r->ask_stopped, sizeof s->r->ask_stopped, "%s", mpt_strategy_ask_error(s->c->strategy));
+    snprintf(s->S[i].res.ask_stopped, sizeof s->S[i].res.ask_stopped, "%s", mpt_strategy_ask_error(st));
   return got;
 }
 
@@ -167,35 +245,35 @@ static int local_tick(void *ctx, const char *doing, double done) {
  * short), or <0 with err */
 static int confirm_finalists(coord_state *s, const char **why, mpt_error *err) {
   if (!*why || (strcmp(*why, "budget") != 0 && strcmp(*why, "exhausted") != 0)) return 0;
+  if (s->n != 1) return 0; /* several device classes: the portability table measures their bests again */
   int stopped = 0;
-  int made = mpt_coord_confirm_run(s->c, &stopped, err);
+  int worker = s->S[0].n_workers > 0 ? s->S[0].workers[0] : 1;
+  int made = mpt_coord_confirm_run(s->c, worker, &stopped, err);
   if (made < 0) return made;
   s->r->confirmed = made;
   if (stopped) *why = "signal";
   return 0;
 }
 
-/* one rank: evaluate in-process */
-static int run_local(coord_state *s, double t0, mpt_error *err) {
+/* one rank: evaluate in-process (its one search) */
+static int run_local(coord_state *s, mpt_error *err) {
   const mpt_coord_config *c = s->c;
-  mpt_coord_result *r = s->r;
   const mpt_watch tick = {local_tick, s};
-  int exhausted = 0;
+  mpt_coord_search *S = &s->S[0];
   for (;;) {
-    double now = mpt_wire_now();
-    const char *why = check_stop(c, r, now, t0, 0, exhausted);
+    const char *why = check_stop(s, mpt_wire_now());
     if (why) {
       int rc = confirm_finalists(s, &why, err);
-      r->reason = why;
+      s->r->reason = why;
       return rc;
     }
     int64_t id;
-    int n = take_default(c, &id) ? 1 : ask(s, 1, &id);
+    int n = mpt_search_take_default(S, &id) ? 1 : ask(s, 0, 1, &id);
     if (n == MPT_ERR_STOPPED) continue; /* check_stop says why */
-    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", c->strategy->type->name,
-                                     mpt_strategy_ask_error(c->strategy));
+    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", S->strategy->type->name,
+                                     mpt_strategy_ask_error(S->strategy));
     if (n == 0) {
-      exhausted = 1;
+      s->run[0].exhausted = 1;
       continue;
     }
     mpt_obs o;
@@ -203,50 +281,62 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
     s->prog.running_since = te;
     int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
     s->prog.running_since = 0;
-    r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
+    s->r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
     if (rc < 0) {
       char cfg[512];
       mpt_space_format(c->space, id, cfg, sizeof cfg);
       mpt_error_prefix(err, "evaluating %s", cfg);
       return rc;
     }
-    if ((rc = take(s, &o, err)) < 0) return rc;
+    if ((rc = take(s, 0, &o, err)) < 0) return rc;
     draw(s, mpt_wire_now(), 0);
   }
 }
 
-/* ---- several ranks: rank 0 dispatches to workers 1..size-1 ---- */
+/* ---- several ranks: rank 0 dispatches each search's candidates to its own workers ---- */
 
-/* the workers' side of the run: who is idle, what is in flight, whether and why the run is stopping */
+/* the workers' side of the run: who serves which search, what is in flight, whether and why the run stops */
 typedef struct worker_pool {
-  int size;              /* ranks; the workers are 1..size-1 */
+  int size;              /* ranks */
   worker_slot *w;        /* per rank */
-  int *idle;             /* the idle workers, a stack (rank 1 on top at first) */
-  int n_idle;
-  int64_t *ids;          /* what the strategy proposed for them */
   int64_t in_flight;
-  int exhausted;         /* the strategy has nothing left to propose */
   const char *stopping;  /* why the run stops (NULL: it goes on) */
   double t_stop;         /* since when */
   int rc;                /* the first error (err holds it), 0 none */
   mpt_backoff b;
 } worker_pool;
 
-static int pool_open(worker_pool *p, int size, mpt_error *err) {
+/* search i's idle stack (its lowest rank on top) and ask buffer; its workers' slots point to it */
+static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error *err) {
+  const mpt_coord_search *S = &s->S[i];
+  search_run *run = &s->run[i];
+  run->idle = malloc(sizeof *run->idle * (size_t)(S->n_workers + 1));
+  run->ids = malloc(sizeof *run->ids * (size_t)(S->n_workers + 1));
+  if (!run->idle || !run->ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", S->n_workers);
+  for (int k = S->n_workers - 1; k >= 0; k--) {
+    int rank = S->workers[k];
+    if (rank <= 0 || rank >= p->size || p->w[rank].search >= 0)
+      return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: rank %d of search '%s' is no worker or serves two searches", rank, S->name);
+    p->w[rank].search = i;
+    run->idle[run->n_idle++] = rank;
+  }
+  return 0;
+}
+
+static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
   memset(p, 0, sizeof *p);
   p->size = size;
   p->w = calloc((size_t)size, sizeof *p->w);
-  p->idle = malloc(sizeof *p->idle * (size_t)size);
-  p->ids = malloc(sizeof *p->ids * (size_t)size);
-  if (!p->w || !p->idle || !p->ids) {
-    free(p->w); free(p->idle); free(p->ids);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
-  }
-  for (int k = size - 1; k >= 1; k--) { /* stack: rank 1 on top */
+  if (!p->w) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
+  for (int k = 0; k < size; k++) {
     p->w[k].req = MPI_REQUEST_NULL;
-    p->idle[p->n_idle++] = k;
+    p->w[k].search = -1;
   }
   mpt_backoff_init(&p->b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+  for (int i = 0; i < s->n; i++) {
+    int rc = search_workers_open(s, p, i, err);
+    if (rc < 0) return rc;
+  }
   return 0;
 }
 
@@ -257,45 +347,64 @@ static void pool_close(coord_state *s, worker_pool *p) {
     if (p->w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req, &p->b);
   mpt_wire_stop_all(s->c->comm, p->rc < 0 ? 1 : 0);
   free(p->w);
-  free(p->idle);
-  free(p->ids);
 }
 
-/* sends config id to the idle worker on top of the stack */
-static void send_work(coord_state *s, worker_pool *p, int64_t id) {
-  int k = p->idle[--p->n_idle];
+/* sends config id of search i (cross_from: 0, or x + 1 for search x's best) to its idle worker on top of its
+ * stack */
+static void send_work(coord_state *s, worker_pool *p, int i, int64_t id, int cross_from) {
+  search_run *run = &s->run[i];
+  int k = run->idle[--run->n_idle];
   worker_slot *w = &p->w[k];
   if (w->req != MPI_REQUEST_NULL) mpt_wire_wait(&w->req, &p->b); /* long done: result came back */
   w->busy = 1;
   w->id = id;
-  w->send_id = id;
-  mpt_wire_send_work(s->c->comm, k, &w->send_id, &w->req);
+  w->cross_from = cross_from;
+  if (cross_from) s->cross.busy[(cross_from - 1) * s->n + i] = 1;
+  w->send = (mpt_wire_work){id, i, s->S[i].job};
+  mpt_wire_send_work(s->c->comm, k, &w->send, &w->req);
+  run->in_flight++;
   p->in_flight++;
 }
 
-/* asks the strategy for as many configurations as there are idle workers (within the budget; the default
- * first) and sends them out; 1 when the strategy turned out exhausted just now, else 0 */
-static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
-  const mpt_coord_config *c = s->c;
-  int64_t room = c->budget - s->r->done - p->in_flight;
-  int k = (int)(room < p->n_idle ? room : p->n_idle);
-  if (k <= 0) return 0;
-  int nd = take_default(c, p->ids);
-  int n = k - nd > 0 ? ask(s, k - nd, p->ids + nd) : 0;
+/* asks search i's strategy for as many configurations as it has idle workers (within its budget; the
+ * default first) and sends them out; 1 when its strategy turned out exhausted just now, else 0 */
+static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err) {
+  mpt_coord_search *S = &s->S[i];
+  search_run *run = &s->run[i];
+  int64_t room = S->budget - S->res.done - run->in_flight;
+  int k = (int)(room < run->n_idle ? room : run->n_idle);
+  if (k <= 0 || run->exhausted) return 0;
+  int nd = mpt_search_take_default(S, run->ids);
+  int n = k - nd > 0 ? ask(s, i, k - nd, run->ids + nd) : 0;
   if (n >= 0) n += nd;
   if (n == MPT_ERR_STOPPED) {
     n = nd; /* check_stop says why */
   } else if (n < 0) {
-    p->rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations: %s", c->strategy->type->name,
-                          mpt_strategy_ask_error(c->strategy));
+    p->rc = mpt_error_set(err, n, "strategy '%s' failed to propose configurations%s%s: %s", S->strategy->type->name,
+                          S->name[0] ? " for device class " : "", S->name, mpt_strategy_ask_error(S->strategy));
     p->stopping = "error";
     n = 0;
   } else if (n == 0) {
-    p->exhausted = 1;
+    run->exhausted = 1;
     return 1;
   }
-  for (int i = 0; i < n; i++) send_work(s, p, p->ids[i]);
+  for (int j = 0; j < n; j++) send_work(s, p, i, run->ids[j], 0);
   return 0;
+}
+
+/* the portability evaluations due on search y's idle workers: the best of each other finished search */
+static void dispatch_cross(coord_state *s, worker_pool *p, int y) {
+  for (int x; s->run[y].n_idle > 0 && (x = mpt_cross_next(&s->cross, s->S, s->finished, y)) >= 0;)
+    send_work(s, p, y, s->S[x].res.best_id, x + 1);
+}
+
+/* every search with idle workers gets candidates for them; 1 when a strategy turned out exhausted just now */
+static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
+  int exhausted = 0;
+  for (int i = 0; i < s->n && !p->stopping; i++) exhausted |= dispatch_search(s, p, i, err);
+  for (int y = 0; s->cross.n && y < s->n && !p->stopping; y++)
+    if (s->finished[y]) dispatch_cross(s, p, y);
+  return exhausted;
 }
 
 /* a signal while the run waits for what is in flight (after the time budget, an exhausted space, a worker's
@@ -317,8 +426,10 @@ static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int sign
     if (!p->w[k].busy) continue;
     mpt_obs o;
     cancelled_obs(&o, p->w[k].id, k, why);
-    p->rc = take(s, &o, err);
+    int i = p->w[k].search, x = p->w[k].cross_from - 1;
+    p->rc = x >= 0 ? take_cross(s, i, x, &o, err) : take(s, i, &o, err);
     p->w[k].busy = 0;
+    s->run[i].in_flight--;
     p->in_flight--;
   }
 }
@@ -350,6 +461,8 @@ static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
                           (long long)f.id, f.msg);
   if (src > 0 && src < p->size && p->w[src].busy) {
     p->w[src].busy = 0;
+    if (p->w[src].cross_from) s->cross.busy[(p->w[src].cross_from - 1) * s->n + p->w[src].search] = 0;
+    s->run[p->w[src].search].in_flight--;
     p->in_flight--;
     if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
   }
@@ -381,13 +494,16 @@ static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
     return p->rc;
   }
   o.rank = src;
+  int i = p->w[src].search;
   p->w[src].busy = 0;
+  s->run[i].in_flight--;
   p->in_flight--;
   if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
-  p->idle[p->n_idle++] = src;
+  s->run[i].idle[s->run[i].n_idle++] = src;
   mpt_error terr;
   mpt_error_clear(&terr);
-  int trc = take(s, &o, &terr);
+  int x = p->w[src].cross_from - 1;
+  int trc = x >= 0 ? take_cross(s, i, x, &o, &terr) : take(s, i, &o, &terr);
   if (trc < 0) {
     if (p->rc == 0) {
       p->rc = trc;
@@ -410,20 +526,21 @@ static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
 static int run_workers(coord_state *s, int size, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   worker_pool p;
-  int rc = pool_open(&p, size, err);
-  if (rc < 0) return rc;
+  int rc = pool_open(s, &p, size, err);
+  if (rc < 0) {
+    p.rc = rc;
+    pool_close(s, &p);
+    return rc;
+  }
   for (;;) {
     double now = mpt_wire_now();
     if (!p.stopping) {
-      p.stopping = check_stop(c, s->r, now, s->t0, p.in_flight, p.exhausted);
+      p.stopping = check_stop(s, now);
       if (p.stopping) p.t_stop = now;
     }
-    if (!p.stopping && !p.exhausted && p.n_idle > 0 && dispatch(s, &p, err))
-      continue; /* re-check: exhausted with nothing in flight ends the run */
-    if (p.in_flight == 0) {
-      if (p.stopping) break;
-      if (p.exhausted) continue; /* check_stop reports "exhausted" */
-    }
+    if (!p.stopping && dispatch(s, &p, err))
+      continue; /* re-check: exhausted with nothing in flight ends that search */
+    if (p.in_flight == 0 && p.stopping) break;
     int n_sig = mpt_signals_count();
     signal_takes_over(&p, n_sig, now);
     /* the wait is bounded by --grace after a signal (to rank 0 or to one worker) or the time budget */
@@ -460,6 +577,32 @@ static int run_workers(coord_state *s, int size, mpt_error *err) {
   return p.rc;
 }
 
+/* the run's end: its totals, reason and timings, the progress line's last */
+static void finish(coord_state *s, int rc, double cpu0) {
+  mpt_coord_result *r = s->r;
+  double t1 = mpt_wire_now();
+  mpt_search_totals(s->S, s->n, r);
+  if (rc < 0) r->reason = "error";
+  if (r->reason && strcmp(r->reason, "signal") == 0 && mpt_signals_count() > 0) { /* rank 0's own: the run's */
+    r->signal = mpt_signals_last();
+    r->stopped_rank = 0;
+  }
+  r->wall_s = t1 - s->t0;
+  r->busy_s = r->wall_s - r->wait_s;
+  r->cpu_s = cpu_seconds() - cpu0;
+  s->prog.missing = r->missing;
+  classes_text(s, t1); /* the last line's */
+  mpt_progress_finish(&s->prog, t1, r->done, r->valid, r->failed, r->best);
+  for (int i = 0; i < s->n; i++) mpt_strategy_set_tick(s->S[i].strategy, NULL, NULL);
+}
+
+/* the progress line's whole: every search's budget, each at most the space's size */
+static int64_t progress_total(const coord_state *s) {
+  int64_t most = mpt_space_size(s->c->space), total = 0;
+  for (int i = 0; i < s->n; i++) total += s->S[i].budget < most ? s->S[i].budget : most;
+  return total;
+}
+
 int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err) {
   memset(r, 0, sizeof *r);
   r->best = NAN;
@@ -468,42 +611,29 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   r->reason = "error";
   int size;
   MPI_Comm_size(c->comm, &size);
-  r->n_workers = size > 1 ? size - 1 : 1;
-  if (c->budget <= 0 || !c->strategy || (size == 1 && !c->local)) {
+  coord_state s;
+  memset(&s, 0, sizeof s);
+  s.c = c, s.r = r;
+  int rc = size == 1 && !c->local ? mpt_error_set(err, MPT_ERR_VALUE, "coordinator: no evaluator") : searches_open(&s, size, err);
+  /* warm start: every logged observation goes to its search's strategy; cancelled ones are not measurements
+   * and records of ids outside the space are skipped */
+  if (rc == 0 && c->resume_each) rc = warm_start(&s, err);
+  if (rc < 0) {
     if (size > 1) mpt_wire_stop_all(c->comm, 1);
-    return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: %s", c->budget <= 0 ? "the budget must be positive" : "no strategy or evaluator");
+    searches_close(&s);
+    return rc;
   }
-  /* warm start: every logged observation goes to the strategy, in runs told WARM_BLOCK at a time;
-   * cancelled ones are not measurements and records of ids outside the space are skipped */
-  if (c->resume_each) {
-    warm_ctx w = {c, r, mpt_space_size(c->space), malloc(sizeof(mpt_obs) * WARM_BLOCK), 0};
-    int wrc = w.buf ? c->resume_each(c->resume_src, warm_one, &w, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-    if (wrc == 0) warm_flush(&w);
-    free(w.buf);
-    if (wrc < 0) {
-      if (size > 1) mpt_wire_stop_all(c->comm, 1);
-      return wrc;
-    }
-  }
-  coord_state s = {c, r, {0}, 0, 0};
-  double t0 = mpt_wire_now(), cpu0 = cpu_seconds();
-  s.t0 = t0;
-  mpt_strategy_set_tick(c->strategy, ask_tick, &s);
-  int64_t most = mpt_space_size(c->space); /* the run ends there too: the progress line's whole */
-  mpt_progress_init(&s.prog, c->progress_out, c->progress, c->budget > 0 && c->budget < most ? c->budget : most,
-                    c->time_budget, r->done, t0);
-  int rc = size == 1 ? run_local(&s, t0, err) : run_workers(&s, size, err);
-  double t1 = mpt_wire_now();
-  if (rc < 0) r->reason = "error";
-  if (r->reason && strcmp(r->reason, "signal") == 0 && mpt_signals_count() > 0) { /* rank 0's own: the run's */
-    r->signal = mpt_signals_last();
-    r->stopped_rank = 0;
-  }
-  r->wall_s = t1 - t0;
-  r->busy_s = r->wall_s - r->wait_s;
-  r->cpu_s = cpu_seconds() - cpu0;
-  s.prog.missing = r->missing;
-  mpt_progress_finish(&s.prog, t1, r->done, r->valid, r->failed, r->best);
-  mpt_strategy_set_tick(c->strategy, NULL, NULL);
+  r->n_workers = 0;
+  for (int i = 0; i < s.n; i++) r->n_workers += s.S[i].n_workers;
+  if (size == 1) r->n_workers = 1;
+  double cpu0 = cpu_seconds();
+  s.t0 = mpt_wire_now();
+  for (int i = 0; i < s.n; i++) mpt_strategy_set_tick(s.S[i].strategy, ask_tick, &s);
+  mpt_search_totals(s.S, s.n, r);
+  for (int i = 0; i < s.n; i++) s.run[i].done0 = s.S[i].res.done;
+  mpt_progress_init(&s.prog, c->progress_out, c->progress, progress_total(&s), c->time_budget, r->done, s.t0);
+  rc = size == 1 ? run_local(&s, err) : run_workers(&s, size, err);
+  finish(&s, rc, cpu0);
+  searches_close(&s);
   return rc;
 }

@@ -1,11 +1,12 @@
-/* coordinator/coordinator.h: the rank-0 loop of a tuning run: warm-start the strategy from logged
- * observations, ask it for as many candidates as there are idle workers (batched ask), dispatch them
- * without blocking, take results in whatever order workers finish, record each one (log, flushed)
- * BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted space,
- * SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
- * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it
- * again). With one rank it evaluates in-process. The log is reached through a callback so the coordinator
- * does not depend on jobs/. */
+/* coordinator/coordinator.h: the rank-0 loop of a tuning run over a list of searches (coordinator/search.h: one per
+ * (job, device class), each a strategy with its own budget over its own workers): warm-start each search's strategy
+ * from its logged observations (the other searches' told as related), ask it for as many candidates as its idle
+ * workers (batched ask), dispatch them without blocking, take results in whatever order workers finish, record each
+ * one (log, flushed) BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted
+ * space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
+ * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it again). With
+ * one rank it evaluates in-process. Once every search is finished, each one's best is measured on the other classes
+ * (coordinator/cross.h). The log is reached through a callback so the coordinator does not depend on jobs/. */
 #ifndef MPT_COORDINATOR_H
 #define MPT_COORDINATOR_H
 #include <mpi.h>
@@ -25,9 +26,22 @@ typedef int (*mpt_coord_record_fn)(void *ctx, const mpt_obs *obs, mpt_error *err
 typedef int (*mpt_coord_each_fn)(void *src, int (*fn)(void *fn_ctx, const mpt_obs *o, const int32_t *config),
                                  void *fn_ctx, mpt_error *err);
 
+typedef struct mpt_coord_result mpt_coord_result;
+
 typedef struct mpt_coord_config {
-  MPI_Comm comm;               /* rank 0 (the caller) coordinates; ranks 1..size-1 run mpt_worker_run */
+  MPI_Comm comm;               /* rank 0 (the caller) coordinates; the workers run mpt_worker_run */
   mpt_evaluator *local;        /* with one rank: the in-process evaluator (mpt_worker_evaluate_local) */
+  /* the searches (coordinator/search.h: one per (job, device class)); NULL: one search over every rank
+   * 1..size-1 (or the one rank) made of strategy, budget, default_id and default_first below */
+  struct mpt_coord_search *searches;
+  int n_searches;
+  const int *workers;          /* the one search's worker ranks (searches NULL): NULL every rank 1..size-1; ranks
+                                  not listed (model ranks, workers left out) get no work, only the STOP at the end */
+  int n_workers;
+  int cross;                   /* with several searches: once they are finished, each one's best configuration is
+                                  measured on every other class of its job (coordinator/cross.h) */
+  int transfer;                /* each observation of a search is told to the other searches of its job as
+                                  related (mpt_strategy_tell_related, source: its device class) */
   mpt_strategy *strategy;
   const mpt_space *space;
   int64_t budget;              /* evaluations in total, logged ones included (> 0) */
@@ -47,8 +61,9 @@ typedef struct mpt_coord_config {
                                   (coordinator/confirm.h); k 0: none */
 } mpt_coord_config;
 
-typedef struct mpt_coord_result {
-  const char *reason;          /* "budget", "time", "exhausted", "signal" or "error" */
+struct mpt_coord_result {
+  const char *reason;          /* "budget", "time", "exhausted", "signal", "error", or "waiting" (every search
+                                  with workers finished, one without workers has not) */
   int signal;                  /* the signal that stopped the run (rank 0's, else the one a worker told of),
                                   0 if none */
   int stopped_rank;            /* reason "signal" without one to rank 0: the worker rank a signal of its own
@@ -76,7 +91,9 @@ typedef struct mpt_coord_result {
   char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up
                                   (MPT_ERR_STOPPED: "bo: stopped taking in logged observations (80 of 300)"),
                                   "" when no ask was cut short */
-} mpt_coord_result;
+};
+
+#include "coordinator/search.h"
 
 /* Runs the loop on rank 0. Always ends by sending STOP to every worker (status 0, or 1 on error).
  * Returns 0 (result filled, reason says why it stopped) or <0 with err filled (reason "error"). */

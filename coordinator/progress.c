@@ -60,6 +60,7 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
   p->running_since = 0;
   p->doing = NULL;
   p->missing = 0;
+  p->classes = NULL;
 }
 
 int mpt_progress_duration(double s, char *buf, int cap) {
@@ -96,26 +97,27 @@ int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t
   }
   char missing_s[40] = "";
   if (p->missing > 0) snprintf(missing_s, sizeof missing_s, " missing %lld", (long long)p->missing);
-  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s | %s",
+  const char *cls = p->classes ? p->classes : "";
+  if (p->doing) return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s | %s",
                                 (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s,
-                                eta_s, p->doing);
-  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s",
-                  (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s, eta_s, run_s);
+                                eta_s, cls, p->doing);
+  return snprintf(buf, (size_t)cap, "%lld/%s evaluations | valid %lld failed %lld%s | best %s | %.2f eval/s | elapsed %s ETA %s%s%s",
+                  (long long)done, bud, (long long)valid, (long long)failed, missing_s, best_s, rate, el_s, eta_s, run_s, cls);
+}
+
+int mpt_progress_due(const mpt_progress *p, double now, int64_t done) {
+  if (p->off) return 0;
+  if (p->tty) return now - p->last_draw >= 0.2;
+  int64_t decile = p->budget > 0 ? done * 10 / p->budget : 0;
+  return now - p->last_draw >= p->interval || decile > p->last_decile;
 }
 
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                          double best, int force) {
   if (p->off) return;
-  int due;
-  if (p->tty) {
-    due = force || now - p->last_draw >= 0.2;
-  } else {
-    int64_t decile = p->budget > 0 ? done * 10 / p->budget : 0;
-    due = force || now - p->last_draw >= p->interval || decile > p->last_decile;
-    if (due) p->last_decile = decile;
-  }
-  if (!due) return;
-  char line[512];
+  if (!force && !mpt_progress_due(p, now, done)) return;
+  if (!p->tty && p->budget > 0) p->last_decile = done * 10 / p->budget;
+  char line[2048];
   mpt_progress_format(p, now, done, valid, failed, best, line, sizeof line);
   if (p->tty) {
     fprintf(p->f, "\r%s\033[K", line);

@@ -27,6 +27,8 @@ typedef struct mpt_progress {
   const char *doing;     /* what a long ask is doing (NULL: nothing), said at the end of the line */
   int64_t missing;       /* configurations a replayed file lacks, skipped (set by the caller): "missing N" after
                             valid and failed when > 0 */
+  const char *classes;   /* a run of several device classes: each class's part (" | A100 12/40 best 0.93 ms 3.1/s ETA
+                            0:05 | ..."), set by the caller, said at the end of the line (NULL: none) */
 } mpt_progress;
 
 /* 1 when f is a terminal, or f is stderr piped to an mpiexec/mpirun/srun whose stderr is one. */
@@ -37,6 +39,8 @@ void mpt_progress_init(mpt_progress *p, FILE *f, mpt_progress_mode mode, int64_t
 /* Formats the line into buf (no newline); returns its length. */
 int mpt_progress_format(const mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                         double best, char *buf, int cap);
+/* 1 when mpt_progress_update would draw now without force (a caller formats what it adds to the line then). */
+int mpt_progress_due(const mpt_progress *p, double now, int64_t done);
 /* Draws when due (force: draw now). */
 void mpt_progress_update(mpt_progress *p, double now, int64_t done, int64_t valid, int64_t failed,
                          double best, int force);

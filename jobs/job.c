@@ -21,9 +21,12 @@
 #include "jobs/job_confirm.h"
 #include "jobs/job_objective.h"
 #include "jobs/job_t1.h"
+#include "jobs/output/class_summary.h"
+#include "jobs/output/portability.h"
 #include "jobs/output/outfile.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
+#include "mpi/device_class.h"
 #include "mpi/wire.h"
 #include "mpi/worker.h"
 #include "spaces/space.h"
@@ -73,6 +76,11 @@ struct mpt_job {
   int t4_fd;               /* standard output set aside for the T4 document, -1: none */
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
+  char rank_class[64];     /* a worker: the class the command line gives it ("" none: its device's key) */
+  unsigned char *absent;   /* rank 0: per rank, 1 for a worker left out (no usable device) */
+  mpt_job_classes classes; /* rank 0: the run's class table */
+  mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy but the first's (strat) */
+  mpt_coord_search searches[MPT_JOB_MAX_CLASSES];
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
@@ -267,6 +275,9 @@ static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
     return mpt_error_set(err, MPT_ERR_STATE, "%s is a projection on a virtual clock (--virtual-workers): its times "
                          "are virtual, so it is not resumed (start a new log)", o->log);
   const char *sim = mpt_runlog_meta(job->log, "simulate"); /* "" or absent: real evaluations */
+  char now[4096];
+  mpt_job_sim_text(o, now, sizeof now);
+  if (o->n_sim > 0 && sim && strcmp(sim, now) == 0) return 0; /* the same simulated classes */
   if (sim && (sim[0] != 0) != (o->simulate != NULL))
     return mpt_error_set(err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
                          "measurements in one log (start a new log for that)", o->log,
@@ -311,7 +322,7 @@ static int resume_log(mpt_job *job, mpt_error *err) {
   job->n_resumed = mpt_runlog_count(job->log); /* the coordinator reads them (resume_each) */
   if (mpt_runlog_extended(job->log))
     printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log,
-           (long long)mpt_runlog_measured(job->log), (long long)o->budget);
+           (long long)mpt_runlog_measured_class(job->log), (long long)o->budget);
   if (!o->seed_given) {
     const char *s = mpt_runlog_meta(job->log, "seed");
     if (s) o->seed = strtoull(s, NULL, 10), o->seed_given = 1;
@@ -376,11 +387,14 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
 }
 
-/* workers (or the one rank): the evaluator, bound to the node-local device and watched by the job */
+/* workers (or the one rank): the evaluator, bound to the node-local device and watched by the job; a
+ * worker of a simulated class replays that class's file */
 static int open_evaluator(mpt_job *job, mpt_error *err) {
   job->stop.grace_s = job->o.grace_s;
   job->stop.stop_comm = job->size > 1 ? job->comm : MPI_COMM_NULL;
   mpt_job_options eo = job->o;
+  int k = mpt_job_rank_class(&job->o, job->rank, job->size, job->rank_class, sizeof job->rank_class);
+  if (k >= 0) eo.simulate = eo.sim_file[k];
   if (eo.virtual_workers > 0) {
     if (job->size > 1)
       return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers runs on one rank (rank 0 simulates the workers): "
@@ -424,7 +438,7 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
   if (rc == 0 && job->rank == 0) rc = open_objective(job, err);
   if (rc == 0 && job->rank == 0) rc = open_confirm(job, err);
-  if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
+  if (rc == 0) rc = mpt_job_class_ranks_check(&job->o, job->size, err);
   return rc;
 }
 
@@ -450,6 +464,10 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   int rc = set_up(job, err);
   /* go/no-go: any rank's error stops every rank now */
   int all = mpt_wire_gonogo(job->comm, rc, err);
+  if (all == 0) {
+    rc = job->is_worker ? open_evaluator(job, err) : 0;
+    all = mpt_job_workers_gonogo(job->comm, job->is_worker, job->cmd, rc, &job->absent, err);
+  }
   if (all < 0) {
     mpt_job_close(job);
     return rc < 0 ? rc : all;
@@ -506,9 +524,13 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
   const char *evaluator = o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator;
+  char simulate[4096];
+  mpt_job_sim_text(o, simulate, sizeof simulate);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
-                       evaluator, o->simulate, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text};
+                       evaluator, o->simulate ? simulate : NULL, o->seed, o->budget, o->time_budget,
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text, 0};
+  int64_t per_class = o->budget < mpt_space_size(job->space) ? o->budget : mpt_space_size(job->space);
+  if (job->classes.n > 1) meta.records = job->classes.n * (per_class + job->classes.n - 1); /* and the portability row */
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);
@@ -517,6 +539,10 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
     if (rc == 0) warn_damaged(o->log, job->log, job->n_resumed);
     if (rc == 0) rc = mpt_runlog_resume_meta(job->log, &meta, err);
   }
+  char *classes = rc == 0 ? mpt_job_classes_text(&job->classes) : NULL;
+  if (rc == 0 && !classes) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (rc == 0) rc = mpt_runlog_set_classes(job->log, classes, err);
+  free(classes);
   if (rc == 0 && devices) rc = mpt_runlog_set_devices(job->log, devices, n_devices, err);
   return rc;
 }
@@ -543,27 +569,42 @@ static int start(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   int rank = job->rank, size = job->size;
   mpt_device_info mine, *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-  if (job->is_worker) mpt_device_describe(job->ev, rank, &mine);
-  else {
+  if (job->is_worker) {
+    mpt_device_describe(job->ev, rank, &mine);
+    if (job->rank_class[0]) mpt_device_class_assign(&mine, job->rank_class);
+  } else {
     memset(&mine, 0, sizeof mine);
     mine.rank = -1;
   }
   mpt_wire_gather_devices(job->comm, &mine, all ? all : &mine);
   if (rank != 0) return 0;
   int first = size == 1 ? 0 : 1;
+  int rc = all ? mpt_job_classes_build(&job->classes, o->resume ? mpt_runlog_meta(job->log, "classes") : NULL, o, all + first,
+                                       size - first, job->absent, err)
+               : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (rc == 0) rc = mpt_job_classes_check_sim(&job->classes, o, size, err);
+  if (rc < 0) {
+    free(all);
+    if (size > 1) mpt_wire_stop_all(job->comm, 1);
+    return rc;
+  }
+  for (int r = first; job->absent && r < size; r++)
+    if (job->absent[r]) all[r].rank = -1; /* left out: not in the table nor the log */
   if (job->from_problem[0]) printf("%s\n", job->from_problem);
   int nw = o->virtual_workers > 0 ? o->virtual_workers : size - first;
   printf("%s %s: %s, %lld valid configurations, strategy %s, budget %lld%s, seed %llu, %d %sworker%s\n", job->cmd,
          o->problem, job->prob->name, (long long)mpt_space_size(job->space), o->strategy, (long long)o->budget,
          o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, nw,
          o->virtual_workers > 0 ? "virtual " : "", nw == 1 ? "" : "s");
-  if (o->virtual_workers > 0)
+  if (o->virtual_workers > 0) {
     printf("virtual clock: each evaluation takes %g x its recorded compile + benchmark time; rank 0's asks, logging "
            "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
-  if (all) mpt_device_table_print(stdout, all + first, size - first);
+    mpt_device_table_print(stdout, all + first, size - first);
+  } else {
+    mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
+  }
   fflush(stdout);
-  int rc = o->virtual_workers > 0 ? start_virtual_log(job, all, err)
-                                  : start_log(job, all ? all + first : NULL, size - first, err);
+  rc = o->virtual_workers > 0 ? start_virtual_log(job, all, err) : start_log(job, all + first, size - first, err);
   free(all);
   if (rc < 0 && size > 1) mpt_wire_stop_all(job->comm, 1);
   return rc;
@@ -626,6 +667,16 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.comm = job->comm;
   cc.local = job->size == 1 ? job->ev : NULL;
   cc.strategy = job->strat;
+  int rc = job->size > 1 ? mpt_job_classes_searches(&job->classes, &job->o, job->space, job->strat, job->default_id,
+                                                    job->class_strat, job->searches, err) : 0;
+  if (rc < 0) {
+    mpt_wire_stop_all(job->comm, 1);
+    return rc;
+  }
+  cc.searches = job->size > 1 ? job->searches : NULL;
+  cc.n_searches = job->size > 1 ? job->classes.n : 0;
+  cc.transfer = !o->no_transfer;
+  cc.cross = !o->no_cross;
   cc.space = job->space;
   cc.budget = o->budget;
   cc.time_budget = o->time_budget;
@@ -659,6 +710,15 @@ static int own_signal(void) { return mpt_signals_count() > 0 ? mpt_signals_last(
 int mpt_job_run(mpt_job *job, mpt_error *err) {
   int rc = start(job, err);
   if (rc < 0) return rc;
+  if (job->rank != 0 && !job->ev) { /* left out (no usable device): no work comes, only the STOP at the end */
+    mpt_backoff b;
+    mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+    MPI_Status st;
+    int code = 1;
+    if (mpt_wire_probe_wait(job->comm, 0, MPT_TAG_STOP, -1, &b, NULL, &st)) mpt_wire_recv_stop(job->comm, &st, &code);
+    job->exit_status = code == 0 ? 0 : 1;
+    return 0;
+  }
   if (job->rank != 0) { /* worker */
     mpt_worker_signals own = {own_signal, mpt_signals_flag()};
     job->exit_status = mpt_worker_run(job->comm, 0, job->ev, &own, NULL) == 0 ? 0 : 1;
@@ -675,6 +735,9 @@ static const char *reason_text(const char *reason) {
   if (strcmp(reason, "time") == 0) return "time budget reached";
   if (strcmp(reason, "exhausted") == 0) return "every configuration evaluated";
   if (strcmp(reason, "signal") == 0) return "stopped by a signal";
+  if (strcmp(reason, "waiting") == 0)
+    return "every device class with workers is done; a class without workers in this session waits (continue with "
+           "--resume where it has workers)";
   return reason;
 }
 
@@ -788,6 +851,8 @@ static int export_t4(const mpt_job *job, mpt_error *err) {
     printf("t4: not written (the %s is not finished)\n", o->collect ? "collection" : "run");
     return 0;
   }
+  if (job->classes.n > 1 && !mpt_outfile_special(o->t4)) /* one file per device class */
+    return mpt_runlog_export_t4_classes(o->log, o->t4, stdout, "t4:", err);
   int rc = mpt_runlog_export_t4(o->log, o->t4, err);
   if (rc < 0) return rc;
   printf("t4: %s%s\n", job->t4_shown, job->t4_from_log ? " (as the first session asked)" : "");
@@ -806,8 +871,6 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     memset(&job->default_when, 0, sizeof job->default_when);
   int rc = mpt_runlog_finish(job->log, res->reason, err);
   if (rc < 0) return rc;
-  mpt_runlog_close(job->log);
-  job->log = NULL;
   if (job->o.virtual_workers > 0) print_virtual_stop(res);
   else print_stop(res);
   print_counts(res, job->size, job->o.simulate);
@@ -816,8 +879,17 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);
     printf("%s; projection took %.3f s\n", line, job->vres.real_s);
   }
-  print_best(job);
+  if (job->classes.n > 1) /* times of different devices do not compare: a best per class */
+    mpt_class_summary_print(stdout, job->space, job->searches, job->classes.n);
+  else
+    print_best(job);
   mpt_job_objective_print_front(&job->objective);
+  int finished = strcmp(res->reason, "budget") == 0 || strcmp(res->reason, "exhausted") == 0;
+  if (job->classes.n > 1 && !job->o.no_cross && finished &&
+      (rc = mpt_portability_print(stdout, job->log, job->searches, job->classes.n, err)) < 0)
+    return rc;
+  mpt_runlog_close(job->log);
+  job->log = NULL;
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;
   fflush(stdout);
@@ -838,6 +910,10 @@ void mpt_job_close(mpt_job *job) {
   if (job->strat) mpt_strategy_destroy(job->strat);
   mpt_job_objective_close(&job->objective);
   mpt_job_confirm_free(&job->confirm);
+  for (int k = 1; k < MPT_JOB_MAX_CLASSES; k++)
+    if (job->class_strat[k]) mpt_strategy_destroy(job->class_strat[k]);
+  mpt_job_classes_free(&job->classes);
+  free(job->absent);
   if (job->ev) mpt_evaluator_close(job->ev);
   if (job->space) mpt_space_free(job->space);
   if (job->prob) mpt_problem_free(job->prob);

@@ -16,6 +16,7 @@
 #include "coordinator/progress.h"
 #include "evaluators/evaluator.h"
 #include "spaces/sys/error.h"
+#include "jobs/job_classes.h"
 
 #define MPT_JOB_MAX_OPTS 64
 /* the run log's evaluator setting of a projection on a virtual clock (never resumed) */
@@ -34,7 +35,14 @@ typedef struct mpt_job_options {
   const char *log;         /* the run log */
   const char *t4;          /* the T4 export (NULL: none) */
   int resume, force;
-  const char *simulate;    /* the replayed file (NULL: real evaluations) */
+  const char *simulate;    /* the replayed file (NULL: real evaluations; with simulated classes the first's) */
+  char sim_class[MPT_JOB_MAX_CLASSES][64]; /* --simulate CLASS=FILE: the simulated classes (jobs/job_classes.h) */
+  const char *sim_file[MPT_JOB_MAX_CLASSES];
+  int n_sim;
+  const char *class_ranks[MPT_JOB_MAX_CLASSES]; /* --class-ranks CLASS=R1,R2,...: ranks given a class */
+  int n_class_ranks;
+  int no_cross;            /* --no-cross: no portability table (each class's best measured on the others) */
+  int no_transfer;         /* --no-transfer: a class's observations are not told to the other classes' searches */
   double simulate_delay;
   int virtual_workers;     /* --virtual-workers N: rank 0 alone projects the run onto N simulated workers on a
                               virtual clock (coordinator/virtual.h), each evaluation simulate_delay times its

@@ -104,8 +104,8 @@ int mpt_wire_recv_obs(MPI_Comm comm, const MPI_Status *st, mpt_obs *o) {
   return rc;
 }
 
-int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, int64_t *id) {
-  return recv_bytes(comm, st, id, (int)sizeof *id, MPT_TAG_WORK);
+int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, mpt_wire_work *w) {
+  return recv_bytes(comm, st, w, (int)sizeof *w, MPT_TAG_WORK);
 }
 
 int mpt_wire_recv_stop(MPI_Comm comm, const MPI_Status *st, int *code) {
@@ -122,8 +122,8 @@ int mpt_wire_recv_signalled(MPI_Comm comm, const MPI_Status *st, int *sig) {
   return recv_bytes(comm, st, sig, (int)sizeof *sig, MPT_TAG_SIGNALLED);
 }
 
-int mpt_wire_send_work(MPI_Comm comm, int worker, const int64_t *id, MPI_Request *req) {
-  return MPI_Isend(id, (int)sizeof *id, MPI_BYTE, worker, MPT_TAG_WORK, comm, req) == MPI_SUCCESS
+int mpt_wire_send_work(MPI_Comm comm, int worker, const mpt_wire_work *w, MPI_Request *req) {
+  return MPI_Isend(w, (int)sizeof *w, MPI_BYTE, worker, MPT_TAG_WORK, comm, req) == MPI_SUCCESS
              ? 0 : MPT_ERR_INTERNAL;
 }
 

@@ -12,13 +12,21 @@
 #include "evaluators/evaluator.h"
 
 enum {
-  MPT_TAG_WORK = 0x4d01,   /* coordinator -> worker: one int64 config id */
+  MPT_TAG_WORK = 0x4d01,   /* coordinator -> worker: one mpt_wire_work */
   MPT_TAG_RESULT,          /* worker -> coordinator: one mpt_obs (bytes) */
   MPT_TAG_STOP,            /* coordinator -> worker: one int, the exit status the worker returns */
   MPT_TAG_FATAL,           /* worker -> coordinator: mpt_wire_fatal, the evaluator cannot go on */
   MPT_TAG_SIGNALLED,       /* worker -> coordinator: one int, the signal (SIGINT, SIGTERM) the worker received
                               itself; it takes no more work from then on */
 };
+
+/* One piece of work: the config id and the search it belongs to (one search per (job, device class): the
+ * coordinator's index), so that a worker can serve more than one search. */
+typedef struct mpt_wire_work {
+  int64_t id;
+  int32_t search;
+  int32_t job;
+} mpt_wire_work;
 
 /* Sent by a worker whose evaluator returned an error (not a failed variant: a broken evaluator). */
 typedef struct mpt_wire_fatal {
@@ -61,13 +69,13 @@ void mpt_wire_wait(MPI_Request *req, mpt_backoff *b);
 
 /* Receives the message announced by st (already probed, so MPI_Recv returns at once). */
 int mpt_wire_recv_obs(MPI_Comm comm, const MPI_Status *st, mpt_obs *o);
-int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, int64_t *id);
+int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, mpt_wire_work *w);
 int mpt_wire_recv_stop(MPI_Comm comm, const MPI_Status *st, int *code);
 int mpt_wire_recv_fatal(MPI_Comm comm, const MPI_Status *st, mpt_wire_fatal *f);
 int mpt_wire_recv_signalled(MPI_Comm comm, const MPI_Status *st, int *sig);
 
 /* Non-blocking sends. The buffer must stay untouched until the request completes. */
-int mpt_wire_send_work(MPI_Comm comm, int worker, const int64_t *id, MPI_Request *req);
+int mpt_wire_send_work(MPI_Comm comm, int worker, const mpt_wire_work *w, MPI_Request *req);
 int mpt_wire_send_obs(MPI_Comm comm, int coordinator, const mpt_obs *o, MPI_Request *req);
 int mpt_wire_send_signalled(MPI_Comm comm, int coordinator, const int *sig, MPI_Request *req);
 /* Sends STOP(code) to every rank 1..size-1 and waits (without spinning) for the sends to complete. */

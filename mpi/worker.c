@@ -70,8 +70,9 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
       if (mpt_wire_recv_stop(comm, &st, &code) != 0) code = 1;
       break;
     }
-    int64_t id = -1;
-    if (mpt_wire_recv_work(comm, &st, &id) != 0) continue; /* unknown message: drained, ignored */
+    mpt_wire_work work = {-1, 0, 0};
+    if (mpt_wire_recv_work(comm, &st, &work) != 0) continue; /* unknown message: drained, ignored */
+    int64_t id = work.id;
     if (send_req != MPI_REQUEST_NULL) mpt_wire_wait(&send_req, &b);
     if (tell_own_signal(&own)) { /* sent before the coordinator heard of the signal */
       refused_obs(&obs, id, rank, own.sig);

@@ -159,11 +159,11 @@ static void test_round_trip(void **state) {
   mpt_backoff b;
   mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
   if (g_rank == 0) {
-    int64_t ids[64];
+    mpt_wire_work work[64];
     MPI_Request req[64];
     for (int w = 1; w < g_size; w++) {
-      ids[w] = 1000 + w;
-      assert_int_equal(mpt_wire_send_work(MPI_COMM_WORLD, w, &ids[w], &req[w]), 0);
+      work[w] = (mpt_wire_work){1000 + w, w % 3, 0};
+      assert_int_equal(mpt_wire_send_work(MPI_COMM_WORLD, w, &work[w], &req[w]), 0);
     }
     int order[64], n = 0;
     while (n < g_size - 1) {
@@ -183,9 +183,11 @@ static void test_round_trip(void **state) {
   } else {
     MPI_Status st;
     assert_int_equal(mpt_wire_probe_wait(MPI_COMM_WORLD, 0, MPI_ANY_TAG, 10.0, &b, NULL, &st), 1);
-    int64_t id;
-    assert_int_equal(mpt_wire_recv_work(MPI_COMM_WORLD, &st, &id), 0);
-    assert_int_equal(id, 1000 + g_rank);
+    mpt_wire_work work;
+    assert_int_equal(mpt_wire_recv_work(MPI_COMM_WORLD, &st, &work), 0);
+    assert_int_equal(work.id, 1000 + g_rank);
+    assert_int_equal(work.search, g_rank % 3); /* the search index travels with the id */
+    int64_t id = work.id;
     /* reverse order: rank r waits for rank r+1's go-ahead */
     int token = 0;
     if (g_rank < g_size - 1) {

@@ -93,6 +93,8 @@ static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {
   assert_true(a->framework_ms == b->framework_ms);
   assert_true(a->t_start == b->t_start);
   assert_true(a->t_end == b->t_end);
+  assert_int_equal(a->device_class, b->device_class);
+  assert_int_equal(a->cross_from, b->cross_from);
   assert_string_equal(a->reason, b->reason);
 }
 
@@ -136,7 +138,11 @@ static void test_create_append_read(void **state) {
   mpt_rng_seed(&rng, 7);
   mpt_rng_shuffle(&rng, ids, mpt_space_size(f->s));
   mpt_obs *want = calloc((size_t)n, sizeof(mpt_obs));
-  for (int64_t i = 0; i < n; i++) synth_obs(&want[i], ids[i]);
+  for (int64_t i = 0; i < n; i++) {
+    synth_obs(&want[i], ids[i]);
+    want[i].device_class = (int)(i % 3); /* the class table index each record keeps */
+    want[i].cross_from = i % 11 == 5 ? 1 + (int)(i % 2) : 0; /* now and then a portability evaluation */
+  }
   want[5].status = MPT_STATUS_CANCELLED;
   for (int64_t i = 0; i < n;) {
     int k = 1 + (int)(i % 5);
@@ -171,6 +177,38 @@ static void test_create_append_read(void **state) {
   free(ids);
   /* nothing left open in HDF5 */
   assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+/* a run of two device classes finished by its budget (per class: 6 each, and two portability evaluations) is
+ * extended by a budget larger than one class's measurements, not than the records */
+static void test_finish_classes(void **state) {
+  fixture *f = *state;
+  char path[400];
+  snprintf(path, sizeof path, "%s/classes.h5", f->tmpdir);
+  mpt_run_meta m = test_meta(f->p);
+  mpt_runlog *log;
+  mpt_error err;
+  mpt_obs o[14];
+  for (int i = 0; i < 14; i++) {
+    synth_obs(&o[i], 200 + i);
+    o[i].device_class = i % 2;
+    o[i].cross_from = i >= 12 ? 1 + (i + 1) % 2 : 0; /* the other class's best */
+  }
+  assert_int_equal(mpt_runlog_create(path, f->s, &m, &log, &err), 0);
+  assert_int_equal(mpt_runlog_set_classes(log, "A\treplay\ta.json\treplay\nB\treplay\tb.json\treplay\n", &err), 0);
+  assert_int_equal(mpt_runlog_append(log, o, 14, &err), 0);
+  assert_int_equal(mpt_runlog_finish(log, "budget", &err), 0);
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
+  assert_int_equal(mpt_runlog_measured(log), 14);
+  assert_int_equal(mpt_runlog_measured_class(log), 6);
+  assert_string_equal(mpt_runlog_meta(log, "classes"), "A\treplay\ta.json\treplay\nB\treplay\tb.json\treplay\n");
+  mpt_runlog_close(log);
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 6, &log, &err), MPT_ERR_STATE);
+  assert_non_null(strstr(err.msg, "with 6 evaluations; a budget of 6 does not extend it"));
+  assert_int_equal(mpt_runlog_open_to(path, f->s, 7, &log, &err), 0);
+  assert_true(mpt_runlog_extended(log));
+  mpt_runlog_close(log);
 }
 
 static void test_finish_and_resume(void **state) {
@@ -209,6 +247,7 @@ static void test_finish_and_resume(void **state) {
   /* but it can be read */
   assert_int_equal(mpt_runlog_open_readonly(path, &log, &err), 0);
   assert_true(mpt_runlog_is_finished(log));
+  assert_int_equal(mpt_runlog_measured_class(log), 20); /* one class */
   assert_string_equal(mpt_runlog_meta(log, "stop_reason"), "budget");
   assert_records(log, o, 20);
   mpt_runlog_close(log);
@@ -1433,12 +1472,14 @@ static void test_format2_log(void **state) {
   assert_non_null(strstr(text, "\"method\":\t\"x y\""));
   assert_non_null(strstr(text, "\"method\":\t\"exact\""));
   free(text);
-  /* resumed: the tables match the problem; the new session rewrites the file in format 4 */
+  /* resumed: the tables match the problem; the new session rewrites the file in format 4 (each record's
+   * device class: 0 for the old records, converted with their checksums) */
   rc = mpt_runlog_open(path, s, &log, &err);
   if (rc) fprintf(stderr, "%s\n", err.msg);
   assert_int_equal(rc, 0);
   mpt_obs extra;
   synth_obs(&extra, 2);
+  extra.device_class = 2;
   assert_int_equal(mpt_runlog_append(log, &extra, 1, &err), 0);
   mpt_runlog_close(log);
   assert_false(stored_as_vlen(path, "/", "strategy", 1));
@@ -1467,6 +1508,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_create_append_read),
     cmocka_unit_test(test_finish_and_resume),
+    cmocka_unit_test(test_finish_classes),
     cmocka_unit_test(test_log_through_link),
     cmocka_unit_test(test_other_conditions),
     cmocka_unit_test(test_not_a_log),

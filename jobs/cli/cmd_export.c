@@ -95,7 +95,8 @@ int mpt_cmd_export(int argc, char **argv) {
   mpt_error_clear(&err);
   mpt_cmd_log l;
   rc = mpt_cmd_open_log("export", a.log, a.problem, &l, &err);
-  if (rc == 0 && a.t4) rc = mpt_runlog_write_t4(l.log, a.t4, &err);
+  if (rc == 0 && a.t4) /* one file per device class; said as it is written, except into standard output */
+    rc = mpt_runlog_write_t4_classes(l.log, a.t4, mpt_outfile_special(a.t4) ? NULL : stdout, "wrote", &err);
   if (rc == 0 && a.header) rc = write_header(l.log, &a, &err);
   if (rc == 0) mpt_cmd_warn_damaged("export", a.log, l.log, "exported"); /* the export skips damaged records */
   mpt_cmd_close_log(&l);
@@ -103,7 +104,6 @@ int mpt_cmd_export(int argc, char **argv) {
     fprintf(stderr, "mptune export: %s\n", err.msg);
     return 1;
   }
-  if (a.t4 && !mpt_outfile_special(a.t4)) printf("wrote %s\n", a.t4); /* not into --t4 /dev/stdout */
   if (a.header && !mpt_outfile_special(a.header)) printf("wrote %s\n", a.header);
   return 0;
 }

@@ -94,7 +94,9 @@ static void print_run(const char *path, const mpt_summary *s) {
   printf("evaluations: ");
   print_counts(&t);
   const char *budget = meta_or(log, "budget", NULL), *tb = meta_or(log, "time_budget", NULL);
-  if (budget) printf(" of a budget of %s", budget);
+  const char *classes = mpt_runlog_meta(log, "classes"), *nl = classes ? strchr(classes, '\n') : NULL;
+  int per_class = nl && nl[1]; /* several device classes: a budget each (docs/RUNLOG.md, "classes") */
+  if (budget) printf(" of a budget of %s%s", budget, per_class ? " per device class" : "");
   if (tb && atof(tb) > 0) printf(", time budget %g s", atof(tb));
   printf("\n");
   const char *reason = meta_or(log, "stop_reason", "");

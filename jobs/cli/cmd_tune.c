@@ -29,9 +29,9 @@ static void usage(FILE *f, int collect) {
   if (collect)
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune collect FILE.json --log space.h5 [--t4 space_T4.json]\n"
-            "         [--resume | --force] [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]]\n"
-            "         [--evaluator NAME] [--evaluator-option key=value]...\n"
-            "         [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
+            "         [--resume | --force] [--simulate [CLASS=]FILE]... [--simulate-delay F]\n"
+            "         [--simulate-missing stop|skip] [--class-ranks CLASS=R1,R2,...]... [--evaluator NAME]\n"
+            "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
@@ -39,10 +39,11 @@ static void usage(FILE *f, int collect) {
     fprintf(f,
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
-            "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]\n"
-            "          [--virtual-workers N [--virtual-time wall|cpu]]] [--evaluator NAME]\n"
-            "         [--option key=value]... [--evaluator-option key=value]...\n"
-            "         [--objective time|energy|edp|METRIC[:min|:max][,...]] [--confirm K]\n"
+            "         [--simulate [CLASS=]FILE]... [--simulate-delay F] [--simulate-missing stop|skip]\n"
+            "         [--virtual-workers N [--virtual-time wall|cpu]] [--class-ranks CLASS=R1,R2,...]...\n"
+            "         [--no-transfer] [--no-cross] [--evaluator NAME] [--option key=value]...\n"
+            "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
+            "         [--confirm K]\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -63,6 +64,16 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
+            "Device classes: workers are grouped by their device (vendor, name, architecture; the environment\n"
+            "variable MPTUNE_DEVICE_CLASS or --class-ranks CLASS=R1,R2 names a class explicitly), and each class\n"
+            "gets a search of its own: its own strategy instance and seed stream, its candidates sent only to its\n"
+            "workers, and its own --budget (the budget is per class). --simulate CLASS=FILE (repeatable) makes\n"
+            "simulated classes, CLASS replaying FILE; worker ranks are given to them round-robin (rank 1 the first\n"
+            "class, rank 2 the second, ...) unless --class-ranks CLASS=R1,R2 names them. A worker whose evaluator\n"
+            "cannot open (no usable device) is left out, and the run goes on with the others. Each observation of\n"
+            "one class is told to the other classes' searches as related knowledge (--no-transfer: not). At the\n"
+            "end the best configuration of each class is measured on every other class and shown as a\n"
+            "portability table (logged, not counted against any budget; --no-cross: not).\n"
             "--objective: what is minimized (or maximized with :max): time (ms, the default), energy (J per\n"
             "launch) or edp (energy x delay, J*s), both measured by a power observer (cuda, hip: NVML, ROCm SMI),\n"
             "or the Name of one of the problem's Metrics (an expression over the parameters, time, energy and\n"
@@ -76,11 +87,33 @@ static void usage(FILE *f, int collect) {
             "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
 }
 
+/* --simulate FILE (one class, named by its device) or CLASS=FILE (repeatable: simulated classes) */
+static int add_simulate(mpt_job_options *a, const char *v, mpt_error *err) {
+  char cls[64];
+  const char *file;
+  int rc = mpt_job_sim_split(v, cls, sizeof cls, &file, err);
+  if (rc) return rc;
+  if (!cls[0] && (a->simulate || a->n_sim))
+    return mpt_error_set(err, MPT_ERR_VALUE, "--simulate %s: several replayed files need a class each (--simulate CLASS=FILE)", v);
+  if (cls[0] && a->simulate && !a->n_sim)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--simulate %s: give every replayed file a class (CLASS=FILE)", v);
+  if (!cls[0]) {
+    a->simulate = file;
+    return 0;
+  }
+  for (int i = 0; i < a->n_sim; i++)
+    if (strcmp(a->sim_class[i], cls) == 0) return mpt_error_set(err, MPT_ERR_VALUE, "--simulate %s: class %s is given twice", v, cls);
+  if (a->n_sim >= MPT_JOB_MAX_CLASSES) return mpt_error_set(err, MPT_ERR_VALUE, "too many --simulate (max %d)", MPT_JOB_MAX_CLASSES);
+  snprintf(a->sim_class[a->n_sim], sizeof a->sim_class[0], "%s", cls);
+  a->sim_file[a->n_sim++] = file;
+  if (!a->simulate) a->simulate = file;
+  return 0;
+}
+
 /* the options of both tune and collect (flags included, for "did you mean") */
 #define COMMON_OPTIONS                                                                                      \
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
-      "--evaluator-option",                                                                                   \
-      "--iterations",                                                                                         \
+      "--evaluator-option", "--iterations", "--class-ranks", "--no-transfer", "--no-cross",                   \
       "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--objective", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
@@ -108,6 +141,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
+    if (strcmp(o, "--no-transfer") == 0) { a->no_transfer = 1; continue; }
+    if (strcmp(o, "--no-cross") == 0) { a->no_cross = 1; continue; }
     static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
                                              "--confirm", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
@@ -126,7 +161,12 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
     } else if (strcmp(o, "--log") == 0) a->log = v;
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
-    else if (strcmp(o, "--simulate") == 0) a->simulate = v;
+    else if (strcmp(o, "--simulate") == 0) rc = add_simulate(a, v, err);
+    else if (strcmp(o, "--class-ranks") == 0) {
+      if (a->n_class_ranks >= MPT_JOB_MAX_CLASSES)
+        return mpt_error_set(err, MPT_ERR_VALUE, "too many --class-ranks (max %d)", MPT_JOB_MAX_CLASSES);
+      a->class_ranks[a->n_class_ranks++] = v;
+    }
     else if (strcmp(o, "--simulate-delay") == 0) {
       rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->simulate_delay, err);
       delay_given = 1;
@@ -206,6 +246,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   if (mpt_job_refuse_input(a, "the problem file", a->problem, err) != 0 ||
       mpt_job_refuse_input(a, "--simulate", a->simulate, err) != 0)
     return err->code;
+  for (int i = 1; i < a->n_sim; i++)
+    if (mpt_job_refuse_input(a, "--simulate", a->sim_file[i], err) != 0) return err->code;
   if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
   const mpt_evaluator_type *et = mpt_evaluator_find(a->evaluator);

@@ -173,12 +173,15 @@ typedef struct export_ctx {
   int64_t written;
   mpt_error *err;
   const char *path;
+  int32_t device_class;  /* the records of this class only (-1: all) */
 } export_ctx;
 
 static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   export_ctx *e = ctx;
   /* in flight at a stop, or lacking from a replayed file: not a measurement */
   if (o->status == MPT_STATUS_CANCELLED || o->status == MPT_STATUS_MISSING) return 0;
+  if (e->device_class >= 0 && o->device_class != e->device_class) return 0;
+  if (o->cross_from > 0) return 0; /* a portability evaluation: no part of its class's search */
   cJSON *r = record_json(e->log, &e->objectives, o, config);
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);
@@ -197,11 +200,15 @@ static int write_record(void *ctx, const mpt_obs *o, const int32_t *config) {
 }
 
 int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err) {
+  return mpt_runlog_write_t4_class(log, t4_path, -1, err);
+}
+
+int mpt_runlog_write_t4_class(mpt_runlog *log, const char *t4_path, int device_class, mpt_error *err) {
   FILE *f = mpt_outfile_open(t4_path, err);
   if (!f) return err->code;
   /* sic "miliseconds": as Kernel Tuner writes it */
   fputs("{\n\t\"metadata\":\t{\n\t\t\"timeunit\":\t\"miliseconds\"\n\t},\n\t\"results\":\t[", f);
-  export_ctx e = {log, {0}, f, 0, err, t4_path};
+  export_ctx e = {log, {0}, f, 0, err, t4_path, device_class};
   read_objectives(log, &e.objectives);
   int rc = mpt_runlog_each(log, write_record, &e, err);
   if (rc == 0) fputs("],\n\t\"schema_version\":\t\"1.0.0\"\n}\n", f);

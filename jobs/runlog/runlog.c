@@ -73,6 +73,7 @@ static int64_t initial_capacity(const mpt_space *space, const mpt_run_meta *meta
   int64_t size = mpt_space_size(space), cap = 1024;
   if (meta->budget > 0) cap = meta->budget + 16;
   if (cap > size + 16) cap = size + 16;
+  if (meta->records > 0) cap = meta->records + 16;
   if (cap > 16384) cap = 16384; /* 23 MB; a longer run grows by doubling */
   return cap;
 }
@@ -139,7 +140,7 @@ static int reopen_finished(mpt_runlog *log, const char *path, int64_t extend_to,
   int by_budget = strcmp(w, "budget") == 0 || strcmp(w, "time") == 0;
   const char *text = strcmp(w, "budget") == 0 ? "budget reached" : strcmp(w, "time") == 0 ? "time budget reached"
                      : strcmp(w, "exhausted") == 0 ? "space exhausted" : w;
-  int64_t measured = log->count - log->unmeasured;
+  int64_t measured = log->class_most; /* the budget is per device class */
   if (by_budget && extend_to > measured) {
     if (mpt_rl_set_finished(log, NULL, NULL)) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     log->finished = 0, log->extended = 1;

@@ -5,6 +5,7 @@
 #ifndef MPT_RUNLOG_H
 #define MPT_RUNLOG_H
 #include <stdint.h>
+#include <stdio.h>
 #include "spaces/space.h"
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
@@ -24,6 +25,8 @@ typedef struct mpt_run_meta {
   const char *command_line;
   const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
   const char *objective;     /* --objective as evaluators/objective.h describes it; NULL or "": time */
+  int64_t records;           /* records a new log is to have room for (a run of several device classes: a budget
+                                each, and the portability evaluations); 0: the budget's */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -57,12 +60,19 @@ int mpt_runlog_extended(const mpt_runlog *log);
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err);
+/* The run's class table as text (the root attribute "classes": one class a line, "name<TAB>vendor<TAB>device
+ * <TAB>arch"; a record's device_class is its line's index), stored with the next change of the file (the
+ * device table a run writes). */
+int mpt_runlog_set_classes(mpt_runlog *log, const char *text, mpt_error *err);
 /* Appends and flushes (H5Fflush) before returning. */
 int mpt_runlog_append(mpt_runlog *log, const mpt_obs *obs, int n, mpt_error *err);
 int64_t mpt_runlog_count(const mpt_runlog *log);
 /* of the records read at open, the measurements: neither cancelled nor missing (a log recovered from its records:
  * all of them) */
 int64_t mpt_runlog_measured(const mpt_runlog *log);
+/* of those, the search measurements of the device class that has most (a budget is per class; portability
+ * evaluations are left out): what a finished run's budget is compared with when --resume extends it */
+int64_t mpt_runlog_measured_class(const mpt_runlog *log);
 /* Records found damaged when the log was opened (checksum mismatch before the last valid record: damage
  * to the file, not the torn tail of a killed append); they are skipped, the valid records after them
  * kept. mpt_runlog_open then rewrites the log without them, keeping the file as it was beside it:
@@ -124,13 +134,14 @@ int mpt_runlog_each_session(mpt_runlog *log,
                             mpt_error *err);
 /* Stored metadata strings (attribute names as in docs/RUNLOG.md); NULL when absent. Owned by log. */
 const char *mpt_runlog_meta(mpt_runlog *log, const char *key);
-/* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.
- * "signal" and "time" do not mark it finished (a stopped run is resumable, with more time). */
 /* --confirm: a re-measurement of a finalist (o->confirm >= 1, its round), kept in /confirmations, apart from
  * the evaluations (it counts against no budget and no strategy hears of it); the file is rewritten whole. */
 int mpt_runlog_append_confirmation(mpt_runlog *log, const mpt_obs *o, mpt_error *err);
 /* the logged confirmations (malloc'd, in the order made; *n 0 and *out NULL when none) */
 int mpt_runlog_confirmations(mpt_runlog *log, mpt_obs **out, int64_t *n, mpt_error *err);
+/* Marks the run finished with a reason ("budget", "exhausted"); a finished run can not be resumed.
+ * "signal", "time" and "waiting" (a device class without workers has its budget left) do not mark it
+ * finished (a stopped run is resumable, with more time or the missing workers). */
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err);
 int mpt_runlog_is_finished(mpt_runlog *log);
 void mpt_runlog_close(mpt_runlog *log);
@@ -140,5 +151,16 @@ void mpt_runlog_close(mpt_runlog *log);
 int mpt_runlog_export_t4(const char *log_path, const char *t4_path, mpt_error *err);
 /* The same for a log already open (mptune export opens it once, to tell of damaged records too). */
 int mpt_runlog_write_t4(mpt_runlog *log, const char *t4_path, mpt_error *err);
+/* The same for the records of one device class (the index of the classes attribute; -1: all of them). */
+int mpt_runlog_write_t4_class(mpt_runlog *log, const char *t4_path, int device_class, mpt_error *err);
+/* The T4 export of a log of several device classes: one file per class, t4_path with ".CLASS-SLUG" before its
+ * ".json" (run_T4.json: run_T4.a100.json; jobs/output/export_classes.c); a log of one class (or an export to
+ * standard output or a pipe) as mpt_runlog_write_t4. Each path written is said on `report` (may be NULL) as
+ * "LABEL PATH (class NAME)". */
+int mpt_runlog_write_t4_classes(mpt_runlog *log, const char *t4_path, FILE *report, const char *label, mpt_error *err);
+int mpt_runlog_export_t4_classes(const char *log_path, const char *t4_path, FILE *report, const char *label,
+                                 mpt_error *err);
+/* The path of class `name`'s T4 file beside t4_path (as mpt_runlog_write_t4_classes names it). */
+void mpt_runlog_t4_class_path(const char *t4_path, const char *name, char *buf, size_t cap);
 
 #endif

@@ -91,12 +91,17 @@ int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, 
   return mpt_rl_rewrite(log, log->count, log->capacity, err);
 }
 
+int mpt_runlog_set_classes(mpt_runlog *log, const char *text, mpt_error *err) {
+  if (not_writable(log, err)) return err->code;
+  return mpt_rl_set_attr(log, "classes", text) ? mpt_error_set(err, MPT_ERR_NOMEM, "out of memory") : 0;
+}
+
 int mpt_runlog_finish(mpt_runlog *log, const char *reason, mpt_error *err) {
   mpt_h5_quiet();
   if (not_writable(log, err)) return err->code;
   if (!reason) reason = "";
   /* a stopped run stays resumable: everything is on disk already */
-  if (strcmp(reason, "signal") == 0 || strcmp(reason, "time") == 0)
+  if (strcmp(reason, "signal") == 0 || strcmp(reason, "time") == 0 || strcmp(reason, "waiting") == 0)
     return H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0 ? mpt_rl_h5err(err, log->path, "flushing") : 0;
   char when[40];
   mpt_rl_iso_time(mpt_clock_unix_s(), when, sizeof when);

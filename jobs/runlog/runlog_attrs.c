@@ -18,7 +18,7 @@ static const struct { const char *key; attr_kind kind; } ATTRS[] = {
   {"options", A_STR}, {"evaluator", A_STR}, {"simulate", A_STR}, {"seed", A_U64}, {"budget", A_I64},
   {"time_budget", A_F64}, {"command_line", A_STR}, {"start_time", A_STR}, {"start_unix", A_F64},
   {"host", A_STR}, {"space_size", A_I64}, {"finished", A_I32}, {"stop_reason", A_STR},
-  {"finish_time", A_STR}, {"t4", A_STR}, {"objective", A_STR},
+  {"finish_time", A_STR}, {"t4", A_STR}, {"objective", A_STR}, {"classes", A_STR},
 };
 _Static_assert(sizeof ATTRS / sizeof ATTRS[0] == MPT_RL_N_ATTRS, "runlog_state.h: MPT_RL_N_ATTRS");
 

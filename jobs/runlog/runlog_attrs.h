@@ -7,8 +7,9 @@
 #include "jobs/runlog/runlog_state.h"
 
 #define MPT_RL_FORMAT_NAME "mptune-runlog"
-#define MPT_RL_FORMAT_VERSION 4 /* 4: the power fields in the records; 3: fixed-length strings, HDF5 1.8 object
-                                   format; 2 (variable-length strings) and 3 are read too */
+#define MPT_RL_FORMAT_VERSION 4 /* 4: the power fields, the confirmation round and the device class in the records;
+                                   3: fixed-length strings, HDF5 1.8 object format; 2 (variable-length strings) and
+                                   3 are read too */
 #define MPT_RL_FORMAT_OLDEST 2
 /* entries of the metadata copy (/metadata_copy): the attributes, then the CRC of /parameters (mpt_rl_params_crc) */
 #define MPT_RL_COPY_KEYS (MPT_RL_N_ATTRS + 1)

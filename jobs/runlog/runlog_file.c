@@ -3,6 +3,7 @@
  * durability of what was written (fdatasync, fsync of a rename), and the records read and written in blocks
  * (also where a log recovered from its records found them: jobs/runlog/runlog_recover.c). */
 #include "jobs/runlog/runlog_file.h"
+#include "jobs/runlog/runlog_attrs.h"
 #include "jobs/runlog/runlog_h5.h"
 #include "jobs/runlog/runlog_attrs.h"
 #include "jobs/runlog/runlog_lock.h"

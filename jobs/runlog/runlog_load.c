@@ -66,8 +66,17 @@ static int unmeasured(const unsigned char *rec) {
   return status == MPT_STATUS_CANCELLED || status == MPT_STATUS_MISSING;
 }
 
+/* a measurement of a class's search counted for its class (classes past the 64th share the last count) */
+static void count_class(int64_t *per_class, int64_t *most, const unsigned char *rec) {
+  const mpt_rl_rec *r = (const mpt_rl_rec *)rec;
+  if (unmeasured(rec) || r->cross_from > 0) return;
+  int k = r->device_class < 0 ? 0 : r->device_class > 63 ? 63 : r->device_class;
+  if (++per_class[k] > *most) *most = per_class[k];
+}
+
 static int scan_records(mpt_runlog *log) {
-  log->count = log->end = log->damaged = log->unmeasured = 0;
+  log->count = log->end = log->damaged = log->unmeasured = log->class_most = 0;
+  int64_t per_class[64] = {0};
   int64_t settled = 0;
   if (H5Dread(log->countd, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &settled) < 0) return -1;
   /* a damaged /count: no record is known to be settled, so the whole dataset is read; the invalid
@@ -98,6 +107,7 @@ static int scan_records(mpt_runlog *log) {
       unsettled_bad = 0;
       log->count++;
       log->unmeasured += unmeasured(rec);
+      count_class(per_class, &log->class_most, rec);
       log->end = at + 1;
     }
   }

@@ -10,6 +10,7 @@
 int64_t mpt_runlog_count(const mpt_runlog *log) { return log ? log->count : 0; }
 
 int64_t mpt_runlog_measured(const mpt_runlog *log) { return log ? log->count - log->unmeasured : 0; }
+int64_t mpt_runlog_measured_class(const mpt_runlog *log) { return log ? log->class_most : 0; }
 int64_t mpt_runlog_damaged(const mpt_runlog *log) { return log ? log->damaged : 0; }
 const char *mpt_runlog_damaged_copy(const mpt_runlog *log) { return log ? log->damaged_copy : NULL; }
 

@@ -68,6 +68,8 @@ static hid_t rec_type_of(size_t fields, int dims) {
     H5Tinsert(t, "power_w", HOFFSET(mpt_rl_rec, power_w), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "clock_mhz", HOFFSET(mpt_rl_rec, clock_mhz), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "temp_c", HOFFSET(mpt_rl_rec, temp_c), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "device_class", HOFFSET(mpt_rl_rec, device_class), H5T_NATIVE_INT32);
+    H5Tinsert(t, "cross_from", HOFFSET(mpt_rl_rec, cross_from), H5T_NATIVE_INT32);
   }
   H5Tinsert(t, "id", ID_OFF(size), H5T_NATIVE_INT64);
   H5Tclose(st);
@@ -142,7 +144,8 @@ int mpt_rl_rec_valid(const unsigned char *rec, size_t size) {
  * mpt_obs): mpt_rl_rec_from_obs and mpt_rl_rec_to_obs copy exactly these, so the two directions cannot drift apart */
 #define REC_OBS_FIELDS(X) \
   X(status) X(rank) X(device) X(objective) X(median) X(compile_ms) X(benchmark_ms) X(framework_ms) \
-  X(t_start) X(t_end) X(n_power) X(confirm) X(energy_j) X(power_w) X(clock_mhz) X(temp_c)
+  X(t_start) X(t_end) X(n_power) X(confirm) X(energy_j) X(power_w) X(clock_mhz) X(temp_c) X(device_class) \
+  X(cross_from)
 
 /* a stored or given count of times, within [0, MPT_OBS_MAX_TIMES] */
 static int32_t clamp_times(int32_t n) { return n < 0 ? 0 : n > MPT_OBS_MAX_TIMES ? MPT_OBS_MAX_TIMES : n; }

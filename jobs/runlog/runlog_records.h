@@ -23,6 +23,8 @@ typedef struct mpt_rl_rec {
   /* since format 4: the power observer's (NAN: none) */
   int32_t n_power, confirm;
   double energy_j, power_w, clock_mhz, temp_c;
+  int32_t device_class; /* the index of the run's class table (format 4; 0 in records of older logs) */
+  int32_t cross_from;   /* mpt_obs.cross_from: k + 1 for a portability evaluation of class k's best (format 4) */
 } mpt_rl_rec;
 
 /* the fields of a record of formats 2 and 3: those before n_power */

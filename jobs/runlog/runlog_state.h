@@ -9,7 +9,7 @@
 #include "jobs/runlog/runlog_params.h"
 #include "jobs/runlog/runlog_records.h"
 
-#define MPT_RL_N_ATTRS 24       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
+#define MPT_RL_N_ATTRS 25       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
 #define MPT_RL_COPY_BLOCK 1024  /* records read or written at a time */
 
 struct mpt_runlog {
@@ -26,6 +26,8 @@ struct mpt_runlog {
   int64_t count, capacity;
   int64_t unmeasured;      /* of the count records read at open, those cancelled or missing: no measurement, not
                               counted against a budget (0 for a log recovered from its records) */
+  int64_t class_most;      /* of the measurements read at open, those of the device class that has most (portability
+                              evaluations left out): what a class's budget is compared with */
   int64_t end;             /* records [0, end) of the file hold the count valid ones: end > count when some are damaged */
   int64_t damaged;         /* invalid records before the last valid one (storage damage, not a torn tail) */
   char *damaged_copy;      /* where mpt_runlog_open kept the file with damaged records, or NULL */

@@ -37,6 +37,9 @@ typedef struct mpt_obs {
   double t_start;        /* unix time (s) the evaluation started */
   double t_end;          /* unix time (s) it ended */
   int32_t device_class;  /* the worker's device class: an index into the run's class table (0 with one class) */
+  int32_t cross_from;    /* 0: an evaluation of its class's search; k + 1: a portability evaluation, the best
+                            configuration of class k measured on device_class (no search hears of it, no budget
+                            counts it) */
   int32_t n_power;       /* power samples behind energy_j (0: no power observer) */
   int32_t confirm;       /* 0: an evaluation of the search; k >= 1: the k-th re-measurement of a finalist at the end
                             of a run (--confirm), which counts against no budget and no strategy hears of */

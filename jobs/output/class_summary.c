@@ -1,0 +1,42 @@
+/* jobs/output/class_summary.c: the per-class summary of a run (jobs/output/class_summary.h). */
+#include "jobs/output/class_summary.h"
+#include <math.h>
+#include <stdlib.h>
+
+/* "  LABEL: name=value,..." of configuration id, however long */
+static void print_config(FILE *f, const char *label, const mpt_space *space, int64_t id) {
+  char small[1024], *cfg = small;
+  int need = mpt_space_format(space, id, small, (int)sizeof small);
+  if (need >= (int)sizeof small && (cfg = malloc((size_t)need + 1)) != NULL) mpt_space_format(space, id, cfg, need + 1);
+  fprintf(f, "  %s: %s\n", label, cfg ? cfg : small);
+  if (cfg != small) free(cfg);
+}
+
+/* the default's measurement on this class, and the speed-up of the best over it */
+static void print_default(FILE *f, const mpt_coord_result *r) {
+  if (r->default_seen && isfinite(r->default_objective)) {
+    fprintf(f, "  default objective: %.6g ms\n", r->default_objective);
+    if (r->best > 0) fprintf(f, "  speed-up over default: %.2fx\n", r->default_objective / r->best);
+  } else if (r->default_seen) {
+    fprintf(f, "  default: failed (no valid measurement of the default configuration)\n");
+  } else if (r->default_missing) {
+    fprintf(f, "  default: not in the replayed file (skipped: no speed-up reported)\n");
+  }
+}
+
+void mpt_class_summary_print(FILE *f, const mpt_space *space, const mpt_coord_search *searches, int n) {
+  for (int k = 0; k < n; k++) {
+    const mpt_coord_search *s = &searches[k];
+    const mpt_coord_result *r = &s->res;
+    fprintf(f, "class %d %s: %lld evaluations (%lld valid, %lld failed) of a budget of %lld, %lld in this session%s\n",
+            (int)s->device_class, s->name, (long long)r->done, (long long)r->valid, (long long)r->failed,
+            (long long)s->budget, (long long)r->new_evals, s->n_workers ? "" : " (no workers in this session: waiting)");
+    if (r->best_id < 0) {
+      fprintf(f, "  best: none (no valid configuration)\n");
+      continue;
+    }
+    print_config(f, "best", space, r->best_id);
+    fprintf(f, "  objective: %.6g ms\n", r->best);
+    print_default(f, r);
+  }
+}

@@ -1,0 +1,7 @@
+# tests/classes.cmake: device classes in one run (issue 31): simulated classes under mpiexec.mpich -n 7
+# (tests/classes_e2e.py), one search per class, their logs, T4 files, portability table and resume.
+foreach(t run kill waiting)
+  mpt_script_test(classes_${t} COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/classes_e2e.py ${t})
+endforeach()
+# the coordinator's searches, their own workers and budgets, portability evaluations, an explicit worker set
+mpt_mpi_test(test_coord_searches NP 4 SOURCES test_coord_searches.c conv_fixture.c)

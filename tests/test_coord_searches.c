@@ -1,0 +1,164 @@
+/* tests/test_coord_searches.c: the coordinator's searches under mpiexec -n 4 (coordinator/search.h): two
+ * searches over their own workers (ranks 1 and 3 replay the A100 space, rank 2 the MI250X one), each with its
+ * own budget and no duplicates, observations stamped with their class and coming only from their own workers,
+ * then the portability evaluations (each search's best measured once on the other's class); and the one
+ * implicit search over an explicit set of workers (rank 3 left out). Every test is entered by every rank. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "conv_fixture.h"
+#include "coordinator/coordinator.h"
+#include "evaluators/evaluator.h"
+#include "mpi/wire.h"
+#include "mpi/worker.h"
+#include "strategies/strategy.h"
+
+static int g_rank, g_size;
+
+/* what rank 0's record callback saw */
+typedef struct seen {
+  mpt_obs obs[256];
+  int n;
+} seen;
+
+static int record(void *ctx, const mpt_obs *o, mpt_error *err) {
+  (void)err;
+  seen *s = ctx;
+  if (s->n < 256) s->obs[s->n++] = *o;
+  return 0;
+}
+
+/* a worker: the replay of its class's file until STOP */
+static void serve(const fixture *f, const char *file) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/brute-forced/%s", f->dir, file);
+  mpt_eval_settings set;
+  memset(&set, 0, sizeof set);
+  set.simulate_path = path;
+  mpt_evaluator *ev = NULL;
+  mpt_error err;
+  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
+  assert_int_equal(mpt_worker_run(MPI_COMM_WORLD, 0, ev, NULL, NULL), 0);
+  mpt_evaluator_close(ev);
+}
+
+static mpt_strategy *random_strategy(const fixture *f, uint64_t seed, int64_t budget) {
+  mpt_strategy *st = NULL;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("random", f->s, NULL, 0, seed, budget, &st, &err), 0);
+  return st;
+}
+
+/* the searches' observations: from their own ranks, stamped with their class, their budgets exact, no id twice
+ * within a search; then one portability evaluation of each search's best on the other class */
+static void check_two_searches(const seen *s, const mpt_coord_search *S) {
+  int count[2] = {0, 0}, cross[2] = {0, 0};
+  for (int i = 0; i < s->n; i++) {
+    const mpt_obs *o = &s->obs[i];
+    assert_true(o->device_class == 10 || o->device_class == 11);
+    int k = o->device_class - 10;
+    assert_true(k == 0 ? (o->rank == 1 || o->rank == 3) : o->rank == 2);
+    if (o->cross_from) { /* the other search's best, measured here */
+      assert_int_equal(o->cross_from - 1, S[1 - k].device_class);
+      assert_int_equal(o->id, S[1 - k].res.best_id);
+      cross[k]++;
+      continue;
+    }
+    count[k]++;
+    for (int j = 0; j < i; j++)
+      if (!s->obs[j].cross_from && s->obs[j].device_class == o->device_class) assert_true(s->obs[j].id != o->id);
+  }
+  assert_int_equal(count[0], 12);
+  assert_int_equal(count[1], 7);
+  assert_int_equal(cross[0], 1);
+  assert_int_equal(cross[1], 1);
+  assert_int_equal(S[0].res.done, 12);
+  assert_int_equal(S[1].res.done, 7);
+}
+
+static void test_two_searches(void **state) {
+  const fixture *f = *state;
+  if (g_rank != 0) {
+    serve(f, g_rank == 2 ? "convolution_MI250X_T4.json.gz" : "convolution_A100_T4.json.gz");
+    return;
+  }
+  static const int a100[] = {1, 3}, mi250x[] = {2};
+  mpt_coord_search S[2] = {
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}},
+  };
+  static seen s;
+  s.n = 0;
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.searches = S, c.n_searches = 2, c.transfer = 1, c.cross = 1;
+  c.space = f->s;
+  c.record = record, c.record_ctx = &s;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_coord_result r;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
+  assert_string_equal(r.reason, "budget");
+  assert_int_equal(r.done, 19);
+  check_two_searches(&s, S);
+  assert_true(S[0].res.default_seen && S[1].res.default_seen); /* each class measures its own default */
+  mpt_strategy_destroy(S[0].strategy);
+  mpt_strategy_destroy(S[1].strategy);
+}
+
+static void test_explicit_workers(void **state) {
+  const fixture *f = *state;
+  if (g_rank != 0) {
+    serve(f, "convolution_A100_T4.json.gz"); /* rank 3 gets no work: only the STOP */
+    return;
+  }
+  static const int workers[] = {1, 2};
+  static seen s;
+  s.n = 0;
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.strategy = random_strategy(f, 5, 9);
+  c.budget = 9;
+  c.default_id = -1;
+  c.workers = workers, c.n_workers = 2;
+  c.space = f->s;
+  c.record = record, c.record_ctx = &s;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_coord_result r;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
+  assert_int_equal(r.done, 9);
+  assert_int_equal(r.n_workers, 2);
+  for (int i = 0; i < s.n; i++) assert_true(s.obs[i].rank == 1 || s.obs[i].rank == 2);
+  mpt_strategy_destroy(c.strategy);
+}
+
+static int setup(void **state) { return conv_fixture_setup(state, "searches"); }
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (g_size != 4) {
+    if (g_rank == 0) fprintf(stderr, "run with 4 ranks\n");
+    MPI_Finalize();
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_two_searches),
+    cmocka_unit_test(test_explicit_workers),
+  };
+  int failed = cmocka_run_group_tests(tests, setup, conv_fixture_teardown);
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any ? 1 : 0;
+}
