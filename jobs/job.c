@@ -19,6 +19,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/job_t1.h"
 #include "jobs/output/outfile.h"
+#include "jobs/prior.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
 #include "mpi/wire.h"
@@ -68,6 +69,7 @@ struct mpt_job {
   int t4_fd;               /* standard output set aside for the T4 document, -1: none */
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
+  char priors_desc[4096];  /* the --prior files told, for the log's "priors" attribute */
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
@@ -378,6 +380,8 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = set_t4_aside(job, err);
   if (rc == 0 && job->rank == 0) rc = open_log(job, err);
   if (rc == 0 && job->rank == 0) rc = create_strategy(job, err);
+  if (rc == 0 && job->rank == 0 && job->o.n_priors > 0)
+    rc = mpt_prior_tell(job->o.priors, job->o.n_priors, job->space, job->strat, job->priors_desc, sizeof job->priors_desc, err);
   if (rc == 0 && job->is_worker) rc = open_evaluator(job, err);
   return rc;
 }
@@ -461,7 +465,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   job->optstr = join_options(o);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        o->evaluator, o->simulate, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job)};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->priors_desc};
   int rc;
   if (!o->resume) {
     rc = mpt_runlog_create(o->log, job->space, &meta, &job->log, err);

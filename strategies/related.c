@@ -75,6 +75,22 @@ int mpt_related_add(mpt_related *r, int source, const mpt_obs *obs, int n) {
 int64_t mpt_related_count(const mpt_related *r) { return r ? r->count : 0; }
 int64_t mpt_related_version(const mpt_related *r) { return r ? r->version : 0; }
 
+/* the offset and scale that standardize source k's log-times (0 and 1 without standardize) */
+static void source_scale(const mpt_related *r, int k, double *mean, double *sd) {
+  const related_source *s = &r->src[k];
+  double m = s->n > 0 ? s->sum / s->n : 0, var = s->n > 1 ? (s->sum2 - s->sum * m) / (s->n - 1) : 0;
+  *mean = r->standardize ? m : 0;
+  *sd = var > 1e-12 && r->standardize ? sqrt(var) : 1;
+}
+
+int mpt_related_sources(const mpt_related *r) { return r ? r->n_src : 0; }
+
+void mpt_related_source_z(const mpt_related *r, int k, double *out) {
+  double mean, sd;
+  source_scale(r, k, &mean, &sd);
+  for (int64_t id = 0; id < r->n; id++) out[id] = (r->src[k].logt[id] - mean) / sd;
+}
+
 /* the summary z and all_failed from every source */
 static int summarize(mpt_related *r) {
   size_t n = (size_t)(r->n > 0 ? r->n : 1);
@@ -82,12 +98,7 @@ static int summarize(mpt_related *r) {
   if (!r->all_failed) r->all_failed = malloc(n);
   if (!r->z || !r->all_failed) return MPT_ERR_NOMEM;
   double mean[MPT_RELATED_MAX_SOURCES], sd[MPT_RELATED_MAX_SOURCES];
-  for (int k = 0; k < r->n_src; k++) {
-    const related_source *s = &r->src[k];
-    mean[k] = s->n > 0 && r->standardize ? s->sum / s->n : 0;
-    double var = s->n > 1 ? (s->sum2 - s->sum * mean[k]) / (s->n - 1) : 0;
-    sd[k] = var > 1e-12 && r->standardize ? sqrt(var) : 1;
-  }
+  for (int k = 0; k < r->n_src; k++) source_scale(r, k, &mean[k], &sd[k]);
   for (int64_t id = 0; id < r->n; id++) {
     double sum = 0;
     int n_ok = 0, n_fail = 0;

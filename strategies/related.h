@@ -31,6 +31,11 @@ int64_t mpt_related_version(const mpt_related *r);
  * NAN when none did. *failed (may be NULL) gets per id 1 when every source that measured it saw it fail.
  * Recomputed when observations were added since the last call; NULL when out of memory. */
 const double *mpt_related_mean_z(mpt_related *r, const uint8_t **failed);
+/* sources held (at most MPT_RELATED_MAX_SOURCES) */
+int mpt_related_sources(const mpt_related *r);
+/* out[id] = source k's (k < mpt_related_sources) log-time of id, standardized as the summary is (NAN when k has no
+ * valid measurement of it) */
+void mpt_related_source_z(const mpt_related *r, int k, double *out);
 /* the ids with a summary, best (lowest mean z) first, ties by id; *n of them; NULL when out of memory */
 const int64_t *mpt_related_order(mpt_related *r, int64_t *n);
 

@@ -28,7 +28,7 @@ static void usage(FILE *f, int collect) {
             "usage: mpiexec.mpich -n N mptune tune FILE.json --log run.h5 [--strategy NAME] [--budget N]\n"
             "         [--time SECONDS] [--seed S] [--t4 run_T4.json] [--resume | --force]\n"
             "         [--simulate FILE [--simulate-delay F] [--simulate-missing stop|skip]] [--evaluator NAME]\n"
-            "         [--option key=value]...\n"
+            "         [--option key=value]... [--prior FILE]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -47,6 +47,12 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
+            "--prior FILE (repeatable): an earlier run log or a brute-forced T4 / Kernel Tuner cache file of\n"
+            "this problem on another device, told to the strategy as prior knowledge before its first ask\n"
+            "(one source per file; never counted as this run's evaluations; listed in the log's 'priors').\n"
+            "bo uses it as its GP's prior mean (option transfer), the evolutionary strategies seed their\n"
+            "populations with its best configurations (option transfer), prior_order follows it blindly;\n"
+            "random and brute_force ignore it.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
@@ -80,7 +86,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       continue;
     }
     if (strcmp(o, "--no-progress") == 0) { a->progress = MPT_PROGRESS_OFF; continue; } /* as bench spells it */
-    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", COMMON_OPTIONS, NULL};
+    static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--prior", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -111,6 +117,10 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if (a->n_opts >= MPT_JOB_MAX_OPTS)
         return mpt_error_set(err, MPT_ERR_VALUE, "too many --option (max %d)", MPT_JOB_MAX_OPTS);
       a->opts[a->n_opts++] = v;
+    } else if (!collect && strcmp(o, "--prior") == 0) {
+      if (a->n_priors >= (int)(sizeof a->priors / sizeof a->priors[0]))
+        return mpt_error_set(err, MPT_ERR_VALUE, "too many --prior (max %d)", (int)(sizeof a->priors / sizeof a->priors[0]));
+      a->priors[a->n_priors++] = v;
     } else if (strcmp(o, "--timeout") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > MPT_OBS_MAX_TIMES) /* refused, not capped */
@@ -144,6 +154,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   if (mpt_job_refuse_input(a, "the problem file", a->problem, err) != 0 ||
       mpt_job_refuse_input(a, "--simulate", a->simulate, err) != 0)
     return err->code;
+  for (int i = 0; i < a->n_priors; i++)
+    if (mpt_job_refuse_input(a, "--prior", a->priors[i], err) != 0) return err->code;
   if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
   if (!mpt_evaluator_find(a->evaluator)) {

@@ -23,6 +23,7 @@ typedef struct mpt_run_meta {
   double time_budget;        /* seconds (0: none) */
   const char *command_line;
   const char *t4;            /* the T4 export's path, "" or NULL: none (standard output is not kept) */
+  const char *priors;        /* the --prior files the strategy was told ("" or NULL: none; jobs/prior.h) */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -54,6 +55,9 @@ int mpt_runlog_check_unlocked(const char *path, mpt_error *err);
 int mpt_runlog_extended(const mpt_runlog *log);
 /* Read-only open for export/inspection. */
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
+/* 0 when a log opened read-only is of the problem of space (the same parameters and values, and ids naming the
+ * same configurations), else MPT_ERR_VALUE naming the difference (path: the log's name in the message) */
+int mpt_runlog_check_problem(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err);
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err);
 /* Appends and flushes (H5Fflush) before returning. */

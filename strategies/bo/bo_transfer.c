@@ -24,13 +24,15 @@
 #include "strategies/related.h"
 
 typedef struct bo_transfer {
-  int on, n_seed, sample, seeded;
+  int on, n_seed, sample, seeded, off_stalled, every;
   double weight0, shrink;
   mpt_related *rel;
-  int64_t version;       /* of rel that pz is of (-1: none) */
+  int64_t version;       /* of rel that zs is of (-1: none) */
   int64_t count_at;      /* related count at the last refresh */
-  int dirty;             /* pz changed since the GP's outputs were offset */
-  double *pz;
+  int n_src;             /* columns of zs */
+  double *zs;            /* n_src x N: each source's standardized log-time, imputed by the summary where it has none */
+  double w[MPT_RELATED_MAX_SOURCES]; /* the fitted weights of the columns */
+  double *pz;            /* N: the prior mean, sum over k of w[k] zs[k] */
 } bo_transfer;
 
 int bo_transfer_create(bo_state *b, mpt_strategy *s) {
@@ -42,6 +44,8 @@ int bo_transfer_create(bo_state *b, mpt_strategy *s) {
   x->weight0 = mpt_strategy_opt_double(s, "transfer_weight");
   x->shrink = mpt_strategy_opt_double(s, "transfer_shrink");
   x->sample = (int)mpt_strategy_opt_int(s, "transfer_sample");
+  x->off_stalled = mpt_strategy_opt_bool(s, "transfer_stall");
+  x->every = (int)mpt_strategy_opt_int(s, "transfer_every");
   x->version = -1;
   b->xfer_beta = x->weight0;
   return 0;
@@ -52,6 +56,7 @@ void bo_transfer_free(bo_state *b) {
   if (!x) return;
   mpt_related_free(x->rel);
   free(x->pz);
+  free(x->zs);
   free(x);
   b->xfer = NULL;
   b->xfer_pz = NULL;
@@ -109,7 +114,25 @@ static void standardize(double *v, int64_t n) {
   for (int64_t i = 0; i < n; i++) v[i] = sd > 1e-12 ? (v[i] - mean) / sd : 0;
 }
 
-/* pz from the related store; 0 or an error */
+/* zs: per source its standardized log-times, the summary (x->pz) where it has none, each column standardized over
+ * the candidates; 0 or an error */
+static int source_columns(bo_state *b, bo_transfer *x, mpt_error *err) {
+  int S = mpt_related_sources(x->rel);
+  double *zs = realloc(x->zs, (size_t)S * (size_t)(b->N > 0 ? b->N : 1) * sizeof *zs);
+  if (!zs) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the transfer summary");
+  x->zs = zs;
+  x->n_src = S;
+  for (int k = 0; k < S; k++) {
+    double *col = zs + (size_t)k * (size_t)b->N;
+    mpt_related_source_z(x->rel, k, col);
+    for (int64_t c = 0; c < b->N; c++)
+      if (col[c] != col[c]) col[c] = x->pz[c];
+    standardize(col, b->N);
+  }
+  return 0;
+}
+
+/* the summary (x->pz, then the columns zs) from the related store; 0 or an error */
 static int refresh_summary(bo_state *b, bo_transfer *x, mpt_error *err) {
   const uint8_t *failed = NULL;
   const double *z = mpt_related_mean_z(x->rel, &failed);
@@ -125,12 +148,11 @@ static int refresh_summary(bo_state *b, bo_transfer *x, mpt_error *err) {
     unmeasured += x->pz[c] != x->pz[c];
   }
   int rc = unmeasured ? predict_unmeasured(b, x, z, order, n_order, err) : 0;
+  if (rc == 0) rc = source_columns(b, x, err);
   if (rc) return rc;
-  standardize(x->pz, b->N);
   b->xfer_pz = x->pz;
   x->version = mpt_related_version(x->rel);
   x->count_at = mpt_related_count(x->rel);
-  x->dirty = 1;
   return 0;
 }
 
@@ -161,28 +183,83 @@ int bo_transfer_before(bo_state *b, mpt_strategy *s, mpt_error *err) {
   return rc;
 }
 
-/* beta: least squares of the GP's transformed objectives t on pz, shrunk towards weight0, in [0, 4] */
-static double fit_beta(bo_state *b, const bo_transfer *x) {
-  int n = mpt_gp_n_obs(b->gp), k = 0;
-  double st = 0, sp = 0, stp = 0, spp = 0;
-  for (int64_t i = 0; i < b->n_processed && k < n; i++) {
-    if (!b->obs_ok[i]) continue;
-    double t = b->post && n >= 2 ? b->ty[k] : bo_transform(b, b->obs_y[i]), p = x->pz[b->obs_id[i]];
-    st += t; sp += p; stp += t * p; spp += p * p;
-    k++;
+/* solves the S x S system A w = y (A symmetric positive definite, overwritten) by Cholesky; 0, or -1 when singular */
+static int solve_spd(double *A, double *y, int S) {
+  for (int j = 0; j < S; j++) {
+    for (int k = 0; k < j; k++) A[j * S + j] -= A[j * S + k] * A[j * S + k];
+    if (A[j * S + j] <= 1e-12) return -1;
+    A[j * S + j] = sqrt(A[j * S + j]);
+    for (int i = j + 1; i < S; i++) {
+      for (int k = 0; k < j; k++) A[i * S + j] -= A[i * S + k] * A[j * S + k];
+      A[i * S + j] /= A[j * S + j];
+    }
   }
-  double sxy = k ? stp - st * sp / k : 0, sxx = k ? spp - sp * sp / k : 0;
-  double beta = (sxy + x->shrink * x->weight0) / (sxx + x->shrink + 1e-12);
-  return beta < 0 ? 0 : beta > 4 ? 4 : beta;
+  for (int i = 0; i < S; i++) { for (int k = 0; k < i; k++) y[i] -= A[i * S + k] * y[k]; y[i] /= A[i * S + i]; }
+  for (int i = S - 1; i >= 0; i--) { for (int k = i + 1; k < S; k++) y[i] -= A[k * S + i] * y[k]; y[i] /= A[i * S + i]; }
+  return 0;
+}
+
+/* the weights w: ridge regression of the GP's transformed objectives on the centred columns zs at the observed
+ * configurations, shrunk towards transfer_weight / S each (the mean of the sources) with weight transfer_shrink */
+static void fit_weights(bo_state *b, bo_transfer *x) {
+  enum { MS = MPT_RELATED_MAX_SOURCES };
+  int S = x->n_src, n = mpt_gp_n_obs(b->gp), k = 0;
+  double A[MS * MS] = {0}, y[MS] = {0}, mz[MS] = {0}, mt = 0;
+  const size_t N = (size_t)b->N;
+  for (int pass = 0; pass < 2; pass++) {
+    k = 0;
+    for (int64_t i = 0; i < b->n_processed && k < n; i++) {
+      if (!b->obs_ok[i]) continue;
+      double t = b->post && n >= 2 ? b->ty[k] : bo_transform(b, b->obs_y[i]);
+      size_t id = (size_t)b->obs_id[i];
+      k++;
+      if (pass == 0) { mt += t; for (int a = 0; a < S; a++) mz[a] += x->zs[a * N + id]; continue; }
+      for (int a = 0; a < S; a++) {
+        double za = x->zs[a * N + id] - mz[a];
+        y[a] += za * (t - mt);
+        for (int c = 0; c <= a; c++) A[a * S + c] += za * (x->zs[c * N + id] - mz[c]);
+      }
+    }
+    if (pass == 0 && k) { mt /= k; for (int a = 0; a < S; a++) mz[a] /= k; }
+  }
+  for (int a = 0; a < S; a++) {
+    for (int c = 0; c < a; c++) A[c * S + a] = A[a * S + c];
+    A[a * S + a] += x->shrink + 1e-9;
+    y[a] += x->shrink * x->weight0 / S;
+  }
+  if (solve_spd(A, y, S) == 0) memcpy(x->w, y, sizeof(double) * (size_t)S);
+  else for (int a = 0; a < S; a++) x->w[a] = x->weight0 / S;
+}
+
+/* pz = sum over k of w[k] zs[k] */
+static void prior_mean(bo_state *b, bo_transfer *x) {
+  const size_t N = (size_t)b->N;
+  for (size_t c = 0; c < N; c++) {
+    double v = 0;
+    for (int a = 0; a < x->n_src; a++) v += x->w[a] * x->zs[a * N + c];
+    x->pz[c] = v;
+  }
+}
+
+/* 1 when stall_after evaluations have passed since the last new best valid objective (the told sequence only) */
+static int stalled(const bo_state *b) {
+  if (b->stall_after <= 0) return 0;
+  double best = INFINITY;
+  int64_t last = 0;
+  for (int64_t i = 0; i < b->n_obs; i++)
+    if (b->obs_ok[i] && b->obs_y[i] < best) { best = b->obs_y[i]; last = i; }
+  return b->n_obs - 1 - last >= b->stall_after;
 }
 
 int bo_transfer_after(bo_state *b, mpt_error *err) {
   bo_transfer *x = b->xfer;
   if (!x || !b->xfer_pz || !b->gp) return 0;
-  double beta = fit_beta(b, x);
-  if (!x->dirty && fabs(beta - b->xfer_beta) < 1e-3) return 0;
-  b->xfer_beta = beta;
-  x->dirty = 0;
+  int off = (x->off_stalled && stalled(b)) || (b->n_obs + b->n_pend) % x->every != 0;
+  b->xfer_beta = off ? 0.0 : 1.0;
+  if (!off) {
+    fit_weights(b, x);
+    prior_mean(b, x);
+  }
   return bo_model_reoffset(b, err);
 }
 

@@ -21,7 +21,13 @@
    "when the coefficient is fitted (as that many units of squared summary deviation)", NULL, 0, 1e9}, \
   {"transfer_sample", MPT_OPT_INT, "128", "transfer: the GP that predicts the summary where no source measured a " \
    "configuration holds at most this many related configurations (the best quarter, the rest evenly over their order)", \
-   NULL, 2, 1e6}
+   NULL, 2, 1e6}, \
+  {"transfer_stall", MPT_OPT_BOOL, "1", "transfer: while the search is stalled (stall_after evaluations without a new " \
+   "best) the prior mean is off: where the related devices' best region is not this device's, bo explores as without " \
+   "them", NULL, 1, 0}, \
+  {"transfer_every", MPT_OPT_INT, "1", "transfer: the prior mean is on in every this many asks (counted by " \
+   "observations told and pending), off in the others (a hedge: those asks explore as without related observations)", \
+   NULL, 1, 1e6}
 
 /* reads the options; the related store is allocated at the first related observation. 0 or MPT_ERR_NOMEM */
 int bo_transfer_create(bo_state *b, mpt_strategy *s);
