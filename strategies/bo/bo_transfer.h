@@ -13,7 +13,7 @@
    "measured: a GP over at most transfer_sample of them) times a coefficient fitted to this device's observations " \
    "is the GP's prior mean, and the initial sample starts with the transfer_init best related configurations " \
    "(0: related observations are ignored)", NULL, 1, 0}, \
-  {"transfer_init", MPT_OPT_INT, "5", "transfer: this many of the initial samples are the best configurations of the " \
+  {"transfer_init", MPT_OPT_INT, "10", "transfer: this many of the initial samples are the best configurations of the " \
    "related observations", NULL, 0, 1e9}, \
   {"transfer_weight", MPT_OPT_DOUBLE, "1.0", "transfer: prior value of the coefficient of the related summary in the " \
    "GP's prior mean (in standard deviations of the modelled objective per standard deviation of the summary)", NULL, 0, 100}, \
