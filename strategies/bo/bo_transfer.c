@@ -1,17 +1,20 @@
 /* strategies/bo/bo_transfer.c: bo's transfer from related observations (other device classes, --prior files).
  *
  * Summary. Related observations go into a strategies/related.h store (one log-time per configuration and
- * source); each configuration's summary is the mean over the sources that measured it of its standardized
- * log-time. Configurations no source measured get the posterior mean of a GP (the candidates' GP inputs) over at
- * most transfer_sample related configurations: the best quarter by summary and the rest evenly spaced over the
+ * source, each source standardized). A configuration's summary is the mean over the sources that measured it;
+ * configurations no source measured get the posterior mean of a GP (the candidates' GP inputs) over at most
+ * transfer_sample related configurations: the best quarter by summary and the rest evenly spaced over the
  * summary's order, so an ask stays fast with tens of thousands of related records (a brute-forced prior of
  * another GPU covers every configuration and needs no GP). Those that failed on every source that measured
- * them get the worst summary. The summary is standardized over the candidates: pz.
+ * them get the worst summary. Each source is one column over the candidates, the summary where it has no
+ * measurement, standardized over the candidates (zs).
  *
- * Use. The GP models the transformed objective minus a prior mean beta * pz (its outputs are the residuals, the
- * scans add the prior mean back: bo_transfer_shift), beta fitted at every ask by least squares of the GP's
- * transformed objectives on pz, shrunk towards transfer_weight with the weight transfer_shrink and kept in
- * [0, 4]: where the related devices mislead, beta falls and bo is bo again. The first ask's initial sample
+ * Use. The GP models the transformed objective minus a prior mean sum_k w_k zs_k (its outputs are the
+ * residuals, the scans add the prior mean back: bo_transfer_shift). w is refitted at every ask by a ridge
+ * regression of the GP's transformed objectives on the columns at the observed configurations, shrunk
+ * towards equal weights summing to transfer_weight with strength transfer_shrink: a source that disagrees
+ * with this device loses its weight, one that agrees gains it. While the search is stalled the prior mean is
+ * off (transfer_stall); transfer_every > 1 leaves it off in the other asks. The first ask's initial sample
  * begins with the transfer_init best related configurations. In a run the summary is refreshed when the
  * related observations have grown by a quarter since the last refresh (online transfer: the other classes'
  * observations arrive at every round). */
@@ -24,7 +27,7 @@
 #include "strategies/related.h"
 
 typedef struct bo_transfer {
-  int on, n_seed, sample, seeded, off_stalled, every;
+  int on, n_seed, sample, seeded, off_stalled, every, by_evidence;
   double weight0, shrink;
   mpt_related *rel;
   int64_t version;       /* of rel that zs is of (-1: none) */
@@ -46,6 +49,7 @@ int bo_transfer_create(bo_state *b, mpt_strategy *s) {
   x->sample = (int)mpt_strategy_opt_int(s, "transfer_sample");
   x->off_stalled = mpt_strategy_opt_bool(s, "transfer_stall");
   x->every = (int)mpt_strategy_opt_int(s, "transfer_every");
+  x->by_evidence = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "evidence") == 0;
   x->version = -1;
   b->xfer_beta = x->weight0;
   return 0;
@@ -251,6 +255,18 @@ static int stalled(const bo_state *b) {
   return b->n_obs - 1 - last >= b->stall_after;
 }
 
+/* the log marginal likelihood of the GP's observations with the prior mean times beta, in the transformed
+ * objective's units (the GP normalizes its outputs by their sd: n log sd back) */
+static int evidence(bo_state *b, double beta, double *out, mpt_error *err) {
+  b->xfer_beta = beta;
+  int rc = bo_model_reoffset(b, err);
+  double lml = 0, m, sc;
+  if (rc == 0) rc = mpt_gp_log_marginal(b->gp, NULL, 0, 0, &lml, err);
+  mpt_gp_normalization(b->gp, &m, &sc);
+  *out = lml - mpt_gp_n_obs(b->gp) * log(sc > 0 ? sc : 1);
+  return rc;
+}
+
 int bo_transfer_after(bo_state *b, mpt_error *err) {
   bo_transfer *x = b->xfer;
   if (!x || !b->xfer_pz || !b->gp) return 0;
@@ -260,7 +276,12 @@ int bo_transfer_after(bo_state *b, mpt_error *err) {
     fit_weights(b, x);
     prior_mean(b, x);
   }
-  return bo_model_reoffset(b, err);
+  if (off || !x->by_evidence || mpt_gp_n_obs(b->gp) < 3) return bo_model_reoffset(b, err);
+  double with = 0, without = 0; /* the prior mean stays when the observations are likelier with it */
+  int rc = evidence(b, 0.0, &without, err);
+  if (rc == 0) rc = evidence(b, 1.0, &with, err);
+  if (rc == 0 && with < without) rc = evidence(b, 0.0, &without, err);
+  return rc;
 }
 
 void bo_transfer_shift(const bo_state *b, int64_t b0, int64_t b1, double *mean) {

@@ -9,16 +9,17 @@
 /* the option rows of transfer (in bo's option table) */
 #define BO_TRANSFER_OPTIONS \
   {"transfer", MPT_OPT_BOOL, "1", "learn from related observations (other device classes of the run, --prior files): " \
-   "their summary per configuration (mean over the sources of the standardized log-time; configurations no source " \
-   "measured: a GP over at most transfer_sample of them) times a coefficient fitted to this device's observations " \
-   "is the GP's prior mean, and the initial sample starts with the transfer_init best related configurations " \
-   "(0: related observations are ignored)", NULL, 1, 0}, \
+   "each source's standardized log-times (configurations it did not measure: the mean of the sources that did; " \
+   "those no source measured: a GP over at most transfer_sample of them) weighted by a ridge regression on this " \
+   "device's observations are the GP's prior mean, and the initial sample starts with the transfer_init best " \
+   "related configurations; related observations never enter the GP (0: they are ignored)", NULL, 1, 0}, \
   {"transfer_init", MPT_OPT_INT, "10", "transfer: this many of the initial samples are the best configurations of the " \
    "related observations", NULL, 0, 1e9}, \
-  {"transfer_weight", MPT_OPT_DOUBLE, "1.0", "transfer: prior value of the coefficient of the related summary in the " \
-   "GP's prior mean (in standard deviations of the modelled objective per standard deviation of the summary)", NULL, 0, 100}, \
-  {"transfer_shrink", MPT_OPT_DOUBLE, "2.0", "transfer: weight of transfer_weight against this device's observations " \
-   "when the coefficient is fitted (as that many units of squared summary deviation)", NULL, 0, 1e9}, \
+  {"transfer_weight", MPT_OPT_DOUBLE, "1.0", "transfer: the sources' weights in the prior mean are shrunk towards equal " \
+   "weights summing to this (standard deviations of the modelled objective per standard deviation of a source)", \
+   NULL, 0, 100}, \
+  {"transfer_shrink", MPT_OPT_DOUBLE, "2.0", "transfer: strength of that shrinkage against this device's observations " \
+   "(the ridge penalty, in units of squared source deviation)", NULL, 0, 1e9}, \
   {"transfer_sample", MPT_OPT_INT, "128", "transfer: the GP that predicts the summary where no source measured a " \
    "configuration holds at most this many related configurations (the best quarter, the rest evenly over their order)", \
    NULL, 2, 1e6}, \
@@ -27,7 +28,10 @@
    "them", NULL, 1, 0}, \
   {"transfer_every", MPT_OPT_INT, "1", "transfer: the prior mean is on in every this many asks (counted by " \
    "observations told and pending), off in the others (a hedge: those asks explore as without related observations)", \
-   NULL, 1, 1e6}
+   NULL, 1, 1e6}, \
+  {"transfer_select", MPT_OPT_STRING, "always", "transfer: the prior mean is used in every ask (always), or only when " \
+   "the GP's observations are likelier with it than without it (evidence: log marginal likelihood, the GP's " \
+   "normalization undone; measured worse online: docs/PERFORMANCE.md)", "always|evidence", 1, 0}
 
 /* reads the options; the related store is allocated at the first related observation. 0 or MPT_ERR_NOMEM */
 int bo_transfer_create(bo_state *b, mpt_strategy *s);
