@@ -85,6 +85,10 @@ static void source_scale(const mpt_related *r, int k, double *mean, double *sd) 
 
 int mpt_related_sources(const mpt_related *r) { return r ? r->n_src : 0; }
 
+double mpt_related_source_coverage(const mpt_related *r, int k) {
+  return r->n > 0 ? r->src[k].n / (double)r->n : 0;
+}
+
 void mpt_related_source_z(const mpt_related *r, int k, double *out) {
   double mean, sd;
   source_scale(r, k, &mean, &sd);

@@ -33,6 +33,8 @@ int64_t mpt_related_version(const mpt_related *r);
 const double *mpt_related_mean_z(mpt_related *r, const uint8_t **failed);
 /* sources held (at most MPT_RELATED_MAX_SOURCES) */
 int mpt_related_sources(const mpt_related *r);
+/* the share of the space's configurations source k measured validly (0..1) */
+double mpt_related_source_coverage(const mpt_related *r, int k);
 /* out[id] = source k's (k < mpt_related_sources) log-time of id, standardized as the summary is (NAN when k has no
  * valid measurement of it) */
 void mpt_related_source_z(const mpt_related *r, int k, double *out);

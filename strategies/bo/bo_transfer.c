@@ -12,7 +12,9 @@
  * Use. The GP models the transformed objective minus a prior mean sum_k w_k zs_k (its outputs are the
  * residuals, the scans add the prior mean back: bo_transfer_shift). w is refitted at every ask by a ridge
  * regression of the GP's transformed objectives on the columns at the observed configurations, shrunk
- * towards equal weights summing to transfer_weight with strength transfer_shrink: a source that disagrees
+ * towards equal weights summing to transfer_weight, each times the share of the space its source measured
+ * (a brute-forced prior: about 1; another class's few observations so far: little), with strength
+ * transfer_shrink: a source that disagrees
  * with this device loses its weight, one that agrees gains it. While the search is stalled the prior mean is
  * off (transfer_stall); transfer_every > 1 leaves it off in the other asks. The first ask's initial sample
  * begins with the transfer_init best related configurations. In a run the summary is refreshed when the
@@ -35,6 +37,7 @@ typedef struct bo_transfer {
   int n_src;             /* columns of zs */
   double *zs;            /* n_src x N: each source's standardized log-time, imputed by the summary where it has none */
   double w[MPT_RELATED_MAX_SOURCES]; /* the fitted weights of the columns */
+  double w0[MPT_RELATED_MAX_SOURCES]; /* what they are shrunk towards: transfer_weight / S times the coverage */
   double *pz;            /* N: the prior mean, sum over k of w[k] zs[k] */
 } bo_transfer;
 
@@ -129,6 +132,7 @@ static int source_columns(bo_state *b, bo_transfer *x, mpt_error *err) {
   for (int k = 0; k < S; k++) {
     double *col = zs + (size_t)k * (size_t)b->N;
     mpt_related_source_z(x->rel, k, col);
+    x->w0[k] = x->weight0 / S * mpt_related_source_coverage(x->rel, k);
     for (int64_t c = 0; c < b->N; c++)
       if (col[c] != col[c]) col[c] = x->pz[c];
     standardize(col, b->N);
@@ -229,10 +233,10 @@ static void fit_weights(bo_state *b, bo_transfer *x) {
   for (int a = 0; a < S; a++) {
     for (int c = 0; c < a; c++) A[c * S + a] = A[a * S + c];
     A[a * S + a] += x->shrink + 1e-9;
-    y[a] += x->shrink * x->weight0 / S;
+    y[a] += x->shrink * x->w0[a];
   }
   if (solve_spd(A, y, S) == 0) memcpy(x->w, y, sizeof(double) * (size_t)S);
-  else for (int a = 0; a < S; a++) x->w[a] = x->weight0 / S;
+  else memcpy(x->w, x->w0, sizeof(double) * (size_t)S);
 }
 
 /* pz = sum over k of w[k] zs[k] */

@@ -16,7 +16,8 @@
   {"transfer_init", MPT_OPT_INT, "10", "transfer: this many of the initial samples are the best configurations of the " \
    "related observations", NULL, 0, 1e9}, \
   {"transfer_weight", MPT_OPT_DOUBLE, "1.0", "transfer: the sources' weights in the prior mean are shrunk towards equal " \
-   "weights summing to this (standard deviations of the modelled objective per standard deviation of a source)", \
+   "weights summing to this, each times the share of the space its source measured (standard deviations of the " \
+   "modelled objective per standard deviation of a source)", \
    NULL, 0, 100}, \
   {"transfer_shrink", MPT_OPT_DOUBLE, "2.0", "transfer: strength of that shrinkage against this device's observations " \
    "(the ridge penalty, in units of squared source deviation)", NULL, 0, 1e9}, \
