@@ -24,6 +24,7 @@
 #include "jobs/output/class_summary.h"
 #include "jobs/output/portability.h"
 #include "jobs/output/outfile.h"
+#include "jobs/prior.h"
 #include "jobs/runlog/runlog.h"
 #include "mpi/device.h"
 #include "mpi/device_class.h"
@@ -81,6 +82,7 @@ struct mpt_job {
   mpt_job_classes classes; /* rank 0: the run's class table */
   mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy but the first's (strat) */
   mpt_coord_search searches[MPT_JOB_MAX_CLASSES];
+  char priors_desc[4096];  /* the --prior files told, for the log's "priors" attribute */
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
   mpt_coord_result res;
@@ -439,6 +441,8 @@ static int set_up(mpt_job *job, mpt_error *err) {
   if (rc == 0 && job->rank == 0) rc = open_objective(job, err);
   if (rc == 0 && job->rank == 0) rc = open_confirm(job, err);
   if (rc == 0) rc = mpt_job_class_ranks_check(&job->o, job->size, err);
+  if (rc == 0 && job->rank == 0 && job->o.n_priors > 0)
+    rc = mpt_prior_tell(job->o.priors, job->o.n_priors, job->space, job->strat, job->priors_desc, sizeof job->priors_desc, err);
   return rc;
 }
 
@@ -528,7 +532,7 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   mpt_job_sim_text(o, simulate, sizeof simulate);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        evaluator, o->simulate ? simulate : NULL, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text, 0};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text, 0, job->priors_desc};
   int64_t per_class = o->budget < mpt_space_size(job->space) ? o->budget : mpt_space_size(job->space);
   if (job->classes.n > 1) meta.records = job->classes.n * (per_class + job->classes.n - 1); /* and the portability row */
   int rc;
@@ -669,6 +673,10 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.strategy = job->strat;
   int rc = job->size > 1 ? mpt_job_classes_searches(&job->classes, &job->o, job->space, job->strat, job->default_id,
                                                     job->class_strat, job->searches, err) : 0;
+  for (int k = 1; rc == 0 && k < job->classes.n && o->n_priors > 0; k++) { /* each class is told the priors too */
+    char desc[sizeof job->priors_desc];
+    if (job->class_strat[k]) rc = mpt_prior_tell(o->priors, o->n_priors, job->space, job->class_strat[k], desc, sizeof desc, err);
+  }
   if (rc < 0) {
     mpt_wire_stop_all(job->comm, 1);
     return rc;

@@ -61,6 +61,8 @@ typedef struct mpt_job_options {
   const char *workdir;
   double grace_s;          /* for in-flight evaluations after SIGINT/SIGTERM or the time budget */
   mpt_progress_mode progress;
+  const char *priors[32];  /* --prior files (jobs/prior.h), told to the strategy before its first ask */
+  int n_priors;
   int argc;                /* the command line, logged */
   char **argv;
 } mpt_job_options;

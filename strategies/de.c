@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 enum { DE_BEST1, DE_RAND1, DE_BEST2, DE_RAND2, DE_CUR2BEST1 };
 
@@ -40,6 +41,7 @@ static const mpt_option_spec de_options[] = {
    "generation", "immediate|deferred", 1, 0},
   EVO_AWARE_OPTIONS_INIT("lhs-conditional"),
   EVO_FRESH_OPTION,
+  EVO_TRANSFER_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -194,5 +196,6 @@ const mpt_strategy_type mpt_strategy_de = {
   .create = de_create,
   .ask = de_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = de_destroy,
 };

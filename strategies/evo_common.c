@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "strategies/evo_transfer.h"
+#include "strategies/related.h"
 
 /* bytes per valid configuration of a strategy on evo: fit and mine here, seen in the base layer */
 #define EVO_BYTES_PER_CONFIG (sizeof(double) + 1 + 1)
@@ -66,6 +68,7 @@ int evo_read_aware(evo *e) {
 void evo_read_fresh(evo *e, int aware) { e->fresh = aware && mpt_strategy_opt_bool(e->s, "fresh"); }
 
 void evo_free(evo *e) {
+  mpt_related_free(e->rel);
   free(e->nv);
   free(e->idx_tmp);
   free(e->dim_mark);
@@ -404,7 +407,8 @@ int64_t evo_best_of(const evo *e, const int64_t *ids, int n) {
   return best;
 }
 
-int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
+/* the initial or restart population without related observations (evo_sample_init) */
+static int64_t sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
   if (e->generations > 0) { /* a restart: configurations this search has not tried yet */
     int64_t k = 0;
     while (k < n) {
@@ -426,6 +430,12 @@ int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
     return mpt_space_sample_lhs_conditional(e->sp, params, np, &e->s->rng, n, ids);
   }
   return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
+}
+
+int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
+  int64_t c = sample_init(e, aware, n, ids);
+  if (c > 0) evo_transfer_seed(e, ids, c);
+  return c;
 }
 
 int evo_unit_population(evo *e, int aware, int P, int64_t *pid, double *x) {

@@ -45,6 +45,8 @@ struct evo {
   int init_kind;         /* initial population (option init): EVO_INIT_LHS, _RANDOM or _CONDITIONAL */
   int fresh;             /* constraint-aware placement never lands on a configuration proposed before
                             (evo_place, evo_place_unit; option fresh) */
+  struct mpt_related *rel; /* related observations (strategies/evo_transfer.c), NULL until the first */
+  double transfer;       /* option transfer: share of a population seeded from them */
 };
 
 enum { EVO_INIT_LHS = 0, EVO_INIT_RANDOM, EVO_INIT_CONDITIONAL };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 typedef struct ff_state {
   evo e;
@@ -27,6 +28,7 @@ static const mpt_option_spec ff_options[] = {
   {"alpha", MPT_OPT_DOUBLE, "0.2", "random step size", NULL, 0, 10},
   EVO_AWARE_OPTIONS,
   EVO_FRESH_OPTION,
+  EVO_TRANSFER_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -110,5 +112,6 @@ const mpt_strategy_type mpt_strategy_firefly = {
   .create = ff_create,
   .ask = ff_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = ff_destroy,
 };

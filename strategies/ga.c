@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 typedef struct ga_state {
   evo e;
@@ -56,6 +57,7 @@ typedef struct ga_state {
   {"immigrants", MPT_OPT_DOUBLE, IMMIGRANTS, IMMIGRANTS_HELP, NULL, 0, 1}, \
   {"stagnation", MPT_OPT_INT, "0", "restart after this many generations without a better best member (0: never)", NULL, 0, 1000000}, \
   EVO_AWARE_OPTIONS, \
+  EVO_TRANSFER_OPTION, \
   {NULL, 0, NULL, NULL, NULL, 0, 0}, \
 }
 
@@ -416,6 +418,7 @@ const mpt_strategy_type mpt_strategy_ga = {
   .create = ga_create,
   .ask = ga_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = ga_destroy,
 };
 
@@ -426,5 +429,6 @@ const mpt_strategy_type mpt_strategy_ga_memetic = {
   .create = ga_create,
   .ask = ga_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = ga_destroy,
 };

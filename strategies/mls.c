@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 typedef struct mls_state {
   evo e;
@@ -21,6 +22,7 @@ typedef struct mls_state {
 static const mpt_option_spec mls_options[] = {
   {"neighbor", MPT_OPT_STRING, "Hamming", "neighbourhood", "Hamming|adjacent|strictly-adjacent", 1, 0},
   {"max_batch", MPT_OPT_INT, "8", "most neighbours proposed at once in a batched ask", NULL, 1, 100000},
+  EVO_TRANSFER_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -42,7 +44,7 @@ static int mls_step(mpt_strategy *s, evo *e) {
     }
   }
   if (g->cur < 0 || g->pos >= g->n_list || e->free_gens >= EVO_STALL_LIMIT) { /* (re)start */
-    int64_t id = evo_random_unseen(e);
+    int64_t id = evo_transfer_start(e);
     if (id < 0) return 0;
     g->cur = id;
     e->free_gens = 0;
@@ -96,5 +98,6 @@ const mpt_strategy_type mpt_strategy_mls = {
   .create = mls_create,
   .ask = mls_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = mls_destroy,
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 typedef struct pso_state {
   evo e;
@@ -28,6 +29,7 @@ static const mpt_option_spec pso_options[] = {
   {"c2", MPT_OPT_DOUBLE, "0.5", "social coefficient (pull to the swarm's best)", NULL, 0, 10},
   EVO_AWARE_OPTIONS,
   EVO_FRESH_OPTION,
+  EVO_TRANSFER_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -120,5 +122,6 @@ const mpt_strategy_type mpt_strategy_pso = {
   .create = pso_create,
   .ask = pso_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = pso_destroy,
 };

@@ -9,7 +9,7 @@
 extern const mpt_strategy_type mpt_strategy_bo;
 extern const mpt_strategy_type mpt_strategy_random, mpt_strategy_brute_force, mpt_strategy_ga, mpt_strategy_de,
   mpt_strategy_pso, mpt_strategy_firefly, mpt_strategy_sa, mpt_strategy_mls,
-  mpt_strategy_ga_memetic;
+  mpt_strategy_ga_memetic, mpt_strategy_prior_order;
 
 /* a strategy type and the name Kernel Tuner gives the same strategy (NULL: none; the same name: listed
  * anyway, so the table says which of Kernel Tuner's names mptune reads) */
@@ -29,6 +29,7 @@ static const registry_row registry[] = {
   {&mpt_strategy_mls, "mls"},
   {&mpt_strategy_ga_memetic, NULL},
   {&mpt_strategy_bo, "bayes_opt"},
+  {&mpt_strategy_prior_order, NULL},
   {NULL, NULL}, /* keeps the array non-empty; rows go above */
 };
 

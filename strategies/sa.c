@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/evo_common.h"
+#include "strategies/evo_transfer.h"
 
 typedef struct sa_state {
   evo e;
@@ -26,6 +27,7 @@ static const mpt_option_spec sa_options[] = {
   {"alpha", MPT_OPT_DOUBLE, "0.995", "cooling factor per step when the budget is unknown", NULL, 1e-6, 1},
   {"neighbor", MPT_OPT_STRING, "Hamming", "neighbourhood", "Hamming|adjacent|strictly-adjacent", 1, 0},
   {"max_batch", MPT_OPT_INT, "8", "most neighbours proposed at once in a batched ask", NULL, 1, 100000},
+  EVO_TRANSFER_OPTION,
   {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -44,7 +46,7 @@ static int sa_step(mpt_strategy *s, evo *e) {
       if (g->T < g->Tmin) g->T = g->T0;
     }
   } else { /* (re)start */
-    int64_t id = evo_random_unseen(e);
+    int64_t id = evo_transfer_start(e);
     if (id < 0) return 0;
     g->cur = id;
     g->n_prop = 0;
@@ -112,5 +114,6 @@ const mpt_strategy_type mpt_strategy_sa = {
   .create = sa_create,
   .ask = sa_ask,
   .tell = evo_strategy_tell,
+  .tell_related = evo_strategy_tell_related,
   .destroy = sa_destroy,
 };

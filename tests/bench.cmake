@@ -7,3 +7,5 @@ mpt_script_test(synthetic_space COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/synthet
 mpt_script_test(bo_feasibility_fallback COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bo_feasibility_fallback.sh)
 # scripts/plot_bench.py on a tiny CSV set: axis labels with the unit, scores in the legend, y range holding the start
 mpt_script_test(plot_bench COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plot_bench.py)
+# transfer between GPUs: tune --prior, bench --prior-from-others and --transfer online (real brute-forced files)
+mpt_script_test(transfer_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/transfer_cli.sh)

@@ -129,59 +129,71 @@ void mpt_bench_run_free(mpt_bench_run *run) {
   memset(run, 0, sizeof *run);
 }
 
-int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, const char *strategy,
-                           const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
-                           mpt_bench_run *out, mpt_error *err) {
+int mpt_bench_run_begin(mpt_bench_run *out, int64_t budget, int batch, mpt_error *err) {
   memset(out, 0, sizeof *out);
   if (budget < 1) return mpt_error_set(err, MPT_ERR_VALUE, "bench: budget must be >= 1 (got %lld)", (long long)budget);
   if (batch < 1) return mpt_error_set(err, MPT_ERR_VALUE, "bench: batch must be >= 1 (got %d)", batch);
   out->best = malloc((size_t)budget * sizeof *out->best);
   out->ids = malloc((size_t)budget * sizeof *out->ids);
   out->ask_s = malloc((size_t)budget * sizeof *out->ask_s); /* every ask returns >= 1 id, or ends the run */
-  int64_t *ids = malloc((size_t)batch * sizeof *ids);
-  mpt_obs *obs = malloc((size_t)batch * sizeof *obs);
-  mpt_strategy *s = NULL;
-  int rc = 0;
-  if (!out->best || !out->ids || !out->ask_s || !ids || !obs) {
-    rc = mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
-    goto done;
-  }
-  if ((rc = mpt_strategy_create(strategy, space, opts, n_opts, seed, budget, &s, err))) goto done;
-  double best = INFINITY;
-  while (out->n_evals < budget) {
-    int64_t left = budget - out->n_evals;
-    int want = left < batch ? (int)left : batch;
-    double t0 = mpt_clock_mono_s();
-    int got = mpt_strategy_ask(s, want, ids);
-    double t1 = mpt_clock_mono_s();
-    if (got < 0) {
-      rc = mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations): %s",
-                         strategy, (unsigned long long)seed, (long long)out->n_evals, mpt_strategy_ask_error(s));
-      goto done;
+  if (!out->best || !out->ids || !out->ask_s) return mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
+  return 0;
+}
+
+int mpt_bench_run_round(mpt_strategy *s, const mpt_replay *replay, mpt_bench_run *out, int64_t budget, int batch,
+                        int64_t *ids, mpt_obs *obs, int *got_out, mpt_error *err) {
+  *got_out = 0;
+  if (out->n_evals >= budget) return 0;
+  int64_t left = budget - out->n_evals;
+  int want = left < batch ? (int)left : batch;
+  double best = out->n_evals ? out->best[out->n_evals - 1] : INFINITY;
+  double t0 = mpt_clock_mono_s();
+  int got = mpt_strategy_ask(s, want, ids);
+  double t1 = mpt_clock_mono_s();
+  if (got < 0)
+    return mpt_error_set(err, got, "bench: strategy '%s' failed to ask (seed %llu, after %lld evaluations): %s",
+                         s->type->name, (unsigned long long)s->seed, (long long)out->n_evals, mpt_strategy_ask_error(s));
+  if (got == 0) return 0;
+  if (out->n_asks < budget) out->ask_s[out->n_asks++] = t1 - t0;
+  out->strategy_s += t1 - t0;
+  if (got > want) got = want;
+  for (int i = 0; i < got; i++) {
+    mpt_replay_obs(replay, ids[i], &obs[i]);
+    if (mpt_obs_valid(&obs[i])) {
+      if (obs[i].objective < best) best = obs[i].objective;
+    } else {
+      out->n_failed++;
     }
-    if (got == 0) break;
-    if (out->n_asks < budget) out->ask_s[out->n_asks++] = t1 - t0;
-    out->strategy_s += t1 - t0;
-    if (got > want) got = want;
-    for (int i = 0; i < got; i++) {
-      mpt_replay_obs(replay, ids[i], &obs[i]);
-      if (mpt_obs_valid(&obs[i])) {
-        if (obs[i].objective < best) best = obs[i].objective;
-      } else {
-        out->n_failed++;
-      }
-      out->ids[out->n_evals] = ids[i];
-      out->best[out->n_evals++] = best;
-    }
-    t0 = mpt_clock_mono_s();
-    mpt_strategy_tell(s, obs, got);
-    out->strategy_s += mpt_clock_mono_s() - t0;
+    out->ids[out->n_evals] = ids[i];
+    out->best[out->n_evals++] = best;
   }
+  t0 = mpt_clock_mono_s();
+  mpt_strategy_tell(s, obs, got);
+  out->strategy_s += mpt_clock_mono_s() - t0;
+  *got_out = got;
+  return 0;
+}
+
+void mpt_bench_run_end(mpt_bench_run *out, int64_t budget) {
+  double best = out->n_evals ? out->best[out->n_evals - 1] : INFINITY;
   for (int64_t i = out->n_evals; i < budget; i++) {
     out->best[i] = best;
     out->ids[i] = -1;
   }
-done:
+}
+
+int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, const char *strategy,
+                           const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
+                           mpt_bench_run *out, mpt_error *err) {
+  int rc = mpt_bench_run_begin(out, budget, batch, err);
+  if (rc) return rc;
+  int64_t *ids = malloc((size_t)batch * sizeof *ids);
+  mpt_obs *obs = malloc((size_t)batch * sizeof *obs);
+  mpt_strategy *s = NULL;
+  if (!ids || !obs) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
+  if (!rc) rc = mpt_strategy_create(strategy, space, opts, n_opts, seed, budget, &s, err);
+  for (int got = 1; !rc && got > 0;) rc = mpt_bench_run_round(s, replay, out, budget, batch, ids, obs, &got, err);
+  if (!rc) mpt_bench_run_end(out, budget);
   mpt_strategy_destroy(s);
   free(ids);
   free(obs);

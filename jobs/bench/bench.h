@@ -22,6 +22,7 @@
 #include "evaluators/replay/replay.h"
 #include "spaces/sys/error.h"
 #include "spaces/space.h"
+#include "strategies/strategy.h"
 
 /* The random-search reference of one replayed space. */
 typedef struct mpt_bench_ref {
@@ -76,6 +77,15 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
                            const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
                            mpt_bench_run *out, mpt_error *err);
 void mpt_bench_run_free(mpt_bench_run *run);
+/* The steps of mpt_bench_run_strategy, for runs that tell the strategy more between rounds (related
+ * observations: jobs/bench/bench_transfer.h). begin: out zeroed and allocated for budget evaluations (owned by
+ * the caller: mpt_bench_run_free, also on error). round: one ask of up to batch ids (ids, obs: batch entries),
+ * each looked up in replay, recorded in out and told to s; *got: how many (0: the run is over). end: the
+ * entries past n_evals filled. 0 or an error. */
+int mpt_bench_run_begin(mpt_bench_run *out, int64_t budget, int batch, mpt_error *err);
+int mpt_bench_run_round(mpt_strategy *s, const mpt_replay *replay, mpt_bench_run *out, int64_t budget, int batch,
+                        int64_t *ids, mpt_obs *obs, int *got, mpt_error *err);
+void mpt_bench_run_end(mpt_bench_run *out, int64_t budget);
 
 /* Aggregation over the repeats of one (strategy, space). */
 #define MPT_BENCH_MAX_CHECKPOINTS 8

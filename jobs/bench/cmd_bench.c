@@ -19,6 +19,7 @@
 #include "coordinator/progress.h"
 #include "evaluators/replay/replay.h"
 #include "jobs/bench/bench.h"
+#include "jobs/bench/bench_transfer.h"
 #include "jobs/cli/commands.h"
 #include "jobs/output/outfile.h"
 #include "spaces/space.h"
@@ -65,6 +66,7 @@ typedef struct bench_args {
   const char *out;
   const char *plot_script;
   int no_plot, progress, help; /* progress: -1 on a terminal only (default), 0 off, 1 on */
+  int prior_others, online;    /* --prior-from-others, --transfer online */
   double progress_every;
 } bench_args;
 
@@ -74,6 +76,7 @@ static void usage(FILE *f) {
     "         --strategy NAME[,NAME[:key=value[,key=value]]...] [--strategy ...] [--option key=value]...\n"
     "         [--repeats R] [--budget N] [--batch B] [--step K] [--seed S] [--out DIR] [--no-plot]\n"
     "         [--plot-script FILE] [--progress | --no-progress] [--progress-every S]\n"
+    "         [--prior-from-others | --transfer online|none]\n"
     "Runs every strategy R times on every replayed brute-forced space (T4 or Kernel Tuner cache file,\n"
     "gzip or plain) and scores the runs against random search.\n"
     "  --problem FILE   T1 problem of the spaces (required unless every --space names its own)\n"
@@ -95,6 +98,13 @@ static void usage(FILE *f) {
     "                   time and ETA (the other ranks have as many runs); by default only when stderr\n"
     "                   is a terminal (--no-progress: never)\n"
     "  --progress-every S  seconds between progress lines (default 5; 0: after every run)\n"
+    "  --prior-from-others  transfer offline: a run on one --space is first told every other --space's\n"
+    "                   records as related observations (one source per file, as `mptune tune --prior`)\n"
+    "  --transfer online  a joint campaign: repeat r of a strategy runs on every --space at once, one\n"
+    "                   instance per space (seed S + r each, as independent runs), in lockstep: each\n"
+    "                   round every space asks and is told its own observations, then the others' as\n"
+    "                   related ones (as the device classes of one run); none (default): independent\n"
+    "  (both need the --space files to be of one problem; strategies without transfer ignore it)\n"
     "Under mpiexec the (space, strategy, repeat) jobs go round-robin to the ranks; results do not\n"
     "depend on the number of ranks (only the ask times do).\n"
     "Score of a run: mean over k = K, 2K, ... up to the budget (20, 40, ..., 220 by default) of\n"
@@ -125,10 +135,12 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
     if (!strcmp(o, "--no-plot")) { a->no_plot = 1; continue; }
     if (!strcmp(o, "--progress")) { a->progress = 1; continue; }
     if (!strcmp(o, "--no-progress")) { a->progress = 0; continue; }
+    if (!strcmp(o, "--prior-from-others")) { a->prior_others = 1; continue; }
     if (o[0] != '-') return mpt_error_set(err, MPT_ERR_VALUE, "unexpected argument '%s' (see mptune bench --help)", o);
     static const char *const known[] = {"--problem", "--space", "--strategy", "--option", "--repeats", "--budget",
                                         "--batch", "--step", "--seed", "--out", "--plot-script", "--progress-every",
-                                        "--no-plot", "--progress", "--no-progress", "--help", NULL};
+                                        "--no-plot", "--progress", "--no-progress", "--help", "--transfer",
+                                        "--prior-from-others", NULL};
     if (mpt_cmd_known("bench", o, known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
     if (!v) return err->code;
@@ -155,12 +167,19 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
       a->seed = (uint64_t)s;
     } else if (!strcmp(o, "--out")) a->out = v;
     else if (!strcmp(o, "--plot-script")) a->plot_script = v;
+    else if (!strcmp(o, "--transfer")) {
+      if (strcmp(v, "online") && strcmp(v, "none"))
+        return mpt_error_set(err, MPT_ERR_VALUE, "--transfer: expected online or none, got '%s'", v);
+      a->online = !strcmp(v, "online");
+    }
     else if (!strcmp(o, "--progress-every")) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->progress_every, err);
     else return mpt_error_set(err, MPT_ERR_VALUE, "unknown option '%s' (see mptune bench --help)", o);
     if (rc) return rc;
   }
   if (!a->n_space_args) return mpt_error_set(err, MPT_ERR_VALUE, "no --space given (see mptune bench --help)");
   if (!a->n_strategy_args) return mpt_error_set(err, MPT_ERR_VALUE, "no --strategy given (see mptune bench --help)");
+  if (a->online && a->prior_others)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--transfer online and --prior-from-others exclude each other");
   if (a->batch > INT_MAX) return mpt_error_set(err, MPT_ERR_VALUE, "--batch: too large");
   if (a->budget > 100000000) return mpt_error_set(err, MPT_ERR_VALUE, "--budget: too large");
   return 0;
@@ -526,6 +545,9 @@ typedef struct bench_ctx {
   bench_strategy st[MAX_ITEMS];
   int n_st;
   char plot_script[4096]; /* rank 0, unless --no-plot: found before any run */
+  /* --transfer online: this rank's joint campaigns, run (s, r) once for every space: runs[(s R + r) n_sp + p] */
+  mpt_bench_run *joint;
+  uint8_t *joint_done;
 } bench_ctx;
 
 /* rank 0's progress line: its runs are 1/size of all, the other ranks run as many */
@@ -700,6 +722,48 @@ static int64_t group_jobs(int64_t g, int64_t R, int q, int size, int64_t *first)
   return *first < lo + R ? (lo + R - 1 - *first) / size + 1 : 0;
 }
 
+/* --transfer online: the run of strategy s, repeat r on space p out of its joint campaign over every space (run
+ * once on this rank, kept for the other spaces' jobs); NULL and err on error */
+static const mpt_bench_run *joint_run(const bench_ctx *c, int64_t p, int64_t s, int64_t r, mpt_error *err) {
+  const bench_args *a = &c->a;
+  mpt_bench_run *runs = c->joint + (s * a->repeats + r) * c->n_sp;
+  uint8_t *done = &c->joint_done[s * a->repeats + r];
+  if (!*done) {
+    const mpt_replay *rep[MAX_ITEMS];
+    for (int q = 0; q < c->n_sp; q++) rep[q] = c->sp[q].replay;
+    int rc = mpt_bench_run_joint(c->pr[c->sp[0].problem].s, rep, c->n_sp, c->st[s].name,
+                                 (const char *const *)c->st[s].opts, c->st[s].n_opts, a->seed + (uint64_t)r,
+                                 a->budget, (int)a->batch, runs, err);
+    if (rc) return NULL;
+    *done = 1;
+  }
+  return &runs[p];
+}
+
+/* the run of strategy s, repeat r on space p: independent, with the other spaces as priors, or out of a joint
+ * campaign (joint: *run points into the cache, not to be freed); 0 or an error */
+static int run_one(const bench_ctx *c, int64_t p, int64_t s, int64_t r, mpt_bench_run *run, int *joint,
+                   mpt_error *err) {
+  const bench_args *a = &c->a;
+  const bench_space *b = &c->sp[p];
+  const char *const *opts = (const char *const *)c->st[s].opts;
+  *joint = a->online;
+  if (a->online) {
+    const mpt_bench_run *j = joint_run(c, p, s, r, err);
+    if (j) *run = *j;
+    return j ? 0 : err->code ? err->code : MPT_ERR_VALUE;
+  }
+  if (!a->prior_others)
+    return mpt_bench_run_strategy(c->pr[b->problem].s, b->replay, c->st[s].name, opts, c->st[s].n_opts,
+                                  a->seed + (uint64_t)r, a->budget, (int)a->batch, run, err);
+  const mpt_replay *priors[MAX_ITEMS];
+  int sources[MAX_ITEMS], n = 0;
+  for (int q = 0; q < c->n_sp; q++)
+    if (q != p) { sources[n] = q; priors[n++] = c->sp[q].replay; }
+  return mpt_bench_run_with_priors(c->pr[b->problem].s, b->replay, priors, sources, n, c->st[s].name, opts,
+                                   c->st[s].n_opts, a->seed + (uint64_t)r, a->budget, (int)a->batch, run, err);
+}
+
 /* runs job j into its record o (REC_HEAD values, then best-so-far and ask times, budget each) */
 static int run_job(const bench_ctx *c, int64_t j, double *o, mpt_error *err) {
   const bench_args *a = &c->a;
@@ -707,8 +771,9 @@ static int run_job(const bench_ctx *c, int64_t j, double *o, mpt_error *err) {
   int64_t p = j / (S * R), s = (j / R) % S, r = j % R;
   const bench_space *b = &c->sp[p];
   mpt_bench_run run;
-  int rc = mpt_bench_run_strategy(c->pr[b->problem].s, b->replay, c->st[s].name, (const char *const *)c->st[s].opts,
-                                  c->st[s].n_opts, a->seed + (uint64_t)r, B, (int)a->batch, &run, err);
+  memset(&run, 0, sizeof run);
+  int joint = 0;
+  int rc = run_one(c, p, s, r, &run, &joint, err);
   if (rc) mpt_error_prefix(err, "%s on %s, repeat %lld", c->st[s].label, b->label, (long long)r);
   o[REC_JOB] = (double)j;
   o[REC_RC] = rc;
@@ -720,7 +785,7 @@ static int run_job(const bench_ctx *c, int64_t j, double *o, mpt_error *err) {
     memcpy(o + REC_HEAD, run.best, (size_t)B * sizeof *o);
     memcpy(o + REC_HEAD + B, run.ask_s, (size_t)run.n_asks * sizeof *o);
   }
-  mpt_bench_run_free(&run);
+  if (!joint) mpt_bench_run_free(&run);
   return rc;
 }
 
@@ -753,10 +818,32 @@ static void free_ctx(bench_ctx *c) {
     /* problem paths of PROBLEM:DATA arguments were strndup'ed, one per --space */
     if (c->sp[i].problem_path && c->sp[i].problem_path != c->a.problem) free((char *)c->sp[i].problem_path);
   }
+  for (int64_t i = 0; c->joint && i < (int64_t)c->n_st * c->a.repeats * c->n_sp; i++) mpt_bench_run_free(&c->joint[i]);
+  free(c->joint);
+  free(c->joint_done);
   for (int i = 0; i < c->n_pr; i++) {
     mpt_space_free(c->pr[i].s);
     mpt_problem_free(c->pr[i].p);
   }
+}
+
+/* --prior-from-others, --transfer online: at least two spaces, all of one problem (config ids name the same
+ * configurations), and the cache of joint campaigns; 0 or an error */
+static int setup_transfer(bench_ctx *c, mpt_error *err) {
+  const bench_args *a = &c->a;
+  if (!a->online && !a->prior_others) return 0;
+  const char *opt = a->online ? "--transfer online" : "--prior-from-others";
+  if (c->n_sp < 2) return mpt_error_set(err, MPT_ERR_VALUE, "%s: needs at least two --space files", opt);
+  for (int i = 1; i < c->n_sp; i++)
+    if (c->sp[i].problem != c->sp[0].problem)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: --space %s has another problem (%s) than --space %s (%s)", opt,
+                           c->sp[i].data_path, c->sp[i].problem_path, c->sp[0].data_path, c->sp[0].problem_path);
+  if (!a->online) return 0;
+  int64_t n = (int64_t)c->n_st * a->repeats;
+  c->joint = calloc((size_t)(n * c->n_sp), sizeof *c->joint);
+  c->joint_done = calloc((size_t)n, 1);
+  if (!c->joint || !c->joint_done) return mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
+  return 0;
 }
 
 /* the strategies and their options, the spaces, and every variant created once (its options checked by the
@@ -777,7 +864,7 @@ static int setup_bench(bench_ctx *c, mpt_error *err) {
     if (rc) mpt_error_prefix(err, "--strategy %s", c->st[s].label);
     mpt_strategy_destroy(t);
   }
-  return rc;
+  return rc ? rc : setup_transfer(c, err);
 }
 
 /* rank 0, before --out is created: the plot script, no output replacing an input, a writable --out; then

@@ -43,7 +43,7 @@ static void usage(FILE *f, int collect) {
             "         [--virtual-workers N [--virtual-time wall|cpu]] [--class-ranks CLASS=R1,R2,...]...\n"
             "         [--no-transfer] [--no-cross] [--evaluator NAME] [--option key=value]...\n"
             "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
-            "         [--confirm K]\n"
+            "         [--confirm K] [--prior FILE]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
             "         [--progress auto|tty|lines|off | --no-progress]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
@@ -83,6 +83,12 @@ static void usage(FILE *f, int collect) {
             "each, interleaved, on one worker; the best reported is the best confirmed (the median of its\n"
             "re-measurements), and the summary says when that reorders them. Not counted against the budget,\n"
             "logged apart (/confirmations); 0: none.\n"
+            "--prior FILE (repeatable): an earlier run log or a brute-forced T4 / Kernel Tuner cache file of\n"
+            "this problem on another device, told to the strategy as prior knowledge before its first ask\n"
+            "(one source per file; never counted as this run's evaluations; listed in the log's 'priors').\n"
+            "bo uses it as its GP's prior mean (option transfer), the evolutionary strategies seed their\n"
+            "populations with its best configurations (option transfer), prior_order follows it blindly;\n"
+            "random and brute_force ignore it.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
             "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
 }
@@ -144,7 +150,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     if (strcmp(o, "--no-transfer") == 0) { a->no_transfer = 1; continue; }
     if (strcmp(o, "--no-cross") == 0) { a->no_cross = 1; continue; }
     static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
-                                             "--confirm", COMMON_OPTIONS, NULL};
+                                             "--confirm", "--prior", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -203,6 +209,10 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if (a->n_opts >= MPT_JOB_MAX_OPTS)
         return mpt_error_set(err, MPT_ERR_VALUE, "too many --option (max %d)", MPT_JOB_MAX_OPTS);
       a->opts[a->n_opts++] = v;
+    } else if (!collect && strcmp(o, "--prior") == 0) {
+      if (a->n_priors >= (int)(sizeof a->priors / sizeof a->priors[0]))
+        return mpt_error_set(err, MPT_ERR_VALUE, "too many --prior (max %d)", (int)(sizeof a->priors / sizeof a->priors[0]));
+      a->priors[a->n_priors++] = v;
     } else if (strcmp(o, "--timeout") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e7, &a->timeout_s, err);
     else if (strcmp(o, "--iterations") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > MPT_OBS_MAX_TIMES) /* refused, not capped */
@@ -248,6 +258,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     return err->code;
   for (int i = 1; i < a->n_sim; i++)
     if (mpt_job_refuse_input(a, "--simulate", a->sim_file[i], err) != 0) return err->code;
+  for (int i = 0; i < a->n_priors; i++)
+    if (mpt_job_refuse_input(a, "--prior", a->priors[i], err) != 0) return err->code;
   if (mpt_same_file(a->log, a->t4))
     return mpt_error_set(err, MPT_ERR_VALUE, "--t4 and --log name the same file '%s'", a->log);
   const mpt_evaluator_type *et = mpt_evaluator_find(a->evaluator);

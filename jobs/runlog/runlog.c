@@ -198,6 +198,11 @@ static int open_at(const char *path, const mpt_space *space, int64_t extend_to, 
 
 /* ---- the contract (jobs/runlog/runlog.h) ---- */
 
+int mpt_runlog_check_problem(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err) {
+  int rc = mpt_rl_check_params(log, space, path, err);
+  return rc ? rc : mpt_rl_check_same_space(log, space, path, err);
+}
+
 int mpt_runlog_begin_session(mpt_runlog *log, mpt_error *err) {
   return log->session_pending ? begin_session(log, err) : 0;
 }

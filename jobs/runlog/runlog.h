@@ -27,6 +27,7 @@ typedef struct mpt_run_meta {
   const char *objective;     /* --objective as evaluators/objective.h describes it; NULL or "": time */
   int64_t records;           /* records a new log is to have room for (a run of several device classes: a budget
                                 each, and the portability evaluations); 0: the budget's */
+  const char *priors;        /* the --prior files the strategy was told ("" or NULL: none; jobs/prior.h) */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -58,6 +59,9 @@ int mpt_runlog_check_unlocked(const char *path, mpt_error *err);
 int mpt_runlog_extended(const mpt_runlog *log);
 /* Read-only open for export/inspection. */
 int mpt_runlog_open_readonly(const char *path, mpt_runlog **out, mpt_error *err);
+/* 0 when a log opened read-only is of the problem of space (the same parameters and values, and ids naming the
+ * same configurations), else MPT_ERR_VALUE naming the difference (path: the log's name in the message) */
+int mpt_runlog_check_problem(mpt_runlog *log, const mpt_space *space, const char *path, mpt_error *err);
 
 int mpt_runlog_set_devices(mpt_runlog *log, const mpt_device_info *devs, int n, mpt_error *err);
 /* The run's class table as text (the root attribute "classes": one class a line, "name<TAB>vendor<TAB>device

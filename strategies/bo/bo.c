@@ -73,6 +73,7 @@
 #include "strategies/bo/bo_feasibility.h"
 #include "strategies/bo/bo_local.h"
 #include "strategies/bo/bo_model.h"
+#include "strategies/bo/bo_transfer.h"
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -115,6 +116,7 @@ static const mpt_option_spec bo_options[] = {
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
     {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
     {"advanced_discount", MPT_OPT_DOUBLE, "0.75", "advanced-multi: discount of past improvements in each function's score", NULL, 0, 1},
+    BO_TRANSFER_OPTIONS,
     {0},
 };
 
@@ -263,7 +265,8 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
   b->best_t = INFINITY;
   for (int a = 0; a < AF_N; a++) b->active[a] = 1;
   b->active[AF_LCBS] = 0; /* the portfolios use ei, poi, lcb (as Kernel Tuner's) */
-  if (bo_encoding_init(b, s) != 0) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  if (bo_encoding_init(b, s) != 0 || bo_transfer_create(b, s) != 0)
+    return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
   int rc = alloc_scan_buffers(b, s, err);
   if (rc) return rc;
   rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
@@ -279,6 +282,7 @@ static void bo_destroy(mpt_strategy *s) {
   free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
   free(b->fq[0]); free(b->fq[1]); free(b->ranked);
+  bo_transfer_free(b);
   free(b);
   s->data = NULL;
 }
@@ -389,6 +393,7 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
     mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf);
+    bo_transfer_shift(b, b0, b1, b->mbuf);
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
@@ -480,6 +485,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
     mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf); /* sbuf: normalized variances */
+    bo_transfer_shift(b, b0, b1, b->mbuf);
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
@@ -703,7 +709,7 @@ static int add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *er
     double mu, sdq;
     mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
     if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-    rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst : mu, err);
+    rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst - bo_transfer_offset(b, b->pend[*from].id) : mu, err);
     if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
                              mpt_gp_n_obs(b->gp) + 1);
   }
@@ -765,7 +771,9 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   bo_state *b = s->data;
   mpt_error *err = &s->ask_error;
   int k = 0;
-  int rc = bo_process_queue(b, s, err);
+  int rc = bo_transfer_before(b, s, err);
+  if (rc == 0) rc = bo_process_queue(b, s, err);
+  if (rc == 0) rc = bo_transfer_after(b, err);
   if (rc) return err->code ? err->code : mpt_error_set(err, rc, "bo: cannot update the model (error %d)", rc);
   if ((rc = ask_initial(b, s, n, ids, &k)) != 0) return rc;
   if (k < n) {
@@ -776,6 +784,10 @@ static int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   return k;
 }
 
+static void bo_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n) {
+  bo_transfer_tell(s->data, source, obs, n);
+}
+
 const mpt_strategy_type mpt_strategy_bo = {
     .name = "bo",
     .summary = "Bayesian optimization (GP, exhaustive acquisition over valid configurations, feasibility model, batched asks)",
@@ -784,4 +796,5 @@ const mpt_strategy_type mpt_strategy_bo = {
     .ask = bo_ask,
     .tell = bo_tell,
     .destroy = bo_destroy,
+    .tell_related = bo_tell_related,
 };

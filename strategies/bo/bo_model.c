@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_model.h"
+#include "strategies/bo/bo_transfer.h"
 
 int bo_push_obs(bo_state *b, int64_t id, double y, int ok) {
   if (b->n_obs == b->cap_obs) {
@@ -46,7 +47,7 @@ static int rebuild_gp(bo_state *b, mpt_error *err) {
   for (int64_t i = 0; rc == 0 && i < b->n_processed; i++) {
     if (!b->obs_ok[i]) continue;
     double t = bo_transform(b, b->obs_y[i]);
-    rc = mpt_gp_add(b->gp, bo_point(b, b->obs_id[i]), t, err);
+    rc = mpt_gp_add(b->gp, bo_point(b, b->obs_id[i]), t - bo_transfer_offset(b, b->obs_id[i]), err);
     if (t < b->best_t) b->best_t = t;
   }
   if (lsp != ls) free(lsp);
@@ -116,7 +117,21 @@ static int retransform(bo_state *b, mpt_error *err) {
   int n = mpt_gp_n_obs(b->gp);
   if (b->post == 0 || n < 2) return 0;
   int rc = compute_ty(b, n, b->n_processed, err);
-  return rc ? rc : mpt_gp_set_outputs(b->gp, b->ty, err);
+  return rc ? rc : mpt_gp_set_outputs(b->gp, bo_transfer_residuals(b, b->ty, n, b->n_processed, b->ty + n), err);
+}
+
+int bo_model_reoffset(bo_state *b, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp);
+  if (n == 0) return 0;
+  if (b->post && n >= 2) return retransform(b, err);
+  double *y = malloc(sizeof(double) * (size_t)n);
+  if (!y) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  int k = 0;
+  for (int64_t i = 0; i < b->n_processed && k < n; i++)
+    if (b->obs_ok[i]) { y[k++] = bo_transform(b, b->obs_y[i]) - bo_transfer_offset(b, b->obs_id[i]); }
+  int rc = mpt_gp_set_outputs(b->gp, y, err);
+  free(y);
+  return rc;
 }
 
 /* whether the taking in of queued observations (at observation i of n_obs) is to give up: asks s's tick
@@ -167,11 +182,11 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       /* the last new one (and one a refit follows) re-transforms every output in the same pass over
        * the candidates (last_ok is set only with a non-incremental transform) */
       rc = compute_ty(b, n1, i + 1, err);
-      if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, b->ty, err);
+      if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, bo_transfer_residuals(b, b->ty, n1, i + 1, b->ty + n1), err);
       if (i == last_ok) post_done = 1;
     } else {
       double t = bo_transform(b, b->obs_y[i]);
-      rc = mpt_gp_add(b->gp, x, t, err);
+      rc = mpt_gp_add(b->gp, x, t - bo_transfer_offset(b, b->obs_id[i]), err);
       /* the incumbent in the GP's outputs: t itself without a rank transform, and also with one while
        * the GP holds a single observation (the transform starts at two; with best_t infinite every EI
        * would be infinite and the first free configuration, id 0, would be picked) */

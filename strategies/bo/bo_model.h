@@ -12,5 +12,8 @@ int bo_push_obs(bo_state *b, int64_t id, double y, int ok);
 double bo_transform(const bo_state *b, double y);
 /* puts the queued observations (n_processed .. n_obs) into the GP and the feasibility model */
 int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err);
+/* gives every observation in the GP its output again (after the prior mean of transfer changed:
+ * strategies/bo/bo_transfer.c); 0 or an error */
+int bo_model_reoffset(bo_state *b, mpt_error *err);
 
 #endif

@@ -95,6 +95,10 @@ typedef struct bo_state {
   int64_t n_fq[2];
   bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
   int64_t cap_ranked;
+  /* transfer from related observations (strategies/bo/bo_transfer.c): the GP models objective - prior mean,
+   * the prior mean of candidate c being xfer_beta * xfer_pz[c] (xfer_pz NULL: none) */
+  struct bo_transfer *xfer;
+  double *xfer_pz, xfer_beta;
 } bo_state;
 
 #define BO_BLOCK 4096
