@@ -219,7 +219,9 @@ static int alloc_scan_buffers(bo_state *b, mpt_strategy *s, mpt_error *err) {
   b->sbuf = malloc(sizeof(double) * BO_BLOCK);
   b->fq[0] = malloc(sizeof(bo_ranked) * BO_BLOCK);
   b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
-  if (!b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
+  b->run_x = malloc(sizeof(double) * 16 * (size_t)b->D);
+  b->run_y = malloc(sizeof(double) * 16);
+  if (!b->run_x || !b->run_y || !b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
   return 0;
 }
@@ -278,7 +280,7 @@ static void bo_destroy(mpt_strategy *s) {
   free(b->ty); free(b->act); free(b->inc_idx); free(b->enc_cfg); free(b->enc_full); free(b->xq); free(b->fs_x);
   free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
-  free(b->fq[0]); free(b->fq[1]); free(b->ranked);
+  free(b->fq[0]); free(b->fq[1]); free(b->ranked); free(b->run_x); free(b->run_y);
   free(b);
   s->data = NULL;
 }

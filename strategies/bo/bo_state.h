@@ -49,6 +49,7 @@ typedef struct bo_state {
   double *obs_y;         /* raw objective (NAN for failures) */
   uint8_t *obs_ok;
   int64_t n_processed;   /* observations already put into the models */
+  double *run_x, *run_y; /* 16 x D, 16: a run of queued observations taken in together (bo_model.c) */
   int64_t n_ok;
   int64_t n_fail;
   double best_t;         /* best transformed objective among processed ok observations */

@@ -1,0 +1,176 @@
+/* gp/gp_batch.c: several observations added to a GP in one pass over V (mpt_gp_add_many, gp/gp.h). The
+ * factor grows row by row as for single adds (gp_add_prepare); then each panel of candidates is read
+ * from memory once: the sums of the new rows over the old rows of V are taken four observations at a
+ * time from cache, and each new row is finished in order over the rows added before it. Every candidate
+ * sees the same operations in the same order as in k single adds, so the results are the same bit for
+ * bit (tests/test_gp.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp_hot.h"
+#include "gp/gp_impl.h"
+
+typedef float gp_v8f __attribute__((vector_size(32)));
+
+/* t_j[r] = sum over rows i < n of p[i][r] * c_j[i] for 4 coefficient vectors (float, row order: the
+ * sums of add_panels), written to out + j * GP_VB */
+GP_HOT static void sums4(int n, const float *restrict p, const float *restrict c0, const float *restrict c1,
+                         const float *restrict c2, const float *restrict c3, float *restrict out) {
+  gp_v8f t[4][4] = {{{0}}};
+  for (int i = 0; i < n; i++) {
+    gp_v8f r[4];
+    memcpy(r, p + (size_t)i * GP_VB, sizeof r);
+    float c[4] = {c0[i], c1[i], c2[i], c3[i]};
+    for (int j = 0; j < 4; j++)
+      for (int v = 0; v < 4; v++) t[j][v] += r[v] * c[j];
+  }
+  memcpy(out, t, sizeof t);
+}
+
+/* the same in double from double coefficients (the sums of add_panels_exact) */
+GP_HOT static void sum_exact(int n, const float *restrict p, const double *restrict c, double *restrict out) {
+  double t[GP_VB] = {0};
+  for (int i = 0; i < n; i++) {
+    double ci = c[i];
+    for (int r = 0; r < GP_VB; r++) t[r] += (double)p[(size_t)i * GP_VB + r] * ci;
+  }
+  memcpy(out, t, sizeof t);
+}
+
+/* one running sum of one new observation: over rows [0, rows) with float or double coefficients */
+typedef struct gp_sum {
+  const float *cf;
+  const double *cd;      /* exact: double coefficients and sums */
+  float tf[GP_VB];
+  double td[GP_VB];
+} gp_sum;
+
+/* continues sum s over rows [from, to) of panel p */
+static void sum_more(gp_sum *s, const float *p, int from, int to) {
+  for (int i = from; i < to; i++) {
+    const float *row = p + (size_t)i * GP_VB;
+    if (s->cd)
+      for (int r = 0; r < GP_VB; r++) s->td[r] += (double)row[r] * s->cd[i];
+    else
+      for (int r = 0; r < GP_VB; r++) s->tf[r] += row[r] * s->cf[i];
+  }
+}
+
+/* the new row of observation j in one panel from its sums (t; a with all outputs replaced), and the
+ * posterior state updated exactly as add_panels / add_panels_exact do */
+static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq, float *vrow, double *A, double *B,
+                       double *var) {
+  for (int r = 0; r < GP_VB; r++) {
+    double tr = rw->exact ? t->td[r] : (double)t->tf[r];
+    float v = (float)((kq[r] - tr) * rw->inv_lnn);
+    vrow[r] = v;
+    if (a) A[r] = (rw->exact ? a->td[r] : (double)a->tf[r]) + (double)v * rw->wyn;
+    else A[r] += (double)v * rw->wyn;
+    B[r] += (double)v * rw->w1n;
+    var[r] -= (double)v * (double)v;
+  }
+}
+
+/* one panel (P, its rows ps floats apart at most) for k new rows rw[0..k) over n0 old rows; sums: 2k
+ * scratch sums (the t of each, then the a of the last when outputs are replaced) */
+static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double *kq, size_t kstride, double *A,
+                        double *B, double *var, gp_sum *sums, const float *zero) {
+  int ns = k + (rw[k - 1].wf || rw[k - 1].wy ? 1 : 0);
+  for (int s = 0; s < ns; s++) {
+    const gp_row *r = &rw[s < k ? s : k - 1];
+    int is_a = s >= k;
+    sums[s].cd = r->exact ? (is_a ? r->wy : r->l) : NULL;
+    sums[s].cf = r->exact ? NULL : (is_a ? r->wf : r->lf);
+  }
+  int fl[64 + 4], nf = 0; /* float sums, grouped by four over the old rows */
+  for (int s = 0; s < ns; s++) {
+    if (sums[s].cd) sum_exact(n0, P, sums[s].cd, sums[s].td);
+    else fl[nf++] = s;
+    if (nf == 4 || (s == ns - 1 && nf > 0)) {
+      float out[4 * GP_VB];
+      const float *c[4];
+      for (int j = 0; j < 4; j++) c[j] = j < nf ? sums[fl[j]].cf : zero;
+      sums4(n0, P, c[0], c[1], c[2], c[3], out);
+      for (int j = 0; j < nf; j++) memcpy(sums[fl[j]].tf, out + j * GP_VB, sizeof sums[0].tf);
+      nf = 0;
+    }
+  }
+  for (int j = 0; j < k; j++) {
+    gp_sum *a = j == k - 1 && ns > k ? &sums[k] : NULL;
+    sum_more(&sums[j], P, n0, n0 + j);
+    if (a) sum_more(a, P, n0, n0 + j);
+    finish_row(&rw[j], &sums[j], a, kq + (size_t)j * kstride, P + (size_t)(n0 + j) * GP_VB, A, B, var);
+  }
+}
+
+/* the pass over every candidate for the k prepared rows; returns the new sum of the variances */
+static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, double *kb, gp_sum *sums,
+                         const float *zero) {
+  double vs = 0;
+  int n0 = rw[0].n;
+  const size_t ps = (size_t)gp->cap * GP_VB;
+  for (int64_t b = 0; b < gp->n_pad; b += GP_BLOCK) {
+    int64_t bp = gp->n_pad - b < GP_BLOCK ? gp->n_pad - b : GP_BLOCK;
+    int64_t bc = gp->n_cand - b < bp ? gp->n_cand - b : bp;
+    for (int j = 0; j < k; j++) {
+      double *kj = kb + (size_t)j * GP_BLOCK;
+      gp_kernel_row(gp, X + (size_t)j * gp->dim, b, bc, kj);
+      for (int64_t c = bc; c < bp; c++) kj[c] = 0.0; /* padding: V stays 0 */
+    }
+    double bvs = 0; /* summed by block, then the blocks (add_impl's order) */
+    for (int64_t q = 0; q < bp; q += GP_VB) {
+      int64_t c0 = b + q;
+      batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
+                  gp->var + c0, sums, zero);
+      int64_t nr = gp->n_cand - c0;
+      if (nr > 0) bvs += gp_panel_var_sum(gp->var + c0, nr < GP_VB ? nr : GP_VB);
+    }
+    vs += bvs;
+  }
+  return vs;
+}
+
+/* 0 when the inputs are finite, else an error naming the first that is not */
+static int check_inputs(const mpt_gp *gp, int k, const double *X, const double *y, const double *y_all, mpt_error *err) {
+  for (int j = 0; j < k; j++) {
+    if (!isfinite(y[j]) && !(y_all && j == k - 1))
+      return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation %d of %d is not finite", j + 1, k);
+    for (int d = 0; d < gp->dim; d++)
+      if (!isfinite(X[(size_t)j * gp->dim + d]))
+        return mpt_error_set(err, MPT_ERR_VALUE, "gp: input coordinate %d of observation %d of %d is not finite", d, j + 1, k);
+  }
+  for (int i = 0; y_all && i < gp->n + k; i++)
+    if (!isfinite(y_all[i])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: output %d is not finite", i);
+  return 0;
+}
+
+int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const double *y_all, mpt_error *err) {
+  if (k <= 0) return 0;
+  if (k == 1) return y_all ? mpt_gp_add_outputs(gp, X, y_all, err) : mpt_gp_add(gp, X, y[0], err);
+  if (k > 64) { /* bounded scratch: in runs of 64 (the outputs are replaced with the last run) */
+    int rc = mpt_gp_add_many(gp, 64, X, y, NULL, err);
+    return rc ? rc : mpt_gp_add_many(gp, k - 64, X + (size_t)64 * gp->dim, y + 64, y_all, err);
+  }
+  int n_end = gp->n + k, rc = check_inputs(gp, k, X, y, y_all, err);
+  /* room first: growing moves the factor that the prepared rows point into */
+  if (rc == 0) rc = gp_reserve(gp, n_end, err);
+  if (rc) return rc;
+  gp_row rw[64];
+  float *fbuf = malloc(sizeof(float) * (size_t)(k + 1) * (size_t)n_end);
+  double *kb = malloc(sizeof(double) * (size_t)k * GP_BLOCK);
+  gp_sum *sums = malloc(sizeof(gp_sum) * (size_t)(k + 1));
+  float *zero = calloc((size_t)n_end, sizeof(float));
+  if (!fbuf || !kb || !sums || !zero) {
+    free(fbuf); free(kb); free(sums); free(zero);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
+  }
+  /* cannot fail now (inputs checked, room made) */
+  for (int j = 0; j < k && rc == 0; j++) {
+    int last = j == k - 1;
+    rc = gp_add_prepare(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
+                        fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
+  }
+  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, zero);
+  free(fbuf); free(kb); free(sums); free(zero);
+  return rc;
+}
