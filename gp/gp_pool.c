@@ -24,6 +24,7 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
+  int fixed_norm;        /* 1: the normalization leaves the extra outputs out */
 };
 
 int mpt_gp_pool_create(mpt_gp_pool **out, mpt_error *err) {
@@ -174,12 +175,17 @@ int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) {
   return 0;
 }
 
+void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) { p->fixed_norm = fixed; }
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p) { return p->n; }
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j) { return p->ids[j]; }
 
 /* mpt_gp_normalization over the GP's outputs and the extra ones */
 void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale) {
   const mpt_gp *gp = p->gp;
+  if (p->fixed_norm) {
+    mpt_gp_normalization(gp, mean, scale);
+    return;
+  }
   int n = p->n0 + p->nf;
   double m = 0, s = 1, mu = 0;
   for (int i = 0; i < p->n0; i++) mu += gp->yo[i];

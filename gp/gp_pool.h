@@ -19,6 +19,10 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
 /* Conditions the pool's candidates on one more observation (point x, output y) as mpt_gp_add conditions
  * the GP's (the same posterior up to rounding: the pool's sums are in double). 0 or an error. */
 int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err);
+/* fixed = 1: the output normalization (prior mean, scale) stays the GP's, extra outputs left out, so
+ * that extra observations change the posterior only through the kernel (0, the default: as the GP
+ * given them would normalize) */
+void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed);
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p);
 /* the GP's candidate index of pool member j */
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j);

@@ -95,6 +95,14 @@ typedef struct bo_state {
   bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
   int64_t n_fq[2];
   bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
+  /* the pool of a batch (strategies/bo/bo_pool.c): picks after an ask's first come from it */
+  int64_t batch_pool;    /* option batch_pool: its size (0: every pick fantasized over every candidate) */
+  struct mpt_gp_pool *pool;
+  int in_pool;           /* 1: scans go over the pool's members, predicted by the pool */
+  int batch_fixed_norm;  /* option batch_normalization=fixed */
+  bo_ranked *pool_top;
+  int64_t *pool_ids, cap_pool;
+  double *pool_x;        /* cap_pool x D */
   int64_t cap_ranked;
 } bo_state;
 
