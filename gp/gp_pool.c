@@ -25,7 +25,10 @@ struct mpt_gp_pool {
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
   int fixed_norm;        /* 1: the normalization leaves the extra outputs out */
+  double norm_m, norm_s; /* the normalization in use (refreshed by load, add and fix_normalization) */
 };
+
+static void normalization(const mpt_gp_pool *p, double *mean, double *scale);
 
 int mpt_gp_pool_create(mpt_gp_pool **out, mpt_error *err) {
   *out = calloc(1, sizeof **out);
@@ -85,6 +88,7 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
     p->var[j] = gp->var[c];
   }
   memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
+  normalization(p, &p->norm_m, &p->norm_s);
   return 0;
 }
 
@@ -123,20 +127,22 @@ static double kern(const mpt_gp *gp, const double *a, const double *b) {
 /* packed row j of the extra rows of L */
 static double *fl_row(const mpt_gp_pool *p, int j) { return p->FL + (size_t)j * p->n0 + (size_t)j * (j + 1) / 2; }
 
-/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows; returns L_nn of x */
-static double solve_point(mpt_gp_pool *p, const double *x) {
+/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows (for member j >= 0 the GP's
+ * part is its column of V: no solve); returns L_nn of x */
+static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nt = n0 + p->nf;
   double *l = p->l;
-  if (n0 > 0) {
+  if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
+  else if (n0 > 0) {
     mpt_gp_kernel_obs_range(gp, x, 0, n0, l);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, l, 1);
   }
-  for (int j = 0; j < p->nf; j++) {
-    const double *row = fl_row(p, j);
+  for (int f = 0; f < p->nf; f++) {
+    const double *row = fl_row(p, f);
     double s = 0;
-    for (int i = 0; i < n0 + j; i++) s += row[i] * l[i];
-    l[n0 + j] = (kern(gp, x, p->fx + (size_t)j * p->dim) - s) / row[n0 + j];
+    for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
+    l[n0 + f] = (kern(gp, x, p->fx + (size_t)f * p->dim) - s) / row[n0 + f];
   }
   double ne = mpt_gp_noise_eff(gp->noise, gp->variance), ll = 0;
   for (int i = 0; i < nt; i++) ll += l[i] * l[i];
@@ -144,12 +150,13 @@ static double solve_point(mpt_gp_pool *p, const double *x) {
   return sqrt(d < ne ? ne : d);
 }
 
-int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) {
+/* the extra observation (x, y), x member `member` of the pool or not (-1) */
+static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool observation is not finite");
   if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nf = p->nf;
-  double lnn = solve_point(p, x), *l = p->l, sy = y, s1 = 1;
+  double lnn = solve_point(p, x, member), *l = p->l, sy = y, s1 = 1;
   for (int i = 0; i < n0; i++) { sy -= l[i] * gp->wy[i]; s1 -= l[i] * gp->w1[i]; }
   for (int j = 0; j < nf; j++) { sy -= l[n0 + j] * p->fwy[j]; s1 -= l[n0 + j] * p->fw1[j]; }
   double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
@@ -172,15 +179,26 @@ int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) {
   p->fwy[nf] = wyn;
   p->fw1[nf] = w1n;
   p->nf = nf + 1;
+  normalization(p, &p->norm_m, &p->norm_s);
   return 0;
 }
 
-void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) { p->fixed_norm = fixed; }
+int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, y, err); }
+
+int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err) {
+  if (j < 0 || j >= p->n) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool member %lld out of range", (long long)j);
+  return add_point(p, p->X + (size_t)j * p->dim, j, y, err);
+}
+
+void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) {
+  p->fixed_norm = fixed;
+  if (p->gp) normalization(p, &p->norm_m, &p->norm_s);
+}
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p) { return p->n; }
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j) { return p->ids[j]; }
 
-/* mpt_gp_normalization over the GP's outputs and the extra ones */
-void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale) {
+/* mpt_gp_normalization over the GP's outputs and the extra ones (without them when fixed) */
+static void normalization(const mpt_gp_pool *p, double *mean, double *scale) {
   const mpt_gp *gp = p->gp;
   if (p->fixed_norm) {
     mpt_gp_normalization(gp, mean, scale);
@@ -204,9 +222,13 @@ void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale
   if (scale) *scale = s;
 }
 
+void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale) {
+  if (mean) *mean = p->norm_m;
+  if (scale) *scale = p->norm_s;
+}
+
 void mpt_gp_pool_predict_var(const mpt_gp_pool *p, int64_t j0, int64_t j1, double *mean, double *var) {
-  double m, s;
-  mpt_gp_pool_normalization(p, &m, &s);
+  double m = p->norm_m;
   for (int64_t c = j0; c < j1; c++) {
     if (mean) mean[c - j0] = m + p->A[c] - m * p->B[c];
     if (var) var[c - j0] = p->var[c] > 0 ? p->var[c] : 0.0;

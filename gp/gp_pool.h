@@ -23,6 +23,9 @@ int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err);
  * that extra observations change the posterior only through the kernel (0, the default: as the GP
  * given them would normalize) */
 void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed);
+/* mpt_gp_pool_add at member j's point, whose column of V stands for the solve with the GP's factor
+ * (O(P n_obs) instead of O(P n_obs + n_obs^2); V's float rounding instead of a double solve) */
+int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err);
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p);
 /* the GP's candidate index of pool member j */
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j);

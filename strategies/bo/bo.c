@@ -439,10 +439,14 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
  * (or, out of memory, without one for this pick) */
 static int prepare_feasibility(bo_state *b) {
   if (!b->fgp) return 0;
-  double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
-  if (!fa) return 0;
-  b->falpha = fa;
-  mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+  int nf = mpt_gp_n_obs(b->fgp);
+  if (nf + 1 != b->falpha_n) { /* the model grew since the weights were computed (the picks of a batch share them) */
+    double *fa = realloc(b->falpha, sizeof(double) * (size_t)(nf + 1));
+    if (!fa) return 0;
+    b->falpha = fa;
+    mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+    b->falpha_n = nf + 1;
+  }
   bo_feas_extend(b);
   return 1;
 }
@@ -755,12 +759,13 @@ static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int
 
 /* the fantasy output of a pick (posterior at candidate id: the pool's when it is a member of the pool
  * in use, else the GP's): the pessimistic quantile (batch=quantile), the mean (believer) or worst (liar) */
-static double fantasy_value(const bo_state *b, int64_t id, double worst) {
-  if (b->batch_liar) return worst;
+static double fantasy_value(const bo_state *b, int64_t id, double worst, int64_t *member) {
   double mu, sdq;
   int64_t j = -1;
   for (int64_t q = 0; b->in_pool && q < mpt_gp_pool_size(b->pool) && j < 0; q++)
     if (mpt_gp_pool_id(b->pool, q) == id) j = q;
+  if (member) *member = j;
+  if (b->batch_liar) return worst;
   if (j >= 0) {
     double m, sc, var;
     mpt_gp_pool_predict_var(b->pool, j, j + 1, &mu, &var);
@@ -770,6 +775,13 @@ static double fantasy_value(const bo_state *b, int64_t id, double worst) {
     mpt_gp_predict_block(b->gp, id, id + 1, &mu, &sdq);
   }
   return b->batch_quantile != 0 ? mu + b->batch_quantile * sdq : mu;
+}
+
+/* the fantasy of pick id into the pool: at a member's column when it is one (the picks after the first) */
+static int pool_fantasy(bo_state *b, int64_t id, double worst, mpt_error *err) {
+  int64_t j;
+  double y = fantasy_value(b, id, worst, &j);
+  return j >= 0 ? mpt_gp_pool_add_member(b->pool, j, y, err) : mpt_gp_pool_add(b->pool, bo_point(b, id), y, err);
 }
 
 /* After an ask's first pick with `left` more to come (batch_pool > 0): the pool of the best candidates by
@@ -799,7 +811,7 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
   double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
   int rc = 0;
   while (*k < n && rc == 0) {
-    if (b->in_pool) rc = mpt_gp_pool_add(b->pool, bo_point(b, ids[*k - 1]), fantasy_value(b, ids[*k - 1], worst), err);
+    if (b->in_pool) rc = pool_fantasy(b, ids[*k - 1], worst, err);
     else rc = add_fantasies(b, &n_fant_from, worst, err);
     if (rc) break;
     int af = -1;

@@ -55,7 +55,8 @@ typedef struct bo_state {
   double best_t;         /* best transformed objective among processed ok observations */
   /* feasibility model (allocated at the first failure) */
   mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
-  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
+  double *falpha, fm0;   /* its mean weights (refreshed before a scan when the model has grown) */
+  int falpha_n;          /* 1 + the feasibility observations falpha was computed from (0: none yet) */
   int64_t feas_processed;
   /* initial sample */
   int64_t *init_ids;
