@@ -27,14 +27,28 @@ GP_HOT static void sums4(int n, const float *restrict p, const float *restrict c
   memcpy(out, t, sizeof t);
 }
 
-/* the same in double from double coefficients (the sums of add_panels_exact) */
-GP_HOT static void sum_exact(int n, const float *restrict p, const double *restrict c, double *restrict out) {
-  double t[GP_VB] = {0};
-  for (int i = 0; i < n; i++) {
-    double ci = c[i];
-    for (int r = 0; r < GP_VB; r++) t[r] += (double)p[(size_t)i * GP_VB + r] * ci;
+typedef float gp_v4f __attribute__((vector_size(16)));
+typedef double gp_v4d __attribute__((vector_size(32)));
+
+/* the same in double from double coefficients (the sums of add_panels_exact), 4 sums at once (c[j] for
+ * j < 4; unused ones point at zeros), each half panel's rows converted once: out + j * GP_VB */
+GP_HOT static void sums_exact(int n, const float *restrict p, const double *const *c, double *restrict out) {
+  for (int h = 0; h < GP_VB; h += 16) {
+    gp_v4d t[4][4] = {{{0}}};
+    for (int i = 0; i < n; i++) {
+      gp_v4d r[4];
+      for (int v = 0; v < 4; v++) {
+        gp_v4f f;
+        memcpy(&f, p + (size_t)i * GP_VB + h + 4 * v, sizeof f);
+        r[v] = __builtin_convertvector(f, gp_v4d);
+      }
+      for (int j = 0; j < 4; j++) {
+        double cj = c[j][i];
+        for (int v = 0; v < 4; v++) t[j][v] += r[v] * cj;
+      }
+    }
+    for (int j = 0; j < 4; j++) memcpy(out + j * GP_VB + h, t[j], sizeof t[j]);
   }
-  memcpy(out, t, sizeof t);
 }
 
 /* one running sum of one new observation: over rows [0, rows) with float or double coefficients */
@@ -71,10 +85,10 @@ static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq,
   }
 }
 
-/* one panel (P, its rows ps floats apart at most) for k new rows rw[0..k) over n0 old rows; sums: 2k
- * scratch sums (the t of each, then the a of the last when outputs are replaced) */
+/* one panel (P) for k new rows rw[0..k) over n0 old rows; sums: k + 1 scratch sums (the t of each, then
+ * the a of the last when outputs are replaced); zero, zero_d: n0 zeros (the coefficients of unused sums) */
 static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double *kq, size_t kstride, double *A,
-                        double *B, double *var, gp_sum *sums, const float *zero) {
+                        double *B, double *var, gp_sum *sums, const float *zero, const double *zero_d) {
   int ns = k + (rw[k - 1].wf || rw[k - 1].wy ? 1 : 0);
   for (int s = 0; s < ns; s++) {
     const gp_row *r = &rw[s < k ? s : k - 1];
@@ -82,10 +96,18 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double 
     sums[s].cd = r->exact ? (is_a ? r->wy : r->l) : NULL;
     sums[s].cf = r->exact ? NULL : (is_a ? r->wf : r->lf);
   }
-  int fl[64 + 4], nf = 0; /* float sums, grouped by four over the old rows */
+  int fl[64 + 4], nf = 0, ex[4], ne = 0; /* float and double sums, grouped by four over the old rows */
   for (int s = 0; s < ns; s++) {
-    if (sums[s].cd) sum_exact(n0, P, sums[s].cd, sums[s].td);
+    if (sums[s].cd) ex[ne++] = s;
     else fl[nf++] = s;
+    if (ne == 4 || (s == ns - 1 && ne > 0)) {
+      double out[4 * GP_VB];
+      const double *c[4];
+      for (int j = 0; j < 4; j++) c[j] = j < ne ? sums[ex[j]].cd : zero_d;
+      sums_exact(n0, P, c, out);
+      for (int j = 0; j < ne; j++) memcpy(sums[ex[j]].td, out + j * GP_VB, sizeof sums[0].td);
+      ne = 0;
+    }
     if (nf == 4 || (s == ns - 1 && nf > 0)) {
       float out[4 * GP_VB];
       const float *c[4];
@@ -105,7 +127,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double 
 
 /* the pass over every candidate for the k prepared rows; returns the new sum of the variances */
 static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, double *kb, gp_sum *sums,
-                         const float *zero) {
+                         const float *zero, const double *zero_d) {
   double vs = 0;
   int n0 = rw[0].n;
   const size_t ps = (size_t)gp->cap * GP_VB;
@@ -121,7 +143,7 @@ static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, d
     for (int64_t q = 0; q < bp; q += GP_VB) {
       int64_t c0 = b + q;
       batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
-                  gp->var + c0, sums, zero);
+                  gp->var + c0, sums, zero, zero_d);
       int64_t nr = gp->n_cand - c0;
       if (nr > 0) bvs += gp_panel_var_sum(gp->var + c0, nr < GP_VB ? nr : GP_VB);
     }
@@ -160,8 +182,9 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
   double *kb = malloc(sizeof(double) * (size_t)k * GP_BLOCK);
   gp_sum *sums = malloc(sizeof(gp_sum) * (size_t)(k + 1));
   float *zero = calloc((size_t)n_end, sizeof(float));
-  if (!fbuf || !kb || !sums || !zero) {
-    free(fbuf); free(kb); free(sums); free(zero);
+  double *zero_d = calloc((size_t)n_end, sizeof(double));
+  if (!fbuf || !kb || !sums || !zero || !zero_d) {
+    free(fbuf); free(kb); free(sums); free(zero); free(zero_d);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
   }
   /* cannot fail now (inputs checked, room made) */
@@ -170,7 +193,7 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
     rc = gp_add_prepare(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
                         fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
   }
-  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, zero);
-  free(fbuf); free(kb); free(sums); free(zero);
+  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, zero, zero_d);
+  free(fbuf); free(kb); free(sums); free(zero); free(zero_d);
   return rc;
 }
