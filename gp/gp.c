@@ -274,6 +274,13 @@ static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, 
 }
 
 
+/* kernel_obs for the observations from `from` on: kx[i], from <= i < n (the same values) */
+static void kernel_obs_from(const mpt_gp *gp, const double *x, int from, double *kx) {
+  if (gp->n <= from) return;
+  mpt_gp_dist2_row(gp->n - from, gp->dim, x, gp->XoT + from, (size_t)gp->cap, gp->inv_ls, kx + from);
+  for (int i = from; i < gp->n; i++) kx[i] = gp->variance * kern_r2(gp->cfg.kernel, kx[i]);
+}
+
 /* in place: t[j] = squared scaled distance r2 -> variance * kernel(r2), j < bc (vectorized) */
 static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
   int64_t j = 0;
@@ -470,6 +477,59 @@ GP_HOT static void solve_lower2(int n, const double *restrict L, size_t ld, doub
   }
 }
 
+/* solve_lower2's forward substitution for rows [from, to) of m right-hand sides x[j] at once (their
+ * entries before `from` already solved), each with solve_lower2's operations in its order: the same
+ * results, one pass over the rows of L for all of them (the new observations of mpt_gp_add_many) */
+GP_HOT static void solve_rows(int from, int to, const double *restrict L, size_t ld, int m, double *const *x) {
+  double px[32 * GP_MAX_RHS];
+  for (int i0 = from / 32 * 32; i0 < to; i0 += 32) {
+    int i1 = i0 + 32 < to ? i0 + 32 : to, ia = i0 > from ? i0 : from;
+    for (int i = ia; i < i1; i++) {
+      const double *restrict Li = L + (size_t)i * ld;
+      gp_v4d s[GP_MAX_RHS];
+      for (int r = 0; r < m; r++) s[r] = (gp_v4d){0};
+      for (int j = 0; j < i0; j += 4) {
+        gp_v4d lv;
+        memcpy(&lv, Li + j, sizeof lv);
+        for (int r = 0; r < m; r++) {
+          gp_v4d xv;
+          memcpy(&xv, x[r] + j, sizeof xv);
+          s[r] += lv * xv;
+        }
+      }
+      for (int r = 0; r < m; r++) {
+        double t[4];
+        memcpy(t, &s[r], sizeof t);
+        px[(i - i0) * GP_MAX_RHS + r] = (t[0] + t[1]) + (t[2] + t[3]);
+      }
+    }
+    for (int i = ia; i < i1; i++) {
+      const double *restrict Li = L + (size_t)i * ld;
+      for (int r = 0; r < m; r++) {
+        double d = px[(i - i0) * GP_MAX_RHS + r], *xr = x[r];
+        for (int j = i0; j < i; j++) d += Li[j] * xr[j];
+        xr[i] = (xr[i] - d) / Li[i];
+      }
+    }
+  }
+}
+
+int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork) {
+  int n0 = gp->n, m = 0;
+  double *x[GP_MAX_RHS];
+  if (k + 1 > GP_MAX_RHS || gp->cap < n0 + k) return -1;
+  for (int j = 0; j < k; j++) {
+    x[m] = gp->L + (size_t)(n0 + j) * gp->cap;
+    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, x[m++]);
+  }
+  if (y_all) {
+    memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
+    x[m++] = ywork;
+  }
+  if (n0 > 0) solve_rows(0, n0, gp->L, (size_t)gp->cap, m, x);
+  return 0;
+}
+
 /* x = L^-T x (backward substitution by rows of L: one axpy per row) */
 GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld, double *restrict x) {
   for (int i = n - 1; i >= 0; i--) {
@@ -486,6 +546,11 @@ GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld,
  * floats; NULL: the GP's scratch) get the float pass's copies of the row and, with y_all, of wy. */
 int gp_add_prepare(mpt_gp *gp, const double *x, double y, const double *y_all, float *lf, float *wf, gp_row *r,
                    mpt_error *err) {
+  return gp_add_prepare_from(gp, x, y, y_all, 0, NULL, lf, wf, r, err);
+}
+
+int gp_add_prepare_from(mpt_gp *gp, const double *x, double y, const double *y_all, int pre, const double *ypre,
+                        float *lf, float *wf, gp_row *r, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
   for (int j = 0; j < gp->dim; j++) /* a NaN or infinite input would make the whole model NaN for good */
     if (!isfinite(x[j])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: input coordinate %d is not finite", j);
@@ -503,12 +568,15 @@ int gp_add_prepare(mpt_gp *gp, const double *x, double y, const double *y_all, f
   int n = gp->n, cap = gp->cap, dim = gp->dim;
   double ne = noise_eff(gp->noise, gp->variance);
   double *l = gp->L + (size_t)n * cap;          /* new row of L */
-  kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+  if (pre == 0) kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+  else kernel_obs_from(gp, x, pre, l);
   if (y_all) { /* all outputs change: wy = L^-1 y over the extended factor (solved with l, one pass over L) */
     memcpy(gp->yo, y_all, sizeof(double) * (size_t)n);
     memcpy(gp->wy, y_all, sizeof(double) * (size_t)n);
+    if (pre > 0) memcpy(gp->wy, ypre, sizeof(double) * (size_t)pre);
   }
-  if (n > 0) solve_lower2(n, gp->L, (size_t)cap, l, y_all ? gp->wy : NULL);
+  if (pre == 0 && n > 0) solve_lower2(n, gp->L, (size_t)cap, l, y_all ? gp->wy : NULL);
+  else if (n > pre) solve_rows(pre, n, gp->L, (size_t)cap, y_all ? 2 : 1, (double *const[]){l, gp->wy});
   double ll = n > 0 ? cblas_ddot(n, l, 1, l, 1) : 0.0;
   double d = gp->variance + ne - ll;
   if (d < ne) d = ne; /* the posterior variance is >= 0: only rounding can push it below */

@@ -182,18 +182,19 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
   double *kb = malloc(sizeof(double) * (size_t)k * GP_BLOCK);
   gp_sum *sums = malloc(sizeof(gp_sum) * (size_t)(k + 1));
   float *zero = calloc((size_t)n_end, sizeof(float));
-  double *zero_d = calloc((size_t)n_end, sizeof(double));
-  if (!fbuf || !kb || !sums || !zero || !zero_d) {
-    free(fbuf); free(kb); free(sums); free(zero); free(zero_d);
+  double *zero_d = calloc((size_t)n_end, sizeof(double)), *ywork = malloc(sizeof(double) * (size_t)n_end);
+  if (!fbuf || !kb || !sums || !zero || !zero_d || !ywork) {
+    free(fbuf); free(kb); free(sums); free(zero); free(zero_d); free(ywork);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
   }
-  /* cannot fail now (inputs checked, room made) */
+  /* cannot fail now (inputs checked, room made); the new rows of L first over the old observations at once */
+  int n0 = gp->n, pre = gp_presolve(gp, k, X, y_all, ywork) == 0 ? n0 : 0;
   for (int j = 0; j < k && rc == 0; j++) {
     int last = j == k - 1;
-    rc = gp_add_prepare(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
-                        fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
+    rc = gp_add_prepare_from(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
+                             pre, ywork, fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
   }
   if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, zero, zero_d);
-  free(fbuf); free(kb); free(sums); free(zero); free(zero_d);
+  free(fbuf); free(kb); free(sums); free(zero); free(zero_d); free(ywork);
   return rc;
 }

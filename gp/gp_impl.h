@@ -76,6 +76,16 @@ typedef struct gp_row {
 
 int gp_add_prepare(mpt_gp *gp, const double *x, double y, const double *y_all, float *lf, float *wf, gp_row *r,
                    mpt_error *err);
+/* gp_add_prepare with the first `pre` entries of the new row of L already solved (gp_presolve) and, with
+ * y_all, the first `pre` entries of wy (ypre) */
+int gp_add_prepare_from(mpt_gp *gp, const double *x, double y, const double *y_all, int pre, const double *ypre,
+                        float *lf, float *wf, gp_row *r, mpt_error *err);
+/* right-hand sides solved at once by gp_presolve */
+#define GP_MAX_RHS 66
+/* The rows of L of k new points (X, room made) solved over the n_obs observations at once (and, with y_all,
+ * its first n_obs values into ywork): what gp_add_prepare_from then continues; 0, or -1 when k + 1 is over
+ * GP_MAX_RHS or there is no room */
+int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork);
 /* room for n observations; 0 or an error (out of memory, over config.max_bytes) */
 int gp_reserve(mpt_gp *gp, int n, mpt_error *err);
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK) */
