@@ -27,28 +27,27 @@ GP_HOT static void sums4(int n, const float *restrict p, const float *restrict c
   memcpy(out, t, sizeof t);
 }
 
-typedef float gp_v4f __attribute__((vector_size(16)));
-typedef double gp_v4d __attribute__((vector_size(32)));
+typedef float gp_v8f_u __attribute__((vector_size(32)));
+typedef double gp_v8d __attribute__((vector_size(64)));
 
 /* the same in double from double coefficients (the sums of add_panels_exact), 4 sums at once (c[j] for
- * j < 4; unused ones point at zeros), each half panel's rows converted once: out + j * GP_VB */
+ * j < 4; unused ones point at zeros), each row converted once (8-double vectors: one AVX-512 register
+ * each in the x86-64-v4 clone): out + j * GP_VB */
 GP_HOT static void sums_exact(int n, const float *restrict p, const double *const *c, double *restrict out) {
-  for (int h = 0; h < GP_VB; h += 16) {
-    gp_v4d t[4][4] = {{{0}}};
-    for (int i = 0; i < n; i++) {
-      gp_v4d r[4];
-      for (int v = 0; v < 4; v++) {
-        gp_v4f f;
-        memcpy(&f, p + (size_t)i * GP_VB + h + 4 * v, sizeof f);
-        r[v] = __builtin_convertvector(f, gp_v4d);
-      }
-      for (int j = 0; j < 4; j++) {
-        double cj = c[j][i];
-        for (int v = 0; v < 4; v++) t[j][v] += r[v] * cj;
-      }
+  gp_v8d t[4][4] = {{{0}}};
+  for (int i = 0; i < n; i++) {
+    gp_v8d r[4];
+    for (int v = 0; v < 4; v++) {
+      gp_v8f_u f;
+      memcpy(&f, p + (size_t)i * GP_VB + 8 * v, sizeof f);
+      r[v] = __builtin_convertvector(f, gp_v8d);
     }
-    for (int j = 0; j < 4; j++) memcpy(out + j * GP_VB + h, t[j], sizeof t[j]);
+    for (int j = 0; j < 4; j++) {
+      double cj = c[j][i];
+      for (int v = 0; v < 4; v++) t[j][v] += r[v] * cj;
+    }
   }
+  for (int j = 0; j < 4; j++) memcpy(out + j * GP_VB, t[j], sizeof t[j]);
 }
 
 /* one running sum of one new observation: over rows [0, rows) with float or double coefficients */
