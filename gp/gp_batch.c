@@ -1,7 +1,7 @@
 /* gp/gp_batch.c: several observations added to a GP in one pass over V (mpt_gp_add_many, gp/gp.h). The
  * factor grows row by row as for single adds (gp_add_prepare); then each panel of candidates is read
- * from memory once: the sums of the new rows over the old rows of V are taken four observations at a
- * time from cache, and each new row is finished in order over the rows added before it. Every candidate
+ * from memory once: the sums of the new rows over the old rows of V are taken eight (double sums: four)
+ * observations at a time from cache, and each new row is finished in order over the rows added before it. Every candidate
  * sees the same operations in the same order as in k single adds, so the results are the same bit for
  * bit (tests/test_gp.c). */
 #include <math.h>
@@ -10,19 +10,22 @@
 #include "gp/gp_hot.h"
 #include "gp/gp_impl.h"
 
-typedef float gp_v8f __attribute__((vector_size(32)));
 
-/* t_j[r] = sum over rows i < n of p[i][r] * c_j[i] for 4 coefficient vectors (float, row order: the
- * sums of add_panels), written to out + j * GP_VB */
-GP_HOT static void sums4(int n, const float *restrict p, const float *restrict c0, const float *restrict c1,
-                         const float *restrict c2, const float *restrict c3, float *restrict out) {
-  gp_v8f t[4][4] = {{{0}}};
+typedef float gp_v16f __attribute__((vector_size(64)));
+
+/* t_j[r] = sum over rows i < n of p[i][r] * c[j][i] for 8 coefficient vectors (float, row order: the sums
+ * of add_panels, lane by lane; 16-float vectors: one AVX-512 register each in the x86-64-v4 clone),
+ * written to out + j * GP_VB */
+GP_HOT static void sums8(int n, const float *restrict p, const float *const *c, float *restrict out) {
+  gp_v16f t[8][2] = {{{0}}};
   for (int i = 0; i < n; i++) {
-    gp_v8f r[4];
+    gp_v16f r[2];
     memcpy(r, p + (size_t)i * GP_VB, sizeof r);
-    float c[4] = {c0[i], c1[i], c2[i], c3[i]};
-    for (int j = 0; j < 4; j++)
-      for (int v = 0; v < 4; v++) t[j][v] += r[v] * c[j];
+    for (int j = 0; j < 8; j++) {
+      float cj = c[j][i];
+      t[j][0] += r[0] * cj;
+      t[j][1] += r[1] * cj;
+    }
   }
   memcpy(out, t, sizeof t);
 }
@@ -95,7 +98,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double 
     sums[s].cd = r->exact ? (is_a ? r->wy : r->l) : NULL;
     sums[s].cf = r->exact ? NULL : (is_a ? r->wf : r->lf);
   }
-  int fl[64 + 4], nf = 0, ex[4], ne = 0; /* float and double sums, grouped by four over the old rows */
+  int fl[8], nf = 0, ex[4], ne = 0; /* float sums by eight, double sums by four over the old rows */
   for (int s = 0; s < ns; s++) {
     if (sums[s].cd) ex[ne++] = s;
     else fl[nf++] = s;
@@ -107,11 +110,11 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double 
       for (int j = 0; j < ne; j++) memcpy(sums[ex[j]].td, out + j * GP_VB, sizeof sums[0].td);
       ne = 0;
     }
-    if (nf == 4 || (s == ns - 1 && nf > 0)) {
-      float out[4 * GP_VB];
-      const float *c[4];
-      for (int j = 0; j < 4; j++) c[j] = j < nf ? sums[fl[j]].cf : zero;
-      sums4(n0, P, c[0], c[1], c[2], c[3], out);
+    if (nf == 8 || (s == ns - 1 && nf > 0)) {
+      float out[8 * GP_VB];
+      const float *c[8];
+      for (int j = 0; j < 8; j++) c[j] = j < nf ? sums[fl[j]].cf : zero;
+      sums8(n0, P, c, out);
       for (int j = 0; j < nf; j++) memcpy(sums[fl[j]].tf, out + j * GP_VB, sizeof sums[0].tf);
       nf = 0;
     }
