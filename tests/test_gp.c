@@ -884,6 +884,27 @@ static void test_pool(void **state) {
   double again[NP];
   mpt_gp_predict_block(a, 0, NP, again, NULL);
   assert_memory_equal(before, again, sizeof before);
+  /* a member's column of V for the solve (mpt_gp_pool_add_member): the same posterior up to V's float rounding */
+  mpt_gp_pool *q;
+  assert_int_equal(mpt_gp_pool_create(&q, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(p, a, ids, PX, NP, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(q, a, ids, PX, NP, &err), 0);
+  for (int j = 0; j < 5; j++) {
+    assert_int_equal(mpt_gp_pool_add(p, PX + j * 7 * DIM, y[j], &err), 0);
+    assert_int_equal(mpt_gp_pool_add_member(q, j * 7, y[j], &err), 0);
+  }
+  double m2[NP], v2[NP];
+  mpt_gp_pool_predict_var(p, 0, NP, m1, v1);
+  mpt_gp_pool_predict_var(q, 0, NP, m2, v2);
+  double dm = 0, dv = 0;
+  for (int j = 0; j < NP; j++) {
+    dm = fmax(dm, fabs(m1[j] - m2[j]));
+    dv = fmax(dv, fabs(v1[j] - v2[j]));
+  }
+  printf("pool: a member's column for the solve: max |mean diff| %.3g, max |var diff| %.3g\n", dm, dv);
+  assert_true(dm < 1e-3 && dv < 1e-6); /* V is float: 1e-7 relative, times 1 / L_nn of the new point */
+  assert_int_not_equal(mpt_gp_pool_add_member(q, NP, 0.0, &err), 0);
+  mpt_gp_pool_free(q);
   int64_t bad = NC;
   assert_int_not_equal(mpt_gp_pool_load(p, a, &bad, PX, 1, &err), 0);
   mpt_gp_pool_free(p);
