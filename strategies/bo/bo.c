@@ -57,7 +57,10 @@
  * refit_interval, each on exactly the observations up to that count).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
- * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
+ * (O(n_cand * n_obs) each, a run of them in one pass over V: gp/gp.h mpt_gp_add_many), then scans all
+ * candidates for the first pick; the later picks of a batch scan the pool of the best batch_pool candidates
+ * (strategies/bo/bo_pool.c), whose posterior alone takes the fantasies (batch_pool=0: a scan of all
+ * candidates and a fantasy over all of them per pick); the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
  * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
  *
