@@ -7,56 +7,22 @@
  * their distances to a point: gp/gp_cand.c. */
 #include "gp/gp.h"
 #include "gp/gp_cand.h"
+#include "gp/gp_impl.h"
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define GP_BLOCK 4096
-#define GP_JITTER 1e-8
-/* An observation whose new row of the factor is this many times smaller than the prior sd (the earlier
- * observations predict it well: kernels smooth for their lengthscale, small noise) has its row of V
- * computed with double sums (add_panels_exact), since 1 / L_nn amplifies every rounding of the float
- * sums, and the rows after it inherit the error. With bo's defaults on paper_dedispersion about half of
- * the observations take it (the ask after 220 observations +10 %, paper_hotspot's +4 %); every one would
- * cost +19 % / +33 % for a further factor of 4 in accuracy (docs/PERFORMANCE.md, "GP accuracy over long
- * runs") */
-#define GP_EXACT_GAIN 3.0
-/* V is kept in panels of GP_VB candidates: panel q holds rows 0..cap-1 of candidates q*GP_VB .. q*GP_VB+31
- * (GP_VB floats per row, 128 bytes), so the pass over V when an observation is added streams through
- * contiguous memory (the rows of one panel follow each other) instead of n strided rows */
-#define GP_VB 32
 
 #include "gp/gp_hot.h"
 
 
-struct mpt_gp {
-  mpt_gp_config cfg;
-  int dim;
-  int64_t n_cand;
-  mpt_gp_cands cs;      /* the candidates (gp/gp_cand.h) */
-  int64_t n_pad;        /* n_cand rounded up to a multiple of GP_VB (the per-candidate arrays and V
-                         * have n_pad columns; the padding candidates have V = 0) */
-  double *ls, *inv_ls;  /* dim */
-  double variance, noise;
-  int n, cap;
-  double *Xo;           /* cap x dim observed points */
-  double *XoT;          /* dim x cap: the same by dimension (distances to all observations vectorize) */
-  double *yo;           /* cap outputs (raw units) */
-  double *L;            /* cap x cap, row-major lower factor */
-  double *wy, *w1;      /* L^-1 y, L^-1 1 */
-  float *V;             /* n_pad / GP_VB panels of cap rows of GP_VB: V[(q * cap + i) * GP_VB + r] is
-                         * row i (observation) of candidate q * GP_VB + r */
-  double *A, *B, *var;  /* n_pad: V^T wy, V^T w1, variance - sum V^2 */
-  double var_sum;       /* sum over the n_cand candidates of max(var, 0) (panel_var_sum order) */
-  double *kbuf;         /* GP_BLOCK scratch: kernel row of a block of candidates */
-  double *tmpd;         /* cap scratch */
-  float *lf, *wf;       /* cap scratch */
-};
 
 void mpt_gp_config_default(mpt_gp_config *c) {
   memset(c, 0, sizeof *c);
@@ -109,30 +75,13 @@ static inline double dist2(const double *a, const double *b, const double *inv_l
   return s;
 }
 
-static double noise_eff(double noise, double variance) {
-  return noise + GP_JITTER * variance;
-}
-
-/* sum of max(var[r], 0) over the first nr (<= GP_VB) candidates of a panel, in 4 interleaved partial
- * sums: the one order every pass that changes var uses, so var_sum is a function of var alone */
-static inline double panel_var_sum(const double *var, int64_t nr) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int64_t r = 0;
-  for (; r + 4 <= nr; r += 4) {
-    s0 += var[r] > 0 ? var[r] : 0.0;
-    s1 += var[r + 1] > 0 ? var[r + 1] : 0.0;
-    s2 += var[r + 2] > 0 ? var[r + 2] : 0.0;
-    s3 += var[r + 3] > 0 ? var[r + 3] : 0.0;
-  }
-  for (; r < nr; r++) s0 += var[r] > 0 ? var[r] : 0.0;
-  return (s0 + s1) + (s2 + s3);
-}
+static double noise_eff(double noise, double variance) { return mpt_gp_noise_eff(noise, variance); }
 
 /* var_sum from var: the panels' sums in order */
 static double var_total(const mpt_gp *gp) {
   double s = 0;
   for (int64_t b = 0; b < gp->n_cand; b += GP_VB)
-    s += panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
+    s += gp_panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
   return s;
 }
 
@@ -215,6 +164,16 @@ static int64_t bytes_at(const mpt_gp *gp, int64_t cap) {
 
 int64_t mpt_gp_bytes(const mpt_gp *gp) { return bytes_at(gp, gp->cap); }
 
+/* gives the whole pages inside [p, p + bytes) back to the system (they read as zeros when touched again):
+ * a panel's rows once moved up by grow, so that a growth does not keep the old V resident beside the new
+ * (paper_hotspot: peak RSS 2.1 -> 1.4 GB over 1024 observations, docs/PERFORMANCE.md) */
+static void release(void *p, size_t bytes) {
+  uintptr_t a = (uintptr_t)p, e = a + bytes, pg = 4096;
+  a = (a + pg - 1) / pg * pg;
+  e = e / pg * pg;
+  if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 static int grow(mpt_gp *gp, mpt_error *err) {
   int ncap = gp->cap ? gp->cap * 2 : 64;
   double need_mb = (double)bytes_at(gp, ncap) / 1048576.0;
@@ -250,8 +209,11 @@ static int grow(mpt_gp *gp, mpt_error *err) {
     if (gp->n > 0) memcpy(XoT + (size_t)d * ncap, gp->XoT + (size_t)d * gp->cap, sizeof(double) * (size_t)gp->n);
   free(gp->XoT);
   gp->XoT = XoT;
-  for (int64_t q = gp->n_pad / GP_VB - 1; q >= 1 && gp->n > 0; q--) /* the last first: no overlap */
+  for (int64_t q = gp->n_pad / GP_VB - 1; q >= 1 && gp->n > 0; q--) { /* the last first: no overlap */
     memmove(gp->V + (size_t)q * ncap * GP_VB, gp->V + (size_t)q * gp->cap * GP_VB, sizeof(float) * GP_VB * (size_t)gp->n);
+    int64_t gap = (int64_t)q * (ncap - gp->cap); /* the moved rows start this many rows above the old ones */
+    release(gp->V + (size_t)q * gp->cap * GP_VB, sizeof(float) * GP_VB * (size_t)(gap < gp->n ? gap : gp->n));
+  }
   for (int i = 0; i < gp->n; i++) memcpy(L + (size_t)i * ncap, gp->L + (size_t)i * gp->cap, sizeof(double) * (size_t)(i + 1));
   free(gp->L);
   gp->L = L;
@@ -259,6 +221,14 @@ static int grow(mpt_gp *gp, mpt_error *err) {
   return 0;
 }
 
+
+int gp_reserve(mpt_gp *gp, int n, mpt_error *err) {
+  while (gp->cap < n) {
+    int rc = grow(gp, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
 
 /* exp(-t) for 0 <= t <= 708 in straight-line arithmetic that vectorizes (glibc's exp does not):
  * t = k ln2 - r with k = round(t / ln2), |r| <= ln2/2 (Cody-Waite, ln2 split so that k * LN2_HI is
@@ -319,6 +289,13 @@ static void kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, 
 }
 
 
+/* kernel_obs for the observations from `from` on: kx[i], from <= i < n (the same values) */
+static void kernel_obs_from(const mpt_gp *gp, const double *x, int from, double *kx) {
+  if (gp->n <= from) return;
+  mpt_gp_dist2_row(gp->n - from, gp->dim, x, gp->XoT + from, (size_t)gp->cap, gp->inv_ls, kx + from);
+  for (int i = from; i < gp->n; i++) kx[i] = gp->variance * kern_r2(gp->cfg.kernel, kx[i]);
+}
+
 /* in place: t[j] = squared scaled distance r2 -> variance * kernel(r2), j < bc (vectorized) */
 static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
   int64_t j = 0;
@@ -346,7 +323,7 @@ static void kernel_from_r2(int kernel, int64_t bc, double variance, double *t) {
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK): the same arithmetic as kern_r2/dist2
  * except exp (exp_neg). Beyond t = 708 (exp < 3.3e-308) the argument is clamped: the covariance is
  * then ~1e-303 instead of a subnormal or 0, the same nothing once rounded into V (float). */
-static void kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
+void gp_kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k) {
   mpt_gp_cands_dist2(&gp->cs, x, gp->inv_ls, b, bc, k); /* in place: r2, then the argument of exp, then the kernel */
   kernel_from_r2(gp->cfg.kernel, bc, gp->variance, k);
 }
@@ -427,7 +404,7 @@ GP_HOT static double add_panels(int n, int64_t np, float *restrict P, size_t ps,
         }
       }
       int64_t nr = nvalid - qh * GP_VB;
-      if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
+      if (nr > 0) vs += gp_panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
     }
   }
   return vs;
@@ -464,7 +441,7 @@ GP_HOT static double add_panels_exact(int n, int64_t np, float *restrict P, size
       vq[r] -= (double)v * (double)v;
     }
     int64_t nr = nvalid - q * GP_VB;
-    if (nr > 0) vs += panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
+    if (nr > 0) vs += gp_panel_var_sum(vq, nr < GP_VB ? nr : GP_VB);
   }
   return vs;
 }
@@ -515,6 +492,59 @@ GP_HOT static void solve_lower2(int n, const double *restrict L, size_t ld, doub
   }
 }
 
+/* solve_lower2's forward substitution for rows [from, to) of m right-hand sides x[j] at once (their
+ * entries before `from` already solved), each with solve_lower2's operations in its order: the same
+ * results, one pass over the rows of L for all of them (the new observations of mpt_gp_add_many) */
+GP_HOT static void solve_rows(int from, int to, const double *restrict L, size_t ld, int m, double *const *x) {
+  double px[32 * GP_MAX_RHS];
+  for (int i0 = from / 32 * 32; i0 < to; i0 += 32) {
+    int i1 = i0 + 32 < to ? i0 + 32 : to, ia = i0 > from ? i0 : from;
+    for (int i = ia; i < i1; i++) {
+      const double *restrict Li = L + (size_t)i * ld;
+      gp_v4d s[GP_MAX_RHS];
+      for (int r = 0; r < m; r++) s[r] = (gp_v4d){0};
+      for (int j = 0; j < i0; j += 4) {
+        gp_v4d lv;
+        memcpy(&lv, Li + j, sizeof lv);
+        for (int r = 0; r < m; r++) {
+          gp_v4d xv;
+          memcpy(&xv, x[r] + j, sizeof xv);
+          s[r] += lv * xv;
+        }
+      }
+      for (int r = 0; r < m; r++) {
+        double t[4];
+        memcpy(t, &s[r], sizeof t);
+        px[(i - i0) * GP_MAX_RHS + r] = (t[0] + t[1]) + (t[2] + t[3]);
+      }
+    }
+    for (int i = ia; i < i1; i++) {
+      const double *restrict Li = L + (size_t)i * ld;
+      for (int r = 0; r < m; r++) {
+        double d = px[(i - i0) * GP_MAX_RHS + r], *xr = x[r];
+        for (int j = i0; j < i; j++) d += Li[j] * xr[j];
+        xr[i] = (xr[i] - d) / Li[i];
+      }
+    }
+  }
+}
+
+int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork) {
+  int n0 = gp->n, m = 0;
+  double *x[GP_MAX_RHS];
+  if (k + 1 > GP_MAX_RHS || gp->cap < n0 + k) return -1;
+  for (int j = 0; j < k; j++) {
+    x[m] = gp->L + (size_t)(n0 + j) * gp->cap;
+    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, x[m++]);
+  }
+  if (y_all) {
+    memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
+    x[m++] = ywork;
+  }
+  if (n0 > 0) solve_rows(0, n0, gp->L, (size_t)gp->cap, m, x);
+  return 0;
+}
+
 /* x = L^-T x (backward substitution by rows of L: one axpy per row) */
 GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld, double *restrict x) {
   for (int i = n - 1; i >= 0; i--) {
@@ -525,9 +555,17 @@ GP_HOT static void solve_lower_trans(int n, const double *restrict L, size_t ld,
   }
 }
 
-/* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
- * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
-static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
+/* The first half of adding observation x (output y; with y_all, n_obs + 1 outputs, the last the new
+ * point's, replacing every output): checks, room, the new row of the factor and of wy, w1 (the pass over
+ * the candidates still to come), the point appended and n_obs incremented. lf and wf (room for n_obs
+ * floats; NULL: the GP's scratch) get the float pass's copies of the row and, with y_all, of wy. */
+int gp_add_prepare(mpt_gp *gp, const double *x, double y, const double *y_all, float *lf, float *wf, gp_row *r,
+                   mpt_error *err) {
+  return gp_add_prepare_from(gp, x, y, y_all, 0, NULL, lf, wf, r, err);
+}
+
+int gp_add_prepare_from(mpt_gp *gp, const double *x, double y, const double *y_all, int pre, const double *ypre,
+                        float *lf, float *wf, gp_row *r, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: observation is not finite");
   for (int j = 0; j < gp->dim; j++) /* a NaN or infinite input would make the whole model NaN for good */
     if (!isfinite(x[j])) return mpt_error_set(err, MPT_ERR_VALUE, "gp: input coordinate %d is not finite", j);
@@ -538,49 +576,71 @@ static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, 
     int rc = grow(gp, err);
     if (rc) return rc;
   }
+  if (!lf) { /* the GP's own scratch (after the growth, which moves it) */
+    lf = gp->lf;
+    wf = gp->wf;
+  }
   int n = gp->n, cap = gp->cap, dim = gp->dim;
   double ne = noise_eff(gp->noise, gp->variance);
   double *l = gp->L + (size_t)n * cap;          /* new row of L */
-  kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+  if (pre == 0) kernel_obs(gp, x, gp->inv_ls, gp->variance, l);
+  else kernel_obs_from(gp, x, pre, l);
   if (y_all) { /* all outputs change: wy = L^-1 y over the extended factor (solved with l, one pass over L) */
     memcpy(gp->yo, y_all, sizeof(double) * (size_t)n);
     memcpy(gp->wy, y_all, sizeof(double) * (size_t)n);
+    if (pre > 0) memcpy(gp->wy, ypre, sizeof(double) * (size_t)pre);
   }
-  if (n > 0) solve_lower2(n, gp->L, (size_t)cap, l, y_all ? gp->wy : NULL);
+  if (pre == 0 && n > 0) solve_lower2(n, gp->L, (size_t)cap, l, y_all ? gp->wy : NULL);
+  else if (n > pre) solve_rows(pre, n, gp->L, (size_t)cap, y_all ? 2 : 1, (double *const[]){l, gp->wy});
   double ll = n > 0 ? cblas_ddot(n, l, 1, l, 1) : 0.0;
   double d = gp->variance + ne - ll;
   if (d < ne) d = ne; /* the posterior variance is >= 0: only rounding can push it below */
   double lnn = sqrt(d);
   l[n] = lnn;
-  double w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
-  double wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
-  double inv_lnn = 1.0 / lnn, vs = 0;
-  int exact = sqrt(gp->variance + ne) * inv_lnn > GP_EXACT_GAIN;
-  if (!exact) { /* the float pass's copies (the double pass reads l and wy) */
-    for (int i = 0; i < n; i++) gp->lf[i] = (float)l[i];
+  r->w1n = (1.0 - (n > 0 ? cblas_ddot(n, l, 1, gp->w1, 1) : 0.0)) / lnn;
+  r->wyn = (y - (n > 0 ? cblas_ddot(n, l, 1, gp->wy, 1) : 0.0)) / lnn;
+  r->inv_lnn = 1.0 / lnn;
+  r->exact = sqrt(gp->variance + ne) * r->inv_lnn > GP_EXACT_GAIN;
+  r->n = n;
+  r->l = l;
+  r->wy = y_all ? gp->wy : NULL;
+  r->lf = lf;
+  r->wf = y_all ? wf : NULL;
+  if (!r->exact) { /* the float pass's copies (the double pass reads l and wy) */
+    for (int i = 0; i < n; i++) lf[i] = (float)l[i];
     if (y_all)
-      for (int i = 0; i < n; i++) gp->wf[i] = (float)gp->wy[i];
+      for (int i = 0; i < n; i++) wf[i] = (float)gp->wy[i];
   }
-  const size_t ps = (size_t)cap * GP_VB; /* floats from one panel to the next */
+  memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
+  for (int k = 0; k < dim; k++) gp->XoT[(size_t)k * cap + n] = x[k];
+  gp->yo[n] = y;
+  gp->wy[n] = r->wyn;
+  gp->w1[n] = r->w1n;
+  gp->n = n + 1;
+  return 0;
+}
+
+/* Adds one observation; with y_all (n_obs + 1 outputs, the last one the new point's) also replaces the
+ * outputs of all observations, in the same pass over V (blocks small enough to stay in cache). */
+static int add_impl(mpt_gp *gp, const double *x, double y, const double *y_all, mpt_error *err) {
+  gp_row r;
+  int rc = gp_add_prepare(gp, x, y, y_all, NULL, NULL, &r, err);
+  if (rc) return rc;
+  double vs = 0;
+  const size_t ps = (size_t)gp->cap * GP_VB; /* floats from one panel to the next */
   for (int64_t b = 0; b < gp->n_pad; b += GP_BLOCK) { /* GP_BLOCK candidates: GP_BLOCK / GP_VB panels */
     int64_t bp = gp->n_pad - b < GP_BLOCK ? gp->n_pad - b : GP_BLOCK;
     int64_t bc = gp->n_cand - b < bp ? gp->n_cand - b : bp;
-    kernel_row(gp, x, b, bc, gp->kbuf);
+    gp_kernel_row(gp, x, b, bc, gp->kbuf);
     for (int64_t j = bc; j < bp; j++) gp->kbuf[j] = 0.0; /* padding: V stays 0 */
-    if (exact)
-      vs += add_panels_exact(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, l, y_all ? gp->wy : NULL,
-                             gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
+    if (r.exact)
+      vs += add_panels_exact(r.n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, r.l, r.wy, gp->kbuf, r.inv_lnn,
+                             r.wyn, r.w1n, gp->A + b, gp->B + b, gp->var + b, bc);
     else
-      vs += add_panels(n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, gp->lf, y_all ? gp->wf : NULL,
-                       gp->kbuf, inv_lnn, wyn, w1n, gp->A + b, gp->B + b, gp->var + b, bc);
+      vs += add_panels(r.n, bp / GP_VB, gp->V + (size_t)(b / GP_VB) * ps, ps, r.lf, r.wf, gp->kbuf, r.inv_lnn,
+                       r.wyn, r.w1n, gp->A + b, gp->B + b, gp->var + b, bc);
   }
   gp->var_sum = vs;
-  memcpy(gp->Xo + (size_t)n * dim, x, sizeof(double) * (size_t)dim);
-  for (int d = 0; d < dim; d++) gp->XoT[(size_t)d * cap + n] = x[d];
-  gp->yo[n] = y;
-  gp->wy[n] = wyn;
-  gp->w1[n] = w1n;
-  gp->n = n + 1;
   return 0;
 }
 
@@ -614,7 +674,7 @@ int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
   for (int64_t b = 0; b < gp->n_pad; b += GP_VB) {
     const float *p = gp->V + (size_t)(b / GP_VB) * (size_t)gp->cap * GP_VB;
     truncate_panel(gp->n, n, p, gp->wy, gp->w1, gp->A + b, gp->B + b, gp->var + b);
-    if (b < gp->n_cand) vs += panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
+    if (b < gp->n_cand) vs += gp_panel_var_sum(gp->var + b, gp->n_cand - b < GP_VB ? gp->n_cand - b : GP_VB);
   }
   gp->var_sum = vs;
   gp->n = n;

@@ -88,6 +88,11 @@ int mpt_gp_set_outputs(mpt_gp *gp, const double *y, mpt_error *err);
  * y_all[n_obs] and gives all n_obs + 1 observations the outputs y_all. */
 int mpt_gp_add_outputs(mpt_gp *gp, const double *x, const double *y_all, mpt_error *err);
 
+/* Adds k observations (X: k x dim, outputs y) with the same results, bit for bit, as k mpt_gp_add calls
+ * (with y_all, n_obs + k outputs: the last one as mpt_gp_add_outputs, every output replaced), in one
+ * pass over the candidates instead of k: the batch of observations an ask takes in (gp/gp_batch.c). */
+int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const double *y_all, mpt_error *err);
+
 /* Posterior mean and standard deviation (output units) of candidates [begin, end); either pointer may
  * be NULL. Reads the incrementally maintained state: O(end - begin). */
 void mpt_gp_predict_block(const mpt_gp *gp, int64_t begin, int64_t end, double *mean, double *sd);

@@ -4,7 +4,9 @@
  * of distinct candidates (batch=quantile: resume at a round boundary too), the initial designs
  * (sampling=lhs-valid follows the valid marginals, random_samples), binary_weight, bad options rejected, the
  * feasibility model wasting fewer evaluations on failures than random search and than BO without it, and an
- * ask that fails because the GP cannot grow saying why (mpt_strategy_ask_error). */
+ * ask that fails because the GP cannot grow saying why (mpt_strategy_ask_error); batch 1 against picks recorded
+ * before the pool of batches, the pool against fantasies over every candidate, and the contract of
+ * bo_pool_pass (top P by log EI; slices merged = the whole). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +19,9 @@
 #include "evaluators/replay/replay.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
+#include "strategies/bo/bo_pool.h"
+#include "gp/gp.h"
+#include "spaces/sys/rng.h"
 
 static mpt_problem *prob;
 static mpt_space *space;
@@ -609,6 +614,103 @@ static void test_failures(void **state) {
   free(obs);
 }
 
+/* batch 1 unchanged by the pool of batches (and by taking observations in by runs): seed 7's first 80
+ * picks, recorded from the build before them (54f43ef) */
+static void test_batch1_recorded(void **state) {
+  (void)state;
+  static const int64_t recorded[80] = {3293,2510,1845,42,3251,3705,2083,1080,1006,2634,1853,3292,3220,4212,3246,3218,1958,3574,2278,2118,2246,2374,2432,358,2287,2286,2274,2279,2580,3735,2433,2431,2441,2473,4145,2713,2440,535,3522,2409,3416,2951,2437,1967,1935,2127,1959,2589,3677,1966,3646,1965,4335,1888,312,1738,2191,2835,1968,609,122,584,1977,1862,1830,3497,1638,1894,1828,1863,1198,1574,138,186,3892,570,220,158,510,670};
+  int64_t ids[80];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 80);
+  assert_int_equal(run(NULL, 0, 7, 220, 1, 80, ids, obs), 80);
+  assert_memory_equal(ids, recorded, sizeof ids);
+  free(obs);
+}
+
+/* the pool of a batch: a pool of every candidate conditioned as the GP is (batch_normalization=fantasies)
+ * picks what fantasies over every candidate pick (batch_pool=0) for three model rounds (later, rounding
+ * tells near-ties apart differently: the pool sums in double, the GP's V is float); the default pool's
+ * rounds are distinct, valid and unseen, deterministic, and differ from both */
+static void test_batch_pool(void **state) {
+  (void)state;
+  const char *full[] = {"batch_pool=0"};
+  const char *all[] = {"batch_pool=100000", "batch_normalization=fantasies"};
+  int64_t a[106], b[106], c[106], d[106];
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * 106);
+  assert_int_equal(run(full, 1, 7, 220, 16, 106, a, obs), 106);
+  assert_int_equal(run(all, 2, 7, 220, 16, 106, b, obs), 106);
+  assert_memory_equal(a, b, 58 * sizeof(int64_t));
+  assert_int_equal(run(NULL, 0, 7, 220, 16, 106, c, obs), 106);
+  check_valid_distinct(c, 106);
+  assert_int_equal(run(NULL, 0, 7, 220, 16, 106, d, obs), 106);
+  assert_memory_equal(c, d, sizeof c);
+  assert_memory_equal(a, c, 11 * sizeof(int64_t)); /* the initial sample and each round's first pick ... */
+  assert_memory_not_equal(a, c, sizeof c);          /* ... then the pool's */
+  free(obs);
+}
+
+/* the contract of bo_pool_pass (strategies/bo/README.md): the top P by log EI, best first, ties by id, the
+ * skipped candidates left out; the pools of two slices merged are the pool of the whole */
+static void test_pool_pass(void **state) {
+  (void)state;
+  enum { NC = 3000, DIM = 3, NO = 40, P = 50 };
+  double *X = malloc(sizeof(double) * NC * DIM), Xo[NO * DIM], y[NO];
+  mpt_rng r;
+  mpt_rng_seed(&r, 3);
+  for (int i = 0; i < NC * DIM; i++) X[i] = (double)mpt_rng_below(&r, 9) / 8.0;
+  for (int i = 0; i < NO; i++) {
+    memcpy(Xo + i * DIM, X + (size_t)mpt_rng_below(&r, NC) * DIM, sizeof(double) * DIM);
+    y[i] = sin(5.0 * Xo[i * DIM]) + Xo[i * DIM + 1];
+  }
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  mpt_gp *whole, *lo, *hi;
+  mpt_error err;
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &whole, &err), 0);
+  assert_int_equal(mpt_gp_create(&cfg, DIM, 1000, X, &lo, &err), 0);
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC - 1000, X + 1000 * DIM, &hi, &err), 0);
+  assert_int_equal(mpt_gp_add_many(whole, NO, Xo, y, NULL, &err), 0);
+  assert_int_equal(mpt_gp_add_many(lo, NO, Xo, y, NULL, &err), 0);
+  assert_int_equal(mpt_gp_add_many(hi, NO, Xo, y, NULL, &err), 0);
+  uint8_t *skip = calloc(NC, 1);
+  for (int c = 0; c < NC; c += 7) skip[c] = 1;
+  bo_pass_args a = {.xi = 0.1, .skip_a = skip};
+  mpt_gp_normalization(whole, &a.m, &a.sc);
+  double best = INFINITY;
+  for (int i = 0; i < NO; i++) best = y[i] < best ? y[i] : best;
+  a.fb = (best - a.m) / a.sc;
+  bo_ranked top[P], tl[P], th[P], merged[P];
+  assert_int_equal(bo_pool_pass(whole, 0, NC, 0, &a, P, top), P);
+  /* brute force: every free candidate's log EI, the P best */
+  double mean[NC], sd[NC], worst_in = INFINITY, best_out = -INFINITY;
+  mpt_gp_predict_block(whole, 0, NC, mean, sd);
+  uint8_t *in = calloc(NC, 1);
+  for (int j = 0; j < P; j++) {
+    assert_false(skip[top[j].id]);
+    assert_false(in[top[j].id]);
+    in[top[j].id] = 1;
+    if (j > 0) assert_true(top[j].key < top[j - 1].key || (top[j].key == top[j - 1].key && top[j].id > top[j - 1].id));
+    double s = sd[top[j].id] / a.sc, u = a.fb - a.xi - (mean[top[j].id] - a.m) / a.sc, z = u / s;
+    double ei = s * (z * 0.5 * erfc(-z / sqrt(2.0)) + exp(-0.5 * z * z) / sqrt(2 * M_PI));
+    assert_true(fabs(log(ei) - top[j].key) < 1e-6 * (1 + fabs(log(ei))));
+    worst_in = top[j].key < worst_in ? top[j].key : worst_in;
+  }
+  for (int c = 0; c < NC; c++) {
+    if (skip[c] || in[c]) continue;
+    double s = sd[c] / a.sc, u = a.fb - a.xi - (mean[c] - a.m) / a.sc, z = u / s;
+    double ei = s * (z * 0.5 * erfc(-z / sqrt(2.0)) + exp(-0.5 * z * z) / sqrt(2 * M_PI));
+    if (ei > 0 && log(ei) > best_out) best_out = log(ei);
+  }
+  assert_true(best_out <= worst_in + 1e-9);
+  int64_t nl = bo_pool_pass(lo, 0, 1000, 0, &a, P, tl), nh = bo_pool_pass(hi, 0, NC - 1000, 1000, &a, P, th);
+  assert_int_equal(bo_pool_merge(tl, nl, th, nh, P, merged), P);
+  for (int j = 0; j < P; j++) {
+    assert_int_equal(merged[j].id, top[j].id);
+    assert_true(fabs(merged[j].key - top[j].key) < 1e-9);
+  }
+  free(skip); free(in); free(X);
+  mpt_gp_free(whole); mpt_gp_free(lo); mpt_gp_free(hi);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_determinism_budget_validity),
@@ -618,6 +720,9 @@ int main(void) {
       cmocka_unit_test(test_resume_ask_stops_after_refit),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_batch_quantile),
+      cmocka_unit_test(test_batch1_recorded),
+      cmocka_unit_test(test_batch_pool),
+      cmocka_unit_test(test_pool_pass),
       cmocka_unit_test(test_initial_designs),
       cmocka_unit_test(test_pair_designs),
       cmocka_unit_test(test_binary_weight),

@@ -2,7 +2,9 @@
  * closed forms (one and two observations), incremental extension vs refactorization, truncation
  * (fantasy rollback), marginal likelihood vs dense formula, and the hyperparameter fit; the vectorized
  * kernel row (against libm, far candidates exactly at the prior), add_outputs over several blocks,
- * coded vs double candidates, candidates given blockwise by a callback, grouped codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum. */
+ * coded vs double candidates, candidates given blockwise by a callback, grouped codes (index + one-hot) and V's panels over several blocks and a growth, the kept variance sum;
+ * batches of observations added in one pass (mpt_gp_add_many) the same bit for bit as single adds; a pool of
+ * candidates conditioned on extra observations (gp/gp_pool.h) as the GP given them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gp/gp.h"
+#include "gp/gp_pool.h"
 #include "spaces/sys/rng.h"
 
 static double kfun(int kernel, const double *a, const double *b, const double *ls, int dim) {
@@ -775,6 +778,142 @@ static void test_long_run_accuracy(void **state) {
   long_run_case(MPT_GP_MATERN52, 1e-6, 2e-3, 2e-4);  /* float sums: 0.033, 1.0e-3 */
 }
 
+/* mpt_gp_add_many against single adds: the same means, sds and variance sum bit for bit, for batches
+ * that cross a growth of the factor (64 -> 128 -> 256), that replace every output with the last add, that
+ * hold observations the earlier ones nearly predict (their rows of V in double sums), over 200 (runs of 64);
+ * a non-finite input refuses the batch and leaves the GP as it was */
+static void test_add_many(void **state) {
+  (void)state;
+  enum { NC = 9000, DIM = 4, NOBS = 300 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 17);
+  double *X = malloc(sizeof(double) * NC * DIM), *Xo = malloc(sizeof(double) * NOBS * DIM), y[NOBS], yall[NOBS];
+  for (int i = 0; i < NC * DIM; i++) X[i] = (double)(mpt_rng_next(&r) % 7) / 6.0;
+  for (int i = 0; i < NOBS; i++) {
+    const double *src = X + (size_t)(mpt_rng_next(&r) % NC) * DIM;
+    for (int d = 0; d < DIM; d++) Xo[i * DIM + d] = src[d] + (i % 5 == 4 ? 1e-4 * d : 0.0); /* some nearly repeated */
+    y[i] = sin(3.0 * Xo[i * DIM]) + Xo[i * DIM + 1] * Xo[i * DIM + 2];
+    yall[i] = y[i] * 0.5 + 1.0;
+  }
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  cfg.noise = 1e-6;
+  mpt_gp *a, *b;
+  mpt_error err;
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &a, &err), 0);
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &b, &err), 0);
+  int steps[] = {1, 49, 20, 30, 200}, at = 0; /* 1, 50 (64), 70 (> 64), 100 (all replaced), 300 (> 256, runs) */
+  for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+    int k = steps[s], repl = s == 3;
+    for (int j = 0; j < k; j++) {
+      if (repl && j == k - 1) assert_int_equal(mpt_gp_add_outputs(a, Xo + (at + j) * DIM, yall, &err), 0);
+      else assert_int_equal(mpt_gp_add(a, Xo + (at + j) * DIM, y[at + j], &err), 0);
+    }
+    assert_int_equal(mpt_gp_add_many(b, k, Xo + at * DIM, y + at, repl ? yall : NULL, &err), 0);
+    at += k;
+    assert_int_equal(mpt_gp_n_obs(a), mpt_gp_n_obs(b));
+    double *ma = malloc(sizeof(double) * NC * 4), *sa = ma + NC, *mb = ma + 2 * NC, *sb = ma + 3 * NC;
+    mpt_gp_predict_block(a, 0, NC, ma, sa);
+    mpt_gp_predict_block(b, 0, NC, mb, sb);
+    assert_memory_equal(ma, mb, sizeof(double) * NC);
+    assert_memory_equal(sa, sb, sizeof(double) * NC);
+    double va = mpt_gp_variance_sum(a, NULL, NULL), vb = mpt_gp_variance_sum(b, NULL, NULL);
+    assert_memory_equal(&va, &vb, sizeof va);
+    free(ma);
+  }
+  double bad[2 * DIM], by[2] = {1.0, NAN};
+  memcpy(bad, Xo, sizeof bad);
+  assert_int_not_equal(mpt_gp_add_many(b, 2, bad, by, NULL, &err), 0);
+  assert_non_null(strstr(err.msg, "not finite"));
+  assert_int_equal(mpt_gp_n_obs(b), NOBS);
+  mpt_gp_free(a);
+  mpt_gp_free(b);
+  free(X);
+  free(Xo);
+}
+
+/* a pool of candidates conditioned on extra observations (gp/gp_pool.h) against the GP given the same
+ * observations: the same means and sds up to V's float rounding; the GP itself untouched */
+static void test_pool(void **state) {
+  (void)state;
+  enum { NC = 5000, DIM = 3, NOBS = 80, NP = 300, NX = 12 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 23);
+  double *X = malloc(sizeof(double) * NC * DIM), Xo[(NOBS + NX) * DIM], y[NOBS + NX];
+  random_points(&r, NC, DIM, X);
+  for (int i = 0; i < NOBS + NX; i++) {
+    memcpy(Xo + i * DIM, X + (size_t)mpt_rng_below(&r, NC) * DIM, sizeof(double) * DIM);
+    y[i] = cos(4.0 * Xo[i * DIM]) + Xo[i * DIM + 2];
+  }
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  cfg.noise = 1e-4;
+  mpt_gp *a, *b;
+  mpt_error err;
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &a, &err), 0);
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &b, &err), 0);
+  assert_int_equal(mpt_gp_add_many(a, NOBS, Xo, y, NULL, &err), 0);
+  assert_int_equal(mpt_gp_add_many(b, NOBS + NX, Xo, y, NULL, &err), 0);
+  int64_t ids[NP];
+  double *PX = malloc(sizeof(double) * NP * DIM), before[NP], m1[NP], v1[NP];
+  for (int j = 0; j < NP; j++) {
+    ids[j] = (int64_t)mpt_rng_below(&r, NC);
+    memcpy(PX + j * DIM, X + ids[j] * DIM, sizeof(double) * DIM);
+  }
+  mpt_gp_pool *p;
+  assert_int_equal(mpt_gp_pool_create(&p, &err), 0);
+  mpt_gp_predict_block(a, 0, NP, before, NULL);
+  for (int round = 0; round < 2; round++) { /* a second load reuses the pool */
+    assert_int_equal(mpt_gp_pool_load(p, a, ids, PX, NP, &err), 0);
+    assert_int_equal(mpt_gp_pool_size(p), NP);
+    for (int k = 0; k < NX; k++) assert_int_equal(mpt_gp_pool_add(p, Xo + (NOBS + k) * DIM, y[NOBS + k], &err), 0);
+    double pm, ps, fm, fs;
+    mpt_gp_pool_normalization(p, &pm, &ps);
+    mpt_gp_normalization(b, &fm, &fs);
+    assert_true(fabs(pm - fm) < 1e-12 && fabs(ps - fs) < 1e-12);
+    mpt_gp_pool_predict_var(p, 0, NP, m1, v1);
+    for (int j = 0; j < NP; j++) {
+      double m2, v2;
+      assert_int_equal(mpt_gp_pool_id(p, j), ids[j]);
+      mpt_gp_predict_block_var(b, ids[j], ids[j] + 1, &m2, &v2);
+      assert_true(fabs(m1[j] - m2) < 1e-4 * fs);
+      assert_true(fabs(v1[j] - v2) < 1e-4);
+    }
+  }
+  assert_int_equal(mpt_gp_n_obs(a), NOBS);
+  double again[NP];
+  mpt_gp_predict_block(a, 0, NP, again, NULL);
+  assert_memory_equal(before, again, sizeof before);
+  /* a member's column of V for the solve (mpt_gp_pool_add_member): the same posterior up to V's float rounding */
+  mpt_gp_pool *q;
+  assert_int_equal(mpt_gp_pool_create(&q, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(p, a, ids, PX, NP, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(q, a, ids, PX, NP, &err), 0);
+  for (int j = 0; j < 5; j++) {
+    assert_int_equal(mpt_gp_pool_add(p, PX + j * 7 * DIM, y[j], &err), 0);
+    assert_int_equal(mpt_gp_pool_add_member(q, j * 7, y[j], &err), 0);
+  }
+  double m2[NP], v2[NP];
+  mpt_gp_pool_predict_var(p, 0, NP, m1, v1);
+  mpt_gp_pool_predict_var(q, 0, NP, m2, v2);
+  double dm = 0, dv = 0;
+  for (int j = 0; j < NP; j++) {
+    dm = fmax(dm, fabs(m1[j] - m2[j]));
+    dv = fmax(dv, fabs(v1[j] - v2[j]));
+  }
+  printf("pool: a member's column for the solve: max |mean diff| %.3g, max |var diff| %.3g\n", dm, dv);
+  assert_true(dm < 1e-3 && dv < 1e-6); /* V is float: 1e-7 relative, times 1 / L_nn of the new point */
+  assert_int_not_equal(mpt_gp_pool_add_member(q, NP, 0.0, &err), 0);
+  mpt_gp_pool_free(q);
+  int64_t bad = NC;
+  assert_int_not_equal(mpt_gp_pool_load(p, a, &bad, PX, 1, &err), 0);
+  mpt_gp_pool_free(p);
+  mpt_gp_free(a);
+  mpt_gp_free(b);
+  free(X);
+  free(PX);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_closed_form),
@@ -788,6 +927,8 @@ int main(void) {
       cmocka_unit_test(test_fit),
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_long_run_accuracy),
+      cmocka_unit_test(test_add_many),
+      cmocka_unit_test(test_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

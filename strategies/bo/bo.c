@@ -57,7 +57,10 @@
  * refit_interval, each on exactly the observations up to that count).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
- * (one O(n_cand * n_obs) update each, gp/gp.h), then scans all candidates once per pick; the
+ * (O(n_cand * n_obs) each, a run of them in one pass over V: gp/gp.h mpt_gp_add_many), then scans all
+ * candidates for the first pick; the later picks of a batch scan the pool of the best batch_pool candidates
+ * (strategies/bo/bo_pool.c), whose posterior alone takes the fantasies (batch_pool=0: a scan of all
+ * candidates and a fantasy over all of them per pick); the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
  * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
  *
@@ -74,6 +77,8 @@
 #include "strategies/bo/bo_local.h"
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_transfer.h"
+#include "strategies/bo/bo_pool.h"
+#include "gp/gp_pool.h"
 
 static const mpt_option_spec bo_options[] = {
     {"acquisition", MPT_OPT_STRING, "ei", "acquisition function or portfolio", "ei|poi|lcb|lcb-srinivas|multi|advanced-multi", 1, 0},
@@ -101,6 +106,8 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility_exponent", MPT_OPT_DOUBLE, "16", "when no candidate reaches feasibility_threshold: the candidate of largest EI x (probability of feasibility)^this (0: the largest EI, feasibility ignored)", NULL, 0, 1000},
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "quantile", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
+    {"batch_pool", MPT_OPT_INT, "512", "batched asks: the picks after an ask's first come from a pool of this many candidates, the best by EI in one pass over every candidate, and only the pool's posterior takes the fantasies of the picks (an ask of 16 costs about one of 1; 0: every pick fantasized over every candidate, a pass each)", NULL, 0, 1e9},
+    {"batch_normalization", MPT_OPT_STRING, "fixed", "batch_pool > 0: the output normalization of the pool's posterior stays the observations' (fixed: a fantasy changes other candidates only through the kernel) or includes the fantasies (as batch_pool=0)", "fixed|fantasies", 1, 0},
     {"batch_quantile", MPT_OPT_DOUBLE, "0.5", "batch=quantile: fantasy = posterior mean + this many posterior sd (worse than the mean: the objective is minimized)", NULL, -10, 10},
     {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over a local set (local_kind; 0: never)", NULL, 0, 1e6},
     {"stall_after", MPT_OPT_INT, "30", "after this many evaluations without a new best, switch to stall_action (0: never)", NULL, 0, 1e6},
@@ -186,6 +193,8 @@ static void read_model_options(bo_state *b, mpt_strategy *s) {
   b->batch_liar = strcmp(mpt_strategy_opt_str(s, "batch"), "liar") == 0;
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
+  b->batch_pool = mpt_strategy_opt_int(s, "batch_pool");
+  b->batch_fixed_norm = strcmp(mpt_strategy_opt_str(s, "batch_normalization"), "fixed") == 0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
   b->disc_multi = mpt_strategy_opt_double(s, "multi_discount");
@@ -221,7 +230,9 @@ static int alloc_scan_buffers(bo_state *b, mpt_strategy *s, mpt_error *err) {
   b->sbuf = malloc(sizeof(double) * BO_BLOCK);
   b->fq[0] = malloc(sizeof(bo_ranked) * BO_BLOCK);
   b->fq[1] = malloc(sizeof(bo_ranked) * BO_BLOCK);
-  if (!b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
+  b->run_x = malloc(sizeof(double) * 16 * (size_t)b->D);
+  b->run_y = malloc(sizeof(double) * 16);
+  if (!b->run_x || !b->run_y || !b->xq || !b->taken || !b->mbuf || !b->sbuf || !b->fq[0] || !b->fq[1])
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld candidates", (long long)b->N);
   return 0;
 }
@@ -281,7 +292,8 @@ static void bo_destroy(mpt_strategy *s) {
   free(b->ty); free(b->act); free(b->inc_idx); free(b->enc_cfg); free(b->enc_full); free(b->xq); free(b->fs_x);
   free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
   free(b->init_ids); free(b->pend); free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_k); free(b->nbmark); free(b->nblist); free(b->taken); free(b->mbuf); free(b->sbuf);
-  free(b->fq[0]); free(b->fq[1]); free(b->ranked);
+  free(b->fq[0]); free(b->fq[1]); free(b->ranked); free(b->run_x); free(b->run_y);
+  mpt_gp_pool_free(b->pool); free(b->pool_top); free(b->pool_ids); free(b->pool_x);
   bo_transfer_free(b);
   free(b);
   s->data = NULL;
@@ -357,17 +369,30 @@ typedef struct pick {
 } pick;
 
 /* The candidates a scan visits, in blocks: every candidate in blocks of BO_BLOCK, or with local == 2 only
- * the marked neighbourhood (b->nblist), one candidate per block. */
+ * the marked neighbourhood (b->nblist), one candidate per block; in a batch's pool (b->in_pool) its
+ * members, one per block. */
 static inline int64_t cand_blocks(const bo_state *b, int local) {
-  return local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
+  return b->in_pool ? mpt_gp_pool_size(b->pool) : local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
 }
 static inline void cand_block(const bo_state *b, int local, int64_t bi, int64_t *b0, int64_t *b1) {
-  *b0 = local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
-  *b1 = local == 2 ? *b0 + 1 : *b0 + BO_BLOCK < b->N ? *b0 + BO_BLOCK : b->N;
+  *b0 = b->in_pool ? mpt_gp_pool_id(b->pool, bi) : local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
+  *b1 = b->in_pool || local == 2 ? *b0 + 1 : *b0 + BO_BLOCK < b->N ? *b0 + BO_BLOCK : b->N;
 }
-/* candidate c may be proposed: not seen, not taken in this ask, and inside the box when local == 1 */
+/* the posterior of block bi ([b0, b1)) into b->mbuf, b->sbuf (normalized variances) */
+static inline void cand_predict(bo_state *b, int64_t bi, int64_t b0, int64_t b1) {
+  if (b->in_pool) mpt_gp_pool_predict_var(b->pool, bi, bi + 1, b->mbuf, b->sbuf);
+  else mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf);
+  bo_transfer_shift(b, b0, b1, b->mbuf);
+}
+static inline void cand_normalization(const bo_state *b, double *m, double *sc) {
+  if (b->in_pool) mpt_gp_pool_normalization(b->pool, m, sc);
+  else mpt_gp_normalization(b->gp, m, sc);
+}
+/* candidate c may be proposed: not seen, not taken in this ask, and inside the box when local == 1 (in
+ * the marked neighbourhood when local == 2 and the scan goes over a pool) */
 static inline int cand_free(const bo_state *b, const mpt_strategy *s, int local, int64_t c) {
-  return !b->taken[c] && !s->seen[c] && (local != 1 || bo_in_local(b, s->space, c));
+  return !b->taken[c] && !s->seen[c] && (local != 1 || bo_in_local(b, s->space, c)) &&
+         (local != 2 || !b->in_pool || b->nbmark[c]);
 }
 
 /* When no candidate reaches the feasibility threshold: the free candidate of largest
@@ -379,9 +404,9 @@ static inline int cand_free(const bo_state *b, const mpt_strategy *s, int local,
  * largest EI) stays. */
 static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local, pick *pk) {
   double m, sc;
-  mpt_gp_normalization(b->gp, &m, &sc);
+  cand_normalization(b, &m, &sc);
   double fb = (b->best_t - m) / sc;
-  int64_t n_blocks = cand_blocks(b, local), n = 0, need = local == 2 ? b->n_nb : b->N;
+  int64_t n_blocks = cand_blocks(b, local), n = 0, need = b->in_pool ? n_blocks : local == 2 ? b->n_nb : b->N;
   if (need > b->cap_ranked) {
     bo_ranked *r = realloc(b->ranked, sizeof *r * (size_t)need);
     if (!r) return;
@@ -392,8 +417,7 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   for (int64_t bi = 0; bi < n_blocks; bi++) {
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
-    mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf);
-    bo_transfer_shift(b, b0, b1, b->mbuf);
+    cand_predict(b, bi, b0, b1);
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
@@ -423,10 +447,14 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
  * (or, out of memory, without one for this pick) */
 static int prepare_feasibility(bo_state *b) {
   if (!b->fgp) return 0;
-  double *fa = realloc(b->falpha, sizeof(double) * (size_t)(mpt_gp_n_obs(b->fgp) + 1));
-  if (!fa) return 0;
-  b->falpha = fa;
-  mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+  int nf = mpt_gp_n_obs(b->fgp);
+  if (nf + 1 != b->falpha_n) { /* the model grew since the weights were computed (the picks of a batch share them) */
+    double *fa = realloc(b->falpha, sizeof(double) * (size_t)(nf + 1));
+    if (!fa) return 0;
+    b->falpha = fa;
+    mpt_gp_mean_weights(b->fgp, b->falpha, &b->fm0);
+    b->falpha_n = nf + 1;
+  }
   bo_feas_extend(b);
   return 1;
 }
@@ -465,7 +493,7 @@ static inline int ei_cannot_win(double u, double var, double lin0, double lg0, i
  * EI x p among feasible candidates, the smallest id among equal ones). */
 static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local, int need_var, pick *pk) {
   double m, sc;
-  mpt_gp_normalization(b->gp, &m, &sc);
+  cand_normalization(b, &m, &sc);
   double fb = (b->best_t - m) / sc;
   double lin[2] = {-INFINITY, -INFINITY}, lg[2] = {-INFINITY, -INFINITY};
   int64_t lin_id[2] = {-1, -1}, lg_id[2] = {-1, -1};
@@ -484,8 +512,7 @@ static void scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int lo
   for (int64_t bi = 0; bi < n_blocks; bi++) {
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
-    mpt_gp_predict_block_var(b->gp, b0, b1, b->mbuf, b->sbuf); /* sbuf: normalized variances */
-    bo_transfer_shift(b, b0, b1, b->mbuf);
+    cand_predict(b, bi, b0, b1); /* sbuf: normalized variances */
     for (int64_t c = b0; c < b1; c++) {
       if (!cand_free(b, s, local, c)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
@@ -738,8 +765,48 @@ static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int
   return 0;
 }
 
+/* the fantasy output of a pick (posterior at candidate id: the pool's when it is a member of the pool
+ * in use, else the GP's): the pessimistic quantile (batch=quantile), the mean (believer) or worst (liar) */
+static double fantasy_value(const bo_state *b, int64_t id, double worst, int64_t *member) {
+  double mu, sdq;
+  int64_t j = -1;
+  for (int64_t q = 0; b->in_pool && q < mpt_gp_pool_size(b->pool) && j < 0; q++)
+    if (mpt_gp_pool_id(b->pool, q) == id) j = q;
+  if (member) *member = j;
+  if (b->batch_liar) return worst;
+  if (j >= 0) {
+    double m, sc, var;
+    mpt_gp_pool_predict_var(b->pool, j, j + 1, &mu, &var);
+    mpt_gp_pool_normalization(b->pool, &m, &sc);
+    sdq = sc * sqrt(var);
+  } else {
+    mpt_gp_predict_block(b->gp, id, id + 1, &mu, &sdq);
+  }
+  return b->batch_quantile != 0 ? mu + b->batch_quantile * sdq : mu;
+}
+
+/* the fantasy of pick id into the pool: at a member's column when it is one (the picks after the first) */
+static int pool_fantasy(bo_state *b, int64_t id, double worst, mpt_error *err) {
+  int64_t j;
+  double y = fantasy_value(b, id, worst, &j);
+  return j >= 0 ? mpt_gp_pool_add_member(b->pool, j, y, err) : mpt_gp_pool_add(b->pool, bo_point(b, id), y, err);
+}
+
+/* After an ask's first pick with `left` more to come (batch_pool > 0): the pool of the best candidates by
+ * EI from one pass over every candidate (the picks so far left out); the later picks come from it
+ * (b->in_pool), and the fantasies of the picks from this one on condition it alone. 0 or an error */
+static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left) {
+  int64_t P = b->batch_pool > 4 * (int64_t)left ? b->batch_pool : 4 * (int64_t)left;
+  int rc = bo_pool_build(b, s->seen, xi, P, &s->ask_error);
+  if (rc) return mpt_error_prefix(&s->ask_error, "bo: cannot build the pool of a batch");
+  mpt_gp_pool_fix_normalization(b->pool, b->batch_fixed_norm);
+  b->in_pool = 1;
+  return 0;
+}
+
 /* Model-based picks into ids[*k, n): fantasize the pending evaluations, pick, repeat; the fantasies leave
- * the GP afterwards. 0 or an error */
+ * the GP afterwards. With batch_pool > 0 the picks after the first come from a pool (enter_pool) whose
+ * posterior alone takes the fantasies of this ask's picks. 0 or an error */
 static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
   mpt_error *err = &s->ask_error;
   int base = mpt_gp_n_obs(b->gp);
@@ -752,7 +819,9 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
   double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
   int rc = 0;
   while (*k < n && rc == 0) {
-    if ((rc = add_fantasies(b, &n_fant_from, worst, err)) != 0) break;
+    if (b->in_pool) rc = pool_fantasy(b, ids[*k - 1], worst, err);
+    else rc = add_fantasies(b, &n_fant_from, worst, err);
+    if (rc) break;
     int af = -1;
     int64_t id = -1;
     if ((rc = pick_one(b, s, xi, kappa_s, stalled, *k, &af, &id)) != 0) break;
@@ -761,7 +830,11 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
     ids[(*k)++] = id;
     b->iter++;
     if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
+    if (!b->in_pool && b->batch_pool > 0 && *k < n) {
+      rc = enter_pool(b, s, xi, n - *k);
+    }
   }
+  b->in_pool = 0;
   mpt_error terr;
   mpt_gp_truncate(b->gp, base, &terr);
   return rc;

@@ -4,6 +4,7 @@
  * the transform changes. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_transfer.h"
@@ -147,6 +148,44 @@ static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, co
   return mpt_strategy_ticks(s, doing);
 }
 
+/* the valid observations of a run of queued ones into the GP in one pass over the candidates
+ * (mpt_gp_add_many: the same GP as one add each): from b->n_processed to the next multiple of 16 told
+ * since `from` (where queue_stops looks), ending early after the last valid one (`last_ok`: every output
+ * re-transformed with it) or one a refit follows (*refit_here); *k valid ones taken in. 0 or an error */
+static int take_in_run(bo_state *b, int64_t from, int64_t last_ok, int *k, int *refit_here, int *post_done,
+                       mpt_error *err) {
+  int64_t i = b->n_processed, end = from + ((i - from) / 16 + 1) * 16;
+  if (end > b->n_obs) end = b->n_obs;
+  int n0 = mpt_gp_n_obs(b->gp), outputs = 0;
+  for (; i < end && !*refit_here && !outputs; i++) {
+    if (!b->obs_ok[i]) continue;
+    int n1 = n0 + *k + 1;
+    /* refits happen when the GP reaches n_init, n_init + refit_interval, ... valid observations, on
+     * exactly those observations: the schedule depends only on the told sequence, so a resumed run
+     * (all logged observations processed at once) refits at the same points as the original */
+    *refit_here = b->fit && n1 >= 2 && n1 >= b->n_init && (n1 - b->n_init) % b->refit_interval == 0;
+    const double *x = bo_point(b, b->obs_id[i]);
+    memcpy(b->run_x + (size_t)*k * (size_t)b->D, x, sizeof(double) * (size_t)b->D);
+    double t = bo_transform(b, b->obs_y[i]);
+    b->run_y[*k] = t - bo_transfer_offset(b, b->obs_id[i]);
+    /* the last new one (and one a refit follows) re-transforms every output in the same pass over the
+     * candidates (last_ok is set only with a non-incremental transform) */
+    outputs = n1 >= 2 && (i == last_ok || (*refit_here && b->post));
+    if (outputs && i == last_ok) *post_done = 1;
+    /* the incumbent in the GP's outputs: t itself without a rank transform, and also with one while
+     * the GP holds a single observation (the transform starts at two; with best_t infinite every EI
+     * would be infinite and the first free configuration, id 0, would be picked) */
+    if (!outputs && t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
+    (*k)++;
+  }
+  int n = n0 + *k, rc = outputs ? compute_ty(b, n, i, err) : 0;
+  const double *y_all = outputs && rc == 0 ? bo_transfer_residuals(b, b->ty, n, i, b->ty + n) : NULL;
+  if (rc == 0) rc = mpt_gp_add_many(b->gp, *k, b->run_x, b->run_y, y_all, err);
+  if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observation%s", n0 + *k, n0 + *k == 1 ? "" : "s");
+  else b->n_processed = i;
+  return rc;
+}
+
 /* puts queued observations into the GP and the feasibility model; MPT_ERR_STOPPED when the run is stopping
  * (s's tick), the model as far as it got (a later call goes on from there) */
 int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
@@ -165,34 +204,14 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
   if (b->post)
     for (int64_t i = b->n_processed; i < b->n_obs; i++)
       if (b->obs_ok[i]) last_ok = i;
-  for (; b->n_processed < b->n_obs; b->n_processed++) {
+  while (b->n_processed < b->n_obs) {
     int64_t i = b->n_processed;
     if (queue_stops(b, s, i, from, "model from", refitted))
       return mpt_error_set(err, MPT_ERR_STOPPED, "bo: stopped taking in logged observations (%lld of %lld)",
                            (long long)(i - from), (long long)(b->n_obs - from));
     refitted = 0;
-    if (!b->obs_ok[i]) continue;
-    const double *x = bo_point(b, b->obs_id[i]);
-    int n1 = mpt_gp_n_obs(b->gp) + 1;
-    /* refits happen when the GP reaches n_init, n_init + refit_interval, ... valid observations, on
-     * exactly those observations: the schedule depends only on the told sequence, so a resumed run
-     * (all logged observations processed at once) refits at the same points as the original */
-    int refit_here = b->fit && n1 >= 2 && n1 >= b->n_init && (n1 - b->n_init) % b->refit_interval == 0;
-    if (n1 >= 2 && (i == last_ok || (refit_here && b->post))) {
-      /* the last new one (and one a refit follows) re-transforms every output in the same pass over
-       * the candidates (last_ok is set only with a non-incremental transform) */
-      rc = compute_ty(b, n1, i + 1, err);
-      if (rc == 0) rc = mpt_gp_add_outputs(b->gp, x, bo_transfer_residuals(b, b->ty, n1, i + 1, b->ty + n1), err);
-      if (i == last_ok) post_done = 1;
-    } else {
-      double t = bo_transform(b, b->obs_y[i]);
-      rc = mpt_gp_add(b->gp, x, t - bo_transfer_offset(b, b->obs_id[i]), err);
-      /* the incumbent in the GP's outputs: t itself without a rank transform, and also with one while
-       * the GP holds a single observation (the transform starts at two; with best_t infinite every EI
-       * would be infinite and the first free configuration, id 0, would be picked) */
-      if (t < b->best_t && (!b->post || n1 == 1)) b->best_t = t;
-    }
-    if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observation%s", n1, n1 == 1 ? "" : "s");
+    int refit_here = 0, k = 0;
+    rc = take_in_run(b, from, last_ok, &k, &refit_here, &post_done, err);
     if (rc == 0 && refit_here) {
       mpt_gp_fit_options fo;
       mpt_gp_fit_options_default(&fo);
@@ -201,7 +220,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       refitted = 1;
     }
     if (rc) return rc;
-    new_ok++;
+    new_ok += k;
   }
   if (new_ok > 0 && b->post && !post_done && (rc = retransform(b, err)) != 0) return rc;
   if (b->feas_mode && b->n_fail > 0) {
@@ -218,11 +237,17 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       if ((rc = mpt_gp_create(&fc, b->feas_dims, 0, NULL, &b->fgp, err)) != 0) return rc;
       b->feas_processed = 0;
     }
-    for (; b->feas_processed < b->n_obs; b->feas_processed++) {
-      int64_t i = b->feas_processed;
-      rc = mpt_gp_add(b->fgp, bo_point(b, b->obs_id[i]), b->obs_ok[i] ? 1.0 : 0.0, err);
-      int n1 = mpt_gp_n_obs(b->fgp) + 1;
+    while (b->feas_processed < b->n_obs) { /* in runs of up to 16, one pass each (mpt_gp_add_many) */
+      int k = 0;
+      for (; k < 16 && b->feas_processed + k < b->n_obs; k++) {
+        int64_t i = b->feas_processed + k;
+        memcpy(b->run_x + (size_t)k * (size_t)b->feas_dims, bo_point(b, b->obs_id[i]), sizeof(double) * (size_t)b->feas_dims);
+        b->run_y[k] = b->obs_ok[i] ? 1.0 : 0.0;
+      }
+      rc = mpt_gp_add_many(b->fgp, k, b->run_x, b->run_y, NULL, err);
+      int n1 = mpt_gp_n_obs(b->fgp) + k;
       if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observation%s", n1, n1 == 1 ? "" : "s");
+      b->feas_processed += k;
     }
   }
   return 0;

@@ -49,12 +49,14 @@ typedef struct bo_state {
   double *obs_y;         /* raw objective (NAN for failures) */
   uint8_t *obs_ok;
   int64_t n_processed;   /* observations already put into the models */
+  double *run_x, *run_y; /* 16 x D, 16: a run of queued observations taken in together (bo_model.c) */
   int64_t n_ok;
   int64_t n_fail;
   double best_t;         /* best transformed objective among processed ok observations */
   /* feasibility model (allocated at the first failure) */
   mpt_gp *fgp;           /* GP regression on feasibility labels (1 ok, 0 failed), no candidate block */
-  double *falpha, fm0;   /* its mean weights (refreshed before each scan) */
+  double *falpha, fm0;   /* its mean weights (refreshed before a scan when the model has grown) */
+  int falpha_n;          /* 1 + the feasibility observations falpha was computed from (0: none yet) */
   int64_t feas_processed;
   /* initial sample */
   int64_t *init_ids;
@@ -94,6 +96,14 @@ typedef struct bo_state {
   bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
   int64_t n_fq[2];
   bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
+  /* the pool of a batch (strategies/bo/bo_pool.c): picks after an ask's first come from it */
+  int64_t batch_pool;    /* option batch_pool: its size (0: every pick fantasized over every candidate) */
+  struct mpt_gp_pool *pool;
+  int in_pool;           /* 1: scans go over the pool's members, predicted by the pool */
+  int batch_fixed_norm;  /* option batch_normalization=fixed */
+  bo_ranked *pool_top;
+  int64_t *pool_ids, cap_pool;
+  double *pool_x;        /* cap_pool x D */
   int64_t cap_ranked;
   /* transfer from related observations (strategies/bo/bo_transfer.c): the GP models objective - prior mean,
    * the prior mean of candidate c being xfer_beta * xfer_pz[c] (xfer_pz NULL: none) */

@@ -1,0 +1,253 @@
+/* gp/gp_pool.c: a pool of a GP's candidates conditioned on extra observations (gp/gp_pool.h). The pool
+ * extends the GP's factor L by its own rows (one per extra observation, packed) and keeps, per member,
+ * its column of V in double (the GP's n_obs rows, then one row per extra observation) and the posterior
+ * state A, B, var as the GP keeps them (gp/gp_impl.h): the same arithmetic as mpt_gp_add over P
+ * candidates instead of all. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp_hot.h"
+#include "gp/gp_impl.h"
+#include "gp/gp_pool.h"
+
+struct mpt_gp_pool {
+  const mpt_gp *gp;
+  int n0, dim;           /* the GP's observations, inputs per point */
+  int64_t n, cap;        /* members */
+  int64_t *ids;
+  double *X;             /* cap x dim: members' points */
+  double *V0;            /* cap x n0: members' columns of the GP's V (member-major) */
+  double *A, *B, *var;   /* cap each */
+  int nf, capf;          /* extra observations */
+  double *Fv;            /* capf x cap: row j = extra observation j's row of V over the members */
+  double *FL;            /* packed rows of L for the extra observations: row j has n0 + j + 1 values */
+  double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
+  double *l;             /* scratch: n0 + capf */
+  int64_t cap_fl, cap_v0, cap_l;
+  int fixed_norm;        /* 1: the normalization leaves the extra outputs out */
+  double norm_m, norm_s; /* the normalization in use (refreshed by load, add and fix_normalization) */
+};
+
+static void normalization(const mpt_gp_pool *p, double *mean, double *scale);
+
+int mpt_gp_pool_create(mpt_gp_pool **out, mpt_error *err) {
+  *out = calloc(1, sizeof **out);
+  return *out ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for a candidate pool");
+}
+
+void mpt_gp_pool_free(mpt_gp_pool *p) {
+  if (!p) return;
+  free(p->ids); free(p->X); free(p->V0); free(p->A); free(p->B); free(p->var);
+  free(p->Fv); free(p->FL); free(p->fx); free(p->fy); free(p->fwy); free(p->fw1); free(p->l);
+  free(p);
+}
+
+/* *ptr grown to at least need elements of size sz (kept when big enough); 0 or -1 */
+static int reserve(void **ptr, int64_t need, size_t sz) {
+  void *q = realloc(*ptr, sz * (size_t)(need > 0 ? need : 1));
+  if (!q) return -1;
+  *ptr = q;
+  return 0;
+}
+
+/* room for n members of gp (n0 observations) and no extra observation yet */
+static int room_members(mpt_gp_pool *p, const mpt_gp *gp, int64_t n) {
+  int64_t nv0 = n * (int64_t)gp->n;
+  if (n > p->cap) {
+    if (reserve((void **)&p->ids, n, sizeof(int64_t)) || reserve((void **)&p->X, n * gp->dim, sizeof(double)) ||
+        reserve((void **)&p->A, n, sizeof(double)) || reserve((void **)&p->B, n, sizeof(double)) ||
+        reserve((void **)&p->var, n, sizeof(double)))
+      return -1;
+    p->cap = n;
+    p->capf = 0; /* Fv's rows are cap long: regrown at the first extra observation */
+  }
+  if (nv0 > p->cap_v0) {
+    if (reserve((void **)&p->V0, nv0, sizeof(double))) return -1;
+    p->cap_v0 = nv0;
+  }
+  return 0;
+}
+
+int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
+                     mpt_error *err) {
+  if (room_members(p, gp, n)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for a pool of %lld candidates", (long long)n);
+  p->gp = gp;
+  p->n0 = gp->n;
+  p->dim = gp->dim;
+  p->n = n;
+  p->nf = 0;
+  for (int64_t j = 0; j < n; j++) {
+    int64_t c = ids[j];
+    if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+    p->ids[j] = c;
+    const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
+    double *v0 = p->V0 + (size_t)j * (size_t)p->n0;
+    for (int i = 0; i < p->n0; i++) v0[i] = col[(size_t)i * GP_VB];
+    p->A[j] = gp->A[c];
+    p->B[j] = gp->B[c];
+    p->var[j] = gp->var[c];
+  }
+  memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
+  normalization(p, &p->norm_m, &p->norm_s);
+  return 0;
+}
+
+/* room for one more extra observation; 0 or -1 */
+static int room_extra(mpt_gp_pool *p) {
+  int64_t nfl = (int64_t)(p->nf + 1) * p->n0 + (int64_t)(p->nf + 1) * (p->nf + 2) / 2;
+  if (p->n0 + p->nf + 2 > p->cap_l) {
+    if (reserve((void **)&p->l, 2 * (p->n0 + p->nf + 2), sizeof(double))) return -1;
+    p->cap_l = 2 * (p->n0 + p->nf + 2);
+  }
+  if (nfl > p->cap_fl) {
+    if (reserve((void **)&p->FL, 2 * nfl, sizeof(double))) return -1;
+    p->cap_fl = 2 * nfl;
+  }
+  if (p->nf < p->capf) return 0;
+  int nc = p->capf ? 2 * p->capf : 16;
+  if (nc <= p->nf) nc = p->nf + 16;
+  if (reserve((void **)&p->Fv, (int64_t)nc * p->cap, sizeof(double)) || reserve((void **)&p->fx, (int64_t)nc * p->dim, sizeof(double)) ||
+      reserve((void **)&p->fy, nc, sizeof(double)) || reserve((void **)&p->fwy, nc, sizeof(double)) ||
+      reserve((void **)&p->fw1, nc, sizeof(double)))
+    return -1;
+  p->capf = nc;
+  return 0;
+}
+
+typedef double gp_v4d __attribute__((vector_size(32)));
+
+/* sum_i a_i b_i in 4 interleaved partial sums (vectorized) */
+GP_HOT static double dot(const double *restrict a, const double *restrict b, int n) {
+  gp_v4d s = {0};
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    gp_v4d x, y;
+    memcpy(&x, a + i, sizeof x);
+    memcpy(&y, b + i, sizeof y);
+    s += x * y;
+  }
+  double t[4];
+  memcpy(t, &s, sizeof t);
+  for (; i < n; i++) t[0] += a[i] * b[i];
+  return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
+/* variance * k(a, b) with the GP's lengthscales */
+static double kern(const mpt_gp *gp, const double *a, const double *b) {
+  double r2 = 0;
+  for (int d = 0; d < gp->dim; d++) {
+    double t = (a[d] - b[d]) * gp->inv_ls[d];
+    r2 += t * t;
+  }
+  return gp->variance * mpt_gp_kernel_eval(gp->cfg.kernel, sqrt(r2));
+}
+
+/* packed row j of the extra rows of L */
+static double *fl_row(const mpt_gp_pool *p, int j) { return p->FL + (size_t)j * p->n0 + (size_t)j * (j + 1) / 2; }
+
+/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows (for member j >= 0 the GP's
+ * part is its column of V: no solve); returns L_nn of x */
+static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0, nt = n0 + p->nf;
+  double *l = p->l;
+  if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
+  else if (n0 > 0) {
+    mpt_gp_kernel_obs_range(gp, x, 0, n0, l);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, l, 1);
+  }
+  for (int f = 0; f < p->nf; f++) {
+    const double *row = fl_row(p, f);
+    double s = 0;
+    for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
+    l[n0 + f] = (kern(gp, x, p->fx + (size_t)f * p->dim) - s) / row[n0 + f];
+  }
+  double ne = mpt_gp_noise_eff(gp->noise, gp->variance), ll = 0;
+  for (int i = 0; i < nt; i++) ll += l[i] * l[i];
+  double d = gp->variance + ne - ll;
+  return sqrt(d < ne ? ne : d);
+}
+
+/* the extra observation (x, y), x member `member` of the pool or not (-1) */
+static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, mpt_error *err) {
+  if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool observation is not finite");
+  if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0, nf = p->nf;
+  double lnn = solve_point(p, x, member), *l = p->l, sy = y, s1 = 1;
+  for (int i = 0; i < n0; i++) { sy -= l[i] * gp->wy[i]; s1 -= l[i] * gp->w1[i]; }
+  for (int j = 0; j < nf; j++) { sy -= l[n0 + j] * p->fwy[j]; s1 -= l[n0 + j] * p->fw1[j]; }
+  double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
+  for (int64_t c = 0; c < p->n; c++) {
+    double t = dot(p->V0 + (size_t)c * n0, l, n0);
+    for (int j = 0; j < nf; j++) t += p->Fv[(size_t)j * p->cap + c] * l[n0 + j];
+    double v = (kern(gp, x, p->X + (size_t)c * p->dim) - t) / lnn;
+    vrow[c] = v;
+    p->A[c] += v * wyn;
+    p->B[c] += v * w1n;
+    p->var[c] -= v * v;
+  }
+  double *row = fl_row(p, nf);
+  memcpy(row, l, sizeof(double) * (size_t)(n0 + nf));
+  row[n0 + nf] = lnn;
+  memcpy(p->fx + (size_t)nf * p->dim, x, sizeof(double) * (size_t)p->dim);
+  p->fy[nf] = y;
+  p->fwy[nf] = wyn;
+  p->fw1[nf] = w1n;
+  p->nf = nf + 1;
+  normalization(p, &p->norm_m, &p->norm_s);
+  return 0;
+}
+
+int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, y, err); }
+
+int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err) {
+  if (j < 0 || j >= p->n) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool member %lld out of range", (long long)j);
+  return add_point(p, p->X + (size_t)j * p->dim, j, y, err);
+}
+
+void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) {
+  p->fixed_norm = fixed;
+  if (p->gp) normalization(p, &p->norm_m, &p->norm_s);
+}
+int64_t mpt_gp_pool_size(const mpt_gp_pool *p) { return p->n; }
+int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j) { return p->ids[j]; }
+
+/* mpt_gp_normalization over the GP's outputs and the extra ones (without them when fixed) */
+static void normalization(const mpt_gp_pool *p, double *mean, double *scale) {
+  const mpt_gp *gp = p->gp;
+  if (p->fixed_norm) {
+    mpt_gp_normalization(gp, mean, scale);
+    return;
+  }
+  int n = p->n0 + p->nf;
+  double m = 0, s = 1, mu = 0;
+  for (int i = 0; i < p->n0; i++) mu += gp->yo[i];
+  for (int j = 0; j < p->nf; j++) mu += p->fy[j];
+  if (n > 0) mu /= n;
+  if (gp->cfg.mean == MPT_GP_MEAN_CONSTANT) m = gp->cfg.mean_constant;
+  else if (n > 0) m = mu;
+  if (gp->cfg.normalize_scale && n >= 2) {
+    double ss = 0;
+    for (int i = 0; i < p->n0; i++) ss += (gp->yo[i] - mu) * (gp->yo[i] - mu);
+    for (int j = 0; j < p->nf; j++) ss += (p->fy[j] - mu) * (p->fy[j] - mu);
+    ss = sqrt(ss / n);
+    if (ss > 1e-12 * (fabs(mu) + 1e-300) && ss > 0) s = ss;
+  }
+  if (mean) *mean = m;
+  if (scale) *scale = s;
+}
+
+void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale) {
+  if (mean) *mean = p->norm_m;
+  if (scale) *scale = p->norm_s;
+}
+
+void mpt_gp_pool_predict_var(const mpt_gp_pool *p, int64_t j0, int64_t j1, double *mean, double *var) {
+  double m = p->norm_m;
+  for (int64_t c = j0; c < j1; c++) {
+    if (mean) mean[c - j0] = m + p->A[c] - m * p->B[c];
+    if (var) var[c - j0] = p->var[c] > 0 ? p->var[c] : 0.0;
+  }
+}

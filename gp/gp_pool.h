@@ -1,0 +1,36 @@
+/* gp/gp_pool.h: a pool of a GP's candidates whose posterior can be conditioned on extra observations
+ * without touching the GP: the fantasies of a batch (gp/gp_pool.c). Loading copies the pool's posterior
+ * state and its rows of V (P x n_obs); each added observation then costs O(P n_obs + n_obs^2) instead
+ * of a pass over every candidate (mpt_gp_add: O(n_cand n_obs)). The pool reads the GP's factor, which
+ * must not change while the pool is in use. */
+#ifndef MPT_GP_POOL_H
+#define MPT_GP_POOL_H
+#include <stdint.h>
+#include "gp/gp.h"
+
+typedef struct mpt_gp_pool mpt_gp_pool;
+
+int mpt_gp_pool_create(mpt_gp_pool **out, mpt_error *err);
+void mpt_gp_pool_free(mpt_gp_pool *p);
+/* The pool becomes candidates ids[0..n) of gp (X: their points, n x dim, as gp was given them), with
+ * gp's posterior and no extra observation. 0 or an error (out of memory, a bad id). */
+int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
+                     mpt_error *err);
+/* Conditions the pool's candidates on one more observation (point x, output y) as mpt_gp_add conditions
+ * the GP's (the same posterior up to rounding: the pool's sums are in double). 0 or an error. */
+int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err);
+/* fixed = 1: the output normalization (prior mean, scale) stays the GP's, extra outputs left out, so
+ * that extra observations change the posterior only through the kernel (0, the default: as the GP
+ * given them would normalize) */
+void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed);
+/* mpt_gp_pool_add at member j's point, whose column of V stands for the solve with the GP's factor
+ * (O(P n_obs) instead of O(P n_obs + n_obs^2); V's float rounding instead of a double solve) */
+int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err);
+int64_t mpt_gp_pool_size(const mpt_gp_pool *p);
+/* the GP's candidate index of pool member j */
+int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j);
+/* as mpt_gp_predict_block_var / mpt_gp_normalization for pool members [j0, j1), extra observations included */
+void mpt_gp_pool_predict_var(const mpt_gp_pool *p, int64_t j0, int64_t j1, double *mean, double *var);
+void mpt_gp_pool_normalization(const mpt_gp_pool *p, double *mean, double *scale);
+
+#endif
