@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define GP_BLOCK 4096
-#define GP_JITTER 1e-8
+#define GP_JITTER MPT_GP_JITTER
 /* An observation whose new row of the factor is this many times smaller than the prior sd (the earlier
  * observations predict it well: kernels smooth for their lengthscale, small noise) has its row of V
  * computed with double sums (add_panels_exact), since 1 / L_nn amplifies every rounding of the float
@@ -99,6 +99,7 @@ static inline double kern_r2(int kernel, double r2) {
 }
 
 double mpt_gp_kernel_eval(int kernel, double r) { return kern_r2(kernel, r * r); }
+double mpt_gp_kernel_r2(int kernel, double r2) { return kern_r2(kernel, r2); }
 
 static inline double dist2(const double *a, const double *b, const double *inv_ls, int dim) {
   double s = 0;

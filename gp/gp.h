@@ -53,6 +53,11 @@ const char *mpt_gp_kernel_name(int kernel);   /* "matern12", "matern32", "matern
 int mpt_gp_kernel_parse(const char *name);    /* -1 when unknown; accepts "rbf" for "se" */
 /* k(r) for unit variance at scaled distance r >= 0 */
 double mpt_gp_kernel_eval(int kernel, double r);
+/* the same at squared scaled distance r2 (the value the serial factor uses: gp/gp_dist.c builds the same) */
+double mpt_gp_kernel_r2(int kernel, double r2);
+
+/* the jitter added to the noise, relative to the signal variance (serial and distributed factors alike) */
+#define MPT_GP_JITTER 1e-8
 
 typedef struct mpt_gp mpt_gp;
 

@@ -7,3 +7,5 @@ mpt_unit_test(test_bo SOURCES test_bo.c)
 # ask-time benchmark of bo (docs/PERFORMANCE.md, "Strategy overhead")
 add_executable(bench_bo bench_bo.c)
 target_link_libraries(bench_bo PRIVATE mptune_core)
+# the ScaLAPACK path of gp/ (gp/gp_dist.h) against LAPACK and the serial GP, on 4 ranks
+mpt_mpi_test(test_gp_dist NP 4 SOURCES test_gp_dist.c)
