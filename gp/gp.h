@@ -74,6 +74,7 @@ int mpt_gp_create_from(const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp
 void mpt_gp_free(mpt_gp *gp);
 
 int mpt_gp_dim(const mpt_gp *gp);
+int mpt_gp_kernel_of(const mpt_gp *gp);       /* its mpt_gp_kernel */
 int mpt_gp_n_obs(const mpt_gp *gp);
 /* bytes held (candidates, V, factor, per-candidate state) */
 int64_t mpt_gp_bytes(const mpt_gp *gp);
@@ -133,6 +134,18 @@ int mpt_gp_set_hyper(mpt_gp *gp, const double *ls, double variance, double noise
  * own when ls == NULL). Returns 0 or an error (e.g. not positive definite). */
 int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, double noise,
                         double *lml, mpt_error *err);
+
+/* The log marginal likelihood computed elsewhere: fn gets the GP and the resolved hyperparameters and
+ * returns 0 (lml set), < 0 (an error) or > 0 (declined: the serial path computes it). The model ranks'
+ * ScaLAPACK path (gp/gp_slices.h) installs one that takes evidence sets above the crossover
+ * (mpt_gp_dist_worth), so that mpt_gp_fit switches by itself. NULL: none. */
+typedef int (*mpt_gp_lml_fn)(void *ctx, const mpt_gp *gp, const double *ls, double variance, double noise,
+                             double *lml, mpt_error *err);
+void mpt_gp_set_lml_backend(mpt_gp *gp, mpt_gp_lml_fn fn, void *ctx);
+
+/* the observations as added (n_obs rows of dim, row-major) and their outputs (raw units) */
+const double *mpt_gp_obs_points(const mpt_gp *gp);
+const double *mpt_gp_obs_outputs(const mpt_gp *gp);
 
 typedef struct mpt_gp_fit_options {
   int ard;               /* 1: one lengthscale per dimension, 0: one shared lengthscale */

@@ -9,3 +9,5 @@ add_executable(bench_bo bench_bo.c)
 target_link_libraries(bench_bo PRIVATE mptune_core)
 # the ScaLAPACK path of gp/ (gp/gp_dist.h) against LAPACK and the serial GP, on 4 ranks
 mpt_mpi_test(test_gp_dist NP 4 SOURCES test_gp_dist.c)
+# bo with model ranks (the candidates sliced over ranks 0-2) against the serial bo: the same picks
+mpt_mpi_test(test_bo_dist NP 3 SOURCES test_bo_dist.c)

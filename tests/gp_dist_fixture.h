@@ -1,6 +1,6 @@
 /* tests/gp_dist_fixture.h: what the distributed-GP tests and benchmark share: observation points from a real
  * T1 space (the index encodings of configurations spread over its valid set, ../shared/data/t1) and a smooth
- * synthetic output for each. Header-only (static functions), included by one test or benchmark each. */
+ * synthetic output for each. Header-only (static inline functions), included by one test or benchmark each. */
 #ifndef MPT_TESTS_GP_DIST_FIXTURE_H
 #define MPT_TESTS_GP_DIST_FIXTURE_H
 #include <math.h>
@@ -16,7 +16,7 @@ typedef struct gpd_points {
 } gpd_points;
 
 /* loads ../shared/data/t1/NAME (MPT_SHARED_DATA) and builds its space; 0 or -1 with a message */
-static int gpd_open(const char *name, gpd_points *p) {
+static inline int gpd_open(const char *name, gpd_points *p) {
   const char *dir = getenv("MPT_SHARED_DATA");
   char path[1024];
   snprintf(path, sizeof path, "%s/t1/%s", dir ? dir : "../shared/data", name);
@@ -29,13 +29,13 @@ static int gpd_open(const char *name, gpd_points *p) {
   return 0;
 }
 
-static void gpd_close(gpd_points *p) {
+static inline void gpd_close(gpd_points *p) {
   mpt_space_free(p->space);
   mpt_problem_free(p->prob);
 }
 
 /* n points (n x dim, row-major): configurations offset, offset + stride, ... of the valid set (wrapping) */
-static double *gpd_encode(const gpd_points *p, int64_t n, int64_t offset, int64_t stride) {
+static inline double *gpd_encode(const gpd_points *p, int64_t n, int64_t offset, int64_t stride) {
   double *X = malloc(sizeof(double) * (size_t)n * (size_t)p->dim);
   int64_t N = mpt_space_size(p->space);
   for (int64_t i = 0; X && i < n; i++)
@@ -44,7 +44,7 @@ static double *gpd_encode(const gpd_points *p, int64_t n, int64_t offset, int64_
 }
 
 /* a smooth output of each point, with a small deterministic wiggle */
-static void gpd_outputs(const double *X, int64_t n, int dim, double *y) {
+static inline void gpd_outputs(const double *X, int64_t n, int dim, double *y) {
   for (int64_t i = 0; i < n; i++) {
     double f = 0;
     for (int d = 0; d < dim; d++) f += (1.0 + d % 3) * (X[i * dim + d] - 0.4) * (X[i * dim + d] - 0.4);

@@ -1,0 +1,127 @@
+/* tests/test_bo_dist.c: bo with model ranks (strategies/bo/bo_dist.h, gp/gp_slices.h) under mpiexec.mpich
+ * -n 3 against the serial bo: rank 0 runs both strategies with the same seed and options on
+ * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
+ * failures, so the feasibility model takes part) and checks that every batch they ask is the same, ids and
+ * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, and each
+ * rank's GP holds only its slice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp_slices.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
+#include "strategies/bo/bo_dist.h"
+#include "strategies/strategy.h"
+#include "tests/gp_dist_fixture.h"
+
+static gpd_points g_pts;
+
+/* a smooth objective with a heavy tail and 5 % failures (as tests/bench_bo.c's) */
+static void synthetic(const mpt_space *sp, int64_t id, mpt_obs *o) {
+  int D = mpt_space_dims(sp);
+  double x[64];
+  mpt_space_encode(sp, id, MPT_ENC_INDEX, x);
+  double f = 0;
+  for (int d = 0; d < D && d < 64; d++) {
+    double c = 0.3 + 0.4 * ((d * 37) % 11) / 10.0;
+    f += (1.0 + d % 3) * (x[d] - c) * (x[d] - c);
+    if (d > 0) f += 0.5 * x[d] * x[d - 1];
+  }
+  mpt_obs_init(o, id);
+  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 29;
+  if (h % 20 == 0) {
+    o->status = MPT_STATUS_RUNTIME_ERROR;
+    return;
+  }
+  o->objective = o->median = exp(2.0 * f);
+}
+
+static void tell_ids(mpt_strategy *s, const int64_t *ids, int n) {
+  mpt_obs obs[64];
+  for (int i = 0; i < n; i++) synthetic(g_pts.space, ids[i], &obs[i]);
+  mpt_strategy_tell(s, obs, n);
+}
+
+/* rank 0: rounds of ask(batch) on both strategies; the number of rounds whose batches were the same */
+static int compare_rounds(mpt_strategy *ser, mpt_strategy *dis, int rounds, int batch) {
+  int same = 0;
+  int64_t a[64], b[64];
+  for (int r = 0; r < rounds; r++) {
+    int na = mpt_strategy_ask(ser, batch, a), nb = mpt_strategy_ask(dis, batch, b);
+    assert_true(na > 0);
+    assert_int_equal(na, nb);
+    if (memcmp(a, b, sizeof(int64_t) * (size_t)na) != 0) break;
+    same++;
+    tell_ids(ser, a, na);
+    tell_ids(dis, b, nb);
+  }
+  return same;
+}
+
+static void test_picks_identical(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  mpt_strategy *ser, *dis;
+  const char *opts[] = {"initial_samples=12"};
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 7, 400, &ser, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 7, 400, &dis, &err), 0);
+  assert_int_equal(mpt_bo_use_model_ranks(dis, MPI_COMM_WORLD, &err), 0);
+  int same = compare_rounds(ser, dis, 40, 4); /* 160 picks, the first 12 the initial sample */
+  int64_t bytes[3] = {0, 0, 0}, rss[3];
+  int mem_rc = mpt_bo_model_memory(dis, bytes, rss, &err);
+  /* the servers are released before any assertion can end the test */
+  mpt_strategy_destroy(ser);
+  mpt_strategy_destroy(dis);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  printf("batches identical: %d of 40; GP bytes per model rank: %lld %lld %lld\n", same, (long long)bytes[0],
+         (long long)bytes[1], (long long)bytes[2]);
+  assert_int_equal(same, 40);
+  assert_int_equal(mem_rc, 0);
+  /* each rank's GP: a third of the candidates; the float matrix of one GP over all of them, with room for the
+   * same 256 observations, is 256 x N x 4 bytes */
+  int64_t whole = (int64_t)256 * mpt_space_size(g_pts.space) * 4;
+  for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2);
+}
+
+static void test_refused_options(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  mpt_error err;
+  mpt_strategy *s;
+  const char *opts[] = {"acquisition=multi"};
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 1, 100, &s, &err), 0);
+  assert_true(mpt_bo_use_model_ranks(s, MPI_COMM_WORLD, &err) < 0);
+  assert_non_null(strstr(err.msg, "acquisition=ei"));
+  mpt_strategy_destroy(s);
+  assert_int_equal(mpt_strategy_create("ga", g_pts.space, NULL, 0, 1, 100, &s, &err), 0);
+  assert_true(mpt_bo_use_model_ranks(s, MPI_COMM_WORLD, &err) < 0);
+  assert_non_null(strstr(err.msg, "only bo"));
+  mpt_strategy_destroy(s);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  if (gpd_open("paper_dedispersion.json", &g_pts) != 0) {
+    MPI_Finalize();
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options)};
+  int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  gpd_close(&g_pts);
+  MPI_Finalize();
+  return any ? 1 : 0;
+}
