@@ -13,3 +13,6 @@ mpt_mpi_test(test_gp_dist NP 4 SOURCES test_gp_dist.c)
 mpt_mpi_test(test_bo_dist NP 3 SOURCES test_bo_dist.c)
 # mptune tune --model-ranks K end to end: the same run as without model ranks, and the refusals
 mpt_script_test(dist_model_ranks COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/model_ranks_e2e.py)
+# the distributed model's figures (docs/PERFORMANCE.md, "Distributed GP and model ranks"; not a test)
+add_executable(bench_gp_dist bench_gp_dist.c)
+target_link_libraries(bench_gp_dist PRIVATE mptune_core)
