@@ -2,8 +2,9 @@
  * -n 3 against the serial bo: rank 0 runs both strategies with the same seed and options on
  * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
  * failures, so the feasibility model takes part) and checks that every batch they ask is the same, ids and
- * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, and each
- * rank's GP holds only its slice. */
+ * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, each
+ * rank's GP holds only its slice, and at the crossover the marginal likelihood goes to ScaLAPACK over the
+ * three ranks with the serial value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gp/gp_dist.h"
 #include "gp/gp_slices.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
@@ -112,13 +114,62 @@ static void test_refused_options(void **state) {
   mpt_strategy_destroy(s);
 }
 
+/* mpt_gp_cand_fn over g_pts-wide rows of the table ctx */
+static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
+  memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
+}
+
+/* the marginal likelihood switches to ScaLAPACK over the model ranks at MPT_GP_DIST_MIN_OBS observations
+ * (mpt_gp_fit calls mpt_gp_log_marginal): the same value as the serial LAPACK path to 1e-10 */
+static void test_lml_switch(void **state) {
+  (void)state;
+  int rank, n = MPT_GP_DIST_MIN_OBS, dim = g_pts.dim;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  double *X = gpd_encode(&g_pts, n, 0, 3), *y = malloc(sizeof(double) * (size_t)n), *C = gpd_encode(&g_pts, 99, 1, 7);
+  gpd_outputs(X, n, dim, y);
+  mpt_gp_config c;
+  mpt_gp_config_default(&c);
+  c.noise = 1e-3;
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  assert_int_equal(mpt_gp_create(&c, dim, 0, NULL, &gp, &err), 0);
+  for (int i = 0; i < n; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &c, dim, 99, table_rows, C, &sl, &err), 0);
+  double ls[64], lml_dist = 0, lml_serial = 0, lml_small = 0;
+  for (int q = 0; q < dim; q++) ls[q] = 0.8 + 0.05 * q;
+  mpt_gp_set_lml_backend(gp, mpt_gp_slices_lml, sl);
+  int rc_d = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_dist, &err);
+  int64_t h_before = 0, rss[3], bytes[3];
+  mpt_gp_slices_memory(sl, bytes, rss, &err);
+  h_before = bytes[1]; /* the servers took the observations in: their GP holds n of them */
+  mpt_gp_set_lml_backend(gp, NULL, NULL);
+  int rc_s = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_serial, &err);
+  mpt_gp_truncate(gp, n - 1, &err); /* below the crossover the backend declines: the serial path */
+  mpt_gp_set_lml_backend(gp, mpt_gp_slices_lml, sl);
+  int rc_small = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_small, &err);
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  mpt_gp_free(gp);
+  free(X); free(y); free(C);
+  printf("lml of %d observations: ScaLAPACK %.12g, LAPACK %.12g\n", n, lml_dist, lml_serial);
+  assert_int_equal(rc_d, 0);
+  assert_int_equal(rc_s, 0);
+  assert_int_equal(rc_small, 0);
+  assert_true(fabs(lml_dist - lml_serial) <= 1e-10 * fabs(lml_serial));
+  assert_true(lml_small != lml_dist);
+  assert_true(h_before > (int64_t)n * n * 8); /* a server's replicated factor: the observations arrived */
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   if (gpd_open("paper_dedispersion.json", &g_pts) != 0) {
     MPI_Finalize();
     return 1;
   }
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
+                                     cmocka_unit_test(test_lml_switch)};
   int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   gpd_close(&g_pts);
