@@ -16,7 +16,8 @@
  *
  * Distribution. The GP object holds only a block of candidates; the observations are given as points
  * (not as candidate indices), so several ranks can each hold a slice of the candidates and replicate
- * the small n_obs x n_obs factor (the ScaLAPACK variant can replace the factor later). */
+ * the small n_obs x n_obs factor (gp/gp_slices.h); the marginal likelihood of large evidence sets is
+ * factorized with ScaLAPACK over them (gp/gp_dist.h, through mpt_gp_set_lml_backend). */
 #ifndef MPT_GP_H
 #define MPT_GP_H
 #include <stddef.h>

@@ -10,7 +10,13 @@
 #include "gp/gp.h"
 #include "gp/gp_dist_blacs.h"
 
-int mpt_gp_dist_worth(int n, int ranks) { return ranks > 1 && n >= MPT_GP_DIST_MIN_OBS; }
+int mpt_gp_dist_min_obs(void) {
+  const char *e = getenv("MPT_GP_DIST_MIN_OBS");
+  int v = e && *e ? atoi(e) : 0;
+  return v > 0 ? v : MPT_GP_DIST_MIN_OBS;
+}
+
+int mpt_gp_dist_worth(int n, int ranks) { return ranks > 1 && n >= mpt_gp_dist_min_obs(); }
 
 /* nprow x npcol = p with nprow the largest divisor of p not above sqrt(p) */
 static void grid_shape(int p, int *nprow, int *npcol) {

@@ -15,8 +15,11 @@
 #include <stdint.h>
 #include "spaces/sys/error.h"
 
-/* The crossover measured on this VM (2 ranks: serial dpotrf against pdpotrf): below it the serial path. */
-#define MPT_GP_DIST_MIN_OBS 3000
+/* The crossover measured on the 2-core dev VM (2 ranks: pdpotrf against serial dpotrf, docs/PERFORMANCE.md):
+ * below it the serial path. Machine-dependent: the environment variable MPT_GP_DIST_MIN_OBS=N replaces it. */
+#define MPT_GP_DIST_MIN_OBS 5000
+/* the crossover in use (MPT_GP_DIST_MIN_OBS, or the environment's) */
+int mpt_gp_dist_min_obs(void);
 
 typedef struct mpt_gp_dist mpt_gp_dist;
 

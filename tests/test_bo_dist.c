@@ -119,11 +119,12 @@ static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
   memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
 }
 
-/* the marginal likelihood switches to ScaLAPACK over the model ranks at MPT_GP_DIST_MIN_OBS observations
+/* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
  * (mpt_gp_fit calls mpt_gp_log_marginal): the same value as the serial LAPACK path to 1e-10 */
 static void test_lml_switch(void **state) {
   (void)state;
-  int rank, n = MPT_GP_DIST_MIN_OBS, dim = g_pts.dim;
+  setenv("MPT_GP_DIST_MIN_OBS", "2000", 1); /* the crossover, smaller than the default's for a short test */
+  int rank, n = mpt_gp_dist_min_obs(), dim = g_pts.dim;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   mpt_error err;
   if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }

@@ -35,8 +35,9 @@ static void usage(FILE *f, int collect) {
             "         [--progress auto|tty|lines|off | --no-progress] [--model-ranks K]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "--model-ranks K: the last K ranks evaluate nothing and serve bo's model with rank 0 (each holds a\n"
-            "slice of the candidates; above %d observations the marginal likelihood is factorized with\n"
-            "ScaLAPACK over them); bo with acquisition=ei, no local picks, stall_action=boost (the defaults).\n"
+            "slice of the candidates; from %d observations on (environment MPT_GP_DIST_MIN_OBS) the marginal\n"
+            "likelihood is factorized with ScaLAPACK over them); bo with acquisition=ei, no local picks and\n"
+            "stall_action=boost (the defaults).\n"
             "Defaults: --strategy and --option the problem's Search block, else random; --budget and\n"
             "--time its Budget block (ConfigurationCount or ConfigurationFraction, TuningDuration), --budget\n"
             "all configurations when only --time is given; evaluator 'sim' with --simulate else 'cpu'; the\n"
@@ -52,7 +53,7 @@ static void usage(FILE *f, int collect) {
             "--simulate-missing: a configuration the replayed file lacks ends the run (stop, the default:\n"
             "resumable with a file that has it), or is logged as missing and skipped (skip: no measurement,\n"
             "not counted against the budget, not exported, never proposed again).\n"
-            "mptune tune --strategy NAME --help lists the options of strategy NAME.\n", MPT_GP_DIST_MIN_OBS);
+            "mptune tune --strategy NAME --help lists the options of strategy NAME.\n", mpt_gp_dist_min_obs());
 }
 
 /* the options of both tune and collect (flags included, for "did you mean") */
