@@ -64,7 +64,9 @@
  * Files. This file is the strategy (options, create, tell, ask, the scans); it sits on the model
  * (strategies/bo/bo_model.c), the feasibility model (strategies/bo/bo_feasibility.c) and the local
  * candidate sets (strategies/bo/bo_local.c), which sit on the encoding (strategies/bo/bo_encode.c);
- * strategies/bo/bo_state.h is the state they share. */
+ * strategies/bo/bo_state.h is the state they share. With model ranks (b->dist, --model-ranks) the scan, the
+ * fantasies' posterior and the exploration margin's variance sum go to the candidates' slices on those ranks
+ * (strategies/bo/bo_dist.c) and b->gp keeps the observations only. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
