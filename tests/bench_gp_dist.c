@@ -7,10 +7,10 @@
  * Factorization rows, one per size n: the covariance of n configurations spread over the problem's valid
  * set (paper_dedispersion's without --problem; index encodings, Matérn 3/2) built, factorized (pdpotrf) and solved (pdpotrs) on all R ranks, wall time; and
  * up to --serial-max the same with LAPACK on rank 0 alone (dpotrf + dpotrs) with the relative difference of
- * the two solutions. bo rows with --problem, one per observation count: bo with the R ranks as model ranks
+ * the two solutions (wall time, and rank 0's CPU time: on a shared machine the CPU time is what the rank got). bo rows with --problem, one per observation count: bo with the R ranks as model ranks
  * (rank 0 among them) told that many observations of a synthetic objective (uniform random configurations),
  * then --measure asks of --batch (each followed by telling its results): median wall and rank-0 CPU time
- * per ask, and every rank's peak RSS. Run with OPENBLAS_NUM_THREADS=1 (one core per rank). */
+ * per ask, and every rank's peak RSS (--obs 0: none). Run with OPENBLAS_NUM_THREADS=1 (one core per rank). */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -33,11 +33,11 @@ static int cmpd(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* rank 0: x = K^-1 y with LAPACK on the whole matrix; seconds, or -1 out of memory */
-static double serial_solve(const mpt_gp_dist_hyper *h, const double *X, int n, const double *y, double *x) {
+/* rank 0: x = K^-1 y with LAPACK on the whole matrix; wall seconds (*cpu: CPU seconds), or -1 out of memory */
+static double serial_solve(const mpt_gp_dist_hyper *h, const double *X, int n, const double *y, double *x, double *cpu) {
   double *K = malloc(sizeof(double) * (size_t)n * (size_t)n);
   if (!K) return -1;
-  double t0 = mpt_clock_mono_s();
+  double t0 = mpt_clock_mono_s(), c0 = mpt_clock_thread_cpu_s();
   for (int i = 0; i < n; i++)
     for (int j = 0; j <= i; j++) {
       double s = 0;
@@ -52,6 +52,7 @@ static double serial_solve(const mpt_gp_dist_hyper *h, const double *X, int n, c
   int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, K, n);
   if (info == 0) LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, 1, K, n, x, 1);
   double dt = mpt_clock_mono_s() - t0;
+  *cpu = mpt_clock_thread_cpu_s() - c0;
   free(K);
   return info == 0 ? dt : -1;
 }
@@ -69,14 +70,14 @@ static void factor_row(const gpd_points *pts, int n, int serial_max) {
   mpt_error err;
   mpt_gp_dist *d = NULL;
   MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = mpt_clock_mono_s();
+  double t0 = mpt_clock_mono_s(), c0 = mpt_clock_thread_cpu_s();
   int rc = mpt_gp_dist_create(MPI_COMM_WORLD, n, 64, &d, &err);
   if (rc == 0) rc = mpt_gp_dist_factor(d, &h, X, &err);
   if (rc == 0) rc = mpt_gp_dist_solve(d, y, x, &err);
-  double td = mpt_clock_mono_s() - t0;
+  double td = mpt_clock_mono_s() - t0, cd = mpt_clock_thread_cpu_s() - c0, cs = 0;
   mpt_gp_dist_free(d);
   double ts = -1, rel = NAN;
-  if (g_rank == 0 && n <= serial_max && (ts = serial_solve(&h, X, n, y, xs)) >= 0) {
+  if (g_rank == 0 && n <= serial_max && (ts = serial_solve(&h, X, n, y, xs, &cs)) >= 0) {
     double e = 0, m = 0;
     for (int i = 0; i < n; i++) {
       e = fmax(e, fabs(x[i] - xs[i]));
@@ -86,8 +87,10 @@ static void factor_row(const gpd_points *pts, int n, int serial_max) {
   }
   if (g_rank == 0) {
     if (rc) printf("factor n=%d ranks=%d: %s\n", n, g_size, err.msg);
-    else if (ts >= 0) printf("factor n=%-6d ranks=%d  scalapack %8.2f s  lapack(rank 0) %8.2f s  solution rel. diff %.1e\n", n, g_size, td, ts, rel);
-    else printf("factor n=%-6d ranks=%d  scalapack %8.2f s\n", n, g_size, td);
+    else if (ts >= 0)
+      printf("factor n=%-6d ranks=%d  scalapack %8.2f s (rank 0 CPU %.2f s)  lapack(rank 0) %8.2f s (CPU %.2f s)  solution "
+             "rel. diff %.1e\n", n, g_size, td, cd, ts, cs, rel);
+    else printf("factor n=%-6d ranks=%d  scalapack %8.2f s (rank 0 CPU %.2f s)\n", n, g_size, td, cd);
     fflush(stdout);
   }
   free(X); free(y); free(x); free(xs);
@@ -185,6 +188,7 @@ int main(int argc, char **argv) {
   bp.dim = mpt_space_dims(bp.space);
   for (int i = 0; i < n_sizes; i++) factor_row(&bp, sizes[i], serial_max);
   for (int i = 0; problem && i < n_obs; i++) {
+    if (obs[i] <= 0) continue; /* --obs 0: the factorization rows alone, on the problem's configurations */
     if (g_rank == 0) bo_row(&bp, obs[i], batch, measure);
     else mpt_gp_slices_serve(MPI_COMM_WORLD, &err);
     if (g_rank == 0) mpt_gp_slices_quit(MPI_COMM_WORLD);
