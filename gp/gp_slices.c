@@ -73,23 +73,28 @@ static int send_rows(mpt_gp_slices *sl, mpt_gp_cand_fn fill, void *ctx) {
   return buf ? 0 : -1;
 }
 
-/* a server: its rows from rank 0, then its GP; 0 or an error */
-static int recv_rows(mpt_gp_slices *sl, const mpt_gp_config *cfg, mpt_error *err) {
+/* a server: its rows from rank 0 into X (its slice's rows; freed here), then its GP; 0 or an error */
+static int recv_rows(mpt_gp_slices *sl, double *X, const mpt_gp_config *cfg, mpt_error *err) {
   int64_t n = sl->first[sl->rank + 1] - sl->first[sl->rank];
-  double *X = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)sl->dim);
-  int ok = X != NULL;
+  int ok = 1;
   for (int64_t c = 0; c < n; c += SL_ROWS) {
     int64_t k = n - c < SL_ROWS ? n - c : SL_ROWS;
-    double dummy;
     MPI_Status st;
-    MPI_Recv(X ? X + (size_t)c * sl->dim : &dummy, X ? (int)(k * sl->dim) : 0, MPI_DOUBLE, 0, SL_TAG, sl->comm, &st);
+    MPI_Recv(X + (size_t)c * sl->dim, (int)(k * sl->dim), MPI_DOUBLE, 0, SL_TAG, sl->comm, &st);
     int got = 0;
     MPI_Get_count(&st, MPI_DOUBLE, &got);
-    ok = ok && got == (int)(k * sl->dim);
+    ok = ok && got == (int)(k * sl->dim); /* rank 0 sends empty messages when it has no memory for rows */
   }
   int rc = ok ? mpt_gp_create(cfg, sl->dim, n, X, &sl->gp, err) : mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: no rows");
   free(X);
   return rc;
+}
+
+/* every rank: 1 when ok is 1 on every rank of comm */
+static int agree(MPI_Comm comm, int ok) {
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+  return all;
 }
 
 int mpt_gp_slices_create(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp_cand_fn fill,
@@ -99,14 +104,11 @@ int mpt_gp_slices_create(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, comm);
   MPI_Bcast((void *)cfg, (int)sizeof *cfg, MPI_BYTE, 0, comm);
   mpt_gp_slices *sl = slices_new(comm, dim, n_cand);
-  int rc = sl ? 0 : -1, size;
-  MPI_Comm_size(comm, &size);
-  if (sl && send_rows(sl, fill, ctx) != 0) rc = -1;
-  if (!sl) { /* the servers still wait for their rows: empty messages fail them */
-    int64_t first[2] = {0, 0};
-    for (int r = 1; r < size; r++) MPI_Send(first, 0, MPI_DOUBLE, r, SL_TAG, comm);
-    return mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory");
+  if (!agree(comm, sl != NULL)) { /* no rows are sent then */
+    slices_drop(sl);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory on a model rank");
   }
+  int rc = send_rows(sl, fill, ctx) == 0 ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory");
   offset_fill of = {fill, ctx, sl->first[0]};
   if (rc == 0) rc = mpt_gp_create_from(cfg, dim, sl->first[1], fill_offset, &of, &sl->gp, err);
   if ((rc = mpt_gp_slices_status(sl, rc, "creating the candidates' slices", err)) != 0) {
@@ -160,15 +162,10 @@ int mpt_gp_slices_serve(MPI_Comm comm, mpt_error *err) {
       mpt_gp_config cfg;
       MPI_Bcast(&cfg, (int)sizeof cfg, MPI_BYTE, 0, comm);
       sl = slices_new(comm, (int)h[1], h[2]);
-      int rc = sl ? 0 : -1;
-      if (!sl) { /* take the rows anyway, then fail the status */
-        double dummy;
-        MPI_Recv(&dummy, 0, MPI_DOUBLE, 0, SL_TAG, comm, MPI_STATUS_IGNORE);
-        int bad = 1, any;
-        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
-        continue;
-      }
-      rc = recv_rows(sl, &cfg, err);
+      int64_t n = sl ? sl->first[sl->rank + 1] - sl->first[sl->rank] : 0;
+      double *X = sl ? malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)h[1]) : NULL;
+      if (!agree(comm, sl && X)) { free(X); slices_drop(sl); sl = NULL; continue; } /* rank 0 sends no rows */
+      int rc = recv_rows(sl, X, &cfg, err);
       if (mpt_gp_slices_status(sl, rc, "creating the candidates' slices", err) != 0) { slices_drop(sl); sl = NULL; }
     } else if (h[0] != SL_FREE && sl) {
       serve_one(sl, h, err);
