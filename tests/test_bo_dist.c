@@ -3,7 +3,7 @@
  * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
  * failures, so the feasibility model takes part) and checks that every batch they ask is the same, ids and
  * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, each
- * rank's GP holds only its slice, and at the crossover the marginal likelihood goes to ScaLAPACK over the
+ * rank's GP holds only its slice, the slices' merged pool equals one GP's, and at the crossover the marginal likelihood goes to ScaLAPACK over the
  * three ranks with the serial value. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,6 +119,52 @@ static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
   memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
 }
 
+/* the pool of the best 100 candidates by EI from the three slices equals the pool of one GP over every
+ * candidate (the same ids in the same order; EI equal up to the rounding of the float panels, which the
+ * slices do over other blocks of candidates: 1e-5 relative), with a quarter of the candidates skipped */
+static void test_pool_slices(void **state) {
+  (void)state;
+  int rank, dim = g_pts.dim, n_obs = 60, P = 100;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  int64_t N = mpt_space_size(g_pts.space), n_free = 0;
+  double *C = gpd_encode(&g_pts, N, 0, 1), *X = gpd_encode(&g_pts, n_obs, 5, 181), y[60];
+  gpd_outputs(X, n_obs, dim, y);
+  uint8_t *skip = malloc((size_t)N);
+  for (int64_t c = 0; c < N; c++) skip[c] = c % 4 == 1;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, &gp, &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, C, &sl, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
+  int rc = mpt_gp_slices_sync(sl, gp, &err), n_sl = 0;
+  mpt_gp_pool_item a[100], b[100];
+  double m, sc;
+  mpt_gp_normalization(gp, &m, &sc);
+  if (rc == 0) rc = mpt_gp_slices_pool(sl, skip, NULL, (1.5 - m) / sc, 0.01, P, b, &n_sl, &n_free, &err);
+  int n_one = mpt_gp_ei_pool(gp, 0, N, 0, skip, (1.5 - m) / sc, 0.01, P, a);
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  mpt_gp_free(gp);
+  free(C); free(X); free(skip);
+  assert_int_equal(rc, 0);
+  assert_int_equal(n_one, P);
+  assert_int_equal(n_sl, P);
+  assert_int_equal(n_free, N - (N + 2) / 4);
+  double worst = 0;
+  for (int i = 0; i < P; i++) worst = fmax(worst, fabs(a[i].key - b[i].key) / fabs(a[i].key));
+  printf("pool of %d: largest relative difference of EI between the slices and one GP %.1e\n", P, worst);
+  for (int i = 0; i < P; i++) {
+    assert_int_equal(a[i].id, b[i].id);
+    assert_int_equal(a[i].tier, b[i].tier);
+    assert_true(fabs(a[i].key - b[i].key) <= 1e-5 * fabs(a[i].key)); /* the float panels' rounding */
+    assert_true(i == 0 || !mpt_gp_pool_before(&a[i], &a[i - 1])); /* sorted */
+  }
+}
+
 /* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
  * (mpt_gp_fit calls mpt_gp_log_marginal): the same value as the serial LAPACK path to 1e-10 */
 static void test_lml_switch(void **state) {
@@ -170,7 +216,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
-                                     cmocka_unit_test(test_lml_switch)};
+                                     cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_lml_switch)};
   int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   gpd_close(&g_pts);
