@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include "spaces/sys/error.h"
 
-/* The crossover measured on the 2-core dev VM (2 ranks: pdpotrf against serial dpotrf, docs/PERFORMANCE.md):
+/* The crossover measured on the idle 2-core dev VM (2 ranks: pdpotrf against serial dpotrf, docs/PERFORMANCE.md):
  * below it the serial path. Machine-dependent: the environment variable MPT_GP_DIST_MIN_OBS=N replaces it. */
-#define MPT_GP_DIST_MIN_OBS 4000
+#define MPT_GP_DIST_MIN_OBS 2000
 /* the crossover in use (MPT_GP_DIST_MIN_OBS, or the environment's) */
 int mpt_gp_dist_min_obs(void);
 
