@@ -65,6 +65,7 @@ static inline double kern_r2(int kernel, double r2) {
 }
 
 double mpt_gp_kernel_eval(int kernel, double r) { return kern_r2(kernel, r * r); }
+double mpt_gp_kernel_r2(int kernel, double r2) { return kern_r2(kernel, r2); }
 
 static inline double dist2(const double *a, const double *b, const double *inv_ls, int dim) {
   double s = 0;
@@ -152,6 +153,7 @@ void mpt_gp_free(mpt_gp *gp) {
 }
 
 int mpt_gp_dim(const mpt_gp *gp) { return gp->dim; }
+int mpt_gp_kernel_of(const mpt_gp *gp) { return (int)gp->cfg.kernel; }
 int mpt_gp_n_obs(const mpt_gp *gp) { return gp->n; }
 
 /* bytes held with room for cap observations */
@@ -933,6 +935,10 @@ int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, dou
   int n = gp->n;
   *lml = 0;
   if (n == 0) return 0;
+  if (gp->lml_fn) { /* the backend (the model ranks' ScaLAPACK path), unless it declines (> 0) */
+    int rc = gp->lml_fn(gp->lml_ctx, gp, ls ? ls : gp->ls, ls ? variance : gp->variance, ls ? noise : gp->noise, lml, err);
+    if (rc <= 0) return rc;
+  }
   double *inv_ls = malloc(sizeof(double) * (size_t)gp->dim);
   double *a = malloc(sizeof(double) * (size_t)n * (size_t)n);
   double *z = malloc(sizeof(double) * (size_t)n);
@@ -958,3 +964,11 @@ int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, dou
   free(inv_ls); free(a); free(z);
   return rc;
 }
+
+void mpt_gp_set_lml_backend(mpt_gp *gp, mpt_gp_lml_fn fn, void *ctx) {
+  gp->lml_fn = fn;
+  gp->lml_ctx = ctx;
+}
+
+const double *mpt_gp_obs_points(const mpt_gp *gp) { return gp->Xo; }
+const double *mpt_gp_obs_outputs(const mpt_gp *gp) { return gp->yo; }

@@ -16,7 +16,8 @@
  *
  * Distribution. The GP object holds only a block of candidates; the observations are given as points
  * (not as candidate indices), so several ranks can each hold a slice of the candidates and replicate
- * the small n_obs x n_obs factor (the ScaLAPACK variant can replace the factor later). */
+ * the small n_obs x n_obs factor (gp/gp_slices.h); the marginal likelihood of large evidence sets is
+ * factorized with ScaLAPACK over them (gp/gp_dist.h, through mpt_gp_set_lml_backend). */
 #ifndef MPT_GP_H
 #define MPT_GP_H
 #include <stddef.h>
@@ -53,6 +54,11 @@ const char *mpt_gp_kernel_name(int kernel);   /* "matern12", "matern32", "matern
 int mpt_gp_kernel_parse(const char *name);    /* -1 when unknown; accepts "rbf" for "se" */
 /* k(r) for unit variance at scaled distance r >= 0 */
 double mpt_gp_kernel_eval(int kernel, double r);
+/* the same at squared scaled distance r2 (the value the serial factor uses: gp/gp_dist.c builds the same) */
+double mpt_gp_kernel_r2(int kernel, double r2);
+
+/* the jitter added to the noise, relative to the signal variance (serial and distributed factors alike) */
+#define MPT_GP_JITTER 1e-8
 
 typedef struct mpt_gp mpt_gp;
 
@@ -69,6 +75,7 @@ int mpt_gp_create_from(const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp
 void mpt_gp_free(mpt_gp *gp);
 
 int mpt_gp_dim(const mpt_gp *gp);
+int mpt_gp_kernel_of(const mpt_gp *gp);       /* its mpt_gp_kernel */
 int mpt_gp_n_obs(const mpt_gp *gp);
 /* bytes held (candidates, V, factor, per-candidate state) */
 int64_t mpt_gp_bytes(const mpt_gp *gp);
@@ -133,6 +140,18 @@ int mpt_gp_set_hyper(mpt_gp *gp, const double *ls, double variance, double noise
  * own when ls == NULL). Returns 0 or an error (e.g. not positive definite). */
 int mpt_gp_log_marginal(const mpt_gp *gp, const double *ls, double variance, double noise,
                         double *lml, mpt_error *err);
+
+/* The log marginal likelihood computed elsewhere: fn gets the GP and the resolved hyperparameters and
+ * returns 0 (lml set), < 0 (an error) or > 0 (declined: the serial path computes it). The model ranks'
+ * ScaLAPACK path (gp/gp_slices.h) installs one that takes evidence sets above the crossover
+ * (mpt_gp_dist_worth), so that mpt_gp_fit switches by itself. NULL: none. */
+typedef int (*mpt_gp_lml_fn)(void *ctx, const mpt_gp *gp, const double *ls, double variance, double noise,
+                             double *lml, mpt_error *err);
+void mpt_gp_set_lml_backend(mpt_gp *gp, mpt_gp_lml_fn fn, void *ctx);
+
+/* the observations as added (n_obs rows of dim, row-major) and their outputs (raw units) */
+const double *mpt_gp_obs_points(const mpt_gp *gp);
+const double *mpt_gp_obs_outputs(const mpt_gp *gp);
 
 typedef struct mpt_gp_fit_options {
   int ard;               /* 1: one lengthscale per dimension, 0: one shared lengthscale */

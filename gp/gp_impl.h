@@ -33,10 +33,12 @@ struct mpt_gp {
   double *kbuf;         /* GP_BLOCK scratch: kernel row of a block of candidates */
   double *tmpd;         /* cap scratch */
   float *lf, *wf;       /* cap scratch */
+  mpt_gp_lml_fn lml_fn; /* the log marginal likelihood elsewhere (mpt_gp_set_lml_backend), or NULL */
+  void *lml_ctx;
 };
 
 /* the effective noise variance on the factor's diagonal (the noise plus a jitter relative to the signal) */
-#define GP_JITTER 1e-8
+#define GP_JITTER MPT_GP_JITTER
 static inline double mpt_gp_noise_eff(double noise, double variance) { return noise + GP_JITTER * variance; }
 
 #define GP_BLOCK 4096

@@ -34,6 +34,7 @@
 #include "spaces/sys/clock.h"
 #include "spaces/t1.h"
 #include "strategies/strategy.h"
+#include "strategies/bo/bo_dist.h"
 #include "spaces/sys/signame.h"
 
 /* The watch of the job's evaluations (mpt_eval_settings.watch): an evaluation in progress is cancelled
@@ -120,7 +121,7 @@ static int evaluation_watch(void *ctx, const char *doing, double done) {
 
 /* this rank's place: coordinator and/or worker, and its node-local rank among the workers (collective) */
 static int take_place(mpt_job *job, mpt_error *err) {
-  job->comm = MPI_COMM_WORLD;
+  job->comm = job->o.model_ranks > 0 ? job->o.comm : MPI_COMM_WORLD; /* without the model ranks */
   MPI_Comm_rank(job->comm, &job->rank);
   MPI_Comm_size(job->comm, &job->size);
   job->is_worker = job->size == 1 || job->rank > 0;
@@ -367,7 +368,9 @@ static int create_strategy(mpt_job *job, mpt_error *err) {
     o->seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
     o->seed %= 1000000000000ull;
   }
-  return mpt_strategy_create(o->strategy, job->space, o->opts, o->n_opts, o->seed, o->budget, &job->strat, err);
+  int rc = mpt_strategy_create(o->strategy, job->space, o->opts, o->n_opts, o->seed, o->budget, &job->strat, err);
+  if (rc == 0 && o->model_ranks > 0) rc = mpt_bo_use_model_ranks(job->strat, o->model_comm, err);
+  return rc;
 }
 
 int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const mpt_space *s, int rank,

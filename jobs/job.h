@@ -12,6 +12,7 @@
  * flushed to the log (the SIGKILL test checks that every traced record survives). */
 #ifndef MPT_JOB_H
 #define MPT_JOB_H
+#include <mpi.h>
 #include <stdint.h>
 #include "coordinator/progress.h"
 #include "evaluators/evaluator.h"
@@ -65,6 +66,9 @@ typedef struct mpt_job_options {
   int n_priors;
   int argc;                /* the command line, logged */
   char **argv;
+  int model_ranks;         /* --model-ranks K (> 0): the job runs on comm (rank 0 and the workers) and bo's model
+                              on model_comm (rank 0 and the K model ranks, which serve it: gp/gp_slices.h) */
+  MPI_Comm comm, model_comm;
 } mpt_job_options;
 
 typedef struct mpt_job mpt_job;

@@ -7,3 +7,12 @@ mpt_unit_test(test_bo SOURCES test_bo.c)
 # ask-time benchmark of bo (docs/PERFORMANCE.md, "Strategy overhead")
 add_executable(bench_bo bench_bo.c)
 target_link_libraries(bench_bo PRIVATE mptune_core)
+# the ScaLAPACK path of gp/ (gp/gp_dist.h) against LAPACK and the serial GP, on 4 ranks
+mpt_mpi_test(test_gp_dist NP 4 SOURCES test_gp_dist.c)
+# bo with model ranks (the candidates sliced over ranks 0-2) against the serial bo: the same picks
+mpt_mpi_test(test_bo_dist NP 3 SOURCES test_bo_dist.c)
+# mptune tune --model-ranks K end to end: the same run as without model ranks, and the refusals
+mpt_script_test(dist_model_ranks COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/model_ranks_e2e.py)
+# the distributed model's figures (docs/PERFORMANCE.md, "Distributed GP and model ranks"; not a test)
+add_executable(bench_gp_dist bench_gp_dist.c)
+target_link_libraries(bench_gp_dist PRIVATE mptune_core)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
+#include "gp/gp_dist.h"
+#include "gp/gp_slices.h"
 #include "jobs/cli/commands.h"
 #include "jobs/job.h"
 #include "jobs/job_confirm.h"
@@ -45,8 +47,12 @@ static void usage(FILE *f, int collect) {
             "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--confirm K] [--prior FILE]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
-            "         [--progress auto|tty|lines|off | --no-progress]\n"
+            "         [--progress auto|tty|lines|off | --no-progress] [--model-ranks K]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
+            "--model-ranks K: the last K ranks evaluate nothing and serve bo's model with rank 0 (each holds a\n"
+            "slice of the candidates; from %d observations on (environment MPT_GP_DIST_MIN_OBS) the marginal\n"
+            "likelihood is factorized with ScaLAPACK over them); bo with acquisition=ei, no local picks and\n"
+            "stall_action=boost (the defaults).\n"
             "Defaults: --strategy and --option the problem's Search block, else random; --budget and\n"
             "--time its Budget block (ConfigurationCount or ConfigurationFraction, TuningDuration), --budget\n"
             "all configurations when only --time is given; evaluator 'sim' with --simulate, else 'auto' (cpu for\n"
@@ -90,7 +96,8 @@ static void usage(FILE *f, int collect) {
             "populations with its best configurations (option transfer), prior_order follows it blindly;\n"
             "random and brute_force ignore it.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
-            "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", evaluator_names());
+            "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", mpt_gp_dist_min_obs(),
+            evaluator_names());
 }
 
 /* --simulate FILE (one class, named by its device) or CLASS=FILE (repeatable: simulated classes) */
@@ -150,7 +157,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
     if (strcmp(o, "--no-transfer") == 0) { a->no_transfer = 1; continue; }
     if (strcmp(o, "--no-cross") == 0) { a->no_cross = 1; continue; }
     static const char *const tune_known[] = {"--strategy", "--budget", "--seed", "--option", "--virtual-workers", "--virtual-time",
-                                             "--confirm", "--prior", COMMON_OPTIONS, NULL};
+                                             "--confirm", "--prior", "--model-ranks", COMMON_OPTIONS, NULL};
     static const char *const collect_known[] = {COMMON_OPTIONS, NULL};
     if (mpt_cmd_known(collect ? "collect" : "tune", o, collect ? collect_known : tune_known, err)) return err->code;
     const char *v = mpt_cmd_value(argc, argv, &i, err);
@@ -165,6 +172,8 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if ((rc = mpt_cmd_parse_positive(o, v, 1e9, &d, err)) == 0) a->time_budget = d;
     } else if (!collect && strcmp(o, "--seed") == 0) {
       if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0) { a->seed = (uint64_t)n; a->seed_given = 1; }
+    } else if (!collect && strcmp(o, "--model-ranks") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0) a->model_ranks = (int)n;
     } else if (strcmp(o, "--log") == 0) a->log = v;
     else if (strcmp(o, "--t4") == 0) a->t4 = v;
     else if (strcmp(o, "--simulate") == 0) rc = add_simulate(a, v, err);
@@ -297,9 +306,46 @@ static int help(int argc, char **argv, int collect, int rank) {
   return 0;
 }
 
+/* --model-ranks K: the job's communicator (rank 0 and the workers) and the model's (rank 0 and the last K
+ * ranks), split from MPI_COMM_WORLD on every rank; *serving: this rank is a model rank */
+static int split_model_ranks(mpt_job_options *o, int *serving, mpt_error *err) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  *serving = 0;
+  if (o->model_ranks <= 0) return 0;
+  if (o->model_ranks >= size)
+    return mpt_error_set(err, MPT_ERR_VALUE, "--model-ranks %d: needs more than %d ranks (rank 0 coordinates, the last %d "
+                         "serve the model; mpiexec.mpich -n %d or more)", o->model_ranks, o->model_ranks, o->model_ranks,
+                         o->model_ranks + 1);
+  int model = rank >= size - o->model_ranks;
+  MPI_Comm_split(MPI_COMM_WORLD, model, rank, &o->comm);
+  MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || model ? 0 : MPI_UNDEFINED, rank, &o->model_comm);
+  *serving = model;
+  return 0;
+}
+
+/* the job on rank 0 and the workers: opened, run, reported, closed; the exit status */
+static int run_job(const char *cmd, mpt_job_options *o, int rc, mpt_error *err) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_job *job = NULL;
+  if (rc < 0) rc = mpt_wire_gonogo(MPI_COMM_WORLD, rc, err); /* every rank read the same options: all stop */
+  else rc = mpt_job_open(o, &job, err);
+  if (rc < 0) {
+    if (rank == 0) fprintf(stderr, "mptune %s: %s\n", cmd, err->msg);
+    return rc == MPT_ERR_STOPPED ? 128 + mpt_signals_last() : 1; /* a signal stopped the set-up */
+  }
+  if (mpt_job_run(job, err) < 0) fprintf(stderr, "mptune %s: %s\n", cmd, err->msg); /* rank 0 only */
+  if (mpt_job_report(job, err) < 0) fprintf(stderr, "mptune %s: %s\n", cmd, err->msg);
+  int status = mpt_job_exit_status(job);
+  mpt_job_close(job);
+  return status;
+}
+
 static int run(int argc, char **argv, int collect) {
   const char *cmd = collect ? "collect" : "tune";
-  int rank;
+  int rank, serving = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   mpt_signals_install();
   mpt_error err;
@@ -308,17 +354,14 @@ static int run(int argc, char **argv, int collect) {
   int want_help;
   int rc = parse_args(argc, argv, collect, &o, &want_help, &err);
   if (rc == 0 && want_help) return help(argc, argv, collect, rank);
-  mpt_job *job = NULL;
-  if (rc < 0) rc = mpt_wire_gonogo(MPI_COMM_WORLD, rc, &err); /* every rank read the same options: all stop */
-  else rc = mpt_job_open(&o, &job, &err);
-  if (rc < 0) {
-    if (rank == 0) fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
-    return rc == MPT_ERR_STOPPED ? 128 + mpt_signals_last() : 1; /* a signal stopped the set-up */
+  if (rc == 0) rc = split_model_ranks(&o, &serving, &err);
+  if (serving) { /* a model rank: serves rank 0 until it quits */
+    rc = mpt_gp_slices_serve(o.model_comm, &err);
+    if (rc < 0) fprintf(stderr, "mptune %s: model rank %d: %s\n", cmd, rank, err.msg);
+    return rc < 0 ? 1 : 0;
   }
-  if (mpt_job_run(job, &err) < 0) fprintf(stderr, "mptune %s: %s\n", cmd, err.msg); /* rank 0 only */
-  if (mpt_job_report(job, &err) < 0) fprintf(stderr, "mptune %s: %s\n", cmd, err.msg);
-  int status = mpt_job_exit_status(job);
-  mpt_job_close(job);
+  int status = run_job(cmd, &o, rc, &err);
+  if (rank == 0 && o.model_ranks > 0 && rc == 0) mpt_gp_slices_quit(o.model_comm); /* the model ranks are done */
   return status;
 }
 

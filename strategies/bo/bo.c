@@ -67,11 +67,15 @@
  * Files. This file is the strategy (options, create, tell, ask, the scans); it sits on the model
  * (strategies/bo/bo_model.c), the feasibility model (strategies/bo/bo_feasibility.c) and the local
  * candidate sets (strategies/bo/bo_local.c), which sit on the encoding (strategies/bo/bo_encode.c);
- * strategies/bo/bo_state.h is the state they share. */
+ * strategies/bo/bo_state.h is the state they share. With model ranks (b->dist, --model-ranks) the scan, the
+ * fantasies' posterior and the exploration margin's variance sum go to the candidates' slices on those ranks
+ * (strategies/bo/bo_dist.c) and b->gp keeps the observations only. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gp/gp_slices.h"
+#include "strategies/bo/bo_dist_hook.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_feasibility.h"
 #include "strategies/bo/bo_local.h"
@@ -288,6 +292,7 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
 static void bo_destroy(mpt_strategy *s) {
   bo_state *b = s->data;
   if (!b) return;
+  mpt_gp_slices_free(b->dist);
   mpt_gp_free(b->gp);
   free(b->ty); free(b->act); free(b->inc_idx); free(b->enc_cfg); free(b->enc_full); free(b->xq); free(b->fs_x);
   free(b->obs_id); free(b->obs_y); free(b->obs_ok); mpt_gp_free(b->fgp); free(b->falpha);
@@ -594,7 +599,9 @@ static double exploration(bo_state *b, mpt_strategy *s) {
   double m, sc;
   int64_t cnt = 0;
   mpt_gp_normalization(b->gp, &m, &sc);
-  double sum = mpt_gp_variance_sum(b->gp, s->seen, &cnt);
+  double sum = 0;
+  if (!b->dist) sum = mpt_gp_variance_sum(b->gp, s->seen, &cnt);
+  else if (bo_dist_variance_sum(b, s, &sum, &cnt, &s->ask_error) != 0) return 0; /* model ranks (the pick reports it) */
   if (cnt == 0) return 0;
   double fb = fabs((b->best_t - m) / sc);
   if (fb < 0.1) fb = 0.1;
@@ -734,7 +741,8 @@ static int add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *er
   for (; *from < b->n_pend && rc == 0; (*from)++) {
     const double *x = bo_point(b, b->pend[*from].id);
     double mu, sdq;
-    mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
+    if (!b->dist) mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
+    else if ((rc = bo_dist_predict(b, b->pend[*from].id, &mu, &sdq, err)) != 0) break; /* model ranks */
     if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
     rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst - bo_transfer_offset(b, b->pend[*from].id) : mu, err);
     if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observations (pending evaluations as fantasies)",
@@ -749,6 +757,10 @@ static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int
                     int64_t *id) {
   pick pk;
   int local = 0;
+  if (b->dist) { /* model ranks: the pool pass on their slices (acquisition=ei, no local picks) */
+    *af = AF_EI;
+    return bo_dist_pick(b, s, xi, prepare_feasibility(b), id);
+  }
   if (b->local_every > 0 && b->iter % b->local_every == b->local_every - 1 && b->inc_idx &&
       (!b->local_stalled || stalled)) {
     local = bo_mark_local(b, s);
@@ -830,7 +842,7 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
     ids[(*k)++] = id;
     b->iter++;
     if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
-    if (!b->in_pool && b->batch_pool > 0 && *k < n) {
+    if (!b->in_pool && b->batch_pool > 0 && !b->dist && *k < n) { /* the model ranks fantasize on their slices */
       rc = enter_pool(b, s, xi, n - *k);
     }
   }

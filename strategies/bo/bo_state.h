@@ -34,7 +34,8 @@ typedef struct bo_state {
   int *enc_cfg;          /* scratch: value indices (all dims) */
   double *enc_full;      /* scratch: encoding of every parameter (all dims) */
   double *xq;            /* scratch: one candidate's D inputs (bo_point) */
-  mpt_gp *gp;
+  mpt_gp *gp;            /* with model ranks: the observations only (no candidates) */
+  struct mpt_gp_slices *dist; /* the model ranks' slices of the candidates (strategies/bo/bo_dist.c), or NULL */
   mpt_gp_config gcfg;
   /* options */
   int post;              /* 0: none, 1: rank -> normal scores, 2: clip at the median */

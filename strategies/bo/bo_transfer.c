@@ -186,6 +186,7 @@ int bo_transfer_before(bo_state *b, mpt_strategy *s, mpt_error *err) {
   int64_t cnt = mpt_related_count(x->rel);
   int stale = x->version < 0 || (mpt_related_version(x->rel) != x->version && 4 * cnt >= 5 * x->count_at);
   int rc = stale ? refresh_summary(b, x, err) : 0;
+  if (b->dist) b->xfer_pz = NULL; /* the model ranks' pool pass has no prior mean: with them, transfer seeds only */
   if (rc == 0 && !x->seeded && b->init_pos == 0) seed_initial(b, x);
   x->seeded = 1;
   return rc;

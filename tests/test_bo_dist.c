@@ -1,0 +1,226 @@
+/* tests/test_bo_dist.c: bo with model ranks (strategies/bo/bo_dist.h, gp/gp_slices.h) under mpiexec.mpich
+ * -n 3 against the serial bo: rank 0 runs both strategies with the same seed and options on
+ * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
+ * failures, so the feasibility model takes part) and checks that every batch they ask is the same, ids and
+ * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, each
+ * rank's GP holds only its slice, the slices' merged pool equals one GP's, and at the crossover the marginal likelihood goes to ScaLAPACK over the
+ * three ranks with the serial value. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp/gp_dist.h"
+#include "gp/gp_slices.h"
+#include "spaces/space.h"
+#include "spaces/t1.h"
+#include "strategies/bo/bo_dist.h"
+#include "strategies/strategy.h"
+#include "tests/gp_dist_fixture.h"
+
+static gpd_points g_pts;
+
+/* a smooth objective with a heavy tail and 5 % failures (as tests/bench_bo.c's) */
+static void synthetic(const mpt_space *sp, int64_t id, mpt_obs *o) {
+  int D = mpt_space_dims(sp);
+  double x[64];
+  mpt_space_encode(sp, id, MPT_ENC_INDEX, x);
+  double f = 0;
+  for (int d = 0; d < D && d < 64; d++) {
+    double c = 0.3 + 0.4 * ((d * 37) % 11) / 10.0;
+    f += (1.0 + d % 3) * (x[d] - c) * (x[d] - c);
+    if (d > 0) f += 0.5 * x[d] * x[d - 1];
+  }
+  mpt_obs_init(o, id);
+  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 29;
+  if (h % 20 == 0) {
+    o->status = MPT_STATUS_RUNTIME_ERROR;
+    return;
+  }
+  o->objective = o->median = exp(2.0 * f);
+}
+
+static void tell_ids(mpt_strategy *s, const int64_t *ids, int n) {
+  mpt_obs obs[64];
+  for (int i = 0; i < n; i++) synthetic(g_pts.space, ids[i], &obs[i]);
+  mpt_strategy_tell(s, obs, n);
+}
+
+/* rank 0: rounds of ask(batch) on both strategies; the number of rounds whose batches were the same */
+static int compare_rounds(mpt_strategy *ser, mpt_strategy *dis, int rounds, int batch) {
+  int same = 0;
+  int64_t a[64], b[64];
+  for (int r = 0; r < rounds; r++) {
+    int na = mpt_strategy_ask(ser, batch, a), nb = mpt_strategy_ask(dis, batch, b);
+    assert_true(na > 0);
+    assert_int_equal(na, nb);
+    if (memcmp(a, b, sizeof(int64_t) * (size_t)na) != 0) break;
+    same++;
+    tell_ids(ser, a, na);
+    tell_ids(dis, b, nb);
+  }
+  return same;
+}
+
+static void test_picks_identical(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  mpt_strategy *ser, *dis;
+  /* batch_pool=0: the serial batch fantasizes every pick over every candidate, as the slices do */
+  const char *opts[] = {"initial_samples=12", "batch_pool=0"};
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 2, 7, 400, &ser, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 2, 7, 400, &dis, &err), 0);
+  assert_int_equal(mpt_bo_use_model_ranks(dis, MPI_COMM_WORLD, &err), 0);
+  int same = compare_rounds(ser, dis, 40, 4); /* 160 picks, the first 12 the initial sample */
+  int64_t bytes[3] = {0, 0, 0}, rss[3];
+  int mem_rc = mpt_bo_model_memory(dis, bytes, rss, &err);
+  /* the servers are released before any assertion can end the test */
+  mpt_strategy_destroy(ser);
+  mpt_strategy_destroy(dis);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  printf("batches identical: %d of 40; GP bytes per model rank: %lld %lld %lld\n", same, (long long)bytes[0],
+         (long long)bytes[1], (long long)bytes[2]);
+  assert_int_equal(same, 40);
+  assert_int_equal(mem_rc, 0);
+  /* each rank's GP: a third of the candidates; the float matrix of one GP over all of them, with room for the
+   * same 256 observations, is 256 x N x 4 bytes */
+  int64_t whole = (int64_t)256 * mpt_space_size(g_pts.space) * 4;
+  for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2);
+}
+
+static void test_refused_options(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  mpt_error err;
+  mpt_strategy *s;
+  const char *opts[] = {"acquisition=multi"};
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 1, 100, &s, &err), 0);
+  assert_true(mpt_bo_use_model_ranks(s, MPI_COMM_WORLD, &err) < 0);
+  assert_non_null(strstr(err.msg, "acquisition=ei"));
+  mpt_strategy_destroy(s);
+  assert_int_equal(mpt_strategy_create("ga", g_pts.space, NULL, 0, 1, 100, &s, &err), 0);
+  assert_true(mpt_bo_use_model_ranks(s, MPI_COMM_WORLD, &err) < 0);
+  assert_non_null(strstr(err.msg, "only bo"));
+  mpt_strategy_destroy(s);
+}
+
+/* mpt_gp_cand_fn over g_pts-wide rows of the table ctx */
+static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
+  memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
+}
+
+/* the pool of the best 100 candidates by EI from the three slices equals the pool of one GP over every
+ * candidate (the same ids in the same order; EI equal up to the rounding of the float panels, which the
+ * slices do over other blocks of candidates: 1e-5 relative), with a quarter of the candidates skipped */
+static void test_pool_slices(void **state) {
+  (void)state;
+  int rank, dim = g_pts.dim, n_obs = 60, P = 100;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  int64_t N = mpt_space_size(g_pts.space), n_free = 0;
+  double *C = gpd_encode(&g_pts, N, 0, 1), *X = gpd_encode(&g_pts, n_obs, 5, 181), y[60];
+  gpd_outputs(X, n_obs, dim, y);
+  uint8_t *skip = malloc((size_t)N);
+  for (int64_t c = 0; c < N; c++) skip[c] = c % 4 == 1;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, &gp, &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, C, &sl, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
+  int rc = mpt_gp_slices_sync(sl, gp, &err), n_sl = 0;
+  mpt_gp_pool_item a[100], b[100];
+  double m, sc;
+  mpt_gp_normalization(gp, &m, &sc);
+  if (rc == 0) rc = mpt_gp_slices_pool(sl, skip, NULL, (1.5 - m) / sc, 0.01, P, b, &n_sl, &n_free, &err);
+  int n_one = mpt_gp_ei_pool(gp, 0, N, 0, skip, (1.5 - m) / sc, 0.01, P, a);
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  mpt_gp_free(gp);
+  free(C); free(X); free(skip);
+  assert_int_equal(rc, 0);
+  assert_int_equal(n_one, P);
+  assert_int_equal(n_sl, P);
+  assert_int_equal(n_free, N - (N + 2) / 4);
+  double worst = 0;
+  for (int i = 0; i < P; i++) worst = fmax(worst, fabs(a[i].key - b[i].key) / fabs(a[i].key));
+  printf("pool of %d: largest relative difference of EI between the slices and one GP %.1e\n", P, worst);
+  for (int i = 0; i < P; i++) {
+    assert_int_equal(a[i].id, b[i].id);
+    assert_int_equal(a[i].tier, b[i].tier);
+    assert_true(fabs(a[i].key - b[i].key) <= 1e-5 * fabs(a[i].key)); /* the float panels' rounding */
+    assert_true(i == 0 || !mpt_gp_pool_before(&a[i], &a[i - 1])); /* sorted */
+  }
+}
+
+/* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
+ * (mpt_gp_fit calls mpt_gp_log_marginal): the same value as the serial LAPACK path to 1e-10 */
+static void test_lml_switch(void **state) {
+  (void)state;
+  setenv("MPT_GP_DIST_MIN_OBS", "2000", 1); /* the crossover, smaller than the default's for a short test */
+  int rank, n = mpt_gp_dist_min_obs(), dim = g_pts.dim;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  double *X = gpd_encode(&g_pts, n, 0, 3), *y = malloc(sizeof(double) * (size_t)n), *C = gpd_encode(&g_pts, 99, 1, 7);
+  gpd_outputs(X, n, dim, y);
+  mpt_gp_config c;
+  mpt_gp_config_default(&c);
+  c.noise = 1e-3;
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  assert_int_equal(mpt_gp_create(&c, dim, 0, NULL, &gp, &err), 0);
+  for (int i = 0; i < n; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &c, dim, 99, table_rows, C, &sl, &err), 0);
+  double ls[64], lml_dist = 0, lml_serial = 0, lml_small = 0;
+  for (int q = 0; q < dim; q++) ls[q] = 0.8 + 0.05 * q;
+  mpt_gp_set_lml_backend(gp, mpt_gp_slices_lml, sl);
+  int rc_d = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_dist, &err);
+  int64_t h_before = 0, rss[3], bytes[3];
+  mpt_gp_slices_memory(sl, bytes, rss, &err);
+  h_before = bytes[1]; /* the servers took the observations in: their GP holds n of them */
+  mpt_gp_set_lml_backend(gp, NULL, NULL);
+  int rc_s = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_serial, &err);
+  mpt_gp_truncate(gp, n - 1, &err); /* below the crossover the backend declines: the serial path */
+  mpt_gp_set_lml_backend(gp, mpt_gp_slices_lml, sl);
+  int rc_small = mpt_gp_log_marginal(gp, ls, 1.1, 2e-3, &lml_small, &err);
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  mpt_gp_free(gp);
+  free(X); free(y); free(C);
+  printf("lml of %d observations: ScaLAPACK %.12g, LAPACK %.12g\n", n, lml_dist, lml_serial);
+  assert_int_equal(rc_d, 0);
+  assert_int_equal(rc_s, 0);
+  assert_int_equal(rc_small, 0);
+  assert_true(fabs(lml_dist - lml_serial) <= 1e-10 * fabs(lml_serial));
+  assert_true(lml_small != lml_dist);
+  assert_true(h_before > (int64_t)n * n * 8); /* a server's replicated factor: the observations arrived */
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  if (gpd_open("paper_dedispersion.json", &g_pts) != 0) {
+    MPI_Finalize();
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
+                                     cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_lml_switch)};
+  int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  gpd_close(&g_pts);
+  MPI_Finalize();
+  return any ? 1 : 0;
+}
