@@ -10,11 +10,16 @@
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 
+/* what one worker holds: the configuration it evaluates and up to `lookahead` more (sent ahead, compiled while it
+ * evaluates), in the order sent, which is the order their observations come back in */
 typedef struct worker_slot {
-  int busy;
-  int64_t id;          /* config being evaluated */
-  int64_t send_id;     /* send buffer of the WORK message */
-  MPI_Request req;
+  int n;                               /* held */
+  int64_t held[MPT_COORD_MAX_LOOKAHEAD + 1];
+  int64_t send_id[MPT_COORD_MAX_LOOKAHEAD + 1]; /* send buffers of the WORK messages, used in turn */
+  MPI_Request req[MPT_COORD_MAX_LOOKAHEAD + 1];
+  int next;                            /* the send buffer used next */
+  int out;                             /* its evaluator failed: it gets no more work */
+  int dropped;                         /* DROP sent (the run is stopping) */
 } worker_slot;
 
 typedef struct coord_state {
@@ -100,6 +105,7 @@ static int take(coord_state *s, const mpt_obs *o, mpt_error *err) {
   if (o->status == MPT_STATUS_MISSING) return 0;
   s->r->new_evals++;
   if (o->t_end > o->t_start) s->r->eval_s += o->t_end - o->t_start;
+  if (isfinite(o->benchmark_ms) && o->benchmark_ms > 0) s->r->device_s += o->benchmark_ms * 1e-3;
   return 0;
 }
 
@@ -208,8 +214,8 @@ static int run_local(coord_state *s, double t0, mpt_error *err) {
 typedef struct worker_pool {
   int size;              /* ranks; the workers are 1..size-1 */
   worker_slot *w;        /* per rank */
-  int *idle;             /* the idle workers, a stack (rank 1 on top at first) */
-  int n_idle;
+  int depth;             /* configurations a worker may hold: 1 + the lookahead */
+  int n_free;            /* room left in the workers that take work */
   int64_t *ids;          /* what the strategy proposed for them */
   int64_t in_flight;
   int exhausted;         /* the strategy has nothing left to propose */
@@ -219,53 +225,75 @@ typedef struct worker_pool {
   mpt_backoff b;
 } worker_pool;
 
-static int pool_open(worker_pool *p, int size, mpt_error *err) {
+static int pool_open(worker_pool *p, int size, int lookahead, mpt_error *err) {
   memset(p, 0, sizeof *p);
   p->size = size;
+  p->depth = 1 + (lookahead < 0 ? 0 : lookahead > MPT_COORD_MAX_LOOKAHEAD ? MPT_COORD_MAX_LOOKAHEAD : lookahead);
   p->w = calloc((size_t)size, sizeof *p->w);
-  p->idle = malloc(sizeof *p->idle * (size_t)size);
-  p->ids = malloc(sizeof *p->ids * (size_t)size);
-  if (!p->w || !p->idle || !p->ids) {
-    free(p->w); free(p->idle); free(p->ids);
+  p->ids = malloc(sizeof *p->ids * (size_t)size * (size_t)p->depth);
+  if (!p->w || !p->ids) {
+    free(p->w); free(p->ids);
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
   }
-  for (int k = size - 1; k >= 1; k--) { /* stack: rank 1 on top */
-    p->w[k].req = MPI_REQUEST_NULL;
-    p->idle[p->n_idle++] = k;
-  }
+  for (int k = 1; k < size; k++)
+    for (int j = 0; j < p->depth; j++) p->w[k].req[j] = MPI_REQUEST_NULL;
+  p->n_free = (size - 1) * p->depth;
   mpt_backoff_init(&p->b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
   return 0;
+}
+
+/* completes every WORK send to worker k (long done: the worker answered) */
+static void slot_sends_done(worker_pool *p, int k) {
+  for (int j = 0; j < p->depth; j++)
+    if (p->w[k].req[j] != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req[j], &p->b);
 }
 
 /* the run ends: its reason, the last sends completed, STOP to every worker (1 after an error) */
 static void pool_close(coord_state *s, worker_pool *p) {
   s->r->reason = p->rc < 0 ? "error" : p->stopping;
-  for (int k = 1; k < p->size; k++)
-    if (p->w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req, &p->b);
+  for (int k = 1; k < p->size; k++) slot_sends_done(p, k);
   mpt_wire_stop_all(s->c->comm, p->rc < 0 ? 1 : 0);
   free(p->w);
-  free(p->idle);
   free(p->ids);
 }
 
-/* sends config id to the idle worker on top of the stack */
-static void send_work(coord_state *s, worker_pool *p, int64_t id) {
-  int k = p->idle[--p->n_idle];
+/* sends config id to worker k, which holds it after what it holds already */
+static void send_work(coord_state *s, worker_pool *p, int k, int64_t id) {
   worker_slot *w = &p->w[k];
-  if (w->req != MPI_REQUEST_NULL) mpt_wire_wait(&w->req, &p->b); /* long done: result came back */
-  w->busy = 1;
-  w->id = id;
-  w->send_id = id;
-  mpt_wire_send_work(s->c->comm, k, &w->send_id, &w->req);
+  int j = w->next;
+  w->next = (j + 1) % p->depth;
+  if (w->req[j] != MPI_REQUEST_NULL) mpt_wire_wait(&w->req[j], &p->b);
+  w->held[w->n++] = id;
+  w->send_id[j] = id;
+  mpt_wire_send_work(s->c->comm, k, &w->send_id[j], &w->req[j]);
   p->in_flight++;
+  p->n_free--;
 }
 
-/* asks the strategy for as many configurations as there are idle workers (within the budget; the default
+/* worker k's first held configuration is answered (or given up): taken off what it holds */
+static void slot_pop(worker_pool *p, int k) {
+  worker_slot *w = &p->w[k];
+  memmove(w->held, w->held + 1, (size_t)(w->n - 1) * sizeof *w->held);
+  w->n--;
+  p->in_flight--;
+  if (!w->out) p->n_free++;
+}
+
+/* hands ids[0..n) out: first one to each worker holding nothing, then one more to each holding one, ... (the
+ * workers that wait first) */
+static void hand_out(coord_state *s, worker_pool *p, const int64_t *ids, int n) {
+  int i = 0;
+  for (int level = 0; level < p->depth && i < n; level++)
+    for (int k = 1; k < p->size && i < n; k++)
+      if (!p->w[k].out && p->w[k].n == level) send_work(s, p, k, ids[i++]);
+}
+
+/* asks the strategy for as many configurations as the workers have room for (within the budget; the default
  * first) and sends them out; 1 when the strategy turned out exhausted just now, else 0 */
 static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   int64_t room = c->budget - s->r->done - p->in_flight;
-  int k = (int)(room < p->n_idle ? room : p->n_idle);
+  int k = (int)(room < p->n_free ? room : p->n_free);
   if (k <= 0) return 0;
   int nd = take_default(c, p->ids);
   int n = k - nd > 0 ? ask(s, k - nd, p->ids + nd) : 0;
@@ -281,8 +309,19 @@ static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
     p->exhausted = 1;
     return 1;
   }
-  for (int i = 0; i < n; i++) send_work(s, p, p->ids[i]);
+  hand_out(s, p, p->ids, n);
   return 0;
+}
+
+/* the run stops: each worker that holds configurations beyond the one it evaluates is asked to give them back
+ * (each answered as cancelled, in order; evaluated again on --resume) */
+static void drop_held(worker_pool *p, MPI_Comm comm) {
+  for (int k = 1; k < p->size; k++) {
+    worker_slot *w = &p->w[k];
+    if (w->dropped || w->out || w->n <= 1) continue;
+    mpt_wire_drop_one(comm, k);
+    w->dropped = 1;
+  }
 }
 
 /* a signal while the run waits for what is in flight (after the time budget, an exhausted space, a worker's
@@ -301,12 +340,12 @@ static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int sign
                     : signalled ? "cancelled: grace period after signal expired"
                                 : "cancelled: still running --grace seconds after the time budget";
   for (int k = 1; k < p->size && p->rc == 0; k++) {
-    if (!p->w[k].busy) continue;
-    mpt_obs o;
-    cancelled_obs(&o, p->w[k].id, k, why);
-    p->rc = take(s, &o, err);
-    p->w[k].busy = 0;
-    p->in_flight--;
+    while (p->w[k].n > 0 && p->rc == 0) {
+      mpt_obs o;
+      cancelled_obs(&o, p->w[k].held[0], k, why);
+      p->rc = take(s, &o, err);
+      slot_pop(p, k);
+    }
   }
 }
 
@@ -335,10 +374,14 @@ static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
   if (p->rc == 0)
     p->rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
                           (long long)f.id, f.msg);
-  if (src > 0 && src < p->size && p->w[src].busy) {
-    p->w[src].busy = 0;
-    p->in_flight--;
-    if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
+  if (src > 0 && src < p->size && !p->w[src].out) {
+    worker_slot *w = &p->w[src];
+    p->n_free -= p->depth - w->n; /* no more work for it */
+    w->out = 1;
+    /* the configuration it failed on, and what it held beyond, never started (that worker drops it): not logged
+     * (the run ends with this error; a resume proposes them again), as nothing of a broken evaluator is */
+    while (w->n > 0) slot_pop(p, src);
+    slot_sends_done(p, src);
   }
   p->stopping = "error";
 }
@@ -361,17 +404,14 @@ static void take_worker_signal(coord_state *s, worker_pool *p, MPI_Status *st, i
 static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error *err) {
   int src = st->MPI_SOURCE;
   mpt_obs o;
-  if (mpt_wire_recv_obs(s->c->comm, st, &o) != 0 || src <= 0 || src >= p->size || !p->w[src].busy ||
-      o.id != p->w[src].id) {
+  if (mpt_wire_recv_obs(s->c->comm, st, &o) != 0 || src <= 0 || src >= p->size || p->w[src].n == 0 ||
+      o.id != p->w[src].held[0]) {
     p->rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st->MPI_TAG, src);
     p->stopping = "error";
     return p->rc;
   }
   o.rank = src;
-  p->w[src].busy = 0;
-  p->in_flight--;
-  if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
-  p->idle[p->n_idle++] = src;
+  slot_pop(p, src);
   mpt_error terr;
   mpt_error_clear(&terr);
   int trc = take(s, &o, &terr);
@@ -397,7 +437,7 @@ static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
 static int run_workers(coord_state *s, int size, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   worker_pool p;
-  int rc = pool_open(&p, size, err);
+  int rc = pool_open(&p, size, c->lookahead, err);
   if (rc < 0) return rc;
   for (;;) {
     double now = mpt_wire_now();
@@ -405,8 +445,9 @@ static int run_workers(coord_state *s, int size, mpt_error *err) {
       p.stopping = check_stop(c, s->r, now, s->t0, p.in_flight, p.exhausted);
       if (p.stopping) p.t_stop = now;
     }
-    if (!p.stopping && !p.exhausted && p.n_idle > 0 && dispatch(s, &p, err))
+    if (!p.stopping && !p.exhausted && p.n_free > 0 && dispatch(s, &p, err))
       continue; /* re-check: exhausted with nothing in flight ends the run */
+    if (p.stopping) drop_held(&p, c->comm);
     if (p.in_flight == 0) {
       if (p.stopping) break;
       if (p.exhausted) continue; /* check_stop reports "exhausted" */

@@ -24,6 +24,8 @@ typedef int (*mpt_coord_record_fn)(void *ctx, const mpt_obs *obs, mpt_error *err
 typedef int (*mpt_coord_each_fn)(void *src, int (*fn)(void *fn_ctx, const mpt_obs *o, const int32_t *config),
                                  void *fn_ctx, mpt_error *err);
 
+#define MPT_COORD_MAX_LOOKAHEAD 32
+
 typedef struct mpt_coord_config {
   MPI_Comm comm;               /* rank 0 (the caller) coordinates; ranks 1..size-1 run mpt_worker_run */
   mpt_evaluator *local;        /* with one rank: the in-process evaluator (mpt_worker_evaluate_local) */
@@ -42,6 +44,9 @@ typedef struct mpt_coord_config {
   void *record_ctx;
   mpt_progress_mode progress;
   FILE *progress_out;          /* stderr normally */
+  int lookahead;               /* configurations a worker holds beyond the one it evaluates (compiled ahead while it
+                                  evaluates; 0..MPT_COORD_MAX_LOOKAHEAD); a stop makes the workers answer those not
+                                  started as cancelled (evaluated again on --resume) */
 } mpt_coord_config;
 
 typedef struct mpt_coord_result {
@@ -64,6 +69,8 @@ typedef struct mpt_coord_result {
   double busy_s;               /* coordinator's own time: wall_s - wait_s (ask, dispatch, log, tell) */
   double cpu_s;                /* CPU time of the coordinator process during the loop (getrusage) */
   double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
+  double device_s;             /* sum over this session's observations of benchmark_ms: the devices' work (module
+                                  load to the end of the timed runs) */
   int n_workers;
   int default_seen;            /* default_id was evaluated (this session or logged) */
   int default_logged;          /* the default_objective is a logged one (an earlier session's), not this one's */

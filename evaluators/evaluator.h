@@ -8,6 +8,7 @@
 #include "spaces/sys/obs.h"
 #include "spaces/sys/error.h"
 #include "spaces/sys/watch.h"
+#include "evaluators/ahead.h"
 
 /* What a worker is bound to; printed in the device table and stored in the run log. */
 typedef struct mpt_device_info {
@@ -42,6 +43,9 @@ typedef struct mpt_eval_settings {
                                   simulated delay), never while the evaluator opens; once it says stop the
                                   evaluation is cancelled (MPT_STATUS_CANCELLED: a resume evaluates it again).
                                   {NULL}: none */
+  int compile_jobs;            /* compiles at once, ahead of the device (evaluators/ahead.h); 0: the node's online
+                                  cores / its workers (local_workers), at least 1 */
+  int local_workers;           /* workers on this node (0: unknown, taken as 1) */
 } mpt_eval_settings;
 
 typedef struct mpt_evaluator mpt_evaluator;
@@ -54,6 +58,9 @@ typedef struct mpt_evaluator_type {
    * return <0 only when the evaluator itself cannot go on */
   int (*evaluate)(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);
   void (*close)(mpt_evaluator *ev);
+  /* compile-ahead (evaluators/ahead.h; ctx is the mpt_evaluator): a type whose evaluate compiles through
+   * mpt_evaluator_compile names its compile here; NULL: evaluate does all its work itself */
+  const mpt_ahead_ops *ahead;
 } mpt_evaluator_type;
 
 struct mpt_evaluator {
@@ -82,5 +89,25 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
 int mpt_evaluator_evaluate_watched(mpt_evaluator *ev, int64_t id, const mpt_watch *also, mpt_obs *out,
                                    mpt_error *err);
 void mpt_evaluator_close(mpt_evaluator *ev);
+
+/* Compile-ahead, for the worker that holds a queue of upcoming configurations: prepare starts id's compile when a
+ * compile job is free (nothing for a type without one), discard drops a configuration that will not be evaluated
+ * (its compile killed). */
+void mpt_evaluator_prepare(mpt_evaluator *ev, int64_t id);
+void mpt_evaluator_discard(mpt_evaluator *ev, int64_t id);
+/* the compile jobs of a worker of evaluator (name) on a node with local_workers workers (0: unknown, 1): its
+ * online cores per worker, less the core a variant the cpu evaluator times takes, at least 1 */
+int mpt_evaluator_default_jobs(const char *evaluator, int local_workers);
+/* the compile jobs resolved from the settings (mpt_eval_settings.compile_jobs) */
+int mpt_evaluator_compile_jobs(const mpt_evaluator *ev);
+/* 1 when this node runs more processes than it has cores (workers + compile jobs > online cores) */
+int mpt_evaluator_node_oversubscribed(const mpt_evaluator *ev);
+/* For a type's evaluate: the artifact of id's compile (mpt_ahead_take: cached, compiled ahead, or compiled now,
+ * watched by ev->watch). A compile that crashed, timed out or was cancelled sets obs (status, reason,
+ * compile_ms) and res->outcome says so; obs->compile_ms is the compile's time either way. <0: an error. */
+int mpt_evaluator_compile(mpt_evaluator *ev, int64_t id, mpt_ahead_result *res, mpt_obs *obs, mpt_error *err);
+/* stops (1) or resumes (0) the compiles running ahead: the cpu evaluator times on the cores they use */
+void mpt_evaluator_pause_compiles(mpt_evaluator *ev, int paused);
+void mpt_evaluator_compile_stats(const mpt_evaluator *ev, mpt_ahead_stats *out);
 
 #endif

@@ -23,6 +23,7 @@
 #include "mpi/device.h"
 #include "mpi/wire.h"
 #include "mpi/worker.h"
+#include "evaluators/cpu_load.h"
 #include "spaces/space.h"
 #include "spaces/sys/clock.h"
 #include "spaces/t1.h"
@@ -109,6 +110,8 @@ static int take_place(mpt_job *job, mpt_error *err) {
   int local_count = 0;
   if (mpt_device_local_rank(job->comm, job->is_worker, &job->local_rank, &local_count) != 0)
     return mpt_error_set(err, MPT_ERR_INTERNAL, "cannot determine the node-local rank");
+  /* the most workers on one node: the compile jobs and the lookahead follow from the cores each one has */
+  MPI_Allreduce(&local_count, &job->o.node_workers, 1, MPI_INT, MPI_MAX, job->comm);
   return 0;
 }
 
@@ -357,6 +360,8 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.local_rank = local_rank;
   set.rank = rank;
   set.watch = watch;
+  set.compile_jobs = o->compile_jobs;
+  set.local_workers = o->node_workers;
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
 }
 
@@ -474,6 +479,18 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   return rc;
 }
 
+/* rank 0, the cpu evaluator: once, when the workers of a node (rank 0's, the node with the most of them taken as
+ * its shape) share cores, with their compile jobs exceed its cores, or its load average does */
+static void warn_cpu_load(const mpt_job *job) {
+  const mpt_job_options *o = &job->o;
+  if (strcmp(o->evaluator, "cpu") != 0) return;
+  int workers = o->node_workers > 0 ? o->node_workers : 1;
+  mpt_cpu_load l;
+  mpt_cpu_load_read(workers, o->compile_jobs > 0 ? o->compile_jobs : mpt_evaluator_default_jobs("cpu", workers), &l);
+  char msg[768];
+  if (mpt_cpu_load_warning(&l, msg, sizeof msg)) fprintf(stderr, "mptune %s: warning: %s\n", job->cmd, msg);
+}
+
 /* the device table (collective): every worker's device gathered on rank 0, printed under the run's header
  * line, and the log's session started there; on its failure the workers are stopped */
 static int start(mpt_job *job, mpt_error *err) {
@@ -494,6 +511,7 @@ static int start(mpt_job *job, mpt_error *err) {
          o->time_budget > 0 ? " (and a time budget)" : "", (unsigned long long)o->seed, size - first,
          size - first == 1 ? "" : "s");
   if (all) mpt_device_table_print(stdout, all + first, size - first);
+  warn_cpu_load(job);
   fflush(stdout);
   int rc = start_log(job, all ? all + first : NULL, size - first, err);
   free(all);
@@ -534,6 +552,17 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
+/* --lookahead, else as many as a worker compiles at once (mpt_evaluator_default_jobs for the node with the most
+ * workers), at most 8: each one more is one more configuration the strategy chooses before it hears of the
+ * ones before (bo fantasizes them) */
+static int default_lookahead(const mpt_job_options *o) {
+  if (o->lookahead >= 0) return o->lookahead;
+  const mpt_evaluator_type *t = mpt_evaluator_find(o->evaluator);
+  if (!t || !t->ahead) return 0; /* nothing to compile ahead (sim) */
+  int jobs = o->compile_jobs > 0 ? o->compile_jobs : mpt_evaluator_default_jobs(o->evaluator, o->node_workers);
+  return jobs < 1 ? 1 : jobs > 8 ? 8 : jobs;
+}
+
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
 static int coordinate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
@@ -558,6 +587,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.record_ctx = &job->rctx;
   cc.progress = o->progress;
   cc.progress_out = stderr;
+  cc.lookahead = default_lookahead(o);
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
   if (job->size == 1 && o->time_budget > 0) job->stop.deadline_s = mpt_clock_mono_s() + o->time_budget + o->grace_s;
   job->run_rc = mpt_coord_run(&cc, &job->res, err);
@@ -642,6 +672,16 @@ static void print_counts(const mpt_coord_result *res, int size, const char *simu
          res->wall_s > 0 ? 100.0 * res->eval_s / ((double)res->n_workers * res->wall_s) : 0.0);
 }
 
+/* how much of the wall time the devices worked (module load to the end of the timed runs, summed over the
+ * workers) and waited: for a compiler, the coordinator, the exclusive lock of a shared GPU */
+static void print_device_share(const mpt_coord_result *res) {
+  if (!(res->device_s > 0) || !(res->wall_s > 0) || res->n_workers < 1) return;
+  double worked = 100.0 * res->device_s / ((double)res->n_workers * res->wall_s);
+  printf("devices: worked %.1f %% of the wall time, waited %.1f %% (%.3f s of device work over %d worker%s, "
+         "%.2f evaluations/s)\n", worked, worked < 100 ? 100 - worked : 0.0, res->device_s, res->n_workers,
+         res->n_workers == 1 ? "" : "s", (double)res->new_evals / res->wall_s);
+}
+
 /* a default measured in an earlier session: which one, as /sessions records it */
 static void print_default_session(const mpt_job *job) {
   const mpt_runlog_session_info *s = &job->default_when;
@@ -706,6 +746,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   job->log = NULL;
   print_stop(res);
   print_counts(res, job->size, job->o.simulate);
+  if (!job->o.simulate) print_device_share(res);
   print_best(job);
   printf("log: %s\n", job->o.log);
   if ((rc = export_t4(job, err)) < 0) return rc;

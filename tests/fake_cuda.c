@@ -10,6 +10,7 @@
  *   9 launch failure at an event synchronize after a few launches (sticky)
  *  10 checks every kernel parameter: the image says how many ("MPT_FAKE_NARGS=<n>;"), parameter k > 0
  *     must be an int32 scalar of value k, else an invalid value at launch (a parameter missing or wrong)
+ * cuInit fails (CUDA_ERROR_NOT_INITIALIZED) in a process forked after it succeeded, as the real driver's does.
  * FAKE_CUDA_CC_MAJOR=N: the device's compute capability is N.0 (9.0 without it).
  * Timings: fmode * 10 + (launch count % 3) ms. FAKE_CUDA_DEAD=FILE: an illegal address (mode 1) also
  * creates FILE, and while it exists no context can be made (the device is lost). */
@@ -58,7 +59,15 @@ static void lose_device(void) {
   if (f) fclose(f);
 }
 
-CUresult cuInit(unsigned flags) { return (void)flags, 0; }
+/* as the real driver: a process forked after CUDA was initialized cannot initialize it
+ * (CUDA_ERROR_NOT_INITIALIZED, 3) */
+static pid_t initialized_in;
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  if (initialized_in && initialized_in != getpid()) return 3;
+  initialized_in = getpid();
+  return 0;
+}
 CUresult cuDriverGetVersion(int *v) { return *v = 13000, 0; }
 CUresult cuDeviceGetCount(int *n) { return *n = 1, 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { return *d = ordinal, 0; }
@@ -164,7 +173,7 @@ CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
 CUresult cuEventDestroy_v2(void *ev) { return free(ev), 0; }
 CUresult cuGetErrorName(CUresult r, const char **s) {
   *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : r == 1 ? "CUDA_ERROR_INVALID_VALUE"
-     : r == 200 ? "CUDA_ERROR_INVALID_IMAGE" : "CUDA_ERROR_UNKNOWN";
+     : r == 200 ? "CUDA_ERROR_INVALID_IMAGE" : r == 3 ? "CUDA_ERROR_NOT_INITIALIZED" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) { return (void)r, *s = "reported by the fake driver", 0; }

@@ -26,3 +26,15 @@ set_target_properties(fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINA
 mpt_script_test(gpu_fake_driver COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_fake_driver.py)
 set_tests_properties(gpu_fake_driver PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 add_dependencies(mptune fake_cuda)
+# the devices listed by the test process first, then the cuda evaluator opened (it forks its device server and
+# compiles): with the stand-in driver, whose cuInit fails in a process forked after it succeeded (as the real
+# driver's: CUDA_ERROR_NOT_INITIALIZED on the H200), the listing must not initialize the driver in-process
+add_test(NAME test_gpu_fake_examples COMMAND test_gpu_eval --cuda-examples)
+set_tests_properties(test_gpu_fake_examples PROPERTIES
+                     ENVIRONMENT "${MPT_TEST_ENV};MPT_CUDA_DRIVER_LIB=${CMAKE_BINARY_DIR}/tests/libfake_cuda.so"
+                     SKIP_RETURN_CODE 77 TIMEOUT 600)
+add_dependencies(test_gpu_eval fake_cuda)
+# scripts/gpu-check.sh: the self-contained folder for a GPU machine packs, resolves every library from itself,
+# and its run step without a GPU skips (77) what needs one
+mpt_script_test(gpu_check_pack COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check.sh)
+set_tests_properties(gpu_check_pack PROPERTIES TIMEOUT 900)

@@ -73,9 +73,7 @@ static const char *signal_name(int sig) {
 
 /* ---- the child ---- */
 
-/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd: 0, or -1 when a write
- * failed. */
-static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result *r) {
+int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf, size_t *len) {
   wire_hdr h;
   memset(&h, 0, sizeof h);
   h.rc = rc;
@@ -89,11 +87,29 @@ static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result
     h.log_len = r->log ? strlen(r->log) : 0;
     h.compile_ms = r->compile_ms;
   }
-  int bad = write_all(fd, &h, sizeof h);
-  if (!bad && h.msg_len) bad = write_all(fd, e->msg, h.msg_len);
-  if (!bad && h.code_size) bad = write_all(fd, r->code, h.code_size);
-  if (!bad && h.lowered_len) bad = write_all(fd, r->lowered, h.lowered_len);
-  if (!bad && h.log_len) bad = write_all(fd, r->log, h.log_len);
+  *len = sizeof h + h.msg_len + h.code_size + h.lowered_len + h.log_len;
+  char *p = *buf = malloc(*len);
+  if (!p) return -1;
+  memcpy(p, &h, sizeof h);
+  p += sizeof h;
+  if (h.msg_len) memcpy(p, e->msg, h.msg_len);
+  p += h.msg_len;
+  if (h.code_size) memcpy(p, r->code, h.code_size);
+  p += h.code_size;
+  if (h.lowered_len) memcpy(p, r->lowered, h.lowered_len);
+  p += h.lowered_len;
+  if (h.log_len) memcpy(p, r->log, h.log_len);
+  return 0;
+}
+
+/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd: 0, or -1 when a write
+ * failed. */
+static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result *r) {
+  char *buf;
+  size_t len;
+  if (mpt_rtc_pack(rc, e, r, &buf, &len) != 0) return -1;
+  int bad = write_all(fd, buf, len);
+  free(buf);
   return bad;
 }
 
@@ -282,4 +298,22 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
     rc = unpack_report(&rep, status, arch, res, err);
   free(rep.buf);
   return rc;
+}
+
+int mpt_rtc_unpack(const char *buf, size_t len, mpt_rtc_result *res, mpt_error *err) {
+  memset(res, 0, sizeof *res);
+  child_report rep = {(char *)buf, len, 0, 0};
+  if (len < sizeof(wire_hdr)) {
+    res->crashed = SIGABRT;
+    res->log = strdup("compile process sent no result");
+    return res->log ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  return unpack_report(&rep, 0, "its architecture", res, err);
+}
+
+int mpt_rtc_packed_rc(const char *buf, size_t len) {
+  wire_hdr h;
+  if (len < sizeof h) return MPT_ERR_INTERNAL;
+  memcpy(&h, buf, sizeof h);
+  return h.rc;
 }
