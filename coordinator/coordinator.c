@@ -169,38 +169,78 @@ static int local_tick(void *ctx, const char *doing, double done) {
   return 0;
 }
 
+/* one rank: the configurations held, the first evaluated next, the others compiling meanwhile (lookahead) */
+typedef struct local_queue {
+  int64_t ids[MPT_COORD_MAX_LOOKAHEAD + 1];
+  int n;
+  int exhausted;         /* the strategy has nothing left to propose */
+} local_queue;
+
+static int clamp_lookahead(int l) { return l < 0 ? 0 : l > MPT_COORD_MAX_LOOKAHEAD ? MPT_COORD_MAX_LOOKAHEAD : l; }
+
+/* fills the queue up to 1 + lookahead (within the budget; the default first), each new one's compile started */
+static int local_fill(coord_state *s, local_queue *q, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  int64_t room = c->budget - s->r->done - q->n;
+  int k = 1 + clamp_lookahead(c->lookahead) - q->n;
+  if (room < k) k = (int)room;
+  if (k <= 0 || q->exhausted) return 0;
+  int64_t *at = q->ids + q->n;
+  int nd = take_default(c, at);
+  int n = k - nd > 0 ? ask(s, k - nd, at + nd) : 0;
+  if (n == MPT_ERR_STOPPED) n = 0; /* check_stop says why */
+  else if (n < 0)
+    return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", c->strategy->type->name,
+                         mpt_strategy_ask_error(c->strategy));
+  else if (n == 0 && k - nd > 0)
+    q->exhausted = 1;
+  for (int i = 0; i < n + nd; i++) mpt_evaluator_prepare(c->local, at[i]);
+  q->n += n + nd;
+  return 0;
+}
+
+/* the run stops: what is held and not started is logged as cancelled (evaluated again on --resume) */
+static int local_drop(coord_state *s, local_queue *q, mpt_error *err) {
+  for (int i = 0; i < q->n; i++) {
+    mpt_evaluator_discard(s->c->local, q->ids[i]);
+    mpt_obs o;
+    cancelled_obs(&o, q->ids[i], 0, "cancelled: held by worker rank 0, not started when the run stopped");
+    int rc = take(s, &o, err);
+    if (rc < 0) return rc;
+  }
+  q->n = 0;
+  return 0;
+}
+
 /* one rank: evaluate in-process */
 static int run_local(coord_state *s, double t0, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   mpt_coord_result *r = s->r;
   const mpt_watch tick = {local_tick, s};
-  int exhausted = 0;
+  local_queue q = {{0}, 0, 0};
   for (;;) {
     double now = mpt_wire_now();
-    const char *why = check_stop(c, r, now, t0, 0, exhausted);
+    const char *why = check_stop(c, r, now, t0, q.n, q.exhausted);
     if (why) {
       r->reason = why;
-      return 0;
+      return local_drop(s, &q, err);
     }
-    int64_t id;
-    int n = take_default(c, &id) ? 1 : ask(s, 1, &id);
-    if (n == MPT_ERR_STOPPED) continue; /* check_stop says why */
-    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", c->strategy->type->name,
-                                     mpt_strategy_ask_error(c->strategy));
-    if (n == 0) {
-      exhausted = 1;
-      continue;
-    }
+    int rc = local_fill(s, &q, err);
+    if (rc < 0) return rc;
+    if (q.n == 0) continue; /* exhausted, or the ask stopped: check_stop says why */
+    int64_t id = q.ids[0];
+    memmove(q.ids, q.ids + 1, (size_t)(--q.n) * sizeof *q.ids);
     mpt_obs o;
     double te = mpt_wire_now();
     s->prog.running_since = te;
-    int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
+    rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
     s->prog.running_since = 0;
     r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
     if (rc < 0) {
       char cfg[512];
       mpt_space_format(c->space, id, cfg, sizeof cfg);
       mpt_error_prefix(err, "evaluating %s", cfg);
+      for (int i = 0; i < q.n; i++) mpt_evaluator_discard(c->local, q.ids[i]); /* not logged: the run ends here */
       return rc;
     }
     if ((rc = take(s, &o, err)) < 0) return rc;

@@ -7,7 +7,8 @@
 #       BUILD_DIR/gpu-check, git-ignored) holding mptune, the test and benchmark binaries, mpiexec.hydra and
 #       hydra_pmi_proxy, every shared library they load that is not the C library's (as ldd lists them: MPICH,
 #       HDF5, OpenBLAS, cJSON, cmocka ...), the examples, the test kernels and this script; packed as
-#       OUT_DIR/mptune-gpu-check.tar.xz. Checks that every binary resolves all its libraries from the folder.
+#       OUT_DIR/mptune-gpu-check.tar.xz (xz -6, about 24 MB; GPU_CHECK_XZ_LEVEL=N sets another level). Checks that
+#       every binary resolves all its libraries from the folder.
 #   bash mptune-gpu-check/gpu-check.sh run [OUT]      (on the GPU machine, from the unpacked folder)
 #       sets LD_LIBRARY_PATH and HYDRA_LAUNCHER=fork, lists the devices, runs the on-device tests
 #       (test_gpu_eval --device, test_gpu_compile), tunes examples/gpu/gemm.json and convolution.json with 1 and 3
@@ -61,7 +62,7 @@ pack() {
   cp "$src/scripts/gpu-check.sh" "$src/scripts/gpu_crosscheck.py" "$d/"
   (cd "$d/.." && git -C "$src" rev-parse HEAD > "$d/COMMIT" 2>/dev/null; true)
   check_folder "$d" || return 1
-  tar -C "$out" -cf - mptune-gpu-check | xz -6 -T2 > "$out/mptune-gpu-check.tar.xz.tmp" &&
+  tar -C "$out" -cf - mptune-gpu-check | xz "-${GPU_CHECK_XZ_LEVEL:-6}" -T2 > "$out/mptune-gpu-check.tar.xz.tmp" &&
     mv "$out/mptune-gpu-check.tar.xz.tmp" "$out/mptune-gpu-check.tar.xz" || return 1
   echo "gpu-check: $out/mptune-gpu-check.tar.xz ($(du -h "$out/mptune-gpu-check.tar.xz" | cut -f1)); on the GPU machine:"
   echo "  tar xf mptune-gpu-check.tar.xz && bash mptune-gpu-check/gpu-check.sh run \$OUT"
@@ -69,7 +70,7 @@ pack() {
 
 # every binary and library of folder $1 resolves each library it needs from the folder (or the C library's)
 check_folder() {
-  local d=$1 bad=0
+  local d=$1 bad=0 name path b out
   for b in "$d"/bin/* "$d"/lib/*; do
     local out; out=$(LD_LIBRARY_PATH="$d/lib" ldd "$b" 2>&1)
     if grep -q "not found" <<<"$out"; then

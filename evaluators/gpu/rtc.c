@@ -73,20 +73,25 @@ static const char *signal_name(int sig) {
 
 /* ---- the child ---- */
 
+/* the header of a report of the compile function's outcome (rc, e; r only when rc is 0) */
+static void make_header(int rc, const mpt_error *e, const mpt_rtc_result *r, wire_hdr *h) {
+  memset(h, 0, sizeof *h);
+  h->rc = rc;
+  h->err_code = e->code;
+  h->msg_len = rc ? strlen(e->msg) : 0;
+  if (rc == 0) {
+    h->ok = r->ok;
+    h->is_ptx = r->is_ptx;
+    h->code_size = r->code ? r->code_size : 0;
+    h->lowered_len = r->lowered ? strlen(r->lowered) : 0;
+    h->log_len = r->log ? strlen(r->log) : 0;
+    h->compile_ms = r->compile_ms;
+  }
+}
+
 int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf, size_t *len) {
   wire_hdr h;
-  memset(&h, 0, sizeof h);
-  h.rc = rc;
-  h.err_code = e->code;
-  h.msg_len = rc ? strlen(e->msg) : 0;
-  if (rc == 0) {
-    h.ok = r->ok;
-    h.is_ptx = r->is_ptx;
-    h.code_size = r->code ? r->code_size : 0;
-    h.lowered_len = r->lowered ? strlen(r->lowered) : 0;
-    h.log_len = r->log ? strlen(r->log) : 0;
-    h.compile_ms = r->compile_ms;
-  }
+  make_header(rc, e, r, &h);
   *len = sizeof h + h.msg_len + h.code_size + h.lowered_len + h.log_len;
   char *p = *buf = malloc(*len);
   if (!p) return -1;
@@ -102,14 +107,16 @@ int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf
   return 0;
 }
 
-/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd: 0, or -1 when a write
- * failed. */
+/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd, part by part (a part that
+ * cannot be read breaks the report off there): 0, or -1 when a write failed. */
 static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result *r) {
-  char *buf;
-  size_t len;
-  if (mpt_rtc_pack(rc, e, r, &buf, &len) != 0) return -1;
-  int bad = write_all(fd, buf, len);
-  free(buf);
+  wire_hdr h;
+  make_header(rc, e, r, &h);
+  int bad = write_all(fd, &h, sizeof h);
+  if (!bad && h.msg_len) bad = write_all(fd, e->msg, h.msg_len);
+  if (!bad && h.code_size) bad = write_all(fd, r->code, h.code_size);
+  if (!bad && h.lowered_len) bad = write_all(fd, r->lowered, h.lowered_len);
+  if (!bad && h.log_len) bad = write_all(fd, r->log, h.log_len);
   return bad;
 }
 
