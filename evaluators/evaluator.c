@@ -165,8 +165,9 @@ int mpt_evaluator_compile_jobs(const mpt_evaluator *ev) {
 }
 
 int mpt_evaluator_node_oversubscribed(const mpt_evaluator *ev) {
-  int workers = ev->settings.local_workers > 0 ? ev->settings.local_workers : 1;
-  return workers + mpt_evaluator_compile_jobs(ev) > online_cores();
+  int workers = ev->settings.local_workers > 0 ? ev->settings.local_workers : 1, cores = online_cores();
+  double load[1];
+  return workers + mpt_evaluator_compile_jobs(ev) > cores || (getloadavg(load, 1) == 1 && load[0] > cores);
 }
 
 int mpt_evaluator_compile(mpt_evaluator *ev, int64_t id, mpt_ahead_result *res, mpt_obs *obs, mpt_error *err) {

@@ -100,7 +100,8 @@ void mpt_evaluator_discard(mpt_evaluator *ev, int64_t id);
 int mpt_evaluator_default_jobs(const char *evaluator, int local_workers);
 /* the compile jobs resolved from the settings (mpt_eval_settings.compile_jobs) */
 int mpt_evaluator_compile_jobs(const mpt_evaluator *ev);
-/* 1 when this node runs more processes than it has cores (workers + compile jobs > online cores) */
+/* 1 when this node runs more processes than it has cores: workers + compile jobs > online cores, or a 1-minute
+ * load average above them (other processes compete for the cores) */
 int mpt_evaluator_node_oversubscribed(const mpt_evaluator *ev);
 /* For a type's evaluate: the artifact of id's compile (mpt_ahead_take: cached, compiled ahead, or compiled now,
  * watched by ev->watch). A compile that crashed, timed out or was cancelled sets obs (status, reason,

@@ -53,6 +53,10 @@ def main():
                       f"{worked:5.1f} % of the wall time", flush=True)
                 for i, m in med.items():
                     times[mode].setdefault(i, []).append(m)
+        noise = [b / a for m in times["without"].values() for a, b in zip(m, m[1:]) if a > 0]
+        if noise:
+            print(f"{name}: the same without compile-ahead, one round / the one before: median "
+                  f"{statistics.median(noise):.3f} over {len(noise)} configurations (the machine's noise)", flush=True)
         ratios = []
         for i in times["with"]:
             if i in times["without"]:

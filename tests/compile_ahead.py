@@ -96,16 +96,18 @@ def t_cpu():
     log = os.path.join(tmp, "run.h5")
     base = ["-n", "2", MPTUNE, "tune", MATMUL, "--strategy", "random", "--seed", "5", "--compile-jobs", "1",
             "--lookahead", "2", "--iterations", "3", "--log", log, "--progress", "off", "--workdir", tmp]
-    p = run(base + ["--budget", "14", "--time", "8", "--grace", "0"])
-    check(p.returncode == 0, "cpu: the time-limited run failed")
+    # a budget no run reaches in 6 s (every variant compiles for more than 0.1 s): the time budget stops it
+    p = run(base + ["--budget", "400", "--time", "6", "--grace", "0"])
+    check(p.returncode == 0 and "stopped: time budget reached" in p.stdout, "cpu: the time-limited run failed")
     recs = records(log)
     measured = once_each(recs, None, "cpu, stopped by --time")
     print(f"cpu: {len(measured)} measured, {len(recs) - len(measured)} cancelled after --time")
     check(all(r[3] > 0 for r in recs if r[1] not in (CANCELLED,)), "cpu: an observation without its compile time")
-    q = run(base + ["--budget", "14", "--resume"])
+    budget = len(measured) + 4
+    q = run(base + ["--budget", budget, "--resume"])
     check(q.returncode == 0 and "stopped: evaluation budget reached" in q.stdout, "cpu: the resume did not finish")
     check("devices: worked " in q.stdout and "evaluations/s" in q.stdout, "cpu: no device share in the summary")
-    once_each(records(log), 14, "cpu, resumed")
+    once_each(records(log), budget, "cpu, resumed")
     time.sleep(0.5)
     left = compile_processes()
     check(not left, f"cpu: compilers left running after the run: {left}")

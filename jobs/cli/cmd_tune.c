@@ -55,7 +55,8 @@ static void usage(FILE *f, int collect) {
             "device's critical path; a stop answers what was held and not started as cancelled (evaluated again\n"
             "on --resume). The same source and defines never compile twice in a run. Workers bound to one GPU\n"
             "compile at once but time one at a time (a lock per device in /dev/shm). The cpu evaluator stops\n"
-            "its compiles while it times a variant when workers + compile jobs exceed the node's cores.\n"
+            "its compiles while it times a variant when workers + compile jobs, or the load average, exceed\n"
+            "the node's cores, and warns once when its workers share cores or the node is loaded.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME.\n");
 }
 
