@@ -1,5 +1,8 @@
-/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Waiting for results uses
- * MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves its core to compilers. */
+/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Each worker serves one search and
+ * holds up to 1 + lookahead configurations (a FIFO, answered in the order sent; the ones beyond the first compile
+ * ahead on the worker); a stop sends DROP so that every held one is answered before the loop ends (and before the
+ * confirmation). Waiting for results uses MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves
+ * its core to compilers. */
 #include "coordinator/coordinator.h"
 #include <math.h>
 #include <stdint.h>

@@ -1,12 +1,13 @@
 /* coordinator/coordinator.h: the rank-0 loop of a tuning run over a list of searches (coordinator/search.h: one per
  * (job, device class), each a strategy with its own budget over its own workers): warm-start each search's strategy
- * from its logged observations (the other searches' told as related), ask it for as many candidates as its idle
- * workers (batched ask), dispatch them without blocking, take results in whatever order workers finish, record each
- * one (log, flushed) BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted
- * space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
- * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it again). With
- * one rank it evaluates in-process. Once every search is finished, each one's best is measured on the other classes
- * (coordinator/cross.h). The log is reached through a callback so the coordinator does not depend on jobs/. */
+ * from its logged observations (the other searches' told as related), ask it for as many candidates as its workers
+ * have room for (each holds 1 + lookahead; batched ask), dispatch them without blocking, take results in whatever
+ * order workers finish, record each one (log, flushed) BEFORE telling the strategy, and stop on the evaluation budget,
+ * the time budget, an exhausted space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but
+ * are no measurements: neither counts against the budget; a missing one is told to the strategy (as a failure: it
+ * never proposes it again). With one rank it evaluates in-process. Once every search is finished, each one's best is
+ * measured on the other classes (coordinator/cross.h). The log is reached through a callback so the coordinator does
+ * not depend on jobs/. */
 #ifndef MPT_COORDINATOR_H
 #define MPT_COORDINATOR_H
 #include <mpi.h>
