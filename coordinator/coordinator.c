@@ -1,5 +1,8 @@
-/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Waiting for results uses
- * MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves its core to compilers. */
+/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Each worker serves one search and
+ * holds up to 1 + lookahead configurations (a FIFO, answered in the order sent; the ones beyond the first compile
+ * ahead on the worker); a stop sends DROP so that every held one is answered before the loop ends (and before the
+ * confirmation). Waiting for results uses MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves
+ * its core to compilers. */
 #include "coordinator/coordinator.h"
 #include <math.h>
 #include <stdint.h>
@@ -11,19 +14,28 @@
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 
+/* one configuration a worker holds: the WORK sent (id, search, job) and whose best it is */
+typedef struct held_work {
+  mpt_wire_work work;
+  int cross_from;      /* 0 its search's candidate, x + 1 search x's best (a portability evaluation) */
+} held_work;
+
+/* what one worker holds: the configuration it evaluates and up to `lookahead` more (sent ahead, compiled while it
+ * evaluates), in the order sent, which is the order their observations come back in */
 typedef struct worker_slot {
-  int busy;
   int search;          /* the search it serves (-1: none, e.g. a worker without a usable device) */
-  int cross_from;      /* evaluating now: 0 its search's candidate, x + 1 search x's best (a portability evaluation) */
-  int64_t id;          /* config being evaluated */
-  mpt_wire_work send;  /* send buffer of the WORK message */
-  MPI_Request req;
+  int n;               /* held */
+  held_work held[MPT_COORD_MAX_LOOKAHEAD + 1];
+  mpt_wire_work send[MPT_COORD_MAX_LOOKAHEAD + 1]; /* send buffers of the WORK messages, used in turn */
+  MPI_Request req[MPT_COORD_MAX_LOOKAHEAD + 1];
+  int next;            /* the send buffer used next */
+  int out;             /* its evaluator failed: it gets no more work */
+  int dropped;         /* DROP sent (the run is stopping) */
 } worker_slot;
 
-/* a search's side of the run: its idle workers, what it has in flight, whether its strategy is exhausted */
+/* a search's side of the run: its workers' room, what it has in flight, whether its strategy is exhausted */
 typedef struct search_run {
-  int *idle;           /* its idle workers, a stack (its lowest rank on top at first) */
-  int n_idle;
+  int n_free;          /* room left in its workers that take work (each holds up to 1 + the lookahead) */
   int64_t in_flight;
   int exhausted;
   int64_t *ids;        /* what its strategy proposed for them */
@@ -91,7 +103,6 @@ static int searches_open(coord_state *s, int size, mpt_error *err) {
 
 static void searches_close(coord_state *s) {
   for (int i = 0; s->run && i < s->n; i++) {
-    free(s->run[i].idle);
     free(s->run[i].ids);
     free(s->run[i].warm);
   }
@@ -155,6 +166,7 @@ static int take(coord_state *s, int i, mpt_obs *o, mpt_error *err) {
   if (o->status == MPT_STATUS_MISSING) return 0;
   r->new_evals++;
   if (o->t_end > o->t_start) r->eval_s += o->t_end - o->t_start;
+  if (isfinite(o->benchmark_ms) && o->benchmark_ms > 0) r->device_s += o->benchmark_ms * 1e-3;
   return 0;
 }
 
@@ -255,41 +267,94 @@ static int confirm_finalists(coord_state *s, const char **why, mpt_error *err) {
   return 0;
 }
 
-/* one rank: evaluate in-process (its one search) */
-static int run_local(coord_state *s, mpt_error *err) {
+/* one rank: the configurations held, the first evaluated next, the others compiling meanwhile (lookahead) */
+typedef struct local_queue {
+  int64_t ids[MPT_COORD_MAX_LOOKAHEAD + 1];
+  int n;
+} local_queue;
+
+static int clamp_lookahead(int l) { return l < 0 ? 0 : l > MPT_COORD_MAX_LOOKAHEAD ? MPT_COORD_MAX_LOOKAHEAD : l; }
+
+/* fills the queue of the one search up to 1 + lookahead (within its budget; the default first), each new one's
+ * compile started */
+static int local_fill(coord_state *s, local_queue *q, mpt_error *err) {
+  const mpt_coord_config *c = s->c;
+  mpt_coord_search *S = &s->S[0];
+  int64_t room = S->budget - S->res.done - q->n;
+  int k = 1 + clamp_lookahead(c->lookahead) - q->n;
+  if (room < k) k = (int)room;
+  if (k <= 0 || s->run[0].exhausted) return 0;
+  int64_t *at = q->ids + q->n;
+  int nd = mpt_search_take_default(S, at);
+  int n = k - nd > 0 ? ask(s, 0, k - nd, at + nd) : 0;
+  if (n == MPT_ERR_STOPPED) n = 0; /* check_stop says why */
+  else if (n < 0)
+    return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", S->strategy->type->name,
+                         mpt_strategy_ask_error(S->strategy));
+  else if (n == 0 && k - nd > 0)
+    s->run[0].exhausted = 1;
+  for (int i = 0; i < n + nd; i++) mpt_evaluator_prepare(c->local, at[i]);
+  q->n += n + nd;
+  return 0;
+}
+
+/* the run stops: what is held and not started is logged as cancelled (evaluated again on --resume) */
+static int local_drop(coord_state *s, local_queue *q, mpt_error *err) {
+  for (int i = 0; i < q->n; i++) {
+    mpt_evaluator_discard(s->c->local, q->ids[i]);
+    mpt_obs o;
+    cancelled_obs(&o, q->ids[i], 0, "cancelled: held by worker rank 0, not started when the run stopped");
+    int rc = take(s, 0, &o, err);
+    if (rc < 0) return rc;
+  }
+  q->n = 0;
+  s->run[0].in_flight = 0;
+  return 0;
+}
+
+/* one rank: id evaluated in-process and taken; <0 when the run must stop */
+static int local_evaluate(coord_state *s, int64_t id, mpt_error *err) {
   const mpt_coord_config *c = s->c;
   const mpt_watch tick = {local_tick, s};
-  mpt_coord_search *S = &s->S[0];
+  mpt_obs o;
+  double te = mpt_wire_now();
+  s->prog.running_since = te;
+  int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
+  s->prog.running_since = 0;
+  s->r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
+  if (rc < 0) {
+    char cfg[512];
+    mpt_space_format(c->space, id, cfg, sizeof cfg);
+    mpt_error_prefix(err, "evaluating %s", cfg);
+    return rc;
+  }
+  if ((rc = take(s, 0, &o, err)) < 0) return rc;
+  draw(s, mpt_wire_now(), 0);
+  return 0;
+}
+
+/* one rank: evaluate in-process (its one search), up to 1 + lookahead held (compiled ahead); what is held is
+ * answered before the confirmation runs */
+static int run_local(coord_state *s, mpt_error *err) {
+  local_queue q = {{0}, 0};
   for (;;) {
+    s->run[0].in_flight = q.n;
     const char *why = check_stop(s, mpt_wire_now());
     if (why) {
-      int rc = confirm_finalists(s, &why, err);
+      int rc = local_drop(s, &q, err);
+      if (rc == 0) rc = confirm_finalists(s, &why, err);
       s->r->reason = why;
       return rc;
     }
-    int64_t id;
-    int n = mpt_search_take_default(S, &id) ? 1 : ask(s, 0, 1, &id);
-    if (n == MPT_ERR_STOPPED) continue; /* check_stop says why */
-    if (n < 0) return mpt_error_set(err, n, "strategy '%s' failed to propose a configuration: %s", S->strategy->type->name,
-                                     mpt_strategy_ask_error(S->strategy));
-    if (n == 0) {
-      s->run[0].exhausted = 1;
-      continue;
-    }
-    mpt_obs o;
-    double te = mpt_wire_now();
-    s->prog.running_since = te;
-    int rc = mpt_worker_evaluate_local(c->local, id, &tick, &o, err);
-    s->prog.running_since = 0;
-    s->r->wait_s += mpt_wire_now() - te; /* evaluation time is not coordinator time */
-    if (rc < 0) {
-      char cfg[512];
-      mpt_space_format(c->space, id, cfg, sizeof cfg);
-      mpt_error_prefix(err, "evaluating %s", cfg);
+    int rc = local_fill(s, &q, err);
+    if (rc < 0) return rc;
+    if (q.n == 0) continue; /* exhausted, or the ask stopped: check_stop says why */
+    int64_t id = q.ids[0];
+    memmove(q.ids, q.ids + 1, (size_t)(--q.n) * sizeof *q.ids);
+    if ((rc = local_evaluate(s, id, err)) < 0) {
+      for (int i = 0; i < q.n; i++) mpt_evaluator_discard(s->c->local, q.ids[i]); /* not logged: the run ends here */
       return rc;
     }
-    if ((rc = take(s, 0, &o, err)) < 0) return rc;
-    draw(s, mpt_wire_now(), 0);
   }
 }
 
@@ -299,6 +364,7 @@ static int run_local(coord_state *s, mpt_error *err) {
 typedef struct worker_pool {
   int size;              /* ranks */
   worker_slot *w;        /* per rank */
+  int depth;             /* configurations a worker may hold: 1 + the lookahead */
   int64_t in_flight;
   const char *stopping;  /* why the run stops (NULL: it goes on) */
   double t_stop;         /* since when */
@@ -306,19 +372,18 @@ typedef struct worker_pool {
   mpt_backoff b;
 } worker_pool;
 
-/* search i's idle stack (its lowest rank on top) and ask buffer; its workers' slots point to it */
+/* search i's room (depth per worker) and ask buffer; its workers' slots point to it */
 static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error *err) {
   const mpt_coord_search *S = &s->S[i];
   search_run *run = &s->run[i];
-  run->idle = malloc(sizeof *run->idle * (size_t)(S->n_workers + 1));
-  run->ids = malloc(sizeof *run->ids * (size_t)(S->n_workers + 1));
-  if (!run->idle || !run->ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", S->n_workers);
-  for (int k = S->n_workers - 1; k >= 0; k--) {
+  run->ids = malloc(sizeof *run->ids * ((size_t)S->n_workers * (size_t)p->depth + 1));
+  if (!run->ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", S->n_workers);
+  for (int k = 0; k < S->n_workers; k++) {
     int rank = S->workers[k];
     if (rank <= 0 || rank >= p->size || p->w[rank].search >= 0)
       return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: rank %d of search '%s' is no worker or serves two searches", rank, S->name);
     p->w[rank].search = i;
-    run->idle[run->n_idle++] = rank;
+    run->n_free += p->depth;
   }
   return 0;
 }
@@ -326,10 +391,11 @@ static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error 
 static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
   memset(p, 0, sizeof *p);
   p->size = size;
+  p->depth = 1 + clamp_lookahead(s->c->lookahead);
   p->w = calloc((size_t)size, sizeof *p->w);
   if (!p->w) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
   for (int k = 0; k < size; k++) {
-    p->w[k].req = MPI_REQUEST_NULL;
+    for (int j = 0; j <= MPT_COORD_MAX_LOOKAHEAD; j++) p->w[k].req[j] = MPI_REQUEST_NULL;
     p->w[k].search = -1;
   }
   mpt_backoff_init(&p->b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
@@ -340,39 +406,76 @@ static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
   return 0;
 }
 
+/* completes every WORK send to worker k (long done: the worker answered) */
+static void slot_sends_done(worker_pool *p, int k) {
+  for (int j = 0; j < p->depth; j++)
+    if (p->w[k].req[j] != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req[j], &p->b);
+}
+
 /* the run ends: its reason, the last sends completed, STOP to every worker (1 after an error) */
 static void pool_close(coord_state *s, worker_pool *p) {
   s->r->reason = p->rc < 0 ? "error" : p->stopping;
-  for (int k = 1; k < p->size; k++)
-    if (p->w[k].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[k].req, &p->b);
+  for (int k = 1; p->w && k < p->size; k++) slot_sends_done(p, k);
   mpt_wire_stop_all(s->c->comm, p->rc < 0 ? 1 : 0);
   free(p->w);
 }
 
-/* sends config id of search i (cross_from: 0, or x + 1 for search x's best) to its idle worker on top of its
- * stack */
-static void send_work(coord_state *s, worker_pool *p, int i, int64_t id, int cross_from) {
-  search_run *run = &s->run[i];
-  int k = run->idle[--run->n_idle];
+/* sends config id of worker k's search (cross_from: 0, or x + 1 for search x's best) to worker k, which holds it
+ * after what it holds already */
+static void send_work(coord_state *s, worker_pool *p, int k, int64_t id, int cross_from) {
   worker_slot *w = &p->w[k];
-  if (w->req != MPI_REQUEST_NULL) mpt_wire_wait(&w->req, &p->b); /* long done: result came back */
-  w->busy = 1;
-  w->id = id;
-  w->cross_from = cross_from;
+  int i = w->search, j = w->next;
+  w->next = (j + 1) % p->depth;
+  if (w->req[j] != MPI_REQUEST_NULL) mpt_wire_wait(&w->req[j], &p->b); /* long done: its result came back */
   if (cross_from) s->cross.busy[(cross_from - 1) * s->n + i] = 1;
-  w->send = (mpt_wire_work){id, i, s->S[i].job};
-  mpt_wire_send_work(s->c->comm, k, &w->send, &w->req);
-  run->in_flight++;
+  w->send[j] = (mpt_wire_work){id, i, s->S[i].job};
+  w->held[w->n++] = (held_work){w->send[j], cross_from};
+  mpt_wire_send_work(s->c->comm, k, &w->send[j], &w->req[j]);
+  s->run[i].in_flight++;
+  s->run[i].n_free--;
   p->in_flight++;
 }
 
-/* asks search i's strategy for as many configurations as it has idle workers (within its budget; the
+/* worker k's first held configuration is answered (or given up): taken off what it holds */
+static void slot_pop(coord_state *s, worker_pool *p, int k) {
+  worker_slot *w = &p->w[k];
+  memmove(w->held, w->held + 1, (size_t)(w->n - 1) * sizeof *w->held);
+  w->n--;
+  s->run[w->search].in_flight--;
+  p->in_flight--;
+  if (!w->out) s->run[w->search].n_free++;
+}
+
+/* search i's worker that holds the least (the one that waits first; its lowest rank among equals), -1 when all
+ * are full */
+static int least_held(const coord_state *s, const worker_pool *p, int i) {
+  int best = -1;
+  for (int j = 0; j < s->S[i].n_workers; j++) {
+    int k = s->S[i].workers[j];
+    if (!p->w[k].out && p->w[k].n < p->depth && (best < 0 || p->w[k].n < p->w[best].n)) best = k;
+  }
+  return best;
+}
+
+/* hands ids[0..n) of search i out: first one to each of its workers holding nothing, then one more to each holding
+ * one, ... (the workers that wait first) */
+static void hand_out(coord_state *s, worker_pool *p, int i, const int64_t *ids, int n) {
+  const mpt_coord_search *S = &s->S[i];
+  int at = 0;
+  for (int level = 0; level < p->depth && at < n; level++)
+    for (int j = 0; j < S->n_workers && at < n; j++) {
+      int k = S->workers[j];
+      if (!p->w[k].out && p->w[k].n == level) send_work(s, p, k, ids[at++], 0);
+    }
+}
+
+/* asks search i's strategy for as many configurations as its workers have room for (within its budget; the
  * default first) and sends them out; 1 when its strategy turned out exhausted just now, else 0 */
 static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err) {
   mpt_coord_search *S = &s->S[i];
   search_run *run = &s->run[i];
   int64_t room = S->budget - S->res.done - run->in_flight;
-  int k = (int)(room < run->n_idle ? room : run->n_idle);
+  int k = (int)(room < run->n_free ? room : run->n_free);
   if (k <= 0 || run->exhausted) return 0;
   int nd = mpt_search_take_default(S, run->ids);
   int n = k - nd > 0 ? ask(s, i, k - nd, run->ids + nd) : 0;
@@ -388,23 +491,35 @@ static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err
     run->exhausted = 1;
     return 1;
   }
-  for (int j = 0; j < n; j++) send_work(s, p, i, run->ids[j], 0);
+  hand_out(s, p, i, run->ids, n);
   return 0;
 }
 
-/* the portability evaluations due on search y's idle workers: the best of each other finished search */
+/* the portability evaluations due on search y's workers with room: the best of each other finished search */
 static void dispatch_cross(coord_state *s, worker_pool *p, int y) {
-  for (int x; s->run[y].n_idle > 0 && (x = mpt_cross_next(&s->cross, s->S, s->finished, y)) >= 0;)
-    send_work(s, p, y, s->S[x].res.best_id, x + 1);
+  for (int x, k; (k = least_held(s, p, y)) >= 0 && (x = mpt_cross_next(&s->cross, s->S, s->finished, y)) >= 0;)
+    send_work(s, p, k, s->S[x].res.best_id, x + 1);
 }
 
-/* every search with idle workers gets candidates for them; 1 when a strategy turned out exhausted just now */
+/* every search with room in its workers gets candidates for them; 1 when a strategy turned out exhausted just now */
 static int dispatch(coord_state *s, worker_pool *p, mpt_error *err) {
   int exhausted = 0;
   for (int i = 0; i < s->n && !p->stopping; i++) exhausted |= dispatch_search(s, p, i, err);
   for (int y = 0; s->cross.n && y < s->n && !p->stopping; y++)
     if (s->finished[y]) dispatch_cross(s, p, y);
   return exhausted;
+}
+
+/* the run stops: each worker that holds configurations beyond the one it evaluates is asked to give them back
+ * (each answered as cancelled, in order; evaluated again on --resume), so that nothing is held when the
+ * confirmation (which sends WORK to one worker after the loop) runs */
+static void drop_held(worker_pool *p, MPI_Comm comm) {
+  for (int k = 1; k < p->size; k++) {
+    worker_slot *w = &p->w[k];
+    if (w->dropped || w->out || w->n <= 1) continue;
+    mpt_wire_drop_one(comm, k);
+    w->dropped = 1;
+  }
 }
 
 /* a signal while the run waits for what is in flight (after the time budget, an exhausted space, a worker's
@@ -423,14 +538,13 @@ static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int sign
                     : signalled ? "cancelled: grace period after signal expired"
                                 : "cancelled: still running --grace seconds after the time budget";
   for (int k = 1; k < p->size && p->rc == 0; k++) {
-    if (!p->w[k].busy) continue;
-    mpt_obs o;
-    cancelled_obs(&o, p->w[k].id, k, why);
-    int i = p->w[k].search, x = p->w[k].cross_from - 1;
-    p->rc = x >= 0 ? take_cross(s, i, x, &o, err) : take(s, i, &o, err);
-    p->w[k].busy = 0;
-    s->run[i].in_flight--;
-    p->in_flight--;
+    while (p->w[k].n > 0 && p->rc == 0) {
+      mpt_obs o;
+      cancelled_obs(&o, p->w[k].held[0].work.id, k, why);
+      int i = p->w[k].search, x = p->w[k].held[0].cross_from - 1;
+      p->rc = x >= 0 ? take_cross(s, i, x, &o, err) : take(s, i, &o, err);
+      slot_pop(s, p, k);
+    }
   }
 }
 
@@ -459,12 +573,17 @@ static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
   if (p->rc == 0)
     p->rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
                           (long long)f.id, f.msg);
-  if (src > 0 && src < p->size && p->w[src].busy) {
-    p->w[src].busy = 0;
-    if (p->w[src].cross_from) s->cross.busy[(p->w[src].cross_from - 1) * s->n + p->w[src].search] = 0;
-    s->run[p->w[src].search].in_flight--;
-    p->in_flight--;
-    if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
+  if (src > 0 && src < p->size && p->w[src].search >= 0 && !p->w[src].out) {
+    worker_slot *w = &p->w[src];
+    s->run[w->search].n_free -= p->depth - w->n; /* no more work for it */
+    w->out = 1;
+    /* the configuration it failed on, and what it held beyond, never started (that worker drops it): not logged
+     * (the run ends with this error; a resume proposes them again), as nothing of a broken evaluator is */
+    while (w->n > 0) {
+      if (w->held[0].cross_from) s->cross.busy[(w->held[0].cross_from - 1) * s->n + w->search] = 0;
+      slot_pop(s, p, src);
+    }
+    slot_sends_done(p, src);
   }
   p->stopping = "error";
 }
@@ -487,22 +606,17 @@ static void take_worker_signal(coord_state *s, worker_pool *p, MPI_Status *st, i
 static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error *err) {
   int src = st->MPI_SOURCE;
   mpt_obs o;
-  if (mpt_wire_recv_obs(s->c->comm, st, &o) != 0 || src <= 0 || src >= p->size || !p->w[src].busy ||
-      o.id != p->w[src].id) {
+  if (mpt_wire_recv_obs(s->c->comm, st, &o) != 0 || src <= 0 || src >= p->size || p->w[src].n == 0 ||
+      o.id != p->w[src].held[0].work.id) {
     p->rc = mpt_error_set(err, MPT_ERR_INTERNAL, "protocol error: unexpected message (tag %d) from rank %d", st->MPI_TAG, src);
     p->stopping = "error";
     return p->rc;
   }
   o.rank = src;
-  int i = p->w[src].search;
-  p->w[src].busy = 0;
-  s->run[i].in_flight--;
-  p->in_flight--;
-  if (p->w[src].req != MPI_REQUEST_NULL) mpt_wire_wait(&p->w[src].req, &p->b);
-  s->run[i].idle[s->run[i].n_idle++] = src;
+  int i = p->w[src].search, x = p->w[src].held[0].cross_from - 1;
+  slot_pop(s, p, src);
   mpt_error terr;
   mpt_error_clear(&terr);
-  int x = p->w[src].cross_from - 1;
   int trc = x >= 0 ? take_cross(s, i, x, &o, &terr) : take(s, i, &o, &terr);
   if (trc < 0) {
     if (p->rc == 0) {
@@ -540,6 +654,7 @@ static int run_workers(coord_state *s, int size, mpt_error *err) {
     }
     if (!p.stopping && dispatch(s, &p, err))
       continue; /* re-check: exhausted with nothing in flight ends that search */
+    if (p.stopping) drop_held(&p, c->comm);
     if (p.in_flight == 0 && p.stopping) break;
     int n_sig = mpt_signals_count();
     signal_takes_over(&p, n_sig, now);

@@ -1,12 +1,13 @@
 /* coordinator/coordinator.h: the rank-0 loop of a tuning run over a list of searches (coordinator/search.h: one per
  * (job, device class), each a strategy with its own budget over its own workers): warm-start each search's strategy
- * from its logged observations (the other searches' told as related), ask it for as many candidates as its idle
- * workers (batched ask), dispatch them without blocking, take results in whatever order workers finish, record each
- * one (log, flushed) BEFORE telling the strategy, and stop on the evaluation budget, the time budget, an exhausted
- * space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but are no measurements: neither
- * counts against the budget; a missing one is told to the strategy (as a failure: it never proposes it again). With
- * one rank it evaluates in-process. Once every search is finished, each one's best is measured on the other classes
- * (coordinator/cross.h). The log is reached through a callback so the coordinator does not depend on jobs/. */
+ * from its logged observations (the other searches' told as related), ask it for as many candidates as its workers
+ * have room for (each holds 1 + lookahead; batched ask), dispatch them without blocking, take results in whatever
+ * order workers finish, record each one (log, flushed) BEFORE telling the strategy, and stop on the evaluation budget,
+ * the time budget, an exhausted space, SIGINT/SIGTERM or an error. Cancelled and missing observations are logged but
+ * are no measurements: neither counts against the budget; a missing one is told to the strategy (as a failure: it
+ * never proposes it again). With one rank it evaluates in-process. Once every search is finished, each one's best is
+ * measured on the other classes (coordinator/cross.h). The log is reached through a callback so the coordinator does
+ * not depend on jobs/. */
 #ifndef MPT_COORDINATOR_H
 #define MPT_COORDINATOR_H
 #include <mpi.h>
@@ -27,6 +28,7 @@ typedef int (*mpt_coord_each_fn)(void *src, int (*fn)(void *fn_ctx, const mpt_ob
                                  void *fn_ctx, mpt_error *err);
 
 typedef struct mpt_coord_result mpt_coord_result;
+#define MPT_COORD_MAX_LOOKAHEAD 32
 
 typedef struct mpt_coord_config {
   MPI_Comm comm;               /* rank 0 (the caller) coordinates; the workers run mpt_worker_run */
@@ -59,6 +61,9 @@ typedef struct mpt_coord_config {
   FILE *progress_out;          /* stderr normally */
   mpt_coord_confirm confirm;   /* --confirm: the finalists measured again once the budget or the space is spent
                                   (coordinator/confirm.h); k 0: none */
+  int lookahead;               /* configurations a worker holds beyond the one it evaluates (compiled ahead while it
+                                  evaluates; 0..MPT_COORD_MAX_LOOKAHEAD); a stop makes the workers answer those not
+                                  started as cancelled (evaluated again on --resume) */
 } mpt_coord_config;
 
 struct mpt_coord_result {
@@ -82,6 +87,8 @@ struct mpt_coord_result {
   double busy_s;               /* coordinator's own time: wall_s - wait_s (ask, dispatch, log, tell) */
   double cpu_s;                /* CPU time of the coordinator process during the loop (getrusage) */
   double eval_s;               /* sum over this session's observations of t_end - t_start (worker time) */
+  double device_s;             /* sum over this session's observations of benchmark_ms: the devices' work (module
+                                  load to the end of the timed runs) */
   int n_workers;
   int default_seen;            /* default_id was evaluated (this session or logged) */
   int default_logged;          /* the default_objective is a logged one (an earlier session's), not this one's */

@@ -55,9 +55,8 @@ static int auto_open(mpt_evaluator *ev, mpt_error *err) {
                        "(cpu: C and C++; cuda, hip: CUDA and HIP)", ev->problem->path, lang);
   else
     t = mpt_evaluator_find("cpu"); /* C, C++, and a problem without a kernel: the cpu evaluator says what it lacks */
+  if (rc == 0) rc = mpt_evaluator_become(ev, t, err); /* from here on the one picked: its compiles, evaluate, close */
   if (rc) return rc;
-  ev->type = t; /* from here on the evaluator is the one picked: its evaluate and close */
-  snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", t->name);
   return t->open(ev, err);
 }
 

@@ -64,7 +64,6 @@ typedef struct cpu_state {
   char dir[PATH_MAX];          /* scratch directory (removed at close) */
   char launch_obj[PATH_MAX];   /* the compiled call wrapper */
   char cc_tmp[PATH_MAX];       /* the compiler's TMPDIR (in dir): emptied after every compile */
-  long counter;
   int iterations;
   double best_bench_ms;        /* best benchmark time of a valid variant so far (NAN: none) */
   double timeout_s;            /* fixed timeout (settings), 0: derived */
@@ -424,34 +423,6 @@ static void compile_outcome(const cpu_state *st, int status, double timeout, con
 
 static double compile_timeout(const cpu_state *st) {
   return st->timeout_s > CPU_COMPILE_TIMEOUT_S ? st->timeout_s : CPU_COMPILE_TIMEOUT_S;
-}
-
-/* Compiles one configuration; returns 0 and fills so_path, or sets obs (compile_error/timeout). */
-static int compile_variant(cpu_state *st, const mpt_launch *l, char *so_path, size_t so_cap, mpt_obs *obs,
-                           mpt_error *err) {
-  snprintf(so_path, so_cap, "%s/v%ld.so", st->dir, st->counter++);
-  cc_command c;
-  int rc = kernel_command(st, l, "-shared", 10, &c, err);
-  if (rc) return rc;
-  int language_set = push_kernel_language(st, &c);
-  push(&c, st->ks->kernel_file);
-  if (language_set) { /* the call wrapper is an object file, whatever -x the kernel was compiled with */
-    push(&c, "-x");
-    push(&c, "none");
-  }
-  push(&c, st->launch_obj);
-  push(&c, "-o");
-  push(&c, so_path);
-  char out[8192];
-  int status = 0;
-  double secs = 0, timeout = compile_timeout(st);
-  rc = run_kernel_compiler(st, &st->cc, c.argv, timeout, out, sizeof out, &status, &secs, err);
-  free_command(&c);
-  if (rc) return rc;
-  obs->compile_ms = secs * 1e3;
-  compile_outcome(st, status, timeout, out, obs);
-  if (status != 0) unlink(so_path);
-  return 0;
 }
 
 static double current_timeout(const cpu_state *st) {
@@ -924,17 +895,150 @@ static int check_return_type(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
   return 0;
 }
 
+/* ---- compile-ahead (evaluators/ahead.h): a variant's compile runs in a compile process of its own and leaves
+ * its shared object, named by the compile's key, in the scratch directory ---- */
+
+/* what a variant's compile leaves */
+typedef struct cpu_artifact {
+  int32_t rc;                  /* <0: the compiler cannot be run at all (reason: the error) */
+  int32_t status;              /* MPT_STATUS_OK, or how the compile failed */
+  char so_path[PATH_MAX];      /* the shared object (status OK) */
+  char reason[MPT_OBS_REASON];
+} cpu_artifact;
+
+/* the command that compiles configuration id into so_path (c: freed by the caller when this returns 0) */
+static int variant_command(const mpt_evaluator *ev, const cpu_state *st, int64_t id, const char *so_path, cc_command *c,
+                           mpt_error *err) {
+  mpt_launch l;
+  int rc = launch_of(ev, st, id, &l, err);
+  if (rc) return rc;
+  rc = kernel_command(st, &l, "-shared", 10, c, err);
+  mpt_launch_free(&l);
+  if (rc) return rc;
+  int language_set = push_kernel_language(st, c);
+  push(c, st->ks->kernel_file);
+  if (language_set) { /* the call wrapper is an object file, whatever -x the kernel was compiled with */
+    push(c, "-x");
+    push(c, "none");
+  }
+  push(c, st->launch_obj);
+  push(c, "-o");
+  push(c, so_path);
+  return 0;
+}
+
+/* the key: every word of the command but the output's name */
+static int cpu_ahead_key(void *ctx, int64_t id, mpt_ahead_key *key) {
+  const mpt_evaluator *ev = ctx;
+  cc_command c;
+  mpt_error e;
+  mpt_error_clear(&e);
+  if (variant_command(ev, ev->data, id, "", &c, &e) != 0) return -1;
+  mpt_ahead_key_init(key);
+  for (int i = 0; i < c.n; i++) mpt_ahead_key_str(key, c.argv[i]);
+  free_command(&c);
+  return 0;
+}
+
+/* the compiler run (in the compile process, a TMPDIR of its own) into a */
+static void compile_into(mpt_evaluator *ev, cpu_state *st, int64_t id, cpu_artifact *a) {
+  mpt_error e;
+  mpt_error_clear(&e);
+  cc_command c;
+  char out[8192];
+  int status = 0;
+  double timeout = compile_timeout(st);
+  a->rc = variant_command(ev, st, id, a->so_path, &c, &e);
+  if (!a->rc) {
+    a->rc = run_kernel_compiler(st, &st->cc, c.argv, timeout, out, sizeof out, &status, NULL, &e);
+    free_command(&c);
+  }
+  if (a->rc) {
+    snprintf(a->reason, sizeof a->reason, "%s", e.msg);
+    return;
+  }
+  mpt_obs o;
+  mpt_obs_init(&o, id);
+  compile_outcome(st, status, timeout, out, &o);
+  a->status = o.status;
+  snprintf(a->reason, sizeof a->reason, "%s", o.status == MPT_STATUS_OK ? "" : o.reason);
+  if (status != 0) unlink(a->so_path);
+}
+
+/* the compile process's watch: the worker asked it to stop (the run stops, the configuration was dropped) */
+static int cancelled_watch(void *ctx, const char *doing, double done) {
+  (void)ctx, (void)doing, (void)done;
+  return mpt_ahead_cancelled();
+}
+
+static int cpu_ahead_compile(void *ctx, int64_t id, const mpt_ahead_key *key, char **blob, size_t *len) {
+  mpt_evaluator *ev = ctx;
+  cpu_state *st = ev->data;
+  cpu_artifact *a = calloc(1, sizeof *a);
+  if (!a) return -1;
+  st->watch = (mpt_watch){cancelled_watch, NULL}; /* never the worker's: it asks MPI */
+  char hex[33];
+  mpt_ahead_key_hex(key, hex);
+  snprintf(a->so_path, sizeof a->so_path, "%s/k%s.so", st->dir, hex);
+  size_t n = strlen(st->cc_tmp);
+  snprintf(st->cc_tmp + n, sizeof st->cc_tmp - n, "/j%ld", (long)getpid()); /* compiles at once: TMPDIRs apart */
+  mkdir(st->cc_tmp, 0700);
+  compile_into(ev, st, id, a);
+  rmdir(st->cc_tmp);
+  *blob = (char *)a;
+  *len = sizeof *a;
+  return 0;
+}
+
+/* the compile process outlives the compiler's own timeout, which says what happened */
+static double cpu_ahead_timeout(void *ctx) { return compile_timeout(((const mpt_evaluator *)ctx)->data) + 30; }
+
+static void cpu_ahead_forget(void *ctx, const char *blob, size_t len) {
+  (void)ctx;
+  const cpu_artifact *a = (const cpu_artifact *)blob;
+  if (len == sizeof *a && a->rc == 0 && a->status == MPT_STATUS_OK) unlink(a->so_path);
+}
+
+/* a compile that was cancelled (the run stopping, a signal to the compiler) or could not run is no outcome of the
+ * variant's: not kept, a second request compiles again */
+static int cpu_ahead_cacheable(void *ctx, const char *blob, size_t len) {
+  (void)ctx;
+  const cpu_artifact *a = (const cpu_artifact *)blob;
+  return len == sizeof *a && a->rc == 0 && a->status != MPT_STATUS_CANCELLED;
+}
+
+static const mpt_ahead_ops cpu_ahead_ops = {cpu_ahead_key, cpu_ahead_compile, cpu_ahead_timeout, cpu_ahead_forget,
+                                            cpu_ahead_cacheable};
+
+/* configuration id's shared object (compiled ahead, cached, or compiled now) in art; o says how its compile went */
+static int take_variant(mpt_evaluator *ev, int64_t id, cpu_artifact *art, mpt_obs *o, mpt_error *err) {
+  mpt_ahead_result r;
+  int rc = mpt_evaluator_compile(ev, id, &r, o, err);
+  if (rc || r.outcome != MPT_AHEAD_DONE) return rc;
+  int whole = r.len == sizeof *art;
+  if (whole) memcpy(art, r.blob, sizeof *art);
+  free(r.blob);
+  if (!whole) {
+    o->status = MPT_STATUS_CRASH;
+    snprintf(o->reason, sizeof o->reason, "the compile process sent a malformed answer");
+    return 0;
+  }
+  if (art->rc < 0) return mpt_error_set(err, art->rc, "%s", art->reason);
+  o->status = art->status;
+  if (o->status != MPT_STATUS_OK) snprintf(o->reason, sizeof o->reason, "%s", art->reason);
+  return 0;
+}
+
 /* compiles configuration ref into so (o: its outcome, initialized here); an error only when its launch cannot
  * be computed or the compiler cannot be run */
-static int compile_reference(mpt_evaluator *ev, cpu_state *st, int64_t ref, char *so, size_t so_cap, mpt_obs *o,
+static int compile_reference(mpt_evaluator *ev, cpu_state *st, int64_t ref, cpu_artifact *art, mpt_obs *o,
                              mpt_error *err) {
   mpt_launch l;
   int rc = launch_of(ev, st, ref, &l, err);
   if (rc) return rc;
-  mpt_obs_init(o, ref);
-  rc = compile_variant(st, &l, so, so_cap, o, err);
   mpt_launch_free(&l);
-  return rc;
+  mpt_obs_init(o, ref);
+  return take_variant(ev, ref, art, o, err);
 }
 
 /* the error for a reference configuration (cfg) that does not compile: the CompilerOptions entry the compiler
@@ -989,12 +1093,11 @@ static int run_reference(mpt_evaluator *ev, cpu_state *st, mpt_error *err) {
   char cfg[512];
   mpt_space_format(ev->space, ref, cfg, sizeof cfg);
   mpt_obs o;
-  char so[PATH_MAX];
-  int rc = compile_reference(ev, st, ref, so, sizeof so, &o, err);
+  cpu_artifact art;
+  int rc = compile_reference(ev, st, ref, &art, &o, err);
   if (rc) return rc;
   if (o.status != MPT_STATUS_OK) return reference_compile_error(ev, st, cfg, &o, err);
-  rc = run_variant(st, REQ_REFERENCE, so, &o, err);
-  unlink(so);
+  rc = run_variant(st, REQ_REFERENCE, art.so_path, &o, err);
   if (rc) return rc;
   if ((rc = reference_run_error(ev, st, cfg, &o, err))) return rc;
   st->ref_objective = o.objective;
@@ -1035,12 +1138,16 @@ static int cpu_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *
     snprintf(out->reason, sizeof out->reason, "%s", lerr.msg);
     return 0;
   }
-  char so[PATH_MAX];
-  rc = compile_variant(st, &l, so, sizeof so, out, err);
   mpt_launch_free(&l);
+  cpu_artifact art;
+  rc = take_variant(ev, id, &art, out, err);
   if (rc || out->status != MPT_STATUS_OK) return rc;
-  rc = run_variant(st, REQ_EVAL, so, out, err);
-  unlink(so);
+  /* compiles ahead share the cores the variant is timed on: stopped while it runs when the node has no core
+   * to spare for them */
+  int pause = mpt_evaluator_node_oversubscribed(ev);
+  if (pause) mpt_evaluator_pause_compiles(ev, 1);
+  rc = run_variant(st, REQ_EVAL, art.so_path, out, err);
+  if (pause) mpt_evaluator_pause_compiles(ev, 0);
   if (rc) return rc;
   if (out->status == MPT_STATUS_OK && (!isfinite(st->best_bench_ms) || out->benchmark_ms < st->best_bench_ms))
     st->best_bench_ms = out->benchmark_ms;
@@ -1064,14 +1171,8 @@ static void cpu_close(mpt_evaluator *ev) {
     snprintf(path, sizeof path, "%s/" OWNER_MARKER, st->dir);
     unlink(path);
     unlink(st->launch_obj);
-    for (long i = 0; i < st->counter; i++) {
-      snprintf(path, sizeof path, "%s/v%ld.so", st->dir, i);
-      unlink(path);
-    }
-    if (st->cc_tmp[0]) {
-      empty_dir(st->cc_tmp);
-      rmdir(st->cc_tmp);
-    }
+    int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) remove_entries(fd, 2); /* the shared objects, cc-tmp and what a killed compile left there */
     rmdir(st->dir);
   }
   free(st);
@@ -1094,4 +1195,5 @@ const mpt_evaluator_type mpt_evaluator_cpu = {
   .evaluate = cpu_evaluate,
   .close = cpu_close,
   .options = cpu_options,
+  .ahead = &cpu_ahead_ops,
 };

@@ -52,7 +52,7 @@ static int cuda_init(void **stp, int local_rank, mpt_device_info *info, char *ar
   mpt_error e;
   mpt_error_clear(&e);
   mpt_gpu_desc gpus[64];
-  int n = mpt_gpu_list_cuda(gpus, 64, &e); /* initializes the driver in this (server) process */
+  int n = mpt_gpu_list_cuda_here(gpus, 64, &e); /* initializes the driver in this (server) process */
   if (n < 0) {
     snprintf(msg, cap, "%s", e.msg);
     return -1;
@@ -240,4 +240,5 @@ const mpt_evaluator_type mpt_evaluator_cuda = {
     .evaluate = mpt_gpu_eval_evaluate,
     .close = mpt_gpu_eval_close,
     .options = mpt_gpu_eval_options,
+    .ahead = &mpt_gpu_ahead_ops,
 };

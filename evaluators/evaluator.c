@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include "spaces/sys/clock.h"
 
+#define AHEAD_CACHE_MAX 1024 /* compile artifacts kept for the run (GPU code objects: tens of KiB each) */
+
 /* The evaluator plus private copies of the settings' strings, so callers need not keep them alive, and
  * what its watch (ev.watch) asks. */
 typedef struct evaluator_holder {
@@ -22,6 +24,7 @@ typedef struct evaluator_holder {
   int opened;              /* open() has returned: from then on its waits are an evaluation's */
   const mpt_watch *also;   /* the watch of the evaluation running now (mpt_evaluator_evaluate_watched) */
   mpt_objective objective; /* what each observation's objective is */
+  mpt_ahead *ahead;        /* the type's compiles (NULL: it has none) */
 } evaluator_holder;
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -65,6 +68,7 @@ static int check_options(const mpt_evaluator *ev, mpt_error *err) {
  * running evaluation's own watch, and the settings' watch, whose word counts */
 static int watch_evaluation(void *ctx, const char *doing, double done) {
   evaluator_holder *h = ctx;
+  mpt_ahead_pump(h->ahead); /* compiles ahead finish and start while the device works */
   if (!h->opened) return 0;
   int stop = mpt_watch_call(h->also, doing, done);
   return mpt_watch_call(&h->ev.settings.watch, doing, done) || stop;
@@ -125,8 +129,13 @@ int mpt_evaluator_open(const char *name, const mpt_problem *p, const mpt_space *
   ev->device.host[sizeof ev->device.host - 1] = '\0';
   snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", type->name);
   ev->watch = (mpt_watch){watch_evaluation, h};
+  if (type->ahead && !(h->ahead = mpt_ahead_create(type->ahead, ev, mpt_evaluator_compile_jobs(ev), AHEAD_CACHE_MAX))) {
+    holder_free(h);
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", name);
+  }
   rc = type->open ? type->open(ev, err) : 0;
   if (rc < 0) {
+    mpt_ahead_destroy(h->ahead);
     holder_free(h);
     return rc;
   }
@@ -170,9 +179,71 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
   return 0;
 }
 
+int mpt_evaluator_become(mpt_evaluator *ev, const mpt_evaluator_type *t, mpt_error *err) {
+  evaluator_holder *h = (evaluator_holder *)ev; /* ev is the first member */
+  ev->type = t;
+  snprintf(ev->device.evaluator, sizeof ev->device.evaluator, "%s", t->name);
+  if (t->ahead && !h->ahead && !(h->ahead = mpt_ahead_create(t->ahead, ev, mpt_evaluator_compile_jobs(ev), AHEAD_CACHE_MAX)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory opening evaluator '%s'", t->name);
+  return 0;
+}
+
 void mpt_evaluator_close(mpt_evaluator *ev) {
   if (!ev) return;
   evaluator_holder *h = (evaluator_holder *)ev; /* ev is the first member */
+  mpt_ahead_destroy(h->ahead); /* before the type's close: its compiles write into its scratch directory */
   if (ev->type && ev->type->close) ev->type->close(ev);
   holder_free(h);
 }
+
+/* ---- compile-ahead ---- */
+
+static mpt_ahead *ahead_of(const mpt_evaluator *ev) { return ev ? ((const evaluator_holder *)ev)->ahead : NULL; }
+
+void mpt_evaluator_prepare(mpt_evaluator *ev, int64_t id) {
+  if (id >= 0 && ev && id < mpt_space_size(ev->space)) mpt_ahead_prepare(ahead_of(ev), id);
+}
+
+void mpt_evaluator_discard(mpt_evaluator *ev, int64_t id) { mpt_ahead_discard(ahead_of(ev), id); }
+
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+int mpt_evaluator_default_jobs(const char *evaluator, int local_workers) {
+  int workers = local_workers > 0 ? local_workers : 1;
+  int jobs = online_cores() / workers;
+  if (evaluator && strcmp(evaluator, "cpu") == 0) jobs--; /* the variant being timed takes a core of its own */
+  return jobs > 0 ? jobs : 1;
+}
+
+int mpt_evaluator_compile_jobs(const mpt_evaluator *ev) {
+  if (ev->settings.compile_jobs > 0) return ev->settings.compile_jobs;
+  return mpt_evaluator_default_jobs(ev->type->name, ev->settings.local_workers);
+}
+
+int mpt_evaluator_node_oversubscribed(const mpt_evaluator *ev) {
+  int workers = ev->settings.local_workers > 0 ? ev->settings.local_workers : 1, cores = online_cores();
+  double load[1];
+  return workers + mpt_evaluator_compile_jobs(ev) > cores || (getloadavg(load, 1) == 1 && load[0] > cores);
+}
+
+int mpt_evaluator_compile(mpt_evaluator *ev, int64_t id, mpt_ahead_result *res, mpt_obs *obs, mpt_error *err) {
+  mpt_ahead *a = ahead_of(ev);
+  if (!a) return mpt_error_set(err, MPT_ERR_INTERNAL, "evaluator '%s' has no compile", ev->type->name);
+  int rc = mpt_ahead_take(a, id, &ev->watch, res, err);
+  if (rc) return rc;
+  obs->compile_ms = res->compile_ms;
+  if (res->outcome == MPT_AHEAD_DONE) return 0;
+  /* cancelled: not the variant's outcome, a resume compiles it again */
+  obs->status = res->outcome == MPT_AHEAD_CANCELLED ? MPT_STATUS_CANCELLED
+                : res->outcome == MPT_AHEAD_TIMEOUT ? MPT_STATUS_TIMEOUT
+                                                    : MPT_STATUS_CRASH;
+  snprintf(obs->reason, sizeof obs->reason, "%s", res->reason);
+  return 0;
+}
+
+void mpt_evaluator_pause_compiles(mpt_evaluator *ev, int paused) { mpt_ahead_pause(ahead_of(ev), paused); }
+
+void mpt_evaluator_compile_stats(const mpt_evaluator *ev, mpt_ahead_stats *out) { mpt_ahead_get_stats(ahead_of(ev), out); }

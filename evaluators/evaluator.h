@@ -11,6 +11,7 @@
 #include "spaces/sys/error.h"
 #include "spaces/sys/option.h"
 #include "spaces/sys/watch.h"
+#include "evaluators/ahead.h"
 
 /* What a worker is bound to; printed in the device table and stored in the run log. */
 typedef struct mpt_device_info {
@@ -52,6 +53,9 @@ typedef struct mpt_eval_settings {
   const char *const *options;  /* n_options "key=value" of the type's option table (--evaluator-option), checked at
                                   open; a key given twice: the last wins */
   int n_options;
+  int compile_jobs;            /* compiles at once, ahead of the device (evaluators/ahead.h); 0: the node's online
+                                  cores / its workers (local_workers), at least 1 */
+  int local_workers;           /* workers on this node (0: unknown, taken as 1) */
 } mpt_eval_settings;
 
 typedef struct mpt_evaluator mpt_evaluator;
@@ -67,6 +71,9 @@ typedef struct mpt_evaluator_type {
   const mpt_option_spec *options;  /* its settings (--evaluator-option key=value), ending in a NULL key; NULL: none */
   /* optional: the types whose options this one takes (NULL-terminated; `auto` takes those of the type it picks) */
   const char *const *takes_options_of;
+  /* compile-ahead (evaluators/ahead.h; ctx is the mpt_evaluator): a type whose evaluate compiles through
+   * mpt_evaluator_compile names its compile here; NULL: evaluate does all its work itself */
+  const mpt_ahead_ops *ahead;
 } mpt_evaluator_type;
 
 struct mpt_evaluator {
@@ -95,6 +102,9 @@ int mpt_evaluator_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_erro
 int mpt_evaluator_evaluate_watched(mpt_evaluator *ev, int64_t id, const mpt_watch *also, mpt_obs *out,
                                    mpt_error *err);
 void mpt_evaluator_close(mpt_evaluator *ev);
+/* For a type's open that hands the evaluator over to another type (`auto`): ev becomes type t, with t's
+ * compile-ahead (before t's open, which may compile); 0 or MPT_ERR_NOMEM */
+int mpt_evaluator_become(mpt_evaluator *ev, const mpt_evaluator_type *t, mpt_error *err);
 
 /* Option tables (evaluators/evaluator_options.c). Checks one "key=value" for type t: 0, or a message naming the
  * evaluator, the key (with the valid keys, and the one meant when key is a misspelling) or the bad value. */
@@ -108,5 +118,25 @@ const char *mpt_evaluator_opt_str(const mpt_evaluator *ev, const char *key);
 int mpt_evaluator_opt_given(const mpt_evaluator *ev, const char *key);
 int64_t mpt_evaluator_opt_int(const mpt_evaluator *ev, const char *key);
 double mpt_evaluator_opt_double(const mpt_evaluator *ev, const char *key);
+/* Compile-ahead, for the worker that holds a queue of upcoming configurations: prepare starts id's compile when a
+ * compile job is free (nothing for a type without one), discard drops a configuration that will not be evaluated
+ * (its compile killed). */
+void mpt_evaluator_prepare(mpt_evaluator *ev, int64_t id);
+void mpt_evaluator_discard(mpt_evaluator *ev, int64_t id);
+/* the compile jobs of a worker of evaluator (name) on a node with local_workers workers (0: unknown, 1): its
+ * online cores per worker, less the core a variant the cpu evaluator times takes, at least 1 */
+int mpt_evaluator_default_jobs(const char *evaluator, int local_workers);
+/* the compile jobs resolved from the settings (mpt_eval_settings.compile_jobs) */
+int mpt_evaluator_compile_jobs(const mpt_evaluator *ev);
+/* 1 when this node runs more processes than it has cores: workers + compile jobs > online cores, or a 1-minute
+ * load average above them (other processes compete for the cores) */
+int mpt_evaluator_node_oversubscribed(const mpt_evaluator *ev);
+/* For a type's evaluate: the artifact of id's compile (mpt_ahead_take: cached, compiled ahead, or compiled now,
+ * watched by ev->watch). A compile that crashed, timed out or was cancelled sets obs (status, reason,
+ * compile_ms) and res->outcome says so; obs->compile_ms is the compile's time either way. <0: an error. */
+int mpt_evaluator_compile(mpt_evaluator *ev, int64_t id, mpt_ahead_result *res, mpt_obs *obs, mpt_error *err);
+/* stops (1) or resumes (0) the compiles running ahead: the cpu evaluator times on the cores they use */
+void mpt_evaluator_pause_compiles(mpt_evaluator *ev, int paused);
+void mpt_evaluator_compile_stats(const mpt_evaluator *ev, mpt_ahead_stats *out);
 
 #endif

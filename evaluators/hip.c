@@ -53,7 +53,7 @@ static int hip_init(void **stp, int local_rank, mpt_device_info *info, char *arc
   mpt_error e;
   mpt_error_clear(&e);
   mpt_gpu_desc gpus[64];
-  int n = mpt_gpu_list_hip(gpus, 64, &e); /* initializes the runtime in this (server) process */
+  int n = mpt_gpu_list_hip_here(gpus, 64, &e); /* initializes the runtime in this (server) process */
   if (n < 0) {
     snprintf(msg, cap, "%s", e.msg);
     return -1;
@@ -239,4 +239,5 @@ const mpt_evaluator_type mpt_evaluator_hip = {
     .evaluate = mpt_gpu_eval_evaluate,
     .close = mpt_gpu_eval_close,
     .options = mpt_gpu_eval_options,
+    .ahead = &mpt_gpu_ahead_ops,
 };

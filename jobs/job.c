@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <strings.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
 #include "coordinator/virtual.h"
@@ -30,6 +32,7 @@
 #include "mpi/device_class.h"
 #include "mpi/wire.h"
 #include "mpi/worker.h"
+#include "evaluators/cpu_load.h"
 #include "spaces/space.h"
 #include "spaces/sys/clock.h"
 #include "spaces/t1.h"
@@ -129,6 +132,8 @@ static int take_place(mpt_job *job, mpt_error *err) {
   int local_count = 0;
   if (mpt_device_local_rank(job->comm, job->is_worker, &job->local_rank, &local_count) != 0)
     return mpt_error_set(err, MPT_ERR_INTERNAL, "cannot determine the node-local rank");
+  /* the most workers on one node: the compile jobs and the lookahead follow from the cores each one has */
+  MPI_Allreduce(&local_count, &job->o.node_workers, 1, MPI_INT, MPI_MAX, job->comm);
   return 0;
 }
 
@@ -389,6 +394,8 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.watch = watch;
   set.options = o->eval_opts;
   set.n_options = o->n_eval_opts;
+  set.compile_jobs = o->compile_jobs;
+  set.local_workers = o->node_workers;
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
 }
 
@@ -570,6 +577,31 @@ static int start_virtual_log(mpt_job *job, const mpt_device_info *one, mpt_error
   return rc;
 }
 
+/* the evaluator the workers run: `auto` resolved as evaluators/auto.c resolves it (sim for a replayed file, cpu for
+ * C, C++ or no kernel, a GPU evaluator for CUDA and HIP: "cuda" stands for both, their compile-ahead is the same) */
+static const char *workers_evaluator(const mpt_job *job) {
+  const mpt_job_options *o = &job->o;
+  if (strcmp(o->evaluator, "auto") != 0) return o->evaluator;
+  if (o->simulate) return "sim";
+  const cJSON *ks = job->prob ? cJSON_GetObjectItemCaseSensitive(job->prob->json, "KernelSpecification") : NULL;
+  const cJSON *lang = ks ? cJSON_GetObjectItemCaseSensitive(ks, "Language") : NULL;
+  const char *l = cJSON_IsString(lang) ? lang->valuestring : "";
+  if (strcasecmp(l, "CUDA") == 0 || strcasecmp(l, "HIP") == 0) return "cuda";
+  return strcasecmp(l, "OpenCL") == 0 ? "auto" : "cpu";
+}
+
+/* rank 0, the cpu evaluator: once, when the workers of a node (rank 0's, the node with the most of them taken as
+ * its shape) share cores, with their compile jobs exceed its cores, or its load average does */
+static void warn_cpu_load(const mpt_job *job) {
+  const mpt_job_options *o = &job->o;
+  if (strcmp(workers_evaluator(job), "cpu") != 0) return;
+  int workers = o->node_workers > 0 ? o->node_workers : 1;
+  mpt_cpu_load l;
+  mpt_cpu_load_read(workers, o->compile_jobs > 0 ? o->compile_jobs : mpt_evaluator_default_jobs("cpu", workers), &l);
+  char msg[768];
+  if (mpt_cpu_load_warning(&l, msg, sizeof msg)) fprintf(stderr, "mptune %s: warning: %s\n", job->cmd, msg);
+}
+
 /* the device table (collective): every worker's device gathered on rank 0, printed under the run's header
  * line, and the log's session started there; on its failure the workers are stopped */
 static int start(mpt_job *job, mpt_error *err) {
@@ -610,6 +642,7 @@ static int start(mpt_job *job, mpt_error *err) {
   } else {
     mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
   }
+  warn_cpu_load(job);
   fflush(stdout);
   rc = o->virtual_workers > 0 ? start_virtual_log(job, all, err) : start_log(job, all + first, size - first, err);
   free(all);
@@ -660,6 +693,19 @@ static int record_confirmation(void *ctx, const mpt_obs *o, mpt_error *err) {
   return mpt_runlog_append_confirmation(rc->log, o, err);
 }
 
+/* --lookahead, else as many as a worker compiles at once (mpt_evaluator_default_jobs for the node with the most
+ * workers), at most 8: each one more is one more configuration the strategy chooses before it hears of the
+ * ones before (bo fantasizes them) */
+static int default_lookahead(const mpt_job *job) {
+  const mpt_job_options *o = &job->o;
+  if (o->lookahead >= 0) return o->lookahead;
+  const char *name = workers_evaluator(job);
+  const mpt_evaluator_type *t = mpt_evaluator_find(name);
+  if (!t || !t->ahead) return 0; /* nothing to compile ahead (sim) */
+  int jobs = o->compile_jobs > 0 ? o->compile_jobs : mpt_evaluator_default_jobs(name, o->node_workers);
+  return jobs < 1 ? 1 : jobs > 8 ? 8 : jobs;
+}
+
 /* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
 static int coordinate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
@@ -701,6 +747,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.progress = o->progress;
   cc.progress_out = stderr;
   cc.confirm = mpt_job_confirm_plan(&job->confirm, record_confirmation, &job->rctx);
+  cc.lookahead = default_lookahead(job);
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
   if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
     mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s(), o->virtual_cpu_time};
@@ -813,6 +860,16 @@ static void print_counts(const mpt_coord_result *res, int size, const char *simu
          res->wall_s > 0 ? 100.0 * res->eval_s / ((double)res->n_workers * res->wall_s) : 0.0);
 }
 
+/* how much of the wall time the devices worked (module load to the end of the timed runs, summed over the
+ * workers) and waited: for a compiler, the coordinator, the exclusive lock of a shared GPU */
+static void print_device_share(const mpt_coord_result *res) {
+  if (!(res->device_s > 0) || !(res->wall_s > 0) || res->n_workers < 1) return;
+  double worked = 100.0 * res->device_s / ((double)res->n_workers * res->wall_s);
+  printf("devices: worked %.1f %% of the wall time, waited %.1f %% (%.3f s of device work over %d worker%s, "
+         "%.2f evaluations/s)\n", worked, worked < 100 ? 100 - worked : 0.0, res->device_s, res->n_workers,
+         res->n_workers == 1 ? "" : "s", (double)res->new_evals / res->wall_s);
+}
+
 /* a default measured in an earlier session: which one, as /sessions records it */
 static void print_default_session(const mpt_job *job) {
   const mpt_runlog_session_info *s = &job->default_when;
@@ -885,6 +942,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (job->o.virtual_workers > 0) print_virtual_stop(res);
   else print_stop(res);
   print_counts(res, job->size, job->o.simulate);
+  if (!job->o.simulate) print_device_share(res);
   if (job->o.virtual_workers > 0) {
     char line[512];
     mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);

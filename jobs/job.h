@@ -61,6 +61,9 @@ typedef struct mpt_job_options {
   int iterations;          /* timed runs per evaluation (0: the problem's) */
   const char *workdir;
   double grace_s;          /* for in-flight evaluations after SIGINT/SIGTERM or the time budget */
+  int compile_jobs;        /* --compile-jobs: compiles at once per worker (0: from the node's cores per worker) */
+  int lookahead;           /* --lookahead: configurations a worker holds beyond the one it runs (-1: default) */
+  int node_workers;        /* completed by the job: the most workers on one node (0: unknown) */
   mpt_progress_mode progress;
   const char *priors[32];  /* --prior files (jobs/prior.h), told to the strategy before its first ask */
   int n_priors;

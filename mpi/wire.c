@@ -122,6 +122,11 @@ int mpt_wire_recv_signalled(MPI_Comm comm, const MPI_Status *st, int *sig) {
   return recv_bytes(comm, st, sig, (int)sizeof *sig, MPT_TAG_SIGNALLED);
 }
 
+int mpt_wire_recv_drop(MPI_Comm comm, const MPI_Status *st) {
+  int zero = 0;
+  return recv_bytes(comm, st, &zero, (int)sizeof zero, MPT_TAG_DROP);
+}
+
 int mpt_wire_send_work(MPI_Comm comm, int worker, const mpt_wire_work *w, MPI_Request *req) {
   return MPI_Isend(w, (int)sizeof *w, MPI_BYTE, worker, MPT_TAG_WORK, comm, req) == MPI_SUCCESS
              ? 0 : MPT_ERR_INTERNAL;
@@ -135,6 +140,15 @@ int mpt_wire_send_obs(MPI_Comm comm, int coordinator, const mpt_obs *o, MPI_Requ
 int mpt_wire_send_signalled(MPI_Comm comm, int coordinator, const int *sig, MPI_Request *req) {
   return MPI_Isend(sig, (int)sizeof *sig, MPI_BYTE, coordinator, MPT_TAG_SIGNALLED, comm, req) == MPI_SUCCESS
              ? 0 : MPT_ERR_INTERNAL;
+}
+
+void mpt_wire_drop_one(MPI_Comm comm, int worker) {
+  MPI_Request req;
+  mpt_backoff b;
+  mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
+  int zero = 0;
+  MPI_Isend(&zero, (int)sizeof zero, MPI_BYTE, worker, MPT_TAG_DROP, comm, &req);
+  mpt_wire_wait(&req, &b);
 }
 
 void mpt_wire_stop_one(MPI_Comm comm, int worker, int code) {

@@ -18,6 +18,8 @@ enum {
   MPT_TAG_FATAL,           /* worker -> coordinator: mpt_wire_fatal, the evaluator cannot go on */
   MPT_TAG_SIGNALLED,       /* worker -> coordinator: one int, the signal (SIGINT, SIGTERM) the worker received
                               itself; it takes no more work from then on */
+  MPT_TAG_DROP,            /* coordinator -> worker: one int (0); the run is stopping: the worker answers every
+                              configuration it holds but has not started with a cancelled observation */
 };
 
 /* One piece of work: the config id and the search it belongs to (one search per (job, device class): the
@@ -73,6 +75,7 @@ int mpt_wire_recv_work(MPI_Comm comm, const MPI_Status *st, mpt_wire_work *w);
 int mpt_wire_recv_stop(MPI_Comm comm, const MPI_Status *st, int *code);
 int mpt_wire_recv_fatal(MPI_Comm comm, const MPI_Status *st, mpt_wire_fatal *f);
 int mpt_wire_recv_signalled(MPI_Comm comm, const MPI_Status *st, int *sig);
+int mpt_wire_recv_drop(MPI_Comm comm, const MPI_Status *st);
 
 /* Non-blocking sends. The buffer must stay untouched until the request completes. */
 int mpt_wire_send_work(MPI_Comm comm, int worker, const mpt_wire_work *w, MPI_Request *req);
@@ -80,6 +83,8 @@ int mpt_wire_send_obs(MPI_Comm comm, int coordinator, const mpt_obs *o, MPI_Requ
 int mpt_wire_send_signalled(MPI_Comm comm, int coordinator, const int *sig, MPI_Request *req);
 /* Sends STOP(code) to every rank 1..size-1 and waits (without spinning) for the sends to complete. */
 void mpt_wire_stop_all(MPI_Comm comm, int code);
+/* Sends DROP to one worker, completed without spinning. */
+void mpt_wire_drop_one(MPI_Comm comm, int worker);
 /* Sends STOP(code) to one worker, completed without spinning. */
 void mpt_wire_stop_one(MPI_Comm comm, int worker, int code);
 

@@ -16,3 +16,12 @@ mpt_script_test(cpu_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_bad_i
 # C++ kernels through `mptune tune` (-n 2): extern "C" tunes, without it a clear hint; $CC/$CXX and
 # KernelSpecification.Compiler choose the compiler; -x c++ in CompilerOptions leaves the call wrapper alone
 mpt_script_test(cpu_cxx COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_cxx.sh)
+mpt_unit_test(test_cpu_load SOURCES test_cpu_load.c)
+# the compile-ahead pipeline (evaluators/ahead.c): compiles ahead, jobs at once, the run's cache, crash, timeout,
+# stop, discard and pause, in real forked compile processes
+mpt_unit_test(test_ahead SOURCES test_ahead.c)
+# the evaluation pipeline end to end: configurations held ahead and cancelled by a stop, resumed, every id once
+# (replay evaluator); the cpu evaluator compiling ahead, stopped by --time and resumed (tests/compile_ahead.py)
+foreach(t held cpu)
+  mpt_script_test(compile_ahead_${t} COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/compile_ahead.py ${t})
+endforeach()

@@ -79,7 +79,7 @@ def mpmd(tmp, args, workers):
 
 def tune_mixed(tmp):
     p = mpmd(tmp, ["tune", "fk.json", "--strategy", "brute_force", "--budget", "12", "--log", "mixed.h5",
-                   "--progress", "off"], [(FAKE_CUDA, NO_LIB), (NO_LIB, FAKE_HIP)])
+                   "--progress", "off", "--no-cross"], [(FAKE_CUDA, NO_LIB), (NO_LIB, FAKE_HIP)])
     check(p.returncode == 0, "the mixed run failed")
     rows = [l.split() for l in p.stdout.splitlines()]
     nv = [r for r in rows if r[:1] == ["1"] and "NVIDIA" in r and "sm_90" in r and r[-1] == "cuda"]
@@ -90,7 +90,10 @@ def tune_mixed(tmp):
         devs = {int(d["rank"]): d for d in f["devices"][:]}
     check(devs[1]["vendor"] == b"NVIDIA" and devs[1]["evaluator"] == b"cuda", f"the log's device of rank 1: {devs[1]}")
     check(devs[2]["vendor"] == b"AMD" and devs[2]["evaluator"] == b"hip", f"the log's device of rank 2: {devs[2]}")
-    check(len(ev) == 12 and len({int(r["id"]) for r in ev}) == 12, f"12 distinct records: {len(ev)}")
+    # two device classes, a search each: the budget is per class
+    for rank in (1, 2):
+        ids = [int(r["id"]) for r in ev if int(r["rank"]) == rank]
+        check(len(ids) == 12 and len(set(ids)) == 12, f"rank {rank}: 12 distinct records: {len(ids)}")
     for rank, (lo, hi) in ((1, (0, 2)), (2, (3, 5))):
         mine = [r for r in ev if int(r["rank"]) == rank]
         check(len(mine) > 0, f"rank {rank} evaluated nothing")
@@ -126,10 +129,17 @@ def both_on_one_node(tmp):
 
 
 def no_gpu(tmp):
-    p = mpmd(tmp, ["tune", "fk.json", "--budget", "2", "--log", "none.h5", "--progress", "off"],
+    """a worker without a GPU is named and left out, the run goes on with the others; with none left, it fails"""
+    p = mpmd(tmp, ["tune", "fk.json", "--budget", "2", "--log", "some.h5", "--progress", "off"],
              [(FAKE_CUDA, NO_LIB), (NO_LIB, NO_LIB)])
-    check(p.returncode != 0 and "evaluator 'auto' binds a GPU, and worker rank 2" in p.stderr,
-          "a worker without a GPU: one message naming it")
+    check(p.returncode == 0 and "evaluator 'auto' binds a GPU, and worker rank 2" in p.stderr,
+          "a worker without a GPU: one message naming it, and the run goes on")
+    with h5py.File(os.path.join(tmp, "some.h5"), "r") as f:
+        ranks = {int(r["rank"]) for r in f["evaluations"][:int(f["count"][()])]}
+    check(ranks == {1}, f"only the worker with a GPU evaluated: {ranks}")
+    p = mpmd(tmp, ["tune", "fk.json", "--budget", "2", "--log", "none.h5", "--progress", "off"],
+             [(NO_LIB, NO_LIB), (NO_LIB, NO_LIB)])
+    check(p.returncode != 0 and "evaluator 'auto' binds a GPU" in p.stderr, "no worker with a GPU: the run fails")
     check(not os.path.exists(os.path.join(tmp, "none.h5")), "no log left by the failed start")
 
 

@@ -61,7 +61,12 @@ mix() { # BUDGET: one run of local-mix.sh with one worker of each vendor
 mix 4
 grep -Eq "^1 .* NVIDIA .* sm_90 .* cuda$" "$tmp/mix.out" || fail "local-mix.sh: rank 1 is not the NVIDIA worker (cuda)"
 grep -Eq "^2 .* AMD .* gfx90a .* hip$" "$tmp/mix.out" || fail "local-mix.sh: rank 2 is not the AMD worker (hip)"
-grep -q "evaluations: 4 (4 valid" "$tmp/mix.out" || fail "local-mix.sh: not 4 valid evaluations"
+for c in 0 1; do # two device classes, a search and a budget each
+  grep -Eq "^class $c .*: 4 evaluations \(4 valid, 0 failed\)" "$tmp/mix.out" || fail "local-mix.sh: class $c not 4 valid evaluations"
+done
 mix 6 # the same command again: it resumes
-grep -q "evaluations: 6 (6 valid, 0 failed), 2 in this session" "$tmp/mix.out" || fail "local-mix.sh did not resume"
+for c in 0 1; do
+  grep -Eq "^class $c .*: 6 evaluations \(6 valid, 0 failed\) of a budget of 6, 2 in this session" "$tmp/mix.out" ||
+    fail "local-mix.sh did not resume class $c"
+done
 echo ok

@@ -12,6 +12,7 @@
  *     must be an int32 scalar of value k, else an invalid value at launch (a parameter missing or wrong)
  *  11-14 correct, taking (mode - 10) ms: the variants of a time/energy trade-off with the stand-in NVML
  *     (tests/fake_nvml.c), which reads the mode of the last launch through fake_cuda_current_mode()
+ * cuInit fails (CUDA_ERROR_NOT_INITIALIZED) in a process forked after it succeeded, as the real driver's does.
  * FAKE_CUDA_CC_MAJOR=N: the device's compute capability is N.0 (9.0 without it).
  * Timings: fmode * 10 + (launch count % 3) ms (modes 11-14: mode - 10 + (launch count % 3) / 100 ms). FAKE_CUDA_DEAD=FILE: an illegal address (mode 1) also
  * creates FILE, and while it exists no context can be made (the device is lost). */
@@ -60,7 +61,15 @@ static void lose_device(void) {
   if (f) fclose(f);
 }
 
-CUresult cuInit(unsigned flags) { return (void)flags, 0; }
+/* as the real driver: a process forked after CUDA was initialized cannot initialize it
+ * (CUDA_ERROR_NOT_INITIALIZED, 3) */
+static pid_t initialized_in;
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  if (initialized_in && initialized_in != getpid()) return 3;
+  initialized_in = getpid();
+  return 0;
+}
 CUresult cuDriverGetVersion(int *v) { return *v = 13000, 0; }
 CUresult cuDeviceGetCount(int *n) { return *n = 1, 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { return *d = ordinal, 0; }
@@ -170,7 +179,7 @@ int fake_cuda_current_mode(void) { return current_mode; }
 CUresult cuEventDestroy_v2(void *ev) { return free(ev), 0; }
 CUresult cuGetErrorName(CUresult r, const char **s) {
   *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : r == 1 ? "CUDA_ERROR_INVALID_VALUE"
-     : r == 200 ? "CUDA_ERROR_INVALID_IMAGE" : "CUDA_ERROR_UNKNOWN";
+     : r == 200 ? "CUDA_ERROR_INVALID_IMAGE" : r == 3 ? "CUDA_ERROR_NOT_INITIALIZED" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) { return (void)r, *s = "reported by the fake driver", 0; }

@@ -40,3 +40,18 @@ set_tests_properties(gpu_power PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 # the power meter's sampling rate and window cost (docs/PERFORMANCE.md): bench_power -n 20 -w 100 LIB
 add_executable(bench_power bench_power.c)
 target_link_libraries(bench_power PRIVATE mptune_core)
+# the devices listed by the test process first, then the cuda evaluator opened (it forks its device server and
+# compiles): with the stand-in driver, whose cuInit fails in a process forked after it succeeded (as the real
+# driver's: CUDA_ERROR_NOT_INITIALIZED on the H200), the listing must not initialize the driver in-process
+add_test(NAME test_gpu_fake_examples COMMAND test_gpu_eval --cuda-examples)
+set_tests_properties(test_gpu_fake_examples PROPERTIES
+                     ENVIRONMENT "${MPT_TEST_ENV};MPT_CUDA_DRIVER_LIB=${CMAKE_BINARY_DIR}/tests/libfake_cuda.so"
+                     SKIP_RETURN_CODE 77 TIMEOUT 600)
+add_dependencies(test_gpu_eval fake_cuda)
+# scripts/gpu-check.sh: the self-contained folder for a GPU machine packs, resolves every library from itself,
+# and its run step without a GPU skips (77) what needs one. Release build only: the folder is packed from a
+# release build, and the ASan pass of the suite has no time for a second pack (and its host tests)
+if(NOT MPT_SANITIZE)
+  mpt_script_test(gpu_check_pack COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check.sh)
+  set_tests_properties(gpu_check_pack PROPERTIES TIMEOUT 900)
+endif()

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "evaluators/evaluator.h"
+#include "evaluators/gpu/cuda_api.h"
 #include "evaluators/gpu/gpu_devices.h"
 #include "evaluators/gpu/gpu_eval.h"
 #include "evaluators/kernel_spec.h"
@@ -386,7 +387,10 @@ static void test_hip_failures(void **state) {
 
 /* Without arguments: the tests that need no device. With --device: the tests that run kernels on a
  * GPU; with neither a CUDA nor a HIP device present this prints why and exits 77, which ctest reports
- * as a skipped test (SKIP_RETURN_CODE in tests/gpu.cmake), so the skip shows in every test log. */
+ * as a skipped test (SKIP_RETURN_CODE in tests/gpu.cmake), so the skip shows in every test log. With
+ * --cuda-examples: the CUDA examples alone (with the stand-in driver, tests/fake_cuda.c, whose cuInit fails in a
+ * process forked after it succeeded, as a real driver's does: the devices are listed here first, then the
+ * evaluator forks its device server, which must still get the device); 77 without NVRTC. */
 int main(int argc, char **argv) {
   const struct CMUnitTest host_tests[] = {
       cmocka_unit_test(test_registered),    cmocka_unit_test(test_visibility),
@@ -398,6 +402,17 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_cuda_examples), cmocka_unit_test(test_hip_examples),
       cmocka_unit_test(test_cuda_failures), cmocka_unit_test(test_hip_failures),
   };
+  if (argc > 1 && strcmp(argv[1], "--cuda-examples") == 0) {
+    const mpt_nvrtc_api *rtc;
+    mpt_error e;
+    mpt_error_clear(&e);
+    if (mpt_nvrtc_load(&rtc, &e) != 0 || !cuda_devices()) {
+      printf("SKIPPED: no NVRTC or no CUDA driver: %s\n", e.msg);
+      return 77;
+    }
+    const struct CMUnitTest examples[] = {cmocka_unit_test(test_cuda_examples)};
+    return cmocka_run_group_tests(examples, NULL, NULL);
+  }
   if (argc > 1 && strcmp(argv[1], "--device") == 0) {
     if (!cuda_devices() && !hip_devices()) {
       printf("SKIPPED: no CUDA or HIP device on this machine: the GPU evaluator tests (examples and "

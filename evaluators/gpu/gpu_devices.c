@@ -53,7 +53,7 @@ static void copy_str(char *dst, size_t cap, const char *src) {
   snprintf(dst, cap, "%s", src ? src : "");
 }
 
-int mpt_gpu_list_cuda(mpt_gpu_desc *out, int cap, mpt_error *err) {
+int mpt_gpu_list_cuda_here(mpt_gpu_desc *out, int cap, mpt_error *err) {
   const mpt_cuda_driver *d;
   mpt_error e;
   mpt_error_clear(&e);
@@ -99,7 +99,7 @@ int mpt_gpu_list_cuda(mpt_gpu_desc *out, int cap, mpt_error *err) {
   return n;
 }
 
-int mpt_gpu_list_hip(mpt_gpu_desc *out, int cap, mpt_error *err) {
+int mpt_gpu_list_hip_here(mpt_gpu_desc *out, int cap, mpt_error *err) {
   const mpt_hip_api *a;
   mpt_error e;
   mpt_error_clear(&e);

@@ -23,10 +23,16 @@ typedef struct mpt_gpu_desc {
 
 /* Lists the CUDA devices. Returns the number found (0..cap written; more may exist) or <0 with err
  * (MPT_ERR_DEVICE) saying why there are none: no driver (libcuda.so.1 not loadable), cuInit failed,
- * CUDA_VISIBLE_DEVICES hides every device, or the driver reports no device. */
+ * CUDA_VISIBLE_DEVICES hides every device, or the driver reports no device. The driver is initialized in a
+ * forked child, never in the caller: a process forked after CUDA (or HIP) is initialized cannot use it
+ * (cuInit: CUDA_ERROR_NOT_INITIALIZED), and the evaluators fork their device servers and compiles. */
 int mpt_gpu_list_cuda(mpt_gpu_desc *out, int cap, mpt_error *err);
 /* Same for AMD GPUs through libamdhip64 (ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES). */
 int mpt_gpu_list_hip(mpt_gpu_desc *out, int cap, mpt_error *err);
+/* The same lists made in this process, which initializes the runtime: only for the device server, which holds
+ * the device and forks nothing. */
+int mpt_gpu_list_cuda_here(mpt_gpu_desc *out, int cap, mpt_error *err);
+int mpt_gpu_list_hip_here(mpt_gpu_desc *out, int cap, mpt_error *err);
 /* Both: CUDA devices first, then AMD ones. Never fails: a machine without GPUs gives 0, and `why`
  * (when not NULL) receives one line per runtime explaining its absence ("CUDA: no driver ...";
  * "HIP: no device ..."). */

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "evaluators/args.h"
 #include "evaluators/isolate.h"
 #include "evaluators/gpu/power.h"
+#include "evaluators/gpu/device_lock.h"
 #include "spaces/sys/clock.h"
 
 enum { REQ_HELLO = 1, REQ_EVAL = 2, REQ_REF = 3 };
@@ -47,6 +49,7 @@ typedef struct gpu_eval {
   double best_bench_s;   /* fastest benchmark so far (timeout derivation) */
   double timeout_s;      /* settings.timeout_s */
   mpt_watch watch;       /* the evaluator's (mpt_evaluator.watch): compiles and server calls ask it */
+  int lock_fd;           /* the device's node-local lock (evaluators/gpu/device_lock.h), -1: none */
   char *req;             /* request buffer */
   size_t req_cap;
   /* device server state (only meaningful in the server process) */
@@ -394,13 +397,115 @@ static double compile_timeout(const gpu_eval *g) {
   return g->timeout_s > 300 ? g->timeout_s : 300;
 }
 
+/* one request of `need` bytes (in g->req) to the device server, a fresh one started when it is gone; a fresh
+ * server that cannot take the device (lost after a fault, being reset) is no verdict on this configuration: two
+ * more, a second and two apart; then the evaluator stops (the run ends resumable) instead of logging every
+ * remaining configuration as failed */
+static int server_call(gpu_eval *g, size_t need, gpu_resp *rs, size_t *got, mpt_isolate_result *ir, mpt_error *err) {
+  for (int attempt = 1;; attempt++) {
+    int rc;
+    if (!g->iso && (rc = make_iso(g, err)) != 0) return rc;
+    rc = mpt_isolate_call(g->iso, g->req, need, rs, sizeof *rs, got, eval_timeout(g), ir, err);
+    if (rc) return rc;
+    if (ir->outcome != MPT_ISO_OK || *got < sizeof *rs || rs->ok) return 0;
+    restart_server(g);
+    if (attempt == 3)
+      return mpt_error_set(err, MPT_ERR_DEVICE, "the device is not usable any more (%s; 3 fresh device servers tried): "
+                           "the run stops here; resume it once the device works", rs->msg);
+    struct timespec nap = {attempt, 0};
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* ---- compile-ahead (evaluators/ahead.h): the key and the compile of a configuration, the artifact being the
+ * compile function's outcome (mpt_rtc_pack) ---- */
+
+/* the source configuration id compiles from (malloc'd; NULL when its launch cannot be computed) */
+static char *config_source(const gpu_eval *g, const mpt_space *s, int64_t id) {
+  mpt_launch l;
+  mpt_error e;
+  mpt_error_clear(&e);
+  if (config_launch(g->ks, s, id, &l, &e) != 0) return NULL;
+  char *src = mpt_gpu_prepare_source(g->ks->source, (const char *const *)l.defines, l.n_defines);
+  mpt_launch_free(&l);
+  return src;
+}
+
+static int ahead_key(void *ctx, int64_t id, mpt_ahead_key *key) {
+  const mpt_evaluator *ev = ctx;
+  const gpu_eval *g = ev->data;
+  char *src = config_source(g, ev->space, id);
+  if (!src) return -1;
+  mpt_ahead_key_init(key);
+  mpt_ahead_key_str(key, src);
+  mpt_ahead_key_str(key, g->ks->kernel_file);
+  mpt_ahead_key_str(key, g->ks->kernel_name);
+  mpt_ahead_key_str(key, g->arch);
+  for (int i = 0; i < g->ks->n_options; i++) mpt_ahead_key_str(key, g->ks->options[i]);
+  free(src);
+  return 0;
+}
+
+/* in the compile process: the compile function called directly (the process is the isolation) */
+static int ahead_compile(void *ctx, int64_t id, const mpt_ahead_key *key, char **blob, size_t *len) {
+  (void)key;
+  const mpt_evaluator *ev = ctx;
+  const gpu_eval *g = ev->data;
+  mpt_rtc_result r;
+  memset(&r, 0, sizeof r);
+  mpt_error e;
+  mpt_error_clear(&e);
+  char *src = config_source(g, ev->space, id);
+  int rc = src ? g->be->compile(src, g->ks->kernel_file, g->ks->kernel_name, g->arch, (const char *const *)g->ks->options,
+                                g->ks->n_options, &r, &e)
+               : mpt_error_set(&e, MPT_ERR_NOMEM, "out of memory");
+  return mpt_rtc_pack(rc, &e, &r, blob, len);
+}
+
+static double ahead_timeout(void *ctx) { return compile_timeout(((const mpt_evaluator *)ctx)->data); }
+
+/* an error of the compile function itself (no compiler, out of memory) is not kept: a second request tries
+ * again */
+static int ahead_cacheable(void *ctx, const char *blob, size_t len) {
+  (void)ctx;
+  int rc = mpt_rtc_packed_rc(blob, len);
+  return rc == 0 || rc == MPT_ERR_INTERNAL; /* a compile error of this source is its outcome */
+}
+
+const mpt_ahead_ops mpt_gpu_ahead_ops = {ahead_key, ahead_compile, ahead_timeout, NULL, ahead_cacheable};
+
+/* id's compile (ahead, cached or now) into r; 1 when o says it failed (its status, reason), 0 when r holds the
+ * code, <0 on an error of the evaluator */
+static int compile_config(mpt_evaluator *ev, gpu_eval *g, int64_t id, mpt_rtc_result *r, mpt_obs *o, mpt_error *err) {
+  mpt_ahead_result ar;
+  int rc = mpt_evaluator_compile(ev, id, &ar, o, err);
+  if (rc || ar.outcome != MPT_AHEAD_DONE) return rc ? rc : 1;
+  mpt_error ce;
+  mpt_error_clear(&ce);
+  rc = mpt_rtc_unpack(ar.blob, ar.len, r, &ce);
+  free(ar.blob);
+  /* the compiler refused the setup itself (not found, an architecture or CompilerOptions it does not take):
+   * every variant would fail alike, so the evaluator stops here and the run ends, resumable, instead of
+   * logging each configuration as failed */
+  if (rc == MPT_ERR_VALUE)
+    return mpt_error_set(err, rc, "%s: the %s compiler refuses the device architecture %s or "
+                         "KernelSpecification.CompilerOptions, for every configuration: %s; the run stops here",
+                         g->ks->problem->path, g->be->label, g->arch, ce.msg);
+  if (rc) return mpt_error_set(err, rc, "%s", ce.msg);
+  if (r->ok) return 0;
+  o->status = r->crashed ? MPT_STATUS_CRASH : MPT_STATUS_COMPILE_ERROR;
+  snprintf(o->reason, sizeof o->reason, "%s", r->log ? r->log : "compile error");
+  mpt_rtc_result_free(r);
+  return 1;
+}
+
 /* compile + one server call for config id; fills o (status, reason, times) */
-static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt_obs *o, mpt_error *err) {
+static int run_config(mpt_evaluator *ev, gpu_eval *g, int64_t id, int kind, mpt_obs *o, mpt_error *err) {
+  const mpt_space *s = ev->space;
   mpt_launch l;
   mpt_rtc_result r;
   mpt_error ce;
   mpt_error_clear(&ce);
-  double t0 = mpt_clock_mono_ms();
   int rc = config_launch(g->ks, s, id, &l, &ce);
   if (rc == MPT_ERR_NOMEM) return mpt_error_set(err, rc, "%s", ce.msg);
   if (rc) { /* the configuration's launch cannot be computed: a property of this variant */
@@ -408,29 +513,10 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
     snprintf(o->reason, sizeof o->reason, "%s", ce.msg);
     return 0;
   }
-  rc = mpt_gpu_compile_launch(g->ks, &l, g->be->compile, g->arch, compile_timeout(g), &g->watch, &r, &ce);
-  o->compile_ms = mpt_clock_mono_ms() - t0;
+  rc = compile_config(ev, g, id, &r, o, err);
   if (rc) {
-    /* the compiler refused the setup itself (not found, an architecture or CompilerOptions it does not
-     * take): every variant would fail alike, so the evaluator stops here and the run ends, resumable,
-     * instead of logging each configuration as failed */
     mpt_launch_free(&l);
-    if (rc == MPT_ERR_VALUE)
-      return mpt_error_set(err, rc, "%s: the %s compiler refuses the device architecture %s or "
-                           "KernelSpecification.CompilerOptions, for every configuration: %s; the run stops here",
-                           g->ks->problem->path, g->be->label, g->arch, ce.msg);
-    return mpt_error_set(err, rc, "%s", ce.msg);
-  }
-  if (!r.ok) {
-    /* cancelled: not the variant's outcome, a resume compiles it again */
-    o->status = r.cancelled   ? MPT_STATUS_CANCELLED
-                : r.timed_out ? MPT_STATUS_TIMEOUT
-                : r.crashed   ? MPT_STATUS_CRASH
-                              : MPT_STATUS_COMPILE_ERROR;
-    snprintf(o->reason, sizeof o->reason, "%s", r.log ? r.log : "compile error");
-    mpt_rtc_result_free(&r);
-    mpt_launch_free(&l);
-    return 0;
+    return rc < 0 ? rc : 0;
   }
   size_t need = code_offset(strlen(r.lowered)) + r.code_size;
   if (need > g->req_cap) {
@@ -462,21 +548,14 @@ static int run_config(gpu_eval *g, const mpt_space *s, int64_t id, int kind, mpt
   gpu_resp rs;
   size_t got = 0;
   mpt_isolate_result ir;
-  for (int attempt = 1;; attempt++) {
-    if (!g->iso && (rc = make_iso(g, err)) != 0) return rc;
-    rc = mpt_isolate_call(g->iso, g->req, need, &rs, sizeof rs, &got, eval_timeout(g), &ir, err);
-    if (rc) return rc;
-    if (ir.outcome != MPT_ISO_OK || got < sizeof rs || rs.ok) break;
-    /* a fresh device server could not take the device (lost after a fault, being reset): that is no
-     * verdict on this configuration. Two more servers, a second and two apart; then the evaluator stops
-     * (the run ends resumable) instead of logging every remaining configuration as failed */
-    restart_server(g);
-    if (attempt == 3)
-      return mpt_error_set(err, MPT_ERR_DEVICE, "the device is not usable any more (%s; 3 fresh device servers tried): "
-                           "the run stops here; resume it once the device works", rs.msg);
-    struct timespec nap = {attempt, 0};
-    nanosleep(&nap, NULL);
+  if (mpt_device_lock_take(g->lock_fd, &g->watch)) { /* the run stops while another worker times */
+    o->status = MPT_STATUS_CANCELLED;
+    snprintf(o->reason, sizeof o->reason, "cancelled while waiting for the device: the run is stopping");
+    return 0;
   }
+  rc = server_call(g, need, &rs, &got, &ir, err);
+  mpt_device_lock_release(g->lock_fd);
+  if (rc) return rc;
   if (ir.outcome != MPT_ISO_OK || got < sizeof rs) {
     o->status = ir.outcome == MPT_ISO_TIMEOUT     ? MPT_STATUS_TIMEOUT
                 : ir.outcome == MPT_ISO_CANCELLED ? MPT_STATUS_CANCELLED
@@ -517,6 +596,7 @@ static int add_compile_options(mpt_kernel_spec *ks, const char *words, mpt_error
 static void gpu_eval_free(gpu_eval *g) {
   if (!g) return;
   mpt_isolate_destroy(g->iso);
+  if (g->lock_fd >= 0) close(g->lock_fd);
   mpt_args_free(g->args);
   mpt_kspec_free(g->ks);
   free(g->req);
@@ -527,6 +607,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   gpu_eval *g = calloc(1, sizeof *g);
   if (!g) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   g->be = be;
+  g->lock_fd = -1;
   g->local_rank = ev->settings.local_rank;
   g->timeout_s = ev->settings.timeout_s;
   g->power_window_ms = ev->settings.power_window_ms;
@@ -589,6 +670,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
   ev->device.memory_gib = rs.info.memory_gib;
   ev->device.max_threads_per_block = rs.info.max_threads_per_block; /* the device's limits (evaluators/device_limits.h) */
   ev->device.max_shared_per_block = rs.info.max_shared_per_block;
+  g->lock_fd = mpt_device_lock_open(be->name, rs.info.index);
   ev->data = g;
   /* reference output: ReferenceArguments, else the default configuration's output */
   if (mpt_args_needs_reference_run(g->args)) {
@@ -596,7 +678,7 @@ int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *e
     if (ref < 0) ref = 0;
     mpt_obs o;
     mpt_obs_init(&o, ref);
-    if ((rc = run_config(g, ev->space, ref, REQ_REF, &o, err)) != 0) goto fail_data;
+    if ((rc = run_config(ev, g, ref, REQ_REF, &o, err)) != 0) goto fail_data;
     if (o.status != MPT_STATUS_OK) {
       char cfg[512];
       mpt_space_format(ev->space, ref, cfg, sizeof cfg);
@@ -616,7 +698,7 @@ fail:
 
 int mpt_gpu_eval_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err) {
   gpu_eval *g = ev->data;
-  int rc = run_config(g, ev->space, id, REQ_EVAL, out, err);
+  int rc = run_config(ev, g, id, REQ_EVAL, out, err);
   if (rc) return rc;
   if (out->status == MPT_STATUS_OK && out->benchmark_ms > 0 &&
       (g->best_bench_s <= 0 || out->benchmark_ms * 1e-3 < g->best_bench_s))

@@ -50,6 +50,10 @@ typedef struct mpt_gpu_backend {
 
 /* the settings both GPU evaluators take (--evaluator-option key=value) */
 extern const mpt_option_spec mpt_gpu_eval_options[];
+/* the compile-ahead of both GPU evaluators (evaluators/ahead.h): the key is the prepared source, file, kernel,
+ * architecture and CompilerOptions; the compile function runs in the compile process itself; a cuda or hip
+ * evaluator type names it */
+extern const mpt_ahead_ops mpt_gpu_ahead_ops;
 
 int mpt_gpu_eval_open(mpt_evaluator *ev, const mpt_gpu_backend *be, mpt_error *err);
 int mpt_gpu_eval_evaluate(mpt_evaluator *ev, int64_t id, mpt_obs *out, mpt_error *err);

@@ -73,22 +73,45 @@ static const char *signal_name(int sig) {
 
 /* ---- the child ---- */
 
-/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd: 0, or -1 when a write
- * failed. */
+/* the header of a report of the compile function's outcome (rc, e; r only when rc is 0) */
+static void make_header(int rc, const mpt_error *e, const mpt_rtc_result *r, wire_hdr *h) {
+  memset(h, 0, sizeof *h);
+  h->rc = rc;
+  h->err_code = e->code;
+  h->msg_len = rc ? strlen(e->msg) : 0;
+  if (rc == 0) {
+    h->ok = r->ok;
+    h->is_ptx = r->is_ptx;
+    h->code_size = r->code ? r->code_size : 0;
+    h->lowered_len = r->lowered ? strlen(r->lowered) : 0;
+    h->log_len = r->log ? strlen(r->log) : 0;
+    h->compile_ms = r->compile_ms;
+  }
+}
+
+int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf, size_t *len) {
+  wire_hdr h;
+  make_header(rc, e, r, &h);
+  *len = sizeof h + h.msg_len + h.code_size + h.lowered_len + h.log_len;
+  char *p = *buf = malloc(*len);
+  if (!p) return -1;
+  memcpy(p, &h, sizeof h);
+  p += sizeof h;
+  if (h.msg_len) memcpy(p, e->msg, h.msg_len);
+  p += h.msg_len;
+  if (h.code_size) memcpy(p, r->code, h.code_size);
+  p += h.code_size;
+  if (h.lowered_len) memcpy(p, r->lowered, h.lowered_len);
+  p += h.lowered_len;
+  if (h.log_len) memcpy(p, r->log, h.log_len);
+  return 0;
+}
+
+/* Writes the outcome of the compile function (rc, e; r only when rc is 0) to fd, part by part (a part that
+ * cannot be read breaks the report off there): 0, or -1 when a write failed. */
 static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result *r) {
   wire_hdr h;
-  memset(&h, 0, sizeof h);
-  h.rc = rc;
-  h.err_code = e->code;
-  h.msg_len = rc ? strlen(e->msg) : 0;
-  if (rc == 0) {
-    h.ok = r->ok;
-    h.is_ptx = r->is_ptx;
-    h.code_size = r->code ? r->code_size : 0;
-    h.lowered_len = r->lowered ? strlen(r->lowered) : 0;
-    h.log_len = r->log ? strlen(r->log) : 0;
-    h.compile_ms = r->compile_ms;
-  }
+  make_header(rc, e, r, &h);
   int bad = write_all(fd, &h, sizeof h);
   if (!bad && h.msg_len) bad = write_all(fd, e->msg, h.msg_len);
   if (!bad && h.code_size) bad = write_all(fd, r->code, h.code_size);
@@ -282,4 +305,22 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
     rc = unpack_report(&rep, status, arch, res, err);
   free(rep.buf);
   return rc;
+}
+
+int mpt_rtc_unpack(const char *buf, size_t len, mpt_rtc_result *res, mpt_error *err) {
+  memset(res, 0, sizeof *res);
+  child_report rep = {(char *)buf, len, 0, 0};
+  if (len < sizeof(wire_hdr)) {
+    res->crashed = SIGABRT;
+    res->log = strdup("compile process sent no result");
+    return res->log ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  }
+  return unpack_report(&rep, 0, "its architecture", res, err);
+}
+
+int mpt_rtc_packed_rc(const char *buf, size_t len) {
+  wire_hdr h;
+  if (len < sizeof h) return MPT_ERR_INTERNAL;
+  memcpy(&h, buf, sizeof h);
+  return h.rc;
 }

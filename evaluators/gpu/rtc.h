@@ -40,4 +40,13 @@ int mpt_rtc_compile_isolated(mpt_rtc_compile_fn fn, const char *source, const ch
                              int n_opts, double timeout_s, const mpt_watch *watch, mpt_rtc_result *res,
                              mpt_error *err);
 
+/* The outcome of a compile function (rc; e when rc < 0; r when rc is 0) as bytes (*buf malloc'd), and back: how
+ * the isolated compile and the compile-ahead pipeline (evaluators/ahead.h) carry it out of a child. pack: 0, -1
+ * when out of memory; unpack: as mpt_rtc_compile_isolated (errors of the compile function returned, a failed
+ * compile res->ok = 0). */
+int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf, size_t *len);
+int mpt_rtc_unpack(const char *buf, size_t len, mpt_rtc_result *res, mpt_error *err);
+/* the compile function's return code a packed outcome carries (MPT_ERR_INTERNAL for a compile error) */
+int mpt_rtc_packed_rc(const char *buf, size_t len);
+
 #endif

@@ -189,6 +189,7 @@ static void job_defaults(const mpt_campaign *c, mpt_campaign_job *j) {
   o->grace_s = c->grace_s;
   o->evaluator = c->evaluator;
   o->simulate_delay = c->simulate_delay;
+  o->lookahead = -1; /* as tune's: the worker's compile jobs (0 for a replayed file) */
   o->progress = MPT_PROGRESS_AUTO;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
 #include "evaluators/evaluator.h"
 #include "gp/gp_dist.h"
@@ -35,7 +36,7 @@ static void usage(FILE *f, int collect) {
             "         [--simulate-missing stop|skip] [--class-ranks CLASS=R1,R2,...]... [--evaluator NAME]\n"
             "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--time SECONDS] [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
-            "         [--progress auto|tty|lines|off | --no-progress]\n"
+            "         [--compile-jobs N] [--lookahead N] [--progress auto|tty|lines|off | --no-progress]\n"
             "Evaluates every valid configuration of FILE.json across all workers (brute force); resumable.\n");
   else
     fprintf(f,
@@ -47,7 +48,8 @@ static void usage(FILE *f, int collect) {
             "         [--evaluator-option key=value]... [--objective time|energy|edp|METRIC[:min|:max][,...]]\n"
             "         [--confirm K] [--prior FILE]...\n"
             "         [--timeout S] [--iterations N] [--workdir DIR] [--grace S]\n"
-            "         [--progress auto|tty|lines|off | --no-progress] [--model-ranks K]\n"
+            "         [--compile-jobs N] [--lookahead N] [--progress auto|tty|lines|off | --no-progress]\n"
+            "         [--model-ranks K]\n"
             "Rank 0 coordinates, ranks 1..N-1 evaluate (one device each); with -n 1 one rank does both.\n"
             "--model-ranks K: the last K ranks evaluate nothing and serve bo's model with rank 0 (each holds a\n"
             "slice of the candidates; from %d observations on (environment MPT_GP_DIST_MIN_OBS) the marginal\n"
@@ -95,6 +97,15 @@ static void usage(FILE *f, int collect) {
             "bo uses it as its GP's prior mean (option transfer), the evolutionary strategies seed their\n"
             "populations with its best configurations (option transfer), prior_order follows it blindly;\n"
             "random and brute_force ignore it.\n"
+            "Compile-ahead: each worker holds --lookahead configurations beyond the one it runs (default: its\n"
+            "compile jobs, at most 8) and compiles them in forked processes while the device times the current\n"
+            "one, --compile-jobs at once (default: the node's online cores / its workers; for the cpu evaluator\n"
+            "one less, the core the timed variant takes). Only module load, launch and timing stay on the\n"
+            "device's critical path; a stop answers what was held and not started as cancelled (evaluated again\n"
+            "on --resume). The same source and defines never compile twice in a run. Workers bound to one GPU\n"
+            "compile at once but time one at a time (a lock per device in /dev/shm). The cpu evaluator stops\n"
+            "its compiles while it times a variant when workers + compile jobs, or the load average, exceed\n"
+            "the node's cores, and warns once when its workers share cores or the node is loaded.\n"
             "mptune tune --strategy NAME --help lists the options of strategy NAME, mptune tune --evaluator\n"
             "NAME --help those of evaluator NAME (--evaluator-option key=value; evaluators: %s).\n", mpt_gp_dist_min_obs(),
             evaluator_names());
@@ -127,7 +138,8 @@ static int add_simulate(mpt_job_options *a, const char *v, mpt_error *err) {
 #define COMMON_OPTIONS                                                                                      \
   "--time", "--log", "--t4", "--simulate", "--simulate-delay", "--simulate-missing", "--evaluator", "--timeout", \
       "--evaluator-option", "--iterations", "--class-ranks", "--no-transfer", "--no-cross",                   \
-      "--workdir", "--grace", "--progress", "--resume", "--force", "--no-progress", "--objective", "--help"
+      "--workdir", "--grace", "--compile-jobs", "--lookahead", "--progress", "--resume", "--force", "--no-progress", \
+      "--objective", "--help"
 
 static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, int *help, mpt_error *err) {
   memset(a, 0, sizeof *a);
@@ -138,6 +150,7 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
   a->budget = -1;
   a->grace_s = 20;
   a->confirm_k = collect ? 0 : MPT_CONFIRM_DEFAULT_K;
+  a->lookahead = -1;
   a->progress = MPT_PROGRESS_AUTO;
   int missing_given = 0, delay_given = 0, vtime_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -230,6 +243,15 @@ static int parse_args(int argc, char **argv, int collect, mpt_job_options *a, in
       if (rc == 0) a->iterations = (int)n;
     } else if (strcmp(o, "--workdir") == 0) a->workdir = v;
     else if (strcmp(o, "--grace") == 0) rc = mpt_cmd_parse_num(o, v, 0, 1e6, &a->grace_s, err);
+    else if (strcmp(o, "--compile-jobs") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 1, &n, err)) == 0 && n > 1024)
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--compile-jobs: bad value '%s' (at most 1024)", v);
+      if (rc == 0) a->compile_jobs = (int)n;
+    } else if (strcmp(o, "--lookahead") == 0) {
+      if ((rc = mpt_cmd_parse_int(o, v, 0, &n, err)) == 0 && n > MPT_COORD_MAX_LOOKAHEAD)
+        rc = mpt_error_set(err, MPT_ERR_VALUE, "--lookahead: bad value '%s' (at most %d)", v, MPT_COORD_MAX_LOOKAHEAD);
+      if (rc == 0) a->lookahead = (int)n;
+    }
     else if (strcmp(o, "--progress") == 0) {
       if (strcmp(v, "auto") == 0) a->progress = MPT_PROGRESS_AUTO;
       else if (strcmp(v, "tty") == 0) a->progress = MPT_PROGRESS_TTY;
