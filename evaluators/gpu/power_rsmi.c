@@ -44,7 +44,10 @@ static int rsmi_find(rsmi_state *s, int index, const char *pci_bus_id) {
   uint64_t want, got;
   if (pci && bdf_of(pci_bus_id, &want) == 0)
     for (uint32_t d = 0; d < n; d++)
-      if (pci(d, &got) == 0 && got == want) return (int)(s->dev = d), 0;
+      if (pci(d, &got) == 0 && got == want) {
+        s->dev = d;
+        return 0;
+      }
   if (index < 0 || (uint32_t)index >= n) return -1;
   s->dev = (uint32_t)index;
   return 0;
