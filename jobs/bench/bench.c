@@ -185,6 +185,12 @@ void mpt_bench_run_end(mpt_bench_run *out, int64_t budget) {
 int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, const char *strategy,
                            const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
                            mpt_bench_run *out, mpt_error *err) {
+  return mpt_bench_run_primed(space, replay, strategy, opts, n_opts, seed, budget, batch, NULL, NULL, out, err);
+}
+
+int mpt_bench_run_primed(const mpt_space *space, const mpt_replay *replay, const char *strategy,
+                         const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
+                         mpt_bench_prime_fn prime, void *ctx, mpt_bench_run *out, mpt_error *err) {
   int rc = mpt_bench_run_begin(out, budget, batch, err);
   if (rc) return rc;
   int64_t *ids = malloc((size_t)batch * sizeof *ids);
@@ -192,6 +198,7 @@ int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, con
   mpt_strategy *s = NULL;
   if (!ids || !obs) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
   if (!rc) rc = mpt_strategy_create(strategy, space, opts, n_opts, seed, budget, &s, err);
+  if (!rc && prime) rc = prime(s, ctx, err);
   for (int got = 1; !rc && got > 0;) rc = mpt_bench_run_round(s, replay, out, budget, batch, ids, obs, &got, err);
   if (!rc) mpt_bench_run_end(out, budget);
   mpt_strategy_destroy(s);

@@ -76,6 +76,12 @@ typedef struct mpt_bench_run {
 int mpt_bench_run_strategy(const mpt_space *space, const mpt_replay *replay, const char *strategy,
                            const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
                            mpt_bench_run *out, mpt_error *err);
+/* What a run tells its strategy once it is created, before the first ask (0, or an error that ends the run). */
+typedef int (*mpt_bench_prime_fn)(mpt_strategy *s, void *ctx, mpt_error *err);
+/* mpt_bench_run_strategy with prime (may be NULL) called on the new strategy before its first ask */
+int mpt_bench_run_primed(const mpt_space *space, const mpt_replay *replay, const char *strategy,
+                         const char *const *opts, int n_opts, uint64_t seed, int64_t budget, int batch,
+                         mpt_bench_prime_fn prime, void *ctx, mpt_bench_run *out, mpt_error *err);
 void mpt_bench_run_free(mpt_bench_run *run);
 /* The steps of mpt_bench_run_strategy, for runs that tell the strategy more between rounds (related
  * observations: jobs/bench/bench_transfer.h). begin: out zeroed and allocated for budget evaluations (owned by

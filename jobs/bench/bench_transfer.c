@@ -23,24 +23,24 @@ int mpt_bench_tell_priors(mpt_strategy *s, const mpt_replay *const *priors, cons
   return 0;
 }
 
+/* the priors of mpt_bench_run_with_priors, told through mpt_bench_run_primed */
+typedef struct priors_ctx {
+  const mpt_replay *const *priors;
+  const int *sources;
+  int n;
+} priors_ctx;
+
+static int tell_priors(mpt_strategy *s, void *ctx, mpt_error *err) {
+  const priors_ctx *p = ctx;
+  return mpt_bench_tell_priors(s, p->priors, p->sources, p->n, err);
+}
+
 int mpt_bench_run_with_priors(const mpt_space *space, const mpt_replay *replay, const mpt_replay *const *priors,
                               const int *sources, int n_priors, const char *strategy, const char *const *opts,
                               int n_opts, uint64_t seed, int64_t budget, int batch, mpt_bench_run *out,
                               mpt_error *err) {
-  int rc = mpt_bench_run_begin(out, budget, batch, err);
-  if (rc) return rc;
-  int64_t *ids = malloc((size_t)batch * sizeof *ids);
-  mpt_obs *obs = malloc((size_t)batch * sizeof *obs);
-  mpt_strategy *s = NULL;
-  if (!ids || !obs) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bench: out of memory");
-  if (!rc) rc = mpt_strategy_create(strategy, space, opts, n_opts, seed, budget, &s, err);
-  if (!rc) rc = mpt_bench_tell_priors(s, priors, sources, n_priors, err);
-  for (int got = 1; !rc && got > 0;) rc = mpt_bench_run_round(s, replay, out, budget, batch, ids, obs, &got, err);
-  if (!rc) mpt_bench_run_end(out, budget);
-  mpt_strategy_destroy(s);
-  free(ids);
-  free(obs);
-  return rc;
+  priors_ctx p = {priors, sources, n_priors};
+  return mpt_bench_run_primed(space, replay, strategy, opts, n_opts, seed, budget, batch, tell_priors, &p, out, err);
 }
 
 /* every device's new observations of this round (obs + d * batch, got[d] of them) to every other device */
