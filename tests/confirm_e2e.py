@@ -15,7 +15,8 @@ import time
 
 import h5py
 
-from standins import MPTUNE, check, exit_code, mptune_cmd, run
+from checks import check, exit_code
+from standins import MPTUNE, mptune_cmd, run
 
 DATA = os.environ["MPT_SHARED_DATA"]
 SRC = os.environ["MPT_SOURCE_DIR"]

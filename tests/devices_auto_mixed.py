@@ -16,7 +16,8 @@ import tempfile
 
 import h5py
 
-from standins import FAKE_CUDA, FAKE_HIP, MPIEXEC, MPTUNE, NO_LIB, check, compilers_missing, exit_code, fk_kernel, \
+from checks import check, exit_code
+from standins import FAKE_CUDA, FAKE_HIP, MPIEXEC, MPTUNE, NO_LIB, compilers_missing, fk_kernel, \
     fk_problem, run, write_fk
 
 PROBLEM = fk_problem("mixed", [{"Name": "fmode", "Type": "int", "Values": "[0, 4, 8]", "Default": 0},

@@ -22,7 +22,8 @@ import time
 
 import h5py
 
-from standins import FAKE_CUDA, all_built, check, exit_code, fk_kernel, fk_problem, mptune_cmd, \
+from checks import check, exit_code
+from standins import FAKE_CUDA, all_built, fk_kernel, fk_problem, mptune_cmd, \
     nvrtc_missing, run, write_fk
 
 KERNEL = fk_kernel(constant_filter=True)

@@ -20,7 +20,8 @@ import tempfile
 import h5py
 import jsonschema
 
-from standins import FAKE_CUDA, FAKE_NVML, MPTUNE, all_built, check, exit_code, fk_kernel, fk_problem, mptune_cmd, \
+from checks import check, exit_code
+from standins import FAKE_CUDA, FAKE_NVML, MPTUNE, all_built, fk_kernel, fk_problem, mptune_cmd, \
     nvrtc_missing, run, write_fk
 
 PROBLEM = fk_problem("fake_power", [{"Name": "fmode", "Type": "int", "Values": "[11, 12, 13, 14]", "Default": 14},

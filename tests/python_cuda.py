@@ -16,7 +16,8 @@ import tempfile
 import numpy as np
 
 import mptune
-from standins import FAKE_CUDA, MPIEXEC, all_built, check, exit_code
+from checks import check, exit_code
+from standins import FAKE_CUDA, MPIEXEC, all_built
 
 SRC = os.environ["MPT_SOURCE_DIR"]
 sys.path.insert(0, os.path.join(SRC, "python", "examples"))

@@ -2,8 +2,8 @@
 and the built stand-ins are (the CUDA driver tests/fake_cuda.c, the HIP runtime tests/fake_hip.c, NVML
 tests/fake_nvml.c); the stand-in kernel `fk`, whose marker string tells the stand-in what to act out for its
 `fmode`, and its T1 problem; running mptune on one rank or under mpiexec.mpich with a stand-in's variables
-set, printing what it did; the skips (77) when NVRTC or hiprtc is missing; and the failure count a test
-reports at its end. Environment (set by ctest): MPTUNE, MPIEXEC, MPT_BINARY_DIR."""
+set, printing what it did; and the skips (77) when NVRTC or hiprtc is missing. Environment (set by ctest):
+MPTUNE, MPIEXEC, MPT_BINARY_DIR."""
 import ctypes
 import json
 import os
@@ -17,22 +17,6 @@ FAKE_HIP = os.path.join(TESTS, "libfake_hip.so")
 FAKE_NVML = os.path.join(TESTS, "libfake_nvml.so")
 NO_LIB = "/nonexistent/libnone.so"  # a library path that loads nothing: a rank that sees no GPU of that kind
 SKIP = 77
-failures = 0
-
-
-def check(ok, what):
-    """counts a failed check and says which; returns ok"""
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return ok
-
-
-def exit_code():
-    """prints the failure count; 1 if a check failed, 0 if none"""
-    print("failures:", failures, flush=True)
-    return 1 if failures else 0
 
 
 def all_built(*libs):
