@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "evaluators/ahead_cache.h"
 #include "spaces/sys/clock.h"
+#include "spaces/sys/fd_io.h"
 
 enum { QUEUED, RUNNING, FINISHED };
 
@@ -66,17 +67,6 @@ static void on_cancel(int sig) {
 
 int mpt_ahead_cancelled(void) { return g_cancelled != 0; }
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 static _Noreturn void child_main(mpt_ahead *a, const ahead_job *j, int fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile never outlives its worker */
   if (getppid() != parent) _exit(120);
@@ -95,7 +85,7 @@ static _Noreturn void child_main(mpt_ahead *a, const ahead_job *j, int fd, pid_t
   char *blob = NULL;
   size_t len = 0;
   if (a->ops->compile(a->ctx, j->id, &j->key, &blob, &len) != 0) _exit(3);
-  _exit(write_all(fd, blob, len) ? 4 : 0);
+  _exit(mpt_fd_write_all(fd, blob, len) ? 4 : 0);
 }
 
 /* ---- the parent ---- */

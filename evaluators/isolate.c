@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "spaces/sys/clock.h"
+#include "spaces/sys/fd_io.h"
 #include "spaces/sys/signame.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -56,18 +57,6 @@ struct mpt_isolate {
 };
 
 /* ---- child side ---- */
-
-static int read_full(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
 
 static int write_full(int fd, const void *buf, size_t n) {
   const char *p = buf;
@@ -205,9 +194,9 @@ static void child_main(mpt_isolate *iso, int fd, pid_t parent) {
   if (!req || !resp) _exit(122);
   for (;;) {
     uint64_t len;
-    if (read_full(fd, &len, sizeof len) != 0) _exit(0); /* parent closed: done */
+    if (mpt_fd_read_all(fd, &len, sizeof len) != 0) _exit(0); /* parent closed: done */
     if (len > cap) _exit(123);
-    if (read_full(fd, req, (size_t)len) != 0) _exit(0);
+    if (mpt_fd_read_all(fd, req, (size_t)len) != 0) _exit(0);
     errno = 0; /* an ENOMEM at a fault is the variant's, not left over from before */
     long n = iso->serve(iso->ctx, req, (size_t)len, resp, cap);
     if (n < 0 || (size_t)n > cap) _exit(124);

@@ -62,13 +62,6 @@ int mpt_kspec_check_keys(const mpt_problem *p, mpt_error *err) {
   return rc;
 }
 
-static char *dupstr(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 static const struct {
   const char *name;
   mpt_ks_base base;
@@ -177,7 +170,7 @@ static int read_file(const char *path, char **text, size_t *len) {
 }
 
 static char *resolve(const mpt_problem *p, const char *rel) {
-  if (rel[0] == '/') return dupstr(rel);
+  if (rel[0] == '/') return strdup(rel);
   size_t n = strlen(p->dir) + strlen(rel) + 2;
   char *s = malloc(n);
   if (s) snprintf(s, n, "%s/%s", p->dir, rel);
@@ -232,7 +225,7 @@ static int parse_fill(mpt_kernel_spec *ks, const cJSON *o, const char *field, in
       if (!t) return mpt_ks_err(err, MPT_ERR_IO, p, fld, "cannot read '%s': %s", f->source, strerror(errno));
       fclose(t);
     } else {
-      if (!(f->source = dupstr(ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+      if (!(f->source = strdup(ds->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
       static const char *const iname[] = {"i"};
       int col = 0;
       int rc = mpt_expr_compile(f->source, iname, 1, &f->generator, &col, err);
@@ -304,7 +297,7 @@ static int parse_arg_name(mpt_kernel_spec *ks, const cJSON *o, int i, const char
   const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "Name");
   char defname[32], fld[160];
   snprintf(defname, sizeof defname, "arg%d", i);
-  if (!(a->name = dupstr(cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring : defname)))
+  if (!(a->name = strdup(cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring : defname)))
     return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int rc = 0;
   for (int k = 0; k < i; k++)
@@ -369,12 +362,12 @@ static int parse_arg_size(mpt_kernel_spec *ks, const cJSON *o, const char *field
     if (a->mem != MPT_MEM_SCALAR)
       return mpt_ks_err(err, MPT_ERR_VALUE, p, fld, "missing (number of elements, a number or an expression)");
     a->n_elems = 1;
-    a->size_src = dupstr("1");
+    a->size_src = strdup("1");
   } else {
     mpt_expr *e = NULL;
     int rc = compile_field(ks, sz, fld, &e, err);
     if (rc) return rc;
-    a->size_src = dupstr(mpt_expr_source(e));
+    a->size_src = strdup(mpt_expr_source(e));
     rc = mpt_ks_eval_number(ks, e, vars, fld, "", 1, NULL, &a->n_elems, err);
     mpt_expr_free(e);
     if (rc) {
@@ -529,7 +522,7 @@ static int parse_language(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(k, "Language");
   if (!cJSON_IsString(lang))
     return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Language", "missing (C, C++, CUDA, HIP or OpenCL)");
-  ks->language = dupstr(lang->valuestring);
+  ks->language = strdup(lang->valuestring);
   if (strcasecmp(lang->valuestring, "C") == 0) ks->lang = MPT_LANG_C;
   else if (strcasecmp(lang->valuestring, "C++") == 0) ks->lang = MPT_LANG_CXX;
   else if (strcasecmp(lang->valuestring, "CUDA") == 0) ks->lang = MPT_LANG_CUDA;
@@ -547,7 +540,7 @@ static int read_kernel_source(mpt_kernel_spec *ks, const cJSON *k, mpt_error *er
   const cJSON *kn = cJSON_GetObjectItemCaseSensitive(k, "KernelName");
   if (!cJSON_IsString(kn) || !kn->valuestring[0])
     return mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelName", "missing (the kernel function's name)");
-  ks->kernel_name = dupstr(kn->valuestring);
+  ks->kernel_name = strdup(kn->valuestring);
   const cJSON *kf = cJSON_GetObjectItemCaseSensitive(k, "KernelFile");
   if (!cJSON_IsString(kf) || !kf->valuestring[0])
     return mpt_ks_err(err, MPT_ERR_VALUE, p, "KernelFile", "missing (the kernel source, relative to the T1 file)");
@@ -555,7 +548,7 @@ static int read_kernel_source(mpt_kernel_spec *ks, const cJSON *k, mpt_error *er
   if (!ks->kernel_file || !ks->kernel_name || !ks->language) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   if (read_file(ks->kernel_file, &ks->source, &ks->source_len) != 0)
     return mpt_ks_err(err, MPT_ERR_IO, p, "KernelFile", "cannot read '%s': %s", ks->kernel_file, strerror(errno));
-  ks->kernel_dir = dupstr(ks->kernel_file);
+  ks->kernel_dir = strdup(ks->kernel_file);
   if (ks->kernel_dir) {
     char *sl = strrchr(ks->kernel_dir, '/');
     if (sl) *(sl == ks->kernel_dir ? sl + 1 : sl) = 0;
@@ -579,7 +572,7 @@ static int parse_compiler_options(mpt_kernel_spec *ks, const cJSON *k, mpt_error
       snprintf(fld, sizeof fld, "CompilerOptions[%d]", i);
       return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, fld, "expected a string");
     }
-    ks->options[ks->n_options++] = dupstr(s->valuestring);
+    ks->options[ks->n_options++] = strdup(s->valuestring);
   }
   return 0;
 }
@@ -594,7 +587,7 @@ static int parse_compiler(mpt_kernel_spec *ks, const cJSON *k, mpt_error *err) {
   if (strpbrk(c->valuestring, " \t\n\r\f\v"))
     return mpt_ks_err(err, MPT_ERR_VALUE, ks->problem, "Compiler", "'%s' is not one program name or path; the "
                       "compiler's options go in CompilerOptions", c->valuestring);
-  if (!(ks->compiler = dupstr(c->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!(ks->compiler = strdup(c->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   return 0;
 }
 

@@ -17,13 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char *dupstr(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 static const char *type_names[] = {"int", "uint", "float", "bool", "string"};
 
 /* The keys read here or listed by the T1 schema, per object (KernelSpecification: evaluators/kernel_spec.c) */
@@ -78,7 +71,7 @@ static int add_warning(mpt_problem *p, const char *field, const char *fmt, ...) 
   char **w = realloc(p->warnings, sizeof(char *) * (size_t)(p->n_warnings + 1));
   if (!w) return MPT_ERR_NOMEM;
   p->warnings = w;
-  if (!(w[p->n_warnings] = dupstr(line))) return MPT_ERR_NOMEM;
+  if (!(w[p->n_warnings] = strdup(line))) return MPT_ERR_NOMEM;
   p->n_warnings++;
   return 0;
 }
@@ -199,7 +192,7 @@ static int param_name(mpt_problem *p, int i, const cJSON *jp, const char *where,
     return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a non-empty string");
   const char *fault = mpt_expr_name_fault(jn->valuestring);
   if (fault) return t1_error(p, err, MPT_ERR_VALUE, field, "'%s' is %s", jn->valuestring, fault);
-  if (!(par->name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!(par->name = strdup(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int named = -1, added = mpt_name_set_add(p->param_index, par->name, i, &named);
   if (added < 0) return mpt_error_set(err, added, "out of memory");
   if (added)
@@ -395,7 +388,7 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
   /* a condition given as a bare string is its own expression */
   snprintf(field, sizeof field, cJSON_IsString(jc) ? "%s" : "%s.Expression", where);
   if (!cJSON_IsString(je)) return t1_error(p, err, MPT_ERR_VALUE, field, "missing or not a string");
-  if (!(c->source = dupstr(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!(c->source = strdup(je->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int col = 0;
   int rc = mpt_expr_compile_indexed(c->source, names, p->n_params, p->param_index, &c->expr, &col, err);
   if (rc) {
@@ -454,14 +447,14 @@ static int parse_condition(mpt_problem *p, int i, const cJSON *jc, const char *c
 static char *attribute_value(const mpt_problem *p, const char *field, const cJSON *v, const char **why) {
   char buf[64];
   *why = NULL;
-  if (cJSON_IsString(v)) return dupstr(v->valuestring);
-  if (cJSON_IsBool(v)) return dupstr(cJSON_IsTrue(v) ? "true" : "false");
+  if (cJSON_IsString(v)) return strdup(v->valuestring);
+  if (cJSON_IsBool(v)) return strdup(cJSON_IsTrue(v) ? "true" : "false");
   if (cJSON_IsNumber(v)) {
     long off = mpt_json_value_offset(p->text, field);
     size_t len = off >= 0 ? strspn(p->text + off, "+-0123456789.eE") : 0;
     if (len > 0 && len < sizeof buf) snprintf(buf, sizeof buf, "%.*s", (int)len, p->text + off);
     else snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
-    return dupstr(buf);
+    return strdup(buf);
   }
   *why = cJSON_IsObject(v) ? "an object" : cJSON_IsArray(v) ? "a list" : "null";
   return NULL;
@@ -502,7 +495,7 @@ static int parse_search(mpt_problem *p, const cJSON *js, mpt_error *err) {
   const cJSON *jn = cJSON_GetObjectItemCaseSensitive(js, "Name");
   if (!cJSON_IsString(jn) || !jn->valuestring[0])
     return t1_error(p, err, MPT_ERR_VALUE, "Search.Name", "missing or not a non-empty string");
-  if (!(p->search.name = dupstr(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (!(p->search.name = strdup(jn->valuestring))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   const cJSON *ja = cJSON_GetObjectItemCaseSensitive(js, "Attributes");
   if (!ja || cJSON_IsNull(ja)) return 0;
   if (!cJSON_IsArray(ja)) return t1_error(p, err, MPT_ERR_VALUE, "Search.Attributes", "not a list");
@@ -588,15 +581,15 @@ static mpt_problem *problem_new(const char *text, const char *path, mpt_error *e
     mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
     return NULL;
   }
-  p->path = dupstr(path);
-  p->text = dupstr(text);
+  p->path = strdup(path);
+  p->text = strdup(text);
   const char *slash = strrchr(path, '/');
   if (p->path) {
     if (slash) {
-      p->dir = dupstr(path);
+      p->dir = strdup(path);
       if (p->dir) p->dir[slash - path == 0 ? 1 : slash - path] = '\0';
     } else {
-      p->dir = dupstr(".");
+      p->dir = strdup(".");
     }
   }
   if (!p->path || !p->text || !p->dir) {
@@ -617,11 +610,11 @@ static int parse_document(mpt_problem *p, const char *text, const char *path, mp
 static int problem_name(mpt_problem *p, const cJSON *gen, const char *path, mpt_error *err) {
   const cJSON *bn = gen ? cJSON_GetObjectItemCaseSensitive(gen, "BenchmarkName") : NULL;
   if (cJSON_IsString(bn) && bn->valuestring[0]) {
-    p->name = dupstr(bn->valuestring);
+    p->name = strdup(bn->valuestring);
   } else {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    p->name = dupstr(base);
+    p->name = strdup(base);
     if (p->name) {
       size_t l = strlen(p->name);
       if (l > 5 && strcmp(p->name + l - 5, ".json") == 0) p->name[l - 5] = '\0';

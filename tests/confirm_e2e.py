@@ -15,32 +15,18 @@ import time
 
 import h5py
 
-MPTUNE = os.environ["MPTUNE"]
-MPIEXEC = os.environ["MPIEXEC"]
+from checks import check, exit_code
+from standins import MPTUNE, mptune_cmd, run
+
 DATA = os.environ["MPT_SHARED_DATA"]
 SRC = os.environ["MPT_SOURCE_DIR"]
 PROBLEM = os.path.join(DATA, "t1", "convolution_milo.json")
 SPACE = os.path.join(DATA, "brute-forced", "convolution_A100_T4.json.gz")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return ok
 
 
 def sim_cmd(log, *extra):
     return [MPTUNE, "tune", PROBLEM, "--simulate", SPACE, "--strategy", "random", "--seed", "5", "--budget", "12",
             "--log", log, "--progress", "off", *extra]
-
-
-def run(cmd, cwd):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
-    print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-2500:]}{p.stderr[-1500:]}", flush=True)
-    return p
 
 
 def confirmations(log):
@@ -55,7 +41,7 @@ def finalists(out):
 
 def sim_keeps_the_order(tmp):
     log = os.path.join(tmp, "sim.h5")
-    p = run(sim_cmd(log), tmp)
+    p = run(sim_cmd(log), tmp, out_tail=2500)
     check(p.returncode == 0, "sim: the run")
     fin = finalists(p.stdout)
     check(len(fin) == 3 and all(a == b for a, b in fin), f"sim: the replayed times confirm the search's: {fin}")
@@ -67,10 +53,11 @@ def sim_keeps_the_order(tmp):
     obj = re.search(r"^objective: (\S+) ms$", p.stdout, re.M)
     check(obj and float(obj.group(1)) == fin[0][0], "sim: the best reported is the search's")
     t4 = os.path.join(tmp, "sim_T4.json")
-    check(run([MPTUNE, "export", log, "--t4", t4], tmp).returncode == 0 and open(t4).read().count('"timestamp"') == 12,
+    p = run([MPTUNE, "export", log, "--t4", t4], tmp, out_tail=2500)
+    check(p.returncode == 0 and open(t4).read().count('"timestamp"') == 12,
           "sim: the T4 export holds the evaluations alone")
     log0 = os.path.join(tmp, "none.h5")
-    p = run(sim_cmd(log0, "--confirm", "0"), tmp)
+    p = run(sim_cmd(log0, "--confirm", "0"), tmp, out_tail=2500)
     check(p.returncode == 0 and "confirmation" not in p.stdout and confirmations(log0)[0] == [], "--confirm 0")
 
 
@@ -92,7 +79,7 @@ def resume_goes_on(tmp):
     print(out[-2000:], err[-1000:])
     logged = confirmations(log)[0]
     check(proc.returncode == 130 and 2 <= len(logged) < 9, f"cut short: rc {proc.returncode}, {len(logged)} logged")
-    p = run(sim_cmd(log, "--budget", "3", "--resume"), tmp)
+    p = run(sim_cmd(log, "--budget", "3", "--resume"), tmp, out_tail=2500)
     conf, count = confirmations(log)
     check(p.returncode == 0 and f"({9 - len(logged)} now, the rest logged before;" in p.stdout,
           f"resumed: the rounds not logged ({9 - len(logged)})")
@@ -102,9 +89,9 @@ def resume_goes_on(tmp):
 
 def cpu_on_a_worker(tmp):
     log = os.path.join(tmp, "cpu.h5")
-    cmd = [MPIEXEC, "-n", "2", MPTUNE, "tune", os.path.join(SRC, "examples", "cpu", "matmul.json"), "--strategy",
-           "random", "--seed", "2", "--budget", "4", "--confirm", "2", "--log", log, "--progress", "off"]
-    p = run(cmd, tmp)
+    cmd = mptune_cmd(["tune", os.path.join(SRC, "examples", "cpu", "matmul.json"), "--strategy", "random", "--seed",
+                      "2", "--budget", "4", "--confirm", "2", "--log", log, "--progress", "off"], 2)
+    p = run(cmd, tmp, out_tail=2500)
     check(p.returncode == 0, "cpu: the run")
     conf, count = confirmations(log)
     check(count == 4 and len(conf) == 6 and [r for _, r, _ in conf] == [1, 1, 2, 2, 3, 3], f"cpu: {conf}")
@@ -124,8 +111,7 @@ def main():
         sim_keeps_the_order(tmp)
         resume_goes_on(tmp)
         cpu_on_a_worker(tmp)
-    print("failures:", failures)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 /* tests/conv_fixture.c: see tests/conv_fixture.h. */
 #include "tests/conv_fixture.h"
+#include "tests/conv_space.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,12 +10,7 @@ int conv_fixture_setup(void **state, const char *tag) {
   fixture *f = calloc(1, sizeof *f);
   if (!f) return -1;
   snprintf(f->dir, sizeof f->dir, "%s", dir);
-  char path[1200];
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  mpt_error err;
-  mpt_error_clear(&err);
-  if (mpt_problem_load(path, &f->p, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  if (mpt_space_build(f->p, &f->s, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  if (conv_space_load(&f->p, &f->s)) return -1;
   snprintf(f->tmpdir, sizeof f->tmpdir, "/tmp/mpt_test_%s_XXXXXX", tag);
   if (!mkdtemp(f->tmpdir)) return -1;
   *state = f;

@@ -10,53 +10,19 @@ each worker's vendor, device, architecture, evaluator and limits; `mptune device
 workers grouped by device class, and MPTUNE_DEVICE_CLASS names a class. Workers that see both stand-ins (a
 node with both kinds of GPU) spread over both, each with its vendor's evaluator. A worker with no GPU (neither
 stand-in) fails the run with one message naming it. Skipped (77) without NVRTC or hiprtc."""
-import ctypes
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import h5py
 
-MPTUNE = os.environ["MPTUNE"]
-MPIEXEC = os.environ["MPIEXEC"]
-TESTS = os.path.join(os.environ["MPT_BINARY_DIR"], "tests")
-FAKE_CUDA = os.path.join(TESTS, "libfake_cuda.so")
-FAKE_HIP = os.path.join(TESTS, "libfake_hip.so")
+from checks import check, exit_code
+from standins import FAKE_CUDA, FAKE_HIP, MPIEXEC, MPTUNE, NO_LIB, compilers_missing, fk_kernel, \
+    fk_problem, run, write_fk
 
-KERNEL = r"""
-#define STR2(x) #x
-#define STR(x) STR2(x)
-extern "C" __device__ const char mpt_fake_marker[] = "MPT_FAKE_MODE=" STR(fmode) ";"; /* kept: external */
-extern "C" __global__ void fk(float *out, const float *in, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] * 2 + mpt_fake_marker[0];
-}
-"""
-PROBLEM = {
-    "General": {"BenchmarkName": "mixed", "OutputFormat": "JSON"},
-    "ConfigurationSpace": {"TuningParameters": [
-        {"Name": "fmode", "Type": "int", "Values": "[0, 4, 8]", "Default": 0},
-        {"Name": "block_size_x", "Type": "int", "Values": "[64, 128, 256, 512]", "Default": 64}], "Conditions": []},
-    "KernelSpecification": {
-        "Language": "CUDA", "KernelName": "fk", "KernelFile": "fk.cu", "ProblemSize": [1000],
-        "Arguments": [
-            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
-             "FillType": "Constant", "FillValue": 0.0, "Size": 1000, "Output": 1},
-            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
-             "FillType": "Random", "FillValue": 1.0, "Size": 1000},
-            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
+PROBLEM = fk_problem("mixed", [{"Name": "fmode", "Type": "int", "Values": "[0, 4, 8]", "Default": 0},
+                               {"Name": "block_size_x", "Type": "int", "Values": "[64, 128, 256, 512]", "Default": 64}])
 WANT = {0: 0, 4: 4, 8: 2}  # fmode -> status (0 ok, 2 launch error, 4 wrong result)
-NO_LIB = "/nonexistent/libnone.so"
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def env_args(cuda, hip, cls=None):
@@ -72,9 +38,7 @@ def mpmd(tmp, args, workers):
     cmd = [MPIEXEC, "-n", "1"] + env_args(NO_LIB, NO_LIB) + [MPTUNE] + args
     for w in workers:
         cmd += [":", "-n", "1"] + env_args(*w) + [MPTUNE] + args
-    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
-    print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}", flush=True)
-    return p
+    return run(cmd, tmp, out_tail=3000, err_tail=3000)
 
 
 def tune_mixed(tmp):
@@ -143,35 +107,16 @@ def no_gpu(tmp):
     check(not os.path.exists(os.path.join(tmp, "none.h5")), "no log left by the failed start")
 
 
-def have_compilers(tmp):
-    try:  # the stand-in HIP runtime forwards hiprtc to the system's ROCm 5 library
-        ctypes.CDLL("libamdhip64.so.5")
-    except OSError:
-        print("SKIPPED: no libamdhip64.so.5 (hiprtc)")
-        return False
-    for lang in ("cuda", "hip"):
-        p = subprocess.run([MPTUNE, "devices", "fk.json", "--evaluator", lang], cwd=tmp, capture_output=True,
-                           text=True, env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA, MPT_HIP_LIB=FAKE_HIP))
-        if p.returncode != 0 and ("NVRTC" in p.stderr or "hiprtc" in p.stderr):
-            print(f"SKIPPED: {p.stderr.strip()}")
-            return False
-    return True
-
-
 def main():
     with tempfile.TemporaryDirectory(prefix="mpt_mixed_") as tmp:
-        with open(os.path.join(tmp, "fk.cu"), "w") as f:
-            f.write(KERNEL)
-        with open(os.path.join(tmp, "fk.json"), "w") as f:
-            json.dump(PROBLEM, f)
-        if not have_compilers(tmp):
+        write_fk(tmp, fk_kernel(external_marker=True), PROBLEM)
+        if compilers_missing(tmp):
             return 77
         tune_mixed(tmp)
         devices_by_class(tmp)
         both_on_one_node(tmp)
         no_gpu(tmp)
-    print("failures:", failures)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

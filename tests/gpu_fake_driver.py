@@ -22,58 +22,25 @@ import time
 
 import h5py
 
-MPTUNE = os.environ["MPTUNE"]
-MPIEXEC = os.environ["MPIEXEC"]
-FAKE = os.path.join(os.environ["MPT_BINARY_DIR"], "tests", "libfake_cuda.so")
+from checks import check, exit_code
+from standins import FAKE_CUDA, all_built, fk_kernel, fk_problem, mptune_cmd, \
+    nvrtc_missing, run, write_fk
 
-KERNEL = r"""
-#define STR2(x) #x
-#define STR(x) STR2(x)
-__device__ const char mpt_fake_marker[] = "MPT_FAKE_MODE=" STR(fmode) ";";
-__constant__ float filt[16];
-extern "C" __global__ void fk(float *out, const float *in, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] * 2 + filt[0] + mpt_fake_marker[0];
-}
-"""
-PROBLEM = {
-    "General": {"BenchmarkName": "fake_modes", "OutputFormat": "JSON"},
-    "ConfigurationSpace": {"TuningParameters": [
-        {"Name": "fmode", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0},
-        {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}], "Conditions": []},
-    "KernelSpecification": {
-        "Language": "CUDA", "KernelName": "fk", "KernelFile": "fk.cu", "ProblemSize": [1000],
-        "Arguments": [
-            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
-             "FillType": "Constant", "FillValue": 0.0, "Size": 1000, "Output": 1},
-            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
-             "FillType": "Random", "FillValue": 1.0, "Size": 1000},
-            {"Name": "filt", "Type": "float", "MemoryType": "Vector", "MemType": "Constant",
-             "AccessType": "ReadOnly", "FillType": "Constant", "FillValue": 1.0, "Size": 16},
-            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
+KERNEL = fk_kernel(constant_filter=True)
+PROBLEM = fk_problem("fake_modes", [
+    {"Name": "fmode", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0},
+    {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}], constant_filter=True)
 # fmode -> the status mptune must log (spaces/sys/obs.h: 0 ok, 1 compile, 2 launch, 3 runtime, 4 wrong
 # result, 5 timeout, 6 crash)
 WANT = {0: 0, 1: 3, 2: 3, 3: 5, 4: 4, 5: 6, 6: 1, 7: 2, 8: 2, 9: 3}
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def tune(tmp, log, np, *extra, dead=None, problem="fk.json", env_extra=None):
-    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE, **(env_extra or {}))
+    env = dict(MPT_CUDA_DRIVER_LIB=FAKE_CUDA, **(env_extra or {}))
     if dead:
         env["FAKE_CUDA_DEAD"] = dead
-    cmd = [MPTUNE, "tune", problem, "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "10",
-           "--timeout", "3", "--log", log, "--progress", "off", *extra]
-    if np > 1:
-        cmd = [MPIEXEC, "-n", str(np)] + cmd
-    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600, env=env)
-    print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}", flush=True)
+    p = run(mptune_cmd(["tune", problem, "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "10",
+                        "--timeout", "3", "--log", log, "--progress", "off", *extra], np), tmp, env, out_tail=1500)
     check("Sanitizer" not in p.stderr and "runtime error:" not in p.stderr, "a sanitizer report")
     return p
 
@@ -138,14 +105,12 @@ def check_compile_cancel(tmp):
     fifo = hang_problem(tmp)
     for np in (1, 2):
         log = os.path.join(tmp, f"hang{np}.h5")
-        cmd = [MPTUNE, "tune", "hang.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "1",
-               "--timeout", "60", "--time", "2", "--grace", "1", "--log", log, "--progress", "off"]
-        if np > 1:
-            cmd = [MPIEXEC, "-n", str(np)] + cmd
+        cmd = mptune_cmd(["tune", "hang.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "1",
+                          "--timeout", "60", "--time", "2", "--grace", "1", "--log", log, "--progress", "off"], np)
         t0 = time.monotonic()
         # a session of its own: a run that does not stop is killed with its compiler child
         p = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE), start_new_session=True)
+                             env=dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA), start_new_session=True)
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -171,19 +136,14 @@ def check_compile_cancel(tmp):
 
 
 def main():
-    if not os.path.exists(FAKE):
-        print(f"FAIL: {FAKE} was not built")
+    if not all_built(FAKE_CUDA):
         return 1
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "fk.cu"), "w") as f:
-            f.write(KERNEL)
-        with open(os.path.join(tmp, "fk.json"), "w") as f:
-            json.dump(PROBLEM, f)
+        write_fk(tmp, KERNEL, PROBLEM)
         for np in (1, 2):
             log = os.path.join(tmp, f"modes{np}.h5")
             p = tune(tmp, log, np)
-            if p.returncode != 0 and "NVRTC not found" in p.stderr:
-                print("SKIPPED: NVRTC is not installed")
+            if nvrtc_missing(p):
                 return 77
             check(p.returncode == 0, f"-n {np}: the run failed")
             got = records(log)
@@ -238,8 +198,7 @@ def main():
             check(p.returncode == 0 and len(got) == 10 and all(st == 0 for _, st, _ in got),
                   f"-n {np}: resumed on a known architecture: {got}")
         check_compile_cancel(tmp)
-    print("gpu_fake_driver:", "ok" if failures == 0 else f"{failures} failure(s)")
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ resumed multi-objective run keeps the logged records on its front, and a resume 
 refused; the observer finds the device by the PCI bus id the driver gives; the T4 export carries the energy, power, clock and temperature and names both objectives (valid
 against the T4 schema). Without the stand-in NVML the energy objective is refused with the reason, on one
 rank and on a worker. Skipped (77) without NVRTC."""
-import gzip
 import json
 import os
 import re
@@ -21,55 +20,21 @@ import tempfile
 import h5py
 import jsonschema
 
-MPTUNE = os.environ["MPTUNE"]
-MPIEXEC = os.environ["MPIEXEC"]
-BIN = os.environ["MPT_BINARY_DIR"]
-FAKE_CUDA = os.path.join(BIN, "tests", "libfake_cuda.so")
-FAKE_NVML = os.path.join(BIN, "tests", "libfake_nvml.so")
+from checks import check, exit_code
+from standins import FAKE_CUDA, FAKE_NVML, MPTUNE, all_built, fk_kernel, fk_problem, mptune_cmd, \
+    nvrtc_missing, run, write_fk
 
-KERNEL = r"""
-#define STR2(x) #x
-#define STR(x) STR2(x)
-__device__ const char mpt_fake_marker[] = "MPT_FAKE_MODE=" STR(fmode) ";";
-extern "C" __global__ void fk(float *out, const float *in, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] * 2 + mpt_fake_marker[0];
-}
-"""
-PROBLEM = {
-    "General": {"BenchmarkName": "fake_power", "OutputFormat": "JSON"},
-    "ConfigurationSpace": {"TuningParameters": [
-        {"Name": "fmode", "Type": "int", "Values": "[11, 12, 13, 14]", "Default": 14},
-        {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}], "Conditions": []},
-    "Metrics": [{"Name": "gflop_per_j", "Unit": "GFLOP/J", "Goal": "max", "Expression": "2e6 / 1e9 / energy"}],
-    "KernelSpecification": {
-        "Language": "CUDA", "KernelName": "fk", "KernelFile": "fk.cu", "ProblemSize": [1000],
-        "Arguments": [
-            {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
-             "FillType": "Constant", "FillValue": 0.0, "Size": 1000, "Output": 1},
-            {"Name": "in", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
-             "FillType": "Random", "FillValue": 1.0, "Size": 1000},
-            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
+PROBLEM = fk_problem("fake_power", [{"Name": "fmode", "Type": "int", "Values": "[11, 12, 13, 14]", "Default": 14},
+                                    {"Name": "block_size_x", "Type": "int", "Values": "[256]", "Default": 256}])
+PROBLEM["Metrics"] = [{"Name": "gflop_per_j", "Unit": "GFLOP/J", "Goal": "max", "Expression": "2e6 / 1e9 / energy"}]
 
 
 def tune(tmp, name, objective, np=1, nvml=True, budget=4, extra=(), env_extra=None):
-    env = dict(os.environ, MPT_CUDA_DRIVER_LIB=FAKE_CUDA, **(env_extra or {}))
+    env = dict(MPT_CUDA_DRIVER_LIB=FAKE_CUDA, **(env_extra or {}))
     env["MPT_NVML_LIB"] = FAKE_NVML if nvml else os.path.join(tmp, "no-libnvidia-ml.so.1")
-    cmd = [MPTUNE, "tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", str(budget),
-           "--iterations", "5", "--log", name + ".h5", "--progress", "off", "--objective", objective, *extra]
-    if np > 1:
-        cmd = [MPIEXEC, "-n", str(np)] + cmd
-    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600, env=env)
-    print(f"$ {' '.join(cmd)} -> {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-1500:]}", flush=True)
-    return p
+    return run(mptune_cmd(["tune", "fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget",
+                           str(budget), "--iterations", "5", "--log", name + ".h5", "--progress", "off",
+                           "--objective", objective, *extra], np), tmp, env)
 
 
 def front_modes(out):
@@ -114,18 +79,12 @@ def best_fmode(out):
 
 
 def main():
-    for lib in (FAKE_CUDA, FAKE_NVML):
-        if not os.path.exists(lib):
-            print(f"FAIL: {lib} was not built")
-            return 1
+    if not all_built(FAKE_CUDA, FAKE_NVML):
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "fk.cu"), "w") as f:
-            f.write(KERNEL)
-        with open(os.path.join(tmp, "fk.json"), "w") as f:
-            json.dump(PROBLEM, f)
+        write_fk(tmp, fk_kernel(), PROBLEM)
         p = tune(tmp, "time", "time")
-        if p.returncode != 0 and "NVRTC not found" in p.stderr:
-            print("SKIPPED: NVRTC is not installed")
+        if nvrtc_missing(p):
             return 77
         check(p.returncode == 0 and best_fmode(p.stdout) == 11, "time: fmode 11 is the fastest")
         check(re.search(r"^objective: 1\.0\d* ms$", p.stdout, re.M), "time: 'objective: ... ms'")
@@ -169,8 +128,7 @@ def main():
         check(p.returncode != 0 and "was tuned for --objective time,energy" in p.stderr, "a resume with another objective")
         p = tune(tmp, "resumed", "time,energy", extra=["--resume"])
         check(p.returncode == 0 and front_modes(p.stdout) == [11, 12, 13], f"resumed front {front_modes(p.stdout)}")
-    print("failures:", failures)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

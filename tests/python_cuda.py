@@ -16,21 +16,13 @@ import tempfile
 import numpy as np
 
 import mptune
+from checks import check, exit_code
+from standins import FAKE_CUDA, MPIEXEC, all_built
 
 SRC = os.environ["MPT_SOURCE_DIR"]
-FAKE = os.path.join(os.environ["MPT_BINARY_DIR"], "tests", "libfake_cuda.so")
 sys.path.insert(0, os.path.join(SRC, "python", "examples"))
 import matmul_cuda  # noqa: E402  (the examples, from python/examples)
 import stencil_cuda  # noqa: E402
-
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def valid_count(tune_params, restrictions):
@@ -109,7 +101,7 @@ def test_device(tmp):
     seen = os.path.join(tmp, "visible")
     wrapper = os.path.join(tmp, "mpiexec-wrapper")
     with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\necho "${{CUDA_VISIBLE_DEVICES-unset}}" > {seen}\nexec {os.environ["MPIEXEC"]} "$@"\n')
+        f.write(f'#!/bin/sh\necho "${{CUDA_VISIBLE_DEVICES-unset}}" > {seen}\nexec {MPIEXEC} "$@"\n')
     os.chmod(wrapper, 0o755)
     os.environ["MPTUNE_MPIEXEC"] = wrapper
     try:
@@ -123,10 +115,9 @@ def test_device(tmp):
 
 
 def main():
-    if not os.path.exists(FAKE):
-        print(f"FAIL: {FAKE} was not built")
+    if not all_built(FAKE_CUDA):
         return 1
-    os.environ["MPT_CUDA_DRIVER_LIB"] = FAKE
+    os.environ["MPT_CUDA_DRIVER_LIB"] = FAKE_CUDA
     with tempfile.TemporaryDirectory() as tmp:
         try:
             test_stencil(tmp)
@@ -138,8 +129,7 @@ def main():
         test_memory_args(tmp)
         test_device(tmp)
         test_matmul(tmp)
-    print("python_cuda:", "FAILED" if failures else "ok", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np
 
 import mptune
 from mptune.strategy import KERNEL_TUNER_NAMES, Plan
+from checks import check, exit_code
 
 MPTUNE = os.environ["MPTUNE"]
 SCHEMA = os.path.join(os.environ["MPT_SHARED_DATA"], "schemas", "T1-input-1.0.0.json")
@@ -29,14 +30,6 @@ void vector_add(float *c, const float *a, const float *b, int32_t n) {
 }
 """
 STENCIL = "__global__ void stencil(float *out, const float *in) { }\n"
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def refused(exc_type, words, fn, *args, **kwargs):
@@ -297,8 +290,7 @@ def main():
         test_launch(tmp)
         test_refusals(tmp)
         test_strategy_plans()
-    print("python_frontend:", "FAILED" if failures else "ok", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

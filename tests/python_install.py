@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_code
+
 BUILD = os.environ["MPT_BINARY_DIR"]
 CMAKE = os.environ.get("CMAKE", "cmake")
 RUN = r"""
@@ -20,14 +22,6 @@ r = mptune.run_kernel("twice", src, 64, [np.ones(64, np.float32), np.int32(64)],
                       quiet=True)
 print(r["status"], r["time"] > 0)
 """
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def main():
@@ -59,8 +53,7 @@ def main():
                            text=True)
         where = os.path.join(configured_prefix, pydir)
         check(where in p.stdout.splitlines(), f"{where} is not on /usr/bin/python3's sys.path")
-    print("python_install:", "FAILED" if failures else "ok", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

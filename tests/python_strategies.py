@@ -19,20 +19,13 @@ import tempfile
 import numpy as np
 
 import mptune
+from checks import check, exit_code
 
 DATA = os.environ["MPT_SHARED_DATA"]
 CACHE = os.path.join(DATA, "brute-forced", "convolution_A100_kerneltuner.json.gz")
 T1 = os.path.join(DATA, "t1", "convolution_milo.json")
 NAMES = {"brute_force": "brute_force", "random_sample": "random", "bayes_opt": "bo", "genetic_algorithm": "ga",
          "diff_evo": "de", "firefly_algorithm": "firefly", "simulated_annealing": "sa", "pso": "pso", "mls": "mls"}
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def problem():
@@ -125,8 +118,7 @@ def main():
         strip = [{k: v for k, v in r.items() if k != "timestamp"} for r in a]
         check(env_a["seed"] == 42 and strip == [{k: v for k, v in r.items() if k != "timestamp"} for r in b],
               "seed=42 twice: the same evaluations")
-    print("python_strategies:", "FAILED" if failures else "ok", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

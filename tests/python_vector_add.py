@@ -24,15 +24,8 @@ BUILD = os.environ["MPT_BINARY_DIR"]
 EXAMPLE = os.path.join(SRC, "python", "examples", "vector_add_c.py")
 sys.path.insert(0, os.path.dirname(EXAMPLE))
 import vector_add_c  # noqa: E402  (the example, from python/examples)
+from checks import check, exit_code  # noqa: E402
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what, flush=True)
 
 
 def log_best(path):
@@ -177,8 +170,7 @@ def main():
         test_api(tmp)
         test_run_kernel(tmp)
         test_build_tree_executable()
-    print("python_vector_add:", "FAILED" if failures else "ok", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@
                                                failures per status
   show_check.py json LOG SHOW.json TOP T1      the JSON: the same per device class, the times' statistics,
                                                the speed-up over the default's last record, the reasons
+  show_check.py classes LOG SHOW.txt           the text of a log with several device classes: each class's line
+                                               counts its search's records and, apart, its portability checks
+                                               (records with cross_from), and the run's line their totals
   show_check.py asserts LOG OUT.c SESSION [wrong]
                                                writes C static assertions that the best configuration of the
                                                device class of SESSION's records is defined (one value off
@@ -58,7 +61,16 @@ class Log:
         return "ok" if ok else "runtime_error" if st == "ok" else st
 
     def records(self, key):
-        return [(k, r) for k, r in enumerate(self.ev) if self.cls(r) == key]
+        """the records of the class's search: its portability checks (cross_from set) are not among them"""
+        return [(k, r) for k, r in enumerate(self.ev) if self.cls(r) == key and not self.is_cross(r)]
+
+    def is_cross(self, r):
+        return "cross_from" in self.ev.dtype.names and int(r["cross_from"]) > 0
+
+    def cross_checks(self, key):
+        """the portability checks run on the class (other classes' bests), cancelled ones not counted"""
+        return sum(1 for r in self.ev
+                   if self.cls(r) == key and self.is_cross(r) and self.status[r["status"]] != "cancelled")
 
     def expected_top(self, key):
         """each valid configuration's best record, by objective then record order"""
@@ -148,6 +160,7 @@ def check_json(log, out, top, t1_path):
         valid, cancelled = counts.get("ok", 0), counts.get("cancelled", 0)
         n = sum(counts.values()) - cancelled
         assert (dev["evaluations"], dev["valid"], dev["failed"], dev["cancelled"]) == (n, valid, n - valid, cancelled), dev
+        assert dev["portability_checks"] == log.cross_checks(key), (dev["portability_checks"], log.cross_checks(key))
         expected = log.expected_top(key)
         assert dev["configurations"] == len(expected)
         want = expected[:top]
@@ -190,7 +203,36 @@ def check_json(log, out, top, t1_path):
               % (key[1], key[2], n, len(want), want[0][1]["objective"] if want else math.nan, dflt, failures))
     valid = total.get("ok", 0)
     cancelled = total.get("cancelled", 0)
-    assert (d["evaluations"], d["valid"], d["cancelled"]) == (len(log.ev) - cancelled, valid, cancelled), d
+    cross = sum(log.cross_checks(key) for key in log.classes)
+    cross_all = sum(1 for r in log.ev if log.is_cross(r))
+    assert (d["evaluations"], d["valid"], d["cancelled"], d["portability_checks"]) == \
+        (len(log.ev) - cancelled - cross_all, valid, cancelled, cross), d
+
+
+def checks_text(n):
+    """what show appends to a line of counts for n portability checks"""
+    return ", +%d portability check%s" % (n, "" if n == 1 else "s") if n else ""
+
+
+def check_classes(log, out):
+    """the counts of a log of several device classes: per class its search's, its portability checks apart"""
+    assert len(log.classes) > 1, "class checks take logs of several device classes"
+    lines = open(out).read().splitlines()
+    sections = [l for l in lines if l.startswith("device ")]
+    assert len(sections) == len(log.classes), sections
+    total = [0, 0, 0]
+    for key, line in zip(log.classes, sections):
+        counts = log.counts(key)
+        valid, cancelled = counts.get("ok", 0), counts.get("cancelled", 0)
+        n, cross = sum(counts.values()) - cancelled, log.cross_checks(key)
+        want = ": evaluations %d (%d valid, %d failed%s)%s" % (n, valid, n - valid, ", %d cancelled" % cancelled
+                                                             if cancelled else "", checks_text(cross))
+        assert line.endswith(want), (line, want)
+        total = [total[0] + n, total[1] + valid, total[2] + cross]
+        print("classes: %s: %d evaluations, %d portability checks" % (key[1], n, cross))
+    run = next(l for l in lines if l.startswith("evaluations: "))
+    assert run.startswith("evaluations: %d (%d valid, %d failed" % (total[0], total[1], total[0] - total[1])), run
+    assert run.endswith(checks_text(total[2])) and total[2] > 0, (run, total)
 
 
 def write_asserts(log, out, session, wrong):
@@ -213,6 +255,8 @@ def main():
         check_text(log, out, int(sys.argv[4]))
     elif mode == "json":
         check_json(log, out, int(sys.argv[4]), sys.argv[5])
+    elif mode == "classes":
+        check_classes(log, out)
     elif mode == "asserts":
         write_asserts(log, out, int(sys.argv[4]), len(sys.argv) > 5 and sys.argv[5] == "wrong")
     else:

@@ -3,7 +3,8 @@
 # logs read with h5py (tests/show_check.py): a replayed run (the top table and its JSON: the best found, each
 # configuration's best record, times, speed-up over the default; the header compiles and its values are the
 # best configuration's), a cpu run with every failure status (counts and reasons), a log with two device
-# classes (one section and one #if block each), a log a run is writing (read as it stands, the run
+# classes (one section and one #if block each), three simulated classes under mpiexec (each class's portability
+# checks counted apart from its search's evaluations), a log a run is writing (read as it stands, the run
 # undisturbed), a log cut short (recovered with --problem), and bad input (one message, non-zero exit).
 # Needs MPTUNE, MPIEXEC, PYTHON, MPT_SOURCE_DIR, MPT_SHARED_DATA (set by ctest).
 set -euo pipefail
@@ -87,6 +88,20 @@ cc -std=c11 -fsyntax-only -include "$tmp/two.h" "$tmp/two0.c" || fail "the defau
 cc -std=c11 -fsyntax-only -DTARGET_convolution_A100_T4_json_gz -include "$tmp/two.h" "$tmp/two0.c" || fail "TARGET A100"
 cc -std=c11 -fsyntax-only -DTARGET_convolution_MI250X_T4_json_gz -include "$tmp/two.h" "$tmp/two1.c" ||
   fail "TARGET MI250X does not give the MI250X's best"
+
+# ---- three simulated device classes, one worker each: each class's portability checks (other classes' bests
+# measured on it) are counted apart from its search's evaluations ----
+w6600="$MPT_SHARED_DATA/brute-forced/convolution_W6600_T4.json.gz"
+run "$MPIEXEC" -n 4 "$MPTUNE" tune "$conv" --simulate "A100=$a100" --simulate "MI250X=$mi250x" \
+  --simulate "W6600=$w6600" --budget 20 --seed 1 --log "$tmp/three.h5" --progress off
+grep -q '^class 0 A100: 20 evaluations' "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "the three-class run"; }
+"$MPTUNE" show "$tmp/three.h5" >"$tmp/three.txt" || fail "show three.h5"
+cat "$tmp/three.txt"
+grep -q '^evaluations: 60 (.*) of a budget of 20 per device class, +6 portability checks$' "$tmp/three.txt" ||
+  fail "the run's line: 60 evaluations, the 6 portability checks apart"
+$check classes "$tmp/three.h5" "$tmp/three.txt"
+"$MPTUNE" show "$tmp/three.h5" --json >"$tmp/three.json" || fail "show three.h5 --json"
+$check json "$tmp/three.h5" "$tmp/three.json" 10 "$conv"
 
 # ---- a log a run is writing: read as it stands, without its lock; the run goes on undisturbed ----
 "$MPTUNE" tune "$conv" --simulate "$a100" --simulate-delay 0.05 --strategy random --budget 30 --seed 4 \

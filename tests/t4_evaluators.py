@@ -91,15 +91,12 @@ def cpu(tmp):
 def cuda(tmp):
     """the stand-in driver acting out every failure (gpu_fake_driver.py's kernel and problem)"""
     import gpu_fake_driver as fake
-    with open(os.path.join(tmp, "fk.cu"), "w") as fh:
-        fh.write(fake.KERNEL)
-    with open(os.path.join(tmp, "fk.json"), "w") as fh:
-        json.dump(fake.PROBLEM, fh)
+    from standins import FAKE_CUDA, nvrtc_missing, write_fk
+    write_fk(tmp, fake.KERNEL, fake.PROBLEM)
     log, t4 = os.path.join(tmp, "cuda.h5"), os.path.join(tmp, "cuda_T4.json")
     p = tune("cuda", ["fk.json", "--evaluator", "cuda", "--strategy", "brute_force", "--budget", "10", "--timeout", "3",
-                      "--log", log, "--t4", t4], tmp, env={"MPT_CUDA_DRIVER_LIB": fake.FAKE})
-    if p.returncode != 0 and "NVRTC not found" in p.stderr:
-        print("skipped: cuda (NVRTC is not installed)")
+                      "--log", log, "--t4", t4], tmp, env={"MPT_CUDA_DRIVER_LIB": FAKE_CUDA})
+    if nvrtc_missing(p, "skipped: cuda (NVRTC is not installed)"):
         return
     check(p.returncode == 0, "cuda: " + p.stdout[-800:] + p.stderr[-800:])
     seen = validated("cuda", log, t4)

@@ -16,6 +16,7 @@
 #include "jobs/bench/bench.h"
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
+#include "tests/conv_space.h"
 
 /* cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                                     \
@@ -31,23 +32,12 @@ typedef struct fixture {
 } fixture;
 
 static int setup(void **state) {
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) return -1;
-  char path[1024];
   fixture *f = calloc(1, sizeof *f);
-  mpt_error err;
-  mpt_error_clear(&err);
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  if (mpt_problem_load(path, &f->p, &err) || mpt_space_build(f->p, &f->s, &err)) goto fail;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A100_T4.json.gz", dir);
-  if (mpt_replay_load(path, f->s, &f->a100, &err)) goto fail;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", dir);
-  if (mpt_replay_load(path, f->s, &f->a6000, &err)) goto fail;
+  if (!f || conv_space_load(&f->p, &f->s) || conv_replay_load(f->s, "A100", &f->a100) ||
+      conv_replay_load(f->s, "A6000", &f->a6000))
+    return -1;
   *state = f;
   return 0;
-fail:
-  fprintf(stderr, "%s\n", err.msg);
-  return -1;
 }
 
 static int teardown(void **state) {

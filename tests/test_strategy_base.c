@@ -10,19 +10,13 @@
 #include <string.h>
 #include <cmocka.h>
 #include "strategies/strategy.h"
+#include "tests/conv_space.h"
 
 typedef struct fixture { mpt_problem *p; mpt_space *s; } fixture;
 
 static int setup(void **state) {
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) return -1;
-  char path[1024];
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
   fixture *f = calloc(1, sizeof *f);
-  mpt_error err;
-  mpt_error_clear(&err);
-  if (mpt_problem_load(path, &f->p, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  if (mpt_space_build(f->p, &f->s, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  if (!f || conv_space_load(&f->p, &f->s)) return -1;
   *state = f;
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "evaluators/replay/replay.h"
 #include "strategies/evo_common.h"
 #include "strategies/strategy.h"
+#include "tests/conv_space.h"
 
 typedef struct fixture { mpt_problem *p; mpt_space *s; mpt_replay *r; } fixture;
 
@@ -30,19 +31,8 @@ static const char *const specs[] = {
 #define N_SPECS ((int)(sizeof specs / sizeof specs[0]))
 
 static int setup(void **state) {
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) return -1;
-  char path[1024];
   fixture *f = calloc(1, sizeof *f);
-  mpt_error err;
-  mpt_error_clear(&err);
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  if (mpt_problem_load(path, &f->p, &err) || mpt_space_build(f->p, &f->s, &err)) {
-    fprintf(stderr, "%s\n", err.msg);
-    return -1;
-  }
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A100_T4.json.gz", dir);
-  if (mpt_replay_load(path, f->s, &f->r, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
+  if (!f || conv_space_load(&f->p, &f->s) || conv_replay_load(f->s, "A100", &f->r)) return -1;
   *state = f;
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "jobs/bench/bench_transfer.h"
 #include "strategies/related.h"
 #include "strategies/strategy.h"
+#include "tests/conv_space.h"
 
 static const char *const gpus[] = {"A100", "A4000", "A6000", "MI250X", "W6600", "W7800"};
 #define N_GPU 6
@@ -23,18 +24,10 @@ static const char *const gpus[] = {"A100", "A4000", "A6000", "MI250X", "W6600", 
 typedef struct fixture { mpt_problem *p; mpt_space *s; mpt_replay *r[N_GPU]; } fixture;
 
 static int setup(void **state) {
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) return -1;
-  char path[1024];
   fixture *f = calloc(1, sizeof *f);
-  mpt_error err;
-  mpt_error_clear(&err);
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  if (mpt_problem_load(path, &f->p, &err) || mpt_space_build(f->p, &f->s, &err)) return -1;
-  for (int g = 0; g < N_GPU; g++) {
-    snprintf(path, sizeof path, "%s/brute-forced/convolution_%s_T4.json.gz", dir, gpus[g]);
-    if (mpt_replay_load(path, f->s, &f->r[g], &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  }
+  if (!f || conv_space_load(&f->p, &f->s)) return -1;
+  for (int g = 0; g < N_GPU; g++)
+    if (conv_replay_load(f->s, gpus[g], &f->r[g])) return -1;
   *state = f;
   return 0;
 }

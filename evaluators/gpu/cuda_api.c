@@ -25,6 +25,14 @@ static char g_drv_msg[512];
     }                                                                                                \
   } while (0)
 
+/* the _v2 entry point when the driver has it, else the original (required): CUDA 12.8+ drivers add _v2 to some,
+ * older ones only have the original */
+#define RESOLVE_V2(lib, tbl, field, sym)                                                             \
+  do {                                                                                               \
+    RESOLVE(lib, tbl, field, sym "_v2", 0);                                                          \
+    if (!(tbl)->field) RESOLVE(lib, tbl, field, sym, 1);                                             \
+  } while (0)
+
 int mpt_cuda_driver_load(const mpt_cuda_driver **out, mpt_error *err) {
   if (g_drv_state == 1) {
     *out = &g_drv;
@@ -54,10 +62,8 @@ int mpt_cuda_driver_load(const mpt_cuda_driver **out, mpt_error *err) {
   RESOLVE(lib, d, cuDeviceGetAttribute, "cuDeviceGetAttribute", 1);
   RESOLVE(lib, d, cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 0);
   RESOLVE(lib, d, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1);
-  RESOLVE(lib, d, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 0);
-  if (!d->cuDevicePrimaryCtxRelease) RESOLVE(lib, d, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 1);
-  RESOLVE(lib, d, cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", 0);
-  if (!d->cuDevicePrimaryCtxReset) RESOLVE(lib, d, cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", 1);
+  RESOLVE_V2(lib, d, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease");
+  RESOLVE_V2(lib, d, cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset");
   RESOLVE(lib, d, cuCtxSetCurrent, "cuCtxSetCurrent", 1);
   RESOLVE(lib, d, cuCtxSynchronize, "cuCtxSynchronize", 1);
   RESOLVE(lib, d, cuModuleLoadData, "cuModuleLoadData", 1);
@@ -75,11 +81,8 @@ int mpt_cuda_driver_load(const mpt_cuda_driver **out, mpt_error *err) {
   RESOLVE(lib, d, cuEventCreate, "cuEventCreate", 1);
   RESOLVE(lib, d, cuEventRecord, "cuEventRecord", 1);
   RESOLVE(lib, d, cuEventSynchronize, "cuEventSynchronize", 1);
-  /* CUDA 12.8+ drivers add _v2; older ones only have the original */
-  RESOLVE(lib, d, cuEventElapsedTime, "cuEventElapsedTime_v2", 0);
-  if (!d->cuEventElapsedTime) RESOLVE(lib, d, cuEventElapsedTime, "cuEventElapsedTime", 1);
-  RESOLVE(lib, d, cuEventDestroy, "cuEventDestroy_v2", 0);
-  if (!d->cuEventDestroy) RESOLVE(lib, d, cuEventDestroy, "cuEventDestroy", 1);
+  RESOLVE_V2(lib, d, cuEventElapsedTime, "cuEventElapsedTime");
+  RESOLVE_V2(lib, d, cuEventDestroy, "cuEventDestroy");
   RESOLVE(lib, d, cuGetErrorName, "cuGetErrorName", 1);
   RESOLVE(lib, d, cuGetErrorString, "cuGetErrorString", 1);
   g_drv_state = 1;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "evaluators/gpu/gpu_devices.h"
+#include "spaces/sys/fd_io.h"
 
 enum { MOST = 64 };                    /* devices one list carries */
 #define LIST_TIMEOUT_MS 120000         /* a driver that hangs while it initializes */
@@ -32,16 +33,7 @@ static _Noreturn void list_in_child(list_fn fn, int fd) {
   r->n = fn(r->gpus, MOST, &e);
   r->code = e.code;
   snprintf(r->msg, sizeof r->msg, "%s", e.msg);
-  const char *p = (const char *)r;
-  size_t left = sizeof *r;
-  while (left > 0) {
-    ssize_t w = write(fd, p, left);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) _exit(3);
-    p += w;
-    left -= (size_t)w;
-  }
-  _exit(0);
+  _exit(mpt_fd_write_all(fd, r, sizeof *r) ? 3 : 0);
 }
 
 /* reads the child's report whole: 0, or -1 (it died, or hung past the timeout) */

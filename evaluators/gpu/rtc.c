@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "spaces/sys/clock.h"
+#include "spaces/sys/fd_io.h"
 
 void mpt_rtc_result_free(mpt_rtc_result *r) {
   if (!r) return;
@@ -45,18 +46,6 @@ typedef struct child_report {
   size_t len;
   int timed_out, cancelled;
 } child_report;
-
-static int write_all(int fd, const void *p, size_t n) {
-  const char *c = p;
-  while (n > 0) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    c += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
 
 static const char *signal_name(int sig) {
   switch (sig) {
@@ -112,11 +101,11 @@ int mpt_rtc_pack(int rc, const mpt_error *e, const mpt_rtc_result *r, char **buf
 static int write_report(int fd, int rc, const mpt_error *e, const mpt_rtc_result *r) {
   wire_hdr h;
   make_header(rc, e, r, &h);
-  int bad = write_all(fd, &h, sizeof h);
-  if (!bad && h.msg_len) bad = write_all(fd, e->msg, h.msg_len);
-  if (!bad && h.code_size) bad = write_all(fd, r->code, h.code_size);
-  if (!bad && h.lowered_len) bad = write_all(fd, r->lowered, h.lowered_len);
-  if (!bad && h.log_len) bad = write_all(fd, r->log, h.log_len);
+  int bad = mpt_fd_write_all(fd, &h, sizeof h);
+  if (!bad && h.msg_len) bad = mpt_fd_write_all(fd, e->msg, h.msg_len);
+  if (!bad && h.code_size) bad = mpt_fd_write_all(fd, r->code, h.code_size);
+  if (!bad && h.lowered_len) bad = mpt_fd_write_all(fd, r->lowered, h.lowered_len);
+  if (!bad && h.log_len) bad = mpt_fd_write_all(fd, r->log, h.log_len);
   return bad;
 }
 

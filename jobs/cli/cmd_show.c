@@ -1,9 +1,10 @@
 /* jobs/cli/cmd_show.c: `mptune show RUN.h5 [--top N] [--json] [--problem T1]`: a run log at a glance
  * (jobs/output/summary.h): the run (problem, strategy, budget and evaluations, how it finished, devices,
  * sessions), the best configurations with their times and speed-up over the default, and the failures by
- * status, per device class when several evaluated; --json the same as one JSON document. Reads the log
- * read-only without its lock, so also while a run writes it; with --problem, a log HDF5 can not read is
- * recovered from its records. Only rank 0 works when started under mpiexec. */
+ * status, per device class when several evaluated (a class's portability checks counted apart); --json the
+ * same as one JSON document. Reads the log read-only without its lock, so also while a run writes it; with
+ * --problem, a log HDF5 can not read is recovered from its records. Only rank 0 works when started under
+ * mpiexec. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <mpi.h>
@@ -22,7 +23,8 @@ static void show_usage(FILE *f) {
              "  finished, its devices and sessions; the best configurations by objective (time in ms) with\n"
              "  every parameter, the median and standard deviation of their per-iteration times and the\n"
              "  speed-up over the default configuration; the failures by status with their first reasons;\n"
-             "  per device class when several evaluated. A log a run is writing is read as it stands.\n"
+             "  per device class when several evaluated, each class's portability checks (other classes'\n"
+             "  bests measured on it) counted apart. A log a run is writing is read as it stands.\n"
              "  --top N      the N best configurations (default %d)\n"
              "  --json       the same as one JSON document on standard output\n"
              "  --problem    the run's T1 file; needed only when RUN.h5 can not be read (damaged, or cut\n"
@@ -61,6 +63,7 @@ static mpt_summary_device totals(const mpt_summary *s) {
     t.valid += s->devices[c].valid;
     t.failed += s->devices[c].failed;
     t.cancelled += s->devices[c].cancelled;
+    t.cross_checks += s->devices[c].cross_checks;
   }
   return t;
 }
@@ -72,6 +75,12 @@ static void print_counts(const mpt_summary_device *d) {
   printf("%lld (%lld valid, %lld failed", (long long)d->evaluations, (long long)d->valid, (long long)d->failed);
   if (d->cancelled) printf(", %lld cancelled", (long long)d->cancelled);
   printf(")");
+}
+
+/* ", +N portability checks" (other classes' best measured here: not counted among the evaluations) */
+static void print_cross_checks(const mpt_summary_device *d) {
+  if (d->cross_checks)
+    printf(", +%lld portability check%s", (long long)d->cross_checks, d->cross_checks == 1 ? "" : "s");
 }
 
 /* what the tables say of the objective (set by print_run from the log): the objective column's heading ("time
@@ -98,6 +107,7 @@ static void print_run(const char *path, const mpt_summary *s) {
   int per_class = nl && nl[1]; /* several device classes: a budget each (docs/RUNLOG.md, "classes") */
   if (budget) printf(" of a budget of %s%s", budget, per_class ? " per device class" : "");
   if (tb && atof(tb) > 0) printf(", time budget %g s", atof(tb));
+  print_cross_checks(&t);
   printf("\n");
   const char *reason = meta_or(log, "stop_reason", "");
   if (mpt_runlog_is_finished(log))
@@ -272,13 +282,14 @@ static int print_text(const char *path, const mpt_summary *s) {
   int k = 0;
   for (int c = 0; c < s->n_devices; c++) {
     const mpt_summary_device *d = &s->devices[c];
-    if (d->evaluations + d->cancelled == 0) continue;
+    if (d->evaluations + d->cancelled + d->cross_checks == 0) continue;
     printf("\n");
     if (s->n_with_records > 1) {
       char label[256];
       device_label(d, label, sizeof label);
       printf("device %d of %d: %s: evaluations ", ++k, s->n_with_records, label);
       print_counts(d);
+      print_cross_checks(d);
       printf("\n");
     }
     if (print_device(s, d) < 0) return -1;
@@ -384,6 +395,7 @@ static cJSON *json_device(const mpt_summary *s, const mpt_summary_device *d) {
   cJSON_AddItemToObject(o, "valid", json_int((long long)d->valid));
   cJSON_AddItemToObject(o, "failed", json_int((long long)d->failed));
   cJSON_AddItemToObject(o, "cancelled", json_int((long long)d->cancelled));
+  cJSON_AddItemToObject(o, "portability_checks", json_int((long long)d->cross_checks));
   cJSON_AddItemToObject(o, "configurations", json_int((long long)d->configs));
   if ((top = cJSON_AddArrayToObject(o, "top")))
     for (int t = 0; t < d->n_top; t++) cJSON_AddItemToArray(top, json_top(s, &d->top[t], t + 1));
@@ -414,6 +426,7 @@ static void json_run(cJSON *o, const char *path, const mpt_summary *s) {
   cJSON_AddItemToObject(o, "valid", json_int((long long)t.valid));
   cJSON_AddItemToObject(o, "failed", json_int((long long)t.failed));
   cJSON_AddItemToObject(o, "cancelled", json_int((long long)t.cancelled));
+  cJSON_AddItemToObject(o, "portability_checks", json_int((long long)t.cross_checks));
   cJSON_AddBoolToObject(o, "finished", mpt_runlog_is_finished(log));
   cJSON_AddItemToObject(o, "stop_reason", json_text(mpt_runlog_meta(log, "stop_reason")));
   cJSON_AddItemToObject(o, "finish_time", json_text(mpt_runlog_meta(log, "finish_time")));

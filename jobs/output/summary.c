@@ -309,7 +309,10 @@ static int count_record(void *ctx, const mpt_obs *o, const int32_t *config, int3
   mpt_summary *s = b->s;
   int cls = class_of(s, &b->map, o, session), rc = -1;
   mpt_summary_device *d = cls >= 0 ? &s->devices[cls] : NULL;
-  if (d && o->status == MPT_STATUS_CANCELLED) { /* in flight at a stop: not an evaluation */
+  if (d && o->cross_from > 0) { /* a portability check: no part of this class's search */
+    if (o->status != MPT_STATUS_CANCELLED) d->cross_checks++;
+    rc = 0;
+  } else if (d && o->status == MPT_STATUS_CANCELLED) { /* in flight at a stop: not an evaluation */
     d->cancelled++;
     rc = count_failure(d, o->status, o->reason);
   } else if (d) {
@@ -432,7 +435,7 @@ static void speedups(mpt_summary *s) {
     for (int t = 0; t < d->n_top; t++)
       d->top[t].speedup = isfinite(d->default_objective) && d->top[t].objective > 0
                               ? d->default_objective / d->top[t].objective : NAN;
-    if (d->evaluations + d->cancelled > 0) s->n_with_records++;
+    if (d->evaluations + d->cancelled + d->cross_checks > 0) s->n_with_records++;
   }
 }
 

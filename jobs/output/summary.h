@@ -48,8 +48,11 @@ typedef struct mpt_summary_device {
   char vendor[32], name[128], arch[32]; /* "unknown" (vendor) when no row of the device table names the worker */
   char target[200];    /* the macro naming it in a header: TARGET_ and its name, non-alphanumerics as '_' */
   int workers;         /* distinct worker ranks bound to it */
-  int64_t evaluations; /* records, cancelled ones not counted */
+  int64_t evaluations; /* records of its search, cancelled ones and portability checks not counted */
   int64_t valid, failed, cancelled;
+  int64_t cross_checks; /* portability checks run here (records with cross_from: another class's best measured on
+                           this one, coordinator/cross.h), cancelled ones not counted: none of its search's counts,
+                           best configurations, default or failures */
   int64_t configs;     /* distinct configurations with a valid record */
   int n_top;
   mpt_summary_top *top; /* the best configurations, best first */
