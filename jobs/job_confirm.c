@@ -49,15 +49,11 @@ void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o) {
   f->conf[f->n_conf++] = mpt_obs_valid(o) ? o->objective : NAN;
 }
 
-/* the logged confirmations count when they are of exactly these finalists (a resumed confirmation) */
+/* the logged confirmations count when each is of one of these finalists (a resumed confirmation; a stop may have
+ * come before every finalist was measured once: those without one get all their rounds) */
 static void take_logged(mpt_job_confirm *jc) {
   int same = jc->n_logged > 0;
   for (int64_t i = 0; same && i < jc->n_logged; i++) same = finalist(jc, jc->logged[i].id) != NULL;
-  for (int i = 0; same && i < jc->n; i++) {
-    int seen = 0;
-    for (int64_t j = 0; j < jc->n_logged && !seen; j++) seen = jc->logged[j].id == jc->f[i].id;
-    same = seen;
-  }
   jc->use_logged = same;
   for (int64_t i = 0; same && i < jc->n_logged; i++) mpt_job_confirm_take(jc, &jc->logged[i]);
 }

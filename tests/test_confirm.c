@@ -128,11 +128,32 @@ static void test_logged_confirmations(void **state) {
   }
 }
 
+/* a stop after the first finalist's first round: the resume keeps it and measures the second from round 1 */
+static void test_logged_before_every_finalist(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  mpt_job_confirm_init(&jc, 2);
+  mpt_obs a = obs(1, 1, NAN), b = obs(2, 2, NAN);
+  mpt_job_confirm_see(&jc, &a);
+  mpt_job_confirm_see(&jc, &b);
+  jc.n_logged = 1;
+  jc.logged = malloc(sizeof(mpt_obs));
+  jc.logged[0] = remeasured(1, 1.0, 1);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(jc.use_logged, 1);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 1), 1);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 2), 0);
+  mpt_job_confirm_free(&jc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_pareto, setup, teardown),
     cmocka_unit_test(test_finalists_and_reorder),
     cmocka_unit_test(test_logged_confirmations),
+    cmocka_unit_test(test_logged_before_every_finalist),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
