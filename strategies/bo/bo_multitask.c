@@ -21,9 +21,9 @@
 
 static const double rho_grid[] = {0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
 
-/* K[i * nb + j] = k(A_i, B_j) with unit variance */
-static void kernel_matrix(int kernel, const double *inv_ls, int D, const double *A, int na, const double *B, int nb,
-                          double *K) {
+/* K[i * nb + j] = k(A_i, B_j) with unit variance (strategies/bo/bo_multitask.h) */
+void bo_kernel_matrix(int kernel, const double *inv_ls, int D, const double *A, int na, const double *B, int nb,
+                      double *K) {
   for (int i = 0; i < na; i++)
     for (int j = 0; j < nb; j++) {
       double r2 = 0;
@@ -101,9 +101,9 @@ int bo_icm_correlation(bo_state *b, const int64_t *obs, const double *t, int n, 
   }
   for (int j = 0; j < m; j++) memcpy(xo + (size_t)j * D, bo_point(b, others[j]), (size_t)D * sizeof *xo);
   int kernel = mpt_gp_kernel_of(b->gp);
-  kernel_matrix(kernel, ls, D, xt, nt, xt, nt, Ktt);
-  kernel_matrix(kernel, ls, D, xo, m, xo, m, Koo);
-  kernel_matrix(kernel, ls, D, xo, m, xt, nt, Kot);
+  bo_kernel_matrix(kernel, ls, D, xt, nt, xt, nt, Ktt);
+  bo_kernel_matrix(kernel, ls, D, xo, m, xo, m, Koo);
+  bo_kernel_matrix(kernel, ls, D, xo, m, xt, nt, Kot);
   if (others_explained(Koo, Kot, m, nt, Q) != 0) goto done; /* no correlation learnt */
   double best = -INFINITY, nz = noise / (var > 0 ? var : 1) + MPT_GP_JITTER;
   for (size_t g = 0; g < sizeof rho_grid / sizeof *rho_grid; g++) {

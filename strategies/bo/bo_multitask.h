@@ -19,4 +19,9 @@
 int bo_icm_correlation(bo_state *b, const int64_t *obs, const double *t, int n, const double *col,
                        const int64_t *others, int64_t m, double *rho, double *sd_t, mpt_error *err);
 
+/* K[i * nb + j] = k(A_i, B_j) with unit variance: kernel (mpt_gp_kernel), inverse lengthscales inv_ls (D of them),
+ * points A (na x D) and B (nb x D) row-major; shared with strategies/bo/bo_transfer_loo.c */
+void bo_kernel_matrix(int kernel, const double *inv_ls, int D, const double *A, int na, const double *B, int nb,
+                      double *K);
+
 #endif

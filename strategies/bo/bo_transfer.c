@@ -31,10 +31,12 @@
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_multitask.h"
 #include "strategies/bo/bo_transfer.h"
+#include "strategies/bo/bo_transfer_loo.h"
 #include "strategies/related.h"
 
 typedef struct bo_transfer {
-  int on, n_seed, sample, seeded, off_stalled, every, by_evidence, icm;
+  int on, n_seed, sample, seeded, off_stalled, every, by_evidence, by_loo, icm;
+  int loo_n, loo_on;     /* transfer_select=loo: this device's observations at the last check, and its verdict */
   double weight0, shrink;
   int icm_n;             /* transfer_model=icm: this device's observations at the last fit of rho (0: none yet) */
   double rho, sd_t;      /* the fitted task correlation, the sd of this device's outputs then */
@@ -60,6 +62,9 @@ int bo_transfer_create(bo_state *b, mpt_strategy *s) {
   x->off_stalled = mpt_strategy_opt_bool(s, "transfer_stall");
   x->every = (int)mpt_strategy_opt_int(s, "transfer_every");
   x->by_evidence = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "evidence") == 0;
+  x->by_loo = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo") == 0 ? 1
+             : strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo-corr") == 0 ? 2 : 0;
+  x->loo_on = 1;
   x->icm = strcmp(mpt_strategy_opt_str(s, "transfer_model"), "icm") == 0;
   x->version = -1;
   b->xfer_beta = x->weight0;
@@ -295,6 +300,29 @@ static int icm_prior_mean(bo_state *b, bo_transfer *x, mpt_error *err) {
   return rc;
 }
 
+/* transfer_select=loo: the prior mean stays on while it predicts this device's observations, each left out, at
+ * least as well as the GP without it (strategies/bo/bo_transfer_loo.h); checked again when the observations have
+ * grown by a sixteenth. 0 or an error */
+static int loo_select(bo_state *b, bo_transfer *x, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp), rc = 0;
+  if (n >= 5 && (x->loo_n == 0 || 16 * (n - x->loo_n) >= x->loo_n)) {
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    double *t = malloc((size_t)n * 2 * sizeof *t), plain = 0, with = 0;
+    if (!ids || !t) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the leave-one-out check");
+    if (rc == 0) {
+      int k = target_outputs(b, ids, t);
+      for (int i = 0; i < k; i++) t[n + i] = x->pz[ids[i]];
+      rc = bo_transfer_loo(b, ids, t, t + n, k, x->by_loo == 2, &plain, &with, err);
+      x->loo_on = with >= plain;
+      x->loo_n = n;
+    }
+    free(ids);
+    free(t);
+  }
+  if (!x->loo_on) b->xfer_beta = 0.0;
+  return rc;
+}
+
 /* 1 when stall_after evaluations have passed since the last new best valid objective (the told sequence only) */
 static int stalled(const bo_state *b) {
   if (b->stall_after <= 0) return 0;
@@ -327,6 +355,7 @@ int bo_transfer_after(bo_state *b, mpt_error *err) {
     prior_mean(b, x);
   }
   if (!off && x->icm && (rc0 = icm_prior_mean(b, x, err)) != 0) return rc0;
+  if (!off && x->by_loo && (rc0 = loo_select(b, x, err)) != 0) return rc0;
   if (off || !x->by_evidence || mpt_gp_n_obs(b->gp) < 3) return bo_model_reoffset(b, err);
   double with = 0, without = 0; /* the prior mean stays when the observations are likelier with it */
   int rc = evidence(b, 0.0, &without, err);
