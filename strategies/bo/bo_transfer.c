@@ -23,7 +23,9 @@
  *
  * transfer_model=icm: the weighted columns, pooled and standardized, are the other task of a two-task ICM
  * (strategies/bo/bo_multitask.c); its correlation rho, fitted by marginal likelihood, scales the prior mean
- * (rho * sd of this device's outputs * pooled) instead of the ridge's own scale. */
+ * (rho * sd of this device's outputs * pooled) instead of the ridge's own scale. transfer_model=auto (the
+ * default): the ICM while every source measured at least half of the space (brute-forced --prior files), the
+ * ridge's scale otherwise (the other classes of a run, online); docs/PERFORMANCE.md has the figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ typedef struct bo_transfer {
   int64_t version;       /* of rel that zs is of (-1: none) */
   int64_t count_at;      /* related count at the last refresh */
   int n_src;             /* columns of zs */
+  double min_cover;      /* the least share of the space a source measured validly (transfer_model=auto) */
   double *zs;            /* n_src x N: each source's standardized log-time, imputed by the summary where it has none */
   double w[MPT_RELATED_MAX_SOURCES]; /* the fitted weights of the columns */
   double w0[MPT_RELATED_MAX_SOURCES]; /* what they are shrunk towards: transfer_weight / S times the coverage */
@@ -65,7 +68,8 @@ int bo_transfer_create(bo_state *b, mpt_strategy *s) {
   x->by_loo = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo") == 0 ? 1
              : strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo-corr") == 0 ? 2 : 0;
   x->loo_on = 1;
-  x->icm = strcmp(mpt_strategy_opt_str(s, "transfer_model"), "icm") == 0;
+  const char *model = mpt_strategy_opt_str(s, "transfer_model");
+  x->icm = strcmp(model, "icm") == 0 ? 1 : strcmp(model, "auto") == 0 ? 2 : 0;
   x->version = -1;
   b->xfer_beta = x->weight0;
   return 0;
@@ -142,10 +146,13 @@ static int source_columns(bo_state *b, bo_transfer *x, mpt_error *err) {
   if (!zs) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the transfer summary");
   x->zs = zs;
   x->n_src = S;
+  x->min_cover = 1;
   for (int k = 0; k < S; k++) {
     double *col = zs + (size_t)k * (size_t)b->N;
     mpt_related_source_z(x->rel, k, col);
-    x->w0[k] = x->weight0 / S * mpt_related_source_coverage(x->rel, k);
+    double cover = mpt_related_source_coverage(x->rel, k);
+    x->w0[k] = x->weight0 / S * cover;
+    if (cover < x->min_cover) x->min_cover = cover;
     for (int64_t c = 0; c < b->N; c++)
       if (col[c] != col[c]) col[c] = x->pz[c];
     standardize(col, b->N);
@@ -354,7 +361,8 @@ int bo_transfer_after(bo_state *b, mpt_error *err) {
     fit_weights(b, x);
     prior_mean(b, x);
   }
-  if (!off && x->icm && (rc0 = icm_prior_mean(b, x, err)) != 0) return rc0;
+  int icm = x->icm == 1 || (x->icm == 2 && x->min_cover >= 0.5);
+  if (!off && icm && (rc0 = icm_prior_mean(b, x, err)) != 0) return rc0;
   if (!off && x->by_loo && (rc0 = loo_select(b, x, err)) != 0) return rc0;
   if (off || !x->by_evidence || mpt_gp_n_obs(b->gp) < 3) return bo_model_reoffset(b, err);
   double with = 0, without = 0; /* the prior mean stays when the observations are likelier with it */
