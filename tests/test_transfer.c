@@ -4,7 +4,8 @@
  * and bench's runs with priors and joint campaigns (jobs/bench/bench_transfer.c): the blind prior order scores
  * what issue 31 quotes, and a joint campaign of strategies without transfer is exactly independent runs. Inside
  * bo (its private headers): the two-task model's correlation (strategies/bo/bo_multitask.c) and the
- * leave-one-out check (strategies/bo/bo_transfer_loo.c) tell a device's own times from the same times shuffled. */
+ * leave-one-out check (strategies/bo/bo_transfer_loo.c) tell a device's own times from the same times shuffled,
+ * and transfer_model=auto is the two-task model with brute-forced priors and ridge online. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -288,6 +289,32 @@ static void test_bo_multitask_and_loo(void **state) {
   mpt_strategy_destroy(s);
 }
 
+/* transfer_model=auto: with the other five brute-forced files as priors bo is the two-task model (the same asks as
+ * transfer_model=icm, other asks than ridge); in a joint campaign (sources that measured little) it is ridge */
+static void test_transfer_model_auto(void **state) {
+  fixture *f = *state;
+  const mpt_replay *pr[N_GPU - 1];
+  int src[N_GPU - 1];
+  for (int g = 1; g < N_GPU; g++) { pr[g - 1] = f->r[g]; src[g - 1] = g; }
+  const char *models[] = {"transfer_model=auto", "transfer_model=icm", "transfer_model=ridge"};
+  mpt_bench_run run[3], joint[3][N_GPU];
+  mpt_error err;
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(mpt_bench_run_with_priors(f->s, f->r[0], pr, src, N_GPU - 1, "bo", &models[k], 1, 1, 120, 1,
+                                               &run[k], &err), 0);
+    assert_int_equal(mpt_bench_run_joint(f->s, (const mpt_replay *const *)f->r, N_GPU, "bo", &models[k], 1, 3, 60, 1,
+                                         joint[k], &err), 0);
+  }
+  assert_memory_equal(run[0].ids, run[1].ids, 120 * sizeof(int64_t));
+  assert_memory_not_equal(run[0].ids, run[2].ids, 120 * sizeof(int64_t));
+  for (int g = 0; g < N_GPU; g++) assert_memory_equal(joint[0][g].ids, joint[2][g].ids, 60 * sizeof(int64_t));
+  assert_memory_not_equal(joint[0][0].ids, joint[1][0].ids, 60 * sizeof(int64_t));
+  for (int k = 0; k < 3; k++) {
+    mpt_bench_run_free(&run[k]);
+    for (int g = 0; g < N_GPU; g++) mpt_bench_run_free(&joint[k][g]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_related_store),
@@ -296,6 +323,7 @@ int main(void) {
     cmocka_unit_test(test_evo_seeding),
     cmocka_unit_test(test_joint_campaign),
     cmocka_unit_test(test_bo_multitask_and_loo),
+    cmocka_unit_test(test_transfer_model_auto),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
