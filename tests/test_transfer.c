@@ -2,7 +2,10 @@
  * the related-observation store (strategies/related.c), prior_order, bo's and the evolutionary strategies'
  * tell_related (seeding from the best related configurations, nothing marked seen, transfer=0 ignoring them),
  * and bench's runs with priors and joint campaigns (jobs/bench/bench_transfer.c): the blind prior order scores
- * what issue 31 quotes, and a joint campaign of strategies without transfer is exactly independent runs. */
+ * what issue 31 quotes, and a joint campaign of strategies without transfer is exactly independent runs. Inside
+ * bo (its private headers): the two-task model's correlation (strategies/bo/bo_multitask.c) and the
+ * leave-one-out check (strategies/bo/bo_transfer_loo.c) tell a device's own times from the same times shuffled,
+ * and transfer_model=auto is the two-task model with brute-forced priors and ridge online. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,9 @@
 #include <cmocka.h>
 #include "evaluators/replay/replay.h"
 #include "jobs/bench/bench_transfer.h"
+#include "strategies/bo/bo_multitask.h"
+#include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_transfer_loo.h"
 #include "strategies/related.h"
 #include "strategies/strategy.h"
 #include "tests/conv_space.h"
@@ -198,6 +204,110 @@ static void test_joint_campaign(void **state) {
   for (int g = 0; g < N_GPU; g++) mpt_bench_run_free(&joint[g]);
 }
 
+/* bo without transfer run for n evaluations on gpu g, then asked once more so that its GP holds all of them */
+static mpt_strategy *run_bo(fixture *f, int g, int n) {
+  mpt_strategy *s = make(f, "bo", "transfer=0", 11);
+  int64_t id;
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(mpt_strategy_ask(s, 1, &id), 1);
+    mpt_obs o;
+    mpt_replay_obs(f->r[g], id, &o);
+    o.id = id;
+    mpt_strategy_tell(s, &o, 1);
+  }
+  assert_int_equal(mpt_strategy_ask(s, 1, &id), 1);
+  return s;
+}
+
+/* col: gpu g's log-times standardized over its valid configurations (0 elsewhere); shuffled (a fixed
+ * permutation of the valid ones) when shuffle */
+static void own_column(fixture *f, int g, int shuffle, double *col) {
+  int64_t size = mpt_space_size(f->s), n = 0;
+  int64_t *valid = malloc(sizeof(int64_t) * (size_t)size);
+  double y, sum = 0, sum2 = 0;
+  for (int64_t id = 0; id < size; id++) {
+    col[id] = 0;
+    if (mpt_replay_valid(f->r[g], id, &y)) { valid[n++] = id; sum += log(y); sum2 += log(y) * log(y); }
+  }
+  double mean = sum / n, sd = sqrt(sum2 / n - mean * mean);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = shuffle ? (i * 7919 + 13) % n : i; /* 7919 is prime and no factor of n: a permutation */
+    mpt_replay_valid(f->r[g], valid[j], &y);
+    col[valid[i]] = (log(y) - mean) / sd;
+  }
+  free(valid);
+}
+
+/* the GP's observations of bo (ids and log objectives, valid ones in told order); returns how many */
+static int observed(const bo_state *b, int64_t *ids, double *t) {
+  int n = 0;
+  for (int64_t i = 0; i < b->n_obs; i++)
+    if (b->obs_ok[i]) { ids[n] = b->obs_id[i]; t[n++] = log(b->obs_y[i]); }
+  return n;
+}
+
+/* the two-task model: with the device's own times as the other task the fitted correlation is high, with those
+ * times shuffled it is low; the leave-one-out check prefers the prior mean of its own times to none, and none to
+ * the shuffled times' (both by density and by correlation) */
+static void test_bo_multitask_and_loo(void **state) {
+  fixture *f = *state;
+  const int g = 2, n_run = 60;
+  mpt_strategy *s = run_bo(f, g, n_run);
+  bo_state *b = s->data;
+  int64_t size = mpt_space_size(f->s), ids[64], others[128];
+  double *good = malloc(sizeof(double) * (size_t)size), *bad = malloc(sizeof(double) * (size_t)size), t[64], off[64];
+  own_column(f, g, 0, good);
+  own_column(f, g, 1, bad);
+  int n = observed(b, ids, t);
+  assert_true(n >= 50 && n <= 64);
+  for (int j = 0; j < 128; j++) others[j] = (j * size) / 128;
+  double rho_good, rho_bad, sd_good, sd_bad;
+  mpt_error err;
+  assert_int_equal(bo_icm_correlation(b, ids, t, n, good, others, 128, &rho_good, &sd_good, &err), 0);
+  assert_int_equal(bo_icm_correlation(b, ids, t, n, bad, others, 128, &rho_bad, &sd_bad, &err), 0);
+  assert_true(rho_good >= 0.8);
+  assert_true(rho_bad <= 0.2);
+  assert_true(sd_good > 0 && sd_good == sd_bad);
+  for (int by_corr = 0; by_corr < 2; by_corr++) {
+    double plain, with;
+    for (int i = 0; i < n; i++) off[i] = sd_good * good[ids[i]];
+    assert_int_equal(bo_transfer_loo(b, ids, t, off, n, by_corr, &plain, &with, &err), 0);
+    assert_true(with > plain);
+    for (int i = 0; i < n; i++) off[i] = sd_good * bad[ids[i]];
+    assert_int_equal(bo_transfer_loo(b, ids, t, off, n, by_corr, &plain, &with, &err), 0);
+    assert_true(with < plain);
+  }
+  free(good);
+  free(bad);
+  mpt_strategy_destroy(s);
+}
+
+/* transfer_model=auto: with the other five brute-forced files as priors bo is the two-task model (the same asks as
+ * transfer_model=icm, other asks than ridge); in a joint campaign (sources that measured little) it is ridge */
+static void test_transfer_model_auto(void **state) {
+  fixture *f = *state;
+  const mpt_replay *pr[N_GPU - 1];
+  int src[N_GPU - 1];
+  for (int g = 1; g < N_GPU; g++) { pr[g - 1] = f->r[g]; src[g - 1] = g; }
+  const char *models[] = {"transfer_model=auto", "transfer_model=icm", "transfer_model=ridge"};
+  mpt_bench_run run[3], joint[3][N_GPU];
+  mpt_error err;
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(mpt_bench_run_with_priors(f->s, f->r[0], pr, src, N_GPU - 1, "bo", &models[k], 1, 1, 120, 1,
+                                               &run[k], &err), 0);
+    assert_int_equal(mpt_bench_run_joint(f->s, (const mpt_replay *const *)f->r, N_GPU, "bo", &models[k], 1, 3, 60, 1,
+                                         joint[k], &err), 0);
+  }
+  assert_memory_equal(run[0].ids, run[1].ids, 120 * sizeof(int64_t));
+  assert_memory_not_equal(run[0].ids, run[2].ids, 120 * sizeof(int64_t));
+  for (int g = 0; g < N_GPU; g++) assert_memory_equal(joint[0][g].ids, joint[2][g].ids, 60 * sizeof(int64_t));
+  assert_memory_not_equal(joint[0][0].ids, joint[1][0].ids, 60 * sizeof(int64_t));
+  for (int k = 0; k < 3; k++) {
+    mpt_bench_run_free(&run[k]);
+    for (int g = 0; g < N_GPU; g++) mpt_bench_run_free(&joint[k][g]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_related_store),
@@ -205,6 +315,8 @@ int main(void) {
     cmocka_unit_test(test_bo_seeding),
     cmocka_unit_test(test_evo_seeding),
     cmocka_unit_test(test_joint_campaign),
+    cmocka_unit_test(test_bo_multitask_and_loo),
+    cmocka_unit_test(test_transfer_model_auto),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

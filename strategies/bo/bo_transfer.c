@@ -19,22 +19,34 @@
  * off (transfer_stall); transfer_every > 1 leaves it off in the other asks. The first ask's initial sample
  * begins with the transfer_init best related configurations. In a run the summary is refreshed when the
  * related observations have grown by a quarter since the last refresh (online transfer: the other classes'
- * observations arrive at every round). */
+ * observations arrive at every round).
+ *
+ * transfer_model=icm: the weighted columns, pooled and standardized, are the other task of a two-task ICM
+ * (strategies/bo/bo_multitask.c); its correlation rho, fitted by marginal likelihood, scales the prior mean
+ * (rho * sd of this device's outputs * pooled) instead of the ridge's own scale. transfer_model=auto (the
+ * default): the ICM while every source measured at least half of the space (brute-forced --prior files), the
+ * ridge's scale otherwise (the other classes of a run, online); docs/PERFORMANCE.md has the figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_model.h"
+#include "strategies/bo/bo_multitask.h"
 #include "strategies/bo/bo_transfer.h"
+#include "strategies/bo/bo_transfer_loo.h"
 #include "strategies/related.h"
 
 typedef struct bo_transfer {
-  int on, n_seed, sample, seeded, off_stalled, every, by_evidence;
+  int on, n_seed, sample, seeded, off_stalled, every, by_evidence, by_loo, icm;
+  int loo_n, loo_on;     /* transfer_select=loo: this device's observations at the last check, and its verdict */
   double weight0, shrink;
+  int icm_n;             /* transfer_model=icm: this device's observations at the last fit of rho (0: none yet) */
+  double rho, sd_t;      /* the fitted task correlation, the sd of this device's outputs then */
   mpt_related *rel;
   int64_t version;       /* of rel that zs is of (-1: none) */
   int64_t count_at;      /* related count at the last refresh */
   int n_src;             /* columns of zs */
+  double min_cover;      /* the least share of the space a source measured validly (transfer_model=auto) */
   double *zs;            /* n_src x N: each source's standardized log-time, imputed by the summary where it has none */
   double w[MPT_RELATED_MAX_SOURCES]; /* the fitted weights of the columns */
   double w0[MPT_RELATED_MAX_SOURCES]; /* what they are shrunk towards: transfer_weight / S times the coverage */
@@ -53,6 +65,11 @@ int bo_transfer_create(bo_state *b, mpt_strategy *s) {
   x->off_stalled = mpt_strategy_opt_bool(s, "transfer_stall");
   x->every = (int)mpt_strategy_opt_int(s, "transfer_every");
   x->by_evidence = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "evidence") == 0;
+  x->by_loo = strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo") == 0 ? 1
+             : strcmp(mpt_strategy_opt_str(s, "transfer_select"), "loo-corr") == 0 ? 2 : 0;
+  x->loo_on = 1;
+  const char *model = mpt_strategy_opt_str(s, "transfer_model");
+  x->icm = strcmp(model, "icm") == 0 ? 1 : strcmp(model, "auto") == 0 ? 2 : 0;
   x->version = -1;
   b->xfer_beta = x->weight0;
   return 0;
@@ -129,10 +146,13 @@ static int source_columns(bo_state *b, bo_transfer *x, mpt_error *err) {
   if (!zs) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the transfer summary");
   x->zs = zs;
   x->n_src = S;
+  x->min_cover = 1;
   for (int k = 0; k < S; k++) {
     double *col = zs + (size_t)k * (size_t)b->N;
     mpt_related_source_z(x->rel, k, col);
-    x->w0[k] = x->weight0 / S * mpt_related_source_coverage(x->rel, k);
+    double cover = mpt_related_source_coverage(x->rel, k);
+    x->w0[k] = x->weight0 / S * cover;
+    if (cover < x->min_cover) x->min_cover = cover;
     for (int64_t c = 0; c < b->N; c++)
       if (col[c] != col[c]) col[c] = x->pz[c];
     standardize(col, b->N);
@@ -208,6 +228,18 @@ static int solve_spd(double *A, double *y, int S) {
   return 0;
 }
 
+/* this device's observations in the GP: their candidate ids and transformed objectives (as the GP takes them before
+ * the prior mean is removed), at most mpt_gp_n_obs(b->gp); returns how many */
+static int target_outputs(const bo_state *b, int64_t *ids, double *t) {
+  int n = mpt_gp_n_obs(b->gp), k = 0;
+  for (int64_t i = 0; i < b->n_processed && k < n; i++) {
+    if (!b->obs_ok[i]) continue;
+    t[k] = b->post && n >= 2 ? b->ty[k] : bo_transform(b, b->obs_y[i]);
+    ids[k++] = b->obs_id[i];
+  }
+  return k;
+}
+
 /* the weights w: ridge regression of the GP's transformed objectives on the centred columns zs at the observed
  * configurations, shrunk towards transfer_weight / S each (the mean of the sources) with weight transfer_shrink */
 static void fit_weights(bo_state *b, bo_transfer *x) {
@@ -250,6 +282,54 @@ static void prior_mean(bo_state *b, bo_transfer *x) {
   }
 }
 
+/* transfer_model=icm: the weighted columns pooled (pz standardized over the candidates) are the other task of a
+ * two-task ICM (strategies/bo/bo_multitask.h) whose correlation rho is refitted when this device's observations
+ * have grown by an eighth; the prior mean becomes rho * sd(t) * pooled. 0 or an error */
+static int icm_prior_mean(bo_state *b, bo_transfer *x, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp), rc = 0;
+  standardize(x->pz, b->N);
+  if (n >= 3 && (x->icm_n == 0 || 8 * (n - x->icm_n) >= x->icm_n)) {
+    int64_t n_order = 0;
+    const int64_t *order = mpt_related_order(x->rel, &n_order);
+    int64_t *ids = malloc(((size_t)n + (size_t)x->sample) * sizeof *ids);
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!ids || !t || !order) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the two-task model");
+    if (rc == 0) {
+      int k = target_outputs(b, ids, t);
+      int64_t m = summary_sample(order, n_order, x->sample, ids + k);
+      rc = bo_icm_correlation(b, ids, t, k, x->pz, ids + k, m, &x->rho, &x->sd_t, err);
+      x->icm_n = n;
+    }
+    free(ids);
+    free(t);
+  }
+  for (int64_t c = 0; c < b->N; c++) x->pz[c] *= x->rho * x->sd_t;
+  return rc;
+}
+
+/* transfer_select=loo: the prior mean stays on while it predicts this device's observations, each left out, at
+ * least as well as the GP without it (strategies/bo/bo_transfer_loo.h); checked again when the observations have
+ * grown by a sixteenth. 0 or an error */
+static int loo_select(bo_state *b, bo_transfer *x, mpt_error *err) {
+  int n = mpt_gp_n_obs(b->gp), rc = 0;
+  if (n >= 5 && (x->loo_n == 0 || 16 * (n - x->loo_n) >= x->loo_n)) {
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    double *t = malloc((size_t)n * 2 * sizeof *t), plain = 0, with = 0;
+    if (!ids || !t) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for the leave-one-out check");
+    if (rc == 0) {
+      int k = target_outputs(b, ids, t);
+      for (int i = 0; i < k; i++) t[n + i] = x->pz[ids[i]];
+      rc = bo_transfer_loo(b, ids, t, t + n, k, x->by_loo == 2, &plain, &with, err);
+      x->loo_on = with >= plain;
+      x->loo_n = n;
+    }
+    free(ids);
+    free(t);
+  }
+  if (!x->loo_on) b->xfer_beta = 0.0;
+  return rc;
+}
+
 /* 1 when stall_after evaluations have passed since the last new best valid objective (the told sequence only) */
 static int stalled(const bo_state *b) {
   if (b->stall_after <= 0) return 0;
@@ -275,12 +355,15 @@ static int evidence(bo_state *b, double beta, double *out, mpt_error *err) {
 int bo_transfer_after(bo_state *b, mpt_error *err) {
   bo_transfer *x = b->xfer;
   if (!x || !b->xfer_pz || !b->gp) return 0;
-  int off = (x->off_stalled && stalled(b)) || (b->n_obs + b->n_pend) % x->every != 0;
+  int rc0, off = (x->off_stalled && stalled(b)) || (b->n_obs + b->n_pend) % x->every != 0;
   b->xfer_beta = off ? 0.0 : 1.0;
   if (!off) {
     fit_weights(b, x);
     prior_mean(b, x);
   }
+  int icm = x->icm == 1 || (x->icm == 2 && x->min_cover >= 0.5);
+  if (!off && icm && (rc0 = icm_prior_mean(b, x, err)) != 0) return rc0;
+  if (!off && x->by_loo && (rc0 = loo_select(b, x, err)) != 0) return rc0;
   if (off || !x->by_evidence || mpt_gp_n_obs(b->gp) < 3) return bo_model_reoffset(b, err);
   double with = 0, without = 0; /* the prior mean stays when the observations are likelier with it */
   int rc = evidence(b, 0.0, &without, err);

@@ -32,7 +32,16 @@
    NULL, 1, 1e6}, \
   {"transfer_select", MPT_OPT_STRING, "always", "transfer: the prior mean is used in every ask (always), or only when " \
    "the GP's observations are likelier with it than without it (evidence: log marginal likelihood, the GP's " \
-   "normalization undone; measured worse online: docs/PERFORMANCE.md)", "always|evidence", 1, 0}
+   "normalization undone; measured worse online: docs/PERFORMANCE.md), or only while it predicts this device's " \
+   "observations, each left out, at least as well as the GP without it (loo: leave-one-out log predictive density, " \
+   "checked when the observations have grown by a sixteenth; loo-corr: the correlation of the leave-one-out means " \
+   "with the observations instead)", "always|evidence|loo|loo-corr", 1, 0}, \
+  {"transfer_model", MPT_OPT_STRING, "auto", "transfer: the prior mean is the weighted columns (ridge), or those pooled " \
+   "as the other task of a two-task intrinsic coregionalization model (icm: k((x,s),(x',s')) = B[s,s'] k(x,x'), the " \
+   "correlation in B fitted by marginal likelihood on this device's observations given a sample of the related " \
+   "configurations; the prior mean is the correlation times the pooled column); auto: icm while every source " \
+   "measured at least half of the space (brute-forced --prior files: measured better), ridge otherwise (the other " \
+   "classes of a run: measured better online)", "auto|ridge|icm", 1, 0}
 
 /* reads the options; the related store is allocated at the first related observation. 0 or MPT_ERR_NOMEM */
 int bo_transfer_create(bo_state *b, mpt_strategy *s);
