@@ -80,7 +80,8 @@ static void usage(FILE *f) {
     "Runs every strategy R times on every replayed brute-forced space (T4 or Kernel Tuner cache file,\n"
     "gzip or plain) and scores the runs against random search.\n"
     "  --problem FILE   T1 problem of the spaces (required unless every --space names its own)\n"
-    "  --space FILE     brute-forced file of the problem; PROBLEM.json:FILE gives a space its own problem\n"
+    "  --space FILE...  brute-forced file(s) of the problem (repeatable; files up to the next option); PROBLEM.json:FILE\n"
+    "                   gives a space its own problem\n"
     "  --strategy LIST  comma-separated strategy names; a variant is NAME:key=value with more options\n"
     "                   after further commas (ga,ga:constraint_aware=0,de:popsize=30,F=0.5,pso)\n"
     "  --option k=v     passed to every selected strategy that has option k (error if none has it);\n"
@@ -147,8 +148,12 @@ static int parse_args(int argc, char **argv, bench_args *a, mpt_error *err) {
     int rc = 0;
     if (!strcmp(o, "--problem")) a->problem = v;
     else if (!strcmp(o, "--space")) {
-      if (a->n_space_args == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --space", MAX_ITEMS);
-      a->space_args[a->n_space_args++] = v;
+      for (;;) { /* --space A B C (a shell's brace expansion): every file up to the next option */
+        if (a->n_space_args == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --space", MAX_ITEMS);
+        a->space_args[a->n_space_args++] = v;
+        if (i + 1 >= argc || argv[i + 1][0] == '-') break;
+        v = argv[++i];
+      }
     } else if (!strcmp(o, "--strategy")) {
       if (a->n_strategy_args == MAX_ITEMS) return mpt_error_set(err, MPT_ERR_VALUE, "at most %d --strategy", MAX_ITEMS);
       a->strategy_args[a->n_strategy_args++] = v;
