@@ -93,6 +93,26 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
   return 0;
 }
 
+int mpt_gp_pool_load_columns(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, const float *V,
+                             const double *abv, int64_t n, mpt_error *err) {
+  if (room_members(p, gp, n)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for a pool of %lld candidates", (long long)n);
+  p->gp = gp;
+  p->n0 = gp->n;
+  p->dim = gp->dim;
+  p->n = n;
+  p->nf = 0;
+  for (int64_t j = 0; j < n; j++) {
+    p->ids[j] = ids[j];
+    for (int i = 0; i < p->n0; i++) p->V0[(size_t)j * p->n0 + i] = V[(size_t)j * p->n0 + i];
+    p->A[j] = abv[3 * j];
+    p->B[j] = abv[3 * j + 1];
+    p->var[j] = abv[3 * j + 2];
+  }
+  memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
+  normalization(p, &p->norm_m, &p->norm_s);
+  return 0;
+}
+
 /* room for one more extra observation; 0 or -1 */
 static int room_extra(mpt_gp_pool *p) {
   int64_t nfl = (int64_t)(p->nf + 1) * p->n0 + (int64_t)(p->nf + 1) * (p->nf + 2) / 2;
