@@ -133,28 +133,41 @@ static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
   memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
 }
 
+/* rank 0: one GP over the candidates C (every valid configuration) and the slices of the same over the three
+ * ranks, both told n_obs observations (gpd_encode's points from x0 on, every step-th) and synced; 0 or an error */
+static int whole_and_slices(const double *C, int n_obs, int x0, int step, mpt_gp **gp, mpt_gp_slices **sl) {
+  int64_t N = mpt_space_size(g_pts.space);
+  int dim = g_pts.dim, rc;
+  double *X = gpd_encode(&g_pts, n_obs, x0, step), *y = malloc(sizeof(double) * (size_t)n_obs);
+  gpd_outputs(X, n_obs, dim, y);
+  mpt_gp_config cfg;
+  mpt_error err;
+  mpt_gp_config_default(&cfg);
+  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, gp, &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, (void *)C, sl, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(*gp, X + (size_t)i * dim, y[i], &err), 0);
+  rc = mpt_gp_slices_sync(*sl, *gp, &err);
+  free(X);
+  free(y);
+  return rc;
+}
+
 /* the pool of the best 100 candidates by EI from the three slices equals the pool of one GP over every
  * candidate (the same ids in the same order; EI equal up to the rounding of the float panels, which the
  * slices do over other blocks of candidates: 1e-5 relative), with a quarter of the candidates skipped */
 static void test_pool_slices(void **state) {
   (void)state;
-  int rank, dim = g_pts.dim, n_obs = 60, P = 100;
+  int rank, n_obs = 60, P = 100;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   mpt_error err;
   if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
   int64_t N = mpt_space_size(g_pts.space), n_free = 0;
-  double *C = gpd_encode(&g_pts, N, 0, 1), *X = gpd_encode(&g_pts, n_obs, 5, 181), y[60];
-  gpd_outputs(X, n_obs, dim, y);
+  double *C = gpd_encode(&g_pts, N, 0, 1);
   uint8_t *skip = malloc((size_t)N);
   for (int64_t c = 0; c < N; c++) skip[c] = c % 4 == 1;
-  mpt_gp_config cfg;
-  mpt_gp_config_default(&cfg);
   mpt_gp *gp;
   mpt_gp_slices *sl;
-  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, &gp, &err), 0);
-  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, C, &sl, &err), 0);
-  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
-  int rc = mpt_gp_slices_sync(sl, gp, &err), n_sl = 0;
+  int rc = whole_and_slices(C, n_obs, 5, 181, &gp, &sl), n_sl = 0;
   mpt_gp_pool_item a[100], b[100];
   double m, sc;
   mpt_gp_normalization(gp, &m, &sc);
@@ -163,7 +176,7 @@ static void test_pool_slices(void **state) {
   mpt_gp_slices_free(sl);
   mpt_gp_slices_quit(MPI_COMM_WORLD);
   mpt_gp_free(gp);
-  free(C); free(X); free(skip);
+  free(C); free(skip);
   assert_int_equal(rc, 0);
   assert_int_equal(n_one, P);
   assert_int_equal(n_sl, P);
@@ -201,23 +214,17 @@ static void test_batch_pool_columns(void **state) {
   mpt_error err;
   if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
   int64_t N = mpt_space_size(g_pts.space), ids[100];
-  double *C = gpd_encode(&g_pts, N, 0, 1), *X = gpd_encode(&g_pts, n_obs, 3, 167), y[60], abv[300], m, sc;
+  double *C = gpd_encode(&g_pts, N, 0, 1), abv[300], m, sc;
   double *PX = malloc(sizeof(double) * (size_t)P * (size_t)dim);
   float *V = malloc(sizeof(float) * (size_t)P * (size_t)n_obs);
-  gpd_outputs(X, n_obs, dim, y);
   uint8_t *skip = malloc((size_t)N);
   for (int64_t c = 0; c < N; c++) skip[c] = c % 5 == 2;
-  mpt_gp_config cfg;
-  mpt_gp_config_default(&cfg);
   mpt_gp *gp;
   mpt_gp_slices *sl;
   mpt_gp_pool *one, *cols;
-  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, &gp, &err), 0);
-  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, C, &sl, &err), 0);
-  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
+  int n_sl = 0, rc = whole_and_slices(C, n_obs, 3, 167, &gp, &sl);
   mpt_gp_normalization(gp, &m, &sc);
   mpt_gp_pool_item a[100], b[100];
-  int n_sl = 0, rc = mpt_gp_slices_sync(sl, gp, &err);
   if (rc == 0) rc = mpt_gp_slices_batch_pool(sl, skip, NULL, (1.5 - m) / sc, 0.01, P, b, &n_sl, &err);
   if (rc == 0) rc = mpt_gp_slices_columns(sl, b, n_sl, V, abv, &err);
   mpt_gp_slices_free(sl);
@@ -246,7 +253,7 @@ static void test_batch_pool_columns(void **state) {
   mpt_gp_pool_free(one);
   mpt_gp_pool_free(cols);
   mpt_gp_free(gp);
-  free(C); free(X); free(PX); free(V); free(skip);
+  free(C); free(PX); free(V); free(skip);
 }
 
 /* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
