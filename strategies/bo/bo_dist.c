@@ -4,7 +4,9 @@
  * the best P candidates by EI, merged on rank 0, then the feasibility model applied to the pool there. The
  * pool grows (x8) until it is certain to hold the pick the serial scan (strategies/bo/bo.c, scan and
  * feasible_fallback) makes: the EI arithmetic is the same, so the picks are the same but where two
- * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). */
+ * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). The
+ * pool of a batch (bo_dist_pool_build): the slices' pass by log EI (bo_pool_pass's key), merged on rank 0,
+ * whose pool takes its members' columns of V from the slices; the rest of the batch is bo.c's, on rank 0. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
