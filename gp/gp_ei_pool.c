@@ -1,6 +1,7 @@
 /* gp/gp_ei_pool.c: the pool of the best P candidates of a range by expected improvement (gp/gp_ei_pool.h): one pass
  * over the range in blocks (posterior from the GP's maintained state), a heap of P whose root is the worst
- * kept, sorted at the end. The EI arithmetic is bo's scan's, operation for operation (the same bits). */
+ * kept, sorted at the end. The EI arithmetic is bo's scan's, operation for operation (the same bits); the
+ * order by log EI alone is the one of the pool of a batch (mpt_gp_log_ei, strategies/bo/bo_pool.c). */
 #include "gp/gp_ei_pool.h"
 #include <float.h>
 #include <math.h>
@@ -64,13 +65,22 @@ static int cmp_items(const void *a, const void *b) {
   return mpt_gp_pool_before(x, y) ? -1 : mpt_gp_pool_before(y, x) ? 1 : 0;
 }
 
+double mpt_gp_log_ei(double u, double var) {
+  double sd = sqrt(var);
+  if (sd < 1e-12) sd = 1e-12;
+  double z = u / sd;
+  if (z > -6) return log(sd * (z * 0.5 * erfc(-z / M_SQRT2) + exp(-0.5 * z * z - 0.9189385332046727)));
+  return log(sd / (z * z)) - 0.5 * z * z - 0.9189385332046727;
+}
+
 int mpt_gp_pool_merge(mpt_gp_pool_item *items, int n, int P) {
   qsort(items, (size_t)n, sizeof *items, cmp_items);
   return n < P ? n : P;
 }
 
-int mpt_gp_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
-                   double xi, int P, mpt_gp_pool_item *out) {
+/* the pass of mpt_gp_ei_pool (by_log 0) and mpt_gp_log_ei_pool (1) */
+static int pool_pass(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
+                     double xi, int P, int by_log, mpt_gp_pool_item *out) {
   double m, sc, mean[POOL_BLOCK], var[POOL_BLOCK];
   mpt_gp_normalization(gp, &m, &sc);
   int n = 0;
@@ -79,7 +89,9 @@ int mpt_gp_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offs
     mpt_gp_predict_block_var(gp, b0, b1, mean, var);
     for (int64_t c = b0; c < b1; c++) {
       if (skip && skip[c - begin]) continue;
-      mpt_gp_pool_item it = ei_item((mean[c - b0] - m) / sc, var[c - b0], sc, fb, xi, c + id_offset);
+      mpt_gp_pool_item it = {0, 0, c + id_offset, 0, 0};
+      if (by_log) it.key = it.log_ei = mpt_gp_log_ei(fb - xi - (mean[c - b0] - m) / sc, var[c - b0]);
+      else it = ei_item((mean[c - b0] - m) / sc, var[c - b0], sc, fb, xi, c + id_offset);
       if (n < P) {
         out[n] = it;
         sift_up(out, n++);
@@ -90,4 +102,14 @@ int mpt_gp_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offs
     }
   }
   return mpt_gp_pool_merge(out, n, P);
+}
+
+int mpt_gp_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
+                   double xi, int P, mpt_gp_pool_item *out) {
+  return pool_pass(gp, begin, end, id_offset, skip, fb, xi, P, 0, out);
+}
+
+int mpt_gp_log_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
+                       double xi, int P, mpt_gp_pool_item *out) {
+  return pool_pass(gp, begin, end, id_offset, skip, fb, xi, P, 1, out);
 }

@@ -25,6 +25,14 @@ int mpt_gp_pool_before(const mpt_gp_pool_item *a, const mpt_gp_pool_item *b);
  * ((best - m) / scale with mpt_gp_normalization's m and scale). */
 int mpt_gp_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
                    double xi, int P, mpt_gp_pool_item *out);
+/* The same pool ordered by log EI alone (every item tier 0, key = log_ei = mpt_gp_log_ei of the candidate),
+ * ties by the smaller id: the order of the pool of a batch (strategies/bo/bo_pool.c, bo_pool_pass), whose
+ * members the model ranks gather from their slices. */
+int mpt_gp_log_ei_pool(const mpt_gp *gp, int64_t begin, int64_t end, int64_t id_offset, const uint8_t *skip, double fb,
+                       double xi, int P, mpt_gp_pool_item *out);
+/* log EI of improvement u = fb - xi - mu (normalized units) at normalized posterior variance var: sd floored
+ * at 1e-12, the asymptotic form below z = u / sd = -6 (the key of bo's pool of a batch) */
+double mpt_gp_log_ei(double u, double var);
 /* Sorts n items and keeps the first P (or n when fewer); returns how many were kept */
 int mpt_gp_pool_merge(mpt_gp_pool_item *items, int n, int P);
 

@@ -69,14 +69,21 @@ static int room_members(mpt_gp_pool *p, const mpt_gp *gp, int64_t n) {
   return 0;
 }
 
-int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
-                     mpt_error *err) {
+/* the pool emptied for n members of gp, no extra observation; 0 or an error */
+static int load_start(mpt_gp_pool *p, const mpt_gp *gp, int64_t n, mpt_error *err) {
   if (room_members(p, gp, n)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for a pool of %lld candidates", (long long)n);
   p->gp = gp;
   p->n0 = gp->n;
   p->dim = gp->dim;
   p->n = n;
   p->nf = 0;
+  return 0;
+}
+
+int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
+                     mpt_error *err) {
+  int rc = load_start(p, gp, n, err);
+  if (rc) return rc;
   for (int64_t j = 0; j < n; j++) {
     int64_t c = ids[j];
     if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
@@ -87,6 +94,22 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
     p->A[j] = gp->A[c];
     p->B[j] = gp->B[c];
     p->var[j] = gp->var[c];
+  }
+  memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
+  normalization(p, &p->norm_m, &p->norm_s);
+  return 0;
+}
+
+int mpt_gp_pool_load_columns(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, const float *V,
+                             const double *abv, int64_t n, mpt_error *err) {
+  int rc = load_start(p, gp, n, err);
+  if (rc) return rc;
+  for (int64_t j = 0; j < n; j++) {
+    p->ids[j] = ids[j];
+    for (int i = 0; i < p->n0; i++) p->V0[(size_t)j * p->n0 + i] = V[(size_t)j * p->n0 + i];
+    p->A[j] = abv[3 * j];
+    p->B[j] = abv[3 * j + 1];
+    p->var[j] = abv[3 * j + 2];
   }
   memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
   normalization(p, &p->norm_m, &p->norm_s);

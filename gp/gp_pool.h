@@ -16,6 +16,12 @@ void mpt_gp_pool_free(mpt_gp_pool *p);
  * gp's posterior and no extra observation. 0 or an error (out of memory, a bad id). */
 int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
                      mpt_error *err);
+/* The same from members held elsewhere (the model ranks' slices of the candidates, gp/gp_slices.h): gp holds
+ * the observations (the same factor and outputs as the GP of the slices), ids[j] names member j (any id),
+ * V its column of V (n x n_obs floats, member-major), abv its A, B and var (n x 3) as the slice's GP keeps
+ * them: the pool that mpt_gp_pool_load gives from a GP over the members. 0 or an error (out of memory). */
+int mpt_gp_pool_load_columns(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, const float *V,
+                             const double *abv, int64_t n, mpt_error *err);
 /* Conditions the pool's candidates on one more observation (point x, output y) as mpt_gp_add conditions
  * the GP's (the same posterior up to rounding: the pool's sums are in double). 0 or an error. */
 int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err);

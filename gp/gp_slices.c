@@ -44,7 +44,7 @@ static mpt_gp_slices *slices_new(MPI_Comm comm, int dim, int64_t n_cand) {
 static void slices_drop(mpt_gp_slices *sl) {
   if (!sl) return;
   mpt_gp_free(sl->gp);
-  free(sl->first); free(sl->skip); free(sl->skip_all); free(sl->Xs); free(sl->ys); free(sl->hyp);
+  free(sl->first); free(sl->skip); free(sl->skip_all); free(sl->last); free(sl->Xs); free(sl->ys); free(sl->hyp);
   free(sl);
 }
 
@@ -143,6 +143,7 @@ static int serve_one(mpt_gp_slices *sl, const int64_t *h, mpt_error *err) {
   case SL_VARSUM: return mpt_gp_slices_do_varsum(sl, NULL, NULL, d, &c, err);
   case SL_LML: return mpt_gp_slices_do_lml(sl, h, NULL, d, err);
   case SL_MEMORY: return mpt_gp_slices_do_memory(sl, NULL, NULL, err);
+  case SL_COLUMNS: return mpt_gp_slices_do_columns(sl, NULL, 0, NULL, NULL, err);
   default: return mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: unknown command %lld", (long long)h[0]);
   }
 }

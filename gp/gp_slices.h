@@ -2,7 +2,8 @@
  * which drives, and the ranks that serve it). Each rank holds a GP (gp/gp.h) over its contiguous slice of
  * the candidates, so its part of the observations x candidates matrix; the observations (points, outputs,
  * hyperparameters) are broadcast from rank 0 and replicated, small. On the slices: the pool of the best
- * candidates by expected improvement (gp/gp_ei_pool.h), merged on rank 0; one candidate's posterior; the sum of
+ * candidates by expected improvement (gp/gp_ei_pool.h), merged on rank 0, and the columns of a batch's pool
+ * gathered to rank 0; one candidate's posterior; the sum of
  * the posterior variances; and above the crossover (gp/gp_dist.h) the log marginal likelihood with ScaLAPACK
  * over all of them. No rank holds the whole matrix.
  *
@@ -38,6 +39,15 @@ int mpt_gp_slices_sync(mpt_gp_slices *sl, const mpt_gp *gp, mpt_error *err);
  * *n_free the candidates not skipped. */
 int mpt_gp_slices_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uint8_t *skip_b, double fb, double xi,
                        int P, mpt_gp_pool_item *pool, int *n_pool, int64_t *n_free, mpt_error *err);
+/* Rank 0: the pool of a batch (gp/gp_slices_batch.c): the best P candidates by log EI alone
+ * (mpt_gp_log_ei_pool's order, strategies/bo/bo_pool.c's), skips as above, merged into pool (P items) */
+int mpt_gp_slices_batch_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uint8_t *skip_b, double fb, double xi,
+                             int P, mpt_gp_pool_item *pool, int *n_pool, mpt_error *err);
+/* Rank 0, right after a pool command that gave pool (n items), the slices unchanged since: each member's
+ * column of V into V (n x n_obs floats, in the pool's order) and its A, B, var into abv (n x 3), from the
+ * slice that holds it (gp/gp_pool.h, mpt_gp_pool_load_columns, takes them) */
+int mpt_gp_slices_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
+                          mpt_error *err);
 /* Rank 0: candidate c's posterior mean and sd (mpt_gp_predict_block's) */
 int mpt_gp_slices_predict(mpt_gp_slices *sl, int64_t c, double *mean, double *sd, mpt_error *err);
 /* Rank 0: mpt_gp_variance_sum over every slice (skip as in mpt_gp_slices_pool, the sum of the slices' sums) */

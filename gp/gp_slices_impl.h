@@ -6,7 +6,7 @@
 #define MPT_GP_SLICES_IMPL_H
 #include "gp/gp_slices.h"
 
-enum { SL_QUIT = 1, SL_CREATE, SL_FREE, SL_SYNC, SL_POOL, SL_PREDICT, SL_VARSUM, SL_LML, SL_MEMORY };
+enum { SL_QUIT = 1, SL_CREATE, SL_FREE, SL_SYNC, SL_POOL, SL_PREDICT, SL_VARSUM, SL_LML, SL_MEMORY, SL_COLUMNS };
 #define SL_HDR 8
 
 struct mpt_gp_slices {
@@ -17,6 +17,8 @@ struct mpt_gp_slices {
   int64_t *first;          /* size + 1: rank r holds candidates [first[r], first[r + 1]) */
   mpt_gp *gp;              /* this rank's slice */
   uint8_t *skip;           /* this slice's skip marks (scratch) */
+  mpt_gp_pool_item *last;  /* this slice's pool of the last pool command, sorted (n_last items; room for cap_last) */
+  int n_last, cap_last;
   /* rank 0: what the slices hold (mpt_gp_slices_sync compares the mirrored GP with it) */
   int n_s, cap_s;
   double *Xs, *ys;         /* cap_s x dim points, cap_s outputs */
@@ -34,6 +36,8 @@ int mpt_gp_slices_do_sync(mpt_gp_slices *sl, const int64_t *h, const double *Xn,
                           mpt_error *err);
 int mpt_gp_slices_do_pool(mpt_gp_slices *sl, const int64_t *h, const uint8_t *a, const uint8_t *b, const double *fbxi,
                           mpt_gp_pool_item *pool, int *n_pool, int64_t *n_free, mpt_error *err);
+int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
+                              mpt_error *err);
 int mpt_gp_slices_do_predict(mpt_gp_slices *sl, const int64_t *h, double *ms, mpt_error *err);
 int mpt_gp_slices_do_varsum(mpt_gp_slices *sl, const uint8_t *a, const uint8_t *b, double *sum, int64_t *count,
                             mpt_error *err);

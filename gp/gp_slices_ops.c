@@ -65,14 +65,13 @@ int mpt_gp_slices_sync(mpt_gp_slices *sl, const mpt_gp *gp, mpt_error *err) {
   return rc;
 }
 
-/* the GP ops that replay the sync on a slice: truncate to p, add nn points, the outputs, the hyperparameters */
+/* the GP ops that replay the sync on a slice: truncate to p, add nn points (in one pass over the slice's V,
+ * mpt_gp_add_many: bit for bit nn single adds, the last with every output replaced when outs), the outputs,
+ * the hyperparameters */
 static int replay_sync(mpt_gp *gp, int dim, int p, int nn, int outs, int hc, const double *Xn, const double *y,
                        const double *hyp, mpt_error *err) {
   int rc = p < mpt_gp_n_obs(gp) ? mpt_gp_truncate(gp, p, err) : 0;
-  for (int i = 0; rc == 0 && i < nn; i++) {
-    const double *x = Xn + (size_t)i * dim;
-    rc = outs && i == nn - 1 ? mpt_gp_add_outputs(gp, x, y, err) : mpt_gp_add(gp, x, y[p + i], err);
-  }
+  if (rc == 0 && nn > 0) rc = mpt_gp_add_many(gp, nn, Xn, y + p, outs ? y : NULL, err);
   if (rc == 0 && outs && nn == 0) rc = mpt_gp_set_outputs(gp, y, err);
   if (rc == 0 && hc) rc = mpt_gp_set_hyper(gp, hyp, hyp[dim], hyp[dim + 1], err);
   return rc;
@@ -99,7 +98,7 @@ int mpt_gp_slices_do_sync(mpt_gp_slices *sl, const int64_t *h, const double *Xn,
 
 int mpt_gp_slices_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uint8_t *skip_b, double fb, double xi,
                        int P, mpt_gp_pool_item *pool, int *n_pool, int64_t *n_free, mpt_error *err) {
-  int64_t h[SL_HDR] = {SL_POOL, P};
+  int64_t h[SL_HDR] = {SL_POOL, P, 0};
   double d[2] = {fb, xi};
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
   return mpt_gp_slices_do_pool(sl, h, skip_a, skip_b, d, pool, n_pool, n_free, err);
@@ -137,15 +136,20 @@ int mpt_gp_slices_do_pool(mpt_gp_slices *sl, const int64_t *h, const uint8_t *a,
   mpt_gp_slices_scatter_skip(sl, a, b);
   int P = (int)h[1];
   int64_t ns = slice_n(sl), nf = 0;
-  mpt_gp_pool_item *mine = malloc(sizeof *mine * (size_t)(P > 0 ? P : 1));
-  mpt_gp_pool_item *all = sl->rank == 0 ? malloc(sizeof *all * (size_t)(P > 0 ? P : 1) * (size_t)sl->size) : NULL;
-  int ok = mine && (sl->rank != 0 || all), rc = ok ? 0 : MPT_ERR_NOMEM;
-  if ((rc = mpt_gp_slices_status(sl, rc, "the candidates' pool (out of memory)", err)) != 0) { free(mine); free(all); return rc; }
-  int n = mpt_gp_ei_pool(sl->gp, 0, ns, sl->first[sl->rank], sl->skip, d[0], d[1], P, mine);
+  if (P > sl->cap_last) { /* kept: mpt_gp_slices_columns sends the columns of its first items */
+    mpt_gp_pool_item *t = realloc(sl->last, sizeof *t * (size_t)P);
+    if (t) { sl->last = t; sl->cap_last = P; }
+  }
+  sl->n_last = 0;
+  mpt_gp_pool_item *mine = sl->last, *all = sl->rank == 0 ? malloc(sizeof *all * (size_t)(P > 0 ? P : 1) * (size_t)sl->size) : NULL;
+  int ok = (P <= 0 || sl->cap_last >= P) && (sl->rank != 0 || all), rc = ok ? 0 : MPT_ERR_NOMEM;
+  if ((rc = mpt_gp_slices_status(sl, rc, "the candidates' pool (out of memory)", err)) != 0) { free(all); return rc; }
+  int n = h[2] ? mpt_gp_log_ei_pool(sl->gp, 0, ns, sl->first[sl->rank], sl->skip, d[0], d[1], P, mine)
+               : mpt_gp_ei_pool(sl->gp, 0, ns, sl->first[sl->rank], sl->skip, d[0], d[1], P, mine);
+  sl->n_last = n;
   for (int64_t c = 0; c < ns; c++) nf += !sl->skip[c];
   MPI_Reduce(&nf, n_free, 1, MPI_INT64_T, MPI_SUM, 0, sl->comm);
   *n_pool = gather_pool(sl, mine, n, P, all, pool);
-  free(mine);
   free(all);
   return 0;
 }

@@ -1,10 +1,12 @@
 /* tests/test_bo_dist.c: bo with model ranks (strategies/bo/bo_dist.h, gp/gp_slices.h) under mpiexec.mpich
  * -n 3 against the serial bo: rank 0 runs both strategies with the same seed and options on
  * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
- * failures, so the feasibility model takes part) and checks that every batch they ask is the same, ids and
- * order; ranks 1 and 2 serve the slices. Also: --model-ranks refuses options it does not serve, each
- * rank's GP holds only its slice, the slices' merged pool equals one GP's, and at the crossover the marginal likelihood goes to ScaLAPACK over the
- * three ranks with the serial value. */
+ * failures, so that the feasibility model takes part) and checks that every batch they ask is the same, ids and
+ * order, with batch_pool=0 and with the default pool of a batch; ranks 1 and 2 serve the slices. Also:
+ * --model-ranks refuses options it does not serve, each rank's GP holds only its slice, the slices' merged pool
+ * equals one GP's (and a batch's pool loaded from the columns the slices send equals the pool loaded from one
+ * GP), and at the crossover the marginal likelihood goes to ScaLAPACK over the three ranks with the serial
+ * value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gp/gp_dist.h"
+#include "gp/gp_pool.h"
 #include "gp/gp_slices.h"
 #include "spaces/space.h"
 #include "spaces/t1.h"
@@ -68,33 +71,43 @@ static int compare_rounds(mpt_strategy *ser, mpt_strategy *dis, int rounds, int 
   return same;
 }
 
+/* rank 0: the serial bo and bo on the model ranks, both with opts (and the same seed), 40 rounds of ask(4):
+ * how many rounds gave the same batch (ids and order); bytes: each model rank's GP */
+static int same_batches(const char **opts, int n_opts, int64_t *bytes) {
+  mpt_error err;
+  mpt_strategy *ser, *dis;
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, n_opts, 7, 400, &ser, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, n_opts, 7, 400, &dis, &err), 0);
+  assert_int_equal(mpt_bo_use_model_ranks(dis, MPI_COMM_WORLD, &err), 0);
+  int same = compare_rounds(ser, dis, 40, 4); /* 160 picks, the first 12 the initial sample */
+  int64_t rss[3];
+  int mem_rc = mpt_bo_model_memory(dis, bytes, rss, &err);
+  mpt_strategy_destroy(ser);
+  mpt_strategy_destroy(dis);
+  return mem_rc == 0 ? same : -1;
+}
+
+/* batch_pool=0 (every pick fantasized over every candidate: on the slices, one pass over each slice's V per
+ * pick) and the default batch_pool=512 (the later picks of a batch from the pool, whose members' columns the
+ * slices send to rank 0): the picks of the serial bo in both, every batch */
 static void test_picks_identical(void **state) {
   (void)state;
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   mpt_error err;
   if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
-  mpt_strategy *ser, *dis;
-  /* batch_pool=0: the serial batch fantasizes every pick over every candidate, as the slices do */
-  const char *opts[] = {"initial_samples=12", "batch_pool=0"};
-  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 2, 7, 400, &ser, &err), 0);
-  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 2, 7, 400, &dis, &err), 0);
-  assert_int_equal(mpt_bo_use_model_ranks(dis, MPI_COMM_WORLD, &err), 0);
-  int same = compare_rounds(ser, dis, 40, 4); /* 160 picks, the first 12 the initial sample */
-  int64_t bytes[3] = {0, 0, 0}, rss[3];
-  int mem_rc = mpt_bo_model_memory(dis, bytes, rss, &err);
-  /* the servers are released before any assertion can end the test */
-  mpt_strategy_destroy(ser);
-  mpt_strategy_destroy(dis);
-  mpt_gp_slices_quit(MPI_COMM_WORLD);
-  printf("batches identical: %d of 40; GP bytes per model rank: %lld %lld %lld\n", same, (long long)bytes[0],
-         (long long)bytes[1], (long long)bytes[2]);
-  assert_int_equal(same, 40);
-  assert_int_equal(mem_rc, 0);
+  const char *full[] = {"initial_samples=12", "batch_pool=0"}, *pooled[] = {"initial_samples=12"};
+  int64_t bytes[3] = {0, 0, 0}, bytes_pool[3] = {0, 0, 0};
+  int same_full = same_batches(full, 2, bytes), same_pool = same_batches(pooled, 1, bytes_pool);
+  mpt_gp_slices_quit(MPI_COMM_WORLD); /* the servers are released before any assertion can end the test */
+  printf("batches identical: %d of 40 (batch_pool=0), %d of 40 (batch_pool=512); GP bytes per model rank: %lld %lld "
+         "%lld\n", same_full, same_pool, (long long)bytes[0], (long long)bytes[1], (long long)bytes[2]);
+  assert_int_equal(same_full, 40);
+  assert_int_equal(same_pool, 40);
   /* each rank's GP: a third of the candidates; the float matrix of one GP over all of them, with room for the
    * same 256 observations, is 256 x N x 4 bytes */
   int64_t whole = (int64_t)256 * mpt_space_size(g_pts.space) * 4;
-  for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2);
+  for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2 && bytes_pool[r] < whole / 2);
 }
 
 static void test_refused_options(void **state) {
@@ -120,28 +133,41 @@ static void table_rows(void *ctx, int64_t first, int64_t n, double *rows) {
   memcpy(rows, (const double *)ctx + first * g_pts.dim, sizeof(double) * (size_t)(n * g_pts.dim));
 }
 
+/* rank 0: one GP over the candidates C (every valid configuration) and the slices of the same over the three
+ * ranks, both told n_obs observations (gpd_encode's points from x0 on, every step-th) and synced; 0 or an error */
+static int whole_and_slices(const double *C, int n_obs, int x0, int step, mpt_gp **gp, mpt_gp_slices **sl) {
+  int64_t N = mpt_space_size(g_pts.space);
+  int dim = g_pts.dim, rc;
+  double *X = gpd_encode(&g_pts, n_obs, x0, step), *y = malloc(sizeof(double) * (size_t)n_obs);
+  gpd_outputs(X, n_obs, dim, y);
+  mpt_gp_config cfg;
+  mpt_error err;
+  mpt_gp_config_default(&cfg);
+  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, gp, &err), 0);
+  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, (void *)C, sl, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(*gp, X + (size_t)i * dim, y[i], &err), 0);
+  rc = mpt_gp_slices_sync(*sl, *gp, &err);
+  free(X);
+  free(y);
+  return rc;
+}
+
 /* the pool of the best 100 candidates by EI from the three slices equals the pool of one GP over every
  * candidate (the same ids in the same order; EI equal up to the rounding of the float panels, which the
  * slices do over other blocks of candidates: 1e-5 relative), with a quarter of the candidates skipped */
 static void test_pool_slices(void **state) {
   (void)state;
-  int rank, dim = g_pts.dim, n_obs = 60, P = 100;
+  int rank, n_obs = 60, P = 100;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   mpt_error err;
   if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
   int64_t N = mpt_space_size(g_pts.space), n_free = 0;
-  double *C = gpd_encode(&g_pts, N, 0, 1), *X = gpd_encode(&g_pts, n_obs, 5, 181), y[60];
-  gpd_outputs(X, n_obs, dim, y);
+  double *C = gpd_encode(&g_pts, N, 0, 1);
   uint8_t *skip = malloc((size_t)N);
   for (int64_t c = 0; c < N; c++) skip[c] = c % 4 == 1;
-  mpt_gp_config cfg;
-  mpt_gp_config_default(&cfg);
   mpt_gp *gp;
   mpt_gp_slices *sl;
-  assert_int_equal(mpt_gp_create(&cfg, dim, N, C, &gp, &err), 0);
-  assert_int_equal(mpt_gp_slices_create(MPI_COMM_WORLD, &cfg, dim, N, table_rows, C, &sl, &err), 0);
-  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(gp, X + (size_t)i * dim, y[i], &err), 0);
-  int rc = mpt_gp_slices_sync(sl, gp, &err), n_sl = 0;
+  int rc = whole_and_slices(C, n_obs, 5, 181, &gp, &sl), n_sl = 0;
   mpt_gp_pool_item a[100], b[100];
   double m, sc;
   mpt_gp_normalization(gp, &m, &sc);
@@ -150,7 +176,7 @@ static void test_pool_slices(void **state) {
   mpt_gp_slices_free(sl);
   mpt_gp_slices_quit(MPI_COMM_WORLD);
   mpt_gp_free(gp);
-  free(C); free(X); free(skip);
+  free(C); free(skip);
   assert_int_equal(rc, 0);
   assert_int_equal(n_one, P);
   assert_int_equal(n_sl, P);
@@ -164,6 +190,70 @@ static void test_pool_slices(void **state) {
     assert_true(fabs(a[i].key - b[i].key) <= 1e-5 * fabs(a[i].key)); /* the float panels' rounding */
     assert_true(i == 0 || !mpt_gp_pool_before(&a[i], &a[i - 1])); /* sorted */
   }
+}
+
+/* the largest relative difference of the posteriors (mean, variance) of two pools' n members */
+static double pools_differ(const mpt_gp_pool *a, const mpt_gp_pool *b, int n) {
+  double worst = 0;
+  for (int j = 0; j < n; j++) {
+    double ma, va, mb, vb;
+    mpt_gp_pool_predict_var(a, j, j + 1, &ma, &va);
+    mpt_gp_pool_predict_var(b, j, j + 1, &mb, &vb);
+    worst = fmax(worst, fmax(fabs(ma - mb) / fmax(fabs(mb), 1e-300), fabs(va - vb) / fmax(vb, 1e-300)));
+  }
+  return worst;
+}
+
+/* the pool of a batch from the three slices (by log EI) holds the candidates one GP's pass keeps, in the same
+ * order, and loaded from the columns the slices send it is the pool loaded from that GP: the same posterior
+ * up to the float panels' rounding, before and after a fantasy */
+static void test_batch_pool_columns(void **state) {
+  (void)state;
+  int rank, dim = g_pts.dim, n_obs = 60, P = 100;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  int64_t N = mpt_space_size(g_pts.space), ids[100];
+  double *C = gpd_encode(&g_pts, N, 0, 1), abv[300], m, sc;
+  double *PX = malloc(sizeof(double) * (size_t)P * (size_t)dim);
+  float *V = malloc(sizeof(float) * (size_t)P * (size_t)n_obs);
+  uint8_t *skip = malloc((size_t)N);
+  for (int64_t c = 0; c < N; c++) skip[c] = c % 5 == 2;
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  mpt_gp_pool *one, *cols;
+  int n_sl = 0, rc = whole_and_slices(C, n_obs, 3, 167, &gp, &sl);
+  mpt_gp_normalization(gp, &m, &sc);
+  mpt_gp_pool_item a[100], b[100];
+  if (rc == 0) rc = mpt_gp_slices_batch_pool(sl, skip, NULL, (1.5 - m) / sc, 0.01, P, b, &n_sl, &err);
+  if (rc == 0) rc = mpt_gp_slices_columns(sl, b, n_sl, V, abv, &err);
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  assert_int_equal(rc, 0);
+  int n_one = mpt_gp_log_ei_pool(gp, 0, N, 0, skip, (1.5 - m) / sc, 0.01, P, a);
+  assert_int_equal(n_one, P);
+  assert_int_equal(n_sl, P);
+  for (int j = 0; j < P; j++) {
+    assert_int_equal(a[j].id, b[j].id);
+    assert_true(j == 0 || a[j].key <= a[j - 1].key); /* by log EI alone */
+    ids[j] = a[j].id;
+    memcpy(PX + (size_t)j * dim, C + (size_t)ids[j] * dim, sizeof(double) * (size_t)dim);
+  }
+  assert_int_equal(mpt_gp_pool_create(&one, &err), 0);
+  assert_int_equal(mpt_gp_pool_create(&cols, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(one, gp, ids, PX, P, &err), 0);
+  assert_int_equal(mpt_gp_pool_load_columns(cols, gp, ids, PX, V, abv, P, &err), 0);
+  double before = pools_differ(one, cols, P);
+  assert_int_equal(mpt_gp_pool_add_member(one, 0, 0.5, &err), 0);
+  assert_int_equal(mpt_gp_pool_add_member(cols, 0, 0.5, &err), 0);
+  double after = pools_differ(one, cols, P);
+  printf("batch pool of %d from the slices' columns against one GP's: relative difference %.1e, after a fantasy %.1e\n",
+         P, before, after);
+  assert_true(before <= 1e-5 && after <= 1e-5);
+  mpt_gp_pool_free(one);
+  mpt_gp_pool_free(cols);
+  mpt_gp_free(gp);
+  free(C); free(PX); free(V); free(skip);
 }
 
 /* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
@@ -217,7 +307,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
-                                     cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_lml_switch)};
+                                     cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_batch_pool_columns),
+                                     cmocka_unit_test(test_lml_switch)};
   int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   gpd_close(&g_pts);

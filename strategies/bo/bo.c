@@ -67,9 +67,10 @@
  * Files. This file is the strategy (options, create, tell, ask, the scans); it sits on the model
  * (strategies/bo/bo_model.c), the feasibility model (strategies/bo/bo_feasibility.c) and the local
  * candidate sets (strategies/bo/bo_local.c), which sit on the encoding (strategies/bo/bo_encode.c);
- * strategies/bo/bo_state.h is the state they share. With model ranks (b->dist, --model-ranks) the scan, the
- * fantasies' posterior and the exploration margin's variance sum go to the candidates' slices on those ranks
- * (strategies/bo/bo_dist.c) and b->gp keeps the observations only. */
+ * strategies/bo/bo_state.h is the state they share. With model ranks (b->dist, --model-ranks) the first
+ * pick's scan, the pending fantasies' posterior, the pool of a batch (its members' columns gathered to rank 0,
+ * whose pool then takes this ask's fantasies as here) and the exploration margin's variance sum go to the
+ * candidates' slices on those ranks (strategies/bo/bo_dist.c) and b->gp keeps the observations only. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -757,7 +758,7 @@ static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int
                     int64_t *id) {
   pick pk;
   int local = 0;
-  if (b->dist) { /* model ranks: the pool pass on their slices (acquisition=ei, no local picks) */
+  if (b->dist && !b->in_pool) { /* model ranks: the pool pass on their slices (acquisition=ei, no local picks) */
     *af = AF_EI;
     return bo_dist_pick(b, s, xi, prepare_feasibility(b), id);
   }
@@ -779,28 +780,34 @@ static int pick_one(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int
 
 /* the fantasy output of a pick (posterior at candidate id: the pool's when it is a member of the pool
  * in use, else the GP's): the pessimistic quantile (batch=quantile), the mean (believer) or worst (liar) */
-static double fantasy_value(const bo_state *b, int64_t id, double worst, int64_t *member) {
-  double mu, sdq;
+static int fantasy_value(bo_state *b, int64_t id, double worst, int64_t *member, double *y, mpt_error *err) {
+  double mu = 0, sdq = 0;
+  int rc = 0;
   int64_t j = -1;
   for (int64_t q = 0; b->in_pool && q < mpt_gp_pool_size(b->pool) && j < 0; q++)
     if (mpt_gp_pool_id(b->pool, q) == id) j = q;
   if (member) *member = j;
-  if (b->batch_liar) return worst;
+  if (b->batch_liar) { *y = worst; return 0; }
   if (j >= 0) {
     double m, sc, var;
     mpt_gp_pool_predict_var(b->pool, j, j + 1, &mu, &var);
     mpt_gp_pool_normalization(b->pool, &m, &sc);
     sdq = sc * sqrt(var);
-  } else {
+  } else if (!b->dist) {
     mpt_gp_predict_block(b->gp, id, id + 1, &mu, &sdq);
+  } else {
+    rc = bo_dist_predict(b, id, &mu, &sdq, err); /* model ranks */
   }
-  return b->batch_quantile != 0 ? mu + b->batch_quantile * sdq : mu;
+  *y = b->batch_quantile != 0 ? mu + b->batch_quantile * sdq : mu;
+  return rc;
 }
 
 /* the fantasy of pick id into the pool: at a member's column when it is one (the picks after the first) */
 static int pool_fantasy(bo_state *b, int64_t id, double worst, mpt_error *err) {
   int64_t j;
-  double y = fantasy_value(b, id, worst, &j);
+  double y;
+  int rc = fantasy_value(b, id, worst, &j, &y, err);
+  if (rc) return rc;
   return j >= 0 ? mpt_gp_pool_add_member(b->pool, j, y, err) : mpt_gp_pool_add(b->pool, bo_point(b, id), y, err);
 }
 
@@ -809,7 +816,7 @@ static int pool_fantasy(bo_state *b, int64_t id, double worst, mpt_error *err) {
  * (b->in_pool), and the fantasies of the picks from this one on condition it alone. 0 or an error */
 static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left) {
   int64_t P = b->batch_pool > 4 * (int64_t)left ? b->batch_pool : 4 * (int64_t)left;
-  int rc = bo_pool_build(b, s->seen, xi, P, &s->ask_error);
+  int rc = b->dist ? bo_dist_pool_build(b, s->seen, xi, P, &s->ask_error) : bo_pool_build(b, s->seen, xi, P, &s->ask_error);
   if (rc) return mpt_error_prefix(&s->ask_error, "bo: cannot build the pool of a batch");
   mpt_gp_pool_fix_normalization(b->pool, b->batch_fixed_norm);
   b->in_pool = 1;
@@ -842,7 +849,7 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
     ids[(*k)++] = id;
     b->iter++;
     if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
-    if (!b->in_pool && b->batch_pool > 0 && !b->dist && *k < n) { /* the model ranks fantasize on their slices */
+    if (!b->in_pool && b->batch_pool > 0 && *k < n) {
       rc = enter_pool(b, s, xi, n - *k);
     }
   }

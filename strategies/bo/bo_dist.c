@@ -4,11 +4,14 @@
  * the best P candidates by EI, merged on rank 0, then the feasibility model applied to the pool there. The
  * pool grows (x8) until it is certain to hold the pick the serial scan (strategies/bo/bo.c, scan and
  * feasible_fallback) makes: the EI arithmetic is the same, so the picks are the same but where two
- * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). */
+ * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). The
+ * pool of a batch (bo_dist_pool_build): the slices' pass by log EI (bo_pool_pass's key), merged on rank 0,
+ * whose pool takes its members' columns of V from the slices; the rest of the batch is bo.c's, on rank 0. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gp/gp_pool.h"
 #include "gp/gp_slices.h"
 #include "strategies/bo/bo_dist.h"
 #include "strategies/bo/bo_dist_hook.h"
@@ -132,5 +135,36 @@ int bo_dist_pick(bo_state *b, mpt_strategy *s, double xi, int use_feas, int64_t 
     if (rc || done) break;
     P = n_free < (int64_t)P * 8 ? (int)n_free : P * 8;
   }
+  return rc;
+}
+
+/* the pool's members' points (n x D) and ids into X, ids */
+static void member_points(bo_state *b, const mpt_gp_pool_item *pool, int n, double *X, int64_t *ids) {
+  for (int j = 0; j < n; j++) {
+    ids[j] = pool[j].id;
+    memcpy(X + (size_t)j * (size_t)b->D, bo_point(b, ids[j]), sizeof(double) * (size_t)b->D);
+  }
+}
+
+int bo_dist_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_error *err) {
+  if (P > b->N) P = b->N;
+  if (P > INT32_MAX / 8) return mpt_error_set(err, MPT_ERR_VALUE, "bo: a pool of %lld candidates is too large", (long long)P);
+  int rc = mpt_gp_slices_sync(b->dist, b->gp, err), n = 0, n0 = mpt_gp_n_obs(b->gp);
+  if (rc) return rc;
+  if (!b->pool && (rc = mpt_gp_pool_create(&b->pool, err)) != 0) return rc;
+  double m, sc;
+  mpt_gp_normalization(b->gp, &m, &sc);
+  mpt_gp_pool_item *pool = malloc(sizeof *pool * (size_t)(P > 0 ? P : 1));
+  int64_t *ids = malloc(sizeof *ids * (size_t)(P > 0 ? P : 1));
+  double *X = malloc(sizeof *X * (size_t)(P > 0 ? P : 1) * (size_t)b->D), *abv = malloc(sizeof *abv * 3 * (size_t)(P > 0 ? P : 1));
+  float *V = malloc(sizeof *V * (size_t)(P > 0 ? P : 1) * (size_t)(n0 > 0 ? n0 : 1));
+  if (!pool || !ids || !X || !abv || !V) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for a pool of %lld candidates", (long long)P);
+  if (rc == 0) rc = mpt_gp_slices_batch_pool(b->dist, seen, b->taken, (b->best_t - m) / sc, xi, (int)P, pool, &n, err);
+  if (rc == 0) rc = mpt_gp_slices_columns(b->dist, pool, n, V, abv, err);
+  if (rc == 0) {
+    member_points(b, pool, n, X, ids);
+    rc = mpt_gp_pool_load_columns(b->pool, b->gp, ids, X, V, abv, n, err);
+  }
+  free(pool); free(ids); free(X); free(abv); free(V);
   return rc;
 }

@@ -7,6 +7,9 @@
 /* the pick of an EI scan (pool pass on the slices; with the feasibility model when use_feas) into *id
  * (-1: nothing left); 0 or an error */
 int bo_dist_pick(bo_state *b, mpt_strategy *s, double xi, int use_feas, int64_t *id);
+/* the pool of a batch on the slices (bo_pool_build's, strategies/bo/bo_pool.h: the best P free candidates by
+ * log EI, b->pool loaded with their columns of V gathered from the model ranks); 0 or an error */
+int bo_dist_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_error *err);
 /* candidate c's posterior (mpt_gp_predict_block's) */
 int bo_dist_predict(bo_state *b, int64_t c, double *mean, double *sd, mpt_error *err);
 /* mpt_gp_variance_sum over the free candidates (s->seen) */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gp/gp_ei_pool.h"
 #include "gp/gp_pool.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_pool.h"
@@ -42,15 +43,6 @@ static int cmp_rank(const void *x, const void *y) {
   return better(a, c) ? -1 : better(c, a) ? 1 : 0;
 }
 
-/* log EI at normalized mean mu and variance var (sd floored at 1e-12; asymptotic below z = -6) */
-static double log_ei(double u, double var) {
-  double sd = sqrt(var);
-  if (sd < 1e-12) sd = 1e-12;
-  double z = u / sd;
-  if (z > -6) return log(sd * (z * 0.5 * erfc(-z / M_SQRT2) + exp(-0.5 * z * z - 0.9189385332046727)));
-  return log(sd / (z * z)) - 0.5 * z * z - 0.9189385332046727;
-}
-
 int64_t bo_pool_pass(const mpt_gp *gp, int64_t begin, int64_t end, int64_t first_id, const bo_pass_args *a,
                      int64_t P, bo_ranked *top) {
   enum { BLK = 1024 };
@@ -67,7 +59,7 @@ int64_t bo_pool_pass(const mpt_gp *gp, int64_t begin, int64_t end, int64_t first
       double u = a->fb - a->xi - (mu - a->m) / a->sc, v = var[c - b0];
       /* EI <= sd (max(z, 0) + phi(0)) = max(u, 0) + phi(0) sd: when that is under the worst key, skip */
       if (bound >= 0 && (u > 0 ? u : 0.0) + 0.3989422804014328 * sqrt(v > 1e-24 ? v : 1e-24) < bound * (1 - 1e-9)) continue;
-      push_bounded(top, &n, P, (bo_ranked){log_ei(u, v), id});
+      push_bounded(top, &n, P, (bo_ranked){mpt_gp_log_ei(u, v), id});
       if (n == P) bound = exp(top[0].key);
     }
   }
