@@ -36,6 +36,10 @@ const char *mpt_search_finished(const mpt_coord_search *s, int64_t space_size, i
   return NULL;
 }
 
+const mpt_space *mpt_search_space(const mpt_coord_search *s, const mpt_coord_config *c) {
+  return s->space ? s->space : c->space;
+}
+
 int mpt_search_take_default(mpt_coord_search *s, int64_t *id) {
   if (!s->default_first || s->default_id < 0) return 0;
   if (mpt_strategy_reserve(s->strategy, s->default_id) != 0) return 0; /* logged or already taken */

@@ -18,7 +18,14 @@ typedef struct mpt_coord_search {
   int default_first;           /* measure default_id first when it is not logged yet */
   const int *workers;          /* its worker ranks; none: it waits (its class has no worker in this session) */
   int n_workers;
-  mpt_coord_result res;        /* filled by mpt_coord_run: this search's counts, best and default */
+  mpt_coord_result res;        /* filled by mpt_coord_run: this search's counts, best and default; its reason: why
+                                  it finished ("budget", "exhausted"), else the run's */
+  /* its job's own (a campaign: several jobs, each its space and log); NULL: the mpt_coord_config's */
+  const mpt_space *space;
+  mpt_coord_record_fn record;
+  void *record_ctx;
+  mpt_coord_each_fn resume_each; /* its job's logged observations (the searches of one job share them) */
+  void *resume_src;
 } mpt_coord_search;
 
 /* Counts observation o into r (the default's measurement, valid, failed, missing, the best). Cancelled
@@ -28,6 +35,9 @@ void mpt_search_count(mpt_coord_result *r, int64_t default_id, const mpt_obs *o)
 /* Why search s is finished ("exhausted", "budget"), or NULL while it goes on; exhausted: its strategy has
  * nothing left to propose, in_flight: its evaluations running now. */
 const char *mpt_search_finished(const mpt_coord_search *s, int64_t space_size, int64_t in_flight, int exhausted);
+
+/* Search s's space: its job's, else the run's one space. */
+const mpt_space *mpt_search_space(const mpt_coord_search *s, const mpt_coord_config *c);
 
 /* 1 and *id when s's default configuration is to be dispatched now (a fresh run measures it first). */
 int mpt_search_take_default(mpt_coord_search *s, int64_t *id);

@@ -90,8 +90,8 @@ static void test_two_searches(void **state) {
   }
   static const int a100[] = {1, 3}, mi250x[] = {2};
   mpt_coord_search S[2] = {
-    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}},
-    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}},
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL},
   };
   static seen s;
   s.n = 0;
