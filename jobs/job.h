@@ -95,6 +95,21 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err);
  * ranks serve as workers. <0 on rank 0 when the log could not be started or the run failed (err says why;
  * the workers were stopped); a worker returns 0 (its exit status says how it ended). */
 int mpt_job_run(mpt_job *job, mpt_error *err);
+/* The parts of mpt_job_run, for a run of several jobs in one coordinator loop (a campaign, jobs/campaign/):
+ * mpt_job_start: the device table and, on rank 0, the log's session (collective; on its failure the workers are
+ * stopped). mpt_job_coord_config (rank 0, more than one rank): the coordinator settings of this job alone, its
+ * searches (one per device class, job index 0) carrying the job's space, record callback and resumed log; <0 with
+ * err (nothing stopped). mpt_job_keep_searches: the job runs its first n searches only (the caller moved the
+ * ones it keeps there). mpt_job_serve (workers): serves the coordinator with each job's evaluator (jobs[j]'s
+ * for the WORK of job j) until STOP, each job's exit status set. mpt_job_take_result (rank 0): the job's part of
+ * the run's result (its searches' totals; finished when they all are, else the run's reason), for
+ * mpt_job_report. */
+int mpt_job_start(mpt_job *job, mpt_error *err);
+int mpt_job_coord_config(mpt_job *job, struct mpt_coord_config *cc, mpt_error *err);
+void mpt_job_keep_searches(mpt_job *job, int n);
+void mpt_job_serve(mpt_job *const *jobs, int n);
+void mpt_job_take_result(mpt_job *job, int rc, const struct mpt_coord_result *all);
+int mpt_job_is_coordinator(const mpt_job *job);
 /* Rank 0: what the run came to. After a failed run, how far it got and that --resume continues it (the
  * error itself is the caller's to say, first); after a run, the log finished, the summary and the T4
  * export, <0 with err when the log or the export fails. Other ranks: nothing. */
