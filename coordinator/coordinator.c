@@ -153,7 +153,8 @@ static int warm_read(coord_state *s, int32_t job, mpt_coord_each_fn each, void *
   return rc;
 }
 
-/* the run's one log (mpt_coord_config.resume_each), or each job's own (its first search's resume_each) */
+/* the run's one log (mpt_coord_config.resume_each), or each job's own (its first search's resume_each; none: a
+ * fresh run) */
 static int warm_start(coord_state *s, mpt_error *err) {
   if (s->c->resume_each) return warm_read(s, 0, s->c->resume_each, s->c->resume_src, err);
   for (int i = 0; i < s->n; i++) {
@@ -813,7 +814,7 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   int rc = size == 1 && !c->local ? mpt_error_set(err, MPT_ERR_VALUE, "coordinator: no evaluator") : searches_open(&s, size, err);
   /* warm start: every logged observation goes to its search's strategy; cancelled ones are not measurements
    * and records of ids outside the space are skipped */
-  if (rc == 0 && c->resume_each) rc = warm_start(&s, err);
+  if (rc == 0) rc = warm_start(&s, err);
   if (rc < 0) {
     if (size > 1) mpt_wire_stop_all(c->comm, 1);
     searches_close(&s);
