@@ -393,13 +393,6 @@ typedef struct worker_pool {
   mpt_backoff b;
 } worker_pool;
 
-/* the place of rank in search i's workers, -1 when it is not one of them */
-static int worker_place(const mpt_coord_search *S, int rank) {
-  for (int j = 0; j < S->n_workers; j++)
-    if (S->workers[j] == rank) return j;
-  return -1;
-}
-
 /* search i's ask buffer, and its workers checked: each a worker rank, in one search per job at most */
 static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error *err) {
   const mpt_coord_search *S = &s->S[i];
@@ -408,25 +401,12 @@ static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error 
   if (!run->ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", S->n_workers);
   for (int k = 0; k < S->n_workers; k++) {
     int rank = S->workers[k], twice = 0;
-    for (int h = 0; h < i && !twice; h++) twice = s->S[h].job == S->job && worker_place(&s->S[h], rank) >= 0;
+    for (int h = 0; h < i && !twice; h++) twice = s->S[h].job == S->job && mpt_search_worker_place(&s->S[h], rank) >= 0;
     if (rank <= 0 || rank >= p->size || twice)
       return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: rank %d of search '%s' is no worker or serves two searches "
                            "of one job", rank, S->name);
   }
   return 0;
-}
-
-/* each worker's home search: with one search listing it, that one; a rank listed by m searches (its class in m
- * jobs) at its place p in the first is at home in the (p mod m)-th, so that a class's workers start on all its
- * jobs at once */
-static void assign_homes(coord_state *s, worker_pool *p) {
-  for (int rank = 1; rank < p->size; rank++) {
-    int m = 0, place = -1;
-    for (int i = 0; i < s->n; i++)
-      if (worker_place(&s->S[i], rank) >= 0 && m++ == 0) place = worker_place(&s->S[i], rank);
-    for (int i = 0, at = 0; m > 0 && i < s->n; i++)
-      if (worker_place(&s->S[i], rank) >= 0 && at++ == place % m) p->w[rank].home = i;
-  }
 }
 
 /* search h has no work left to hand out: finished, its strategy exhausted, or its whole budget handed out */
@@ -465,7 +445,11 @@ static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
     int rc = search_workers_open(s, p, i, err);
     if (rc < 0) return rc;
   }
-  assign_homes(s, p);
+  int *home = malloc(sizeof *home * (size_t)size);
+  if (!home) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
+  mpt_search_homes(s->S, s->n, size, home);
+  for (int k = 1; k < size; k++) p->w[k].home = home[k];
+  free(home);
   return 0;
 }
 

@@ -2,7 +2,8 @@
  * the workers of one device class in one job (a run of one job on one class has one), and what every
  * search's bookkeeping needs: counting its observations, whether it is finished, its default configuration
  * first, telling an observation to its own strategy and, as related knowledge, to the other searches of its
- * job (transfer between device classes), and the run's totals over all of them. */
+ * job (transfer between device classes), the run's totals over all of them, and which search a worker serves
+ * first (its home: a campaign lists a worker in one search per job of its class). */
 #ifndef MPT_COORD_SEARCH_H
 #define MPT_COORD_SEARCH_H
 #include <stdint.h>
@@ -52,6 +53,15 @@ int mpt_search_find(const mpt_coord_search *all, int n_searches, int32_t job, in
 /* Search s's part of the progress line: " | NAME done/budget best B ms R/s ETA m:ss" (done0: its evaluations when
  * the session started, elapsed: the session's seconds); returns the length written into buf (cap bytes). */
 int mpt_search_progress(const mpt_coord_search *s, int64_t done0, double elapsed, char *buf, int cap);
+
+/* The place of rank among s's workers, -1 when it is not one of them. */
+int mpt_search_worker_place(const mpt_coord_search *s, int rank);
+
+/* Each rank's home search into home[0..size) (-1: none lists it): the one search that lists it, or, for a rank
+ * listed by m searches (its class in m jobs of a campaign) at place p among the first one's workers, the
+ * (p mod m)-th of them, so that a class's workers start on all its jobs at once. The coordinator hands a worker
+ * another search's work only while its home search has none left for it. */
+void mpt_search_homes(const mpt_coord_search *all, int n_searches, int size, int *home);
 
 /* The run's totals over every search's result (sums; the best over all; the default and the ask that was
  * cut short: the first search's that has them). Leaves reason, signal, timings and n_workers alone. */
