@@ -819,6 +819,10 @@ void mpt_job_take_result(mpt_job *job, int rc, const mpt_coord_result *all) {
   int workers = 0; /* its searches' workers (a campaign's jobs share them) */
   for (int k = 0; k < job->n_searches; k++) workers += job->searches[k].n_workers;
   r->n_workers = workers;
+  /* the coordinator's time is the run's: the job's share of it by its evaluations, so that its per-evaluation
+   * figures are the run's */
+  double share = all->new_evals > 0 ? (double)r->new_evals / (double)all->new_evals : 0;
+  r->busy_s = all->busy_s * share, r->cpu_s = all->cpu_s * share, r->wait_s = all->wait_s * share;
   job->run_rc = rc;
   job->ran = 1;
 }
