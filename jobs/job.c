@@ -639,7 +639,7 @@ int mpt_job_start(mpt_job *job, mpt_error *err) {
            "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
     mpt_device_table_print(stdout, all + first, size - first);
   } else {
-    mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
+    if (!o->no_device_table) mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
   }
   warn_cpu_load(job);
   fflush(stdout);

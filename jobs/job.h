@@ -69,6 +69,7 @@ typedef struct mpt_job_options {
   int n_priors;
   int argc;                /* the command line, logged */
   char **argv;
+  int no_device_table;     /* the device table is not printed (a campaign prints it with its first job only) */
   int model_ranks;         /* --model-ranks K (> 0): the job runs on comm (rank 0 and the workers) and bo's model
                               on model_comm (rank 0 and the K model ranks, which serve it: gp/gp_slices.h) */
   MPI_Comm comm, model_comm;

@@ -93,6 +93,7 @@ static int open_jobs(camp_state *s) {
     if (s->log_state[j] == LOG_FINISHED) continue;
     mpt_job_options o;
     job_options(s, &s->c->jobs[j], &o);
+    o.no_device_table = s->n > 0; /* the first job's shows it */
     mpt_error err;
     mpt_error_clear(&err);
     int rc = mpt_job_open(&o, &s->jobs[s->n], &err);
@@ -111,6 +112,7 @@ static int start_jobs(camp_state *s) {
   for (int j = 0; j < s->n; j++) {
     mpt_error err;
     mpt_error_clear(&err);
+    if (s->rank == 0) printf("job %s: ", s->cj[j]->name); /* its header line follows */
     int rc = mpt_job_start(s->jobs[j], &err);
     if (s->rank == 0 && rc < 0) fprintf(stderr, "mptune campaign: job %s: %s\n", s->cj[j]->name, err.msg);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -145,6 +147,9 @@ static int join_searches(camp_state *s, int j, mpt_coord_config *cc, mpt_error *
     a->name = s->names[s->n_all++];
   }
   if (kept == 0) printf("job %s: none of its classes has a worker in this allocation; it waits\n", s->cj[j]->name);
+  printf("job %s: budget per class:", s->cj[j]->name);
+  for (int k = 0; k < kept; k++) printf("%s %s %lld", k ? "," : "", S[k].name, (long long)S[k].budget);
+  printf("\n");
   return 0;
 }
 
