@@ -408,6 +408,7 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
   mpt_job_options eo = job->o;
   int k = mpt_job_rank_class(&job->o, job->rank, job->size, job->rank_class, sizeof job->rank_class);
   if (k >= 0) eo.simulate = eo.sim_file[k];
+  if (job->size > 1 && job->o.device) return 0; /* a job of another class: no evaluator, the device as given */
   if (eo.virtual_workers > 0) {
     if (job->size > 1)
       return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers runs on one rank (rank 0 simulates the workers): "
@@ -603,13 +604,22 @@ static void warn_cpu_load(const mpt_job *job) {
   if (mpt_cpu_load_warning(&l, msg, sizeof msg)) fprintf(stderr, "mptune %s: warning: %s\n", job->cmd, msg);
 }
 
+void mpt_job_device(const mpt_job *job, mpt_device_info *out) {
+  if (!job->ev && job->o.device) {
+    *out = *job->o.device;
+    out->rank = job->rank;
+    return;
+  }
+  mpt_device_describe(job->ev, job->rank, out);
+  if (job->rank_class[0]) mpt_device_class_assign(out, job->rank_class);
+}
+
 int mpt_job_start(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   int rank = job->rank, size = job->size;
   mpt_device_info mine, *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
   if (job->is_worker) {
-    mpt_device_describe(job->ev, rank, &mine);
-    if (job->rank_class[0]) mpt_device_class_assign(&mine, job->rank_class);
+    mpt_job_device(job, &mine);
   } else {
     memset(&mine, 0, sizeof mine);
     mine.rank = -1;
@@ -803,7 +813,7 @@ void mpt_job_keep_searches(mpt_job *job, int n) {
   if (n >= 0 && n < job->n_searches) job->n_searches = n;
 }
 
-int mpt_job_is_coordinator(const mpt_job *job) { return job->rank == 0; }
+int mpt_job_evaluator_open(const mpt_job *job) { return job->ev != NULL; }
 
 void mpt_job_take_result(mpt_job *job, int rc, const mpt_coord_result *all) {
   mpt_coord_result *r = &job->res;

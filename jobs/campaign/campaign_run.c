@@ -28,6 +28,8 @@ typedef struct camp_state {
   mpt_coord_search *all;
   int n_all;
   char (*names)[200];          /* "JOB/CLASS", the searches' names on the progress line */
+  mpt_device_info device;      /* a worker: its device, as the first job's evaluator describes it */
+  int device_known;
 } camp_state;
 
 /* rank 0: whether each job's log exists and whether it is finished (broadcast); a finished one is said */
@@ -94,12 +96,18 @@ static int open_jobs(camp_state *s) {
     mpt_job_options o;
     job_options(s, &s->c->jobs[j], &o);
     o.no_device_table = s->n > 0; /* the first job's shows it */
+    /* a worker opens the evaluators of the jobs its class runs (and the first job's, which describes its device) */
+    if (s->device_known && mpt_campaign_job_budget(&s->c->jobs[j], s->device.device_class) < 0) o.device = &s->device;
     mpt_error err;
     mpt_error_clear(&err);
     int rc = mpt_job_open(&o, &s->jobs[s->n], &err);
     if (rc < 0) {
       if (s->rank == 0) fprintf(stderr, "mptune campaign: job %s: %s\n", s->c->jobs[j].name, err.msg);
       return rc;
+    }
+    if (s->rank > 0 && s->n == 0 && mpt_job_evaluator_open(s->jobs[0])) {
+      mpt_job_device(s->jobs[0], &s->device);
+      s->device_known = 1;
     }
     s->cj[s->n++] = &s->c->jobs[j];
   }
