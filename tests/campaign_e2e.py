@@ -20,6 +20,7 @@ Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA.
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -199,7 +200,8 @@ def t_bad():
             check(p.returncode != 0, f"{what}: exit 0")
             check(len(lines) == 1 and msg in lines[0], f"{what}: messages {lines}")
             if np > 1:
-                check(lines and lines[0].startswith(f"mptune campaign: {path}:"), f"{what}: no file and line: {lines}")
+                check(lines and re.match(rf"mptune campaign: {re.escape(path)}:\d+:\d+: jobs\[\d\]\.", lines[0]),
+                      f"{what}: no file, line and field: {lines}")
             check(not [f for f in os.listdir(tmp) if f.endswith(".h5")], f"{what}: a log was written")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -36,18 +36,36 @@ static int record(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
-/* a worker: the replay of its class's file until STOP */
-static void serve(const fixture *f, const char *file) {
+/* a worker of `jobs` jobs (1 or 2): the replay of its class's file for each, until STOP */
+static void serve_jobs(const fixture *f, const char *file, int jobs) {
   char path[2048];
   snprintf(path, sizeof path, "%s/brute-forced/%s", f->dir, file);
   mpt_eval_settings set;
   memset(&set, 0, sizeof set);
   set.simulate_path = path;
-  mpt_evaluator *ev = NULL;
+  mpt_evaluator *ev[2] = {NULL, NULL};
   mpt_error err;
-  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
-  assert_int_equal(mpt_worker_run(MPI_COMM_WORLD, 0, ev, NULL, NULL), 0);
-  mpt_evaluator_close(ev);
+  for (int j = 0; j < jobs; j++) assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev[j], &err), 0);
+  if (jobs == 1) assert_int_equal(mpt_worker_run(MPI_COMM_WORLD, 0, ev[0], NULL, NULL), 0);
+  else assert_int_equal(mpt_worker_run_jobs(MPI_COMM_WORLD, 0, ev, jobs, NULL, NULL), 0);
+  for (int j = 0; j < jobs; j++) mpt_evaluator_close(ev[j]);
+}
+
+static void serve(const fixture *f, const char *file) { serve_jobs(f, file, 1); }
+
+/* rank 0: the coordinator over searches S[0..n) (record: the run's callback's context, NULL: each search's own),
+ * ended by its budget */
+static void run_searches(const fixture *f, mpt_coord_search *S, int n, seen *record_ctx, mpt_coord_result *r) {
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.searches = S, c.n_searches = n, c.transfer = 1, c.cross = 1;
+  c.space = f->s;
+  if (record_ctx) c.record = record, c.record_ctx = record_ctx;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, r, &err), 0);
+  assert_string_equal(r->reason, "budget");
 }
 
 static mpt_strategy *random_strategy(const fixture *f, uint64_t seed, int64_t budget) {
@@ -97,17 +115,8 @@ static void test_two_searches(void **state) {
   };
   static seen s;
   s.n = 0;
-  mpt_coord_config c;
-  memset(&c, 0, sizeof c);
-  c.comm = MPI_COMM_WORLD;
-  c.searches = S, c.n_searches = 2, c.transfer = 1, c.cross = 1;
-  c.space = f->s;
-  c.record = record, c.record_ctx = &s;
-  c.progress = MPT_PROGRESS_OFF;
   mpt_coord_result r;
-  mpt_error err;
-  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
-  assert_string_equal(r.reason, "budget");
+  run_searches(f, S, 2, &s, &r);
   assert_int_equal(r.done, 19);
   check_two_searches(&s, S);
   assert_true(S[0].res.default_seen && S[1].res.default_seen); /* each class measures its own default */
@@ -143,20 +152,6 @@ static void test_explicit_workers(void **state) {
   mpt_strategy_destroy(c.strategy);
 }
 
-/* a worker of two jobs: its class's replay for each (rank 2's class runs job 0 only) */
-static void serve_two_jobs(const fixture *f, const char *file, int jobs) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/brute-forced/%s", f->dir, file);
-  mpt_eval_settings set;
-  memset(&set, 0, sizeof set);
-  set.simulate_path = path;
-  mpt_evaluator *ev[2] = {NULL, NULL};
-  mpt_error err;
-  for (int j = 0; j < jobs; j++) assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev[j], &err), 0);
-  assert_int_equal(mpt_worker_run_jobs(MPI_COMM_WORLD, 0, ev, 2, NULL, NULL), 0);
-  for (int j = 0; j < jobs; j++) mpt_evaluator_close(ev[j]);
-}
-
 /* job 0: A100 (ranks 1, 3; budget 3) and MI250X (rank 2; budget 5); job 1: A100 only (ranks 1, 3; budget 80).
  * Rank 1 is at home in job 0, rank 3 in job 1 (mpt_search_homes); job 0's A100 work runs out first (3 against
  * 80: the margin keeps a loaded machine's scheduling from letting rank 3 finish alone) and rank 1 goes on with
@@ -165,7 +160,7 @@ static void serve_two_jobs(const fixture *f, const char *file, int jobs) {
 static void test_two_jobs(void **state) {
   const fixture *f = *state;
   if (g_rank != 0) {
-    serve_two_jobs(f, g_rank == 2 ? "convolution_MI250X_T4.json.gz" : "convolution_A100_T4.json.gz", g_rank == 2 ? 1 : 2);
+    serve_jobs(f, g_rank == 2 ? "convolution_MI250X_T4.json.gz" : "convolution_A100_T4.json.gz", 2);
     return;
   }
   static const int a100[] = {1, 3}, mi250x[] = {2};
@@ -183,15 +178,8 @@ static void test_two_jobs(void **state) {
   assert_int_equal(home[1], 0);
   assert_int_equal(home[2], 1);
   assert_int_equal(home[3], 2);
-  mpt_coord_config c;
-  memset(&c, 0, sizeof c);
-  c.comm = MPI_COMM_WORLD;
-  c.searches = S, c.n_searches = 3, c.transfer = 1, c.cross = 1;
-  c.progress = MPT_PROGRESS_OFF;
   mpt_coord_result r;
-  mpt_error err;
-  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
-  assert_string_equal(r.reason, "budget");
+  run_searches(f, S, 3, NULL, &r); /* each search's own record callback */
   assert_int_equal(r.n_workers, 3);
   int a0 = 0, m0 = 0, cross0 = 0, a1 = 0, by1 = 0;
   for (int i = 0; i < s0.n; i++) {
