@@ -8,7 +8,7 @@ One ctest test per sub-command:
          observation from its own class's workers and equal to that class's replayed file; conv-a100 only from
          A100 workers; the A100 worker at home in conv went on to conv-a100 once conv's A100 work ran out; the
          progress line names JOB/CLASS; each job's summary and conv's portability table; the same command again
-         reports both jobs finished and runs nothing
+         reports both jobs finished and runs nothing; a larger budget for conv in the file extends conv alone
   kill   SIGKILL of the whole mpiexec (rank 0 with it) at random moments, then a SIGINT (exit 130, both jobs
          stopped and resumable), then the same command until it finishes: nothing logged is lost, nothing is
          repeated within a (job, class), every budget is reached exactly (with --class-ranks)
@@ -115,6 +115,13 @@ def t_run():
         check(q.returncode == 0 and "job conv: finished" in q.stdout and "job conv-a100: finished" in q.stdout and
               "every job is finished" in q.stdout, f"again: rc {q.returncode}: {q.stdout[-500:]} {q.stderr[-500:]}")
         check([len(c.records(f)[0]) for f in (conv, a100)] == n_before, "again: records were appended")
+        # a larger budget in the file extends a finished job (as tune --resume --budget N), the other stays finished
+        more = {"conv": {"A100": 4, "MI250X": 26, "W6600": 26}, "conv-a100": BUDGETS["conv-a100"]}
+        q = d.mpirun(7, "campaign", campaign(tmp, more), "--progress", "off", check_rc=0)
+        check(q.returncode == 0 and "job conv-a100: finished" in q.stdout and "job conv: finished" not in q.stdout and
+              "extending it to 26" in q.stdout, f"extended: rc {q.returncode}: {q.stdout[-800:]} {q.stderr[-400:]}")
+        check_job(conv, more["conv"], "conv extended")
+        check(len(c.records(a100)[0]) == n_before[1], "extended: conv-a100 was run again")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

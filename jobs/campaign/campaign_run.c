@@ -32,27 +32,6 @@ typedef struct camp_state {
   int device_known;
 } camp_state;
 
-/* rank 0: whether each job's log exists and whether it is finished (broadcast); a finished one is said */
-static void read_log_states(camp_state *s) {
-  const mpt_campaign *c = s->c;
-  for (int j = 0; s->rank == 0 && j < c->n_jobs; j++) {
-    struct stat sb;
-    const char *log = c->jobs[j].opts.log;
-    s->log_state[j] = stat(log, &sb) == 0 ? LOG_RESUME : LOG_NEW;
-    mpt_runlog *rl = NULL;
-    mpt_error ignored;
-    mpt_error_clear(&ignored);
-    if (s->log_state[j] != LOG_RESUME || mpt_runlog_open_readonly(log, &rl, &ignored) != 0) continue;
-    if (mpt_runlog_is_finished(rl)) {
-      s->log_state[j] = LOG_FINISHED;
-      printf("job %s: finished (%s, %lld evaluations); not run again\n", c->jobs[j].name, log,
-             (long long)mpt_runlog_measured(rl));
-    }
-    mpt_runlog_close(rl);
-  }
-  MPI_Bcast(s->log_state, c->n_jobs, MPI_INT, 0, MPI_COMM_WORLD);
-}
-
 /* the budget a job's strategy and log get: the largest of its classes' (0 when the file gives none: -1, the
  * problem's Budget block) */
 static int64_t largest_budget(const mpt_campaign *c, const mpt_campaign_job *j) {
@@ -64,6 +43,36 @@ static int64_t largest_budget(const mpt_campaign *c, const mpt_campaign_job *j) 
   for (int k = 0; k < j->n_class_budgets; k++)
     if (j->class_budgets[k].budget > most) most = j->class_budgets[k].budget;
   return most;
+}
+
+/* a finished log (mpt_runlog_is_finished) that the job's budget does not extend: stopped by its budget or its time
+ * budget with no class budget above the most a class holds (as `tune --resume --budget N` extends one), or exhausted */
+static int stays_finished(mpt_runlog *rl, int64_t budget) {
+  if (!mpt_runlog_is_finished(rl)) return 0;
+  const char *why = mpt_runlog_meta(rl, "stop_reason");
+  int by_budget = why && (strcmp(why, "budget") == 0 || strcmp(why, "time") == 0);
+  return !(by_budget && budget > mpt_runlog_measured_class(rl));
+}
+
+/* rank 0: whether each job's log exists and whether it is finished (broadcast); a finished one is said */
+static void read_log_states(camp_state *s) {
+  const mpt_campaign *c = s->c;
+  for (int j = 0; s->rank == 0 && j < c->n_jobs; j++) {
+    struct stat sb;
+    const char *log = c->jobs[j].opts.log;
+    s->log_state[j] = stat(log, &sb) == 0 ? LOG_RESUME : LOG_NEW;
+    mpt_runlog *rl = NULL;
+    mpt_error ignored;
+    mpt_error_clear(&ignored);
+    if (s->log_state[j] != LOG_RESUME || mpt_runlog_open_readonly(log, &rl, &ignored) != 0) continue;
+    if (stays_finished(rl, largest_budget(c, &c->jobs[j]))) {
+      s->log_state[j] = LOG_FINISHED;
+      printf("job %s: finished (%s, %lld evaluations); not run again\n", c->jobs[j].name, log,
+             (long long)mpt_runlog_measured(rl));
+    }
+    mpt_runlog_close(rl);
+  }
+  MPI_Bcast(s->log_state, c->n_jobs, MPI_INT, 0, MPI_COMM_WORLD);
 }
 
 /* what a `tune` of job j over every class gets: its options, the campaign's simulated classes and the command
