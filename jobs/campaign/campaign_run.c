@@ -238,6 +238,8 @@ static int run_jobs(camp_state *s) {
     return mpt_job_exit_status(s->jobs[0]);
   }
   mpt_coord_result res;
+  memset(&res, 0, sizeof res); /* what the jobs report when the run fails before it starts */
+  res.reason = "error";
   mpt_error err;
   mpt_error_clear(&err);
   int rc = coordinate(s, &res, &err);
