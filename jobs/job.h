@@ -70,7 +70,7 @@ typedef struct mpt_job_options {
   int argc;                /* the command line, logged */
   char **argv;
   int no_device_table;     /* the device table is not printed (a campaign prints it with its first job only) */
-  const mpt_device_info *device; /* a worker of several ranks: its device as another job's evaluator described it
+  const mpt_device_info *device; /* a worker of several jobs: its device as another job's evaluator described it
                               (mpt_job_device); given, the worker opens no evaluator for this job (a campaign's
                               job its class does not run) and the device table shows this one. NULL: it opens one */
   int model_ranks;         /* --model-ranks K (> 0): the job runs on comm (rank 0 and the workers) and bo's model
