@@ -9,8 +9,8 @@ One ctest test per sub-command:
          A100 workers; the A100 worker at home in conv went on to conv-a100 once conv's A100 work ran out; the
          progress line names JOB/CLASS; each job's summary and conv's portability table; the same command again
          reports both jobs finished and runs nothing; a larger budget for conv in the file extends conv alone
-  kill   SIGKILL of the whole mpiexec (rank 0 with it) at random moments, then a SIGINT (exit 130, both jobs
-         stopped and resumable), then the same command until it finishes: nothing logged is lost, nothing is
+  kill   SIGKILL of the whole mpiexec (rank 0 with it) at random moments, then a SIGINT (both jobs stopped by it,
+         resumable), then the same command until it finishes: nothing logged is lost, nothing is
          repeated within a (job, class), every budget is reached exactly (with --class-ranks)
   bad    bad input: an unknown class, a missing problem, one rank: one message naming file, line and field,
          a non-zero exit, nothing written
@@ -172,9 +172,9 @@ def t_kill():
             os.killpg(p.pid, signal.SIGINT if last else signal.SIGKILL)
             out, err = p.communicate(timeout=60)
             kills += 1
-            if last:
-                check(p.returncode == 130 and out.count("stopped: signal") == 2,
-                      f"SIGINT: rc {p.returncode}, stdout {out[-800:]} {err[-400:]}")
+            if last:  # 130, as a shell reports it; mpiexec.mpich, signalled itself, may report 0 (as in dist_e2e)
+                check(p.returncode in (0, 130) and out.count("stopped: signal 2 received") == 2,
+                      f"SIGINT: rc {p.returncode}, stdout {out[-1500:]} {err[-400:]}")
             check(d.wait_gone(tmp), "rank processes survived")
             for pid in d.rank_pids(tmp):
                 os.kill(pid, signal.SIGKILL)
