@@ -1,5 +1,7 @@
-/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Each worker serves one search and
- * holds up to 1 + lookahead configurations (a FIFO, answered in the order sent; the ones beyond the first compile
+/* coordinator/coordinator.c: the rank-0 loop (see coordinator/coordinator.h). Each worker has a home search (the
+ * first search that lists it) and serves the other searches that list it (its class in other jobs of a campaign)
+ * while its home search has no work left for it (finished, exhausted, or its budget all handed out); it holds up
+ * to 1 + lookahead configurations (a FIFO, answered in the order sent; the ones beyond the first compile
  * ahead on the worker); a stop sends DROP so that every held one is answered before the loop ends (and before the
  * confirmation). Waiting for results uses MPI_Iprobe + nanosleep back-off (mpi/wire.h), so the coordinator leaves
  * its core to compilers. */
@@ -23,7 +25,8 @@ typedef struct held_work {
 /* what one worker holds: the configuration it evaluates and up to `lookahead` more (sent ahead, compiled while it
  * evaluates), in the order sent, which is the order their observations come back in */
 typedef struct worker_slot {
-  int search;          /* the search it serves (-1: none, e.g. a worker without a usable device) */
+  int home;            /* the search it serves first (-1: none, e.g. a worker without a usable device); each
+                          configuration it holds names its own search (held[].work.search) */
   int n;               /* held */
   held_work held[MPT_COORD_MAX_LOOKAHEAD + 1];
   mpt_wire_work send[MPT_COORD_MAX_LOOKAHEAD + 1]; /* send buffers of the WORK messages, used in turn */
@@ -35,7 +38,6 @@ typedef struct worker_slot {
 
 /* a search's side of the run: its workers' room, what it has in flight, whether its strategy is exhausted */
 typedef struct search_run {
-  int n_free;          /* room left in its workers that take work (each holds up to 1 + the lookahead) */
   int64_t in_flight;
   int exhausted;
   int64_t *ids;        /* what its strategy proposed for them */
@@ -54,6 +56,7 @@ typedef struct coord_state {
   int *one_workers;
   mpt_cross cross;       /* the portability evaluations (c->cross with several searches; cross.n == 0: none) */
   unsigned char *finished; /* per search: finished (set by check_stop) */
+  int32_t warm_job;        /* the job whose log the warm start reads now */
   char classes[1536];      /* the classes' parts of the progress line */
   mpt_progress prog;
   double t0;       /* start of this session's run */
@@ -83,7 +86,7 @@ static int searches_open(coord_state *s, int size, mpt_error *err) {
     if (c->workers && size > 1) /* an explicit set */
       for (n = 0; n < c->n_workers && n < size; n++) s->one_workers[n] = c->workers[n];
     s->one = (mpt_coord_search){"", 0, 0, c->strategy, c->budget, c->default_id, c->default_first,
-                                s->one_workers, n, {0}};
+                                s->one_workers, n, {0}, NULL, NULL, NULL, NULL, NULL};
     s->S = &s->one, s->n = 1;
   }
   s->run = calloc((size_t)s->n, sizeof *s->run);
@@ -125,11 +128,11 @@ static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
   (void)config;
   coord_state *s = ctx;
   if (o->cross_from > 0) { /* a portability evaluation: no search's measurement */
-    if (s->cross.n) mpt_cross_logged(&s->cross, s->S, o);
+    if (s->cross.n) mpt_cross_logged(&s->cross, s->S, s->warm_job, o);
     return 0;
   }
-  int i = mpt_search_find(s->S, s->n, 0, s->S == &s->one ? 0 : o->device_class);
-  if (i < 0 || o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= mpt_space_size(s->c->space)) {
+  int i = mpt_search_find(s->S, s->n, s->warm_job, s->S == &s->one ? 0 : o->device_class);
+  if (i < 0 || o->status == MPT_STATUS_CANCELLED || o->id < 0 || o->id >= mpt_space_size(mpt_search_space(&s->S[i], s->c))) {
     for (int k = 0; k < s->n; k++) warm_flush(s, k);
     return 0;
   }
@@ -142,21 +145,40 @@ static int warm_one(void *ctx, const mpt_obs *o, const int32_t *config) {
   return 0;
 }
 
-static int warm_start(coord_state *s, mpt_error *err) {
-  int rc = s->c->resume_each(s->c->resume_src, warm_one, s, err);
+static int warm_read(coord_state *s, int32_t job, mpt_coord_each_fn each, void *src, mpt_error *err) {
+  s->warm_job = job;
+  int rc = each(src, warm_one, s, err);
   if (rc == MPT_ERR_NOMEM && !err->msg[0]) mpt_error_set(err, rc, "out of memory");
   for (int i = 0; rc == 0 && i < s->n; i++) warm_flush(s, i);
   return rc;
+}
+
+/* the run's one log (mpt_coord_config.resume_each), or each job's own (its first search's resume_each; none: a
+ * fresh run) */
+static int warm_start(coord_state *s, mpt_error *err) {
+  if (s->c->resume_each) return warm_read(s, 0, s->c->resume_each, s->c->resume_src, err);
+  for (int i = 0; i < s->n; i++) {
+    const mpt_coord_search *S = &s->S[i];
+    int first = 1; /* the job's first search reads its log */
+    for (int k = 0; k < i; k++) first &= s->S[k].job != S->job;
+    int rc = first && S->resume_each ? warm_read(s, S->job, S->resume_each, S->resume_src, err) : 0;
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+/* search i's record callback: its job's, else the run's */
+static int record(coord_state *s, int i, const mpt_obs *o, mpt_error *err) {
+  mpt_coord_record_fn fn = s->S[i].record ? s->S[i].record : s->c->record;
+  return fn ? fn(s->S[i].record ? s->S[i].record_ctx : s->c->record_ctx, o, err) : 0;
 }
 
 /* log (flushed) first, then tell search i's strategy (and, as related, the other searches') */
 static int take(coord_state *s, int i, mpt_obs *o, mpt_error *err) {
   mpt_coord_result *r = &s->S[i].res;
   o->device_class = s->S[i].device_class;
-  if (s->c->record) {
-    int rc = s->c->record(s->c->record_ctx, o, err);
-    if (rc < 0) return rc;
-  }
+  int rc = record(s, i, o, err);
+  if (rc < 0) return rc;
   if (o->status == MPT_STATUS_CANCELLED) {
     r->cancelled++;
     return 0;
@@ -175,10 +197,8 @@ static int take_cross(coord_state *s, int y, int x, mpt_obs *o, mpt_error *err) 
   o->device_class = s->S[y].device_class;
   o->cross_from = s->S[x].device_class + 1;
   s->cross.busy[x * s->n + y] = 0;
-  if (s->c->record) {
-    int rc = s->c->record(s->c->record_ctx, o, err);
-    if (rc < 0) return rc;
-  }
+  int rc = record(s, y, o, err);
+  if (rc < 0) return rc;
   if (o->status != MPT_STATUS_CANCELLED) s->cross.done[x * s->n + y] = o->id;
   return 0;
 }
@@ -204,7 +224,8 @@ static const char *check_stop(const coord_state *s, double now) {
   if (mpt_signals_count() > 0) return "signal";
   int all = 1, waiting = 0, exhausted = 1;
   for (int i = 0; i < s->n; i++) {
-    const char *why = mpt_search_finished(&s->S[i], mpt_space_size(s->c->space), s->run[i].in_flight, s->run[i].exhausted);
+    const char *why = mpt_search_finished(&s->S[i], mpt_space_size(mpt_search_space(&s->S[i], s->c)), s->run[i].in_flight,
+                                          s->run[i].exhausted);
     s->finished[i] = why != NULL;
     if (!why && s->S[i].n_workers == 0) waiting = 1;
     else if (!why) all = 0;
@@ -372,20 +393,41 @@ typedef struct worker_pool {
   mpt_backoff b;
 } worker_pool;
 
-/* search i's room (depth per worker) and ask buffer; its workers' slots point to it */
+/* search i's ask buffer, and its workers checked: each a worker rank, in one search per job at most */
 static int search_workers_open(coord_state *s, worker_pool *p, int i, mpt_error *err) {
   const mpt_coord_search *S = &s->S[i];
   search_run *run = &s->run[i];
   run->ids = malloc(sizeof *run->ids * ((size_t)S->n_workers * (size_t)p->depth + 1));
   if (!run->ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", S->n_workers);
   for (int k = 0; k < S->n_workers; k++) {
-    int rank = S->workers[k];
-    if (rank <= 0 || rank >= p->size || p->w[rank].search >= 0)
-      return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: rank %d of search '%s' is no worker or serves two searches", rank, S->name);
-    p->w[rank].search = i;
-    run->n_free += p->depth;
+    int rank = S->workers[k], twice = 0;
+    for (int h = 0; h < i && !twice; h++) twice = s->S[h].job == S->job && mpt_search_worker_place(&s->S[h], rank) >= 0;
+    if (rank <= 0 || rank >= p->size || twice)
+      return mpt_error_set(err, MPT_ERR_VALUE, "coordinator: rank %d of search '%s' is no worker or serves two searches "
+                           "of one job", rank, S->name);
   }
   return 0;
+}
+
+/* search h has no work left to hand out: finished, its strategy exhausted, or its whole budget handed out */
+static int no_work_left(const coord_state *s, int h) {
+  return s->finished[h] || s->run[h].exhausted || s->S[h].budget - s->S[h].res.done - s->run[h].in_flight <= 0;
+}
+
+/* worker k takes search i's work now: it is at home there, or its home search has no work left */
+static int takes_work(const coord_state *s, const worker_pool *p, int i, int k) {
+  const worker_slot *w = &p->w[k];
+  return !w->out && w->home >= 0 && (w->home == i || no_work_left(s, w->home));
+}
+
+/* the room search i's workers that take its work have (each holds up to 1 + the lookahead) */
+static int64_t search_room(const coord_state *s, const worker_pool *p, int i) {
+  int64_t room = 0;
+  for (int j = 0; j < s->S[i].n_workers; j++) {
+    int k = s->S[i].workers[j];
+    if (takes_work(s, p, i, k)) room += p->depth - p->w[k].n;
+  }
+  return room;
 }
 
 static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
@@ -396,13 +438,18 @@ static int pool_open(coord_state *s, worker_pool *p, int size, mpt_error *err) {
   if (!p->w) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
   for (int k = 0; k < size; k++) {
     for (int j = 0; j <= MPT_COORD_MAX_LOOKAHEAD; j++) p->w[k].req[j] = MPI_REQUEST_NULL;
-    p->w[k].search = -1;
+    p->w[k].home = -1;
   }
   mpt_backoff_init(&p->b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
   for (int i = 0; i < s->n; i++) {
     int rc = search_workers_open(s, p, i, err);
     if (rc < 0) return rc;
   }
+  int *home = malloc(sizeof *home * (size_t)size);
+  if (!home) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory for %d workers", size - 1);
+  mpt_search_homes(s->S, s->n, size, home);
+  for (int k = 1; k < size; k++) p->w[k].home = home[k];
+  free(home);
   return 0;
 }
 
@@ -420,11 +467,11 @@ static void pool_close(coord_state *s, worker_pool *p) {
   free(p->w);
 }
 
-/* sends config id of worker k's search (cross_from: 0, or x + 1 for search x's best) to worker k, which holds it
- * after what it holds already */
-static void send_work(coord_state *s, worker_pool *p, int k, int64_t id, int cross_from) {
+/* sends config id of search i (cross_from: 0, or x + 1 for search x's best) to worker k, which holds it after what
+ * it holds already */
+static void send_work(coord_state *s, worker_pool *p, int k, int i, int64_t id, int cross_from) {
   worker_slot *w = &p->w[k];
-  int i = w->search, j = w->next;
+  int j = w->next;
   w->next = (j + 1) % p->depth;
   if (w->req[j] != MPI_REQUEST_NULL) mpt_wire_wait(&w->req[j], &p->b); /* long done: its result came back */
   if (cross_from) s->cross.busy[(cross_from - 1) * s->n + i] = 1;
@@ -432,40 +479,39 @@ static void send_work(coord_state *s, worker_pool *p, int k, int64_t id, int cro
   w->held[w->n++] = (held_work){w->send[j], cross_from};
   mpt_wire_send_work(s->c->comm, k, &w->send[j], &w->req[j]);
   s->run[i].in_flight++;
-  s->run[i].n_free--;
   p->in_flight++;
 }
 
 /* worker k's first held configuration is answered (or given up): taken off what it holds */
 static void slot_pop(coord_state *s, worker_pool *p, int k) {
   worker_slot *w = &p->w[k];
+  s->run[w->held[0].work.search].in_flight--;
   memmove(w->held, w->held + 1, (size_t)(w->n - 1) * sizeof *w->held);
   w->n--;
-  s->run[w->search].in_flight--;
   p->in_flight--;
-  if (!w->out) s->run[w->search].n_free++;
 }
 
-/* search i's worker that holds the least (the one that waits first; its lowest rank among equals), -1 when all
- * are full */
+/* search i's worker that takes its work and holds the least (the one that waits first; its lowest rank among
+ * equals), -1 when all are full */
 static int least_held(const coord_state *s, const worker_pool *p, int i) {
   int best = -1;
   for (int j = 0; j < s->S[i].n_workers; j++) {
     int k = s->S[i].workers[j];
-    if (!p->w[k].out && p->w[k].n < p->depth && (best < 0 || p->w[k].n < p->w[best].n)) best = k;
+    if (takes_work(s, p, i, k) && p->w[k].n < p->depth && (best < 0 || p->w[k].n < p->w[best].n)) best = k;
   }
   return best;
 }
 
-/* hands ids[0..n) of search i out: first one to each of its workers holding nothing, then one more to each holding
- * one, ... (the workers that wait first) */
+/* hands ids[0..n) of search i out to the workers that take its work: first one to each holding nothing, then one
+ * more to each holding one, ... (the workers that wait first). A send changes search i's in-flight count only, so
+ * whether a borrowed worker (another home) takes work stays as it was. */
 static void hand_out(coord_state *s, worker_pool *p, int i, const int64_t *ids, int n) {
   const mpt_coord_search *S = &s->S[i];
   int at = 0;
   for (int level = 0; level < p->depth && at < n; level++)
     for (int j = 0; j < S->n_workers && at < n; j++) {
       int k = S->workers[j];
-      if (!p->w[k].out && p->w[k].n == level) send_work(s, p, k, ids[at++], 0);
+      if (takes_work(s, p, i, k) && p->w[k].n == level) send_work(s, p, k, i, ids[at++], 0);
     }
 }
 
@@ -474,8 +520,8 @@ static void hand_out(coord_state *s, worker_pool *p, int i, const int64_t *ids, 
 static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err) {
   mpt_coord_search *S = &s->S[i];
   search_run *run = &s->run[i];
-  int64_t room = S->budget - S->res.done - run->in_flight;
-  int k = (int)(room < run->n_free ? room : run->n_free);
+  int64_t room = S->budget - S->res.done - run->in_flight, free = search_room(s, p, i);
+  int k = (int)(room < free ? room : free);
   if (k <= 0 || run->exhausted) return 0;
   int nd = mpt_search_take_default(S, run->ids);
   int n = k - nd > 0 ? ask(s, i, k - nd, run->ids + nd) : 0;
@@ -498,7 +544,7 @@ static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err
 /* the portability evaluations due on search y's workers with room: the best of each other finished search */
 static void dispatch_cross(coord_state *s, worker_pool *p, int y) {
   for (int x, k; (k = least_held(s, p, y)) >= 0 && (x = mpt_cross_next(&s->cross, s->S, s->finished, y)) >= 0;)
-    send_work(s, p, k, s->S[x].res.best_id, x + 1);
+    send_work(s, p, k, y, s->S[x].res.best_id, x + 1);
 }
 
 /* every search with room in its workers gets candidates for them; 1 when a strategy turned out exhausted just now */
@@ -541,7 +587,7 @@ static void cancel_in_flight(coord_state *s, worker_pool *p, int n_sig, int sign
     while (p->w[k].n > 0 && p->rc == 0) {
       mpt_obs o;
       cancelled_obs(&o, p->w[k].held[0].work.id, k, why);
-      int i = p->w[k].search, x = p->w[k].held[0].cross_from - 1;
+      int i = p->w[k].held[0].work.search, x = p->w[k].held[0].cross_from - 1;
       p->rc = x >= 0 ? take_cross(s, i, x, &o, err) : take(s, i, &o, err);
       slot_pop(s, p, k);
     }
@@ -573,14 +619,13 @@ static void take_fatal(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
   if (p->rc == 0)
     p->rc = mpt_error_set(err, f.code < 0 ? f.code : MPT_ERR_INTERNAL, "rank %d (config id %lld): %s", src,
                           (long long)f.id, f.msg);
-  if (src > 0 && src < p->size && p->w[src].search >= 0 && !p->w[src].out) {
+  if (src > 0 && src < p->size && p->w[src].home >= 0 && !p->w[src].out) {
     worker_slot *w = &p->w[src];
-    s->run[w->search].n_free -= p->depth - w->n; /* no more work for it */
-    w->out = 1;
+    w->out = 1; /* no more work for it */
     /* the configuration it failed on, and what it held beyond, never started (that worker drops it): not logged
      * (the run ends with this error; a resume proposes them again), as nothing of a broken evaluator is */
     while (w->n > 0) {
-      if (w->held[0].cross_from) s->cross.busy[(w->held[0].cross_from - 1) * s->n + w->search] = 0;
+      if (w->held[0].cross_from) s->cross.busy[(w->held[0].cross_from - 1) * s->n + w->held[0].work.search] = 0;
       slot_pop(s, p, src);
     }
     slot_sends_done(p, src);
@@ -613,7 +658,7 @@ static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error
     return p->rc;
   }
   o.rank = src;
-  int i = p->w[src].search, x = p->w[src].held[0].cross_from - 1;
+  int i = p->w[src].held[0].work.search, x = p->w[src].held[0].cross_from - 1;
   slot_pop(s, p, src);
   mpt_error terr;
   mpt_error_clear(&terr);
@@ -702,6 +747,10 @@ static void finish(coord_state *s, int rc, double cpu0) {
     r->signal = mpt_signals_last();
     r->stopped_rank = 0;
   }
+  for (int i = 0; i < s->n; i++) { /* each search's own end: finished, or the run's stop */
+    const char *why = mpt_search_finished(&s->S[i], mpt_space_size(mpt_search_space(&s->S[i], s->c)), 0, s->run[i].exhausted);
+    s->S[i].res.reason = rc == 0 && why ? why : r->reason;
+  }
   r->wall_s = t1 - s->t0;
   r->busy_s = r->wall_s - r->wait_s;
   r->cpu_s = cpu_seconds() - cpu0;
@@ -713,9 +762,26 @@ static void finish(coord_state *s, int rc, double cpu0) {
 
 /* the progress line's whole: every search's budget, each at most the space's size */
 static int64_t progress_total(const coord_state *s) {
-  int64_t most = mpt_space_size(s->c->space), total = 0;
-  for (int i = 0; i < s->n; i++) total += s->S[i].budget < most ? s->S[i].budget : most;
+  int64_t total = 0;
+  for (int i = 0; i < s->n; i++) {
+    int64_t most = mpt_space_size(mpt_search_space(&s->S[i], s->c));
+    total += s->S[i].budget < most ? s->S[i].budget : most;
+  }
   return total;
+}
+
+/* the distinct worker ranks of the searches (a campaign's searches share them) */
+static int count_workers(const coord_state *s, int size) {
+  if (size == 1) return 1;
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    for (int j = 0; j < s->S[i].n_workers; j++) {
+      int seen = 0;
+      for (int a = 0; a < i && !seen; a++)
+        for (int b = 0; b < s->S[a].n_workers && !seen; b++) seen = s->S[a].workers[b] == s->S[i].workers[j];
+      n += !seen;
+    }
+  return n;
 }
 
 int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err) {
@@ -732,15 +798,13 @@ int mpt_coord_run(const mpt_coord_config *c, mpt_coord_result *r, mpt_error *err
   int rc = size == 1 && !c->local ? mpt_error_set(err, MPT_ERR_VALUE, "coordinator: no evaluator") : searches_open(&s, size, err);
   /* warm start: every logged observation goes to its search's strategy; cancelled ones are not measurements
    * and records of ids outside the space are skipped */
-  if (rc == 0 && c->resume_each) rc = warm_start(&s, err);
+  if (rc == 0) rc = warm_start(&s, err);
   if (rc < 0) {
     if (size > 1) mpt_wire_stop_all(c->comm, 1);
     searches_close(&s);
     return rc;
   }
-  r->n_workers = 0;
-  for (int i = 0; i < s.n; i++) r->n_workers += s.S[i].n_workers;
-  if (size == 1) r->n_workers = 1;
+  r->n_workers = count_workers(&s, size);
   double cpu0 = cpu_seconds();
   s.t0 = mpt_wire_now();
   for (int i = 0; i < s.n; i++) mpt_strategy_set_tick(s.S[i].strategy, ask_tick, &s);

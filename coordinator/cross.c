@@ -43,10 +43,11 @@ int mpt_cross_pending(const mpt_cross *x, const mpt_coord_search *S, const unsig
   return 0;
 }
 
-void mpt_cross_logged(mpt_cross *x, const mpt_coord_search *S, const mpt_obs *o) {
+void mpt_cross_logged(mpt_cross *x, const mpt_coord_search *S, int32_t job, const mpt_obs *o) {
   if (o->cross_from <= 0 || o->status == MPT_STATUS_CANCELLED) return;
   for (int y = 0; y < x->n; y++)
     for (int from = 0; from < x->n; from++)
-      if (S[y].device_class == o->device_class && S[from].device_class == o->cross_from - 1 && S[y].job == S[from].job)
+      if (S[y].device_class == o->device_class && S[from].device_class == o->cross_from - 1 && S[y].job == job &&
+          S[from].job == job)
         x->done[from * x->n + y] = o->id;
 }

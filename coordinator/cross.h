@@ -20,8 +20,8 @@ void mpt_cross_close(mpt_cross *x);
 int mpt_cross_next(const mpt_cross *x, const mpt_coord_search *S, const unsigned char *finished, int y);
 /* 1 while a portability evaluation is left among searches that all have finished (finished as above) */
 int mpt_cross_pending(const mpt_cross *x, const mpt_coord_search *S, const unsigned char *finished);
-/* A logged portability evaluation o (o->cross_from: 1 + the device class of the search whose best it measures)
- * noted as done. */
-void mpt_cross_logged(mpt_cross *x, const mpt_coord_search *S, const mpt_obs *o);
+/* A logged portability evaluation o of job (o->cross_from: 1 + the device class of the search whose best it
+ * measures) noted as done. */
+void mpt_cross_logged(mpt_cross *x, const mpt_coord_search *S, int32_t job, const mpt_obs *o);
 
 #endif

@@ -1,6 +1,6 @@
 /* coordinator/search.c: the bookkeeping of one search (coordinator/search.h): its counts, whether it is
  * finished, its default first, telling its observations (to itself, and to the other searches of its job as
- * related knowledge), and the run's totals. */
+ * related knowledge), the run's totals, and each worker's home search. */
 #include "coordinator/search.h"
 #include <math.h>
 #include <string.h>
@@ -34,6 +34,10 @@ const char *mpt_search_finished(const mpt_coord_search *s, int64_t space_size, i
   if (s->res.done >= s->budget) return "budget";
   if (exhausted && in_flight == 0) return "exhausted";
   return NULL;
+}
+
+const mpt_space *mpt_search_space(const mpt_coord_search *s, const mpt_coord_config *c) {
+  return s->space ? s->space : c->space;
 }
 
 int mpt_search_take_default(mpt_coord_search *s, int64_t *id) {
@@ -95,5 +99,22 @@ void mpt_search_totals(const mpt_coord_search *all, int n_searches, mpt_coord_re
       t->default_missing = r->default_missing, t->default_objective = r->default_objective;
     }
     if (!t->ask_stopped[0] && r->ask_stopped[0]) memcpy(t->ask_stopped, r->ask_stopped, sizeof t->ask_stopped);
+  }
+}
+
+int mpt_search_worker_place(const mpt_coord_search *s, int rank) {
+  for (int j = 0; j < s->n_workers; j++)
+    if (s->workers[j] == rank) return j;
+  return -1;
+}
+
+void mpt_search_homes(const mpt_coord_search *all, int n_searches, int size, int *home) {
+  for (int rank = 0; rank < size; rank++) {
+    int m = 0, place = -1;
+    home[rank] = -1;
+    for (int i = 0; i < n_searches; i++)
+      if (mpt_search_worker_place(&all[i], rank) >= 0 && m++ == 0) place = mpt_search_worker_place(&all[i], rank);
+    for (int i = 0, at = 0; m > 0 && i < n_searches; i++)
+      if (mpt_search_worker_place(&all[i], rank) >= 0 && at++ == place % m) home[rank] = i;
   }
 }

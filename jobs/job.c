@@ -86,6 +86,7 @@ struct mpt_job {
   mpt_job_classes classes; /* rank 0: the run's class table */
   mpt_strategy *class_strat[MPT_JOB_MAX_CLASSES]; /* rank 0: each class's strategy but the first's (strat) */
   mpt_coord_search searches[MPT_JOB_MAX_CLASSES];
+  int n_searches;          /* rank 0: the searches run (classes.n; a campaign's job keeps those of its classes) */
   char priors_desc[4096];  /* the --prior files told, for the log's "priors" attribute */
   int ran;                 /* rank 0: the coordinator ran (res is filled) */
   int run_rc;              /* and what it returned */
@@ -407,6 +408,7 @@ static int open_evaluator(mpt_job *job, mpt_error *err) {
   mpt_job_options eo = job->o;
   int k = mpt_job_rank_class(&job->o, job->rank, job->size, job->rank_class, sizeof job->rank_class);
   if (k >= 0) eo.simulate = eo.sim_file[k];
+  if (job->size > 1 && job->o.device) return 0; /* a job of another class: no evaluator, the device as given */
   if (eo.virtual_workers > 0) {
     if (job->size > 1)
       return mpt_error_set(err, MPT_ERR_VALUE, "--virtual-workers runs on one rank (rank 0 simulates the workers): "
@@ -602,15 +604,22 @@ static void warn_cpu_load(const mpt_job *job) {
   if (mpt_cpu_load_warning(&l, msg, sizeof msg)) fprintf(stderr, "mptune %s: warning: %s\n", job->cmd, msg);
 }
 
-/* the device table (collective): every worker's device gathered on rank 0, printed under the run's header
- * line, and the log's session started there; on its failure the workers are stopped */
-static int start(mpt_job *job, mpt_error *err) {
+void mpt_job_device(const mpt_job *job, mpt_device_info *out) {
+  if (!job->ev && job->o.device) {
+    *out = *job->o.device;
+    out->rank = job->rank;
+    return;
+  }
+  mpt_device_describe(job->ev, job->rank, out);
+  if (job->rank_class[0]) mpt_device_class_assign(out, job->rank_class);
+}
+
+int mpt_job_start(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   int rank = job->rank, size = job->size;
   mpt_device_info mine, *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
   if (job->is_worker) {
-    mpt_device_describe(job->ev, rank, &mine);
-    if (job->rank_class[0]) mpt_device_class_assign(&mine, job->rank_class);
+    mpt_job_device(job, &mine);
   } else {
     memset(&mine, 0, sizeof mine);
     mine.rank = -1;
@@ -640,7 +649,7 @@ static int start(mpt_job *job, mpt_error *err) {
            "and tells take their measured %s time\n", o->simulate_delay, o->virtual_cpu_time ? "CPU" : "wall");
     mpt_device_table_print(stdout, all + first, size - first);
   } else {
-    mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
+    if (!o->no_device_table) mpt_job_classes_print(stdout, &job->classes, all + first, size - first);
   }
   warn_cpu_load(job);
   fflush(stdout);
@@ -706,8 +715,7 @@ static int default_lookahead(const mpt_job *job) {
   return jobs < 1 ? 1 : jobs > 8 ? 8 : jobs;
 }
 
-/* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
-static int coordinate(mpt_job *job, mpt_error *err) {
+int mpt_job_coord_config(mpt_job *job, mpt_coord_config *c, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   const char *trace = getenv("MPT_TRACE_APPENDS");
   if (trace && trace[0]) job->rctx.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -717,6 +725,7 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   job->default_id = mpt_space_default_id(job->space);
   mpt_coord_config cc;
   memset(&cc, 0, sizeof cc);
+  *c = cc;
   cc.comm = job->comm;
   cc.local = job->size == 1 ? job->ev : NULL;
   cc.strategy = job->strat;
@@ -726,12 +735,10 @@ static int coordinate(mpt_job *job, mpt_error *err) {
     char desc[sizeof job->priors_desc];
     if (job->class_strat[k]) rc = mpt_prior_tell(o->priors, o->n_priors, job->space, job->class_strat[k], desc, sizeof desc, err);
   }
-  if (rc < 0) {
-    mpt_wire_stop_all(job->comm, 1);
-    return rc;
-  }
+  if (rc < 0) return rc;
+  job->n_searches = job->size > 1 ? job->classes.n : 0;
   cc.searches = job->size > 1 ? job->searches : NULL;
-  cc.n_searches = job->size > 1 ? job->classes.n : 0;
+  cc.n_searches = job->n_searches;
   cc.transfer = !o->no_transfer;
   cc.cross = !o->no_cross;
   cc.space = job->space;
@@ -748,7 +755,26 @@ static int coordinate(mpt_job *job, mpt_error *err) {
   cc.progress_out = stderr;
   cc.confirm = mpt_job_confirm_plan(&job->confirm, record_confirmation, &job->rctx);
   cc.lookahead = default_lookahead(job);
+  for (int k = 0; k < cc.n_searches; k++) { /* the job's own, for a run with other jobs' searches */
+    mpt_coord_search *S = &job->searches[k];
+    S->space = job->space;
+    S->record = record_obs, S->record_ctx = &job->rctx;
+    S->resume_each = cc.resume_each, S->resume_src = job;
+  }
   if (o->resume) printf("resuming %s: %lld logged observations\n", o->log, (long long)job->n_resumed);
+  *c = cc;
+  return 0;
+}
+
+/* rank 0: the coordinator loop over the strategy, the workers (or the in-process evaluator) and the log */
+static int coordinate(mpt_job *job, mpt_error *err) {
+  const mpt_job_options *o = &job->o;
+  mpt_coord_config cc;
+  int rc = mpt_job_coord_config(job, &cc, err);
+  if (rc < 0) {
+    mpt_wire_stop_all(job->comm, 1);
+    return rc;
+  }
   if (o->virtual_workers > 0) { /* a projection: the time budget is virtual, nothing sleeps */
     mpt_virtual_config vc = {o->virtual_workers, o->simulate_delay, mpt_clock_unix_s(), o->virtual_cpu_time};
     job->run_rc = mpt_coord_run_virtual(&cc, &vc, &job->res, &job->vres, err);
@@ -765,21 +791,57 @@ static int coordinate(mpt_job *job, mpt_error *err) {
 /* a worker's own signal (mpi/worker.h): the last SIGINT/SIGTERM it received, 0 while none */
 static int own_signal(void) { return mpt_signals_count() > 0 ? mpt_signals_last() : 0; }
 
-int mpt_job_run(mpt_job *job, mpt_error *err) {
-  int rc = start(job, err);
-  if (rc < 0) return rc;
-  if (job->rank != 0 && !job->ev) { /* left out (no usable device): no work comes, only the STOP at the end */
+void mpt_job_serve(mpt_job *const *jobs, int n) {
+  mpt_evaluator **evs = calloc((size_t)(n > 0 ? n : 1), sizeof *evs);
+  int any = 0, code = 1;
+  for (int j = 0; evs && j < n; j++) any |= (evs[j] = jobs[j]->ev) != NULL;
+  MPI_Comm comm = jobs[0]->comm;
+  if (!any) { /* left out (no usable device): no work comes, only the STOP at the end */
     mpt_backoff b;
     mpt_backoff_init(&b, MPT_BACKOFF_MIN_NS, MPT_BACKOFF_MAX_NS);
     MPI_Status st;
-    int code = 1;
-    if (mpt_wire_probe_wait(job->comm, 0, MPT_TAG_STOP, -1, &b, NULL, &st)) mpt_wire_recv_stop(job->comm, &st, &code);
-    job->exit_status = code == 0 ? 0 : 1;
-    return 0;
-  }
-  if (job->rank != 0) { /* worker */
+    if (mpt_wire_probe_wait(comm, 0, MPT_TAG_STOP, -1, &b, NULL, &st)) mpt_wire_recv_stop(comm, &st, &code);
+  } else {
     mpt_worker_signals own = {own_signal, mpt_signals_flag()};
-    job->exit_status = mpt_worker_run(job->comm, 0, job->ev, &own, NULL) == 0 ? 0 : 1;
+    code = mpt_worker_run_jobs(comm, 0, evs, n, &own, NULL);
+  }
+  free(evs);
+  for (int j = 0; j < n; j++) jobs[j]->exit_status = code == 0 ? 0 : 1;
+}
+
+void mpt_job_keep_searches(mpt_job *job, int n) {
+  if (n >= 0 && n < job->n_searches) job->n_searches = n;
+}
+
+int mpt_job_evaluator_open(const mpt_job *job) { return job->ev != NULL; }
+
+void mpt_job_take_result(mpt_job *job, int rc, const mpt_coord_result *all) {
+  mpt_coord_result *r = &job->res;
+  *r = *all;
+  mpt_search_totals(job->searches, job->n_searches, r);
+  int finished = job->n_searches > 0, exhausted = 1;
+  for (int k = 0; k < job->n_searches; k++) {
+    const char *why = job->searches[k].res.reason;
+    finished &= why && (strcmp(why, "budget") == 0 || strcmp(why, "exhausted") == 0);
+    exhausted &= why && strcmp(why, "exhausted") == 0;
+  }
+  if (rc == 0 && finished) r->reason = exhausted ? "exhausted" : "budget";
+  int workers = 0; /* its searches' workers (a campaign's jobs share them) */
+  for (int k = 0; k < job->n_searches; k++) workers += job->searches[k].n_workers;
+  r->n_workers = workers;
+  /* the coordinator's time is the run's: the job's share of it by its evaluations, so that its per-evaluation
+   * figures are the run's */
+  double share = all->new_evals > 0 ? (double)r->new_evals / (double)all->new_evals : 0;
+  r->busy_s = all->busy_s * share, r->cpu_s = all->cpu_s * share, r->wait_s = all->wait_s * share;
+  job->run_rc = rc;
+  job->ran = 1;
+}
+
+int mpt_job_run(mpt_job *job, mpt_error *err) {
+  int rc = mpt_job_start(job, err);
+  if (rc < 0) return rc;
+  if (job->rank != 0) {
+    mpt_job_serve(&job, 1);
     return 0;
   }
   return coordinate(job, err);
@@ -948,14 +1010,14 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);
     printf("%s; projection took %.3f s\n", line, job->vres.real_s);
   }
-  if (job->classes.n > 1) /* times of different devices do not compare: a best per class */
-    mpt_class_summary_print(stdout, job->space, job->searches, job->classes.n);
+  if (job->n_searches > 1) /* times of different devices do not compare: a best per class */
+    mpt_class_summary_print(stdout, job->space, job->searches, job->n_searches);
   else
     print_best(job);
   mpt_job_objective_print_front(&job->objective);
   int finished = strcmp(res->reason, "budget") == 0 || strcmp(res->reason, "exhausted") == 0;
-  if (job->classes.n > 1 && !job->o.no_cross && finished &&
-      (rc = mpt_portability_print(stdout, job->log, job->searches, job->classes.n, err)) < 0)
+  if (job->n_searches > 1 && !job->o.no_cross && finished &&
+      (rc = mpt_portability_print(stdout, job->log, job->searches, job->n_searches, err)) < 0)
     return rc;
   mpt_runlog_close(job->log);
   job->log = NULL;

@@ -69,6 +69,10 @@ typedef struct mpt_job_options {
   int n_priors;
   int argc;                /* the command line, logged */
   char **argv;
+  int no_device_table;     /* the device table is not printed (a campaign prints it with its first job only) */
+  const mpt_device_info *device; /* a worker of several jobs: its device as another job's evaluator described it
+                              (mpt_job_device); given, the worker opens no evaluator for this job (a campaign's
+                              job its class does not run) and the device table shows this one. NULL: it opens one */
   int model_ranks;         /* --model-ranks K (> 0): the job runs on comm (rank 0 and the workers) and bo's model
                               on model_comm (rank 0 and the K model ranks, which serve it: gp/gp_slices.h) */
   MPI_Comm comm, model_comm;
@@ -95,6 +99,25 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err);
  * ranks serve as workers. <0 on rank 0 when the log could not be started or the run failed (err says why;
  * the workers were stopped); a worker returns 0 (its exit status says how it ended). */
 int mpt_job_run(mpt_job *job, mpt_error *err);
+/* The parts of mpt_job_run, for a run of several jobs in one coordinator loop (a campaign, jobs/campaign/):
+ * mpt_job_start: the device table and, on rank 0, the log's session (collective; on its failure the workers are
+ * stopped). mpt_job_coord_config (rank 0, more than one rank): the coordinator settings of this job alone, its
+ * searches (one per device class, job index 0) carrying the job's space, record callback and resumed log; <0 with
+ * err (nothing stopped). mpt_job_keep_searches: the job runs its first n searches only (the caller moved the
+ * ones it keeps there). mpt_job_serve (workers): serves the coordinator with each job's evaluator (jobs[j]'s
+ * for the WORK of job j) until STOP, each job's exit status set. mpt_job_take_result (rank 0): the job's part of
+ * the run's result (its searches' totals; finished when they all are, else the run's reason), for
+ * mpt_job_report. */
+int mpt_job_start(mpt_job *job, mpt_error *err);
+/* A worker's device as the job's evaluator describes it (or as o.device gives it), with the class the command
+ * line gives the rank (device_class filled). */
+void mpt_job_device(const mpt_job *job, mpt_device_info *out);
+int mpt_job_coord_config(mpt_job *job, struct mpt_coord_config *cc, mpt_error *err);
+void mpt_job_keep_searches(mpt_job *job, int n);
+void mpt_job_serve(mpt_job *const *jobs, int n);
+void mpt_job_take_result(mpt_job *job, int rc, const struct mpt_coord_result *all);
+/* 1 when this rank opened an evaluator for the job (a worker with a usable device, not told o.device) */
+int mpt_job_evaluator_open(const mpt_job *job);
 /* Rank 0: what the run came to. After a failed run, how far it got and that --resume continues it (the
  * error itself is the caller's to say, first); after a run, the log finished, the summary and the T4
  * export, <0 with err when the log or the export fails. Other ranks: nothing. */

@@ -1,4 +1,4 @@
-/* mpi/worker.c: the worker loop (see mpi/worker.h). Waiting uses MPI_Iprobe + nanosleep back-off so an
+/* mpi/worker.c: the worker loop (see mpi/worker.h): each WORK names its job, whose evaluator evaluates it. Waiting uses MPI_Iprobe + nanosleep back-off so an
  * idle worker leaves its core to compilers. */
 #include "mpi/worker.h"
 #include <stdio.h>
@@ -14,10 +14,11 @@ typedef struct worker_state {
   MPI_Comm comm;
   int coordinator;
   const mpt_worker_signals *signals;
-  mpt_evaluator *ev;
+  mpt_evaluator *const *evs; /* per job (NULL: a job this worker does not serve) */
+  int n_evs;
   int sig;             /* the signal told (the send buffer), 0 before */
   MPI_Request req;
-  int64_t *queue;      /* held, not started, first sent first */
+  mpt_wire_work *queue; /* held, not started, first sent first */
   int n, cap;
   int drop;            /* DROP came: what is held is answered as cancelled */
   int stop;            /* STOP is waiting to be received: the loop ends without starting anything more */
@@ -35,17 +36,27 @@ static int tell_own_signal(worker_state *w) {
   return 1;
 }
 
+/* the evaluator of work's job, NULL when this worker has none for it */
+static mpt_evaluator *evaluator_of(const worker_state *w, const mpt_wire_work *work) {
+  return work->job >= 0 && work->job < w->n_evs ? w->evs[work->job] : NULL;
+}
+
 /* a configuration handed to this worker: held, its compile started ahead */
-static void hold(worker_state *w, int64_t id) {
+static void hold(worker_state *w, const mpt_wire_work *work) {
   if (w->n == w->cap) {
     int cap = w->cap ? 2 * w->cap : 8;
-    int64_t *q = realloc(w->queue, (size_t)cap * sizeof *q);
+    mpt_wire_work *q = realloc(w->queue, (size_t)cap * sizeof *q);
     if (!q) return; /* out of memory: the coordinator waits for it in vain; the run's --grace ends that */
     w->queue = q;
     w->cap = cap;
   }
-  w->queue[w->n++] = id;
-  if (!w->broken) mpt_evaluator_prepare(w->ev, id);
+  w->queue[w->n++] = *work;
+  if (!w->broken && evaluator_of(w, work)) mpt_evaluator_prepare(evaluator_of(w, work), work->id);
+}
+
+/* a held configuration dropped: its compile ahead discarded */
+static void discard(worker_state *w, const mpt_wire_work *work) {
+  if (evaluator_of(w, work)) mpt_evaluator_discard(evaluator_of(w, work), work->id);
 }
 
 /* the message st announces (WORK, DROP or anything else: drained) taken; STOP is left for the loop */
@@ -53,7 +64,7 @@ static void take_message(worker_state *w, MPI_Status *st) {
   mpt_wire_work work = {-1, 0, 0};
   if (st->MPI_TAG == MPT_TAG_STOP) w->stop = 1;
   else if (st->MPI_TAG == MPT_TAG_WORK) {
-    if (mpt_wire_recv_work(w->comm, st, &work) == 0) hold(w, work.id); /* its search is the coordinator's to know */
+    if (mpt_wire_recv_work(w->comm, st, &work) == 0) hold(w, &work); /* its search is the coordinator's to know */
   } else if (st->MPI_TAG == MPT_TAG_DROP) {
     mpt_wire_recv_drop(w->comm, st);
     w->drop = 1;
@@ -105,9 +116,9 @@ static void send_obs(worker_state *w, mpt_obs *o, MPI_Request *send_req, mpt_bac
 /* DROP: every configuration held and not started is answered as cancelled and its compile dropped */
 static void drop_held(worker_state *w, int rank, mpt_obs *obs, MPI_Request *send_req, mpt_backoff *b) {
   for (int i = 0; i < w->n; i++) {
-    mpt_evaluator_discard(w->ev, w->queue[i]);
+    discard(w, &w->queue[i]);
     if (w->broken) continue;
-    cancelled_obs(obs, w->queue[i], rank, 0);
+    cancelled_obs(obs, w->queue[i].id, rank, 0);
     send_obs(w, obs, send_req, b);
   }
   w->n = 0;
@@ -115,8 +126,8 @@ static void drop_held(worker_state *w, int rank, mpt_obs *obs, MPI_Request *send
 }
 
 /* the first configuration held, taken off the queue */
-static int64_t next_held(worker_state *w) {
-  int64_t id = w->queue[0];
+static mpt_wire_work next_held(worker_state *w) {
+  mpt_wire_work id = w->queue[0];
   memmove(w->queue, w->queue + 1, (size_t)(w->n - 1) * sizeof *w->queue);
   w->n--;
   return id;
@@ -135,14 +146,17 @@ static void wait_for_message(worker_state *w, mpt_backoff *b, mpt_worker_stats *
 
 /* evaluates id and sends its observation (or, when the evaluator fails, FATAL: the worker then only waits for
  * STOP, the coordinator cancels what it still holds) */
-static void evaluate_one(worker_state *w, int64_t id, int rank, mpt_obs *obs, MPI_Request *send_req, mpt_backoff *b,
-                         mpt_worker_stats *stats) {
+static void evaluate_one(worker_state *w, const mpt_wire_work *work, int rank, mpt_obs *obs, MPI_Request *send_req,
+                         mpt_backoff *b, mpt_worker_stats *stats) {
   static mpt_wire_fatal fatal;
   const mpt_watch watch = {worker_watch, w};
   mpt_error err;
   mpt_error_clear(&err);
   double t1 = mpt_wire_now();
-  int rc = mpt_evaluator_evaluate_watched(w->ev, id, &watch, obs, &err);
+  int64_t id = work->id;
+  mpt_evaluator *ev = evaluator_of(w, work);
+  int rc = ev ? mpt_evaluator_evaluate_watched(ev, id, &watch, obs, &err)
+              : mpt_error_set(&err, MPT_ERR_INTERNAL, "worker rank %d has no evaluator for job %d", rank, (int)work->job);
   stats->busy_s += mpt_wire_now() - t1;
   mpt_backoff_hold(b, MPT_BACKOFF_HOLD_S); /* the coordinator answers quickly after a result */
   if (rc < 0) {
@@ -153,7 +167,7 @@ static void evaluate_one(worker_state *w, int64_t id, int rank, mpt_obs *obs, MP
     MPI_Isend(&fatal, (int)sizeof fatal, MPI_BYTE, w->coordinator, MPT_TAG_FATAL, w->comm, send_req);
     mpt_wire_wait(send_req, b);
     w->broken = 1;
-    for (int i = 0; i < w->n; i++) mpt_evaluator_discard(w->ev, w->queue[i]);
+    for (int i = 0; i < w->n; i++) discard(w, &w->queue[i]);
     return;
   }
   obs->id = id;
@@ -164,6 +178,11 @@ static void evaluate_one(worker_state *w, int64_t id, int rank, mpt_obs *obs, MP
 
 int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_worker_signals *signals,
                    mpt_worker_stats *stats) {
+  return mpt_worker_run_jobs(comm, coordinator, &ev, 1, signals, stats);
+}
+
+int mpt_worker_run_jobs(MPI_Comm comm, int coordinator, mpt_evaluator *const *evs, int n_evs,
+                        const mpt_worker_signals *signals, mpt_worker_stats *stats) {
   mpt_worker_stats local = {0, 0, 0};
   int rank;
   MPI_Comm_rank(comm, &rank);
@@ -172,7 +191,7 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
   mpt_obs obs; /* send buffer: each send completes before it is reused */
   MPI_Request send_req = MPI_REQUEST_NULL;
   int code = 0;
-  worker_state w = {comm, coordinator, signals, ev, 0, MPI_REQUEST_NULL, NULL, 0, 0, 0, 0, 0};
+  worker_state w = {comm, coordinator, signals, evs, n_evs, 0, MPI_REQUEST_NULL, NULL, 0, 0, 0, 0, 0};
   for (;;) {
     tell_own_signal(&w);
     take_messages(&w);
@@ -187,20 +206,20 @@ int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_
       wait_for_message(&w, &b, &local);
       continue;
     }
-    int64_t id = next_held(&w);
+    mpt_wire_work work = next_held(&w);
     if (w.broken) {
-      mpt_evaluator_discard(ev, id);
+      discard(&w, &work);
       continue;
     }
     if (tell_own_signal(&w)) { /* sent before the coordinator heard of the signal */
-      mpt_evaluator_discard(ev, id);
-      cancelled_obs(&obs, id, rank, w.sig);
+      discard(&w, &work);
+      cancelled_obs(&obs, work.id, rank, w.sig);
       send_obs(&w, &obs, &send_req, &b);
       continue;
     }
-    evaluate_one(&w, id, rank, &obs, &send_req, &b, &local);
+    evaluate_one(&w, &work, rank, &obs, &send_req, &b, &local);
   }
-  for (int i = 0; i < w.n; i++) mpt_evaluator_discard(ev, w.queue[i]);
+  for (int i = 0; i < w.n; i++) discard(&w, &w.queue[i]);
   free(w.queue);
   if (w.req != MPI_REQUEST_NULL) mpt_wire_wait(&w.req, &b);
   if (stats) *stats = local;

@@ -31,6 +31,11 @@ typedef struct mpt_worker_signals {
  * until STOP. signals and stats may be NULL. */
 int mpt_worker_run(MPI_Comm comm, int coordinator, mpt_evaluator *ev, const mpt_worker_signals *signals,
                    mpt_worker_stats *stats);
+/* The same for a worker serving several jobs (a campaign): evs[j] evaluates the WORK of job j (NULL: a job it
+ * does not serve; such work is answered as its evaluator failing would be, FATAL). mpt_worker_run is this with
+ * the one evaluator of job 0. */
+int mpt_worker_run_jobs(MPI_Comm comm, int coordinator, mpt_evaluator *const *evs, int n_evs,
+                        const mpt_worker_signals *signals, mpt_worker_stats *stats);
 
 /* With one rank the coordinator is its own worker: evaluates id in-process with ev, progress (may be
  * NULL) asked in the evaluation's waits before the evaluator's own watch (the coordinator redraws its

@@ -2,7 +2,9 @@
  * searches over their own workers (ranks 1 and 3 replay the A100 space, rank 2 the MI250X one), each with its
  * own budget and no duplicates, observations stamped with their class and coming only from their own workers,
  * then the portability evaluations (each search's best measured once on the other's class); and the one
- * implicit search over an explicit set of workers (rank 3 left out). Every test is entered by every rank. */
+ * implicit search over an explicit set of workers (rank 3 left out); and two jobs in one run (a campaign): each
+ * search its own record callback, a worker at home in one job taking the other's work once its own is done.
+ * Every test is entered by every rank. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,18 +36,36 @@ static int record(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
-/* a worker: the replay of its class's file until STOP */
-static void serve(const fixture *f, const char *file) {
+/* a worker of `jobs` jobs (1 or 2): the replay of its class's file for each, until STOP */
+static void serve_jobs(const fixture *f, const char *file, int jobs) {
   char path[2048];
   snprintf(path, sizeof path, "%s/brute-forced/%s", f->dir, file);
   mpt_eval_settings set;
   memset(&set, 0, sizeof set);
   set.simulate_path = path;
-  mpt_evaluator *ev = NULL;
+  mpt_evaluator *ev[2] = {NULL, NULL};
   mpt_error err;
-  assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev, &err), 0);
-  assert_int_equal(mpt_worker_run(MPI_COMM_WORLD, 0, ev, NULL, NULL), 0);
-  mpt_evaluator_close(ev);
+  for (int j = 0; j < jobs; j++) assert_int_equal(mpt_evaluator_open("sim", f->p, f->s, &set, &ev[j], &err), 0);
+  if (jobs == 1) assert_int_equal(mpt_worker_run(MPI_COMM_WORLD, 0, ev[0], NULL, NULL), 0);
+  else assert_int_equal(mpt_worker_run_jobs(MPI_COMM_WORLD, 0, ev, jobs, NULL, NULL), 0);
+  for (int j = 0; j < jobs; j++) mpt_evaluator_close(ev[j]);
+}
+
+static void serve(const fixture *f, const char *file) { serve_jobs(f, file, 1); }
+
+/* rank 0: the coordinator over searches S[0..n) (record: the run's callback's context, NULL: each search's own),
+ * ended by its budget */
+static void run_searches(const fixture *f, mpt_coord_search *S, int n, seen *record_ctx, mpt_coord_result *r) {
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.searches = S, c.n_searches = n, c.transfer = 1, c.cross = 1;
+  c.space = f->s;
+  if (record_ctx) c.record = record, c.record_ctx = record_ctx;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, r, &err), 0);
+  assert_string_equal(r->reason, "budget");
 }
 
 static mpt_strategy *random_strategy(const fixture *f, uint64_t seed, int64_t budget) {
@@ -90,22 +110,13 @@ static void test_two_searches(void **state) {
   }
   static const int a100[] = {1, 3}, mi250x[] = {2};
   mpt_coord_search S[2] = {
-    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}},
-    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}},
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL},
   };
   static seen s;
   s.n = 0;
-  mpt_coord_config c;
-  memset(&c, 0, sizeof c);
-  c.comm = MPI_COMM_WORLD;
-  c.searches = S, c.n_searches = 2, c.transfer = 1, c.cross = 1;
-  c.space = f->s;
-  c.record = record, c.record_ctx = &s;
-  c.progress = MPT_PROGRESS_OFF;
   mpt_coord_result r;
-  mpt_error err;
-  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
-  assert_string_equal(r.reason, "budget");
+  run_searches(f, S, 2, &s, &r);
   assert_int_equal(r.done, 19);
   check_two_searches(&s, S);
   assert_true(S[0].res.default_seen && S[1].res.default_seen); /* each class measures its own default */
@@ -141,6 +152,60 @@ static void test_explicit_workers(void **state) {
   mpt_strategy_destroy(c.strategy);
 }
 
+/* job 0: A100 (ranks 1, 3; budget 3) and MI250X (rank 2; budget 5); job 1: A100 only (ranks 1, 3; budget 80).
+ * Rank 1 is at home in job 0, rank 3 in job 1 (mpt_search_homes); job 0's A100 work runs out first (3 against
+ * 80: the margin keeps a loaded machine's scheduling from letting rank 3 finish alone) and rank 1 goes on with
+ * job 1's. Each job's observations reach its own record callback only; the portability evaluations
+ * stay within job 0. */
+static void test_two_jobs(void **state) {
+  const fixture *f = *state;
+  if (g_rank != 0) {
+    serve_jobs(f, g_rank == 2 ? "convolution_MI250X_T4.json.gz" : "convolution_A100_T4.json.gz", 2);
+    return;
+  }
+  static const int a100[] = {1, 3}, mi250x[] = {2};
+  static seen s0, s1;
+  s0.n = s1.n = 0;
+  int64_t def = mpt_space_default_id(f->s);
+  mpt_coord_search S[3] = {
+    {"j0/A100", 0, 0, random_strategy(f, 1, 3), 3, def, 1, a100, 2, {0}, f->s, record, &s0, NULL, NULL},
+    {"j0/MI250X", 1, 0, random_strategy(f, 2, 5), 5, def, 1, mi250x, 1, {0}, f->s, record, &s0, NULL, NULL},
+    {"j1/A100", 0, 1, random_strategy(f, 3, 80), 80, def, 1, a100, 2, {0}, f->s, record, &s1, NULL, NULL},
+  };
+  int home[4];
+  mpt_search_homes(S, 3, 4, home);
+  assert_int_equal(home[0], -1);
+  assert_int_equal(home[1], 0);
+  assert_int_equal(home[2], 1);
+  assert_int_equal(home[3], 2);
+  mpt_coord_result r;
+  run_searches(f, S, 3, NULL, &r); /* each search's own record callback */
+  assert_int_equal(r.n_workers, 3);
+  int a0 = 0, m0 = 0, cross0 = 0, a1 = 0, by1 = 0;
+  for (int i = 0; i < s0.n; i++) {
+    const mpt_obs *o = &s0.obs[i];
+    if (o->cross_from) cross0++;
+    else if (o->device_class == 0) a0++, assert_true(o->rank == 1 || o->rank == 3);
+    else m0++, assert_int_equal(o->rank, 2);
+  }
+  for (int i = 0; i < s1.n; i++) {
+    const mpt_obs *o = &s1.obs[i];
+    assert_int_equal(o->cross_from, 0); /* one class: no portability evaluations */
+    assert_true(o->rank == 1 || o->rank == 3);
+    by1 += o->rank == 1;
+    a1++;
+    for (int j = 0; j < i; j++) assert_true(s1.obs[j].id != o->id);
+  }
+  assert_int_equal(a0, 3);
+  assert_int_equal(m0, 5);
+  assert_int_equal(cross0, 2);
+  assert_int_equal(a1, 80);
+  assert_true(by1 > 0); /* rank 1 took job 1's work once job 0's A100 work was done */
+  assert_string_equal(S[0].res.reason, "budget");
+  assert_string_equal(S[2].res.reason, "budget");
+  for (int i = 0; i < 3; i++) mpt_strategy_destroy(S[i].strategy);
+}
+
 static int setup(void **state) { return conv_fixture_setup(state, "searches"); }
 
 int main(int argc, char **argv) {
@@ -155,6 +220,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_two_searches),
     cmocka_unit_test(test_explicit_workers),
+    cmocka_unit_test(test_two_jobs),
   };
   int failed = cmocka_run_group_tests(tests, setup, conv_fixture_teardown);
   int any = 0;

@@ -20,7 +20,7 @@ const mpt_command mpt_commands[] = {
    mpt_cmd_export},
   {"show", "print a run log at a glance: the best configurations, the failures, per device", mpt_cmd_show},
   {"bench", "score strategies on replayed brute-forced spaces (mpiexec spreads the runs)", mpt_cmd_bench},
-  {"campaign", "check a campaign file of many jobs and print its plan (--check)", mpt_cmd_campaign},
+  {"campaign", "run a campaign file of many jobs in one allocation (--check: check it, print its plan)", mpt_cmd_campaign},
   {NULL, NULL, NULL},
 };
 
