@@ -532,18 +532,16 @@ GP_HOT static void solve_rows(int from, int to, const double *restrict L, size_t
 }
 
 int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork) {
-  int n0 = gp->n, m = 0;
-  double *x[GP_MAX_RHS];
+  int n0 = gp->n;
   if (k + 1 > GP_MAX_RHS || gp->cap < n0 + k) return -1;
-  for (int j = 0; j < k; j++) {
-    x[m] = gp->L + (size_t)(n0 + j) * gp->cap;
-    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, x[m++]);
+  for (int j = 0; j < k; j++)
+    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, gp->L + (size_t)(n0 + j) * gp->cap);
+  if (y_all) memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
+  if (n0 > 0) { /* BLAS: the k rows (one triangular solve with k right-hand sides) and wy at once */
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, k, n0, 1.0, gp->L, gp->cap,
+                gp->L + (size_t)n0 * gp->cap, gp->cap);
+    if (y_all) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, ywork, 1);
   }
-  if (y_all) {
-    memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
-    x[m++] = ywork;
-  }
-  if (n0 > 0) solve_rows(0, n0, gp->L, (size_t)gp->cap, m, x);
   return 0;
 }
 
