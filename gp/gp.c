@@ -537,11 +537,10 @@ int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double 
   for (int j = 0; j < k; j++)
     kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, gp->L + (size_t)(n0 + j) * gp->cap);
   if (y_all) memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
-  if (n0 > 0) { /* BLAS: the k rows (one triangular solve with k right-hand sides) and wy at once */
-    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, k, n0, 1.0, gp->L, gp->cap,
-                gp->L + (size_t)n0 * gp->cap, gp->cap);
-    if (y_all) cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, ywork, 1);
-  }
+  double *x[GP_MAX_RHS];
+  for (int j = 0; j < k; j++) x[j] = gp->L + (size_t)(n0 + j) * gp->cap;
+  if (y_all) x[k] = ywork;
+  if (n0 > 0) gp_solve_many(n0, gp->L, (size_t)gp->cap, k + (y_all ? 1 : 0), x);
   return 0;
 }
 
