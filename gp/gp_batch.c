@@ -1,9 +1,11 @@
 /* gp/gp_batch.c: several observations added to a GP in one pass over V (mpt_gp_add_many, gp/gp.h). The
- * factor grows row by row as for single adds (gp_add_prepare); then each panel of candidates is read
- * from memory once: the sums of the new rows over the old rows of V are taken eight (double sums: four)
- * observations at a time from cache, and each new row is finished in order over the rows added before it. Every candidate
- * sees the same operations in the same order as in k single adds, so the results are the same bit for
- * bit (tests/test_gp.c). */
+ * new rows of the factor are solved over the old observations for all of them at once (gp_solve_many),
+ * then each panel of candidates is read from memory once, in chunks of 128 rows that stay in L1: the
+ * products of the new observations' rows of L with the old rows of V are a register-blocked GEMM (8, 4,
+ * 2 or 1 observations x 32 candidates, FMAs; in double from the chunk converted once for observations
+ * that the earlier ones nearly predict, GP_EXACT_GAIN), then each new row is finished in order over the
+ * rows added before it. The same arithmetic as single adds up to the FMAs' rounding: equal to rounding,
+ * not bit for bit (tests/test_gp.c test_add_many). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
