@@ -162,7 +162,7 @@ static void chunk_sums(gp_sum *sums, const int *fl, int nf, const int *ex, int n
 }
 
 /* continues sum s over rows [from, to) of panel p */
-static void sum_more(gp_sum *s, const float *p, int from, int to) {
+GP_HOT_FMA static void sum_more(gp_sum *s, const float *p, int from, int to) {
   for (int i = from; i < to; i++) {
     const float *row = p + (size_t)i * GP_VB;
     if (s->cd)
@@ -174,8 +174,8 @@ static void sum_more(gp_sum *s, const float *p, int from, int to) {
 
 /* the new row of observation j in one panel from its sums (t; a with all outputs replaced), and the
  * posterior state updated as add_panels / add_panels_exact do */
-static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq, float *vrow, double *A, double *B,
-                       double *var) {
+GP_HOT_FMA static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq, float *vrow, double *A,
+                                  double *B, double *var) {
   for (int r = 0; r < GP_VB; r++) {
     double tr = rw->exact ? t->td[r] : (double)t->tf[r];
     float v = (float)((kq[r] - tr) * rw->inv_lnn);

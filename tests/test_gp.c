@@ -795,10 +795,11 @@ static void err_vs_factor(const mpt_gp *gp, int nc, int dim, const double *X, co
 /* mpt_gp_add_many against single adds, for batches that cross a growth of the factor (64 -> 128 -> 256),
  * that replace every output with the last add, that hold observations the earlier ones nearly predict
  * (their rows of V in double sums), over 200 (runs of 64). The batch path sums with FMAs in blocks (not
- * bit for bit single adds): the means agree to 1e-5 of the outputs' range, the sds to 1e-5 of the prior
- * sd, the variance sums to 1e-6 relative; against each GP's exact posterior from its factor, the batch
- * GP's error is at most twice the single adds' (plus 1e-7): no accuracy lost; every variance >= 0. A
- * non-finite input refuses the batch and leaves the GP as it was. */
+ * bit for bit single adds): the means and sds differ from single adds' by at most 1e-5 (of the outputs'
+ * range, of the prior sd) or, where V's float rounding makes single adds themselves err more, twice
+ * their error against the exact posterior from the factor; the variance sums agree to 1e-6 relative;
+ * against its own factor the batch GP errs at most twice as much as single adds (plus 1e-7): no
+ * accuracy lost; every sd >= 0. A non-finite input refuses the batch and leaves the GP as it was. */
 static void test_add_many(void **state) {
   (void)state;
   enum { NC = 9000, DIM = 4, NOBS = 300 };
@@ -847,8 +848,8 @@ static void test_add_many(void **state) {
     printf("add_many(%d) to %d observations: batch vs single adds: means %.2g, sds %.2g, variance sum %.2g; "
            "against the factor: single adds %.2g / %.2g, batch %.2g / %.2g\n", k, at, dm, ds, fabs(va - vb) / va,
            eam, eas, ebm, ebs);
-    assert_true(dm <= 1e-5);
-    assert_true(ds <= 1e-5);
+    assert_true(dm <= fmax(1e-5, 2 * eam));
+    assert_true(ds <= fmax(1e-5, 2 * eas));
     assert_true(fabs(va - vb) <= 1e-6 * va);
     assert_true(ebm <= 2 * eam + 1e-7);
     assert_true(ebs <= 2 * eas + 1e-7);
