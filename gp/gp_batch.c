@@ -187,8 +187,9 @@ GP_HOT_FMA static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const 
   }
 }
 
-/* one panel (P) for k new rows rw[0..k) over n0 old rows; sums: k + 1 scratch sums (the t of each, then
- * the a of the last when outputs are replaced); pd: GP_KC x GP_VB doubles of scratch */
+/* one panel (P; the next ps floats on, 0 for the last panel) for k new rows rw[0..k) over n0 old rows;
+ * sums: k + 1 scratch sums (the t of each, then the a of the last when outputs are replaced); pd: GP_KC
+ * x GP_VB doubles of scratch */
 static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, const double *kq, size_t kstride,
                         double *A, double *B, double *var, gp_sum *sums, double *pd) {
   int ns = k + (rw[k - 1].wf || rw[k - 1].wy ? 1 : 0);
@@ -204,7 +205,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, co
     else fl[nf++] = s;
   }
   for (int i0 = 0; i0 < n0; i0 += GP_KC) { /* the next chunk: of this panel, else the next panel's first */
-    const float *next = i0 + GP_KC < n0 ? P + (size_t)(i0 + GP_KC) * GP_VB : P + ps;
+    const float *next = i0 + GP_KC < n0 ? P + (size_t)(i0 + GP_KC) * GP_VB : ps ? P + ps : NULL;
     chunk_sums(sums, fl, nf, ex, ne, P, i0, n0 - i0 < GP_KC ? n0 - i0 : GP_KC, pd, next);
   }
   for (int j = 0; j < k; j++) {
@@ -232,7 +233,7 @@ static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, d
     double bvs = 0; /* summed by block, then the blocks (add_impl's order) */
     for (int64_t q = 0; q < bp; q += GP_VB) {
       int64_t c0 = b + q;
-      batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, ps, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
+      batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, c0 + GP_VB < gp->n_pad ? ps : 0, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
                   gp->var + c0, sums, pd);
       int64_t nr = gp->n_cand - c0;
       if (nr > 0) bvs += gp_panel_var_sum(gp->var + c0, nr < GP_VB ? nr : GP_VB);
