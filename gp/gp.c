@@ -532,18 +532,15 @@ GP_HOT static void solve_rows(int from, int to, const double *restrict L, size_t
 }
 
 int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork) {
-  int n0 = gp->n, m = 0;
-  double *x[GP_MAX_RHS];
+  int n0 = gp->n;
   if (k + 1 > GP_MAX_RHS || gp->cap < n0 + k) return -1;
-  for (int j = 0; j < k; j++) {
-    x[m] = gp->L + (size_t)(n0 + j) * gp->cap;
-    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, x[m++]);
-  }
-  if (y_all) {
-    memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
-    x[m++] = ywork;
-  }
-  if (n0 > 0) solve_rows(0, n0, gp->L, (size_t)gp->cap, m, x);
+  for (int j = 0; j < k; j++)
+    kernel_obs(gp, X + (size_t)j * gp->dim, gp->inv_ls, gp->variance, gp->L + (size_t)(n0 + j) * gp->cap);
+  if (y_all) memcpy(ywork, y_all, sizeof(double) * (size_t)n0);
+  double *x[GP_MAX_RHS];
+  for (int j = 0; j < k; j++) x[j] = gp->L + (size_t)(n0 + j) * gp->cap;
+  if (y_all) x[k] = ywork;
+  if (n0 > 0) gp_solve_many(n0, gp->L, (size_t)gp->cap, k + (y_all ? 1 : 0), x);
   return 0;
 }
 

@@ -1,9 +1,11 @@
 /* gp/gp_batch.c: several observations added to a GP in one pass over V (mpt_gp_add_many, gp/gp.h). The
- * factor grows row by row as for single adds (gp_add_prepare); then each panel of candidates is read
- * from memory once: the sums of the new rows over the old rows of V are taken eight (double sums: four)
- * observations at a time from cache, and each new row is finished in order over the rows added before it. Every candidate
- * sees the same operations in the same order as in k single adds, so the results are the same bit for
- * bit (tests/test_gp.c). */
+ * new rows of the factor are solved over the old observations for all of them at once (gp_solve_many),
+ * then each panel of candidates is read from memory once, in chunks of 128 rows that stay in L1: the
+ * products of the new observations' rows of L with the old rows of V are a register-blocked GEMM (8, 4,
+ * 2 or 1 observations x 32 candidates, FMAs; in double from the chunk converted once for observations
+ * that the earlier ones nearly predict, GP_EXACT_GAIN), then each new row is finished in order over the
+ * rows added before it. The same arithmetic as single adds up to the FMAs' rounding: equal to rounding,
+ * not bit for bit (tests/test_gp.c test_add_many). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,45 +14,110 @@
 
 
 typedef float gp_v16f __attribute__((vector_size(64)));
+typedef double gp_v8d __attribute__((vector_size(64)));
+/* the same, loaded from and stored to plain float / double arrays (no alignment beyond the element's) */
+typedef float gp_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef double gp_v8d_u __attribute__((vector_size(64), aligned(8), may_alias));
 
-/* t_j[r] = sum over rows i < n of p[i][r] * c[j][i] for 8 coefficient vectors (float, row order: the sums
- * of add_panels, lane by lane; 16-float vectors: one AVX-512 register each in the x86-64-v4 clone),
- * written to out + j * GP_VB */
-GP_HOT static void sums8(int n, const float *restrict p, const float *const *c, float *restrict out) {
-  gp_v16f t[8][2] = {{{0}}};
-  for (int i = 0; i < n; i++) {
-    gp_v16f r[2];
-    memcpy(r, p + (size_t)i * GP_VB, sizeof r);
-    for (int j = 0; j < 8; j++) {
-      float cj = c[j][i];
-      t[j][0] += r[0] * cj;
-      t[j][1] += r[1] * cj;
-    }
+/* rows of a panel taken per chunk: 16 KB of floats, 32 KB as doubles, so that every sum of the batch
+ * reads the chunk from L1 */
+#define GP_KC 128
+
+/* The batch's product with the old rows of V, a register-blocked GEMM over one chunk of a panel: for NJ
+ * sums, acc[j][r] += sum over rows i < n of p[i][r] * c[j][i], in row order, with FMAs (GP_HOT_FMA). Float:
+ * the 32 candidates of a row in two 16-float vectors; double (from the chunk converted once): one half of
+ * the row (16 candidates) per call, rows GP_VB doubles apart. NJ = 8 keeps 16 vector sums in registers
+ * (loaded and stored through the unaligned types: a memcpy made GCC keep them on the stack). */
+#define GP_GEMM(NAME, NJ, T, V, VU)                                                                       \
+  GP_HOT_FMA static void NAME(int n, const T *restrict p, const T *const *c, T *const *acc, const float *pf) { \
+    V t[NJ][2];                                                                                           \
+    for (int j = 0; j < NJ; j++) {                                                                        \
+      t[j][0] = *(const VU *)acc[j];                                                                      \
+      t[j][1] = *(const VU *)(acc[j] + 64 / sizeof(T));                                                   \
+    }                                                                                                     \
+    for (int i = 0; i < n; i++) {                                                                         \
+      if (pf) { /* the next chunk's row i, from memory while this chunk is summed in cache */             \
+        __builtin_prefetch(pf + (size_t)i * GP_VB);                                                       \
+        __builtin_prefetch(pf + (size_t)i * GP_VB + 16);                                                  \
+      }                                                                                                   \
+      V r0 = *(const VU *)(p + (size_t)i * GP_VB), r1 = *(const VU *)(p + (size_t)i * GP_VB + 64 / sizeof(T)); \
+      for (int j = 0; j < NJ; j++) {                                                                      \
+        T cj = c[j][i];                                                                                   \
+        t[j][0] += r0 * cj;                                                                               \
+        t[j][1] += r1 * cj;                                                                               \
+      }                                                                                                   \
+    }                                                                                                     \
+    for (int j = 0; j < NJ; j++) {                                                                        \
+      *(VU *)acc[j] = t[j][0];                                                                            \
+      *(VU *)(acc[j] + 64 / sizeof(T)) = t[j][1];                                                         \
+    }                                                                                                     \
   }
-  memcpy(out, t, sizeof t);
+#define GP_GEMM_F(NAME, NJ) GP_GEMM(NAME, NJ, float, gp_v16f, gp_v16f_u)
+#define GP_GEMM_D(NAME, NJ) GP_GEMM(NAME, NJ, double, gp_v8d, gp_v8d_u)
+GP_GEMM_F(gemm_f8, 8)
+GP_GEMM_F(gemm_f4, 4)
+GP_GEMM_F(gemm_f2, 2)
+GP_GEMM_F(gemm_f1, 1)
+GP_GEMM_D(gemm_d8, 8)
+GP_GEMM_D(gemm_d4, 4)
+GP_GEMM_D(gemm_d2, 2)
+GP_GEMM_D(gemm_d1, 1)
+
+typedef void gemm_f_fn(int, const float *, const float *const *, float *const *, const float *);
+typedef void gemm_d_fn(int, const double *, const double *const *, double *const *, const float *);
+static gemm_f_fn *const gemm_f[] = {NULL, gemm_f1, gemm_f2, NULL, gemm_f4, NULL, NULL, NULL, gemm_f8};
+static gemm_d_fn *const gemm_d[] = {NULL, gemm_d1, gemm_d2, NULL, gemm_d4, NULL, NULL, NULL, gemm_d8};
+
+/* rows [0, n) of a panel in double (exact: the double sums see the floats of V) */
+GP_HOT_FMA static void widen(int n, const float *restrict p, double *restrict d) {
+  for (size_t i = 0; i < (size_t)n * GP_VB; i++) d[i] = p[i];
 }
 
-typedef float gp_v8f_u __attribute__((vector_size(32)));
-typedef double gp_v8d __attribute__((vector_size(64)));
-
-/* the same in double from double coefficients (the sums of add_panels_exact), 4 sums at once (c[j] for
- * j < 4; unused ones point at zeros), each row converted once (8-double vectors: one AVX-512 register
- * each in the x86-64-v4 clone): out + j * GP_VB */
-GP_HOT static void sums_exact(int n, const float *restrict p, const double *const *c, double *restrict out) {
-  gp_v8d t[4][4] = {{{0}}};
-  for (int i = 0; i < n; i++) {
-    gp_v8d r[4];
-    for (int v = 0; v < 4; v++) {
-      gp_v8f_u f;
-      memcpy(&f, p + (size_t)i * GP_VB + 8 * v, sizeof f);
-      r[v] = __builtin_convertvector(f, gp_v8d);
+/* out[a][b] = sum over j < n of li[a][j] * x[b][j], 4 x 4 dot products in 16 vector sums of 8 (FMAs) */
+GP_HOT_FMA static void dots4x4(int n, const double *const *li, const double *const *x, double out[4][4]) {
+  gp_v8d s[4][4];
+  memset(s, 0, sizeof s);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    gp_v8d l[4], v[4];
+    for (int a = 0; a < 4; a++) l[a] = *(const gp_v8d_u *)(li[a] + j);
+    for (int b = 0; b < 4; b++) v[b] = *(const gp_v8d_u *)(x[b] + j);
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < 4; b++) s[a][b] += l[a] * v[b];
+  }
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      double t = 0;
+      for (int e = 0; e < 8; e++) t += s[a][b][e];
+      for (int jj = j; jj < n; jj++) t += li[a][jj] * x[b][jj];
+      out[a][b] = t;
     }
-    for (int j = 0; j < 4; j++) {
-      double cj = c[j][i];
-      for (int v = 0; v < 4; v++) t[j][v] += r[v] * cj;
+}
+
+void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) {
+  enum { BS = 32 };
+  double p[BS][GP_MAX_RHS];
+  for (int i0 = 0; i0 < n; i0 += BS) {
+    int i1 = i0 + BS < n ? i0 + BS : n;
+    for (int a0 = i0; a0 < i1 && i0 > 0; a0 += 4) /* the block's rows against the part solved before it */
+      for (int b0 = 0; b0 < m; b0 += 4) {
+        const double *li[4], *xb[4];
+        for (int a = 0; a < 4; a++) li[a] = L + (size_t)(a0 + a < i1 ? a0 + a : a0) * ld;
+        for (int b = 0; b < 4; b++) xb[b] = x[b0 + b < m ? b0 + b : b0];
+        double out[4][4];
+        dots4x4(i0, li, xb, out);
+        for (int a = 0; a < 4 && a0 + a < i1; a++)
+          for (int b = 0; b < 4 && b0 + b < m; b++) p[a0 + a - i0][b0 + b] = out[a][b];
+      }
+    for (int i = i0; i < i1; i++) { /* then the block's triangle, row by row */
+      const double *Li = L + (size_t)i * ld;
+      for (int r = 0; r < m; r++) {
+        double d = i0 > 0 ? p[i - i0][r] : 0.0, *xr = x[r];
+        for (int j = i0; j < i; j++) d += Li[j] * xr[j];
+        xr[i] = (xr[i] - d) / Li[i];
+      }
     }
   }
-  for (int j = 0; j < 4; j++) memcpy(out + j * GP_VB, t[j], sizeof t[j]);
 }
 
 /* one running sum of one new observation: over rows [0, rows) with float or double coefficients */
@@ -61,8 +128,41 @@ typedef struct gp_sum {
   double td[GP_VB];
 } gp_sum;
 
+/* the largest block of sums a kernel takes (8, 4, 2, 1) for m left */
+static int block_of(int m) { return m >= 8 ? 8 : m >= 4 ? 4 : m >= 2 ? 2 : 1; }
+
+/* the float sums fl[0..nf) and the double sums ex[0..ne) over rows [i0, i0 + n) of panel P (pd: scratch
+ * for the rows in double); the first kernel prefetches the next chunk's n rows (pf) */
+static void chunk_sums(gp_sum *sums, const int *fl, int nf, const int *ex, int ne, const float *P, int i0, int n,
+                       double *pd, const float *pf) {
+  for (int s = 0; s < nf;) {
+    int g = block_of(nf - s);
+    const float *c[8];
+    float *acc[8];
+    for (int j = 0; j < g; j++) {
+      c[j] = sums[fl[s + j]].cf + i0;
+      acc[j] = sums[fl[s + j]].tf;
+    }
+    gemm_f[g](n, P + (size_t)i0 * GP_VB, c, acc, s == 0 ? pf : NULL);
+    s += g;
+  }
+  if (ne == 0) return;
+  widen(n, P + (size_t)i0 * GP_VB, pd);
+  for (int s = 0; s < ne;) {
+    int g = block_of(ne - s);
+    const double *c[8];
+    for (int j = 0; j < g; j++) c[j] = sums[ex[s + j]].cd + i0;
+    for (int h = 0; h < GP_VB; h += 16) {
+      double *acc[8];
+      for (int j = 0; j < g; j++) acc[j] = sums[ex[s + j]].td + h;
+      gemm_d[g](n, pd + h, c, acc, s == 0 && h == 0 && nf == 0 ? pf : NULL);
+    }
+    s += g;
+  }
+}
+
 /* continues sum s over rows [from, to) of panel p */
-static void sum_more(gp_sum *s, const float *p, int from, int to) {
+GP_HOT_FMA static void sum_more(gp_sum *s, const float *p, int from, int to) {
   for (int i = from; i < to; i++) {
     const float *row = p + (size_t)i * GP_VB;
     if (s->cd)
@@ -73,9 +173,9 @@ static void sum_more(gp_sum *s, const float *p, int from, int to) {
 }
 
 /* the new row of observation j in one panel from its sums (t; a with all outputs replaced), and the
- * posterior state updated exactly as add_panels / add_panels_exact do */
-static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq, float *vrow, double *A, double *B,
-                       double *var) {
+ * posterior state updated as add_panels / add_panels_exact do */
+GP_HOT_FMA static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq, float *vrow, double *A,
+                                  double *B, double *var) {
   for (int r = 0; r < GP_VB; r++) {
     double tr = rw->exact ? t->td[r] : (double)t->tf[r];
     float v = (float)((kq[r] - tr) * rw->inv_lnn);
@@ -87,37 +187,26 @@ static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const double *kq,
   }
 }
 
-/* one panel (P) for k new rows rw[0..k) over n0 old rows; sums: k + 1 scratch sums (the t of each, then
- * the a of the last when outputs are replaced); zero, zero_d: n0 zeros (the coefficients of unused sums) */
-static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double *kq, size_t kstride, double *A,
-                        double *B, double *var, gp_sum *sums, const float *zero, const double *zero_d) {
+/* one panel (P; the next ps floats on, 0 for the last panel) for k new rows rw[0..k) over n0 old rows;
+ * sums: k + 1 scratch sums (the t of each, then the a of the last when outputs are replaced); pd: GP_KC
+ * x GP_VB doubles of scratch */
+static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, const double *kq, size_t kstride,
+                        double *A, double *B, double *var, gp_sum *sums, double *pd) {
   int ns = k + (rw[k - 1].wf || rw[k - 1].wy ? 1 : 0);
+  int fl[GP_MAX_RHS], nf = 0, ex[GP_MAX_RHS], ne = 0; /* the float and the double sums */
   for (int s = 0; s < ns; s++) {
     const gp_row *r = &rw[s < k ? s : k - 1];
     int is_a = s >= k;
     sums[s].cd = r->exact ? (is_a ? r->wy : r->l) : NULL;
     sums[s].cf = r->exact ? NULL : (is_a ? r->wf : r->lf);
-  }
-  int fl[8], nf = 0, ex[4], ne = 0; /* float sums by eight, double sums by four over the old rows */
-  for (int s = 0; s < ns; s++) {
+    memset(sums[s].tf, 0, sizeof sums[s].tf);
+    memset(sums[s].td, 0, sizeof sums[s].td);
     if (sums[s].cd) ex[ne++] = s;
     else fl[nf++] = s;
-    if (ne == 4 || (s == ns - 1 && ne > 0)) {
-      double out[4 * GP_VB];
-      const double *c[4];
-      for (int j = 0; j < 4; j++) c[j] = j < ne ? sums[ex[j]].cd : zero_d;
-      sums_exact(n0, P, c, out);
-      for (int j = 0; j < ne; j++) memcpy(sums[ex[j]].td, out + j * GP_VB, sizeof sums[0].td);
-      ne = 0;
-    }
-    if (nf == 8 || (s == ns - 1 && nf > 0)) {
-      float out[8 * GP_VB];
-      const float *c[8];
-      for (int j = 0; j < 8; j++) c[j] = j < nf ? sums[fl[j]].cf : zero;
-      sums8(n0, P, c, out);
-      for (int j = 0; j < nf; j++) memcpy(sums[fl[j]].tf, out + j * GP_VB, sizeof sums[0].tf);
-      nf = 0;
-    }
+  }
+  for (int i0 = 0; i0 < n0; i0 += GP_KC) { /* the next chunk: of this panel, else the next panel's first */
+    const float *next = i0 + GP_KC < n0 ? P + (size_t)(i0 + GP_KC) * GP_VB : ps ? P + ps : NULL;
+    chunk_sums(sums, fl, nf, ex, ne, P, i0, n0 - i0 < GP_KC ? n0 - i0 : GP_KC, pd, next);
   }
   for (int j = 0; j < k; j++) {
     gp_sum *a = j == k - 1 && ns > k ? &sums[k] : NULL;
@@ -129,7 +218,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, const double 
 
 /* the pass over every candidate for the k prepared rows; returns the new sum of the variances */
 static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, double *kb, gp_sum *sums,
-                         const float *zero, const double *zero_d) {
+                         double *pd) {
   double vs = 0;
   int n0 = rw[0].n;
   const size_t ps = (size_t)gp->cap * GP_VB;
@@ -144,8 +233,8 @@ static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, d
     double bvs = 0; /* summed by block, then the blocks (add_impl's order) */
     for (int64_t q = 0; q < bp; q += GP_VB) {
       int64_t c0 = b + q;
-      batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
-                  gp->var + c0, sums, zero, zero_d);
+      batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, c0 + GP_VB < gp->n_pad ? ps : 0, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
+                  gp->var + c0, sums, pd);
       int64_t nr = gp->n_cand - c0;
       if (nr > 0) bvs += gp_panel_var_sum(gp->var + c0, nr < GP_VB ? nr : GP_VB);
     }
@@ -183,10 +272,9 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
   float *fbuf = malloc(sizeof(float) * (size_t)(k + 1) * (size_t)n_end);
   double *kb = malloc(sizeof(double) * (size_t)k * GP_BLOCK);
   gp_sum *sums = malloc(sizeof(gp_sum) * (size_t)(k + 1));
-  float *zero = calloc((size_t)n_end, sizeof(float));
-  double *zero_d = calloc((size_t)n_end, sizeof(double)), *ywork = malloc(sizeof(double) * (size_t)n_end);
-  if (!fbuf || !kb || !sums || !zero || !zero_d || !ywork) {
-    free(fbuf); free(kb); free(sums); free(zero); free(zero_d); free(ywork);
+  double *pd = malloc(sizeof(double) * GP_KC * GP_VB), *ywork = malloc(sizeof(double) * (size_t)n_end);
+  if (!fbuf || !kb || !sums || !pd || !ywork) {
+    free(fbuf); free(kb); free(sums); free(pd); free(ywork);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
   }
   /* cannot fail now (inputs checked, room made); the new rows of L first over the old observations at once */
@@ -196,7 +284,7 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
     rc = gp_add_prepare_from(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
                              pre, ywork, fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
   }
-  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, zero, zero_d);
-  free(fbuf); free(kb); free(sums); free(zero); free(zero_d); free(ywork);
+  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, pd);
+  free(fbuf); free(kb); free(sums); free(pd); free(ywork);
   return rc;
 }

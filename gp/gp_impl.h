@@ -88,6 +88,10 @@ int gp_add_prepare_from(mpt_gp *gp, const double *x, double y, const double *y_a
  * its first n_obs values into ywork): what gp_add_prepare_from then continues; 0, or -1 when k + 1 is over
  * GP_MAX_RHS or there is no room */
 int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork);
+/* x[r] = L^-1 x[r] for m <= GP_MAX_RHS right-hand sides of n values (L lower, n rows, stride ld) in one pass
+ * over L: blocks of 32 rows, their products with the part solved before as a small GEMM with FMAs
+ * (gp/gp_batch.c; not solve_lower2's order) */
+void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x);
 /* room for n observations; 0 or an error (out of memory, over config.max_bytes) */
 int gp_reserve(mpt_gp *gp, int n, mpt_error *err);
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK) */
