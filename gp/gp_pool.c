@@ -25,6 +25,9 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
+  int64_t l_cand;        /* the GP candidate whose solve l holds (-1: none), with l_nf extra observations */
+  int l_nf;
+  double l_nn;           /* and its L_nn */
   int fixed_norm;        /* 1: the normalization leaves the extra outputs out */
   double norm_m, norm_s; /* the normalization in use (refreshed by load, add and fix_normalization) */
 };
@@ -77,6 +80,7 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
   p->dim = gp->dim;
   p->n = n;
   p->nf = 0;
+  p->l_cand = -1;
   for (int64_t j = 0; j < n; j++) {
     int64_t c = ids[j];
     if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
@@ -146,14 +150,19 @@ static double kern(const mpt_gp *gp, const double *a, const double *b) {
 /* packed row j of the extra rows of L */
 static double *fl_row(const mpt_gp_pool *p, int j) { return p->FL + (size_t)j * p->n0 + (size_t)j * (j + 1) / 2; }
 
-/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows (for member j >= 0 the GP's
- * part is its column of V: no solve); returns L_nn of x */
-static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
+/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows; the GP's part is read, not solved,
+ * for member j >= 0 (its column of V in the pool) or GP candidate cand >= 0 (its column of the GP's V, float);
+ * returns L_nn of x */
+static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t cand) {
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nt = n0 + p->nf;
   double *l = p->l;
+  p->l_cand = -1;
   if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
-  else if (n0 > 0) {
+  else if (cand >= 0) {
+    const float *col = gp->V + (size_t)(cand / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(cand % GP_VB);
+    for (int i = 0; i < n0; i++) l[i] = col[(size_t)i * GP_VB];
+  } else if (n0 > 0) {
     mpt_gp_kernel_obs_range(gp, x, 0, n0, l);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, l, 1);
   }
@@ -169,13 +178,14 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
   return sqrt(d < ne ? ne : d);
 }
 
-/* the extra observation (x, y), x member `member` of the pool or not (-1) */
-static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, mpt_error *err) {
+/* the extra observation (x, y), x member `member` of the pool, or GP candidate `cand`, or neither (-1, -1) */
+static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t cand, double y, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool observation is not finite");
   if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nf = p->nf;
-  double lnn = solve_point(p, x, member), *l = p->l, sy = y, s1 = 1;
+  int solved = member < 0 && cand >= 0 && p->l_cand == cand && p->l_nf == nf; /* l from predict_candidate */
+  double lnn = solved ? p->l_nn : solve_point(p, x, member, cand), *l = p->l, sy = y, s1 = 1;
   for (int i = 0; i < n0; i++) { sy -= l[i] * gp->wy[i]; s1 -= l[i] * gp->w1[i]; }
   for (int j = 0; j < nf; j++) { sy -= l[n0 + j] * p->fwy[j]; s1 -= l[n0 + j] * p->fw1[j]; }
   double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
@@ -200,11 +210,37 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, 
   return 0;
 }
 
-int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, y, err); }
+int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, -1, y, err); }
 
 int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err) {
   if (j < 0 || j >= p->n) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool member %lld out of range", (long long)j);
-  return add_point(p, p->X + (size_t)j * p->dim, j, y, err);
+  return add_point(p, p->X + (size_t)j * p->dim, j, -1, y, err);
+}
+
+int mpt_gp_pool_add_candidate(mpt_gp_pool *p, int64_t c, const double *x, double y, mpt_error *err) {
+  if (c < 0 || c >= p->gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  return add_point(p, x, -1, c, y, err);
+}
+
+int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, double *mean, double *sd,
+                                  mpt_error *err) {
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0;
+  if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
+  double lnn = solve_point(p, x, -1, c), *l = p->l, a = gp->A[c], b = gp->B[c], v = gp->var[c];
+  for (int f = 0; f < p->nf; f++) {
+    a += l[n0 + f] * p->fwy[f];
+    b += l[n0 + f] * p->fw1[f];
+    v -= l[n0 + f] * l[n0 + f];
+  }
+  p->l_cand = c;
+  p->l_nf = p->nf;
+  p->l_nn = lnn;
+  double m = p->norm_m;
+  if (mean) *mean = m + a - m * b;
+  if (sd) *sd = p->norm_s * sqrt(v > 0 ? v : 0.0);
+  return 0;
 }
 
 void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) {
