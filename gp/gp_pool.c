@@ -169,7 +169,8 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t ca
   for (int f = 0; f < p->nf; f++) {
     const double *row = fl_row(p, f);
     double s = 0;
-    for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
+    if (cand >= 0) s = dot(row, l, n0 + f); /* pending evaluations: up to hundreds of extra rows */
+    else for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
     l[n0 + f] = (kern(gp, x, p->fx + (size_t)f * p->dim) - s) / row[n0 + f];
   }
   double ne = mpt_gp_noise_eff(gp->noise, gp->variance), ll = 0;
@@ -189,10 +190,15 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t ca
   for (int i = 0; i < n0; i++) { sy -= l[i] * gp->wy[i]; s1 -= l[i] * gp->w1[i]; }
   for (int j = 0; j < nf; j++) { sy -= l[n0 + j] * p->fwy[j]; s1 -= l[n0 + j] * p->fw1[j]; }
   double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
+  /* vrow[c] = the member's V column . l, the extra rows summed in order j = 0, 1, ... (rows of Fv read
+   * contiguously, across the members) */
+  for (int64_t c = 0; c < p->n; c++) vrow[c] = dot(p->V0 + (size_t)c * n0, l, n0);
+  for (int j = 0; j < nf; j++) {
+    const double *fj = p->Fv + (size_t)j * p->cap, lj = l[n0 + j];
+    for (int64_t c = 0; c < p->n; c++) vrow[c] += fj[c] * lj;
+  }
   for (int64_t c = 0; c < p->n; c++) {
-    double t = dot(p->V0 + (size_t)c * n0, l, n0);
-    for (int j = 0; j < nf; j++) t += p->Fv[(size_t)j * p->cap + c] * l[n0 + j];
-    double v = (kern(gp, x, p->X + (size_t)c * p->dim) - t) / lnn;
+    double v = (kern(gp, x, p->X + (size_t)c * p->dim) - vrow[c]) / lnn;
     vrow[c] = v;
     p->A[c] += v * wyn;
     p->B[c] += v * w1n;
