@@ -25,6 +25,9 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
+  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates: the candidates, the next */
+  int plan_nf0;          /* extra observations before the plan's first */
+  double *plan_L, *plan_G; /* plan_n x n0: their columns of V; plan_n x n: those times the members' columns */
   int64_t l_cand;        /* the GP candidate whose solve l holds (-1: none), with l_nf extra observations */
   int l_nf;
   double l_nn;           /* and its L_nn */
@@ -43,6 +46,7 @@ void mpt_gp_pool_free(mpt_gp_pool *p) {
   if (!p) return;
   free(p->ids); free(p->X); free(p->V0); free(p->A); free(p->B); free(p->var);
   free(p->Fv); free(p->FL); free(p->fx); free(p->fy); free(p->fwy); free(p->fw1); free(p->l);
+  free(p->plan_ids); free(p->plan_L); free(p->plan_G);
   free(p);
 }
 
@@ -81,6 +85,7 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
   p->n = n;
   p->nf = 0;
   p->l_cand = -1;
+  p->plan_n = p->plan_next = 0;
   for (int64_t j = 0; j < n; j++) {
     int64_t c = ids[j];
     if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
@@ -137,6 +142,20 @@ GP_HOT static double dot(const double *restrict a, const double *restrict b, int
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
+/* out[c] += sum_j F[j cap + c] lf[j], for j = 0, 1, ..., nf - 1 in that order for every c (vectorized across
+ * c, tiles of members kept in cache over the rows) */
+GP_HOT static void add_extra_rows(double *restrict out, const double *restrict F, int64_t cap,
+                                  const double *restrict lf, int nf, int64_t n) {
+  enum { TILE = 128 };
+  for (int64_t c0 = 0; c0 < n; c0 += TILE) {
+    int64_t c1 = n - c0 < TILE ? n : c0 + TILE;
+    for (int j = 0; j < nf; j++) {
+      const double *fj = F + (size_t)j * (size_t)cap, lj = lf[j];
+      for (int64_t c = c0; c < c1; c++) out[c] += fj[c] * lj;
+    }
+  }
+}
+
 /* variance * k(a, b) with the GP's lengthscales */
 static double kern(const mpt_gp *gp, const double *a, const double *b) {
   double r2 = 0;
@@ -150,6 +169,11 @@ static double kern(const mpt_gp *gp, const double *a, const double *b) {
 /* packed row j of the extra rows of L */
 static double *fl_row(const mpt_gp_pool *p, int j) { return p->FL + (size_t)j * p->n0 + (size_t)j * (j + 1) / 2; }
 
+/* 1 when candidate cand is the plan's next extra observation (mpt_gp_pool_plan_candidates) */
+static int planned(const mpt_gp_pool *p, int64_t cand) {
+  return p->plan_next < p->plan_n && p->plan_ids[p->plan_next] == cand && p->nf == p->plan_nf0 + p->plan_next;
+}
+
 /* l = L^-1 k(all observations, x) over the GP's factor and the extra rows; the GP's part is read, not solved,
  * for member j >= 0 (its column of V in the pool) or GP candidate cand >= 0 (its column of the GP's V, float);
  * returns L_nn of x */
@@ -159,6 +183,7 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t ca
   double *l = p->l;
   p->l_cand = -1;
   if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
+  else if (cand >= 0 && planned(p, cand)) memcpy(l, p->plan_L + (size_t)p->plan_next * n0, sizeof(double) * (size_t)n0);
   else if (cand >= 0) {
     const float *col = gp->V + (size_t)(cand / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(cand % GP_VB);
     for (int i = 0; i < n0; i++) l[i] = col[(size_t)i * GP_VB];
@@ -192,11 +217,9 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t ca
   double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
   /* vrow[c] = the member's V column . l, the extra rows summed in order j = 0, 1, ... (rows of Fv read
    * contiguously, across the members) */
-  for (int64_t c = 0; c < p->n; c++) vrow[c] = dot(p->V0 + (size_t)c * n0, l, n0);
-  for (int j = 0; j < nf; j++) {
-    const double *fj = p->Fv + (size_t)j * p->cap, lj = l[n0 + j];
-    for (int64_t c = 0; c < p->n; c++) vrow[c] += fj[c] * lj;
-  }
+  if (cand >= 0 && planned(p, cand)) memcpy(vrow, p->plan_G + (size_t)(p->plan_next++) * p->n, sizeof(double) * (size_t)p->n);
+  else for (int64_t c = 0; c < p->n; c++) vrow[c] = dot(p->V0 + (size_t)c * n0, l, n0);
+  add_extra_rows(vrow, p->Fv, p->cap, l + n0, nf, p->n);
   for (int64_t c = 0; c < p->n; c++) {
     double v = (kern(gp, x, p->X + (size_t)c * p->dim) - vrow[c]) / lnn;
     vrow[c] = v;
@@ -246,6 +269,30 @@ int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, do
   double m = p->norm_m;
   if (mean) *mean = m + a - m * b;
   if (sd) *sd = p->norm_s * sqrt(v > 0 ? v : 0.0);
+  return 0;
+}
+
+int mpt_gp_pool_plan_candidates(mpt_gp_pool *p, const int64_t *cand, int64_t n, mpt_error *err) {
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0;
+  p->plan_n = p->plan_next = 0;
+  if (n <= 0 || n0 == 0 || p->n == 0) return 0;
+  if (reserve((void **)&p->plan_ids, n, sizeof(int64_t)) || reserve((void **)&p->plan_L, n * n0, sizeof(double)) ||
+      reserve((void **)&p->plan_G, n * p->n, sizeof(double)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld planned pool observations", (long long)n);
+  for (int64_t q = 0; q < n; q++) {
+    int64_t c = cand[q];
+    if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+    const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
+    double *row = p->plan_L + (size_t)q * n0;
+    for (int i = 0; i < n0; i++) row[i] = col[(size_t)i * GP_VB];
+    p->plan_ids[q] = c;
+  }
+  /* G (n x members) = plan_L (n x n0) . V0^T (V0: members x n0) */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0, n0, 0.0,
+              p->plan_G, (int)p->n);
+  p->plan_n = n;
+  p->plan_nf0 = p->nf;
   return 0;
 }
 

@@ -79,7 +79,7 @@ static void test_pool_candidates(void **state) {
   mpt_gp_pool *p;
   assert_int_equal(mpt_gp_pool_create(&p, &err), 0);
   assert_int_equal(mpt_gp_pool_load(p, a, ids, PX, NP, &err), 0);
-  double dm = 0, ds = 0, scale;
+  double dm = 0, ds = 0, scale, fy[NF];
   mpt_gp_normalization(b, NULL, &scale);
   for (int f = 0; f < NF; f++) {
     int64_t c = 2 * f + 1;
@@ -95,6 +95,7 @@ static void test_pool_candidates(void **state) {
       assert_int_equal(mpt_gp_pool_add_candidate(p, c, X + c * DIM, pm, &err), 0);
     }
     assert_int_equal(mpt_gp_add(b, X + c * DIM, pm, &err), 0);
+    fy[f] = pm;
   }
   printf("pool at candidates: max |mean diff| %.3g, max |sd diff| %.3g (output scale %.3g)\n", dm, ds, scale);
   assert_true(dm < 1e-4 * scale && ds < 1e-4 * scale);
@@ -108,6 +109,26 @@ static void test_pool_candidates(void **state) {
   }
   printf("pool members after %d fantasies at candidates: max |mean diff| %.3g, max |var diff| %.3g\n", NF, dm, dv);
   assert_true(dm < 1e-3 * scale && dv < 1e-5);
+  /* the same fantasies planned (one matrix product for their columns of V against the members'): the same
+   * posterior up to the product's rounding; a plan left halfway (another candidate) and the rest unplanned too */
+  mpt_gp_pool *q;
+  assert_int_equal(mpt_gp_pool_create(&q, &err), 0);
+  for (int leave = 0; leave < 2; leave++) {
+    int64_t cand[NF];
+    for (int f = 0; f < NF; f++) cand[f] = leave && f == NF / 2 ? 2 * NF + 1 : 2 * f + 1; /* 2 NF + 1: not added */
+    assert_int_equal(mpt_gp_pool_load(q, a, ids, PX, NP, &err), 0);
+    assert_int_equal(mpt_gp_pool_plan_candidates(q, cand, NF, &err), 0);
+    for (int f = 0; f < NF; f++)
+      assert_int_equal(mpt_gp_pool_add_candidate(q, 2 * f + 1, X + (2 * f + 1) * DIM, fy[f], &err), 0);
+    double m3[NP], v3[NP], dq = 0;
+    mpt_gp_pool_predict_var(q, 0, NP, m3, v3);
+    for (int j = 0; j < NP; j++) dq = fmax(dq, fmax(fabs(m3[j] - m1[j]), fabs(v3[j] - v1[j])));
+    printf("planned fantasies%s: max |diff| %.3g against unplanned\n", leave ? " (plan left halfway)" : "", dq);
+    assert_true(dq < 1e-9 * scale);
+  }
+  int64_t bad = NC;
+  assert_int_not_equal(mpt_gp_pool_plan_candidates(q, &bad, 1, &err), 0);
+  mpt_gp_pool_free(q);
   assert_int_not_equal(mpt_gp_pool_add_candidate(p, NC, X, 0.0, &err), 0);
   assert_int_not_equal(mpt_gp_pool_predict_candidate(p, -1, X, &m2, NULL, &err), 0);
   mpt_gp_pool_free(p);

@@ -108,11 +108,17 @@ int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_er
 }
 
 int bo_pool_add_pending(bo_state *b, int64_t from, int64_t to, double worst, mpt_error *err) {
+  int64_t *ids = calloc((size_t)(to > from ? to - from : 1), sizeof(int64_t));
+  if (!ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld pending evaluations", (long long)(to - from));
+  for (int64_t q = from; q < to; q++) ids[q - from] = b->pend[q].id;
+  int rc = mpt_gp_pool_plan_candidates(b->pool, ids, to - from, err);
+  free(ids);
+  if (rc) return rc;
   for (int64_t q = from; q < to; q++) {
     int64_t id = b->pend[q].id;
     const double *x = bo_point(b, id);
     double mu, sdq;
-    int rc = mpt_gp_pool_predict_candidate(b->pool, id, x, &mu, &sdq, err);
+    rc = mpt_gp_pool_predict_candidate(b->pool, id, x, &mu, &sdq, err);
     if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
     if (rc == 0) rc = mpt_gp_pool_add_candidate(b->pool, id, x, b->batch_liar ? worst - bo_transfer_offset(b, id) : mu, err);
     if (rc) return mpt_error_prefix(err, "bo: cannot fantasize pending evaluation %lld of %lld on the pool",
