@@ -20,31 +20,26 @@
 #include "spaces/space.h"
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
+#include "tests/conv_fixture.h"
 
-static mpt_problem *prob;
 static mpt_space *space;
 static mpt_replay *rep;
 
 static int setup(void **state) {
-  (void)state;
-  const char *dir = getenv("MPT_SHARED_DATA");
-  if (!dir) dir = "../shared/data";
-  char path[4096];
+  int rc = conv_fixture_setup(state, "bo_pending");
+  if (rc) return rc;
+  fixture *f = *state;
+  space = f->s;
+  char path[2048];
   mpt_error err;
-  snprintf(path, sizeof path, "%s/t1/convolution_milo.json", dir);
-  if (mpt_problem_load(path, &prob, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  if (mpt_space_build(prob, &space, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", dir);
+  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", f->dir);
   if (mpt_replay_load(path, space, &rep, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
   return 0;
 }
 
 static int teardown(void **state) {
-  (void)state;
   mpt_replay_free(rep);
-  mpt_space_free(space);
-  mpt_problem_free(prob);
-  return 0;
+  return conv_fixture_teardown(state);
 }
 
 /* the pool's posterior at candidates that are not members, each then added with its predicted mean (the
