@@ -25,6 +25,12 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
+  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates: the candidates, the next */
+  int plan_nf0;          /* extra observations before the plan's first */
+  double *plan_L, *plan_G; /* plan_n x n0: their columns of V; plan_n x n: those times the members' columns */
+  int64_t l_cand;        /* the GP candidate whose solve l holds (-1: none), with l_nf extra observations */
+  int l_nf;
+  double l_nn;           /* and its L_nn */
   int fixed_norm;        /* 1: the normalization leaves the extra outputs out */
   double norm_m, norm_s; /* the normalization in use (refreshed by load, add and fix_normalization) */
 };
@@ -40,6 +46,7 @@ void mpt_gp_pool_free(mpt_gp_pool *p) {
   if (!p) return;
   free(p->ids); free(p->X); free(p->V0); free(p->A); free(p->B); free(p->var);
   free(p->Fv); free(p->FL); free(p->fx); free(p->fy); free(p->fwy); free(p->fw1); free(p->l);
+  free(p->plan_ids); free(p->plan_L); free(p->plan_G);
   free(p);
 }
 
@@ -77,6 +84,8 @@ static int load_start(mpt_gp_pool *p, const mpt_gp *gp, int64_t n, mpt_error *er
   p->dim = gp->dim;
   p->n = n;
   p->nf = 0;
+  p->l_cand = -1;
+  p->plan_n = p->plan_next = 0;
   return 0;
 }
 
@@ -156,6 +165,20 @@ GP_HOT static double dot(const double *restrict a, const double *restrict b, int
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
+/* out[c] += sum_j F[j cap + c] lf[j], for j = 0, 1, ..., nf - 1 in that order for every c (vectorized across
+ * c, tiles of members kept in cache over the rows) */
+GP_HOT static void add_extra_rows(double *restrict out, const double *restrict F, int64_t cap,
+                                  const double *restrict lf, int nf, int64_t n) {
+  enum { TILE = 128 };
+  for (int64_t c0 = 0; c0 < n; c0 += TILE) {
+    int64_t c1 = n - c0 < TILE ? n : c0 + TILE;
+    for (int j = 0; j < nf; j++) {
+      const double *fj = F + (size_t)j * (size_t)cap, lj = lf[j];
+      for (int64_t c = c0; c < c1; c++) out[c] += fj[c] * lj;
+    }
+  }
+}
+
 /* variance * k(a, b) with the GP's lengthscales */
 static double kern(const mpt_gp *gp, const double *a, const double *b) {
   double r2 = 0;
@@ -169,21 +192,33 @@ static double kern(const mpt_gp *gp, const double *a, const double *b) {
 /* packed row j of the extra rows of L */
 static double *fl_row(const mpt_gp_pool *p, int j) { return p->FL + (size_t)j * p->n0 + (size_t)j * (j + 1) / 2; }
 
-/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows (for member j >= 0 the GP's
- * part is its column of V: no solve); returns L_nn of x */
-static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
+/* 1 when candidate cand is the plan's next extra observation (mpt_gp_pool_plan_candidates) */
+static int planned(const mpt_gp_pool *p, int64_t cand) {
+  return p->plan_next < p->plan_n && p->plan_ids[p->plan_next] == cand && p->nf == p->plan_nf0 + p->plan_next;
+}
+
+/* l = L^-1 k(all observations, x) over the GP's factor and the extra rows; the GP's part is read, not solved,
+ * for member j >= 0 (its column of V in the pool) or GP candidate cand >= 0 (its column of the GP's V, float);
+ * returns L_nn of x */
+static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t cand) {
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nt = n0 + p->nf;
   double *l = p->l;
+  p->l_cand = -1;
   if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
-  else if (n0 > 0) {
+  else if (cand >= 0 && planned(p, cand)) memcpy(l, p->plan_L + (size_t)p->plan_next * n0, sizeof(double) * (size_t)n0);
+  else if (cand >= 0) {
+    const float *col = gp->V + (size_t)(cand / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(cand % GP_VB);
+    for (int i = 0; i < n0; i++) l[i] = col[(size_t)i * GP_VB];
+  } else if (n0 > 0) {
     mpt_gp_kernel_obs_range(gp, x, 0, n0, l);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, l, 1);
   }
   for (int f = 0; f < p->nf; f++) {
     const double *row = fl_row(p, f);
     double s = 0;
-    for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
+    if (cand >= 0) s = dot(row, l, n0 + f); /* pending evaluations: up to hundreds of extra rows */
+    else for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
     l[n0 + f] = (kern(gp, x, p->fx + (size_t)f * p->dim) - s) / row[n0 + f];
   }
   double ne = mpt_gp_noise_eff(gp->noise, gp->variance), ll = 0;
@@ -192,20 +227,24 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j) {
   return sqrt(d < ne ? ne : d);
 }
 
-/* the extra observation (x, y), x member `member` of the pool or not (-1) */
-static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, mpt_error *err) {
+/* the extra observation (x, y), x member `member` of the pool, or GP candidate `cand`, or neither (-1, -1) */
+static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t cand, double y, mpt_error *err) {
   if (!isfinite(y)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool observation is not finite");
   if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
   const mpt_gp *gp = p->gp;
   int n0 = p->n0, nf = p->nf;
-  double lnn = solve_point(p, x, member), *l = p->l, sy = y, s1 = 1;
+  int solved = member < 0 && cand >= 0 && p->l_cand == cand && p->l_nf == nf; /* l from predict_candidate */
+  double lnn = solved ? p->l_nn : solve_point(p, x, member, cand), *l = p->l, sy = y, s1 = 1;
   for (int i = 0; i < n0; i++) { sy -= l[i] * gp->wy[i]; s1 -= l[i] * gp->w1[i]; }
   for (int j = 0; j < nf; j++) { sy -= l[n0 + j] * p->fwy[j]; s1 -= l[n0 + j] * p->fw1[j]; }
   double wyn = sy / lnn, w1n = s1 / lnn, *vrow = p->Fv + (size_t)nf * p->cap;
+  /* vrow[c] = the member's V column . l, the extra rows summed in order j = 0, 1, ... (rows of Fv read
+   * contiguously, across the members) */
+  if (cand >= 0 && planned(p, cand)) memcpy(vrow, p->plan_G + (size_t)(p->plan_next++) * p->n, sizeof(double) * (size_t)p->n);
+  else for (int64_t c = 0; c < p->n; c++) vrow[c] = dot(p->V0 + (size_t)c * n0, l, n0);
+  add_extra_rows(vrow, p->Fv, p->cap, l + n0, nf, p->n);
   for (int64_t c = 0; c < p->n; c++) {
-    double t = dot(p->V0 + (size_t)c * n0, l, n0);
-    for (int j = 0; j < nf; j++) t += p->Fv[(size_t)j * p->cap + c] * l[n0 + j];
-    double v = (kern(gp, x, p->X + (size_t)c * p->dim) - t) / lnn;
+    double v = (kern(gp, x, p->X + (size_t)c * p->dim) - vrow[c]) / lnn;
     vrow[c] = v;
     p->A[c] += v * wyn;
     p->B[c] += v * w1n;
@@ -223,11 +262,61 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, double y, 
   return 0;
 }
 
-int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, y, err); }
+int mpt_gp_pool_add(mpt_gp_pool *p, const double *x, double y, mpt_error *err) { return add_point(p, x, -1, -1, y, err); }
 
 int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err) {
   if (j < 0 || j >= p->n) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool member %lld out of range", (long long)j);
-  return add_point(p, p->X + (size_t)j * p->dim, j, y, err);
+  return add_point(p, p->X + (size_t)j * p->dim, j, -1, y, err);
+}
+
+int mpt_gp_pool_add_candidate(mpt_gp_pool *p, int64_t c, const double *x, double y, mpt_error *err) {
+  if (c < 0 || c >= p->gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  return add_point(p, x, -1, c, y, err);
+}
+
+int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, double *mean, double *sd,
+                                  mpt_error *err) {
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0;
+  if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
+  double lnn = solve_point(p, x, -1, c), *l = p->l, a = gp->A[c], b = gp->B[c], v = gp->var[c];
+  for (int f = 0; f < p->nf; f++) {
+    a += l[n0 + f] * p->fwy[f];
+    b += l[n0 + f] * p->fw1[f];
+    v -= l[n0 + f] * l[n0 + f];
+  }
+  p->l_cand = c;
+  p->l_nf = p->nf;
+  p->l_nn = lnn;
+  double m = p->norm_m;
+  if (mean) *mean = m + a - m * b;
+  if (sd) *sd = p->norm_s * sqrt(v > 0 ? v : 0.0);
+  return 0;
+}
+
+int mpt_gp_pool_plan_candidates(mpt_gp_pool *p, const int64_t *cand, int64_t n, mpt_error *err) {
+  const mpt_gp *gp = p->gp;
+  int n0 = p->n0;
+  p->plan_n = p->plan_next = 0;
+  if (n <= 0 || n0 == 0 || p->n == 0) return 0;
+  if (reserve((void **)&p->plan_ids, n, sizeof(int64_t)) || reserve((void **)&p->plan_L, n * n0, sizeof(double)) ||
+      reserve((void **)&p->plan_G, n * p->n, sizeof(double)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld planned pool observations", (long long)n);
+  for (int64_t q = 0; q < n; q++) {
+    int64_t c = cand[q];
+    if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+    const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
+    double *row = p->plan_L + (size_t)q * n0;
+    for (int i = 0; i < n0; i++) row[i] = col[(size_t)i * GP_VB];
+    p->plan_ids[q] = c;
+  }
+  /* G (n x members) = plan_L (n x n0) . V0^T (V0: members x n0) */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0, n0, 0.0,
+              p->plan_G, (int)p->n);
+  p->plan_n = n;
+  p->plan_nf0 = p->nf;
+  return 0;
 }
 
 void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed) {

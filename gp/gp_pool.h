@@ -32,6 +32,21 @@ void mpt_gp_pool_fix_normalization(mpt_gp_pool *p, int fixed);
 /* mpt_gp_pool_add at member j's point, whose column of V stands for the solve with the GP's factor
  * (O(P n_obs) instead of O(P n_obs + n_obs^2); V's float rounding instead of a double solve) */
 int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err);
+/* The posterior (mean, sd in output units, as mpt_gp_predict_block) at the GP's candidate c (x: its point, as
+ * the GP was given it), a member or not, given the extra observations, with the pool's normalization: the
+ * GP's part read from c's column of V, the extras' in O(n_extra (n_obs + n_extra)). 0 or an error. */
+int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, double *mean, double *sd,
+                                  mpt_error *err);
+/* mpt_gp_pool_add at the GP's candidate c (x: its point): c's column of V stands for the solve with the GP's
+ * factor (as for a member); right after mpt_gp_pool_predict_candidate of c, its solve is reused. The fantasies
+ * of a batch's pending evaluations, which are candidates but not members. 0 or an error. */
+int mpt_gp_pool_add_candidate(mpt_gp_pool *p, int64_t c, const double *x, double y, mpt_error *err);
+/* Plans the next n extra observations as the GP's candidates cand[0..n), to be added in this order by
+ * mpt_gp_pool_add_candidate (as the first observations after this call): their columns of V times the
+ * members' in one matrix product (cblas_dgemm) instead of a dot product per member at each add. An add that
+ * leaves the plan's order (another point, another candidate) computes its own, and the plan ends at the next
+ * load. 0 or an error. */
+int mpt_gp_pool_plan_candidates(mpt_gp_pool *p, const int64_t *cand, int64_t n, mpt_error *err);
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p);
 /* the GP's candidate index of pool member j */
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j);

@@ -1,7 +1,7 @@
 /* tests/bench_bo.c: ask time and memory of the `bo` strategy after a given number of observations on a
  * T1 space with a synthetic objective (no replay file needed):
  *
- *   bench_bo PROBLEM.json [--obs 220] [--measure 21] [--batch 1] [--option key=value]...
+ *   bench_bo PROBLEM.json [--obs 220] [--measure 21] [--batch 1] [--pending 0] [--option key=value]...
  *
  * Runs ask/tell with the synthetic objective until --obs observations, then times --measure more
  * ask(batch) calls (each ask includes putting the previous tell into the model) and prints the median
@@ -10,6 +10,9 @@
  * and the process's peak RSS. Run with OPENBLAS_NUM_THREADS=1 for
  * the one-core figure.
  *
+ * --pending P: asynchronous workers: after the --obs observations one untimed ask(P) fills P evaluations in
+ *   flight; each timed ask(batch) then finds P evaluations pending from earlier asks, and after it the oldest
+ *   `batch` of those in flight are told (first in, first out), so the next ask takes them in.
  * --ids FILE: writes every asked id (one per line), to compare the proposals of two builds.
  * --fail-region Q: failures cluster as well: a configuration whose first two parameters of more than two values both
  *   lie in the lower Q of their value ranges (index encoding) fails too (Q 0.3: 31.5% of
@@ -63,9 +66,37 @@ static void synthetic(const mpt_space *sp, int64_t id, double fail_q, mpt_obs *o
   o->objective = o->median = exp(2.0 * f);
 }
 
+/* the evaluations in flight (--pending), oldest first */
+typedef struct fifo {
+  int64_t *id;
+  int n, cap;
+} fifo;
+
+static int fifo_push(fifo *f, const int64_t *ids, int n) {
+  if (f->n + n > f->cap) {
+    int nc = 2 * (f->n + n);
+    int64_t *p = realloc(f->id, sizeof(int64_t) * (size_t)nc);
+    if (!p) return -1;
+    f->id = p;
+    f->cap = nc;
+  }
+  memcpy(f->id + f->n, ids, sizeof(int64_t) * (size_t)n);
+  f->n += n;
+  return 0;
+}
+
+/* the oldest n (at most all) into out; returns how many */
+static int fifo_pop(fifo *f, int n, int64_t *out) {
+  if (n > f->n) n = f->n;
+  memcpy(out, f->id, sizeof(int64_t) * (size_t)n);
+  memmove(f->id, f->id + n, sizeof(int64_t) * (size_t)(f->n - n));
+  f->n -= n;
+  return n;
+}
+
 int main(int argc, char **argv) {
   const char *problem = NULL;
-  int n_obs = 220, measure = 21, batch = 1;
+  int n_obs = 220, measure = 21, batch = 1, pending = 0;
   double fail_q = 0;
   const char *opts[64], *perf_ctl = NULL, *ids_path = NULL;
   int n_opts = 0;
@@ -73,14 +104,15 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--obs") == 0 && i + 1 < argc) n_obs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) measure = atoi(argv[++i]);
     else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--pending") == 0 && i + 1 < argc) pending = atoi(argv[++i]);
     else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc) perf_ctl = argv[++i];
     else if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_path = argv[++i];
     else if (strcmp(argv[i], "--fail-region") == 0 && i + 1 < argc) fail_q = atof(argv[++i]);
     else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
     else problem = argv[i];
   }
-  if (!problem || measure < 1 || batch < 1) {
-    fprintf(stderr, "usage: bench_bo PROBLEM.json [--obs N] [--measure M] [--batch B] [--fail-region Q] [--option k=v]...\n");
+  if (!problem || measure < 1 || batch < 1 || pending < 0) {
+    fprintf(stderr, "usage: bench_bo PROBLEM.json [--obs N] [--measure M] [--batch B] [--pending P] [--fail-region Q] [--option k=v]...\n");
     return 2;
   }
   mpt_error err;
@@ -99,7 +131,7 @@ int main(int argc, char **argv) {
     }
     printf("--fail-region %g: %.1f%% of the %lld configurations fail\n", fail_q, 100.0 * (double)nf / (double)n, (long long)n);
   }
-  int64_t budget = n_obs + (int64_t)measure * batch;
+  int64_t budget = n_obs + pending + (int64_t)measure * batch;
   mpt_strategy *s;
   double t0 = mpt_clock_mono_s();
   if (mpt_strategy_create("bo", sp, opts, n_opts, 1, budget, &s, &err)) {
@@ -107,8 +139,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   double t_create = mpt_clock_mono_s() - t0;
-  int64_t *ids = malloc(sizeof(int64_t) * (size_t)batch);
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(batch > pending ? batch : pending));
   mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
+  fifo flight = {0};
   double *times = malloc(sizeof(double) * (size_t)measure), *ctimes = malloc(sizeof(double) * (size_t)measure);
   int done = 0, m = 0;
   t0 = mpt_clock_mono_s();
@@ -120,6 +153,11 @@ int main(int argc, char **argv) {
   }
   while (m < measure) {
     int want = done < n_obs ? 1 : batch;
+    if (done >= n_obs && pending > 0 && flight.n == 0 && m == 0) { /* fill the workers: untimed */
+      int got = mpt_strategy_ask(s, pending, ids);
+      if (got <= 0 || fifo_push(&flight, ids, got)) break;
+      for (int i = 0; idf && i < got; i++) fprintf(idf, "%lld\n", (long long)ids[i]);
+    }
     if (perf_ctl && !ctl && done >= n_obs && (ctl = fopen(perf_ctl, "w")) != NULL) {
       fputs("enable\n", ctl);
       fflush(ctl);
@@ -130,8 +168,12 @@ int main(int argc, char **argv) {
     if (got <= 0) break;
     if (done >= n_obs) { ctimes[m] = dc; times[m++] = dt; }
     else if (done + got >= n_obs) t_warm = mpt_clock_mono_s() - t0;
-    for (int i = 0; i < got; i++) synthetic(sp, ids[i], fail_q, &obs[i]);
     for (int i = 0; idf && i < got; i++) fprintf(idf, "%lld\n", (long long)ids[i]);
+    if (flight.n > 0) { /* the oldest in flight finish; the new ones join the end */
+      if (fifo_push(&flight, ids, got)) break;
+      got = fifo_pop(&flight, got, ids);
+    }
+    for (int i = 0; i < got; i++) synthetic(sp, ids[i], fail_q, &obs[i]);
     mpt_strategy_tell(s, obs, got);
     done += got;
   }
@@ -144,12 +186,13 @@ int main(int argc, char **argv) {
   qsort(ctimes, (size_t)m, sizeof(double), cmpd);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
+  if (pending > 0) printf("%d evaluations pending from earlier asks at each timed ask\n", pending);
   printf("%s: %lld configurations, %d observations, ask(%d): median %.3f ms (CPU %.3f ms), p10 %.3f ms (CPU "
          "%.3f ms), max %.3f ms over %d asks; create %.3f s, first %d evaluations %.2f s; peak RSS %.1f MiB\n",
          problem, (long long)mpt_space_size(sp), n_obs, batch, 1e3 * times[m / 2], 1e3 * ctimes[m / 2],
          1e3 * times[m / 10], 1e3 * ctimes[m / 10], 1e3 * times[m - 1], m, t_create, n_obs, t_warm, ru.ru_maxrss / 1024.0);
   mpt_strategy_destroy(s);
-  free(ids); free(obs); free(times); free(ctimes);
+  free(ids); free(obs); free(times); free(ctimes); free(flight.id);
   mpt_space_free(sp);
   mpt_problem_free(p);
   return 0;

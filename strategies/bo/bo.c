@@ -60,7 +60,8 @@
  * (O(n_cand * n_obs) each, a run of them in one pass over V: gp/gp.h mpt_gp_add_many), then scans all
  * candidates for the first pick; the later picks of a batch scan the pool of the best batch_pool candidates
  * (strategies/bo/bo_pool.c), whose posterior alone takes the fantasies (batch_pool=0: a scan of all
- * candidates and a fantasy over all of them per pick); the
+ * candidates and a fantasy over all of them per pick); evaluations pending from earlier asks (asynchronous
+ * workers) are fantasized on that pool too, and then every pick comes from it (pending_pool); the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
  * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
  *
@@ -112,6 +113,7 @@ static const mpt_option_spec bo_options[] = {
     {"feasibility_lengthscale", MPT_OPT_DOUBLE, "2.0", "lengthscale of the feasibility model (GP regression on 1 = ok / 0 = failed labels)", NULL, 1e-3, 1e3},
     {"batch", MPT_OPT_STRING, "quantile", "fantasy value for pending points in batched asks: posterior mean (kriging believer), worst observed (constant liar), or the pessimistic quantile mean + batch_quantile * sd (quantile)", "believer|liar|quantile", 1, 0},
     {"batch_pool", MPT_OPT_INT, "512", "batched asks: the picks after an ask's first come from a pool of this many candidates, the best by EI in one pass over every candidate, and only the pool's posterior takes the fantasies of the picks (an ask of 16 costs about one of 1; 0: every pick fantasized over every candidate, a pass each)", NULL, 0, 1e9},
+    {"pending_pool", MPT_OPT_INT, "1", "asks with at least this many evaluations pending from earlier asks (asynchronous workers) fantasize them on the pool of batch_pool candidates (at least 2 per pending evaluation and 4 per pick), built from the GP without them, and take every pick from it, instead of fantasizing them over every candidate, a pass over V each (0: never; needs batch_pool > 0)", NULL, 0, 1e9},
     {"batch_normalization", MPT_OPT_STRING, "fixed", "batch_pool > 0: the output normalization of the pool's posterior stays the observations' (fixed: a fantasy changes other candidates only through the kernel) or includes the fantasies (as batch_pool=0)", "fixed|fantasies", 1, 0},
     {"batch_quantile", MPT_OPT_DOUBLE, "0.5", "batch=quantile: fantasy = posterior mean + this many posterior sd (worse than the mean: the objective is minimized)", NULL, -10, 10},
     {"local_every", MPT_OPT_INT, "0", "every this many picks, maximize the acquisition only over a local set (local_kind; 0: never)", NULL, 0, 1e6},
@@ -199,6 +201,7 @@ static void read_model_options(bo_state *b, mpt_strategy *s) {
   b->batch_quantile = strcmp(mpt_strategy_opt_str(s, "batch"), "quantile") == 0
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
   b->batch_pool = mpt_strategy_opt_int(s, "batch_pool");
+  b->pending_pool = mpt_strategy_opt_int(s, "pending_pool");
   b->batch_fixed_norm = strcmp(mpt_strategy_opt_str(s, "batch_normalization"), "fixed") == 0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");
@@ -811,11 +814,14 @@ static int pool_fantasy(bo_state *b, int64_t id, double worst, mpt_error *err) {
   return j >= 0 ? mpt_gp_pool_add_member(b->pool, j, y, err) : mpt_gp_pool_add(b->pool, bo_point(b, id), y, err);
 }
 
-/* After an ask's first pick with `left` more to come (batch_pool > 0): the pool of the best candidates by
- * EI from one pass over every candidate (the picks so far left out); the later picks come from it
- * (b->in_pool), and the fantasies of the picks from this one on condition it alone. 0 or an error */
-static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left) {
-  int64_t P = b->batch_pool > 4 * (int64_t)left ? b->batch_pool : 4 * (int64_t)left;
+/* After an ask's first pick with `left` more to come (batch_pool > 0), or before it with `pending` evaluations
+ * pending (pending_pool): the pool of the best candidates by EI from one pass over every candidate (the picks
+ * so far and the pending ones left out; with model ranks the pass runs on their slices); the later picks come
+ * from it (b->in_pool), and the fantasies of the pending evaluations and of the picks condition it alone. 0 or an
+ * error */
+static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left, int64_t pending) {
+  int64_t P = 4 * (int64_t)left + 2 * pending;
+  if (P < b->batch_pool) P = b->batch_pool;
   int rc = b->dist ? bo_dist_pool_build(b, s->seen, xi, P, &s->ask_error) : bo_pool_build(b, s->seen, xi, P, &s->ask_error);
   if (rc) return mpt_error_prefix(&s->ask_error, "bo: cannot build the pool of a batch");
   mpt_gp_pool_fix_normalization(b->pool, b->batch_fixed_norm);
@@ -823,9 +829,16 @@ static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left) {
   return 0;
 }
 
+/* 1 when this ask (k picks so far, from the initial sample) fantasizes the pending evaluations on a pool: at
+ * least pending_pool of them from earlier asks */
+static int pending_on_pool(const bo_state *b, int k) {
+  return b->pending_pool > 0 && b->batch_pool > 0 && !b->dist && b->n_pend - k >= b->pending_pool;
+}
+
 /* Model-based picks into ids[*k, n): fantasize the pending evaluations, pick, repeat; the fantasies leave
  * the GP afterwards. With batch_pool > 0 the picks after the first come from a pool (enter_pool) whose
- * posterior alone takes the fantasies of this ask's picks. 0 or an error */
+ * posterior alone takes the fantasies of this ask's picks; with pending_pool the pending evaluations of
+ * earlier asks go on the pool too, and the first pick comes from it. 0 or an error */
 static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int *k) {
   mpt_error *err = &s->ask_error;
   int base = mpt_gp_n_obs(b->gp);
@@ -837,9 +850,14 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
   double d = (double)b->D, t = (double)(b->n_ok + 1);
   double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);
   int rc = 0;
+  if (pending_on_pool(b, *k) && (rc = enter_pool(b, s, xi, n - *k, b->n_pend)) == 0) {
+    rc = bo_pool_add_pending(b, 0, b->n_pend, worst, err);
+    n_fant_from = b->n_pend;
+  }
   while (*k < n && rc == 0) {
-    if (b->in_pool) rc = pool_fantasy(b, ids[*k - 1], worst, err);
-    else rc = add_fantasies(b, &n_fant_from, worst, err);
+    if (!b->in_pool) rc = add_fantasies(b, &n_fant_from, worst, err);
+    for (; b->in_pool && n_fant_from < b->n_pend && rc == 0; n_fant_from++) /* this ask's picks */
+      rc = pool_fantasy(b, b->pend[n_fant_from].id, worst, err);
     if (rc) break;
     int af = -1;
     int64_t id = -1;
@@ -850,7 +868,7 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
     b->iter++;
     if (add_pending(b, id, af)) { rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for pending evaluations"); break; }
     if (!b->in_pool && b->batch_pool > 0 && *k < n) {
-      rc = enter_pool(b, s, xi, n - *k);
+      rc = enter_pool(b, s, xi, n - *k, 0);
     }
   }
   b->in_pool = 0;

@@ -1,6 +1,7 @@
 /* strategies/bo/bo_pool.c: the pool of a batch (strategies/bo/bo_pool.h): the pass that keeps the best P
  * candidates by log EI (a bounded heap: a candidate whose EI bound cannot beat the pool's worst costs no
- * logarithm), the merge of two pools, and the pool of bo's current ask loaded into gp/gp_pool.h. */
+ * logarithm), the merge of two pools, the pool of bo's current ask loaded into gp/gp_pool.h, and the
+ * fantasies of the evaluations pending from earlier asks put on that pool. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "gp/gp_pool.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_pool.h"
+#include "strategies/bo/bo_transfer.h"
 
 /* x ranks before y: larger key, or the same key and the smaller id */
 static inline int better(bo_ranked x, bo_ranked y) { return x.key > y.key || (x.key == y.key && x.id < y.id); }
@@ -95,4 +97,24 @@ int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_er
     memcpy(b->pool_x + (size_t)j * (size_t)b->D, bo_point(b, b->pool_ids[j]), sizeof(double) * (size_t)b->D);
   }
   return mpt_gp_pool_load(b->pool, b->gp, b->pool_ids, b->pool_x, n, err);
+}
+
+int bo_pool_add_pending(bo_state *b, int64_t from, int64_t to, double worst, mpt_error *err) {
+  int64_t *ids = calloc((size_t)(to > from ? to - from : 1), sizeof(int64_t));
+  if (!ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld pending evaluations", (long long)(to - from));
+  for (int64_t q = from; q < to; q++) ids[q - from] = b->pend[q].id;
+  int rc = mpt_gp_pool_plan_candidates(b->pool, ids, to - from, err);
+  free(ids);
+  if (rc) return rc;
+  for (int64_t q = from; q < to; q++) {
+    int64_t id = b->pend[q].id;
+    const double *x = bo_point(b, id);
+    double mu, sdq;
+    rc = mpt_gp_pool_predict_candidate(b->pool, id, x, &mu, &sdq, err);
+    if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
+    if (rc == 0) rc = mpt_gp_pool_add_candidate(b->pool, id, x, b->batch_liar ? worst - bo_transfer_offset(b, id) : mu, err);
+    if (rc) return mpt_error_prefix(err, "bo: cannot fantasize pending evaluation %lld of %lld on the pool",
+                                    (long long)(q - from + 1), (long long)(to - from));
+  }
+  return 0;
 }

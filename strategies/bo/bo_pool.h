@@ -28,5 +28,10 @@ int64_t bo_pool_merge(const bo_ranked *x, int64_t nx, const bo_ranked *y, int64_
 /* bo's pool for the rest of this ask: the pass over every candidate, then the pool loaded from b->gp
  * (b->pool, b->pool_ids); 0 or an error */
 int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_error *err);
+/* The pending evaluations b->pend[from, to) (asked in earlier asks, not told) as fantasies on b->pool, in
+ * order, each valued as bo's fantasies of the GP are (batch=quantile: the pool's posterior mean given the
+ * earlier ones + batch_quantile sd; believer: the mean; liar: worst, the transfer prior mean's offset
+ * removed): each costs O(pool (n_obs + fantasies)) instead of a pass over every candidate. 0 or an error. */
+int bo_pool_add_pending(bo_state *b, int64_t from, int64_t to, double worst, mpt_error *err);
 
 #endif

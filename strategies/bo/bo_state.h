@@ -102,6 +102,7 @@ typedef struct bo_state {
   struct mpt_gp_pool *pool;
   int in_pool;           /* 1: scans go over the pool's members, predicted by the pool */
   int batch_fixed_norm;  /* option batch_normalization=fixed */
+  int64_t pending_pool;  /* option pending_pool: this many pending evaluations or more go on the pool (0: never) */
   bo_ranked *pool_top;
   int64_t *pool_ids, cap_pool;
   double *pool_x;        /* cap_pool x D */
