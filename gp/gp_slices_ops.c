@@ -66,7 +66,7 @@ int mpt_gp_slices_sync(mpt_gp_slices *sl, const mpt_gp *gp, mpt_error *err) {
 }
 
 /* the GP ops that replay the sync on a slice: truncate to p, add nn points (in one pass over the slice's V,
- * mpt_gp_add_many: bit for bit nn single adds, the last with every output replaced when outs), the outputs,
+ * mpt_gp_add_many: nn single adds to rounding, the same sums as rank 0's, the last with every output replaced when outs), the outputs,
  * the hyperparameters */
 static int replay_sync(mpt_gp *gp, int dim, int p, int nn, int outs, int hc, const double *Xn, const double *y,
                        const double *hyp, mpt_error *err) {

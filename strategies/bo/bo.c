@@ -52,9 +52,10 @@
  * below required_improvement for skip_threshold picks.
  *
  * Resume: the initial sample is drawn at creation from the seed, and observations enter the model in
- * the order they are told, so telling a run's log before the first ask continues it exactly (with
- * fit_hyperparameters=1 too: refits happen at fixed counts of valid observations, n_init + j *
- * refit_interval, each on exactly the observations up to that count).
+ * the order they are told, so telling a run's log before the first ask continues it: with the same picks (test_bo's
+ * test_resume), but for near-ties, since the run of logged observations is taken in as one batch, which equals
+ * single adds to rounding (with fit_hyperparameters=1 too: refits happen at fixed counts of valid observations,
+ * n_init + j * refit_interval, each on exactly the observations up to that count).
  *
  * Work per ask. tell() only queues observations; ask() adds the queued ones to the GP incrementally
  * (O(n_cand * n_obs) each, a run of them in one pass over V: gp/gp.h mpt_gp_add_many), then scans all

@@ -151,7 +151,7 @@ static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, co
 }
 
 /* the valid observations of a run of queued ones into the GP in one pass over the candidates
- * (mpt_gp_add_many: the same GP as one add each): from b->n_processed to the next multiple of 16 told
+ * (mpt_gp_add_many: the GP one add each would give, to rounding): from b->n_processed to the next multiple of 16 told
  * since `from` (where queue_stops looks), ending early after the last valid one (`last_ok`: every output
  * re-transformed with it) or one a refit follows (*refit_here); *k valid ones taken in. 0 or an error */
 static int take_in_run(bo_state *b, int64_t from, int64_t last_ok, int *k, int *refit_here, int *post_done,
