@@ -2,11 +2,11 @@
  * observations only (no candidates); the candidates are sliced over the model ranks (gp/gp_slices.h), which
  * replay every change of rank 0's GP before they are asked anything. A pick is the pool pass on the slices:
  * the best P candidates by EI, merged on rank 0, then the feasibility model applied to the pool there. The
- * pool grows (x8) until it is certain to hold the pick the serial scan (strategies/bo/bo.c, scan and
+ * pool grows (x8) until it is certain to hold the pick the serial scan (strategies/bo/bo_scan.c, bo_scan and
  * feasible_fallback) makes: the EI arithmetic is the same, so the picks are the same but where two
  * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). The
  * pool of a batch (bo_dist_pool_build): the slices' pass by log EI (bo_pool_pass's key), merged on rank 0,
- * whose pool takes its members' columns of V from the slices; the rest of the batch is bo.c's, on rank 0. */
+ * whose pool takes its members' columns of V from the slices; the rest of the batch is bo_ask.c's, on rank 0. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

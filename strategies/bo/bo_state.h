@@ -1,4 +1,5 @@
-/* strategies/bo/bo_state.h: the state of the `bo` strategy (strategies/bo/bo.c), shared with the files that
+/* strategies/bo/bo_state.h: the state of the `bo` strategy (strategies/bo/bo.c and the files
+ * of the strategy itself, strategies/bo/bo_internal.h), shared with the files that
  * hold parts of it: the GP inputs (strategies/bo/bo_encode.c), the local candidate sets of local picks
  * (strategies/bo/bo_local.c), the cached feasibility means (strategies/bo/bo_feasibility.c), and the
  * observations and output transforms (strategies/bo/bo_model.c). The state only: each of those files
@@ -72,7 +73,7 @@ typedef struct bo_state {
   int dup_count[AF_N];
   double score[AF_N];
   /* advanced-multi's scale: the objectives told so far, raw [0] and logged (when > 0) [1]: best, sum, sum of
-   * squares (updated per observation, strategies/bo/bo.c) */
+   * squares (updated per observation, strategies/bo/bo.c, bo_tell) */
   double told_best[2], told_sum[2], told_sum2[2];
   int64_t iter;          /* model-based picks so far */
   int *act, n_act;       /* active parameter indices */
