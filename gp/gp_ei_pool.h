@@ -1,6 +1,6 @@
 /* gp/gp_ei_pool.h: the acquisition over a range of a GP's candidates, kept as a pool of the best P: expected
  * improvement (for minimization, in normalized units, with exploration margin xi) computed exactly as bo's
- * scan computes it (strategies/bo/bo.c): EI itself where z = (fb - xi - mu) / sd > -6 ("tier 1"), its
+ * scan computes it (strategies/bo/bo_scan.c): EI itself where z = (fb - xi - mu) / sd > -6 ("tier 1"), its
  * asymptotic logarithm below ("tier 0", only ever compared with tier 0). The pool orders by tier, then key,
  * largest first, ties by the smaller id: its first item is the candidate bo's EI scan picks. Used on each
  * model rank's slice of the candidates (gp/gp_slices.h); pools of several slices merge into one. */
