@@ -90,17 +90,6 @@ static int ask_without_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, 
   return 0;
 }
 
-/* stall: 1 when stall_after evaluations have passed since the last new best valid objective, from the told
- * sequence only (so a resumed run decides the same) */
-static int stalled_now(const bo_state *b) {
-  if (b->stall_after <= 0) return 0;
-  double bv = INFINITY;
-  int64_t last = 0;
-  for (int64_t i = 0; i < b->n_obs; i++)
-    if (b->obs_ok[i] && b->obs_y[i] < bv) { bv = b->obs_y[i]; last = i; }
-  return b->n_obs - 1 - last >= b->stall_after;
-}
-
 /* After an ask's first pick with `left` more to come (batch_pool > 0), or before it with `pending` evaluations
  * pending (pending_pool): the pool of the best candidates by EI from one pass over every candidate (the picks
  * so far and the pending ones left out; with model ranks the pass runs on their slices); the later picks come
@@ -132,7 +121,7 @@ static int ask_from_model(bo_state *b, mpt_strategy *s, int n, int64_t *ids, int
   double worst = bo_fantasy_worst(b);
   int64_t n_fant_from = 0;
   double xi = exploration(b, s);
-  int stalled = stalled_now(b);
+  int stalled = bo_model_stalled(b);
   if (stalled && !b->stall_variance) xi = (xi > 0 ? xi : 0.01) * b->stall_boost;
   double d = (double)b->D, t = (double)(b->n_ok + 1);
   double kappa_s = sqrt(2.0 * log(d * t * t * M_PI * M_PI / (6.0 * 0.1)) / 5.0);

@@ -254,3 +254,12 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
   }
   return 0;
 }
+
+int bo_model_stalled(const bo_state *b) {
+  if (b->stall_after <= 0) return 0;
+  double best = INFINITY;
+  int64_t last = 0;
+  for (int64_t i = 0; i < b->n_obs; i++)
+    if (b->obs_ok[i] && b->obs_y[i] < best) { best = b->obs_y[i]; last = i; }
+  return b->n_obs - 1 - last >= b->stall_after;
+}

@@ -16,4 +16,8 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err);
  * strategies/bo/bo_transfer.c); 0 or an error */
 int bo_model_reoffset(bo_state *b, mpt_error *err);
 
+/* 1 when stall_after evaluations have passed since the last new best valid objective, from the told sequence
+ * only (so a resumed run decides the same); 0 with stall_after <= 0 */
+int bo_model_stalled(const bo_state *b);
+
 #endif

@@ -330,16 +330,6 @@ static int loo_select(bo_state *b, bo_transfer *x, mpt_error *err) {
   return rc;
 }
 
-/* 1 when stall_after evaluations have passed since the last new best valid objective (the told sequence only) */
-static int stalled(const bo_state *b) {
-  if (b->stall_after <= 0) return 0;
-  double best = INFINITY;
-  int64_t last = 0;
-  for (int64_t i = 0; i < b->n_obs; i++)
-    if (b->obs_ok[i] && b->obs_y[i] < best) { best = b->obs_y[i]; last = i; }
-  return b->n_obs - 1 - last >= b->stall_after;
-}
-
 /* the log marginal likelihood of the GP's observations with the prior mean times beta, in the transformed
  * objective's units (the GP normalizes its outputs by their sd: n log sd back) */
 static int evidence(bo_state *b, double beta, double *out, mpt_error *err) {
@@ -355,7 +345,7 @@ static int evidence(bo_state *b, double beta, double *out, mpt_error *err) {
 int bo_transfer_after(bo_state *b, mpt_error *err) {
   bo_transfer *x = b->xfer;
   if (!x || !b->xfer_pz || !b->gp) return 0;
-  int rc0, off = (x->off_stalled && stalled(b)) || (b->n_obs + b->n_pend) % x->every != 0;
+  int rc0, off = (x->off_stalled && bo_model_stalled(b)) || (b->n_obs + b->n_pend) % x->every != 0;
   b->xfer_beta = off ? 0.0 : 1.0;
   if (!off) {
     fit_weights(b, x);
