@@ -1,0 +1,119 @@
+/* jobs/job/job_resume.c: rank 0's run log at open: a new log's place checked, or a resumed log read and checked
+ * (not written: its new session begins when the run does) with the settings the run goes on with taken from it
+ * (seed, budget, strategy and options, the T4 path) and replayed and real measurements kept apart. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "jobs/job/job_internal.h"
+#include "jobs/output/outfile.h"
+
+/* --resume: the run goes on with the strategy it was started with and, unless --option is given, its
+ * options (the log's "strategy" and "options" settings; job->logged_opts keeps the split copy of the
+ * options); a --strategy given instead is used, with a note */
+static int resume_strategy(mpt_job *job, mpt_error *err) {
+  mpt_job_options *o = &job->o;
+  const char *st = mpt_runlog_meta(job->log, "strategy");
+  if (!st || !st[0]) return 0; /* lost with damaged metadata: --strategy or the default */
+  if (o->strategy_given) {
+    if (strcmp(st, o->strategy) != 0)
+      printf("note: %s was started with strategy '%s'; continuing with '%s'\n", o->log, st, o->strategy);
+    return 0;
+  }
+  o->strategy = st;
+  const char *logged = mpt_runlog_meta(job->log, "options");
+  int take = o->n_opts == 0 && logged && logged[0];
+  printf("note: continuing with the strategy %s was started with, '%s'%s%s%s\n", o->log, st,
+         take ? " (options " : o->n_opts ? " (with the --option given)" : "", take ? logged : "", take ? ")" : "");
+  if (!take) return 0;
+  if (!(job->logged_opts = strdup(logged))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (char *save = NULL, *kv = strtok_r(job->logged_opts, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    if (o->n_opts >= MPT_JOB_MAX_OPTS)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: too many logged options (max %d)", o->log, MPT_JOB_MAX_OPTS);
+    o->opts[o->n_opts++] = kv;
+  }
+  return 0;
+}
+
+/* replayed and real measurements never in one log; another replay file (a partial one completed, or
+ * another device's) is said */
+static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
+  const mpt_job_options *o = &job->o;
+  const char *ev = mpt_runlog_meta(job->log, "evaluator");
+  if (ev && strcmp(ev, MPT_JOB_VIRTUAL_EVALUATOR) == 0)
+    return mpt_error_set(err, MPT_ERR_STATE, "%s is a projection on a virtual clock (--virtual-workers): its times "
+                         "are virtual, so it is not resumed (start a new log)", o->log);
+  const char *sim = mpt_runlog_meta(job->log, "simulate"); /* "" or absent: real evaluations */
+  char now[4096];
+  mpt_job_sim_text(o, now, sizeof now);
+  if (o->n_sim > 0 && sim && strcmp(sim, now) == 0) return 0; /* the same simulated classes */
+  if (sim && (sim[0] != 0) != (o->simulate != NULL))
+    return mpt_error_set(err, MPT_ERR_STATE, "%s was run %s%s; resuming it %s would mix replayed and real "
+                         "measurements in one log (start a new log for that)", o->log,
+                         sim[0] ? "with --simulate " : "on real evaluations", sim,
+                         o->simulate ? "with --simulate" : "on real evaluations");
+  if (sim && sim[0] && strcmp(sim, o->simulate) != 0 && !mpt_same_file(sim, o->simulate))
+    fprintf(stderr, "mptune %s: warning: %s was run with --simulate %s; resuming it with --simulate %s puts the "
+            "measurements of both files in one log\n", job->cmd, o->log, sim, o->simulate);
+  return 0;
+}
+
+/* --resume: the T4 path the log records; without --t4 the export goes there, checked as a --t4 given is
+ * (an output never replaces an input) */
+static int resume_t4(mpt_job *job, mpt_error *err) {
+  const char *t4 = mpt_runlog_meta(job->log, "t4");
+  if (!t4 || !t4[0]) return 0;
+  if (!(job->t4_logged = strdup(t4))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  if (job->o.t4) return 0;
+  job->o.t4 = job->t4_shown = job->t4_logged;
+  job->t4_from_log = 1;
+  if (mpt_same_file(job->o.log, job->o.t4))
+    return mpt_error_set(err, MPT_ERR_VALUE, "%s records --t4 %s, the log itself", job->o.log, job->o.t4);
+  return mpt_job_check_outputs(job, err);
+}
+
+/* --resume: the log read and checked only (a resume refused here or by a worker leaves it as it was; its
+ * new session begins when the run does), and the settings the run goes on with taken from it: the seed,
+ * the budget (a --time given bounds it too), the strategy and its options */
+static int resume_log(mpt_job *job, mpt_error *err) {
+  mpt_job_options *o = &job->o;
+  int collect = o->collect;
+  int rc = mpt_runlog_open_checked(o->log, job->space, collect || !job->budget_given ? 0 : o->budget, job->cmd,
+                                   &job->log, err); /* a log of the other command is refused there, finished or not */
+  if (rc) return rc;
+  job->n_resumed = mpt_runlog_count(job->log); /* the coordinator reads them (resume_each) */
+  if (mpt_runlog_extended(job->log))
+    printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log,
+           (long long)mpt_runlog_measured_class(job->log), (long long)o->budget);
+  if (!o->seed_given) {
+    const char *s = mpt_runlog_meta(job->log, "seed");
+    if (s) o->seed = strtoull(s, NULL, 10), o->seed_given = 1;
+  }
+  if ((rc = check_resumed_simulate(job, err)) != 0) return rc;
+  if (!collect && !job->budget_given) {
+    const char *b = mpt_runlog_meta(job->log, "budget");
+    long long v = b ? strtoll(b, NULL, 10) : 0;
+    if (v > 0) o->budget = v;
+    else if (o->time_budget <= 0)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s records no evaluation budget%s: give --budget N or --time SECONDS", o->log,
+                           mpt_runlog_recovered(job->log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
+  }
+  if ((rc = resume_t4(job, err)) != 0) return rc;
+  return collect ? 0 : resume_strategy(job, err);
+}
+
+/* rank 0: the log to resume, or the place of a new one (created once every rank is ready) */
+int mpt_job_open_log(mpt_job *job, mpt_error *err) {
+  const mpt_job_options *o = &job->o;
+  struct stat sb;
+  int exists = stat(o->log, &sb) == 0;
+  if (o->resume) {
+    if (!exists) return mpt_error_set(err, MPT_ERR_IO, "--resume: run log '%s' does not exist", o->log);
+    return resume_log(job, err);
+  }
+  if (exists && !o->force)
+    return mpt_error_set(err, MPT_ERR_STATE, "run log '%s' already exists: use --resume to continue that run or --force to overwrite it", o->log);
+  if (exists && S_ISDIR(sb.st_mode)) return mpt_error_set(err, MPT_ERR_IO, "run log '%s' is a directory", o->log);
+  if (exists) return mpt_runlog_check_unlocked(o->log, err); /* --force: not over a log another run is writing */
+  return 0;
+}
