@@ -79,7 +79,7 @@ int mpt_gp_dist_col(const mpt_gp_dist *d, int lj) {
 }
 
 double mpt_gp_dist_dist2(const double *a, const double *b, const double *inv_ls, int dim) {
-  double s = 0; /* gp/gp.c's dist2: the same sums in the same order */
+  double s = 0; /* gp/gp_factor.c's dist2: the same sums in the same order */
   for (int q = 0; q < dim; q++) {
     double t = (a[q] - b[q]) * inv_ls[q];
     s += t * t;

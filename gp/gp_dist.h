@@ -2,7 +2,7 @@
  * model ranks): K = variance * k(X, X) + (noise + jitter) I, block-cyclic on a BLACS process grid over every
  * rank of the communicator, pdpotrf; solves (pdpotrs, pdtrsm), the log-determinant, the log marginal
  * likelihood and its gradient with respect to the log-hyperparameters (K^-1 by pdpotri), and the posterior
- * mean and variance at given points. The same covariance, jitter and retry as the serial path (gp/gp.c):
+ * mean and variance at given points. The same covariance, jitter and retry as the serial path (gp/gp_factor.c):
  * the two agree to rounding.
  *
  * Every function is collective over the communicator; the points X (n x dim, row-major), y and the outputs

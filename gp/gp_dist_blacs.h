@@ -37,7 +37,7 @@ struct mpt_gp_dist {
 /* the global row / column of local row li / column lj */
 int mpt_gp_dist_row(const struct mpt_gp_dist *d, int li);
 int mpt_gp_dist_col(const struct mpt_gp_dist *d, int lj);
-/* squared scaled distance, summed as gp/gp.c's */
+/* squared scaled distance, summed as gp/gp_factor.c's */
 double mpt_gp_dist_dist2(const double *a, const double *b, const double *inv_ls, int dim);
 
 #endif

@@ -1,7 +1,9 @@
-/* gp/gp_impl.h: the state of a GP (struct mpt_gp, gp/gp.h), private to gp/gp*.c: the files that work on
- * the factor and on V directly (gp/gp.c, the candidate pool of fantasies gp/gp_pool.c). */
+/* gp/gp_impl.h: the state of a GP (struct mpt_gp, gp/gp.h) and the helpers its files share, private to
+ * gp/gp*.c: the files that work on the factor and on V directly (the serial GP's gp/gp.c, gp_kernel.c,
+ * gp_add_row.c, gp_add.c, gp_batch.c, gp_predict.c, gp_factor.c; the candidate pool of fantasies gp/gp_pool.c). */
 #ifndef MPT_GP_IMPL_H
 #define MPT_GP_IMPL_H
+#include <math.h>
 #include <stdint.h>
 #include "gp/gp.h"
 #include "gp/gp_cand.h"
@@ -96,5 +98,31 @@ void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x);
 int gp_reserve(mpt_gp *gp, int n, mpt_error *err);
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK) */
 void gp_kernel_row(const mpt_gp *gp, const double *x, int64_t b, int64_t bc, double *k);
+
+/* the kernel's value at squared scaled distance r2 with libm's exp: the kernel values of gp/gp.h, those to the
+ * observations (gp/gp_kernel.c) and the factor from scratch (gp/gp_factor.c) */
+static inline double kern_r2(int kernel, double r2) {
+  switch (kernel) {
+  case MPT_GP_MATERN12: return exp(-sqrt(r2));
+  case MPT_GP_MATERN32: {
+    double t = sqrt(3.0 * r2);
+    return (1.0 + t) * exp(-t);
+  }
+  case MPT_GP_MATERN52: {
+    double t = sqrt(5.0 * r2);
+    return (1.0 + t + t * t / 3.0) * exp(-t);
+  }
+  default: return exp(-0.5 * r2);
+  }
+}
+
+/* kx[i] = variance * k(x, Xo_i), i < n (gp/gp_kernel.c) */
+void gp_kernel_obs(const mpt_gp *gp, const double *x, const double *inv_ls, double variance, double *kx);
+/* gp_kernel_obs for the observations from `from` on: kx[i], from <= i < n (the same values) */
+void gp_kernel_obs_from(const mpt_gp *gp, const double *x, int from, double *kx);
+/* room for twice the observations (64 at first): V's panels moved up in place (gp/gp.c); 0 or an error */
+int gp_grow(mpt_gp *gp, mpt_error *err);
+/* var_sum from var: the panels' sums in order (gp/gp.c) */
+double gp_var_total(const mpt_gp *gp);
 
 #endif
