@@ -38,16 +38,7 @@ static double serial_solve(const mpt_gp_dist_hyper *h, const double *X, int n, c
   double *K = malloc(sizeof(double) * (size_t)n * (size_t)n);
   if (!K) return -1;
   double t0 = mpt_clock_mono_s(), c0 = mpt_clock_thread_cpu_s();
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j <= i; j++) {
-      double s = 0;
-      for (int q = 0; q < h->dim; q++) {
-        double t = (X[i * h->dim + q] - X[j * h->dim + q]) * h->inv_ls[q];
-        s += t * t;
-      }
-      K[(size_t)i * n + j] = i == j ? h->variance + h->noise + MPT_GP_JITTER * h->variance
-                                    : h->variance * mpt_gp_kernel_r2(h->kernel, s);
-    }
+  gpd_full_cov(h, X, n, K);
   memcpy(x, y, sizeof(double) * (size_t)n);
   int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, K, n);
   if (info == 0) LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, 1, K, n, x, 1);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include "spaces/space.h"
 #include "spaces/t1.h"
+#include "gp/gp.h"
+#include "gp/gp_dist.h"
 
 typedef struct gpd_points {
   mpt_problem *prob;
@@ -50,5 +52,19 @@ static inline void gpd_outputs(const double *X, int64_t n, int dim, double *y) {
     for (int d = 0; d < dim; d++) f += (1.0 + d % 3) * (X[i * dim + d] - 0.4) * (X[i * dim + d] - 0.4);
     y[i] = 2.0 + f + 0.01 * sin(7.0 * (double)i);
   }
+}
+/* the full covariance of n points as the serial path builds it (row-major, lower triangle), the reference the
+ * distributed factorization is checked and timed against */
+static inline void gpd_full_cov(const mpt_gp_dist_hyper *h, const double *X, int n, double *K) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j <= i; j++) {
+      double s = 0;
+      for (int q = 0; q < h->dim; q++) {
+        double t = (X[i * h->dim + q] - X[j * h->dim + q]) * h->inv_ls[q];
+        s += t * t;
+      }
+      K[(size_t)i * n + j] = i == j ? h->variance + h->noise + MPT_GP_JITTER * h->variance
+                                    : h->variance * mpt_gp_kernel_r2(h->kernel, s);
+    }
 }
 #endif

@@ -43,20 +43,6 @@ static void hyper_of(mpt_gp_dist_hyper *h, double *inv_ls, double ls, double noi
   h->noise = noise;
 }
 
-/* the full covariance as the serial path builds it (row-major, lower) */
-static void full_cov(const mpt_gp_dist_hyper *h, const double *X, int n, double *K) {
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j <= i; j++) {
-      double s = 0;
-      for (int q = 0; q < h->dim; q++) {
-        double t = (X[i * h->dim + q] - X[j * h->dim + q]) * h->inv_ls[q];
-        s += t * t;
-      }
-      K[(size_t)i * n + j] = i == j ? h->variance + h->noise + MPT_GP_JITTER * h->variance
-                                    : h->variance * mpt_gp_kernel_r2(h->kernel, s);
-    }
-}
-
 static void check_factor_solves(int n) {
   double inv_ls[64];
   mpt_gp_dist_hyper h;
@@ -73,7 +59,7 @@ static void check_factor_solves(int n) {
   assert_int_equal(mpt_gp_dist_solve(d, y, x, &err), 0);
   assert_int_equal(mpt_gp_dist_lower_solve(d, y, z, &err), 0);
   mpt_gp_dist_gather_lower(d, L);
-  full_cov(&h, X, n, K);
+  gpd_full_cov(&h, X, n, K);
   assert_int_equal(LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, K, n), 0);
   for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++) K[(size_t)i * n + j] = 0;
   assert_true(rel_err(L, K, (size_t)n * n) < 1e-10);
