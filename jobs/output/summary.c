@@ -1,7 +1,7 @@
 /* jobs/output/summary.c: a run log at a glance (jobs/output/summary.h): the summary built in its phases (the
  * parameter values: summary_values.c; the records, counted and the best read, per device class:
  * summary_records.c with the classes of summary_classes.c; the classes' header names; the speed-ups) and freed,
- * and the objective a log records. */
+ * the objective a log records, the counts over every class. */
 #include "jobs/output/summary.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,4 +58,17 @@ mpt_summary_objective mpt_summary_objective_of(mpt_runlog *log) {
   o.unit = strcmp(o.name, "time") == 0 ? MPT_SUMMARY_UNIT : strcmp(o.name, "energy") == 0 ? "J"
            : strcmp(o.name, "edp") == 0 ? "J*s" : "";
   return o;
+}
+
+mpt_summary_device mpt_summary_totals(const mpt_summary *s) {
+  mpt_summary_device t;
+  memset(&t, 0, sizeof t);
+  for (int c = 0; c < s->n_devices; c++) {
+    t.evaluations += s->devices[c].evaluations;
+    t.valid += s->devices[c].valid;
+    t.failed += s->devices[c].failed;
+    t.cancelled += s->devices[c].cancelled;
+    t.cross_checks += s->devices[c].cross_checks;
+  }
+  return t;
 }
