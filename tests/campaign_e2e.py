@@ -14,6 +14,8 @@ One ctest test per sub-command:
          repeated within a (job, class), every budget is reached exactly (with --class-ranks)
   bad    bad input: an unknown class, a missing problem, one rank: one message naming file, line and field,
          a non-zero exit, nothing written
+  time   time budgets: a job with its own stops at it, one without at the campaign's, one with a longer own one at
+         its evaluation budget, and the run ends when all are done or out of time
 
 Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA.
 """
@@ -26,6 +28,8 @@ import signal
 import sys
 import tempfile
 import time
+
+import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_e2e as d  # noqa: E402  (mpirun, spawn, rank_pids, wait_gone, replay tables)
@@ -214,10 +218,50 @@ def t_bad():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def t_time():
+    """time budgets: a job with its own (short, 1 s) stops at it, a job without one (long) at the campaign's (5 s), a
+    job whose own is longer (small, 60 s) at its evaluation budget; the run ends when all three are done or out of
+    time. Checked by order, with margins of seconds: short's last evaluation starts well before long's."""
+    tmp = tempfile.mkdtemp(prefix="mpt-campaign-time-")
+    try:
+        doc = {"schema_version": "1.0", "name": "timed", "seed": 5, "log_dir": tmp, "time": 5, "simulate_delay": 0.05,
+               "simulate": {name: path for name, path in CLASSES},
+               "jobs": [{"name": "short", "problem": d.T1, "strategy": "random", "budget": 3000, "time": 1,
+                         "classes": ["A100"]},
+                        {"name": "long", "problem": d.T1, "strategy": "random", "budget": 3000, "classes": ["MI250X"]},
+                        {"name": "small", "problem": d.T1, "strategy": "random", "budget": 8, "time": 60,
+                         "classes": ["W6600"]}]}
+        camp = os.path.join(tmp, "timed.json")
+        with open(camp, "w") as f:
+            json.dump(doc, f, indent=1)
+        t0 = time.time()
+        p = d.mpirun(7, "campaign", camp, "--progress", "off", "--no-cross", timeout=150, check_rc=0)
+        took = time.time() - t0
+        if not check(p.returncode == 0, f"timed: rc {p.returncode}: {p.stderr[-800:]}"):
+            return
+        reasons = dict(re.findall(r"== job (\S+) ==\nstopped: ([^;\n]*)", p.stdout))
+        check(reasons == {"short": "time budget reached", "long": "time budget reached",
+                          "small": "evaluation budget reached"}, f"timed: stop reasons {reasons}")
+        starts = {}
+        for job in ("short", "long", "small"):
+            with h5py.File(os.path.join(tmp, f"{job}.h5"), "r") as f:
+                ev = f["evaluations"][:int(f["count"][()])]
+            starts[job] = sorted(float(r["t_start"]) for r in ev if int(r["status"]) != 7)  # 7: cancelled
+        check(len(starts["small"]) == 8, f"timed: small has {len(starts['small'])} evaluations, budget 8")
+        first = min(v[0] for v in starts.values() if v)
+        short_end, long_end = starts["short"][-1] - first, starts["long"][-1] - first
+        print(f"timed: last start of short {short_end:.2f} s, of long {long_end:.2f} s, the run {took:.1f} s")
+        check(short_end < 3.0, f"timed: short (time 1 s) started evaluations until {short_end:.2f} s")
+        check(long_end > 3.5, f"timed: long (the campaign's 5 s) stopped at {long_end:.2f} s")
+        check(len(starts["short"]) < 3000 and len(starts["long"]) < 3000, "timed: a job reached its evaluation budget")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "run"
     t0 = time.time()
-    {"run": t_run, "kill": t_kill, "bad": t_bad}[what]()
+    {"run": t_run, "kill": t_kill, "bad": t_bad, "time": t_time}[what]()
     print(f"{what}: {len(d.FAILURES)} failure(s) in {time.time() - t0:.1f} s")
     return 1 if d.FAILURES else 0
 

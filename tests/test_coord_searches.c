@@ -111,8 +111,8 @@ static void test_two_searches(void **state) {
   }
   static const int a100[] = {1, 3}, mi250x[] = {2};
   mpt_coord_search S[2] = {
-    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL},
-    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL},
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL, 0},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL, 0},
   };
   static seen s;
   s.n = 0;
@@ -212,9 +212,9 @@ static void test_two_jobs(void **state) {
   s0.n = s1.n = 0;
   int64_t def = mpt_space_default_id(f->s);
   mpt_coord_search S[3] = {
-    {"j0/A100", 0, 0, random_strategy(f, 1, 3), 3, def, 1, a100, 2, {0}, f->s, record, &s0, NULL, NULL},
-    {"j0/MI250X", 1, 0, random_strategy(f, 2, 5), 5, def, 1, mi250x, 1, {0}, f->s, record, &s0, NULL, NULL},
-    {"j1/A100", 0, 1, random_strategy(f, 3, 80), 80, def, 1, a100, 2, {0}, f->s, record, &s1, NULL, NULL},
+    {"j0/A100", 0, 0, random_strategy(f, 1, 3), 3, def, 1, a100, 2, {0}, f->s, record, &s0, NULL, NULL, 0},
+    {"j0/MI250X", 1, 0, random_strategy(f, 2, 5), 5, def, 1, mi250x, 1, {0}, f->s, record, &s0, NULL, NULL, 0},
+    {"j1/A100", 0, 1, random_strategy(f, 3, 80), 80, def, 1, a100, 2, {0}, f->s, record, &s1, NULL, NULL, 0},
   };
   int home[4];
   mpt_search_homes(S, 3, 4, home);

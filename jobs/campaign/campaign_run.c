@@ -1,6 +1,7 @@
 /* jobs/campaign/campaign_run.c: a campaign run in one allocation (jobs/campaign/campaign_run.h): the jobs whose
  * logs are finished left out, the others opened (resumed where their log exists) and started, their searches
- * joined into one coordinator run (each search keeps its job's space, strategy, budget per class and log), and
+ * joined into one coordinator run (each search keeps its job's space, strategy, budget per class, time budget and
+ * log), and
  * each job's summary. */
 #include "jobs/campaign/campaign_run.h"
 #include <mpi.h>
@@ -152,6 +153,7 @@ static int join_searches(camp_state *s, int j, mpt_coord_config *cc, mpt_error *
     int64_t b = mpt_campaign_job_budget(s->cj[j], S[k].name);
     if (b < 0) continue; /* a class the job does not run */
     if (b > 0) S[k].budget = b;
+    S[k].time_budget = s->cj[j]->opts.time_budget; /* its own, else the campaign's (0: none) */
     S[kept++] = S[k];
   }
   mpt_job_keep_searches(s->jobs[j], kept);
@@ -179,8 +181,9 @@ static int check_present(camp_state *s, const mpt_coord_config *first, mpt_error
   return mpt_campaign_check_classes(s->c, present, n, err);
 }
 
-/* rank 0: one coordinator run over every job's searches; the settings the jobs share are the first's, the time
- * budget the largest of the jobs' (none when one has none) */
+/* rank 0: one coordinator run over every job's searches; the settings the jobs share are the first's; each search
+ * stops at its job's time budget, the run when every search is finished or out of time (the run's time budget,
+ * for the progress line, the largest of the jobs' when every job has one) */
 static int coordinate(camp_state *s, mpt_coord_result *res, mpt_error *err) {
   mpt_coord_config cc, one;
   int rc = 0;
