@@ -78,31 +78,39 @@ static int open_jobs(camp_state *s) {
   return 0;
 }
 
+/* rank 0: the distinct classes of all[1..size) (a worker without a usable device sent "") into present */
+static int distinct_classes(char (*all)[64], int size, const char **present) {
+  int n = 0;
+  for (int r = 1; r < size; r++) {
+    int seen = !all[r][0];
+    for (int k = 0; k < n && !seen; k++) seen = strcmp(present[k], all[r]) == 0;
+    if (!seen && n < MPT_JOB_MAX_CLASSES) present[n++] = all[r];
+  }
+  return n;
+}
+
 /* a real (not simulated) campaign: the classes each job to run names are among the workers' classes (or in the
  * job's own log: that class waits for its workers), checked before any log is written (collective); 0, or <0 on
  * every rank with the message said on rank 0. A simulated campaign's were checked before anything opened. */
 static int check_present(camp_state *s) {
+  if (s->c->n_sims > 0) return 0;
+  char mine[sizeof s->device.device_class] = "", (*all)[sizeof mine] = NULL;
+  mpt_error err;
+  mpt_error_clear(&err);
   int rc = 0;
-  if (s->c->n_sims == 0) {
-    char mine[sizeof s->device.device_class] = "", (*all)[sizeof mine] = NULL;
-    if (s->rank > 0 && s->device_known) snprintf(mine, sizeof mine, "%s", s->device.device_class);
-    if (s->rank == 0 && !(all = calloc((size_t)s->size, sizeof *all))) rc = MPT_ERR_NOMEM;
-    MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all ? all[0] : mine, (int)sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
-    const char *present[MPT_JOB_MAX_CLASSES];
-    int n = 0;
-    for (int r = 1; all && r < s->size; r++) {
-      int seen = !all[r][0];
-      for (int k = 0; k < n && !seen; k++) seen = strcmp(present[k], all[r]) == 0;
-      if (!seen && n < MPT_JOB_MAX_CLASSES) present[n++] = all[r];
-    }
-    mpt_error err;
-    mpt_error_clear(&err);
-    if (rc < 0) mpt_error_set(&err, rc, "out of memory");
-    else if (s->rank == 0) rc = mpt_camp_check_job_classes(s->c, s->logs, present, n, &err);
-    if (rc < 0) fprintf(stderr, "mptune campaign: %s\n", err.msg);
-    free(all);
-  }
+  if (s->rank == 0 && !(all = calloc((size_t)s->size, sizeof *all)))
+    rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc == 0) {
+    if (s->rank > 0 && s->device_known) snprintf(mine, sizeof mine, "%s", s->device.device_class);
+    MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all ? all[0] : NULL, (int)sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const char *present[MPT_JOB_MAX_CLASSES];
+    if (s->rank == 0)
+      rc = mpt_camp_check_job_classes(s->c, s->logs, present, distinct_classes(all, s->size, present), &err);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  if (s->rank == 0 && rc < 0) fprintf(stderr, "mptune campaign: %s\n", err.msg);
+  free(all);
   return rc;
 }
 
