@@ -3,7 +3,8 @@
  * own budget and no duplicates, observations stamped with their class and coming only from their own workers,
  * then the portability evaluations (each search's best measured once on the other's class); and the one
  * implicit search over an explicit set of workers (rank 3 left out); and two jobs in one run (a campaign): each
- * search its own record callback, a worker at home in one job taking the other's work once its own is done.
+ * search its own record callback, a worker at home in one job taking the other's work once its own is done; and a
+ * search's own time budget.
  * Every test is entered by every rank. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,8 +112,8 @@ static void test_two_searches(void **state) {
   }
   static const int a100[] = {1, 3}, mi250x[] = {2};
   mpt_coord_search S[2] = {
-    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL},
-    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL},
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, mpt_space_default_id(f->s), 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL, 0},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, mpt_space_default_id(f->s), 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL, 0},
   };
   static seen s;
   s.n = 0;
@@ -121,6 +122,48 @@ static void test_two_searches(void **state) {
   assert_int_equal(r.done, 19);
   check_two_searches(&s, S);
   assert_true(S[0].res.default_seen && S[1].res.default_seen); /* each class measures its own default */
+  mpt_strategy_destroy(S[0].strategy);
+  mpt_strategy_destroy(S[1].strategy);
+}
+
+/* a search's own time budget (a campaign's job with "time"): A100's (1 ns) is spent before anything is handed out,
+ * so it measures nothing, ends as "time" and takes no part in the portability evaluations; MI250X, without one, runs
+ * to its budget; the run ends once both are finished or out of time, as "time" */
+static void test_search_time(void **state) {
+  const fixture *f = *state;
+  if (g_rank != 0) {
+    serve(f, g_rank == 2 ? "convolution_MI250X_T4.json.gz" : "convolution_A100_T4.json.gz");
+    return;
+  }
+  static const int a100[] = {1, 3}, mi250x[] = {2};
+  int64_t def = mpt_space_default_id(f->s);
+  mpt_coord_search S[2] = {
+    {"A100", 10, 0, random_strategy(f, 1, 12), 12, def, 1, a100, 2, {0}, NULL, NULL, NULL, NULL, NULL, 1e-9},
+    {"MI250X", 11, 0, random_strategy(f, 2, 7), 7, def, 1, mi250x, 1, {0}, NULL, NULL, NULL, NULL, NULL, 0},
+  };
+  static seen s;
+  s.n = 0;
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.searches = S, c.n_searches = 2, c.transfer = 1, c.cross = 1;
+  c.space = f->s;
+  c.record = record, c.record_ctx = &s;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_coord_result r;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
+  assert_string_equal(r.reason, "time");
+  assert_string_equal(S[0].res.reason, "time");
+  assert_string_equal(S[1].res.reason, "budget");
+  assert_int_equal(S[0].res.done, 0);
+  assert_int_equal(S[1].res.done, 7);
+  assert_int_equal(s.n, 7); /* MI250X's alone: no portability evaluation either way */
+  for (int i = 0; i < s.n; i++) {
+    assert_int_equal(s.obs[i].device_class, 11);
+    assert_int_equal(s.obs[i].cross_from, 0);
+    assert_int_equal(s.obs[i].rank, 2);
+  }
   mpt_strategy_destroy(S[0].strategy);
   mpt_strategy_destroy(S[1].strategy);
 }
@@ -212,9 +255,9 @@ static void test_two_jobs(void **state) {
   s0.n = s1.n = 0;
   int64_t def = mpt_space_default_id(f->s);
   mpt_coord_search S[3] = {
-    {"j0/A100", 0, 0, random_strategy(f, 1, 3), 3, def, 1, a100, 2, {0}, f->s, record, &s0, NULL, NULL},
-    {"j0/MI250X", 1, 0, random_strategy(f, 2, 5), 5, def, 1, mi250x, 1, {0}, f->s, record, &s0, NULL, NULL},
-    {"j1/A100", 0, 1, random_strategy(f, 3, 80), 80, def, 1, a100, 2, {0}, f->s, record, &s1, NULL, NULL},
+    {"j0/A100", 0, 0, random_strategy(f, 1, 3), 3, def, 1, a100, 2, {0}, f->s, record, &s0, NULL, NULL, 0},
+    {"j0/MI250X", 1, 0, random_strategy(f, 2, 5), 5, def, 1, mi250x, 1, {0}, f->s, record, &s0, NULL, NULL, 0},
+    {"j1/A100", 0, 1, random_strategy(f, 3, 80), 80, def, 1, a100, 2, {0}, f->s, record, &s1, NULL, NULL, 0},
   };
   int home[4];
   mpt_search_homes(S, 3, 4, home);
@@ -266,6 +309,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_explicit_workers),
     cmocka_unit_test(test_two_jobs),
     cmocka_unit_test(test_results_taken_together),
+    cmocka_unit_test(test_search_time),
   };
   int failed = cmocka_run_group_tests(tests, setup, conv_fixture_teardown);
   int any = 0;
