@@ -117,9 +117,178 @@ static void test_replace_exact(void **state) {
   free(X); free(X2); free(Xo); free(XR); free(m0); free(v0); free(m1); free(v1); free(m2); free(v2);
 }
 
+static mpt_obs observe(const mpt_replay *from, int64_t id) {
+  mpt_obs o;
+  if (!mpt_replay_get(from, id, &o)) {
+    mpt_obs_init(&o, id);
+    o.status = MPT_STATUS_RUNTIME_ERROR;
+  }
+  o.id = id;
+  return o;
+}
+
+/* the working set is a bijection between its slots and configurations */
+static void check_bijection(const bo_state *b) {
+  int64_t in = 0;
+  for (int64_t c = 0; c < b->n_slots; c++) assert_int_equal(b->ws_slot[b->ws_id[c]], c);
+  for (int64_t id = 0; id < b->N; id++) in += b->ws_slot[id] >= 0;
+  assert_int_equal(in, b->n_slots);
+}
+
+typedef struct run_stats {
+  int64_t asks, outside;  /* asks, and model-based picks pending without a slot after an ask */
+  int64_t nb_in, nb_free; /* at the asks after a new best: its unseen Hamming neighbours in the working set, and all */
+  double best;
+  int64_t best_id;
+} run_stats;
+
+/* the incumbent's unseen Hamming neighbours: how many, and how many in the working set */
+static void incumbent_neighbours(const mpt_strategy *s, int64_t best, run_stats *st) {
+  const bo_state *b = s->data;
+  int idx[64];
+  mpt_space_config(space, best, idx);
+  int64_t *buf = NULL, cap = 0, cnt = mpt_space_neighbors_grow(space, idx, MPT_NB_HAMMING, &buf, &cap);
+  for (int64_t q = 0; q < cnt; q++) {
+    if (mpt_strategy_is_seen(s, buf[q])) continue;
+    st->nb_free++;
+    st->nb_in += b->ws_slot[buf[q]] >= 0;
+  }
+  free(buf);
+}
+
+/* `total` evaluations with bo and options opts: rounds of ask(batch) told whole (workers 1), or `workers` in
+ * flight (each ask fills the idle ones, the oldest is told); related: another device's brute-forced records
+ * told first. ids out in ask order; the strategy is returned for checks (the caller destroys it) */
+static mpt_strategy *run(const char *const *opts, int n_opts, int workers, int batch, int64_t total, int related,
+                         int64_t *ids, run_stats *st) {
+  mpt_strategy *s;
+  mpt_error err;
+  assert_int_equal(mpt_strategy_create("bo", space, opts, n_opts, 3, total, &s, &err), 0);
+  if (related) {
+    int64_t n = mpt_space_size(space);
+    mpt_obs *o = malloc(sizeof(mpt_obs) * (size_t)n);
+    for (int64_t id = 0; id < n; id++) o[id] = observe(rep_other, id);
+    mpt_strategy_tell_related(s, 0, o, (int)n);
+    free(o);
+  }
+  bo_state *b = s->data;
+  memset(st, 0, sizeof *st);
+  st->best = INFINITY;
+  int64_t asked = 0, told = 0, improved = 0;
+  while (told < total) {
+    int want = workers > 1 ? (int)(workers - (asked - told)) : batch;
+    if (want > total - asked) want = (int)(total - asked);
+    if (want > 0) {
+      int got = mpt_strategy_ask(s, want, ids + asked);
+      assert_true(got > 0 && got <= want);
+      st->asks++;
+      if (improved && b->ws_id && b->n_ok >= 1) incumbent_neighbours(s, st->best_id, st);
+      improved = 0;
+      for (int64_t k = 0; k < b->n_pend; k++) st->outside += b->ws_id && b->ws_slot[b->pend[k].id] < 0 && b->pend[k].af >= 0;
+      asked += got;
+    }
+    int n_tell = workers > 1 ? 1 : (int)(asked - told);
+    for (int i = 0; i < n_tell; i++) {
+      mpt_obs o = observe(rep, ids[told + i]);
+      if (mpt_obs_valid(&o) && o.objective < st->best) { st->best = o.objective; st->best_id = o.id; improved = 1; }
+      mpt_strategy_tell(s, &o, 1);
+    }
+    told += n_tell;
+  }
+  return s;
+}
+
+static void check_valid_distinct(const int64_t *ids, int64_t n) {
+  int64_t size = mpt_space_size(space);
+  uint8_t *seen = calloc((size_t)size, 1);
+  for (int64_t i = 0; i < n; i++) {
+    assert_true(ids[i] >= 0 && ids[i] < size);
+    assert_false(seen[ids[i]]);
+    seen[ids[i]] = 1;
+  }
+  free(seen);
+}
+
+
+/* synchronous rounds of 1, a working set of 2048 of the space's valid configurations: valid distinct picks, each
+ * model-based pick in the working set, the set a bijection, the incumbent's neighbours brought in at the ask after
+ * every new best, the same picks again from the same seed, and a search that finds configurations close to the
+ * space's best (within 10 % of the optimum; random search's expected best of 220 is far above) */
+static void test_ws_sync(void **state) {
+  (void)state;
+  enum { T = 220 };
+  const char *ws[] = {"working_set=2048"};
+  int64_t a[T], c[T];
+  run_stats st, st2;
+  mpt_strategy *s = run(ws, 1, 1, 1, T, 0, a, &st);
+  bo_state *b = s->data;
+  assert_non_null(b->ws_id);
+  assert_int_equal(b->n_slots, 2048);
+  assert_true(mpt_space_size(space) > 2048);
+  check_bijection(b);
+  check_valid_distinct(a, T);
+  double opt = INFINITY;
+  for (int64_t id = 0; id < mpt_space_size(space); id++) {
+    mpt_obs o = observe(rep, id);
+    if (mpt_obs_valid(&o) && o.objective < opt) opt = o.objective;
+  }
+  printf("working set 2048 of %lld: best %.4g (optimum %.4g), picks outside it %lld, incumbent's neighbours in it "
+         "%lld of %lld\n", (long long)mpt_space_size(space), st.best, opt, (long long)st.outside, (long long)st.nb_in,
+         (long long)st.nb_free);
+  assert_int_equal(st.outside, 0);
+  assert_true(st.nb_free > 0);
+  assert_int_equal(st.nb_in, st.nb_free);
+  assert_true(st.best <= 1.1 * opt);
+  mpt_strategy_destroy(s);
+  s = run(ws, 1, 1, 1, T, 0, c, &st2);
+  mpt_strategy_destroy(s);
+  assert_memory_equal(a, c, sizeof a);
+}
+
+/* batches of 8, 8 asynchronous workers (every ask finds 7 pending: the pool of pending evaluations), and rounds
+ * with another GPU's records told as related observations (transfer's prior mean over the working set): valid,
+ * distinct, every model-based pick and pending evaluation in the working set */
+static void test_ws_batches(void **state) {
+  (void)state;
+  enum { T = 160 };
+  const char *ws[] = {"working_set=2048", "working_set_refresh=16"};
+  int64_t a[T];
+  run_stats st;
+  struct { int workers, batch, related; } mode[] = {{1, 8, 0}, {8, 1, 0}, {1, 4, 1}};
+  for (int m = 0; m < 3; m++) {
+    mpt_strategy *s = run(ws, 2, mode[m].workers, mode[m].batch, T, mode[m].related, a, &st);
+    check_bijection(s->data);
+    check_valid_distinct(a, T);
+    printf("workers %d, batch %d, related %d: %lld asks, best %.4g, model-based picks outside the working set %lld\n",
+           mode[m].workers, mode[m].batch, mode[m].related, (long long)st.asks, st.best, (long long)st.outside);
+    assert_int_equal(st.outside, 0);
+    mpt_strategy_destroy(s);
+  }
+}
+
+/* a working set at least the space's size is no working set: the picks of working_set=0, one by one */
+static void test_ws_not_below(void **state) {
+  (void)state;
+  enum { T = 120 };
+  char big[64];
+  snprintf(big, sizeof big, "working_set=%lld", (long long)mpt_space_size(space));
+  const char *w0[] = {"working_set=0"}, *w1[] = {big};
+  int64_t a[T], c[T];
+  run_stats st;
+  mpt_strategy *s = run(w0, 1, 1, 1, T, 0, a, &st);
+  mpt_strategy_destroy(s);
+  s = run(w1, 1, 1, 1, T, 0, c, &st);
+  assert_null(((bo_state *)s->data)->ws_id);
+  mpt_strategy_destroy(s);
+  assert_memory_equal(a, c, sizeof a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replace_exact),
+      cmocka_unit_test(test_ws_sync),
+      cmocka_unit_test(test_ws_batches),
+      cmocka_unit_test(test_ws_not_below),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
