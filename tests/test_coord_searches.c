@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "conv_fixture.h"
 #include "coordinator/coordinator.h"
 #include "evaluators/evaluator.h"
@@ -152,6 +153,49 @@ static void test_explicit_workers(void **state) {
   mpt_strategy_destroy(c.strategy);
 }
 
+/* the record callback of test_results_taken_together: at the first result of each round of three it waits until
+ * the other two workers' results have arrived too (at most 60 s), so that the three are waiting together */
+static int record_round(void *ctx, const mpt_obs *o, mpt_error *err) {
+  seen *s = ctx;
+  if (s->n % 3 == 0)
+    for (int k = 1; k <= 3; k++) {
+      if (k == o->rank) continue;
+      int flag = 0;
+      for (double t0 = mpt_wire_now(); !flag && mpt_wire_now() - t0 < 60;) {
+        MPI_Iprobe(k, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        if (!flag) usleep(1000);
+      }
+    }
+  return record(ctx, o, err);
+}
+
+/* three workers that finish together: their three results are all taken before the strategy is asked again, once
+ * for the three (3 asks for 9 evaluations: the first gives 2 beside the default), not once per result (7) */
+static void test_results_taken_together(void **state) {
+  const fixture *f = *state;
+  if (g_rank != 0) {
+    serve(f, "convolution_A100_T4.json.gz");
+    return;
+  }
+  static seen s;
+  s.n = 0;
+  mpt_coord_config c;
+  memset(&c, 0, sizeof c);
+  c.comm = MPI_COMM_WORLD;
+  c.strategy = random_strategy(f, 11, 9);
+  c.budget = 9;
+  c.default_id = mpt_space_default_id(f->s), c.default_first = 1;
+  c.space = f->s;
+  c.record = record_round, c.record_ctx = &s;
+  c.progress = MPT_PROGRESS_OFF;
+  mpt_coord_result r;
+  mpt_error err;
+  assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
+  assert_int_equal(r.done, 9);
+  assert_int_equal(r.asks, 3);
+  mpt_strategy_destroy(c.strategy);
+}
+
 /* job 0: A100 (ranks 1, 3; budget 3) and MI250X (rank 2; budget 5); job 1: A100 only (ranks 1, 3; budget 80).
  * Rank 1 is at home in job 0, rank 3 in job 1 (mpt_search_homes); job 0's A100 work runs out first (3 against
  * 80: the margin keeps a loaded machine's scheduling from letting rank 3 finish alone) and rank 1 goes on with
@@ -221,6 +265,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_two_searches),
     cmocka_unit_test(test_explicit_workers),
     cmocka_unit_test(test_two_jobs),
+    cmocka_unit_test(test_results_taken_together),
   };
   int failed = cmocka_run_group_tests(tests, setup, conv_fixture_teardown);
   int any = 0;
