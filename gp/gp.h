@@ -151,6 +151,16 @@ typedef int (*mpt_gp_lml_fn)(void *ctx, const mpt_gp *gp, const double *ls, doub
                              double *lml, mpt_error *err);
 void mpt_gp_set_lml_backend(mpt_gp *gp, mpt_gp_lml_fn fn, void *ctx);
 
+/* 1 when point x can replace a candidate (mpt_gp_replace_candidates): a GP that keeps its candidates as codes
+ * of the values it was created with (gp/gp_cand.h) takes only points made of those values */
+int mpt_gp_candidate_fits(const mpt_gp *gp, const double *x);
+/* Candidates slots[0..m) (distinct) become the points X (m x dim, row-major), their columns of V, posterior
+ * means and variances computed from the current factor in one blocked triangular solve (O(m n_obs^2)): the
+ * same values, to rounding, as a GP created with those candidates and given the same observations
+ * (gp/gp_replace.c; a working set of candidates, strategies/bo/bo_ws.c). 0 or an error (a slot out of range,
+ * a point that does not fit: nothing changed; out of memory). */
+int mpt_gp_replace_candidates(mpt_gp *gp, int64_t m, const int64_t *slots, const double *X, mpt_error *err);
+
 /* the observations as added (n_obs rows of dim, row-major) and their outputs (raw units) */
 const double *mpt_gp_obs_points(const mpt_gp *gp);
 const double *mpt_gp_obs_outputs(const mpt_gp *gp);

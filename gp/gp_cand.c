@@ -196,6 +196,42 @@ void mpt_gp_cands_dist2(const mpt_gp_cands *cs, const double *x, const double *i
     mpt_gp_dist2_row(n, cs->dim, x, cs->X + b, (size_t)cs->n, inv_ls, r2);
 }
 
+/* the code of value v in dimension d's table (the same bits), or -1 */
+static int value_code(const mpt_gp_cands *cs, int d, double v) {
+  const double *vals = cs->Xv + 256 * (size_t)d;
+  for (int k = 0; k < cs->nv[d]; k++)
+    if (memcmp(&vals[k], &v, sizeof v) == 0) return k;
+  return -1;
+}
+
+/* the group code of x in group g, or -1 when x's values there are not the ones a code stands for */
+static int group_code(const mpt_gp_cands *cs, int g, const double *x) {
+  int k = value_code(cs, cs->gdim[cs->gfirst[g]], x[cs->gdim[cs->gfirst[g]]]);
+  for (int m = cs->gfirst[g] + 1; k >= 0 && m < cs->gfirst[g + 1]; m++) {
+    int d = cs->gdim[m];
+    double v = cs->Xv[256 * (size_t)d + cs->gtup[(size_t)m * 256 + (size_t)k]];
+    if (memcmp(&v, &x[d], sizeof v) != 0) return -1;
+  }
+  return k;
+}
+
+int mpt_gp_cands_fits(const mpt_gp_cands *cs, const double *x) {
+  if (!cs->Xc) return 1;
+  for (int g = 0; g < cs->ng; g++)
+    if (group_code(cs, g, x) < 0) return 0;
+  return 1;
+}
+
+int mpt_gp_cands_set(mpt_gp_cands *cs, int64_t c, const double *x) {
+  if (!cs->Xc) {
+    for (int d = 0; d < cs->dim; d++) cs->X[(size_t)d * (size_t)cs->n + (size_t)c] = x[d];
+    return 0;
+  }
+  if (!mpt_gp_cands_fits(cs, x)) return -1;
+  for (int g = 0; g < cs->ng; g++) cs->Xc[(size_t)g * (size_t)cs->n + (size_t)c] = (uint8_t)group_code(cs, g, x);
+  return 0;
+}
+
 void mpt_gp_cands_free(mpt_gp_cands *cs) {
   free(cs->X); free(cs->Xc); free(cs->Xv); free(cs->nv); free(cs->gfirst); free(cs->gdim); free(cs->gtup);
   memset(cs, 0, sizeof *cs);

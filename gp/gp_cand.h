@@ -33,6 +33,11 @@ int64_t mpt_gp_cands_bytes(const mpt_gp_cands *cs);
  * of coded dimensions sums its terms first: the same values up to rounding) */
 void mpt_gp_cands_dist2(const mpt_gp_cands *cs, const double *x, const double *inv_ls, int64_t b, int64_t n,
                         double *r2);
+/* 1 when point x can be stored (mpt_gp_cands_set): always with doubles; with codes when each group's first
+ * dimension's value is in its table and the group's other dimensions take the values its code determines */
+int mpt_gp_cands_fits(const mpt_gp_cands *cs, const double *x);
+/* Candidate c becomes point x (dim values); 0, or -1 when x does not fit (nothing changed) */
+int mpt_gp_cands_set(mpt_gp_cands *cs, int64_t c, const double *x);
 /* r2[j] = the same for n points stored by dimension (X[d * ld + j]), vectorized across points */
 void mpt_gp_dist2_row(int64_t n, int dim, const double *restrict x, const double *restrict X, size_t ld,
                       const double *restrict inv_ls, double *restrict r2);

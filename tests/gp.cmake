@@ -6,6 +6,8 @@ target_link_libraries(bo_harness PRIVATE mptune_core)
 mpt_unit_test(test_bo SOURCES test_bo.c)
 # bo's evaluations pending from earlier asks fantasized on the pool (option pending_pool)
 mpt_unit_test(test_bo_pending SOURCES test_bo_pending.c conv_fixture.c)
+# bo's working set of candidates on huge spaces (option working_set) and the GP's replaced candidates
+mpt_unit_test(test_bo_ws SOURCES test_bo_ws.c conv_fixture.c)
 # ask-time benchmark of bo (docs/PERFORMANCE.md, "Strategy overhead")
 add_executable(bench_bo bench_bo.c)
 target_link_libraries(bench_bo PRIVATE mptune_core)

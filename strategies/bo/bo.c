@@ -64,7 +64,9 @@
  * candidates and a fantasy over all of them per pick); evaluations pending from earlier asks (asynchronous
  * workers) are fantasized on that pool too, and then every pick comes from it (pending_pool); the
  * feasibility probability is computed only for candidates whose EI could win, from cached kernel
- * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c.
+ * values (strategies/bo/bo_feasibility.c); local picks draw their candidate sets in strategies/bo/bo_local.c. On
+ * a space of more than working_set valid configurations the GP holds a working set of that many, refreshed
+ * towards the best observations (strategies/bo/bo_ws.c): "every candidate" above is then the working set's.
  *
  * Files. This file is the strategy's entry points (create, destroy, tell, tell_related, the type); its option
  * table and the readers of the options are in strategies/bo/bo_options.c, the ask (the initial sample, the
@@ -86,6 +88,7 @@
 #include "strategies/bo/bo_internal.h"
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_transfer.h"
+#include "strategies/bo/bo_ws.h"
 #include "gp/gp_pool.h"
 
 /* ---------------------------------------------------------------- create/destroy */
@@ -168,7 +171,8 @@ static int bo_create(mpt_strategy *s, mpt_error *err) {
     return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
   int rc = alloc_scan_buffers(b, s, err);
   if (rc) return rc;
-  rc = mpt_gp_create_from(&b->gcfg, b->D, b->N, bo_encode_rows, b, &b->gp, err);
+  if ((rc = bo_ws_init(b, s, err)) != 0) return rc;
+  rc = mpt_gp_create_from(&b->gcfg, b->D, b->n_slots, bo_encode_slots, b, &b->gp, err);
   if (rc) return rc;
   return draw_initial_sample(b, s, err);
 }
@@ -184,6 +188,7 @@ static void bo_destroy(mpt_strategy *s) {
   free(b->fq[0]); free(b->fq[1]); free(b->ranked); free(b->run_x); free(b->run_y);
   mpt_gp_pool_free(b->pool); free(b->pool_top); free(b->pool_ids); free(b->pool_x);
   bo_transfer_free(b);
+  bo_ws_off(b);
   free(b);
   s->data = NULL;
 }

@@ -10,6 +10,7 @@
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_pool.h"
 #include "strategies/bo/bo_transfer.h"
+#include "strategies/bo/bo_ws.h"
 #include "gp/gp_pool.h"
 
 static int add_pending(bo_state *b, int64_t id, int af) {
@@ -35,7 +36,7 @@ static double exploration(bo_state *b, mpt_strategy *s) {
   int64_t cnt = 0;
   mpt_gp_normalization(b->gp, &m, &sc);
   double sum = 0;
-  if (!b->dist) sum = mpt_gp_variance_sum(b->gp, s->seen, &cnt);
+  if (!b->dist) sum = mpt_gp_variance_sum(b->gp, b->ws_id ? bo_ws_seen(b, s) : s->seen, &cnt);
   else if (bo_dist_variance_sum(b, s, &sum, &cnt, &s->ask_error) != 0) return 0; /* model ranks (the pick reports it) */
   if (cnt == 0) return 0;
   double fb = fabs((b->best_t - m) / sc);
@@ -160,6 +161,7 @@ int bo_ask(mpt_strategy *s, int n, int64_t *ids) {
   int rc = bo_transfer_before(b, s, err);
   if (rc == 0) rc = bo_process_queue(b, s, err);
   if (rc == 0) rc = bo_transfer_after(b, err);
+  if (rc == 0) rc = bo_ws_update(b, s, err);
   if (rc) return err->code ? err->code : mpt_error_set(err, rc, "bo: cannot update the model (error %d)", rc);
   if ((rc = ask_initial(b, s, n, ids, &k)) != 0) return rc;
   if (k < n) {

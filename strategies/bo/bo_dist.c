@@ -17,6 +17,7 @@
 #include "strategies/bo/bo_dist_hook.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_feasibility.h"
+#include "strategies/bo/bo_ws.h"
 
 #define POOL_START 64
 
@@ -36,6 +37,7 @@ int mpt_bo_use_model_ranks(mpt_strategy *s, MPI_Comm comm, mpt_error *err) {
   if (rc) return rc;
   mpt_gp_free(b->gp);
   b->gp = g0;
+  bo_ws_off(b); /* the slices hold every configuration */
   bo_dist_adopt(b);
   return 0;
 }

@@ -32,8 +32,10 @@ int bo_add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *err) {
   int rc = 0;
   for (; *from < b->n_pend && rc == 0; (*from)++) {
     const double *x = bo_point(b, b->pend[*from].id);
+    int64_t c = bo_id_slot(b, b->pend[*from].id);
     double mu, sdq;
-    if (!b->dist) mpt_gp_predict_block(b->gp, b->pend[*from].id, b->pend[*from].id + 1, &mu, &sdq);
+    if (!b->dist && c >= 0) mpt_gp_predict_block(b->gp, c, c + 1, &mu, &sdq);
+    else if (!b->dist) mpt_gp_predict_point(b->gp, x, &mu, &sdq); /* outside the working set */
     else if ((rc = bo_dist_predict(b, b->pend[*from].id, &mu, &sdq, err)) != 0) break; /* model ranks */
     if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
     rc = mpt_gp_add(b->gp, x, b->batch_liar ? worst - bo_transfer_offset(b, b->pend[*from].id) : mu, err);
@@ -48,9 +50,9 @@ int bo_add_fantasies(bo_state *b, int64_t *from, double worst, mpt_error *err) {
 static int fantasy_value(bo_state *b, int64_t id, double worst, int64_t *member, double *y, mpt_error *err) {
   double mu = 0, sdq = 0;
   int rc = 0;
-  int64_t j = -1;
-  for (int64_t q = 0; b->in_pool && q < mpt_gp_pool_size(b->pool) && j < 0; q++)
-    if (mpt_gp_pool_id(b->pool, q) == id) j = q;
+  int64_t j = -1, c = b->dist ? id : bo_id_slot(b, id); /* the pool's members are the GP's slots */
+  for (int64_t q = 0; b->in_pool && c >= 0 && q < mpt_gp_pool_size(b->pool) && j < 0; q++)
+    if (mpt_gp_pool_id(b->pool, q) == c) j = q;
   if (member) *member = j;
   if (b->batch_liar) { *y = worst; return 0; }
   if (j >= 0) {
@@ -58,8 +60,10 @@ static int fantasy_value(bo_state *b, int64_t id, double worst, int64_t *member,
     mpt_gp_pool_predict_var(b->pool, j, j + 1, &mu, &var);
     mpt_gp_pool_normalization(b->pool, &m, &sc);
     sdq = sc * sqrt(var);
+  } else if (!b->dist && c >= 0) {
+    mpt_gp_predict_block(b->gp, c, c + 1, &mu, &sdq);
   } else if (!b->dist) {
-    mpt_gp_predict_block(b->gp, id, id + 1, &mu, &sdq);
+    mpt_gp_predict_point(b->gp, bo_point(b, id), &mu, &sdq); /* outside the working set */
   } else {
     rc = bo_dist_predict(b, id, &mu, &sdq, err); /* model ranks */
   }

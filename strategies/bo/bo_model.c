@@ -9,6 +9,7 @@
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_transfer.h"
 #include "strategies/bo/bo_dist_hook.h"
+#include "strategies/bo/bo_ws.h"
 
 int bo_push_obs(bo_state *b, int64_t id, double y, int ok) {
   if (b->n_obs == b->cap_obs) {
@@ -43,7 +44,7 @@ static int rebuild_gp(bo_state *b, mpt_error *err) {
     mpt_gp_free(b->gp);
     b->gp = NULL;
   }
-  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->dist ? 0 : b->N, bo_encode_rows, b, &b->gp, err);
+  int rc = mpt_gp_create_from(&b->gcfg, b->D, b->dist ? 0 : b->n_slots, bo_encode_slots, b, &b->gp, err);
   if (rc == 0 && b->dist) bo_dist_adopt(b); /* model ranks: the candidates are theirs */
   if (rc == 0 && have) rc = mpt_gp_set_hyper(b->gp, lsp, var, noise, err);
   b->best_t = INFINITY;

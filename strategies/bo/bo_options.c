@@ -50,6 +50,9 @@ const mpt_option_spec bo_options[] = {
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
     {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
     {"advanced_discount", MPT_OPT_DOUBLE, "0.75", "advanced-multi: discount of past improvements in each function's score", NULL, 0, 1},
+    {"working_set", MPT_OPT_INT, "32768", "on a space of more valid configurations than this, the GP holds this many candidates (every value of every parameter and random configurations at first, refreshed towards the neighbours of the best observations) instead of every one: an observation then costs O(working_set n_obs) instead of O(configurations n_obs); 0: every configuration (no working set; nor with model ranks)", NULL, 0, 1e9},
+    {"working_set_refresh", MPT_OPT_INT, "64", "the working set is refreshed when the best objective improves and after this many observations", NULL, 1, 1e9},
+    {"working_set_swap", MPT_OPT_INT, "128", "candidates of the working set replaced per refresh (those of the smallest EI; each costs O(n_obs^2))", NULL, 1, 1e9},
     BO_TRANSFER_OPTIONS,
     {0},
 };
@@ -85,6 +88,9 @@ void bo_read_model_options(bo_state *b, mpt_strategy *s) {
                           ? mpt_strategy_opt_double(s, "batch_quantile") : 0.0;
   b->batch_pool = mpt_strategy_opt_int(s, "batch_pool");
   b->pending_pool = mpt_strategy_opt_int(s, "pending_pool");
+  b->ws_size = mpt_strategy_opt_int(s, "working_set");
+  b->ws_refresh = mpt_strategy_opt_int(s, "working_set_refresh");
+  b->ws_swap = mpt_strategy_opt_int(s, "working_set_swap");
   b->batch_fixed_norm = strcmp(mpt_strategy_opt_str(s, "batch_normalization"), "fixed") == 0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");

@@ -55,7 +55,7 @@ int64_t bo_pool_pass(const mpt_gp *gp, int64_t begin, int64_t end, int64_t first
     int64_t b1 = end - b0 < BLK ? end : b0 + BLK;
     mpt_gp_predict_block_var(gp, b0, b1, mean, var);
     for (int64_t c = b0; c < b1; c++) {
-      int64_t id = first_id + c;
+      int64_t id = a->slot_id ? a->slot_id[c] : first_id + c;
       if ((a->skip_a && a->skip_a[id]) || (a->skip_b && a->skip_b[id])) continue;
       double mu = mean[c - b0] + (a->prior ? a->prior_scale * a->prior[id] : 0.0);
       double u = a->fb - a->xi - (mu - a->m) / a->sc, v = var[c - b0];
@@ -76,7 +76,7 @@ int64_t bo_pool_merge(const bo_ranked *x, int64_t nx, const bo_ranked *y, int64_
 }
 
 int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_error *err) {
-  if (P > b->N) P = b->N;
+  if (P > b->n_slots) P = b->n_slots;
   if (P > b->cap_pool) {
     bo_ranked *t = realloc(b->pool_top, sizeof *t * (size_t)P);
     if (t) b->pool_top = t;
@@ -88,13 +88,14 @@ int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_er
     b->cap_pool = P;
   }
   if (!b->pool && mpt_gp_pool_create(&b->pool, err)) return err->code;
-  bo_pass_args a = {.xi = xi, .skip_a = seen, .skip_b = b->taken, .prior = b->xfer_pz, .prior_scale = b->xfer_beta};
+  bo_pass_args a = {.xi = xi, .skip_a = seen, .skip_b = b->taken, .prior = b->xfer_pz, .prior_scale = b->xfer_beta,
+                    .slot_id = b->ws_id};
   mpt_gp_normalization(b->gp, &a.m, &a.sc);
   a.fb = (b->best_t - a.m) / a.sc;
-  int64_t n = bo_pool_pass(b->gp, 0, b->N, 0, &a, P, b->pool_top);
+  int64_t n = bo_pool_pass(b->gp, 0, b->n_slots, 0, &a, P, b->pool_top);
   for (int64_t j = 0; j < n; j++) {
-    b->pool_ids[j] = b->pool_top[j].id;
-    memcpy(b->pool_x + (size_t)j * (size_t)b->D, bo_point(b, b->pool_ids[j]), sizeof(double) * (size_t)b->D);
+    b->pool_ids[j] = bo_id_slot(b, b->pool_top[j].id);
+    memcpy(b->pool_x + (size_t)j * (size_t)b->D, bo_point(b, b->pool_top[j].id), sizeof(double) * (size_t)b->D);
   }
   return mpt_gp_pool_load(b->pool, b->gp, b->pool_ids, b->pool_x, n, err);
 }
@@ -102,17 +103,22 @@ int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_er
 int bo_pool_add_pending(bo_state *b, int64_t from, int64_t to, double worst, mpt_error *err) {
   int64_t *ids = calloc((size_t)(to > from ? to - from : 1), sizeof(int64_t));
   if (!ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld pending evaluations", (long long)(to - from));
-  for (int64_t q = from; q < to; q++) ids[q - from] = b->pend[q].id;
-  int rc = mpt_gp_pool_plan_candidates(b->pool, ids, to - from, err);
+  int64_t np = 0; /* their slots (every pending evaluation has one, strategies/bo/bo_ws.h, unless its values did
+                    * not fit the GP's codes: then the GP's posterior at its point, without the earlier ones) */
+  for (int64_t q = from; q < to; q++)
+    if (bo_id_slot(b, b->pend[q].id) >= 0) ids[np++] = bo_id_slot(b, b->pend[q].id);
+  int rc = mpt_gp_pool_plan_candidates(b->pool, ids, np, err);
   free(ids);
   if (rc) return rc;
   for (int64_t q = from; q < to; q++) {
-    int64_t id = b->pend[q].id;
+    int64_t id = b->pend[q].id, c = bo_id_slot(b, id);
     const double *x = bo_point(b, id);
     double mu, sdq;
-    rc = mpt_gp_pool_predict_candidate(b->pool, id, x, &mu, &sdq, err);
+    if (c >= 0) rc = mpt_gp_pool_predict_candidate(b->pool, c, x, &mu, &sdq, err);
+    else mpt_gp_predict_point(b->gp, x, &mu, &sdq);
     if (b->batch_quantile != 0) mu += b->batch_quantile * sdq; /* batch=quantile */
-    if (rc == 0) rc = mpt_gp_pool_add_candidate(b->pool, id, x, b->batch_liar ? worst - bo_transfer_offset(b, id) : mu, err);
+    double y = b->batch_liar ? worst - bo_transfer_offset(b, id) : mu;
+    if (rc == 0) rc = c >= 0 ? mpt_gp_pool_add_candidate(b->pool, c, x, y, err) : mpt_gp_pool_add(b->pool, x, y, err);
     if (rc) return mpt_error_prefix(err, "bo: cannot fantasize pending evaluation %lld of %lld on the pool",
                                     (long long)(q - from + 1), (long long)(to - from));
   }

@@ -16,6 +16,8 @@ typedef struct bo_pass_args {
   const double *prior;   /* by global id: prior_scale * prior[id] is added to the GP's mean (the transfer prior
                             mean, strategies/bo/bo_transfer.h); NULL: none */
   double prior_scale;
+  const int64_t *slot_id; /* the global id of candidate c is slot_id[c] (bo's working set: the configuration in
+                             slot c), first_id + c when NULL */
 } bo_pass_args;
 
 /* The top P of the GP's candidates [begin, end) (candidate c has global id first_id + c) by log EI into
@@ -25,8 +27,8 @@ int64_t bo_pool_pass(const mpt_gp *gp, int64_t begin, int64_t end, int64_t first
 /* The best P of two lists in bo_pool_pass's order (the reduction of slices' pools), into out (not
  * overlapping them); returns how many. */
 int64_t bo_pool_merge(const bo_ranked *x, int64_t nx, const bo_ranked *y, int64_t ny, int64_t P, bo_ranked *out);
-/* bo's pool for the rest of this ask: the pass over every candidate, then the pool loaded from b->gp
- * (b->pool, b->pool_ids); 0 or an error */
+/* bo's pool for the rest of this ask: the pass over every candidate (the GP's slots), then the pool loaded from
+ * b->gp (b->pool, b->pool_ids: the members' slots); 0 or an error */
 int bo_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, mpt_error *err);
 /* The pending evaluations b->pend[from, to) (asked in earlier asks, not told) as fantasies on b->pool, in
  * order, each valued as bo's fantasies of the GP are (batch=quantile: the pool's posterior mean given the

@@ -32,15 +32,17 @@ static double log_poi(double z) {
   return log_norm_pdf(z) - log(-z) + log1p(-1.0 / (z * z));
 }
 
-/* The candidates a scan visits, in blocks: every candidate in blocks of BO_BLOCK, or with local == 2 only
- * the marked neighbourhood (b->nblist), one candidate per block; in a batch's pool (b->in_pool) its
- * members, one per block. */
+/* The candidates a scan visits, in blocks of the GP's slots (strategies/bo/bo_ws.h: the configuration ids
+ * themselves without a working set): every slot in blocks of BO_BLOCK, or with local == 2 only the marked
+ * neighbourhood (b->nblist; with a working set, those in it), one candidate per block; in a batch's pool
+ * (b->in_pool) its members, one per block. */
 static inline int64_t cand_blocks(const bo_state *b, int local) {
-  return b->in_pool ? mpt_gp_pool_size(b->pool) : local == 2 ? b->n_nb : (b->N + BO_BLOCK - 1) / BO_BLOCK;
+  return b->in_pool ? mpt_gp_pool_size(b->pool) : local == 2 ? b->n_nb : (b->n_slots + BO_BLOCK - 1) / BO_BLOCK;
 }
 static inline void cand_block(const bo_state *b, int local, int64_t bi, int64_t *b0, int64_t *b1) {
-  *b0 = b->in_pool ? mpt_gp_pool_id(b->pool, bi) : local == 2 ? b->nblist[bi] : bi * BO_BLOCK;
-  *b1 = b->in_pool || local == 2 ? *b0 + 1 : *b0 + BO_BLOCK < b->N ? *b0 + BO_BLOCK : b->N;
+  *b0 = b->in_pool ? mpt_gp_pool_id(b->pool, bi) : local == 2 ? bo_id_slot(b, b->nblist[bi]) : bi * BO_BLOCK;
+  if (*b0 < 0) { *b0 = *b1 = 0; return; } /* a neighbour outside the working set */
+  *b1 = b->in_pool || local == 2 ? *b0 + 1 : *b0 + BO_BLOCK < b->n_slots ? *b0 + BO_BLOCK : b->n_slots;
 }
 /* the posterior of block bi ([b0, b1)) into b->mbuf, b->sbuf (normalized variances) */
 static inline void cand_predict(bo_state *b, int64_t bi, int64_t b0, int64_t b1) {
@@ -70,7 +72,7 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
   double m, sc;
   cand_normalization(b, &m, &sc);
   double fb = (b->best_t - m) / sc;
-  int64_t n_blocks = cand_blocks(b, local), n = 0, need = b->in_pool ? n_blocks : local == 2 ? b->n_nb : b->N;
+  int64_t n_blocks = cand_blocks(b, local), n = 0, need = b->in_pool ? n_blocks : local == 2 ? b->n_nb : b->n_slots;
   if (need > b->cap_ranked) {
     bo_ranked *r = realloc(b->ranked, sizeof *r * (size_t)need);
     if (!r) return;
@@ -83,7 +85,8 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
     cand_block(b, local, bi, &b0, &b1);
     cand_predict(b, bi, b0, b1);
     for (int64_t c = b0; c < b1; c++) {
-      if (!cand_free(b, s, local, c)) continue;
+      int64_t id = bo_slot_id(b, c);
+      if (!cand_free(b, s, local, id)) continue;
       double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
       double sd = sqrt(var > 0 ? var : 0.0);
       if (sd < 1e-12) sd = 1e-12;
@@ -92,7 +95,7 @@ static void feasible_fallback(bo_state *b, mpt_strategy *s, double xi, int local
       double le = z > -6 ? log(sd * (z * norm_cdf(z) + exp(log_norm_pdf(z)))) : log(sd / (z * z)) + log_norm_pdf(z);
       if (!(le > -INFINITY)) le = -DBL_MAX; /* EI 0: still a candidate, the last ones */
       cand[n].key = le;
-      cand[n++].id = c;
+      cand[n++].id = id;
     }
   }
   bo_ranked_heapify(cand, n);
@@ -177,9 +180,10 @@ void bo_scan(bo_state *b, mpt_strategy *s, double xi, double kappa_s, int local,
     int64_t b0, b1;
     cand_block(b, local, bi, &b0, &b1);
     cand_predict(b, bi, b0, b1); /* sbuf: normalized variances */
-    for (int64_t c = b0; c < b1; c++) {
+    for (int64_t sl = b0; sl < b1; sl++) {
+      int64_t c = bo_slot_id(b, sl); /* the configuration in slot sl */
       if (!cand_free(b, s, local, c)) continue;
-      double mu = (b->mbuf[c - b0] - m) / sc, var = b->sbuf[c - b0];
+      double mu = (b->mbuf[sl - b0] - m) / sc, var = b->sbuf[sl - b0];
       if (ei_only && ei_cannot_win(fb - xi - mu, var, lin[0], lg[0], any_lin_id)) continue;
       double sd = sc * sqrt(var) / sc; /* = mpt_gp_predict_block's sd / sc */
       if (sd < 1e-12) sd = 1e-12;

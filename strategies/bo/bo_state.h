@@ -112,7 +112,23 @@ typedef struct bo_state {
    * the prior mean of candidate c being xfer_beta * xfer_pz[c] (xfer_pz NULL: none) */
   struct bo_transfer *xfer;
   double *xfer_pz, xfer_beta;
+  /* the working set (strategies/bo/bo_ws.c): on a space of more than ws_size valid configurations (and without
+   * model ranks) the GP holds n_slots = ws_size candidate slots, slot c being configuration ws_id[c]; else
+   * ws_id is NULL and the GP holds every configuration, slot = id (bo_slot_id, bo_id_slot) */
+  int64_t ws_size;       /* option working_set (0: every configuration) */
+  int64_t ws_refresh;    /* option working_set_refresh: refreshed after this many observations (and on a new best) */
+  int64_t ws_swap;       /* option working_set_swap: slots replaced per refresh */
+  int64_t n_slots;       /* the GP's candidates */
+  int64_t *ws_id;        /* n_slots: the configuration in each slot, or NULL */
+  int32_t *ws_slot;      /* N: the slot of each configuration, -1 outside the working set */
+  uint8_t *ws_mask;      /* n_slots: scratch by slot (seen, for the variance sum; pending, at a refresh) */
+  int64_t ws_at;         /* observations told at the last refresh */
+  double ws_best;        /* the best valid objective at the last refresh */
 } bo_state;
+
+/* the configuration in GP slot c, and the slot of configuration id (-1: not in the working set) */
+static inline int64_t bo_slot_id(const bo_state *b, int64_t c) { return b->ws_id ? b->ws_id[c] : c; }
+static inline int64_t bo_id_slot(const bo_state *b, int64_t id) { return b->ws_id ? (int64_t)b->ws_slot[id] : id; }
 
 #define BO_BLOCK 4096
 enum { LOCAL_ELITE = 100, LOCAL_ALTERNATE, LOCAL_CROSS, LOCAL_ALT_CROSS };

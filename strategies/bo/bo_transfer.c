@@ -364,7 +364,7 @@ int bo_transfer_after(bo_state *b, mpt_error *err) {
 
 void bo_transfer_shift(const bo_state *b, int64_t b0, int64_t b1, double *mean) {
   if (!b->xfer_pz) return;
-  for (int64_t c = b0; c < b1; c++) mean[c - b0] += b->xfer_beta * b->xfer_pz[c];
+  for (int64_t c = b0; c < b1; c++) mean[c - b0] += b->xfer_beta * b->xfer_pz[bo_slot_id(b, c)];
 }
 
 const double *bo_transfer_residuals(const bo_state *b, const double *t, int n, int64_t upto, double *out) {

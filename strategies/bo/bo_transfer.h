@@ -57,7 +57,8 @@ int bo_transfer_after(bo_state *b, mpt_error *err);
 static inline double bo_transfer_offset(const bo_state *b, int64_t id) {
   return b->xfer_pz ? b->xfer_beta * b->xfer_pz[id] : 0.0;
 }
-/* mean[c - b0] += the prior mean of c, for candidates b0 <= c < b1 (after mpt_gp_predict_block*) */
+/* mean[c - b0] += the prior mean of the configuration in the GP's slot c, for b0 <= c < b1 (after
+ * mpt_gp_predict_block*; a slot is the configuration id itself without a working set, strategies/bo/bo_ws.h) */
 void bo_transfer_shift(const bo_state *b, int64_t b0, int64_t b1, double *mean);
 /* out[k] = t[k] - prior mean of the k-th valid observation among obs [0, upto), k < n: the GP's outputs for the
  * transformed objectives t; returns out, or t itself without transfer */
