@@ -95,6 +95,8 @@ static int create_strategy(mpt_job *job, mpt_error *err) {
 /* rank 0: --objective, the one a resumed log was tuned for (the workers score with the one given: no other) */
 static int open_objective(mpt_job *job, mpt_error *err) {
   int rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
+  if (rc == 0) rc = mpt_job_objective_check_evaluator(&job->objective, job->o.evaluator, mpt_job_workers_evaluator(job),
+                                                      job->o.problem, err);
   if (rc) return rc;
   mpt_objective_describe(&job->objective.obj, job->objective_text, sizeof job->objective_text);
   const char *logged = job->o.resume ? mpt_runlog_meta(job->log, "objective") : NULL;
