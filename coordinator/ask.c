@@ -22,6 +22,7 @@ int ask(coord_state *s, int i, int n, int64_t *ids) {
   s->ask_since = mpt_wire_now();
   mpt_strategy *st = s->S[i].strategy;
   int got = mpt_strategy_ask(st, n, ids);
+  s->S[i].res.asks++;
   if (got == MPT_ERR_STOPPED) /* for the summary: a resume with as little time would stop there again */
     snprintf(s->S[i].res.ask_stopped, sizeof s->S[i].res.ask_stopped, "%s", mpt_strategy_ask_error(st));
   return got;

@@ -40,7 +40,7 @@ static int searches_open(coord_state *s, int size, mpt_error *err) {
     if (c->workers && size > 1) /* an explicit set */
       for (n = 0; n < c->n_workers && n < size; n++) s->one_workers[n] = c->workers[n];
     s->one = (mpt_coord_search){"", 0, 0, c->strategy, c->budget, c->default_id, c->default_first,
-                                s->one_workers, n, {0}, NULL, NULL, NULL, NULL, NULL};
+                                s->one_workers, n, {0}, NULL, NULL, NULL, NULL, NULL, 0};
     s->S = &s->one, s->n = 1;
   }
   s->run = calloc((size_t)s->n, sizeof *s->run);
@@ -81,6 +81,7 @@ static void finish(coord_state *s, int rc, double cpu0) {
   }
   for (int i = 0; i < s->n; i++) { /* each search's own end: finished, or the run's stop */
     const char *why = mpt_search_finished(&s->S[i], mpt_space_size(mpt_search_space(&s->S[i], s->c)), 0, s->run[i].exhausted);
+    if (!why && s->finished[i] == SEARCH_OUT_OF_TIME) why = "time";
     s->S[i].res.reason = rc == 0 && why ? why : r->reason;
   }
   r->wall_s = t1 - s->t0;

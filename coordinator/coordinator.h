@@ -94,6 +94,8 @@ struct mpt_coord_result {
   int default_logged;          /* the default_objective is a logged one (an earlier session's), not this one's */
   int default_missing;         /* default_id is missing from the replayed file (logged as missing) */
   double default_objective;    /* its objective (NAN when it failed) */
+  int64_t asks;                /* the strategy asked in this session (results that arrived together are all taken
+                                  before one ask for every worker with room) */
   int64_t confirmed;           /* re-measurements of the finalists made in this session (--confirm) */
   char ask_stopped[160];       /* what the strategy's last ask was doing when the run's stop made it give up
                                   (MPT_ERR_STOPPED: "bo: stopped taking in logged observations (80 of 300)"),

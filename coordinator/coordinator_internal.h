@@ -26,13 +26,15 @@ typedef struct coord_state {
   mpt_coord_search one;
   int *one_workers;
   mpt_cross cross;       /* the portability evaluations (c->cross with several searches; cross.n == 0: none) */
-  unsigned char *finished; /* per search: finished (set by check_stop) */
+  unsigned char *finished; /* per search: SEARCH_FINISHED or SEARCH_OUT_OF_TIME, 0 while it goes on (check_stop) */
   int32_t warm_job;        /* the job whose log the warm start reads now */
   char classes[1536];      /* the classes' parts of the progress line */
   mpt_progress prog;
   double t0;       /* start of this session's run */
   double ask_since; /* start of the ask running now */
 } coord_state;
+
+enum { SEARCH_FINISHED = 1, SEARCH_OUT_OF_TIME = 2 }; /* coord_state.finished: by its budget or space; its time */
 
 static inline int clamp_lookahead(int l) { return l < 0 ? 0 : l > MPT_COORD_MAX_LOOKAHEAD ? MPT_COORD_MAX_LOOKAHEAD : l; }
 

@@ -24,7 +24,7 @@ void mpt_cross_close(mpt_cross *x) {
 
 /* whether x's best is still to be measured on y (and is not in flight) */
 static int wanted(const mpt_cross *x, const mpt_coord_search *S, const unsigned char *finished, int from, int y) {
-  if (from == y || !finished[from] || !finished[y] || S[from].job != S[y].job || S[from].res.best_id < 0) return 0;
+  if (from == y || finished[from] != 1 || finished[y] != 1 || S[from].job != S[y].job || S[from].res.best_id < 0) return 0;
   int at = from * x->n + y;
   return !x->busy[at] && x->done[at] != S[from].res.best_id;
 }

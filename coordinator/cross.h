@@ -15,8 +15,9 @@ typedef struct mpt_cross {
 
 int mpt_cross_open(mpt_cross *x, int n);
 void mpt_cross_close(mpt_cross *x);
-/* The search x whose best configuration is to be measured on search y's class next (finished[i]: search i is
- * finished; both must be, in one job), -1 when none is. */
+/* The search x whose best configuration is to be measured on search y's class next (finished[i] 1: search i is
+ * finished by its budget or space; both must be, in one job; 2: out of its time budget, it takes no part), -1 when
+ * none is. */
 int mpt_cross_next(const mpt_cross *x, const mpt_coord_search *S, const unsigned char *finished, int y);
 /* 1 while a portability evaluation is left among searches that all have finished (finished as above) */
 int mpt_cross_pending(const mpt_cross *x, const mpt_coord_search *S, const unsigned char *finished);

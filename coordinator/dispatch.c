@@ -35,7 +35,7 @@ static int dispatch_search(coord_state *s, worker_pool *p, int i, mpt_error *err
   search_run *run = &s->run[i];
   int64_t room = S->budget - S->res.done - run->in_flight, free = search_room(s, p, i);
   int k = (int)(room < free ? room : free);
-  if (k <= 0 || run->exhausted) return 0;
+  if (k <= 0 || run->exhausted || s->finished[i] == SEARCH_OUT_OF_TIME) return 0;
   int nd = mpt_search_take_default(S, run->ids);
   int n = k - nd > 0 ? ask(s, i, k - nd, run->ids + nd) : 0;
   if (n >= 0) n += nd;

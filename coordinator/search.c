@@ -86,13 +86,14 @@ int mpt_search_find(const mpt_coord_search *all, int n_searches, int32_t job, in
 void mpt_search_totals(const mpt_coord_search *all, int n_searches, mpt_coord_result *t) {
   t->done = t->new_evals = t->valid = t->failed = t->cancelled = t->missing = 0;
   t->eval_s = t->device_s = 0;
+  t->asks = 0;
   t->best = NAN;
   t->best_id = -1;
   for (int i = 0; i < n_searches; i++) {
     const mpt_coord_result *r = &all[i].res;
     t->done += r->done, t->new_evals += r->new_evals, t->valid += r->valid, t->failed += r->failed;
     t->cancelled += r->cancelled, t->missing += r->missing, t->eval_s += r->eval_s;
-    t->device_s += r->device_s;
+    t->device_s += r->device_s, t->asks += r->asks;
     if (r->best_id >= 0 && (t->best_id < 0 || r->best < t->best)) t->best = r->best, t->best_id = r->best_id;
     if (i == 0 || (!t->default_seen && r->default_seen)) {
       t->default_seen = r->default_seen, t->default_logged = r->default_logged;

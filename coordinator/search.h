@@ -27,6 +27,9 @@ typedef struct mpt_coord_search {
   void *record_ctx;
   mpt_coord_each_fn resume_each; /* its job's logged observations (the searches of one job share them) */
   void *resume_src;
+  double time_budget;          /* seconds of this session it hands out work (0: none of its own, the run's holds); then
+                                  it is finished ("time"): what it handed out is still taken, and it has no
+                                  portability evaluations (mpt_coord_run; the virtual clock's run ignores it) */
 } mpt_coord_search;
 
 /* Counts observation o into r (the default's measurement, valid, failed, missing, the best). Cancelled

@@ -4,21 +4,24 @@
 #include <string.h>
 #include "coordinator/signals.h"
 
-/* why the run stops: a signal; every search finished (a search without workers that is not: "waiting");
- * the time budget; NULL while it goes on */
+/* why the run stops: a signal; every search finished (a search without workers that is not: "waiting"; one out of
+ * its own time budget: "time"); the time budget; NULL while it goes on */
 const char *check_stop(const coord_state *s, double now) {
   if (mpt_signals_count() > 0) return "signal";
-  int all = 1, waiting = 0, exhausted = 1;
+  int all = 1, waiting = 0, exhausted = 1, timed_out = 0;
   for (int i = 0; i < s->n; i++) {
     const char *why = mpt_search_finished(&s->S[i], mpt_space_size(mpt_search_space(&s->S[i], s->c)), s->run[i].in_flight,
                                           s->run[i].exhausted);
-    s->finished[i] = why != NULL;
+    if (!why && s->S[i].time_budget > 0 && now - s->t0 >= s->S[i].time_budget) why = "time";
+    s->finished[i] = !why ? 0 : strcmp(why, "time") == 0 ? SEARCH_OUT_OF_TIME : SEARCH_FINISHED;
+    timed_out |= s->finished[i] == SEARCH_OUT_OF_TIME;
     if (!why && s->S[i].n_workers == 0) waiting = 1;
     else if (!why) all = 0;
     else if (strcmp(why, "exhausted") != 0) exhausted = 0;
   }
   if (all && waiting) return "waiting"; /* the bests are not final: no portability evaluations yet */
-  if (all && !(s->cross.n && mpt_cross_pending(&s->cross, s->S, s->finished))) return exhausted ? "exhausted" : "budget";
+  if (all && !(s->cross.n && mpt_cross_pending(&s->cross, s->S, s->finished)))
+    return exhausted ? "exhausted" : timed_out ? "time" : "budget";
   if (s->c->time_budget > 0 && now - s->t0 >= s->c->time_budget) return "time";
   return NULL;
 }

@@ -241,8 +241,12 @@ static int loop(vstate *s, mpt_error *err) {
       if (s->stopping) return 0;
       continue; /* check_stop says why: nothing in flight and nothing proposed */
     }
-    int rc = take_next(s, err);
-    if (rc < 0) return rc;
+    /* the earliest result, then every one that arrived while rank 0 was busy: all taken before one ask for
+     * every worker they freed, as the real loop does (coordinator/workers.c) */
+    do {
+      int rc = take_next(s, err);
+      if (rc < 0) return rc;
+    } while (s->n_heap > 0 && s->w[s->heap[0]].t_done <= s->now);
     draw(s, 0);
   }
 }

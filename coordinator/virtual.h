@@ -4,7 +4,8 @@
  * on the virtual clock. The coordinator's own work (ask, log, tell) is measured for real and added to the
  * clock: while rank 0 is busy, workers that finish wait, as in a real run. Event-driven (a heap of completion
  * times): a run of thousands of evaluations takes the strategy's time only. The coordinator loop is mirrored:
- * one result taken at a time (logged, then told), then every idle worker given work in one batched ask. */
+ * the results taken (each logged, then told): the earliest one, then every one that finished while rank 0 was busy,
+ * then every idle worker given work in one batched ask. */
 #ifndef MPT_VIRTUAL_H
 #define MPT_VIRTUAL_H
 #include <stdint.h>

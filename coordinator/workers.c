@@ -96,6 +96,14 @@ static void take_worker_signal(coord_state *s, worker_pool *p, MPI_Status *st, i
   }
 }
 
+/* whether a message is already waiting: results that arrived together are all taken before the next dispatch,
+ * so the strategy is asked once for every worker they freed (one ask of k instead of k asks of 1) */
+static int message_waiting(MPI_Comm comm) {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+  return flag;
+}
+
 /* one worker's observation: logged, told, the worker idle again; <0 when the run must stop at once (a
  * protocol error, the log failed) */
 static int take_result(coord_state *s, worker_pool *p, MPI_Status *st, mpt_error *err) {
@@ -141,13 +149,13 @@ int run_workers(coord_state *s, int size, mpt_error *err) {
     pool_close(s, &p);
     return rc;
   }
-  for (;;) {
+  for (int more = 0;; more = !p.stopping && message_waiting(c->comm)) {
     double now = mpt_wire_now();
     if (!p.stopping) {
       p.stopping = check_stop(s, now);
       if (p.stopping) p.t_stop = now;
     }
-    if (!p.stopping && dispatch(s, &p, err))
+    if (!p.stopping && !more && dispatch(s, &p, err))
       continue; /* re-check: exhausted with nothing in flight ends that search */
     if (p.stopping) drop_held(&p, c->comm);
     if (p.in_flight == 0 && p.stopping) break;

@@ -36,6 +36,8 @@ typedef struct mpt_job_options {
   const char *log;         /* the run log */
   const char *t4;          /* the T4 export (NULL: none) */
   int resume, force;
+  int reopen;              /* resume: a log finished by its budget or time budget is reopened even when budget does
+                              not exceed its fullest class (a campaign found a class below its own budget) */
   const char *simulate;    /* the replayed file (NULL: real evaluations; with simulated classes the first's) */
   char sim_class[MPT_JOB_MAX_CLASSES][64]; /* --simulate CLASS=FILE: the simulated classes (jobs/job_classes.h) */
   const char *sim_file[MPT_JOB_MAX_CLASSES];

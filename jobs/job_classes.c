@@ -290,7 +290,7 @@ int mpt_job_classes_searches(const mpt_job_classes *t, const mpt_job_options *o,
       if (rc < 0) return rc;
     }
     searches[k] = (mpt_coord_search){c->name, k, 0, k ? strats[k] : first, o->budget, default_id, !o->collect,
-                                     c->ranks, c->n_ranks, {0}, NULL, NULL, NULL, NULL, NULL};
+                                     c->ranks, c->n_ranks, {0}, NULL, NULL, NULL, NULL, NULL, 0};
   }
   return 0;
 }

@@ -70,13 +70,29 @@ static const mpt_option_spec memetic_options[] =
   GA_OPTIONS("0.5", "memetic", "0.3", "fraction of each generation (memetic: of the local searches) started from random "
              "unseen configurations", "neighbour");
 
-/* order[] = member indices by ascending fitness (stable insertion sort: populations are small) */
+/* f[] = each member's fitness, order[] = member indices by ascending fitness (stable insertion sort:
+ * populations are small) */
 static void rank(ga_state *g) {
+  for (int i = 0; i < g->n_pop; i++) {
+    g->f[i] = evo_fitness(&g->e, g->pid[i]);
+    g->order[i] = i;
+  }
   for (int i = 0; i < g->n_pop; i++) {
     int x = g->order[i], j = i;
     while (j > 0 && g->f[g->order[j - 1]] > g->f[x]) { g->order[j] = g->order[j - 1]; j--; }
     g->order[j] = x;
   }
+}
+
+/* the member of the worst fitness (the first of equals); *in: 1 when config id (>= 0) is a member */
+static int worst_member(const ga_state *g, int64_t id, int *in) {
+  int worst = 0;
+  *in = 0;
+  for (int i = 0; i < g->n_pop; i++) {
+    *in |= id >= 0 && g->pid[i] == id;
+    if (evo_fitness(&g->e, g->pid[i]) > evo_fitness(&g->e, g->pid[worst])) worst = i;
+  }
+  return worst;
 }
 
 static int ga_init_pop(ga_state *g) {
@@ -223,11 +239,7 @@ static int memetic_step(ga_state *g) {
       if (rc < 0) return rc;
     }
     if (g->lpos >= g->n_list) { /* local optimum: replaces the worst member when better */
-      int in = 0, worst = 0;
-      for (int i = 0; i < g->n_pop; i++) {
-        in |= g->pid[i] == g->climb;
-        if (evo_fitness(e, g->pid[i]) > evo_fitness(e, g->pid[worst])) worst = i;
-      }
+      int in, worst = worst_member(g, g->climb, &in);
       if (!in && evo_fitness(e, g->climb) < evo_fitness(e, g->pid[worst])) {
         g->pid[worst] = g->climb;
         g->climbed[worst] = 1;
@@ -249,10 +261,6 @@ static int memetic_step(ga_state *g) {
     }
   }
   if (g->climb < 0) { /* a new child to improve */
-    for (int i = 0; i < g->n_pop; i++) {
-      g->f[i] = evo_fitness(e, g->pid[i]);
-      g->order[i] = i;
-    }
     rank(g);
     int m = 0;
     int rc = 0;
@@ -312,18 +320,10 @@ static int ga_step(mpt_strategy *s, evo *e) {
     for (int c = 0; c < g->n_child; c++) {
       int64_t id = g->npid[c];
       double fc = evo_fitness(e, id);
-      int in = 0, worst = 0;
-      for (int i = 0; i < g->n_pop; i++) {
-        in |= id >= 0 && g->pid[i] == id;
-        if (evo_fitness(e, g->pid[i]) > evo_fitness(e, g->pid[worst])) worst = i;
-      }
+      int in, worst = worst_member(g, id, &in);
       if (in || !(fc < evo_fitness(e, g->pid[worst]))) continue;
       g->pid[worst] = id;
       memcpy(g->pop + (size_t)worst * dims, g->npop + (size_t)c * dims, (size_t)dims * sizeof(int));
-    }
-    for (int i = 0; i < g->n_pop; i++) {
-      g->f[i] = evo_fitness(e, g->pid[i]);
-      g->order[i] = i;
     }
     rank(g);
     int want = e->want < 1 ? 1 : e->want > g->P ? g->P : e->want, m = 0;
@@ -332,10 +332,6 @@ static int ga_step(mpt_strategy *s, evo *e) {
     g->n_child = m;
     return evo_submit(e, g->npid, m);
   } else {
-    for (int i = 0; i < g->n_pop; i++) {
-      g->f[i] = evo_fitness(e, g->pid[i]);
-      g->order[i] = i;
-    }
     rank(g);
     int m = 0;
     if (g->elitism) {

@@ -29,41 +29,11 @@
 #include "spaces/space.h"
 #include "strategies/strategy.h"
 #include "spaces/sys/clock.h"
+#include "tests/bo_synthetic.h"
 
 static int cmpd(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
-}
-
-/* the first two parameters with more than 2 values (-1 when missing) */
-static void region_dims(const mpt_space *sp, int dim[2]) {
-  dim[0] = dim[1] = -1;
-  for (int d = 0, k = 0; d < mpt_space_dims(sp) && k < 2; d++)
-    if (mpt_space_n_values(sp, d) > 2) dim[k++] = d;
-}
-
-/* smooth positive objective with a heavy tail, a few interactions and 5% failures (and the clustered
- * ones of --fail-region: fail_q > 0) */
-static void synthetic(const mpt_space *sp, int64_t id, double fail_q, mpt_obs *o) {
-  int D = mpt_space_dims(sp);
-  double x[256];
-  mpt_space_encode(sp, id, MPT_ENC_INDEX, x);
-  int rd[2];
-  region_dims(sp, rd);
-  double f = 0;
-  for (int d = 0; d < D && d < 256; d++) {
-    double c = 0.3 + 0.4 * ((d * 37) % 11) / 10.0;
-    f += (1.0 + d % 3) * (x[d] - c) * (x[d] - c);
-    if (d > 0) f += 0.5 * x[d] * x[d - 1];
-  }
-  mpt_obs_init(o, id);
-  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
-  h ^= h >> 29;
-  if (h % 20 == 0 || (fail_q > 0 && rd[1] >= 0 && x[rd[0]] < fail_q && x[rd[1]] < fail_q)) {
-    o->status = MPT_STATUS_RUNTIME_ERROR;
-    return;
-  }
-  o->objective = o->median = exp(2.0 * f);
 }
 
 /* the evaluations in flight (--pending), oldest first */
@@ -126,7 +96,7 @@ int main(int argc, char **argv) {
     int64_t nf = 0, n = mpt_space_size(sp);
     mpt_obs o;
     for (int64_t c = 0; c < n; c++) {
-      synthetic(sp, c, fail_q, &o);
+      bo_synthetic(sp, c, fail_q, &o);
       nf += o.status != MPT_STATUS_OK;
     }
     printf("--fail-region %g: %.1f%% of the %lld configurations fail\n", fail_q, 100.0 * (double)nf / (double)n, (long long)n);
@@ -173,7 +143,7 @@ int main(int argc, char **argv) {
       if (fifo_push(&flight, ids, got)) break;
       got = fifo_pop(&flight, got, ids);
     }
-    for (int i = 0; i < got; i++) synthetic(sp, ids[i], fail_q, &obs[i]);
+    for (int i = 0; i < got; i++) bo_synthetic(sp, ids[i], fail_q, &obs[i]);
     mpt_strategy_tell(s, obs, got);
     done += got;
   }

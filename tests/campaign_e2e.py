@@ -8,12 +8,18 @@ One ctest test per sub-command:
          observation from its own class's workers and equal to that class's replayed file; conv-a100 only from
          A100 workers; the A100 worker at home in conv went on to conv-a100 once conv's A100 work ran out; the
          progress line names JOB/CLASS; each job's summary and conv's portability table; the same command again
-         reports both jobs finished and runs nothing; a larger budget for conv in the file extends conv alone
+         reports both jobs finished and runs nothing; a larger budget for conv in the file extends conv alone; then
+         raising only conv's smaller class's budget (A100) reopens conv for that search alone, nothing repeated
   kill   SIGKILL of the whole mpiexec (rank 0 with it) at random moments, then a SIGINT (both jobs stopped by it,
          resumable), then the same command until it finishes: nothing logged is lost, nothing is
          repeated within a (job, class), every budget is reached exactly (with --class-ranks)
   bad    bad input: an unknown class, a missing problem, one rank: one message naming file, line and field,
          a non-zero exit, nothing written
+  classes  a real campaign (cpu evaluator on examples/cpu/matmul.json, mpiexec.mpich -n 2): a job naming a class
+         no worker has is refused with one message before any log is written or changed (the existing log's bytes
+         compared); a class only the job's own log knows is accepted and waits
+  time   time budgets: a job with its own stops at it, one without at the campaign's, one with a longer own one at
+         its evaluation budget, and the run ends when all are done or out of time
 
 Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA.
 """
@@ -26,6 +32,8 @@ import signal
 import sys
 import tempfile
 import time
+
+import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_e2e as d  # noqa: E402  (mpirun, spawn, rank_pids, wait_gone, replay tables)
@@ -122,6 +130,26 @@ def t_run():
               "extending it to 26" in q.stdout, f"extended: rc {q.returncode}: {q.stdout[-800:]} {q.stderr[-400:]}")
         check_job(conv, more["conv"], "conv extended")
         check(len(c.records(a100)[0]) == n_before[1], "extended: conv-a100 was run again")
+        # raising only the smaller class's budget (A100: 4 of conv's 26 per class) reopens conv for that search alone:
+        # A100 goes on to 9, MI250X and W6600 stay as they were, nothing is evaluated twice (portability included)
+        before = measured(conv)[0]
+        allrec = c.records(conv)[0]
+        small = {"conv": {"A100": 9, "MI250X": 26, "W6600": 26}, "conv-a100": BUDGETS["conv-a100"]}
+        q = d.mpirun(7, "campaign", campaign(tmp, small), "--progress", "off", check_rc=0)
+        check(q.returncode == 0 and "job conv-a100: finished" in q.stdout and "job conv: finished (" not in q.stdout and
+              "reopened for the classes with budget left (evaluations of their budget): A100 4 of 9" in q.stdout,
+              f"smaller class raised: rc {q.returncode}: {q.stdout[-800:]} {q.stderr[-400:]}")
+        check_job(conv, small["conv"], "conv, its A100 budget raised")
+        after, names = measured(conv)
+        for k, name in enumerate(names):
+            if name != "A100":
+                check([r for r in after if r["device_class"] == k] == [r for r in before if r["device_class"] == k],
+                      f"smaller class raised: {name}, already finished, has new evaluations")
+        new = c.records(conv)[0][len(allrec):]
+        check(new and all(names[r["device_class"]] == "A100" or r["cross_from"] for r in new),
+              f"smaller class raised: searches other than A100 ran: {new[:5]}")
+        cross = [(r["device_class"], r["cross_from"], r["id"]) for r in c.records(conv)[0] if r["cross_from"]]
+        check(len(cross) == len(set(cross)), "smaller class raised: a portability evaluation was repeated")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -214,10 +242,99 @@ def t_bad():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+MATMUL = os.path.join(os.environ.get("MPT_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..")),
+                      "examples", "cpu", "matmul.json")
+
+
+def real_campaign(tmp, name, jobs):
+    """a campaign of real (cpu evaluator) jobs on examples/cpu/matmul.json: jobs = [(name, budget, classes)]"""
+    doc = {"schema_version": "1.0", "name": "real", "seed": 3, "log_dir": tmp,
+           "jobs": [dict({"name": n, "problem": MATMUL, "strategy": "random", "budget": b},
+                         **({"classes": cl} if cl else {})) for n, b, cl in jobs]}
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    return path
+
+
+def t_classes():
+    """a real campaign (cpu evaluator, the workers' class named by MPTUNE_DEVICE_CLASS): a class no worker has and
+    no log of the job knows is refused before any log is written or changed; one the job's own log knows is not
+    (its search waits for its workers)"""
+    tmp = tempfile.mkdtemp(prefix="mpt-campaign-classes-")
+    try:
+        cpu_a, cpu_b = {"MPTUNE_DEVICE_CLASS": "cpuA"}, {"MPTUNE_DEVICE_CLASS": "cpuB"}
+        mm = os.path.join(tmp, "mm.h5")
+        p = d.mpirun(2, "campaign", real_campaign(tmp, "c1.json", [("mm", 2, None)]), "--progress", "off", env=cpu_a,
+                     check_rc=0)
+        if not check(p.returncode == 0 and os.path.exists(mm), f"first run: rc {p.returncode}: {p.stderr[-800:]}"):
+            return
+        with open(mm, "rb") as f:
+            logged = f.read()
+        # mm's budget raised (it would be resumed and get a session) and a second job on a class not present
+        bad = real_campaign(tmp, "c2.json", [("mm", 3, None), ("mm2", 2, ["V100"])])
+        q = d.mpirun(2, "campaign", bad, "--progress", "off", env=cpu_a)
+        lines = [l for l in q.stderr.splitlines() if "mptune campaign:" in l]
+        check(q.returncode != 0, "unknown class: exit 0")
+        check(len(lines) == 1 and re.match(rf"mptune campaign: {re.escape(bad)}:\d+:\d+: jobs\[1\]\.classes\[0\]: "
+                                           r"unknown device class 'V100' \(present: 'cpuA'\)$", lines[0]),
+              f"unknown class: messages {lines}")
+        with open(mm, "rb") as f:
+            check(f.read() == logged, "unknown class: mm.h5 was changed")
+        check(not os.path.exists(os.path.join(tmp, "mm2.h5")), "unknown class: mm2.h5 was written")
+        # workers of another class now: cpuA, known to mm's log, is accepted and waits for its workers
+        known = real_campaign(tmp, "c3.json", [("mm", 3, ["cpuA"])])
+        q = d.mpirun(2, "campaign", known, "--progress", "off", env=cpu_b)
+        check(q.returncode == 0 and "a class without workers in this session waits" in q.stdout,
+              f"a logged class: rc {q.returncode}: {q.stdout[-600:]} {q.stderr[-600:]}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def t_time():
+    """time budgets: a job with its own (short, 1 s) stops at it, a job without one (long) at the campaign's (5 s), a
+    job whose own is longer (small, 60 s) at its evaluation budget; the run ends when all three are done or out of
+    time. Checked by order, with margins of seconds: short's last evaluation starts well before long's."""
+    tmp = tempfile.mkdtemp(prefix="mpt-campaign-time-")
+    try:
+        doc = {"schema_version": "1.0", "name": "timed", "seed": 5, "log_dir": tmp, "time": 5, "simulate_delay": 0.05,
+               "simulate": {name: path for name, path in CLASSES},
+               "jobs": [{"name": "short", "problem": d.T1, "strategy": "random", "budget": 3000, "time": 1,
+                         "classes": ["A100"]},
+                        {"name": "long", "problem": d.T1, "strategy": "random", "budget": 3000, "classes": ["MI250X"]},
+                        {"name": "small", "problem": d.T1, "strategy": "random", "budget": 8, "time": 60,
+                         "classes": ["W6600"]}]}
+        camp = os.path.join(tmp, "timed.json")
+        with open(camp, "w") as f:
+            json.dump(doc, f, indent=1)
+        t0 = time.time()
+        p = d.mpirun(7, "campaign", camp, "--progress", "off", "--no-cross", timeout=150, check_rc=0)
+        took = time.time() - t0
+        if not check(p.returncode == 0, f"timed: rc {p.returncode}: {p.stderr[-800:]}"):
+            return
+        reasons = dict(re.findall(r"== job (\S+) ==\nstopped: ([^;\n]*)", p.stdout))
+        check(reasons == {"short": "time budget reached", "long": "time budget reached",
+                          "small": "evaluation budget reached"}, f"timed: stop reasons {reasons}")
+        starts = {}
+        for job in ("short", "long", "small"):
+            with h5py.File(os.path.join(tmp, f"{job}.h5"), "r") as f:
+                ev = f["evaluations"][:int(f["count"][()])]
+            starts[job] = sorted(float(r["t_start"]) for r in ev if int(r["status"]) != 7)  # 7: cancelled
+        check(len(starts["small"]) == 8, f"timed: small has {len(starts['small'])} evaluations, budget 8")
+        first = min(v[0] for v in starts.values() if v)
+        short_end, long_end = starts["short"][-1] - first, starts["long"][-1] - first
+        print(f"timed: last start of short {short_end:.2f} s, of long {long_end:.2f} s, the run {took:.1f} s")
+        check(short_end < 3.0, f"timed: short (time 1 s) started evaluations until {short_end:.2f} s")
+        check(long_end > 3.5, f"timed: long (the campaign's 5 s) stopped at {long_end:.2f} s")
+        check(len(starts["short"]) < 3000 and len(starts["long"]) < 3000, "timed: a job reached its evaluation budget")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "run"
     t0 = time.time()
-    {"run": t_run, "kill": t_kill, "bad": t_bad}[what]()
+    {"run": t_run, "kill": t_kill, "bad": t_bad, "classes": t_classes, "time": t_time}[what]()
     print(f"{what}: {len(d.FAILURES)} failure(s) in {time.time() - t0:.1f} s")
     return 1 if d.FAILURES else 0
 

@@ -24,34 +24,14 @@
 #include "spaces/t1.h"
 #include "strategies/bo/bo_dist.h"
 #include "strategies/strategy.h"
+#include "tests/bo_synthetic.h"
 #include "tests/gp_dist_fixture.h"
 
 static gpd_points g_pts;
 
-/* a smooth objective with a heavy tail and 5 % failures (as tests/bench_bo.c's) */
-static void synthetic(const mpt_space *sp, int64_t id, mpt_obs *o) {
-  int D = mpt_space_dims(sp);
-  double x[64];
-  mpt_space_encode(sp, id, MPT_ENC_INDEX, x);
-  double f = 0;
-  for (int d = 0; d < D && d < 64; d++) {
-    double c = 0.3 + 0.4 * ((d * 37) % 11) / 10.0;
-    f += (1.0 + d % 3) * (x[d] - c) * (x[d] - c);
-    if (d > 0) f += 0.5 * x[d] * x[d - 1];
-  }
-  mpt_obs_init(o, id);
-  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
-  h ^= h >> 29;
-  if (h % 20 == 0) {
-    o->status = MPT_STATUS_RUNTIME_ERROR;
-    return;
-  }
-  o->objective = o->median = exp(2.0 * f);
-}
-
 static void tell_ids(mpt_strategy *s, const int64_t *ids, int n) {
   mpt_obs obs[64];
-  for (int i = 0; i < n; i++) synthetic(g_pts.space, ids[i], &obs[i]);
+  for (int i = 0; i < n; i++) bo_synthetic(g_pts.space, ids[i], 0, &obs[i]);
   mpt_strategy_tell(s, obs, n);
 }
 

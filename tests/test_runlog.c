@@ -76,7 +76,8 @@ static void synth_obs(mpt_obs *o, int64_t id) {
   o->device = (int)(id % 2);
   o->t_start = 1.7e9 + (double)id;
   o->t_end = o->t_start + 0.125;
-  snprintf(o->reason, sizeof o->reason, o->status == MPT_STATUS_OK ? "" : "error: variant %lld does not compile", (long long)id);
+  if (o->status == MPT_STATUS_OK) o->reason[0] = '\0';
+  else snprintf(o->reason, sizeof o->reason, "error: variant %lld does not compile", (long long)id);
 }
 
 static void assert_obs_equal(const mpt_obs *a, const mpt_obs *b) {

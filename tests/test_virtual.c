@@ -170,6 +170,9 @@ static void test_equal_evaluations_keep_workers_busy(void **state) {
   assert_true(v.vr.makespan_s >= 50.0 - 1e-9 && v.vr.makespan_s <= 50.0 + v.vr.coord_s + 1e-9);
   assert_true(v.vr.utilization > 0.999);
   assert_true(fabs(v.vr.evals_per_s - 400.0 / v.vr.makespan_s) < 1e-9);
+  /* the 8 results of a round finish together and are taken together: one ask per round (the first one gives 7
+   * beside the default), not one per result */
+  assert_int_equal(v.vr.asks, 50);
   free(v.rec.obs);
   /* twice the delay scale: every evaluation two seconds */
   project(f, path, "random", 8, 2.0, 400, &v);

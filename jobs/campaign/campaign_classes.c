@@ -21,19 +21,25 @@ static int unknown_class(const mpt_campaign *c, const char *field, const char *c
   return camp_error(c, err, MPT_ERR_NAME, field, "unknown device class '%s' (present: %s)", cls, n ? list : "none");
 }
 
+int mpt_campaign_check_job_classes(const mpt_campaign *c, int i, const char *const *present, int n, mpt_error *err) {
+  const mpt_campaign_job *j = &c->jobs[i];
+  char f[400];
+  for (int k = 0; k < j->n_classes; k++) {
+    snprintf(f, sizeof f, "jobs[%d].classes[%d]", i, k);
+    if (!present_in(j->classes[k], present, n)) return unknown_class(c, f, j->classes[k], present, n, err);
+  }
+  for (int k = 0; k < j->n_class_budgets; k++) {
+    snprintf(f, sizeof f, "jobs[%d].budget.%s", i, j->class_budgets[k].device_class);
+    if (!present_in(j->class_budgets[k].device_class, present, n))
+      return unknown_class(c, f, j->class_budgets[k].device_class, present, n, err);
+  }
+  return 0;
+}
+
 int mpt_campaign_check_classes(const mpt_campaign *c, const char *const *present, int n, mpt_error *err) {
   for (int i = 0; i < c->n_jobs; i++) {
-    const mpt_campaign_job *j = &c->jobs[i];
-    char f[400];
-    for (int k = 0; k < j->n_classes; k++) {
-      snprintf(f, sizeof f, "jobs[%d].classes[%d]", i, k);
-      if (!present_in(j->classes[k], present, n)) return unknown_class(c, f, j->classes[k], present, n, err);
-    }
-    for (int k = 0; k < j->n_class_budgets; k++) {
-      snprintf(f, sizeof f, "jobs[%d].budget.%s", i, j->class_budgets[k].device_class);
-      if (!present_in(j->class_budgets[k].device_class, present, n))
-        return unknown_class(c, f, j->class_budgets[k].device_class, present, n, err);
-    }
+    int rc = mpt_campaign_check_job_classes(c, i, present, n, err);
+    if (rc < 0) return rc;
   }
   return 0;
 }

@@ -67,6 +67,8 @@ void mpt_campaign_free(mpt_campaign *c);
 /* Every class a job names (in "classes" or "budget") is one of the n classes present at run time; else
  * "FILE:LINE:COL: jobs[i].classes[k]: unknown device class 'X' (present: A, B)". */
 int mpt_campaign_check_classes(const mpt_campaign *c, const char *const *present, int n, mpt_error *err);
+/* The same for job i alone. */
+int mpt_campaign_check_job_classes(const mpt_campaign *c, int i, const char *const *present, int n, mpt_error *err);
 /* The classes of the campaign's "simulate" (the classes present in a simulated campaign) into names (cap),
  * their number. */
 int mpt_campaign_sim_classes(const mpt_campaign *c, const char **names, int cap);

@@ -1,25 +1,22 @@
 /* jobs/campaign/campaign_run.c: a campaign run in one allocation (jobs/campaign/campaign_run.h): the jobs whose
- * logs are finished left out, the others opened (resumed where their log exists) and started, their searches
- * joined into one coordinator run (each search keeps its job's space, strategy, budget per class and log), and
- * each job's summary. */
+ * logs are finished left out (jobs/campaign/campaign_logs.h), the others opened (resumed where their log exists),
+ * the classes they name checked against the workers' and started, their searches joined into one coordinator run
+ * (each search keeps its job's space, strategy, budget per class, time budget and log), and each job's summary. */
 #include "jobs/campaign/campaign_run.h"
+#include "jobs/campaign/campaign_logs.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "coordinator/coordinator.h"
 #include "coordinator/signals.h"
-#include "jobs/runlog/runlog.h"
 #include "mpi/wire.h"
-
-enum { LOG_NEW = 0, LOG_RESUME = 1, LOG_FINISHED = 2 };
 
 typedef struct camp_state {
   const mpt_campaign *c;
   const mpt_campaign_run_options *ro;
   int rank, size;
-  int *log_state;              /* per job of the file: LOG_NEW, LOG_RESUME, LOG_FINISHED */
+  mpt_camp_log *logs;          /* per job of the file, as rank 0 found its log (broadcast) */
   mpt_job **jobs;              /* the jobs run, in the file's order */
   const mpt_campaign_job **cj; /* and their entries in the file */
   int n;
@@ -32,56 +29,14 @@ typedef struct camp_state {
   int device_known;
 } camp_state;
 
-/* the budget a job's strategy and log get: the largest of its classes' (0 when the file gives none: -1, the
- * problem's Budget block) */
-static int64_t largest_budget(const mpt_campaign *c, const mpt_campaign_job *j) {
-  int64_t most = j->opts.budget > 0 ? j->opts.budget : -1;
-  for (int k = 0; k < c->n_sims; k++) {
-    int64_t b = mpt_campaign_job_budget(j, c->sims[k].device_class);
-    if (b > most) most = b;
-  }
-  for (int k = 0; k < j->n_class_budgets; k++)
-    if (j->class_budgets[k].budget > most) most = j->class_budgets[k].budget;
-  return most;
-}
-
-/* a finished log (mpt_runlog_is_finished) that the job's budget does not extend: stopped by its budget or its time
- * budget with no class budget above the most a class holds (as `tune --resume --budget N` extends one), or exhausted */
-static int stays_finished(mpt_runlog *rl, int64_t budget) {
-  if (!mpt_runlog_is_finished(rl)) return 0;
-  const char *why = mpt_runlog_meta(rl, "stop_reason");
-  int by_budget = why && (strcmp(why, "budget") == 0 || strcmp(why, "time") == 0);
-  return !(by_budget && budget > mpt_runlog_measured_class(rl));
-}
-
-/* rank 0: whether each job's log exists and whether it is finished (broadcast); a finished one is said */
-static void read_log_states(camp_state *s) {
-  const mpt_campaign *c = s->c;
-  for (int j = 0; s->rank == 0 && j < c->n_jobs; j++) {
-    struct stat sb;
-    const char *log = c->jobs[j].opts.log;
-    s->log_state[j] = stat(log, &sb) == 0 ? LOG_RESUME : LOG_NEW;
-    mpt_runlog *rl = NULL;
-    mpt_error ignored;
-    mpt_error_clear(&ignored);
-    if (s->log_state[j] != LOG_RESUME || mpt_runlog_open_readonly(log, &rl, &ignored) != 0) continue;
-    if (stays_finished(rl, largest_budget(c, &c->jobs[j]))) {
-      s->log_state[j] = LOG_FINISHED;
-      printf("job %s: finished (%s, %lld evaluations); not run again\n", c->jobs[j].name, log,
-             (long long)mpt_runlog_measured(rl));
-    }
-    mpt_runlog_close(rl);
-  }
-  MPI_Bcast(s->log_state, c->n_jobs, MPI_INT, 0, MPI_COMM_WORLD);
-}
-
 /* what a `tune` of job j over every class gets: its options, the campaign's simulated classes and the command
  * line's ranks per class; resumed when its log exists */
 static void job_options(const camp_state *s, const mpt_campaign_job *j, mpt_job_options *o) {
   const mpt_campaign *c = s->c;
   *o = j->opts;
-  o->budget = largest_budget(c, j);
-  o->resume = s->log_state[j->index] == LOG_RESUME;
+  o->budget = mpt_camp_largest_budget(c, j);
+  o->resume = s->logs[j->index].state == MPT_CAMP_LOG_RESUME;
+  o->reopen = s->logs[j->index].reopen;
   o->n_sim = c->n_sims < MPT_JOB_MAX_CLASSES ? c->n_sims : MPT_JOB_MAX_CLASSES;
   for (int k = 0; k < o->n_sim; k++) {
     snprintf(o->sim_class[k], sizeof o->sim_class[k], "%s", c->sims[k].device_class);
@@ -101,7 +56,7 @@ static void job_options(const camp_state *s, const mpt_campaign_job *j, mpt_job_
 /* every job not finished opened (collective); 0, or <0 with the message said on rank 0 */
 static int open_jobs(camp_state *s) {
   for (int j = 0; j < s->c->n_jobs; j++) {
-    if (s->log_state[j] == LOG_FINISHED) continue;
+    if (s->logs[j].state == MPT_CAMP_LOG_FINISHED) continue;
     mpt_job_options o;
     job_options(s, &s->c->jobs[j], &o);
     o.no_device_table = s->n > 0; /* the first job's shows it */
@@ -121,6 +76,42 @@ static int open_jobs(camp_state *s) {
     s->cj[s->n++] = &s->c->jobs[j];
   }
   return 0;
+}
+
+/* rank 0: the distinct classes of all[1..size) (a worker without a usable device sent "") into present */
+static int distinct_classes(char (*all)[64], int size, const char **present) {
+  int n = 0;
+  for (int r = 1; r < size; r++) {
+    int seen = !all[r][0];
+    for (int k = 0; k < n && !seen; k++) seen = strcmp(present[k], all[r]) == 0;
+    if (!seen && n < MPT_JOB_MAX_CLASSES) present[n++] = all[r];
+  }
+  return n;
+}
+
+/* a real (not simulated) campaign: the classes each job to run names are among the workers' classes (or in the
+ * job's own log: that class waits for its workers), checked before any log is written (collective); 0, or <0 on
+ * every rank with the message said on rank 0. A simulated campaign's were checked before anything opened. */
+static int check_present(camp_state *s) {
+  if (s->c->n_sims > 0) return 0;
+  char mine[sizeof s->device.device_class] = "", (*all)[sizeof mine] = NULL;
+  mpt_error err;
+  mpt_error_clear(&err);
+  int rc = 0;
+  if (s->rank == 0 && !(all = calloc((size_t)s->size, sizeof *all)))
+    rc = mpt_error_set(&err, MPT_ERR_NOMEM, "out of memory");
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc == 0) {
+    if (s->rank > 0 && s->device_known) snprintf(mine, sizeof mine, "%s", s->device.device_class);
+    MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all ? all[0] : NULL, (int)sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const char *present[MPT_JOB_MAX_CLASSES];
+    if (s->rank == 0)
+      rc = mpt_camp_check_job_classes(s->c, s->logs, present, distinct_classes(all, s->size, present), &err);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  if (s->rank == 0 && rc < 0) fprintf(stderr, "mptune campaign: %s\n", err.msg);
+  free(all);
+  return rc;
 }
 
 /* each job's device table and log session (collective); on rank 0's failure the workers were stopped and take
@@ -152,6 +143,7 @@ static int join_searches(camp_state *s, int j, mpt_coord_config *cc, mpt_error *
     int64_t b = mpt_campaign_job_budget(s->cj[j], S[k].name);
     if (b < 0) continue; /* a class the job does not run */
     if (b > 0) S[k].budget = b;
+    S[k].time_budget = s->cj[j]->opts.time_budget; /* its own, else the campaign's (0: none) */
     S[kept++] = S[k];
   }
   mpt_job_keep_searches(s->jobs[j], kept);
@@ -170,17 +162,9 @@ static int join_searches(camp_state *s, int j, mpt_coord_config *cc, mpt_error *
   return 0;
 }
 
-/* rank 0: the classes a real (not simulated) campaign's jobs name are among those present (the first job's) */
-static int check_present(camp_state *s, const mpt_coord_config *first, mpt_error *err) {
-  if (s->c->n_sims > 0 || first->n_searches <= 0) return 0; /* checked before anything was opened */
-  const char *present[MPT_JOB_MAX_CLASSES];
-  int n = first->n_searches < MPT_JOB_MAX_CLASSES ? first->n_searches : MPT_JOB_MAX_CLASSES;
-  for (int k = 0; k < n; k++) present[k] = first->searches[k].name;
-  return mpt_campaign_check_classes(s->c, present, n, err);
-}
-
-/* rank 0: one coordinator run over every job's searches; the settings the jobs share are the first's, the time
- * budget the largest of the jobs' (none when one has none) */
+/* rank 0: one coordinator run over every job's searches; the settings the jobs share are the first's; each search
+ * stops at its job's time budget, the run when every search is finished or out of time (the run's time budget,
+ * for the progress line, the largest of the jobs' when every job has one) */
 static int coordinate(camp_state *s, mpt_coord_result *res, mpt_error *err) {
   mpt_coord_config cc, one;
   int rc = 0;
@@ -188,7 +172,7 @@ static int coordinate(camp_state *s, mpt_coord_result *res, mpt_error *err) {
   int timed = 1;
   for (int j = 0; rc == 0 && j < s->n; j++) {
     rc = join_searches(s, j, &one, err);
-    if (rc == 0 && j == 0) rc = check_present(s, &one, err), cc = one;
+    if (rc == 0 && j == 0) cc = one;
     double t = s->cj[j]->opts.time_budget;
     timed &= t > 0;
     if (t > time_budget) time_budget = t;
@@ -232,7 +216,7 @@ static int run_jobs(camp_state *s) {
     if (s->rank == 0) printf("campaign %s: every job is finished\n", s->c->name);
     return 0;
   }
-  if (start_jobs(s) < 0) return 1;
+  if (check_present(s) < 0 || start_jobs(s) < 0) return 1;
   if (s->rank != 0) {
     mpt_job_serve(s->jobs, s->n);
     return mpt_job_exit_status(s->jobs[0]);
@@ -249,7 +233,7 @@ static int run_jobs(camp_state *s) {
 
 static int state_open(camp_state *s) {
   int n = s->c->n_jobs;
-  s->log_state = calloc((size_t)n, sizeof *s->log_state);
+  s->logs = calloc((size_t)n, sizeof *s->logs);
   s->jobs = calloc((size_t)n, sizeof *s->jobs);
   s->cj = calloc((size_t)n, sizeof *s->cj);
   s->own = calloc((size_t)n, sizeof *s->own);
@@ -257,12 +241,12 @@ static int state_open(camp_state *s) {
   s->count = calloc((size_t)n, sizeof *s->count);
   s->all = calloc((size_t)n * MPT_JOB_MAX_CLASSES, sizeof *s->all);
   s->names = calloc((size_t)n * MPT_JOB_MAX_CLASSES, sizeof *s->names);
-  return s->log_state && s->jobs && s->cj && s->own && s->first && s->count && s->all && s->names ? 0 : -1;
+  return s->logs && s->jobs && s->cj && s->own && s->first && s->count && s->all && s->names ? 0 : -1;
 }
 
 static void state_close(camp_state *s) {
   for (int j = 0; s->jobs && j < s->n; j++) mpt_job_close(s->jobs[j]);
-  free(s->log_state);
+  free(s->logs);
   free(s->jobs);
   free(s->cj);
   free(s->own);
@@ -297,7 +281,8 @@ int mpt_campaign_run(const mpt_campaign *c, const mpt_campaign_run_options *ro) 
     return 1;
   }
   mpt_signals_install();
-  read_log_states(&s);
+  if (s.rank == 0) mpt_camp_read_logs(c, s.logs);
+  MPI_Bcast(s.logs, (int)(sizeof *s.logs * (size_t)c->n_jobs), MPI_BYTE, 0, MPI_COMM_WORLD);
   if (s.rank == 0) fflush(stdout);
   int status = run_jobs(&s);
   state_close(&s);

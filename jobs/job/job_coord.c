@@ -173,13 +173,15 @@ void mpt_job_take_result(mpt_job *job, int rc, const mpt_coord_result *all) {
   mpt_coord_result *r = &job->res;
   *r = *all;
   mpt_search_totals(job->searches, job->n_searches, r);
-  int finished = job->n_searches > 0, exhausted = 1;
+  int finished = job->n_searches > 0, exhausted = 1, out_of_time = job->n_searches > 0;
   for (int k = 0; k < job->n_searches; k++) {
     const char *why = job->searches[k].res.reason;
     finished &= why && (strcmp(why, "budget") == 0 || strcmp(why, "exhausted") == 0);
     exhausted &= why && strcmp(why, "exhausted") == 0;
+    out_of_time &= why && (strcmp(why, "budget") == 0 || strcmp(why, "exhausted") == 0 || strcmp(why, "time") == 0);
   }
   if (rc == 0 && finished) r->reason = exhausted ? "exhausted" : "budget";
+  else if (rc == 0 && out_of_time) r->reason = "time"; /* its searches' own time budget (a campaign's job) */
   int workers = 0; /* its searches' workers (a campaign's jobs share them) */
   for (int k = 0; k < job->n_searches; k++) workers += job->searches[k].n_workers;
   r->n_workers = workers;

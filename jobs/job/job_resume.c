@@ -1,6 +1,7 @@
 /* jobs/job/job_resume.c: rank 0's run log at open: a new log's place checked, or a resumed log read and checked
  * (not written: its new session begins when the run does) with the settings the run goes on with taken from it
  * (seed, budget, strategy and options, evaluator options, the T4 path) and replayed and real measurements kept apart. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,11 +116,12 @@ static int resume_t4(mpt_job *job, mpt_error *err) {
 static int resume_log(mpt_job *job, mpt_error *err) {
   mpt_job_options *o = &job->o;
   int collect = o->collect;
-  int rc = mpt_runlog_open_checked(o->log, job->space, collect || !job->budget_given ? 0 : o->budget, job->cmd,
-                                   &job->log, err); /* a log of the other command is refused there, finished or not */
+  int64_t extend_to = o->reopen ? INT64_MAX : collect || !job->budget_given ? 0 : o->budget;
+  int rc = mpt_runlog_open_checked(o->log, job->space, extend_to, job->cmd, &job->log,
+                                   err); /* a log of the other command is refused there, finished or not */
   if (rc) return rc;
   job->n_resumed = mpt_runlog_count(job->log); /* the coordinator reads them (resume_each) */
-  if (mpt_runlog_extended(job->log))
+  if (mpt_runlog_extended(job->log) && o->budget > mpt_runlog_measured_class(job->log))
     printf("note: %s had finished with %lld evaluations; extending it to %lld\n", o->log,
            (long long)mpt_runlog_measured_class(job->log), (long long)o->budget);
   if (!o->seed_given) {

@@ -80,6 +80,8 @@ typedef struct mpt_summary {
  * out of memory). */
 int mpt_summary_build(mpt_runlog *log, int top, mpt_summary **out, mpt_error *err);
 void mpt_summary_free(mpt_summary *s);
+/* the counts over every device class (evaluations, valid, failed, cancelled, portability checks; the rest 0) */
+mpt_summary_device mpt_summary_totals(const mpt_summary *s);
 
 /* value i of parameter p as Python's str() gives it (what mptune prints for a configuration) */
 int mpt_summary_value_text(const mpt_summary *s, int p, int i, char *buf, int cap);

@@ -1,0 +1,39 @@
+/* jobs/output/summary_priv.h: what the phases of building a summary (jobs/output/summary.h) share: the parameter
+ * values (summary_values.c), the device classes (summary_classes.c) and the records (summary_records.c), put
+ * together by summary.c. Private to jobs/output/summary*.c. */
+#ifndef MPT_SUMMARY_PRIV_H
+#define MPT_SUMMARY_PRIV_H
+#include <stdint.h>
+#include "jobs/output/summary.h"
+
+/* s->names, n_values, values from the log (the problem's values when it matches the tables) and
+ * s->default_config; 0 or an error (out of memory) */
+int mpt_summary_load_values(mpt_summary *s, mpt_error *err);
+
+/* which device class each worker of each session was bound to */
+typedef struct mpt_summary_class_map {
+  int n_sess, n_ranks;
+  int *at;       /* at[session * n_ranks + rank]: class of that worker, -1 none */
+  int *row_rank; /* per row of the device table: its rank and class (fallback for records outside at[]) */
+  int *row_class;
+  int n_rows;
+  int unknown;   /* the class of records no row names, -1 until one is seen */
+} mpt_summary_class_map;
+
+/* the classes of the device table, in its order, as s->devices (their workers counted), and which class each
+ * (session, rank) was bound to; 0, or -1 when out of memory */
+int mpt_summary_map_classes(mpt_summary *s, mpt_summary_class_map *m);
+void mpt_summary_free_map(mpt_summary_class_map *m);
+/* the class of the worker that evaluated o: its session's row, else a row of its rank in another session,
+ * else "unknown" (added once); -1 when out of memory */
+int mpt_summary_class_of(mpt_summary *s, mpt_summary_class_map *m, const mpt_obs *o, int32_t session);
+/* TARGET_<name> for every class, told apart by their architecture and then their number where names agree */
+void mpt_summary_name_targets(mpt_summary *s);
+
+/* the two passes over the log's records: the counts per class and its `top` best configurations (s->records,
+ * the classes' counts, default, failures, top); 0 or an error (reading the log, out of memory) */
+int mpt_summary_read_records(mpt_summary *s, int top, mpt_error *err);
+/* each best configuration's speed-up over its class's default, and s->n_with_records */
+void mpt_summary_speedups(mpt_summary *s);
+
+#endif
