@@ -7,8 +7,8 @@ evaluator_options, one a line) and shown by `mptune show` (text and JSON); a --r
 not the 128 MiB MPT_CPU_MEMORY_LIMIT_MB gives when no option does) and says so; a --resume with another
 --evaluator-option measures with that one, says so and records it (as --option does for the strategy's); logged
 options the evaluator of the resume does not take are refused before anything is written. Under AddressSanitizer
-(no address-space limit) the hog is a timeout and its reason names no limit: the limit is checked in the release
-build only."""
+(no address-space limit) the hog is a timeout (after 3 s) and its reason names no limit: the limit is checked in
+the release build only."""
 import json
 import os
 import re
@@ -40,7 +40,7 @@ def problem(tmp):
 
 
 def tune(tmp, prob, log, budget, *extra):
-    return run(mptune_cmd(["tune", prob, "--strategy", "brute_force", "--budget", str(budget), "--timeout", "20",
+    return run(mptune_cmd(["tune", prob, "--strategy", "brute_force", "--budget", str(budget), "--timeout", "3" if SANITIZE else "20",
                            "--confirm", "0", "--log", log, "--progress", "off", *extra], 2), tmp, env=ENV)
 
 
