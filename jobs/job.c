@@ -95,6 +95,8 @@ static int create_strategy(mpt_job *job, mpt_error *err) {
 /* rank 0: --objective, the one a resumed log was tuned for (the workers score with the one given: no other) */
 static int open_objective(mpt_job *job, mpt_error *err) {
   int rc = mpt_job_objective_open(&job->objective, job->o.objective, job->prob, job->space, err);
+  if (rc == 0) rc = mpt_job_objective_check_evaluator(&job->objective, job->o.evaluator, mpt_job_workers_evaluator(job),
+                                                      job->o.problem, err);
   if (rc) return rc;
   mpt_objective_describe(&job->objective.obj, job->objective_text, sizeof job->objective_text);
   const char *logged = job->o.resume ? mpt_runlog_meta(job->log, "objective") : NULL;
@@ -154,7 +156,8 @@ int mpt_job_open(const mpt_job_options *o, mpt_job **out, mpt_error *err) {
   /* go/no-go: any rank's error stops every rank now */
   int all = mpt_wire_gonogo(job->comm, rc, err);
   if (all == 0) {
-    rc = job->is_worker ? mpt_job_open_rank_evaluator(job, err) : 0;
+    rc = mpt_job_share_evaluator_options(job, err); /* a resume may have taken the logged ones */
+    if (rc == 0 && job->is_worker) rc = mpt_job_open_rank_evaluator(job, err);
     all = mpt_job_workers_gonogo(job->comm, job->is_worker, job->cmd, rc, &job->absent, err);
   }
   if (all < 0) {
@@ -183,6 +186,8 @@ void mpt_job_close(mpt_job *job) {
   free(job->cmdline);
   free(job->optstr);
   free(job->logged_opts);
+  free(job->eval_optstr);
+  free(job->eval_opts_buf);
   free(job->t4_logged);
   free(job);
 }

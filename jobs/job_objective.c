@@ -14,6 +14,20 @@ int mpt_job_objective_open(mpt_job_objective *jo, const char *spec, const mpt_pr
   return rc;
 }
 
+int mpt_job_objective_check_evaluator(const mpt_job_objective *jo, const char *asked, const char *runs,
+                                      const char *problem, mpt_error *err) {
+  if (!jo->obj.needs_energy || strcmp(runs, "cuda") == 0 || strcmp(runs, "hip") == 0 || strcmp(runs, "auto") == 0)
+    return 0;
+  char spec[256], picked[1200] = "";
+  mpt_objective_describe(&jo->obj, spec, sizeof spec);
+  if (strcmp(asked, runs) != 0)
+    snprintf(picked, sizeof picked, " (--evaluator %s picks it for %s%s)", asked,
+             strcmp(runs, "sim") == 0 ? "a replayed file, --simulate" : "the kernel of ", strcmp(runs, "sim") == 0 ? "" : problem);
+  return mpt_error_set(err, MPT_ERR_VALUE, "--objective %s needs the energy of each launch: the %s evaluator%s has no "
+                       "power observer (the cuda and hip evaluators have, through NVML and ROCm SMI)", spec, runs,
+                       picked);
+}
+
 void mpt_job_objective_close(mpt_job_objective *jo) {
   mpt_pareto_free(&jo->front);
   mpt_objective_free(&jo->obj);

@@ -18,6 +18,11 @@ typedef struct mpt_job_objective {
 
 int mpt_job_objective_open(mpt_job_objective *jo, const char *spec, const mpt_problem *p, const mpt_space *s,
                            mpt_error *err);
+/* rank 0, before anything runs or is logged: an objective that needs the energy of each launch only where the
+ * workers' evaluator `runs` (--evaluator `asked` resolved: `auto` is cpu for a C or C++ kernel, sim with
+ * --simulate) has a power observer, cuda or hip; else one error saying so */
+int mpt_job_objective_check_evaluator(const mpt_job_objective *jo, const char *asked, const char *runs,
+                                      const char *problem, mpt_error *err);
 void mpt_job_objective_close(mpt_job_objective *jo);
 void mpt_job_objective_see(mpt_job_objective *jo, const mpt_obs *o);
 /* "LABEL: VALUE UNIT" of a minimized objective value (shown as measured: a maximized one negated back) */

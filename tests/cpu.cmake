@@ -11,6 +11,8 @@ mpt_script_test(cpu_tune COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_tune.sh)
 # benchmark (not a test): cost of an isolated call, serving child vs fork per evaluation
 add_executable(bench_cpu_isolate bench_cpu_isolate.c)
 target_link_libraries(bench_cpu_isolate PRIVATE mptune_core)
+# a timed run the scheduler delayed (its threads waited for a core) is run again: tests/kernels/delayed.c
+mpt_script_test(cpu_delayed COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_delayed.sh)
 # bad input through `mptune tune` (-n 3): one clear message each, non-zero exit, no log
 mpt_script_test(cpu_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cpu_bad_input.sh)
 # C++ kernels through `mptune tune` (-n 2): extern "C" tunes, without it a clear hint; $CC/$CXX and

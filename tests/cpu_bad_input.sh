@@ -7,7 +7,8 @@
 # left behind.
 # Outputs that would replace a file the problem reads (its kernel source, a BinaryRaw DataSource, as --log or
 # --t4, under collect and tune, by a relative or another path) or that cannot be written (--t4 in a missing
-# directory) are refused before any evaluation: the file unchanged, no run log.
+# directory) are refused before any evaluation: the file unchanged, no run log. So is --objective energy with the
+# evaluator auto picks for a C kernel (cpu: no power observer).
 set -euo pipefail
 : "${MPTUNE:?}" "${MPIEXEC:?}" "${MPT_SOURCE_DIR:?}"
 tmp=$(mktemp -d /tmp/mpt_cpu_bad_XXXXXX)
@@ -128,6 +129,10 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
   refused tune_t4_readonly "--t4 ro/x.json: cannot write there: directory 'ro' is not writable" \
     tune ok.json --budget 5 --log run.h5 --t4 ro/x.json
 fi
+# an objective that needs the energy of each launch, with the default evaluator (auto), which picks cpu for this C
+# kernel: the cpu evaluator has no power observer (before, every evaluation was logged as a runtime_error, exit 0)
+refused energy_auto "--objective energy needs the energy of each launch: the cpu evaluator (--evaluator auto picks it \
+for the kernel of ok.json) has no power observer" tune ok.json --objective energy --budget 5 --log run.h5
 # the same problem with outputs elsewhere runs, and --t4 /dev/null is written in place
 (cd "$tmp" && timeout 120 "$MPIEXEC" -n 3 "$MPTUNE" tune raw.json --budget 2 --log run.h5 --t4 /dev/null --progress off) \
   >"$tmp/raw_ok.out" 2>&1 || { cat "$tmp/raw_ok.out"; echo "raw: a good run failed"; exit 1; }

@@ -9,6 +9,8 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/spaces/space.c AND EXISTS ${CMAKE_SOURCE_DIR}/spac
   mpt_unit_test(test_runlog_meta SOURCES test_runlog_meta.c)
   mpt_unit_test(test_outfile SOURCES test_outfile.c)
 endif()
+# the evaluator options a run measured with, in its log: recorded, shown, taken or replaced by a resume (cpu, -n 2)
+mpt_script_test(eval_options_log COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/eval_options_log.py)
 mpt_script_test(t4_validate COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/t4_validate.py)
 mpt_script_test(replay_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/replay_cli.sh)
 # benchmark program (not a test): replay load, run-log append+flush, read, T4 export

@@ -17,6 +17,20 @@
 #define CPU_FIRST_TIMEOUT_S 60.0 /* until a valid variant has been timed */
 #define CPU_MIN_TIMEOUT_S 10.0
 #define CPU_TIMEOUT_FACTOR 20.0
+/* a variant that started threads (an OpenMP pool) gets this many more untimed calls after its verified warm-up, as
+ * long as they take at most CPU_THREADED_WARMUP_MS: the first calls after a pool starts wait for a core more often
+ * on a loaded node (measured: 13 % of the timed runs of tests/kernels/omp.c delayed by the scheduler, 1-10 ms
+ * each, against 5 % with two more calls) */
+#define CPU_THREADED_WARMUPS 2
+#define CPU_THREADED_WARMUP_MS 50.0
+/* a timed run during which the variant's threads waited for a core (runnable, on a runqueue: the scheduler's delay
+ * on a loaded node, not the kernel's time) for at least this share of the run and this long is run again: at most
+ * CPU_DELAYED_RUNS times per timed run, and while the runs set aside took at most CPU_DELAYED_BUDGET_MS more than
+ * the runs kept; one still delayed then is kept */
+#define CPU_DELAYED_SHARE 0.25
+#define CPU_DELAYED_MIN_MS 0.05
+#define CPU_DELAYED_RUNS 10
+#define CPU_DELAYED_BUDGET_MS 50.0
 #define CPU_LAUNCH_SYMBOL "mpt_cpu_launch__"
 
 enum { REQ_EVAL = 0, REQ_REFERENCE = 1 };

@@ -127,6 +127,14 @@ static void json_run(cJSON *o, const char *path, const mpt_summary *s) {
   static const char *texts[] = {"mode", "strategy", "options", "evaluator", "simulate"};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     cJSON_AddItemToObject(o, texts[i], json_text(mpt_runlog_meta(log, texts[i])));
+  const char *eopts = mpt_runlog_meta(log, "evaluator_options"); /* one a line; absent in older logs: null */
+  cJSON *ea = eopts ? cJSON_AddArrayToObject(o, "evaluator_options") : NULL;
+  for (const char *e = eopts; ea && *e; e += strcspn(e, "\n"), e += *e == '\n') {
+    char kv[1024];
+    snprintf(kv, sizeof kv, "%.*s", (int)strcspn(e, "\n"), e);
+    cJSON_AddItemToArray(ea, cJSON_CreateString(kv));
+  }
+  if (!eopts) cJSON_AddNullToObject(o, "evaluator_options");
   cJSON_AddItemToObject(o, "seed", json_int_text(mpt_runlog_meta(log, "seed")));
   cJSON_AddItemToObject(o, "budget", json_int_text(mpt_runlog_meta(log, "budget")));
   const char *tb = mpt_runlog_meta(log, "time_budget");

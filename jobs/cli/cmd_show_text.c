@@ -58,10 +58,13 @@ static void print_run(const char *path, const mpt_summary *s) {
   const char *size = mpt_runlog_meta(log, "space_size");
   if (size && size[0]) printf(", %s valid configurations", size);
   const char *opts = meta_or(log, "options", NULL), *sim = meta_or(log, "simulate", NULL);
-  printf("\nrun: %s, strategy %s%s%s%s, seed %s, evaluator %s%s%s\n", meta_or(log, "mode", "(mode unknown)"),
+  const char *eopts = meta_or(log, "evaluator_options", NULL); /* one a line */
+  printf("\nrun: %s, strategy %s%s%s%s, seed %s, evaluator %s", meta_or(log, "mode", "(mode unknown)"),
          meta_or(log, "strategy", "(unknown)"), opts ? " (" : "", opts ? opts : "", opts ? ")" : "",
-         meta_or(log, "seed", "(unknown)"), meta_or(log, "evaluator", "(unknown)"), sim ? " replaying " : "",
-         sim ? sim : "");
+         meta_or(log, "seed", "(unknown)"), meta_or(log, "evaluator", "(unknown)"));
+  for (const char *e = eopts; e && *e; e += strcspn(e, "\n"), e += *e == '\n')
+    printf("%s%.*s", e == eopts ? " (" : ", ", (int)strcspn(e, "\n"), e);
+  printf("%s%s%s\n", eopts ? ")" : "", sim ? " replaying " : "", sim ? sim : "");
   printf("evaluations: ");
   print_counts(&t);
   const char *budget = meta_or(log, "budget", NULL), *tb = meta_or(log, "time_budget", NULL);

@@ -1,6 +1,7 @@
 /* jobs/job/job_evaluator.c: a job's evaluator: the one a worker (or the one rank) opens, bound to its node-local
  * device, and the watch that cancels an evaluation in progress when the run stops; the worker's device as that
  * evaluator describes it; the evaluator the workers run (`auto` resolved) for rank 0's decisions. */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <cjson/cJSON.h>
@@ -42,6 +43,48 @@ int mpt_job_open_evaluator(const mpt_job_options *o, const mpt_problem *p, const
   set.compile_jobs = o->compile_jobs;
   set.local_workers = o->node_workers;
   return mpt_evaluator_open(o->evaluator, p, s, &set, out, err);
+}
+
+char *mpt_job_evaluator_options_text(const mpt_job_options *o) {
+  size_t len = 1;
+  for (int i = 0; i < o->n_eval_opts; i++) len += strlen(o->eval_opts[i]) + 1;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  s[0] = '\0';
+  for (int i = 0; i < o->n_eval_opts; i++) strcat(strcat(s, i ? "\n" : ""), o->eval_opts[i]);
+  return s;
+}
+
+int mpt_job_take_evaluator_options(mpt_job *job, const char *text, mpt_error *err) {
+  free(job->eval_opts_buf);
+  job->o.n_eval_opts = 0;
+  if (!(job->eval_opts_buf = strdup(text))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (char *save = NULL, *kv = strtok_r(job->eval_opts_buf, "\n", &save); kv; kv = strtok_r(NULL, "\n", &save)) {
+    if (job->o.n_eval_opts >= MPT_JOB_MAX_OPTS)
+      return mpt_error_set(err, MPT_ERR_VALUE, "too many evaluator options (max %d)", MPT_JOB_MAX_OPTS);
+    job->o.eval_opts[job->o.n_eval_opts++] = kv;
+  }
+  return 0;
+}
+
+int mpt_job_share_evaluator_options(mpt_job *job, mpt_error *err) {
+  if (job->size == 1) return 0;
+  char *text = job->rank == 0 ? mpt_job_evaluator_options_text(&job->o) : NULL;
+  int len = text ? (int)strlen(text) + 1 : 0;
+  MPI_Bcast(&len, 1, MPI_INT, 0, job->comm);
+  if (len == 0) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory"); /* rank 0 could not join them */
+  if (job->rank != 0) text = malloc((size_t)len); /* NULL: the chunks are received all the same, and dropped */
+  char chunk[512];
+  for (int at = 0; at < len; at += (int)sizeof chunk) {
+    int n = len - at < (int)sizeof chunk ? len - at : (int)sizeof chunk;
+    if (job->rank == 0) memcpy(chunk, text + at, (size_t)n);
+    MPI_Bcast(chunk, n, MPI_CHAR, 0, job->comm);
+    if (job->rank != 0 && text) memcpy(text + at, chunk, (size_t)n);
+  }
+  int rc = job->rank == 0 ? 0
+           : text ? mpt_job_take_evaluator_options(job, text, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  free(text);
+  return rc;
 }
 
 /* workers (or the one rank): the evaluator, bound to the node-local device and watched by the job; a

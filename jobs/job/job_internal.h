@@ -55,6 +55,8 @@ struct mpt_job {
   int t4_fd;               /* standard output set aside for the T4 document, -1: none */
   record_ctx rctx;
   char *cmdline, *optstr, *logged_opts;
+  char *eval_optstr;       /* rank 0: the evaluator options the run measures with, one a line, as the log keeps them */
+  char *eval_opts_buf;     /* the evaluator options taken from the log (rank 0) or from rank 0 (workers), split */
   char rank_class[64];     /* a worker: the class the command line gives it ("" none: its device's key) */
   unsigned char *absent;   /* rank 0: per rank, 1 for a worker left out (no usable device) */
   mpt_job_classes classes; /* rank 0: the run's class table */
@@ -82,5 +84,11 @@ int mpt_job_open_log(mpt_job *job, mpt_error *err);
 /* job_evaluator.c: this worker's evaluator, watched by the job; the evaluator the workers run (`auto` resolved) */
 int mpt_job_open_rank_evaluator(mpt_job *job, mpt_error *err);
 const char *mpt_job_workers_evaluator(const mpt_job *job);
+/* job_evaluator.c: the --evaluator-option list as one text, one a line (malloc'd; NULL: out of memory); the
+ * options taken from such a text (job->o.eval_opts, split in job->eval_opts_buf); and (collective, after the
+ * go/no-go) every worker given rank 0's options, which a --resume may have taken from the log */
+char *mpt_job_evaluator_options_text(const mpt_job_options *o);
+int mpt_job_take_evaluator_options(mpt_job *job, const char *text, mpt_error *err);
+int mpt_job_share_evaluator_options(mpt_job *job, mpt_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* jobs/job/job_resume.c: rank 0's run log at open: a new log's place checked, or a resumed log read and checked
  * (not written: its new session begins when the run does) with the settings the run goes on with taken from it
- * (seed, budget, strategy and options, the T4 path) and replayed and real measurements kept apart. */
+ * (seed, budget, strategy and options, evaluator options, the T4 path) and replayed and real measurements kept apart. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +34,43 @@ static int resume_strategy(mpt_job *job, mpt_error *err) {
     o->opts[o->n_opts++] = kv;
   }
   return 0;
+}
+
+/* options kept one a line, as a note shows them: "a=1, b=2" */
+static void options_shown(const char *lines, char *buf, size_t cap) {
+  size_t at = 0;
+  for (const char *c = lines; *c && at + 3 < cap; c++) {
+    if (*c == '\n') buf[at++] = ',', buf[at++] = ' ';
+    else buf[at++] = *c;
+  }
+  buf[at] = '\0';
+}
+
+/* --resume: the run goes on measuring with the evaluator options the log records ("evaluator_options") unless
+ * --evaluator-option is given: then with those, with a note when they differ (as for the strategy's options);
+ * logged ones the evaluator does not take (another --evaluator now) are refused, saying how to go on */
+static int resume_evaluator_options(mpt_job *job, mpt_error *err) {
+  const mpt_job_options *o = &job->o;
+  const char *logged = mpt_runlog_meta(job->log, "evaluator_options");
+  if (!logged) return 0; /* a log written before they were recorded, or lost with damaged metadata */
+  char *now = mpt_job_evaluator_options_text(o), was[1024], given[1024];
+  if (!now) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  options_shown(logged, was, sizeof was);
+  options_shown(now, given, sizeof given);
+  int same = strcmp(now, logged) == 0, take = o->n_eval_opts == 0 && logged[0];
+  free(now);
+  if (!same && !take)
+    printf("note: %s was measured with %s%s%s; continuing with the --evaluator-option given, '%s'\n", o->log,
+           was[0] ? "the evaluator options '" : "no evaluator option", was, was[0] ? "'" : "", given);
+  if (!take) return 0;
+  int rc = mpt_job_take_evaluator_options(job, logged, err);
+  const mpt_evaluator_type *t = mpt_evaluator_find(o->evaluator);
+  for (int i = 0; rc == 0 && t && i < o->n_eval_opts; i++)
+    if ((rc = mpt_evaluator_check_option(t, o->eval_opts[i], err)) != 0)
+      mpt_error_prefix(err, "%s was measured with the evaluator option %s, which --evaluator %s does not take (give "
+                       "--evaluator-option to go on with others)", o->log, o->eval_opts[i], o->evaluator);
+  if (rc == 0) printf("note: continuing with the evaluator options %s was measured with, '%s'\n", o->log, was);
+  return rc;
 }
 
 /* replayed and real measurements never in one log; another replay file (a partial one completed, or
@@ -101,6 +138,7 @@ static int resume_log(mpt_job *job, mpt_error *err) {
                            mpt_runlog_recovered(job->log) ? " (it was lost with the damaged metadata; the recovered records are kept)" : "");
   }
   if ((rc = resume_t4(job, err)) != 0) return rc;
+  if ((rc = resume_evaluator_options(job, err)) != 0) return rc;
   return collect ? 0 : resume_strategy(job, err);
 }
 

@@ -63,12 +63,14 @@ static int start_log(mpt_job *job, const mpt_device_info *devices, int n_devices
   const mpt_job_options *o = &job->o;
   job->cmdline = join_command_line(o->argc, o->argv);
   job->optstr = join_options(o);
+  job->eval_optstr = mpt_job_evaluator_options_text(o);
   const char *evaluator = o->virtual_workers > 0 ? MPT_JOB_VIRTUAL_EVALUATOR : o->evaluator;
   char simulate[4096];
   mpt_job_sim_text(o, simulate, sizeof simulate);
   mpt_run_meta meta = {job->cmd, o->problem, job->prob->text, o->strategy, job->optstr ? job->optstr : "",
                        evaluator, o->simulate ? simulate : NULL, o->seed, o->budget, o->time_budget,
-                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text, 0, job->priors_desc};
+                       job->cmdline ? job->cmdline : job->cmd, t4_to_record(job), job->objective_text, 0, job->priors_desc,
+                       job->eval_optstr ? job->eval_optstr : ""};
   int64_t per_class = o->budget < mpt_space_size(job->space) ? o->budget : mpt_space_size(job->space);
   if (job->classes.n > 1) meta.records = job->classes.n * (per_class + job->classes.n - 1); /* and the portability row */
   int rc;

@@ -28,6 +28,8 @@ typedef struct mpt_run_meta {
   int64_t records;           /* records a new log is to have room for (a run of several device classes: a budget
                                 each, and the portability evaluations); 0: the budget's */
   const char *priors;        /* the --prior files the strategy was told ("" or NULL: none; jobs/prior.h) */
+  const char *evaluator_options; /* the --evaluator-option key=value the workers measured with, one a line ("" or
+                                    NULL: none) */
 } mpt_run_meta;
 
 typedef struct mpt_runlog mpt_runlog;
@@ -103,7 +105,7 @@ const char *mpt_runlog_recovered_meta_text(const mpt_runlog *log);
  * device table tune writes). A log that has them keeps its own. */
 int mpt_runlog_adopt_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);
 /* A resume: adopts what the log lacks as mpt_runlog_adopt_meta does, and stores the settings the run goes on
- * with (strategy, options, seed, budget, time_budget, t4), so that the next plain --resume continues with those
+ * with (strategy, options, evaluator_options, seed, budget, time_budget, t4), so that the next plain --resume continues with those
  * a --resume replaced (stored with the next change of the file). mode, evaluator, simulate and
  * command_line stay the first session's. */
 int mpt_runlog_resume_meta(mpt_runlog *log, const mpt_run_meta *meta, mpt_error *err);

@@ -19,6 +19,7 @@ static const struct { const char *key; attr_kind kind; } ATTRS[] = {
   {"time_budget", A_F64}, {"command_line", A_STR}, {"start_time", A_STR}, {"start_unix", A_F64},
   {"host", A_STR}, {"space_size", A_I64}, {"finished", A_I32}, {"stop_reason", A_STR},
   {"finish_time", A_STR}, {"t4", A_STR}, {"objective", A_STR}, {"classes", A_STR}, {"priors", A_STR},
+  {"evaluator_options", A_STR},
 };
 _Static_assert(sizeof ATTRS / sizeof ATTRS[0] == MPT_RL_N_ATTRS, "runlog_state.h: MPT_RL_N_ATTRS");
 
@@ -97,8 +98,9 @@ int mpt_rl_set_run_attrs(mpt_runlog *log, const mpt_run_meta *meta, int missing_
                          {"seed", seed}, {"budget", budget}, {"time_budget", time_budget},
                          {"command_line", meta->command_line}, {"t4", meta->t4},
                          {"objective", meta->objective && meta->objective[0] ? meta->objective : "time"},
-                         {"priors", meta->priors}};
-  static const char *const replaceable[] = {"strategy", "options", "seed", "budget", "time_budget", "t4", "priors"};
+                         {"priors", meta->priors}, {"evaluator_options", meta->evaluator_options}};
+  static const char *const replaceable[] = {"strategy", "options", "evaluator_options", "seed", "budget",
+                                            "time_budget", "t4", "priors"};
   int bad = 0;
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
     int set = !missing_only || !log->attr[attr_index(kv[i][0])];

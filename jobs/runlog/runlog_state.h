@@ -9,7 +9,7 @@
 #include "jobs/runlog/runlog_params.h"
 #include "jobs/runlog/runlog_records.h"
 
-#define MPT_RL_N_ATTRS 26       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
+#define MPT_RL_N_ATTRS 27       /* root attributes (their table: ATTRS in jobs/runlog/runlog_attrs.c) */
 #define MPT_RL_COPY_BLOCK 1024  /* records read or written at a time */
 
 struct mpt_runlog {
