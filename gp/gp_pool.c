@@ -25,7 +25,7 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
-  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates: the candidates, the next */
+  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates, _plan_columns: the candidates, the next */
   int plan_nf0;          /* extra observations before the plan's first */
   double *plan_L, *plan_G; /* plan_n x n0: their columns of V; plan_n x n: those times the members' columns */
   double *plan_abv;      /* plan_n x 3: their A, B, var (the GP's, or given with their columns) */
