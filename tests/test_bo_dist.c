@@ -312,7 +312,8 @@ static void test_batch_pool_columns(void **state) {
 
 /* 30 candidates that are not members of a batch's pool (pending: ids across the three slices, out of order): the
  * slices send each one's column of V and A, B, var (mpt_gp_slices_cand_columns; each one's posterior from them is
- * its slice's, bit for bit); the pool loaded from the slices' columns plans them (mpt_gp_pool_plan_columns) and
+ * its slice's, bit for bit); the pool loaded from the slices' columns on a GP without candidates (rank 0's with
+ * model ranks) plans them (mpt_gp_pool_plan_columns) and
  * fantasizes them in turn (predict, then add at the predicted mean) as the same pool of one GP over every
  * candidate planned from its own V (mpt_gp_pool_plan_candidates) does: the same predictions and the same
  * posterior of the members afterwards, up to V's rounding; a candidate outside the slices refused (and the
@@ -360,10 +361,19 @@ static void test_pending_columns(void **state) {
     for (int f = 0; f < NF; f++) assert_true(ids[j] != cand[f]); /* not members: the GP's columns stand in */
     memcpy(PX + (size_t)j * dim, C + (size_t)ids[j] * dim, sizeof(double) * (size_t)dim);
   }
+  /* the columns' pool on a GP of the observations alone, as rank 0's in bo with model ranks: nothing of it is read
+   * for the candidates */
+  mpt_gp *g0;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  double *X = gpd_encode(&g_pts, n_obs, 2, 173), *y = malloc(sizeof(double) * (size_t)n_obs);
+  gpd_outputs(X, n_obs, dim, y);
+  assert_int_equal(mpt_gp_create(&cfg, dim, 0, NULL, &g0, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(g0, X + (size_t)i * dim, y[i], &err), 0);
   assert_int_equal(mpt_gp_pool_create(&one, &err), 0);
   assert_int_equal(mpt_gp_pool_create(&cols, &err), 0);
   assert_int_equal(mpt_gp_pool_load(one, gp, ids, PX, P, &err), 0);
-  assert_int_equal(mpt_gp_pool_load_columns(cols, gp, ids, PX, V, abv, P, &err), 0);
+  assert_int_equal(mpt_gp_pool_load_columns(cols, g0, ids, PX, V, abv, P, &err), 0);
   assert_int_equal(mpt_gp_pool_plan_candidates(one, cand, NF, &err), 0);
   assert_int_equal(mpt_gp_pool_plan_columns(cols, cand, NF, CV, cabv, &err), 0);
   double dp = 0, m1, s1, m2, s2;
@@ -377,7 +387,7 @@ static void test_pending_columns(void **state) {
   }
   double after = pools_differ(one, cols, P);
   /* past the plan, a candidate the GP does not hold is refused */
-  assert_true(mpt_gp_pool_predict_candidate(cols, N, C, &m2, &s2, &err) < 0);
+  assert_true(mpt_gp_pool_predict_candidate(cols, cand[0], C, &m2, &s2, &err) < 0);
   printf("%d pending evaluations planned from the slices' columns against one GP's: predictions %.1e (of the output "
          "scale), members after them %.1e relative\n", NF, dp, after);
   /* the one GP took the observations one by one, the slices in one pass (mpt_gp_add_many): V's rounding differs,
@@ -386,7 +396,8 @@ static void test_pending_columns(void **state) {
   mpt_gp_pool_free(one);
   mpt_gp_pool_free(cols);
   mpt_gp_free(gp);
-  free(C); free(PX); free(V); free(CV); free(pend);
+  mpt_gp_free(g0);
+  free(C); free(PX); free(V); free(CV); free(pend); free(X); free(y);
 }
 
 /* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
