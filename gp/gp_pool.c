@@ -25,9 +25,10 @@ struct mpt_gp_pool {
   double *fx, *fy, *fwy, *fw1; /* capf x dim points, outputs, entries of L^-1 y and L^-1 1 */
   double *l;             /* scratch: n0 + capf */
   int64_t cap_fl, cap_v0, cap_l;
-  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates: the candidates, the next */
+  int64_t *plan_ids, plan_n, plan_next; /* mpt_gp_pool_plan_candidates, _plan_columns: the candidates, the next */
   int plan_nf0;          /* extra observations before the plan's first */
   double *plan_L, *plan_G; /* plan_n x n0: their columns of V; plan_n x n: those times the members' columns */
+  double *plan_abv;      /* plan_n x 3: their A, B, var (the GP's, or given with their columns) */
   int64_t l_cand;        /* the GP candidate whose solve l holds (-1: none), with l_nf extra observations */
   int l_nf;
   double l_nn;           /* and its L_nn */
@@ -46,7 +47,7 @@ void mpt_gp_pool_free(mpt_gp_pool *p) {
   if (!p) return;
   free(p->ids); free(p->X); free(p->V0); free(p->A); free(p->B); free(p->var);
   free(p->Fv); free(p->FL); free(p->fx); free(p->fy); free(p->fwy); free(p->fw1); free(p->l);
-  free(p->plan_ids); free(p->plan_L); free(p->plan_G);
+  free(p->plan_ids); free(p->plan_L); free(p->plan_G); free(p->plan_abv);
   free(p);
 }
 
@@ -270,17 +271,19 @@ int mpt_gp_pool_add_member(mpt_gp_pool *p, int64_t j, double y, mpt_error *err) 
 }
 
 int mpt_gp_pool_add_candidate(mpt_gp_pool *p, int64_t c, const double *x, double y, mpt_error *err) {
-  if (c < 0 || c >= p->gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  if (!planned(p, c) && (c < 0 || c >= p->gp->n_cand)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
   return add_point(p, x, -1, c, y, err);
 }
 
 int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, double *mean, double *sd,
                                   mpt_error *err) {
   const mpt_gp *gp = p->gp;
-  int n0 = p->n0;
-  if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+  int n0 = p->n0, pl = planned(p, c);
+  if (!pl && (c < 0 || c >= gp->n_cand)) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
   if (room_extra(p)) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %d pool observations", p->nf + 1);
-  double lnn = solve_point(p, x, -1, c), *l = p->l, a = gp->A[c], b = gp->B[c], v = gp->var[c];
+  const double *abv = pl ? p->plan_abv + 3 * (size_t)p->plan_next : NULL;
+  double lnn = solve_point(p, x, -1, c), *l = p->l, a = pl ? abv[0] : gp->A[c], b = pl ? abv[1] : gp->B[c],
+         v = pl ? abv[2] : gp->var[c];
   for (int f = 0; f < p->nf; f++) {
     a += l[n0 + f] * p->fwy[f];
     b += l[n0 + f] * p->fw1[f];
@@ -295,27 +298,59 @@ int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, do
   return 0;
 }
 
+/* room for a plan of n candidates; 0 or an error */
+static int plan_room(mpt_gp_pool *p, int64_t n, mpt_error *err) {
+  if (reserve((void **)&p->plan_ids, n, sizeof(int64_t)) || reserve((void **)&p->plan_L, n * p->n0, sizeof(double)) ||
+      reserve((void **)&p->plan_G, n * p->n, sizeof(double)) || reserve((void **)&p->plan_abv, 3 * n, sizeof(double)))
+    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld planned pool observations", (long long)n);
+  return 0;
+}
+
+/* the plan of cand[0..n), whose columns (plan_L) and A, B, var (plan_abv) are filled: their products with the
+ * members' columns, and the plan started */
+static void plan_start(mpt_gp_pool *p, const int64_t *cand, int64_t n) {
+  int n0 = p->n0;
+  memcpy(p->plan_ids, cand, sizeof(int64_t) * (size_t)n);
+  /* G (n x members) = plan_L (n x n0) . V0^T (V0: members x n0) */
+  if (n0 > 0 && p->n > 0)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0, n0, 0.0,
+                p->plan_G, (int)p->n);
+  else if (p->n > 0) memset(p->plan_G, 0, sizeof(double) * (size_t)n * (size_t)p->n);
+  p->plan_n = n;
+  p->plan_nf0 = p->nf;
+}
+
 int mpt_gp_pool_plan_candidates(mpt_gp_pool *p, const int64_t *cand, int64_t n, mpt_error *err) {
   const mpt_gp *gp = p->gp;
   int n0 = p->n0;
   p->plan_n = p->plan_next = 0;
   if (n <= 0 || n0 == 0 || p->n == 0) return 0;
-  if (reserve((void **)&p->plan_ids, n, sizeof(int64_t)) || reserve((void **)&p->plan_L, n * n0, sizeof(double)) ||
-      reserve((void **)&p->plan_G, n * p->n, sizeof(double)))
-    return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld planned pool observations", (long long)n);
+  int rc = plan_room(p, n, err);
+  if (rc) return rc;
   for (int64_t q = 0; q < n; q++) {
     int64_t c = cand[q];
     if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
     const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
     double *row = p->plan_L + (size_t)q * n0;
     for (int i = 0; i < n0; i++) row[i] = col[(size_t)i * GP_VB];
-    p->plan_ids[q] = c;
+    p->plan_abv[3 * q] = gp->A[c];
+    p->plan_abv[3 * q + 1] = gp->B[c];
+    p->plan_abv[3 * q + 2] = gp->var[c];
   }
-  /* G (n x members) = plan_L (n x n0) . V0^T (V0: members x n0) */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0, n0, 0.0,
-              p->plan_G, (int)p->n);
-  p->plan_n = n;
-  p->plan_nf0 = p->nf;
+  plan_start(p, cand, n);
+  return 0;
+}
+
+int mpt_gp_pool_plan_columns(mpt_gp_pool *p, const int64_t *cand, int64_t n, const float *V, const double *abv,
+                             mpt_error *err) {
+  int n0 = p->n0;
+  p->plan_n = p->plan_next = 0;
+  if (n <= 0) return 0;
+  int rc = plan_room(p, n, err);
+  if (rc) return rc;
+  for (int64_t q = 0; q < n * n0; q++) p->plan_L[q] = V[q];
+  memcpy(p->plan_abv, abv, sizeof(double) * 3 * (size_t)n);
+  plan_start(p, cand, n);
   return 0;
 }
 

@@ -47,6 +47,11 @@ int mpt_gp_pool_add_candidate(mpt_gp_pool *p, int64_t c, const double *x, double
  * leaves the plan's order (another point, another candidate) computes its own, and the plan ends at the next
  * load. 0 or an error. */
 int mpt_gp_pool_plan_candidates(mpt_gp_pool *p, const int64_t *cand, int64_t n, mpt_error *err);
+/* The same plan from columns held elsewhere (the model ranks' slices, gp/gp_slices.h): V their columns of V (n x
+ * n_obs floats, candidate-major), abv their A, B, var (n x 3), as mpt_gp_pool_load_columns takes a member's; the
+ * ids need not be the GP's candidates (rank 0's GP holds none), but only the plan's order then reaches them. */
+int mpt_gp_pool_plan_columns(mpt_gp_pool *p, const int64_t *cand, int64_t n, const float *V, const double *abv,
+                             mpt_error *err);
 int64_t mpt_gp_pool_size(const mpt_gp_pool *p);
 /* the GP's candidate index of pool member j */
 int64_t mpt_gp_pool_id(const mpt_gp_pool *p, int64_t j);

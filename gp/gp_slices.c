@@ -144,6 +144,7 @@ static int serve_one(mpt_gp_slices *sl, const int64_t *h, mpt_error *err) {
   case SL_LML: return mpt_gp_slices_do_lml(sl, h, NULL, d, err);
   case SL_MEMORY: return mpt_gp_slices_do_memory(sl, NULL, NULL, err);
   case SL_COLUMNS: return mpt_gp_slices_do_columns(sl, NULL, 0, NULL, NULL, err);
+  case SL_CAND_COLUMNS: return mpt_gp_slices_do_cand_columns(sl, h, NULL, NULL, NULL, err);
   default: return mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: unknown command %lld", (long long)h[0]);
   }
 }

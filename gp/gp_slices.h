@@ -3,7 +3,7 @@
  * the candidates, so its part of the observations x candidates matrix; the observations (points, outputs,
  * hyperparameters) are broadcast from rank 0 and replicated, small. On the slices: the pool of the best
  * candidates by expected improvement (gp/gp_ei_pool.h), merged on rank 0, and the columns of a batch's pool
- * gathered to rank 0; one candidate's posterior; the sum of
+ * (or of any candidates rank 0 names) gathered to rank 0; one candidate's posterior; the sum of
  * the posterior variances; and above the crossover (gp/gp_dist.h) the log marginal likelihood with ScaLAPACK
  * over all of them. No rank holds the whole matrix.
  *
@@ -48,6 +48,10 @@ int mpt_gp_slices_batch_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uin
  * slice that holds it (gp/gp_pool.h, mpt_gp_pool_load_columns, takes them) */
 int mpt_gp_slices_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
                           mpt_error *err);
+/* Rank 0: the same for any n candidates ids[0..n) (global ids, in any slices; the evaluations pending from
+ * earlier asks): their columns of V into V (n x n_obs floats) and A, B, var into abv (n x 3), in ids' order,
+ * as the slices hold them since the last sync (mpt_gp_pool_plan_columns takes them) */
+int mpt_gp_slices_cand_columns(mpt_gp_slices *sl, const int64_t *ids, int n, float *V, double *abv, mpt_error *err);
 /* Rank 0: candidate c's posterior mean and sd (mpt_gp_predict_block's) */
 int mpt_gp_slices_predict(mpt_gp_slices *sl, int64_t c, double *mean, double *sd, mpt_error *err);
 /* Rank 0: mpt_gp_variance_sum over every slice (skip as in mpt_gp_slices_pool, the sum of the slices' sums) */

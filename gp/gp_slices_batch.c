@@ -2,7 +2,8 @@
  * its best candidates by log EI (the order of strategies/bo/bo_pool.c's pool), merged on rank 0; then rank 0
  * gathers the merged pool's members from the slices that hold them: each one's column of V (n_obs floats)
  * and its posterior state A, B, var, so that rank 0 conditions the pool on a batch's fantasies alone
- * (gp/gp_pool.h, mpt_gp_pool_load_columns) instead of every slice's V once per pick. */
+ * (gp/gp_pool.h, mpt_gp_pool_load_columns) instead of every slice's V once per pick. The same gather for any
+ * candidates rank 0 names (the evaluations pending from earlier asks, mpt_gp_pool_plan_columns). */
 #include <stdlib.h>
 #include <string.h>
 #include "gp/gp_impl.h"
@@ -23,6 +24,12 @@ int mpt_gp_slices_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n
   return mpt_gp_slices_do_columns(sl, pool, n, V, abv, err);
 }
 
+int mpt_gp_slices_cand_columns(mpt_gp_slices *sl, const int64_t *ids, int n, float *V, double *abv, mpt_error *err) {
+  int64_t h[SL_HDR] = {SL_CAND_COLUMNS, n};
+  MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
+  return mpt_gp_slices_do_cand_columns(sl, h, ids, V, abv, err);
+}
+
 /* the slice's candidate c: its column of V into v (n_obs floats), A, B, var into abv */
 static void member_column(const mpt_gp *gp, int64_t c, float *v, double *abv) {
   const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
@@ -32,30 +39,33 @@ static void member_column(const mpt_gp *gp, int64_t c, float *v, double *abv) {
   abv[2] = gp->var[c];
 }
 
-/* rank 0: how many of the pool's n members each rank holds (counts: size), 0 or -1 when a member is outside
- * every slice */
-static int members_per_rank(const mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, int *counts) {
+/* the rank whose slice holds global id c (sl->size when none) */
+static int holder(const mpt_gp_slices *sl, int64_t c) {
+  int r = 0;
+  while (r < sl->size && c >= sl->first[r + 1]) r++;
+  return r < sl->size && c >= sl->first[r] ? r : sl->size;
+}
+
+/* rank 0: how many of the n ids each rank holds (counts: size), 0 or -1 when one is outside every slice */
+static int members_per_rank(const mpt_gp_slices *sl, const int64_t *ids, int n, int *counts) {
   memset(counts, 0, sizeof(int) * (size_t)sl->size);
   for (int j = 0; j < n; j++) {
-    int r = 0;
-    while (r < sl->size && pool[j].id >= sl->first[r + 1]) r++;
-    if (r == sl->size || pool[j].id < sl->first[r]) return -1;
+    int r = holder(sl, ids[j]);
+    if (r == sl->size) return -1;
     counts[r]++;
   }
   return 0;
 }
 
-/* rank 0: the gathered records (rank by rank, each rank's members in its pool's order) into pool order;
- * 0 or -1 when a rank sent other candidates than the pool names */
-static int unpack(const mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, int n0, const int *counts,
-                  const int64_t *ids, const float *vg, const double *ag, float *V, double *abv) {
+/* rank 0: the gathered records (rank by rank, each rank's in want's order) into want's order; 0 or -1 when a
+ * rank sent other candidates than want names */
+static int unpack(const mpt_gp_slices *sl, const int64_t *want, int n, int n0, const int *counts, const int64_t *ids,
+                  const float *vg, const double *ag, float *V, double *abv) {
   int *next = malloc(sizeof(int) * (size_t)sl->size), rc = next ? 0 : -1;
   for (int r = 0, at = 0; next && r < sl->size; at += counts[r++]) next[r] = at;
   for (int j = 0; rc == 0 && j < n; j++) {
-    int r = 0;
-    while (pool[j].id >= sl->first[r + 1]) r++;
-    int q = next[r]++;
-    if (ids[q] != pool[j].id) rc = -1;
+    int q = next[holder(sl, want[j])]++;
+    if (ids[q] != want[j]) rc = -1;
     memcpy(V + (size_t)j * n0, vg + (size_t)q * n0, sizeof(float) * (size_t)n0);
     memcpy(abv + 3 * (size_t)j, ag + 3 * (size_t)q, sizeof(double) * 3);
   }
@@ -71,23 +81,15 @@ static void displace(int size, const int *counts, int unit, int *cnt, int *displ
   }
 }
 
-int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
-                              mpt_error *err) {
-  int size = sl->size, n0 = mpt_gp_n_obs(sl->gp), k = 0, ok = 1;
-  int *counts = sl->rank == 0 ? malloc(sizeof(int) * 7 * (size_t)size) : NULL;
-  if (sl->rank == 0) ok = counts && members_per_rank(sl, pool, n, counts) == 0;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, sl->comm);
-  if (!ok) { free(counts); return mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: a pool member outside the slices"); }
-  MPI_Scatter(counts, 1, MPI_INT, &k, 1, MPI_INT, 0, sl->comm);
-  /* a slice's members are the first k of its own pool of the last pool command (the merge keeps prefixes) */
-  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(k > 0 ? k : 1));
+/* every rank: the columns of its k candidates mine (global ids) gathered to rank 0 into want's order (rank 0:
+ * want[0..n), counts: 7 x size ints, the first size how many of want each rank holds); 0 or an error */
+static int gather_columns(mpt_gp_slices *sl, const int64_t *want, int n, int *counts, const int64_t *mine, int k,
+                          float *V, double *abv, mpt_error *err) {
+  int size = sl->size, n0 = mpt_gp_n_obs(sl->gp);
   float *v = malloc(sizeof(float) * (size_t)(k > 0 ? k : 1) * (size_t)(n0 > 0 ? n0 : 1));
   double *a = malloc(sizeof(double) * 3 * (size_t)(k > 0 ? k : 1));
-  int rc = ids && v && a && k <= sl->n_last ? 0 : MPT_ERR_NOMEM;
-  for (int i = 0; rc == 0 && i < k; i++) {
-    ids[i] = sl->last[i].id;
-    member_column(sl->gp, ids[i] - sl->first[sl->rank], v + (size_t)i * n0, a + 3 * (size_t)i);
-  }
+  int rc = mine && v && a ? 0 : MPT_ERR_NOMEM;
+  for (int i = 0; rc == 0 && i < k; i++) member_column(sl->gp, mine[i] - sl->first[sl->rank], v + (size_t)i * n0, a + 3 * (size_t)i);
   int64_t *ids_g = NULL;
   float *v_g = NULL;
   double *a_g = NULL;
@@ -97,7 +99,7 @@ int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, in
     a_g = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
     if (!ids_g || !v_g || !a_g) rc = MPT_ERR_NOMEM;
   }
-  if ((rc = mpt_gp_slices_status(sl, rc, "gathering a pool's columns (out of memory)", err)) == 0) {
+  if ((rc = mpt_gp_slices_status(sl, rc, "gathering candidates' columns (out of memory)", err)) == 0) {
     int *g[6] = {NULL}; /* rank 0: counts and displacements of the three gathers */
     for (int q = 0; counts && q < 6; q++) g[q] = counts + (q + 1) * size;
     if (counts) {
@@ -105,12 +107,54 @@ int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, in
       displace(size, counts, n0, g[2], g[3]);
       displace(size, counts, 3, g[4], g[5]);
     }
-    MPI_Gatherv(ids, k, MPI_INT64_T, ids_g, g[0], g[1], MPI_INT64_T, 0, sl->comm);
+    MPI_Gatherv(mine, k, MPI_INT64_T, ids_g, g[0], g[1], MPI_INT64_T, 0, sl->comm);
     MPI_Gatherv(v, k * n0, MPI_FLOAT, v_g, g[2], g[3], MPI_FLOAT, 0, sl->comm);
     MPI_Gatherv(a, 3 * k, MPI_DOUBLE, a_g, g[4], g[5], MPI_DOUBLE, 0, sl->comm);
-    if (sl->rank == 0 && unpack(sl, pool, n, n0, counts, ids_g, v_g, a_g, V, abv) != 0)
-      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: the slices' pools do not match the merged pool");
+    if (sl->rank == 0 && unpack(sl, want, n, n0, counts, ids_g, v_g, a_g, V, abv) != 0)
+      rc = mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: the slices sent other candidates than rank 0 named");
   }
-  free(counts); free(ids); free(v); free(a); free(ids_g); free(v_g); free(a_g);
+  free(v); free(a); free(ids_g); free(v_g); free(a_g);
+  return rc;
+}
+
+int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
+                              mpt_error *err) {
+  int k = 0, ok = 1;
+  int *counts = sl->rank == 0 ? malloc(sizeof(int) * 7 * (size_t)sl->size) : NULL;
+  int64_t *want = sl->rank == 0 ? malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1)) : NULL;
+  for (int j = 0; want && j < n; j++) want[j] = pool[j].id;
+  if (sl->rank == 0) ok = counts && want && members_per_rank(sl, want, n, counts) == 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, sl->comm);
+  if (!ok) { free(counts); free(want); return mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: a pool member outside the slices"); }
+  MPI_Scatter(counts, 1, MPI_INT, &k, 1, MPI_INT, 0, sl->comm);
+  /* a slice's members are the first k of its own pool of the last pool command (the merge keeps prefixes) */
+  int64_t *mine = malloc(sizeof(int64_t) * (size_t)(k > 0 ? k : 1));
+  for (int i = 0; mine && i < k && k <= sl->n_last; i++) mine[i] = sl->last[i].id;
+  int rc = gather_columns(sl, want, n, counts, k <= sl->n_last ? mine : NULL, k, V, abv, err);
+  free(counts); free(want); free(mine);
+  return rc;
+}
+
+int mpt_gp_slices_do_cand_columns(mpt_gp_slices *sl, const int64_t *h, const int64_t *ids, float *V, double *abv,
+                                  mpt_error *err) {
+  int n = (int)h[1], k = 0, ok = 1, all_ok = 0;
+  int64_t *all = sl->rank == 0 ? (int64_t *)ids : malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  int *counts = sl->rank == 0 ? malloc(sizeof(int) * 7 * (size_t)sl->size) : NULL;
+  ok = sl->rank == 0 ? counts && members_per_rank(sl, ids, n, counts) == 0 : all != NULL;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, sl->comm);
+  if (!all_ok) {
+    if (sl->rank != 0) free(all);
+    free(counts);
+    return ok ? mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory on a model rank")
+              : mpt_error_set(err, MPT_ERR_VALUE, "gp_slices: a candidate outside the slices (or out of memory)");
+  }
+  MPI_Bcast(all, n, MPI_INT64_T, 0, sl->comm);
+  /* this slice's candidates among them, in rank 0's order */
+  int64_t *mine = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  for (int j = 0; mine && j < n; j++)
+    if (holder(sl, all[j]) == sl->rank) mine[k++] = all[j];
+  int rc = gather_columns(sl, ids, n, counts, mine, k, V, abv, err);
+  if (sl->rank != 0) free(all);
+  free(counts); free(mine);
   return rc;
 }

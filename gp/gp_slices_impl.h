@@ -6,7 +6,7 @@
 #define MPT_GP_SLICES_IMPL_H
 #include "gp/gp_slices.h"
 
-enum { SL_QUIT = 1, SL_CREATE, SL_FREE, SL_SYNC, SL_POOL, SL_PREDICT, SL_VARSUM, SL_LML, SL_MEMORY, SL_COLUMNS };
+enum { SL_QUIT = 1, SL_CREATE, SL_FREE, SL_SYNC, SL_POOL, SL_PREDICT, SL_VARSUM, SL_LML, SL_MEMORY, SL_COLUMNS, SL_CAND_COLUMNS };
 #define SL_HDR 8
 
 struct mpt_gp_slices {
@@ -38,6 +38,8 @@ int mpt_gp_slices_do_pool(mpt_gp_slices *sl, const int64_t *h, const uint8_t *a,
                           mpt_gp_pool_item *pool, int *n_pool, int64_t *n_free, mpt_error *err);
 int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
                               mpt_error *err);
+int mpt_gp_slices_do_cand_columns(mpt_gp_slices *sl, const int64_t *h, const int64_t *ids, float *V, double *abv,
+                                  mpt_error *err);
 int mpt_gp_slices_do_predict(mpt_gp_slices *sl, const int64_t *h, double *ms, mpt_error *err);
 int mpt_gp_slices_do_varsum(mpt_gp_slices *sl, const uint8_t *a, const uint8_t *b, double *sum, int64_t *count,
                             mpt_error *err);

@@ -14,6 +14,8 @@
  *   flight; each timed ask(batch) then finds P evaluations pending from earlier asks, and after it the oldest
  *   `batch` of those in flight are told (first in, first out), so the next ask takes them in.
  * --ids FILE: writes every asked id (one per line), to compare the proposals of two builds.
+ * --model-ranks: under `mpiexec.mpich -n R`, bo's model on the R ranks (strategies/bo/bo_dist.h: rank 0 runs the
+ *   benchmark, the others serve the candidates' slices); the times are rank 0's.
  * --fail-region Q: failures cluster as well: a configuration whose first two parameters of more than two values both
  *   lie in the lower Q of their value ranges (index encoding) fails too (Q 0.3: 31.5% of
  *   paper_hotspot's valid configurations), a region next to the objective's optimum that the objective's
@@ -26,8 +28,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <mpi.h>
+#include "gp/gp_slices.h"
 #include "spaces/space.h"
 #include "strategies/strategy.h"
+#include "strategies/bo/bo_dist.h"
 #include "spaces/sys/clock.h"
 #include "tests/bo_synthetic.h"
 
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
   int n_obs = 220, measure = 21, batch = 1, pending = 0;
   double fail_q = 0;
   const char *opts[64], *perf_ctl = NULL, *ids_path = NULL;
-  int n_opts = 0;
+  int n_opts = 0, model_ranks = 0, n_ranks = 1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--obs") == 0 && i + 1 < argc) n_obs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) measure = atoi(argv[++i]);
@@ -78,6 +83,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc) perf_ctl = argv[++i];
     else if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_path = argv[++i];
     else if (strcmp(argv[i], "--fail-region") == 0 && i + 1 < argc) fail_q = atof(argv[++i]);
+    else if (strcmp(argv[i], "--model-ranks") == 0) model_ranks = 1;
     else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
     else problem = argv[i];
   }
@@ -86,6 +92,17 @@ int main(int argc, char **argv) {
     return 2;
   }
   mpt_error err;
+  if (model_ranks) { /* the ranks other than 0 serve bo's model until rank 0 is done */
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    if (rank != 0) {
+      int rc = mpt_gp_slices_serve(MPI_COMM_WORLD, &err);
+      MPI_Finalize();
+      return rc ? 1 : 0;
+    }
+  }
   mpt_problem *p;
   mpt_space *sp;
   if (mpt_problem_load(problem, &p, &err) || mpt_space_build(p, &sp, &err)) {
@@ -107,6 +124,10 @@ int main(int argc, char **argv) {
   if (mpt_strategy_create("bo", sp, opts, n_opts, 1, budget, &s, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
+  }
+  if (model_ranks && mpt_bo_use_model_ranks(s, MPI_COMM_WORLD, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
   double t_create = mpt_clock_mono_s() - t0;
   int64_t *ids = malloc(sizeof(int64_t) * (size_t)(batch > pending ? batch : pending));
@@ -157,11 +178,16 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   if (pending > 0) printf("%d evaluations pending from earlier asks at each timed ask\n", pending);
+  if (model_ranks) printf("model ranks: %d (times and peak RSS: rank 0's)\n", n_ranks);
   printf("%s: %lld configurations, %d observations, ask(%d): median %.3f ms (CPU %.3f ms), p10 %.3f ms (CPU "
          "%.3f ms), max %.3f ms over %d asks; create %.3f s, first %d evaluations %.2f s; peak RSS %.1f MiB\n",
          problem, (long long)mpt_space_size(sp), n_obs, batch, 1e3 * times[m / 2], 1e3 * ctimes[m / 2],
          1e3 * times[m / 10], 1e3 * ctimes[m / 10], 1e3 * times[m - 1], m, t_create, n_obs, t_warm, ru.ru_maxrss / 1024.0);
   mpt_strategy_destroy(s);
+  if (model_ranks) {
+    mpt_gp_slices_quit(MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
   free(ids); free(obs); free(times); free(ctimes); free(flight.id);
   mpt_space_free(sp);
   mpt_problem_free(p);

@@ -2,11 +2,12 @@
  * -n 3 against the serial bo: rank 0 runs both strategies with the same seed and options on
  * paper_dedispersion (../shared/data/t1), tells both the same observations (a synthetic objective with 5 %
  * failures, so that the feasibility model takes part) and checks that every batch they ask is the same, ids and
- * order, with batch_pool=0 and with the default pool of a batch; ranks 1 and 2 serve the slices. Also:
+ * order, with batch_pool=0 and with the default pool of a batch, and with asynchronous workers (asks while
+ * evaluations of earlier asks are pending: fantasized on the pool, pending_pool); ranks 1 and 2 serve the slices. Also:
  * --model-ranks refuses options it does not serve, each rank's GP holds only its slice, the slices' merged pool
  * equals one GP's (and a batch's pool loaded from the columns the slices send equals the pool loaded from one
- * GP), and at the crossover the marginal likelihood goes to ScaLAPACK over the three ranks with the serial
- * value. */
+ * GP, and planned with the pending evaluations' columns the slices send it, it fantasizes them as that GP's pool),
+ * and at the crossover the marginal likelihood goes to ScaLAPACK over the three ranks with the serial value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,6 +89,59 @@ static void test_picks_identical(void **state) {
    * same 256 observations, is 256 x N x 4 bytes */
   int64_t whole = (int64_t)256 * mpt_space_size(g_pts.space) * 4;
   for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2 && bytes_pool[r] < whole / 2);
+}
+
+/* rank 0: `total` evaluations with `workers` in flight, on both strategies in step: each ask fills the idle
+ * workers, then the oldest in flight is told (first in, first out), so every ask after the initial sample finds
+ * workers - 1 evaluations pending from earlier asks (tests/test_bo_pending.c's asynchronous run). Returns how many
+ * asks gave the same ids in the same order, up to the first that differs; *asks: how many asks were made. */
+static int compare_async(mpt_strategy *ser, mpt_strategy *dis, int workers, int total, int *asks) {
+  int64_t a[256], b[256];
+  int asked = 0, told = 0, same = 0;
+  *asks = 0;
+  assert_true(total <= 256);
+  while (told < total) {
+    int want = workers - (asked - told);
+    if (want > total - asked) want = total - asked;
+    if (want > 0) {
+      int na = mpt_strategy_ask(ser, want, a + asked), nb = mpt_strategy_ask(dis, want, b + asked);
+      (*asks)++;
+      assert_true(na > 0);
+      assert_int_equal(na, nb);
+      if (memcmp(a + asked, b + asked, sizeof(int64_t) * (size_t)na) != 0) break;
+      same++;
+      asked += na;
+    }
+    tell_ids(ser, a + told, 1);
+    tell_ids(dis, b + told, 1);
+    told++;
+  }
+  return same;
+}
+
+/* asynchronous workers (8 in flight, 120 evaluations): with pending_pool (the default) the serial bo fantasizes the
+ * evaluations pending from earlier asks on the pool of the ask; bo on the model ranks does the same on rank 0's
+ * pool, with the pending evaluations' columns of V from the slices that hold them: the same picks, every ask
+ * (before, the model ranks fantasized each pending evaluation over every slice and picked otherwise) */
+static void test_pending_picks_identical(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  const char *opts[] = {"initial_samples=12"};
+  mpt_strategy *ser, *dis;
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 11, 120, &ser, &err), 0);
+  assert_int_equal(mpt_strategy_create("bo", g_pts.space, opts, 1, 11, 120, &dis, &err), 0);
+  int rc = mpt_bo_use_model_ranks(dis, MPI_COMM_WORLD, &err), asks = 0;
+  int same = rc == 0 ? compare_async(ser, dis, 8, 120, &asks) : -1;
+  mpt_strategy_destroy(ser);
+  mpt_strategy_destroy(dis);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  printf("asynchronous, 8 workers, 120 evaluations: %d of %d asks identical to the serial bo's\n", same, asks);
+  assert_int_equal(rc, 0);
+  assert_true(asks >= 100);
+  assert_int_equal(same, asks);
 }
 
 static void test_refused_options(void **state) {
@@ -236,6 +290,96 @@ static void test_batch_pool_columns(void **state) {
   free(C); free(PX); free(V); free(skip);
 }
 
+/* 30 candidates that are not members of a batch's pool (pending: ids across the three slices, out of order): the
+ * slices send each one's column of V and A, B, var (mpt_gp_slices_cand_columns; each one's posterior from them is
+ * its slice's, bit for bit); the pool loaded from the slices' columns on a GP without candidates (rank 0's with
+ * model ranks) plans them (mpt_gp_pool_plan_columns) and
+ * fantasizes them in turn (predict, then add at the predicted mean) as the same pool of one GP over every
+ * candidate planned from its own V (mpt_gp_pool_plan_candidates) does: the same predictions and the same
+ * posterior of the members afterwards, up to V's rounding; a candidate outside the slices refused (and the
+ * servers serve on) */
+static void test_pending_columns(void **state) {
+  (void)state;
+  enum { P = 100, NF = 30 };
+  int rank, dim = g_pts.dim, n_obs = 60;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  int64_t N = mpt_space_size(g_pts.space), ids[P], cand[NF + 1];
+  double *C = gpd_encode(&g_pts, N, 0, 1), abv[3 * P], cabv[3 * NF], m, sc;
+  double *PX = malloc(sizeof(double) * (size_t)P * (size_t)dim);
+  float *V = malloc(sizeof(float) * (size_t)P * (size_t)n_obs), *CV = malloc(sizeof(float) * (size_t)NF * (size_t)n_obs);
+  mpt_gp *gp;
+  mpt_gp_slices *sl;
+  mpt_gp_pool *one, *cols;
+  mpt_gp_pool_item b[P];
+  uint8_t *pend = calloc((size_t)N, 1); /* pending: left out of the pool, as seen configurations are */
+  for (int f = 0; f < NF; f++) pend[cand[f] = N - 1 - (int64_t)f * (N / NF) - (f % 3)] = 1; /* every slice, descending */
+  cand[NF] = N;                                                                                /* outside every slice */
+  int n_sl = 0, rc = whole_and_slices(C, n_obs, 2, 173, &gp, &sl);
+  mpt_gp_normalization(gp, &m, &sc);
+  if (rc == 0) rc = mpt_gp_slices_batch_pool(sl, pend, NULL, (1.5 - m) / sc, 0.01, P, b, &n_sl, &err);
+  if (rc == 0) rc = mpt_gp_slices_columns(sl, b, n_sl, V, abv, &err);
+  float bad_v[NF * 60];
+  double bad_abv[3 * NF];
+  int rc_bad = rc == 0 ? mpt_gp_slices_cand_columns(sl, cand + 1, NF, bad_v, bad_abv, &err) : 0;
+  if (rc == 0) rc = mpt_gp_slices_cand_columns(sl, cand, NF, CV, cabv, &err); /* the servers serve on */
+  int exact = 0; /* each one's A, B, var as its slice holds them: its posterior as the slice predicts it, bit for bit */
+  for (int f = 0; rc == 0 && f < NF; f++) {
+    double ms, ss;
+    rc = mpt_gp_slices_predict(sl, cand[f], &ms, &ss, &err);
+    exact += ms == m + cabv[3 * f] - m * cabv[3 * f + 1] && ss == sc * sqrt(cabv[3 * f + 2] > 0 ? cabv[3 * f + 2] : 0.0);
+  }
+  mpt_gp_slices_free(sl);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  assert_int_equal(rc, 0);
+  assert_true(rc_bad < 0);
+  assert_int_equal(exact, NF);
+  assert_int_equal(n_sl, P);
+  for (int j = 0; j < P; j++) {
+    ids[j] = b[j].id;
+    for (int f = 0; f < NF; f++) assert_true(ids[j] != cand[f]); /* not members: the GP's columns stand in */
+    memcpy(PX + (size_t)j * dim, C + (size_t)ids[j] * dim, sizeof(double) * (size_t)dim);
+  }
+  /* the columns' pool on a GP of the observations alone, as rank 0's in bo with model ranks: nothing of it is read
+   * for the candidates */
+  mpt_gp *g0;
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  double *X = gpd_encode(&g_pts, n_obs, 2, 173), *y = malloc(sizeof(double) * (size_t)n_obs);
+  gpd_outputs(X, n_obs, dim, y);
+  assert_int_equal(mpt_gp_create(&cfg, dim, 0, NULL, &g0, &err), 0);
+  for (int i = 0; i < n_obs; i++) assert_int_equal(mpt_gp_add(g0, X + (size_t)i * dim, y[i], &err), 0);
+  assert_int_equal(mpt_gp_pool_create(&one, &err), 0);
+  assert_int_equal(mpt_gp_pool_create(&cols, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(one, gp, ids, PX, P, &err), 0);
+  assert_int_equal(mpt_gp_pool_load_columns(cols, g0, ids, PX, V, abv, P, &err), 0);
+  assert_int_equal(mpt_gp_pool_plan_candidates(one, cand, NF, &err), 0);
+  assert_int_equal(mpt_gp_pool_plan_columns(cols, cand, NF, CV, cabv, &err), 0);
+  double dp = 0, m1, s1, m2, s2;
+  for (int f = 0; f < NF; f++) {
+    const double *x = C + (size_t)cand[f] * dim;
+    assert_int_equal(mpt_gp_pool_predict_candidate(one, cand[f], x, &m1, &s1, &err), 0);
+    assert_int_equal(mpt_gp_pool_predict_candidate(cols, cand[f], x, &m2, &s2, &err), 0);
+    dp = fmax(dp, fmax(fabs(m1 - m2), fabs(s1 - s2)) / sc); /* of the output scale (means cross 0) */
+    assert_int_equal(mpt_gp_pool_add_candidate(one, cand[f], x, m1, &err), 0);
+    assert_int_equal(mpt_gp_pool_add_candidate(cols, cand[f], x, m1, &err), 0);
+  }
+  double after = pools_differ(one, cols, P);
+  /* past the plan, a candidate the GP does not hold is refused */
+  assert_true(mpt_gp_pool_predict_candidate(cols, cand[0], C, &m2, &s2, &err) < 0);
+  printf("%d pending evaluations planned from the slices' columns against one GP's: predictions %.1e (of the output "
+         "scale), members after them %.1e relative\n", NF, dp, after);
+  /* the one GP took the observations one by one, the slices in one pass (mpt_gp_add_many): V's rounding differs,
+   * and an sd is the root of a variance near 0 next to an observation (1e-8 apart: 1e-4 of sd) */
+  assert_true(dp <= 1e-3 && after <= 1e-5);
+  mpt_gp_pool_free(one);
+  mpt_gp_pool_free(cols);
+  mpt_gp_free(gp);
+  mpt_gp_free(g0);
+  free(C); free(PX); free(V); free(CV); free(pend); free(X); free(y);
+}
+
 /* the marginal likelihood switches to ScaLAPACK over the model ranks at the crossover (set to 2000 here)
  * (mpt_gp_fit calls mpt_gp_log_marginal): the same value as the serial LAPACK path to 1e-10 */
 static void test_lml_switch(void **state) {
@@ -287,7 +431,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
+                                     cmocka_unit_test(test_pending_picks_identical),
                                      cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_batch_pool_columns),
+                                     cmocka_unit_test(test_pending_columns),
                                      cmocka_unit_test(test_lml_switch)};
   int failed = cmocka_run_group_tests(tests, NULL, NULL), any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -109,7 +109,7 @@ static int enter_pool(bo_state *b, mpt_strategy *s, double xi, int left, int64_t
 /* 1 when this ask (k picks so far, from the initial sample) fantasizes the pending evaluations on a pool: at
  * least pending_pool of them from earlier asks */
 static int pending_on_pool(const bo_state *b, int k) {
-  return b->pending_pool > 0 && b->batch_pool > 0 && !b->dist && b->n_pend - k >= b->pending_pool;
+  return b->pending_pool > 0 && b->batch_pool > 0 && b->n_pend - k >= b->pending_pool;
 }
 
 /* Model-based picks into ids[*k, n): fantasize the pending evaluations, pick, repeat; the fantasies leave

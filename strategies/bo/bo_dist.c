@@ -6,7 +6,9 @@
  * feasible_fallback) makes: the EI arithmetic is the same, so the picks are the same but where two
  * candidates' EI agree to the rounding of the float panels, about 1e-6 relative (tests/test_bo_dist.c). The
  * pool of a batch (bo_dist_pool_build): the slices' pass by log EI (bo_pool_pass's key), merged on rank 0,
- * whose pool takes its members' columns of V from the slices; the rest of the batch is bo_ask.c's, on rank 0. */
+ * whose pool takes its members' columns of V from the slices; the rest of the batch is bo_ask.c's, on rank 0.
+ * The evaluations pending from earlier asks (bo_dist_plan_pending): their columns of V from the slices that hold
+ * them, planned on rank 0's pool, which fantasizes them as without model ranks (bo_pool_add_pending). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -168,5 +170,19 @@ int bo_dist_pool_build(bo_state *b, const uint8_t *seen, double xi, int64_t P, m
     rc = mpt_gp_pool_load_columns(b->pool, b->gp, ids, X, V, abv, n, err);
   }
   free(pool); free(ids); free(X); free(abv); free(V);
+  return rc;
+}
+
+int bo_dist_plan_pending(bo_state *b, const int64_t *ids, int64_t n, mpt_error *err) {
+  if (n > INT32_MAX / 8) return mpt_error_set(err, MPT_ERR_VALUE, "bo: %lld pending evaluations are too many", (long long)n);
+  int rc = mpt_gp_slices_sync(b->dist, b->gp, err), n0 = mpt_gp_n_obs(b->gp);
+  if (rc || n <= 0) return rc;
+  float *V = malloc(sizeof *V * (size_t)n * (size_t)(n0 > 0 ? n0 : 1));
+  double *abv = malloc(sizeof *abv * 3 * (size_t)n);
+  if (!V || !abv) rc = mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld pending evaluations' columns", (long long)n);
+  if (rc == 0) rc = mpt_gp_slices_cand_columns(b->dist, ids, (int)n, V, abv, err);
+  if (rc == 0) rc = mpt_gp_pool_plan_columns(b->pool, ids, n, V, abv, err);
+  free(V);
+  free(abv);
   return rc;
 }

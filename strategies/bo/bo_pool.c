@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gp/gp_ei_pool.h"
 #include "gp/gp_pool.h"
+#include "strategies/bo/bo_dist_hook.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_pool.h"
 #include "strategies/bo/bo_transfer.h"
@@ -104,10 +105,12 @@ int bo_pool_add_pending(bo_state *b, int64_t from, int64_t to, double worst, mpt
   int64_t *ids = calloc((size_t)(to > from ? to - from : 1), sizeof(int64_t));
   if (!ids) return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory for %lld pending evaluations", (long long)(to - from));
   int64_t np = 0; /* their slots (every pending evaluation has one, strategies/bo/bo_ws.h, unless its values did
-                    * not fit the GP's codes: then the GP's posterior at its point, without the earlier ones) */
+                    * not fit the GP's codes: then the GP's posterior at its point, without the earlier ones; with
+                    * model ranks there is no working set and the slot is the id) */
   for (int64_t q = from; q < to; q++)
     if (bo_id_slot(b, b->pend[q].id) >= 0) ids[np++] = bo_id_slot(b, b->pend[q].id);
-  int rc = mpt_gp_pool_plan_candidates(b->pool, ids, np, err);
+  int rc = b->dist ? bo_dist_plan_pending(b, ids, np, err) /* model ranks: columns from the slices */
+                   : mpt_gp_pool_plan_candidates(b->pool, ids, np, err);
   free(ids);
   if (rc) return rc;
   for (int64_t q = from; q < to; q++) {
