@@ -20,9 +20,13 @@
 #define FEAS_SLOTS 2048
 #define FEAS_CACHE_MAX_OBS 8192
 
-/* the slots' last uses (a count of the asks for p that hit or filled them; 0: never used), kept after fs_id's
- * FEAS_SLOTS ids, and the count itself after them */
+/* Kept with the slots, after fs_id's FEAS_SLOTS ids: their last uses (a count of the asks for p that hit or
+ * filled them; 0: never used), the count itself, and the falpha_n their mean was last computed with (0: none);
+ * after fs_x's FEAS_SLOTS x D inputs: that mean. Within one model (the picks of an ask, the scans' rounds of
+ * contenders) a candidate's p is asked for again and again: it is then read, not summed again. */
 static int64_t *slot_used(bo_state *b) { return b->fs_id + FEAS_SLOTS; }
+static int64_t *slot_mean_n(bo_state *b) { return b->fs_id + 2 * FEAS_SLOTS + 1; }
+static double *slot_mean(bo_state *b) { return b->fs_x + (size_t)FEAS_SLOTS * (size_t)b->D; }
 
 /* the slot for a candidate not cached: the least recently used one (a pass over the slots, far less than the
  * row of kernel values it is for) */
@@ -39,9 +43,9 @@ static double feas_mean(bo_state *b, int64_t c) {
   if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
   if (!b->fslot) {
     b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
-    b->fs_id = calloc(2 * FEAS_SLOTS + 1, sizeof(int64_t)); /* the ids, then the last uses (slot_used) */
+    b->fs_id = calloc(3 * FEAS_SLOTS + 1, sizeof(int64_t)); /* the ids, slot_used, slot_mean_n */
     b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
-    b->fs_x = malloc(sizeof(double) * FEAS_SLOTS * (size_t)b->D);
+    b->fs_x = malloc(sizeof(double) * FEAS_SLOTS * (size_t)(b->D + 1)); /* the inputs, slot_mean */
     if (!b->fslot || !b->fs_id || !b->fs_n || !b->fs_x) { /* out of memory: no cache (destroy frees them once) */
       free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_x);
       b->fslot = NULL;
@@ -72,17 +76,20 @@ static double feas_mean(bo_state *b, int64_t c) {
     if (b->fs_id[sl] >= 0) b->fslot[b->fs_id[sl]] = -1;
     b->fs_id[sl] = c;
     b->fs_n[sl] = 0;
+    slot_mean_n(b)[sl] = 0;
     b->fslot[c] = sl;
     bo_encode(b, c, b->fs_x + (size_t)sl * (size_t)b->D);
   }
   slot_used(b)[sl] = ++slot_used(b)[FEAS_SLOTS];
+  if (slot_mean_n(b)[sl] == b->falpha_n && b->fs_n[sl] == n) return slot_mean(b)[sl];
   const double *x = b->fs_x + (size_t)sl * (size_t)b->D;
   double *k = b->fs_k + (size_t)sl * b->fs_stride;
   if (b->fs_n[sl] < n) {
     mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
     b->fs_n[sl] = n;
   }
-  return mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
+  slot_mean_n(b)[sl] = b->falpha_n;
+  return slot_mean(b)[sl] = mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
 }
 
 /* The feasibility observations added since the last scan enter the cached candidates' kernel values
