@@ -1,8 +1,8 @@
 /* tests/test_bo_feas_cache.c: the cache of bo's feasibility probabilities (strategies/bo/bo_feasibility.c): on the
  * convolution space (replayed A6000, every fifth configuration made to fail) the probabilities of more candidates
- * than a pool of 255 pending evaluations asks for (1,024: twice the slots before) are all kept between two sweeps, and every cached
- * probability is bit for bit the feasibility GP's mean computed from scratch, before and after the model grows
- * past the cache's first row length (256 observations). */
+ * than a pool of 255 pending evaluations asks for (1,024: twice the 512 slots the cache once had) are all kept
+ * between two sweeps, and every cached or kept probability is bit for bit the feasibility GP's mean computed from
+ * scratch, before and after the model grows past the cache's first row length (256 observations). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
