@@ -1,6 +1,6 @@
 /* gp/gp_pool.c: a pool of a GP's candidates conditioned on extra observations (gp/gp_pool.h). The pool
  * extends the GP's factor L by its own rows (one per extra observation, packed) and keeps, per member,
- * its column of V in double (the GP's n_obs rows, then one row per extra observation) and the posterior
+ * its column of V (the GP's n_obs rows as V holds them, floats; then one row per extra observation, double) and the posterior
  * state A, B, var as the GP keeps them (gp/gp_impl.h): the same arithmetic as mpt_gp_add over P
  * candidates instead of all. */
 #include <cblas.h>
@@ -17,7 +17,9 @@ struct mpt_gp_pool {
   int64_t n, cap;        /* members */
   int64_t *ids;
   double *X;             /* cap x dim: members' points */
-  double *V0;            /* cap x n0: members' columns of the GP's V (member-major) */
+  float *V0;             /* cap x n0: members' columns of the GP's V (member-major, V's floats: the products
+                          * with them stream half the bytes, the same sums as in double) */
+  double *V0d;           /* scratch: V0 in double for the plan's matrix product */
   double *A, *B, *var;   /* cap each */
   int nf, capf;          /* extra observations */
   double *Fv;            /* capf x cap: row j = extra observation j's row of V over the members */
@@ -45,7 +47,7 @@ int mpt_gp_pool_create(mpt_gp_pool **out, mpt_error *err) {
 
 void mpt_gp_pool_free(mpt_gp_pool *p) {
   if (!p) return;
-  free(p->ids); free(p->X); free(p->V0); free(p->A); free(p->B); free(p->var);
+  free(p->ids); free(p->X); free(p->V0); free(p->V0d); free(p->A); free(p->B); free(p->var);
   free(p->Fv); free(p->FL); free(p->fx); free(p->fy); free(p->fwy); free(p->fw1); free(p->l);
   free(p->plan_ids); free(p->plan_L); free(p->plan_G); free(p->plan_abv);
   free(p);
@@ -71,7 +73,7 @@ static int room_members(mpt_gp_pool *p, const mpt_gp *gp, int64_t n) {
     p->capf = 0; /* Fv's rows are cap long: regrown at the first extra observation */
   }
   if (nv0 > p->cap_v0) {
-    if (reserve((void **)&p->V0, nv0, sizeof(double))) return -1;
+    if (reserve((void **)&p->V0, nv0, sizeof(float))) return -1;
     p->cap_v0 = nv0;
   }
   return 0;
@@ -99,7 +101,7 @@ int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const
     if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
     p->ids[j] = c;
     const float *col = gp->V + (size_t)(c / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(c % GP_VB);
-    double *v0 = p->V0 + (size_t)j * (size_t)p->n0;
+    float *v0 = p->V0 + (size_t)j * (size_t)p->n0;
     for (int i = 0; i < p->n0; i++) v0[i] = col[(size_t)i * GP_VB];
     p->A[j] = gp->A[c];
     p->B[j] = gp->B[c];
@@ -166,6 +168,25 @@ GP_HOT static double dot(const double *restrict a, const double *restrict b, int
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
+/* dot(a widened to double, b, n): the same products and sums, half the bytes of a read */
+GP_HOT static double dot_float(const float *restrict a, const double *restrict b, int n) {
+  typedef float v4f __attribute__((vector_size(16)));
+  gp_v4d s = {0};
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4f xf;
+    gp_v4d y;
+    memcpy(&xf, a + i, sizeof xf);
+    memcpy(&y, b + i, sizeof y);
+    gp_v4d x = __builtin_convertvector(xf, gp_v4d);
+    s += x * y;
+  }
+  double t[4];
+  memcpy(t, &s, sizeof t);
+  for (; i < n; i++) t[0] += (double)a[i] * b[i];
+  return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
 /* out[c] += sum_j F[j cap + c] lf[j], for j = 0, 1, ..., nf - 1 in that order for every c (vectorized across
  * c, tiles of members kept in cache over the rows) */
 GP_HOT static void add_extra_rows(double *restrict out, const double *restrict F, int64_t cap,
@@ -206,7 +227,10 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t ca
   int n0 = p->n0, nt = n0 + p->nf;
   double *l = p->l;
   p->l_cand = -1;
-  if (j >= 0) memcpy(l, p->V0 + (size_t)j * n0, sizeof(double) * (size_t)n0);
+  if (j >= 0) {
+    const float *v0 = p->V0 + (size_t)j * n0;
+    for (int i = 0; i < n0; i++) l[i] = v0[i];
+  }
   else if (cand >= 0 && planned(p, cand)) memcpy(l, p->plan_L + (size_t)p->plan_next * n0, sizeof(double) * (size_t)n0);
   else if (cand >= 0) {
     const float *col = gp->V + (size_t)(cand / GP_VB) * (size_t)gp->cap * GP_VB + (size_t)(cand % GP_VB);
@@ -242,7 +266,7 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t ca
   /* vrow[c] = the member's V column . l, the extra rows summed in order j = 0, 1, ... (rows of Fv read
    * contiguously, across the members) */
   if (cand >= 0 && planned(p, cand)) memcpy(vrow, p->plan_G + (size_t)(p->plan_next++) * p->n, sizeof(double) * (size_t)p->n);
-  else for (int64_t c = 0; c < p->n; c++) vrow[c] = dot(p->V0 + (size_t)c * n0, l, n0);
+  else for (int64_t c = 0; c < p->n; c++) vrow[c] = dot_float(p->V0 + (size_t)c * n0, l, n0);
   add_extra_rows(vrow, p->Fv, p->cap, l + n0, nf, p->n);
   for (int64_t c = 0; c < p->n; c++) {
     double v = (kern(gp, x, p->X + (size_t)c * p->dim) - vrow[c]) / lnn;
@@ -301,7 +325,8 @@ int mpt_gp_pool_predict_candidate(mpt_gp_pool *p, int64_t c, const double *x, do
 /* room for a plan of n candidates; 0 or an error */
 static int plan_room(mpt_gp_pool *p, int64_t n, mpt_error *err) {
   if (reserve((void **)&p->plan_ids, n, sizeof(int64_t)) || reserve((void **)&p->plan_L, n * p->n0, sizeof(double)) ||
-      reserve((void **)&p->plan_G, n * p->n, sizeof(double)) || reserve((void **)&p->plan_abv, 3 * n, sizeof(double)))
+      reserve((void **)&p->plan_G, n * p->n, sizeof(double)) || reserve((void **)&p->plan_abv, 3 * n, sizeof(double)) ||
+      reserve((void **)&p->V0d, p->n * p->n0, sizeof(double)))
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for %lld planned pool observations", (long long)n);
   return 0;
 }
@@ -312,9 +337,11 @@ static void plan_start(mpt_gp_pool *p, const int64_t *cand, int64_t n) {
   int n0 = p->n0;
   memcpy(p->plan_ids, cand, sizeof(int64_t) * (size_t)n);
   /* G (n x members) = plan_L (n x n0) . V0^T (V0: members x n0) */
-  if (n0 > 0 && p->n > 0)
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0, n0, 0.0,
+  if (n0 > 0 && p->n > 0) {
+    for (int64_t i = 0; i < p->n * n0; i++) p->V0d[i] = p->V0[i];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)p->n, n0, 1.0, p->plan_L, n0, p->V0d, n0, 0.0,
                 p->plan_G, (int)p->n);
+  }
   else if (p->n > 0) memset(p->plan_G, 0, sizeof(double) * (size_t)n * (size_t)p->n);
   p->plan_n = n;
   p->plan_nf0 = p->nf;

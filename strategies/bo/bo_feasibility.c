@@ -11,19 +11,41 @@
 
 /* Feasibility mean of candidate c. The candidates whose p is asked for are mostly the same from one
  * ask to the next (high EI, under the threshold), so their kernel values to the feasibility model's
- * observations are kept (FEAS_SLOTS candidates, round robin, with their inputs) and only extended by the observations
- * added since: the mean is then one dot product, the same sum as mpt_gp_mean_with_weights
- * (mpt_gp_mean_from_kernel). */
-#define FEAS_SLOTS 512
-#define FEAS_CACHE_MAX_OBS 4096
+ * observations are kept (FEAS_SLOTS candidates, with their inputs; the least recently used slot is reused) and
+ * only extended by the observations added since: the mean is then one dot product, the same sum as
+ * mpt_gp_mean_with_weights (mpt_gp_mean_from_kernel). FEAS_SLOTS exceeds the contenders of an ask from a pool of pending evaluations
+ * (2 per pending one: about 514 with 256 workers, each asked again at the next ask): with fewer slots than
+ * that, every slot is reused before it is asked for again and every p costs a row of kernel values.
+ * Rows grow by half (FEAS_SLOTS x FEAS_CACHE_MAX_OBS doubles at most: 128 MiB). */
+#define FEAS_SLOTS 2048
+#define FEAS_CACHE_MAX_OBS 8192
+
+/* Kept with the slots, after fs_id's FEAS_SLOTS ids: their last uses (a count of the asks for p that hit or
+ * filled them; 0: never used), the count itself, and the falpha_n their mean was last computed with (0: none);
+ * after fs_x's FEAS_SLOTS x D inputs: that mean. Within one model (the picks of an ask, the scans' rounds of
+ * contenders) a candidate's p is asked for again and again: it is then read, not summed again. */
+static int64_t *slot_used(bo_state *b) { return b->fs_id + FEAS_SLOTS; }
+static int64_t *slot_mean_n(bo_state *b) { return b->fs_id + 2 * FEAS_SLOTS + 1; }
+static double *slot_mean(bo_state *b) { return b->fs_x + (size_t)FEAS_SLOTS * (size_t)b->D; }
+
+/* the slot for a candidate not cached: the least recently used one (a pass over the slots, far less than the
+ * row of kernel values it is for) */
+static int slot_to_reuse(bo_state *b) {
+  const int64_t *used = slot_used(b);
+  int sl = 0;
+  for (int i = 1; i < FEAS_SLOTS; i++)
+    if (used[i] < used[sl]) sl = i;
+  return sl;
+}
+
 static double feas_mean(bo_state *b, int64_t c) {
   int n = mpt_gp_n_obs(b->fgp);
   if (n > FEAS_CACHE_MAX_OBS) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
   if (!b->fslot) {
     b->fslot = malloc(sizeof(int32_t) * (size_t)b->N);
-    b->fs_id = malloc(sizeof(int64_t) * FEAS_SLOTS);
+    b->fs_id = calloc(3 * FEAS_SLOTS + 1, sizeof(int64_t)); /* the ids, slot_used, slot_mean_n */
     b->fs_n = calloc(FEAS_SLOTS, sizeof(int));
-    b->fs_x = malloc(sizeof(double) * FEAS_SLOTS * (size_t)b->D);
+    b->fs_x = malloc(sizeof(double) * FEAS_SLOTS * (size_t)(b->D + 1)); /* the inputs, slot_mean */
     if (!b->fslot || !b->fs_id || !b->fs_n || !b->fs_x) { /* out of memory: no cache (destroy frees them once) */
       free(b->fslot); free(b->fs_id); free(b->fs_n); free(b->fs_x);
       b->fslot = NULL;
@@ -36,8 +58,10 @@ static double feas_mean(bo_state *b, int64_t c) {
     for (int i = 0; i < FEAS_SLOTS; i++) b->fs_id[i] = -1;
   }
   if (n > b->fs_stride) { /* wider rows: copy the cached values over */
-    int ns = b->fs_stride ? 2 * b->fs_stride : 256;
+    int ns = b->fs_stride ? b->fs_stride + b->fs_stride / 2 : 256;
     if (ns < n) ns = n;
+    ns = (ns + 63) / 64 * 64;
+    if (ns > FEAS_CACHE_MAX_OBS) ns = FEAS_CACHE_MAX_OBS;
     double *nk = malloc(sizeof(double) * (size_t)FEAS_SLOTS * (size_t)ns);
     if (!nk) return mpt_gp_mean_with_weights(b->fgp, b->falpha, b->fm0, bo_point(b, c));
     for (int i = 0; i < FEAS_SLOTS && b->fs_k; i++)
@@ -48,21 +72,24 @@ static double feas_mean(bo_state *b, int64_t c) {
   }
   int sl = b->fslot[c];
   if (sl < 0) { /* a new slot: its candidate's inputs are kept with its kernel values */
-    sl = b->fs_next;
-    b->fs_next = (b->fs_next + 1) % FEAS_SLOTS;
+    sl = slot_to_reuse(b);
     if (b->fs_id[sl] >= 0) b->fslot[b->fs_id[sl]] = -1;
     b->fs_id[sl] = c;
     b->fs_n[sl] = 0;
+    slot_mean_n(b)[sl] = 0;
     b->fslot[c] = sl;
     bo_encode(b, c, b->fs_x + (size_t)sl * (size_t)b->D);
   }
+  slot_used(b)[sl] = ++slot_used(b)[FEAS_SLOTS];
+  if (slot_mean_n(b)[sl] == b->falpha_n && b->fs_n[sl] == n) return slot_mean(b)[sl];
   const double *x = b->fs_x + (size_t)sl * (size_t)b->D;
   double *k = b->fs_k + (size_t)sl * b->fs_stride;
   if (b->fs_n[sl] < n) {
     mpt_gp_kernel_obs_range(b->fgp, x, b->fs_n[sl], n, k + b->fs_n[sl]);
     b->fs_n[sl] = n;
   }
-  return mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
+  slot_mean_n(b)[sl] = b->falpha_n;
+  return slot_mean(b)[sl] = mpt_gp_mean_from_kernel(b->falpha, b->fm0, k, n);
 }
 
 /* The feasibility observations added since the last scan enter the cached candidates' kernel values

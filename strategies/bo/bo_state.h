@@ -91,10 +91,11 @@ typedef struct bo_state {
   double *mbuf, *sbuf;   /* prediction block buffers */
   int feas_dims;         /* inputs of the feasibility model: the first feas_dims of bo_encode's D */
   int32_t *fslot;        /* N: cache slot of a candidate's kernel values to the feasibility observations, or -1 */
-  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free) */
-  int *fs_n, fs_stride, fs_next; /* values cached per slot, row length, next slot to reuse */
+  int64_t *fs_id;        /* FEAS_SLOTS: candidate of each slot (-1: free); then the slots' last uses and means'
+                          * model (bo_feasibility.c) */
+  int *fs_n, fs_stride;  /* values cached per slot, row length */
   double *fs_k;          /* FEAS_SLOTS x fs_stride kernel values */
-  double *fs_x;          /* FEAS_SLOTS x D: the inputs (bo_encode) of each slot's candidate */
+  double *fs_x;          /* FEAS_SLOTS x D: the inputs (bo_encode) of each slot's candidate; then their means */
   bo_ranked *fq[2];      /* BO_BLOCK each: a block's contenders whose p is deferred (EI, log EI) */
   int64_t n_fq[2];
   bo_ranked *ranked;     /* the fallback's candidates by log EI (grown to the free candidates) */
