@@ -1,8 +1,8 @@
 /* gp/gp_pool.h: a pool of a GP's candidates whose posterior can be conditioned on extra observations
- * without touching the GP: the fantasies of a batch (gp/gp_pool.c). Loading copies the pool's posterior
- * state and its rows of V (P x n_obs); each added observation then costs O(P n_obs + n_obs^2) instead
- * of a pass over every candidate (mpt_gp_add: O(n_cand n_obs)). The pool reads the GP's factor, which
- * must not change while the pool is in use. */
+ * without touching the GP: the fantasies of a batch (gp/gp_pool.c, gp_pool_fantasy.c, gp_pool_plan.c). Loading
+ * copies the pool's posterior state and its rows of V (P x n_obs); each added observation then costs
+ * O(P n_obs + n_obs^2) instead of a pass over every candidate (mpt_gp_add: O(n_cand n_obs)). The pool reads the
+ * GP's factor, which must not change while the pool is in use. */
 #ifndef MPT_GP_POOL_H
 #define MPT_GP_POOL_H
 #include <stdint.h>

@@ -67,6 +67,12 @@ int evo_read_aware(evo *e) {
 
 void evo_read_fresh(evo *e, int aware) { e->fresh = aware && mpt_strategy_opt_bool(e->s, "fresh"); }
 
+mpt_neighbor_kind evo_read_neighbor(const mpt_strategy *s) {
+  const char *nb = mpt_strategy_opt_str(s, "neighbor");
+  return strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT
+         : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
+}
+
 void evo_free(evo *e) {
   mpt_related_free(e->rel);
   free(e->nv);

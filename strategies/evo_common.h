@@ -82,6 +82,9 @@ void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
 int evo_read_aware(evo *e);
 /* reads EVO_FRESH_OPTION into e->fresh (only for a constraint-aware strategy: aware != 0) */
 void evo_read_fresh(evo *e, int aware);
+/* the option `neighbor` of the local searches (sa, mls): Hamming, adjacent or strictly-adjacent as an
+ * mpt_neighbor_kind */
+mpt_neighbor_kind evo_read_neighbor(const mpt_strategy *s);
 void evo_free(evo *e);
 
 /* fitness cache */

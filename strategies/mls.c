@@ -5,7 +5,6 @@
  * configuration. Neighbours already evaluated are free. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include "strategies/evo_common.h"
 #include "strategies/evo_transfer.h"
 
@@ -78,8 +77,7 @@ static int mls_create(mpt_strategy *s, mpt_error *err) {
   if (rc) return rc;
   mls_state *g = s->data;
   g->cur = -1;
-  const char *nb = mpt_strategy_opt_str(s, "neighbor");
-  g->kind = strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
+  g->kind = evo_read_neighbor(s);
   g->cap_prop = (int)mpt_strategy_opt_int(s, "max_batch");
   g->prop = malloc((size_t)g->cap_prop * sizeof *g->prop);
   if (!g->prop) { mls_destroy(s); return mpt_error_set(err, MPT_ERR_NOMEM, "mls: out of memory"); }

@@ -8,7 +8,6 @@
  * A walk that proposes nothing new for a while restarts from a random unseen configuration. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include "strategies/evo_common.h"
 #include "strategies/evo_transfer.h"
 
@@ -94,8 +93,7 @@ static int sa_create(mpt_strategy *s, mpt_error *err) {
                          tmin, t0);
   }
   g->alpha = s->budget > 0 ? pow(g->Tmin / g->T0, 1.0 / (double)s->budget) : mpt_strategy_opt_double(s, "alpha");
-  const char *nb = mpt_strategy_opt_str(s, "neighbor");
-  g->kind = strcmp(nb, "adjacent") == 0 ? MPT_NB_ADJACENT : strcmp(nb, "strictly-adjacent") == 0 ? MPT_NB_STRICTLY_ADJACENT : MPT_NB_HAMMING;
+  g->kind = evo_read_neighbor(s);
   g->cap_prop = (int)mpt_strategy_opt_int(s, "max_batch");
   g->prop = malloc((size_t)g->cap_prop * sizeof *g->prop);
   if (!g->prop) { sa_destroy(s); return mpt_error_set(err, MPT_ERR_NOMEM, "sa: out of memory"); }

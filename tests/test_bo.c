@@ -22,6 +22,7 @@
 #include "strategies/bo/bo_pool.h"
 #include "gp/gp.h"
 #include "spaces/sys/rng.h"
+#include "tests/bo_replay.h"
 
 static mpt_problem *prob;
 static mpt_space *space;
@@ -54,13 +55,8 @@ static int teardown(void **state) {
 static int64_t fail_unless_mod; /* > 0: every configuration whose id is not a multiple of it fails */
 
 static mpt_obs observe(int64_t id) {
-  mpt_obs o;
-  if (!mpt_replay_get(rep, id, &o) || (fail_unless_mod > 0 && id % fail_unless_mod != 0)) {
-    mpt_obs_init(&o, id);
-    o.status = MPT_STATUS_RUNTIME_ERROR;
-  }
-  o.id = id;
-  return o;
+  if (fail_unless_mod > 0 && id % fail_unless_mod != 0) return bo_replay_failure(id);
+  return bo_replay_observe(rep, id);
 }
 
 /* runs `total` evaluations in rounds of ask(batch); ids/obs out; returns evaluations made */
@@ -82,23 +78,13 @@ static int64_t run(const char *const *opts, int n_opts, uint64_t seed, int64_t b
   return done;
 }
 
-static void check_valid_distinct(const int64_t *ids, int64_t n) {
-  uint8_t *seen = calloc((size_t)N, 1);
-  for (int64_t i = 0; i < n; i++) {
-    assert_true(ids[i] >= 0 && ids[i] < N);
-    assert_int_equal(seen[ids[i]], 0);
-    seen[ids[i]] = 1;
-  }
-  free(seen);
-}
-
 /* the first ask(10) of a fresh run with one option: its initial design, checked valid and distinct */
 static void first_design(const char *const *opt, uint64_t seed, int64_t ids[10]) {
   mpt_strategy *s;
   mpt_error err;
   assert_int_equal(mpt_strategy_create("bo", space, opt, 1, seed, 220, &s, &err), 0);
   assert_int_equal(mpt_strategy_ask(s, 10, ids), 10);
-  check_valid_distinct(ids, 10);
+  bo_check_valid_distinct(space, ids, 10);
   mpt_strategy_destroy(s);
 }
 
@@ -109,7 +95,7 @@ static void test_determinism_budget_validity(void **state) {
   assert_int_equal(run(NULL, 0, 42, 220, 1, 220, a, oa), 220);
   assert_int_equal(run(NULL, 0, 42, 220, 1, 220, b, ob), 220);
   assert_memory_equal(a, b, sizeof a);
-  check_valid_distinct(a, 220);
+  bo_check_valid_distinct(space, a, 220);
   assert_int_equal(run(NULL, 0, 43, 220, 1, 220, c, ob), 220);
   assert_memory_not_equal(a, c, sizeof a); /* another seed, another initial sample */
   /* sanity check only: the best of 220 is in the top 1% of the valid configurations (random search
@@ -316,7 +302,7 @@ static void test_batch(void **state) {
     int64_t ids[128];
     mpt_obs *obs = malloc(sizeof(mpt_obs) * 128);
     assert_int_equal(run(variants[v], n_opts, 3, 128, 16, 128, ids, obs), 128);
-    check_valid_distinct(ids, 128);
+    bo_check_valid_distinct(space, ids, 128);
     free(obs);
   }
 }
@@ -332,7 +318,7 @@ static void test_batch_quantile(void **state) {
   int64_t ids[106], ids2[48], bel[106], zero[106], dflt[106];
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 106), *o2 = malloc(sizeof(mpt_obs) * 106);
   assert_int_equal(run(q, 2, 5, 220, 16, 106, ids, obs), 106);
-  check_valid_distinct(ids, 106);
+  bo_check_valid_distinct(space, ids, 106);
   assert_int_equal(run(NULL, 0, 5, 220, 16, 106, dflt, o2), 106);
   assert_memory_equal(ids, dflt, sizeof ids); /* the default is batch=quantile, batch_quantile=0.5 */
   assert_int_equal(run(believer, 1, 5, 220, 16, 106, bel, o2), 106);
@@ -373,13 +359,13 @@ static void test_initial_designs(void **state) {
     assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, a, obs), 60);
     assert_int_equal(run(v ? lc : lv, 1, 11, 220, 1, 60, b, obs), 60);
     assert_memory_equal(a, b, sizeof a);
-    check_valid_distinct(a, 60);
+    bo_check_valid_distinct(space, a, 60);
     assert_memory_not_equal(a, d, 10 * sizeof(int64_t));
     check_resume(v ? lc : lv, 1);
   }
   assert_int_equal(run(NULL, 0, 11, 220, 1, 60, d, obs), 60);
   assert_int_equal(run(rs, 1, 11, 220, 1, 60, b, obs), 60);
-  check_valid_distinct(b, 60);
+  bo_check_valid_distinct(space, b, 60);
   assert_memory_equal(b, d, 6 * sizeof(int64_t));                    /* the design's first part is kept */
   for (int i = 6; i < 10; i++)
     for (int j = 0; j < 10; j++) assert_true(b[i] != d[j] || i == j); /* the rest is new */
@@ -452,7 +438,7 @@ static void test_pair_designs(void **state) {
     assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, a, obs), 60);
     assert_int_equal(run(kinds[v], nk[v], 11, 220, 1, 60, b, obs), 60);
     assert_memory_equal(a, b, sizeof a);
-    check_valid_distinct(a, 60);
+    bo_check_valid_distinct(space, a, 60);
     assert_memory_not_equal(a, d, 10 * sizeof(int64_t));
     memcpy(first[v], a, sizeof first[v]);
     check_resume(kinds[v], nk[v]);
@@ -512,7 +498,7 @@ static void test_no_model_yet(void **state) {
   mpt_strategy_tell(s, &o, 1);
   assert_int_equal(mpt_strategy_ask(s, 4, ids + 10), 4);
   ids[14] = def;
-  check_valid_distinct(ids, 15);
+  bo_check_valid_distinct(space, ids, 15);
   /* once the sample is told, the model picks: 16 distinct, unseen */
   mpt_obs *obs = malloc(sizeof(mpt_obs) * 14);
   for (int i = 0; i < 14; i++) obs[i] = observe(ids[i]);
@@ -520,7 +506,7 @@ static void test_no_model_yet(void **state) {
   int64_t more[31];
   assert_int_equal(mpt_strategy_ask(s, 16, more), 16);
   memcpy(more + 16, ids, 15 * sizeof(int64_t));
-  check_valid_distinct(more, 31);
+  bo_check_valid_distinct(space, more, 31);
   mpt_strategy_destroy(s);
   free(obs);
 }
@@ -542,7 +528,7 @@ static void test_model_from_one_observation(void **state) {
     mpt_strategy_tell(s, &o, 1);
     assert_int_equal(mpt_strategy_ask(s, 1, ids + 10), 1);
     assert_true(ids[10] != 0);
-    check_valid_distinct(ids, 11);
+    bo_check_valid_distinct(space, ids, 11);
     mpt_strategy_destroy(s);
   }
 }
@@ -640,7 +626,7 @@ static void test_batch_pool(void **state) {
   assert_int_equal(run(all, 2, 7, 220, 16, 106, b, obs), 106);
   assert_memory_equal(a, b, 58 * sizeof(int64_t));
   assert_int_equal(run(NULL, 0, 7, 220, 16, 106, c, obs), 106);
-  check_valid_distinct(c, 106);
+  bo_check_valid_distinct(space, c, 106);
   assert_int_equal(run(NULL, 0, 7, 220, 16, 106, d, obs), 106);
   assert_memory_equal(c, d, sizeof c);
   assert_memory_equal(a, c, 11 * sizeof(int64_t)); /* the initial sample and each round's first pick ... */

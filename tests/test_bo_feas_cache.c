@@ -18,22 +18,13 @@
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_feasibility.h"
 #include "strategies/bo/bo_state.h"
+#include "tests/bo_replay.h"
 #include "tests/conv_fixture.h"
 
 static mpt_space *space;
 static mpt_replay *rep;
 
-static int setup(void **state) {
-  int rc = conv_fixture_setup(state, "bo_feas_cache");
-  if (rc) return rc;
-  fixture *f = *state;
-  space = f->s;
-  char path[2048];
-  mpt_error err;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", f->dir);
-  if (mpt_replay_load(path, space, &rep, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  return 0;
-}
+static int setup(void **state) { return bo_replay_setup(state, "bo_feas_cache", &space, &rep); }
 
 static int teardown(void **state) {
   mpt_replay_free(rep);
@@ -41,15 +32,7 @@ static int teardown(void **state) {
 }
 
 /* the replayed observation of id, or a failure (every fifth id, and those without a record) */
-static mpt_obs observe(int64_t id) {
-  mpt_obs o;
-  if (id % 5 == 0 || !mpt_replay_get(rep, id, &o)) {
-    mpt_obs_init(&o, id);
-    o.status = MPT_STATUS_RUNTIME_ERROR;
-  }
-  o.id = id;
-  return o;
-}
+static mpt_obs observe(int64_t id) { return id % 5 == 0 ? bo_replay_failure(id) : bo_replay_observe(rep, id); }
 
 /* asks of 10 told whole until `total` evaluations */
 static void run_to(mpt_strategy *s, int64_t *ids, int64_t *asked, int64_t total) {

@@ -20,22 +20,13 @@
 #include "spaces/space.h"
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
+#include "tests/bo_replay.h"
 #include "tests/conv_fixture.h"
 
 static mpt_space *space;
 static mpt_replay *rep;
 
-static int setup(void **state) {
-  int rc = conv_fixture_setup(state, "bo_pending");
-  if (rc) return rc;
-  fixture *f = *state;
-  space = f->s;
-  char path[2048];
-  mpt_error err;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", f->dir);
-  if (mpt_replay_load(path, space, &rep, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  return 0;
-}
+static int setup(void **state) { return bo_replay_setup(state, "bo_pending", &space, &rep); }
 
 static int teardown(void **state) {
   mpt_replay_free(rep);
@@ -133,52 +124,16 @@ static void test_pool_candidates(void **state) {
   free(PX);
 }
 
-static mpt_obs observe(int64_t id) {
-  mpt_obs o;
-  if (!mpt_replay_get(rep, id, &o)) {
-    mpt_obs_init(&o, id);
-    o.status = MPT_STATUS_RUNTIME_ERROR;
-  }
-  o.id = id;
-  return o;
-}
-
-/* `total` evaluations with `workers` in flight: each ask fills the idle workers, then the oldest in flight
- * is told (first in, first out), so every ask after the first finds workers - 1 evaluations pending; with
- * workers 1, rounds of ask(batch) told whole (synchronous). ids out (in ask order); returns them. */
+/* `total` evaluations of bo with options opts, `workers` in flight or rounds of ask(batch) (bo_replay_drive);
+ * ids out (in ask order); returns how many were asked */
 static int64_t run(const char *const *opts, int n_opts, int workers, int batch, int64_t total, int64_t *ids) {
   mpt_strategy *s;
   mpt_error err;
   assert_int_equal(mpt_strategy_create("bo", space, opts, n_opts, 3, total, &s, &err), 0);
-  int64_t asked = 0, told = 0;
-  while (told < total) {
-    int want = workers > 1 ? (int)(workers - (asked - told)) : batch;
-    if (want > total - asked) want = (int)(total - asked);
-    if (want > 0) {
-      int got = mpt_strategy_ask(s, want, ids + asked);
-      assert_true(got > 0 && got <= want);
-      asked += got;
-    }
-    int n_tell = workers > 1 ? 1 : (int)(asked - told);
-    for (int i = 0; i < n_tell; i++) {
-      mpt_obs o = observe(ids[told + i]);
-      mpt_strategy_tell(s, &o, 1);
-    }
-    told += n_tell;
-  }
+  bo_drive d = {.rep = rep};
+  int64_t asked = bo_replay_drive(s, &d, workers, batch, total, ids);
   mpt_strategy_destroy(s);
   return asked;
-}
-
-static void check_valid_distinct(const int64_t *ids, int64_t n) {
-  int64_t size = mpt_space_size(space);
-  uint8_t *seen = calloc((size_t)size, 1);
-  for (int64_t i = 0; i < n; i++) {
-    assert_true(ids[i] >= 0 && ids[i] < size);
-    assert_false(seen[ids[i]]);
-    seen[ids[i]] = 1;
-  }
-  free(seen);
 }
 
 /* 12 workers, 120 evaluations: a pool of every candidate with the GP's normalization picks what fantasies over
@@ -199,7 +154,7 @@ static void test_async_pending(void **state) {
          "first %lld of %d evaluations\n", W, (long long)same, T);
   assert_true(same >= 100);
   assert_int_equal(run(NULL, 0, W, 1, T, c), T);
-  check_valid_distinct(c, T);
+  bo_check_valid_distinct(space, c, T);
   assert_int_equal(run(NULL, 0, W, 1, T, d), T);
   assert_memory_equal(c, d, sizeof c);
   assert_memory_not_equal(a, c, sizeof c);

@@ -20,23 +20,14 @@
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
 #include "strategies/bo/bo_state.h"
+#include "tests/bo_replay.h"
 #include "tests/conv_fixture.h"
 
 static mpt_space *space;
 static mpt_replay *rep, *rep_other;
 
 static int setup(void **state) {
-  int rc = conv_fixture_setup(state, "bo_ws");
-  if (rc) return rc;
-  fixture *f = *state;
-  space = f->s;
-  char path[2048];
-  mpt_error err;
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A6000_T4.json.gz", f->dir);
-  if (mpt_replay_load(path, space, &rep, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  snprintf(path, sizeof path, "%s/brute-forced/convolution_A100_T4.json.gz", f->dir);
-  if (mpt_replay_load(path, space, &rep_other, &err)) { fprintf(stderr, "%s\n", err.msg); return -1; }
-  return 0;
+  return bo_replay_setup(state, "bo_ws", &space, &rep) || bo_replay_load(*state, "A100", &rep_other) ? -1 : 0;
 }
 
 static int teardown(void **state) {
@@ -117,16 +108,6 @@ static void test_replace_exact(void **state) {
   free(X); free(X2); free(Xo); free(XR); free(m0); free(v0); free(m1); free(v1); free(m2); free(v2);
 }
 
-static mpt_obs observe(const mpt_replay *from, int64_t id) {
-  mpt_obs o;
-  if (!mpt_replay_get(from, id, &o)) {
-    mpt_obs_init(&o, id);
-    o.status = MPT_STATUS_RUNTIME_ERROR;
-  }
-  o.id = id;
-  return o;
-}
-
 /* the working set is a bijection between its slots and configurations */
 static void check_bijection(const bo_state *b) {
   int64_t in = 0;
@@ -156,9 +137,36 @@ static void incumbent_neighbours(const mpt_strategy *s, int64_t best, run_stats 
   free(buf);
 }
 
+/* what a run looks at between asks and tells: its statistics, and whether a new best came since the last ask */
+typedef struct run_watch {
+  run_stats *st;
+  int improved;
+} run_watch;
+
+/* after an ask: the incumbent's neighbours after a new best, the model-based picks pending without a slot */
+static void watch_ask(void *ctx, const mpt_strategy *s) {
+  run_watch *w = ctx;
+  const bo_state *b = s->data;
+  w->st->asks++;
+  if (w->improved && b->ws_id && b->n_ok >= 1) incumbent_neighbours(s, w->st->best_id, w->st);
+  w->improved = 0;
+  for (int64_t k = 0; k < b->n_pend; k++)
+    w->st->outside += b->ws_id && b->ws_slot[b->pend[k].id] < 0 && b->pend[k].af >= 0;
+}
+
+/* before a tell: a new best */
+static void watch_tell(void *ctx, const mpt_obs *o) {
+  run_watch *w = ctx;
+  if (!(mpt_obs_valid(o) && o->objective < w->st->best)) return;
+  w->st->best = o->objective;
+  w->st->best_id = o->id;
+  w->improved = 1;
+}
+
 /* `total` evaluations with bo and options opts: rounds of ask(batch) told whole (workers 1), or `workers` in
- * flight (each ask fills the idle ones, the oldest is told); related: another device's brute-forced records
- * told first. ids out in ask order; the strategy is returned for checks (the caller destroys it) */
+ * flight (each ask fills the idle ones, the oldest is told: bo_replay_drive); related: another device's
+ * brute-forced records told first. ids out in ask order; the strategy is returned for checks (the caller
+ * destroys it) */
 static mpt_strategy *run(const char *const *opts, int n_opts, int workers, int batch, int64_t total, int related,
                          int64_t *ids, run_stats *st) {
   mpt_strategy *s;
@@ -167,48 +175,17 @@ static mpt_strategy *run(const char *const *opts, int n_opts, int workers, int b
   if (related) {
     int64_t n = mpt_space_size(space);
     mpt_obs *o = malloc(sizeof(mpt_obs) * (size_t)n);
-    for (int64_t id = 0; id < n; id++) o[id] = observe(rep_other, id);
+    for (int64_t id = 0; id < n; id++) o[id] = bo_replay_observe(rep_other, id);
     mpt_strategy_tell_related(s, 0, o, (int)n);
     free(o);
   }
-  bo_state *b = s->data;
   memset(st, 0, sizeof *st);
   st->best = INFINITY;
-  int64_t asked = 0, told = 0, improved = 0;
-  while (told < total) {
-    int want = workers > 1 ? (int)(workers - (asked - told)) : batch;
-    if (want > total - asked) want = (int)(total - asked);
-    if (want > 0) {
-      int got = mpt_strategy_ask(s, want, ids + asked);
-      assert_true(got > 0 && got <= want);
-      st->asks++;
-      if (improved && b->ws_id && b->n_ok >= 1) incumbent_neighbours(s, st->best_id, st);
-      improved = 0;
-      for (int64_t k = 0; k < b->n_pend; k++) st->outside += b->ws_id && b->ws_slot[b->pend[k].id] < 0 && b->pend[k].af >= 0;
-      asked += got;
-    }
-    int n_tell = workers > 1 ? 1 : (int)(asked - told);
-    for (int i = 0; i < n_tell; i++) {
-      mpt_obs o = observe(rep, ids[told + i]);
-      if (mpt_obs_valid(&o) && o.objective < st->best) { st->best = o.objective; st->best_id = o.id; improved = 1; }
-      mpt_strategy_tell(s, &o, 1);
-    }
-    told += n_tell;
-  }
+  run_watch w = {.st = st};
+  bo_drive d = {.rep = rep, .asked = watch_ask, .telling = watch_tell, .ctx = &w};
+  bo_replay_drive(s, &d, workers, batch, total, ids);
   return s;
 }
-
-static void check_valid_distinct(const int64_t *ids, int64_t n) {
-  int64_t size = mpt_space_size(space);
-  uint8_t *seen = calloc((size_t)size, 1);
-  for (int64_t i = 0; i < n; i++) {
-    assert_true(ids[i] >= 0 && ids[i] < size);
-    assert_false(seen[ids[i]]);
-    seen[ids[i]] = 1;
-  }
-  free(seen);
-}
-
 
 /* synchronous rounds of 1, a working set of 2048 of the space's valid configurations: valid distinct picks, each
  * model-based pick in the working set, the set a bijection, the incumbent's neighbours brought in at the ask after
@@ -226,10 +203,10 @@ static void test_ws_sync(void **state) {
   assert_int_equal(b->n_slots, 2048);
   assert_true(mpt_space_size(space) > 2048);
   check_bijection(b);
-  check_valid_distinct(a, T);
+  bo_check_valid_distinct(space, a, T);
   double opt = INFINITY;
   for (int64_t id = 0; id < mpt_space_size(space); id++) {
-    mpt_obs o = observe(rep, id);
+    mpt_obs o = bo_replay_observe(rep, id);
     if (mpt_obs_valid(&o) && o.objective < opt) opt = o.objective;
   }
   printf("working set 2048 of %lld: best %.4g (optimum %.4g), picks outside it %lld, incumbent's neighbours in it "
@@ -258,7 +235,7 @@ static void test_ws_batches(void **state) {
   for (int m = 0; m < 3; m++) {
     mpt_strategy *s = run(ws, 2, mode[m].workers, mode[m].batch, T, mode[m].related, a, &st);
     check_bijection(s->data);
-    check_valid_distinct(a, T);
+    bo_check_valid_distinct(space, a, T);
     printf("workers %d, batch %d, related %d: %lld asks, best %.4g, model-based picks outside the working set %lld\n",
            mode[m].workers, mode[m].batch, mode[m].related, (long long)st.asks, st.best, (long long)st.outside);
     assert_int_equal(st.outside, 0);
