@@ -125,8 +125,8 @@ static void print_best(mpt_job *job) {
     print_config("default", job->space, job->default_id);
     mpt_job_objective_print(&job->objective, "default objective", def);
     mpt_job_objective_print_gain(&job->objective, best, def);
-    printf("(both confirmed: the medians of their re-measurements in the same rounds, the default's %d; the search "
-           "measured the default at %.6g %s)\n", n_def,
+    printf("(both confirmed in the same rounds: the default's median of its %d re-measurements; the search measured it "
+           "at %.6g %s)\n", n_def,
            mpt_objective_minimized(&job->objective.obj.t[0], res->default_objective), job->objective.obj.t[0].unit);
   } else if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
