@@ -50,9 +50,13 @@ int mpt_coord_confirm_run(const mpt_coord_config *c, int worker, int *stopped, m
   if (cf->k <= 0 || cf->rounds <= 0 || !cf->finalists) return 0;
   int size;
   MPI_Comm_size(c->comm, &size);
-  int64_t *ids = malloc(sizeof *ids * (size_t)cf->k);
+  int64_t *ids = malloc(sizeof *ids * (size_t)(cf->k + 1));
   if (!ids) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   int n = cf->finalists(cf->ctx, ids, cf->k), made = 0, rc = 0;
+  int64_t base = cf->baseline ? cf->baseline(cf->ctx) : -1;
+  int listed = 0;
+  for (int i = 0; i < n; i++) listed |= ids[i] == base;
+  if (base >= 0 && !listed) ids[n++] = base; /* in the same rounds, after the finalists */
   for (int round = 1; rc == 0 && round <= cf->rounds; round++)
     for (int i = 0; rc == 0 && i < n; i++) {
       if (cf->logged_rounds && cf->logged_rounds(cf->ctx, ids[i]) >= round) continue;

@@ -1,7 +1,8 @@
 /* coordinator/confirm.h: the confirmation of a run's finalists (--confirm K): once a run has stopped by its
  * budget or an exhausted space, its K best configurations are measured again, interleaved (A B C A B C ...,
  * `rounds` times each), one after another on one worker (rank 1, or in-process with one rank) so that they
- * share one device and its conditions. Each re-measurement is recorded (its `confirm` the round) but counts
+ * share one device and its conditions. The baseline of the speed-up (the default configuration), when there is
+ * one to measure, is measured again in the same rounds, after the finalists (A B C D A B C D ...). Each re-measurement is recorded (its `confirm` the round) but counts
  * against no budget and no strategy hears of it; rounds already logged (a confirmation cut short and
  * resumed) are not measured again. A signal stops it; the run stays resumable. */
 #ifndef MPT_CONFIRM_H
@@ -15,6 +16,9 @@ typedef struct mpt_coord_confirm {
   int rounds;            /* re-measurements of each */
   /* the finalists, best first: at most k ids into ids; returns how many */
   int (*finalists)(void *ctx, int64_t *ids, int k);
+  /* the configuration measured again after the finalists in each round (the default: the baseline of the
+   * speed-up), -1 none; NULL: none. Called after finalists; one of the finalists is not measured twice */
+  int64_t (*baseline)(void *ctx);
   /* the rounds of id already logged */
   int (*logged_rounds)(void *ctx, int64_t id);
   /* records one re-measurement durably (its confirm set); <0 stops */

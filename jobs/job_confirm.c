@@ -8,6 +8,9 @@
 void mpt_job_confirm_init(mpt_job_confirm *jc, int k) {
   memset(jc, 0, sizeof *jc);
   jc->k = k < 0 ? 0 : k > MPT_CONFIRM_MAX_K ? MPT_CONFIRM_MAX_K : k;
+  jc->default_id = -1;
+  jc->def.id = -1;
+  jc->def.confirmed = NAN;
 }
 
 void mpt_job_confirm_free(mpt_job_confirm *jc) {
@@ -20,8 +23,19 @@ static int by_search(const void *a, const void *b) {
   return (x->search > y->search) - (x->search < y->search);
 }
 
+/* the default's search measurement: its last one counts (as for the summary's default), cancelled and missing
+ * ones are none */
+static void see_default(mpt_job_confirm *jc, const mpt_obs *o) {
+  if (o->id != jc->default_id || o->status == MPT_STATUS_CANCELLED || o->status == MPT_STATUS_MISSING) return;
+  jc->default_valid = mpt_obs_valid(o);
+  jc->def.id = o->id;
+  jc->def.search = o->objective;
+}
+
 void mpt_job_confirm_see(mpt_job_confirm *jc, const mpt_obs *o) {
-  if (jc->k == 0 || !mpt_obs_valid(o) || o->confirm) return;
+  if (jc->k == 0 || o->confirm) return;
+  if (jc->default_id >= 0) see_default(jc, o);
+  if (!mpt_obs_valid(o)) return;
   for (int i = 0; i < jc->n; i++)
     if (jc->f[i].id == o->id) {
       if (o->objective < jc->f[i].search) jc->f[i].search = o->objective;
@@ -43,17 +57,29 @@ static mpt_job_finalist *finalist(mpt_job_confirm *jc, int64_t id) {
   return NULL;
 }
 
+/* the default, when it is measured again apart from the finalists (valid in the search, no finalist) */
+static mpt_job_finalist *default_apart(mpt_job_confirm *jc) {
+  return jc->default_id >= 0 && jc->default_valid && !finalist(jc, jc->default_id) ? &jc->def : NULL;
+}
+
+/* a finalist, or the default measured again with them */
+static mpt_job_finalist *measured_again(mpt_job_confirm *jc, int64_t id) {
+  mpt_job_finalist *f = finalist(jc, id), *d = default_apart(jc);
+  return f ? f : d && d->id == id ? d : NULL;
+}
+
 void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o) {
-  mpt_job_finalist *f = finalist(jc, o->id);
+  mpt_job_finalist *f = measured_again(jc, o->id);
   if (!f || f->n_conf >= MPT_CONFIRM_ROUNDS) return;
   f->conf[f->n_conf++] = mpt_obs_valid(o) ? o->objective : NAN;
 }
 
-/* the logged confirmations count when each is of one of these finalists (a resumed confirmation; a stop may have
- * come before every finalist was measured once: those without one get all their rounds) */
+/* the logged confirmations count when each is of one of these finalists or of the default measured again with
+ * them (a resumed confirmation; a stop may have come before every one was measured once: those without one get
+ * all their rounds) */
 static void take_logged(mpt_job_confirm *jc) {
   int same = jc->n_logged > 0;
-  for (int64_t i = 0; same && i < jc->n_logged; i++) same = finalist(jc, jc->logged[i].id) != NULL;
+  for (int64_t i = 0; same && i < jc->n_logged; i++) same = measured_again(jc, jc->logged[i].id) != NULL;
   jc->use_logged = same;
   for (int64_t i = 0; same && i < jc->n_logged; i++) mpt_job_confirm_take(jc, &jc->logged[i]);
 }
@@ -66,8 +92,13 @@ static int finalists_cb(void *ctx, int64_t *ids, int k) {
   return n;
 }
 
+static int64_t baseline_cb(void *ctx) {
+  mpt_job_finalist *d = default_apart(ctx);
+  return d ? d->id : -1;
+}
+
 static int logged_rounds_cb(void *ctx, int64_t id) {
-  mpt_job_finalist *f = finalist(ctx, id);
+  mpt_job_finalist *f = measured_again(ctx, id);
   return f ? f->n_conf : 0;
 }
 
@@ -82,7 +113,7 @@ mpt_coord_confirm mpt_job_confirm_plan(mpt_job_confirm *jc, int (*record)(void *
                                        void *record_ctx) {
   jc->record = record;
   jc->record_ctx = record_ctx;
-  mpt_coord_confirm c = {jc->k, MPT_CONFIRM_ROUNDS, finalists_cb, logged_rounds_cb, record_cb, jc};
+  mpt_coord_confirm c = {jc->k, MPT_CONFIRM_ROUNDS, finalists_cb, baseline_cb, logged_rounds_cb, record_cb, jc};
   return c;
 }
 
@@ -107,18 +138,32 @@ const mpt_job_finalist *mpt_job_confirm_best(mpt_job_confirm *jc, int *reordered
   return best;
 }
 
+double mpt_job_confirm_default(mpt_job_confirm *jc, int *n_conf) {
+  mpt_job_finalist *d = jc->default_id >= 0 ? measured_again(jc, jc->default_id) : NULL;
+  *n_conf = d ? d->n_conf : 0;
+  if (d) d->confirmed = median_finite(d->conf, d->n_conf);
+  return d ? d->confirmed : NAN;
+}
+
 void mpt_job_confirm_print(mpt_job_confirm *jc, const mpt_job_objective *jo, const mpt_space *s, int64_t made) {
   int reordered;
   const mpt_job_finalist *best = mpt_job_confirm_best(jc, &reordered);
   if (!best) return;
   const mpt_objective_term *t = &jo->obj.t[0];
-  printf("confirmation: the %d best measured again %d times each, interleaved (%lld now%s; not counted against the "
-         "budget)\n", jc->n, MPT_CONFIRM_ROUNDS, (long long)made, jc->use_logged ? ", the rest logged before" : "");
-  for (int i = 0; i < jc->n; i++) {
-    char cfg[512];
-    mpt_space_format(s, jc->f[i].id, cfg, (int)sizeof cfg);
-    printf("  #%d  search %.6g %s  confirmed %.6g %s  %s\n", i + 1, mpt_objective_minimized(t, jc->f[i].search),
-           t->unit, mpt_objective_minimized(t, jc->f[i].confirmed), t->unit, cfg);
+  mpt_job_finalist *d = default_apart(jc);
+  if (d && d->n_conf > 0) d->confirmed = median_finite(d->conf, d->n_conf);
+  else d = NULL;
+  printf("confirmation: the %d best%s measured again %d times each, interleaved (%lld now%s; not counted against the "
+         "budget)\n", jc->n, d ? " and the default" : "", MPT_CONFIRM_ROUNDS, (long long)made,
+         jc->use_logged ? ", the rest logged before" : "");
+  for (int i = 0; i <= jc->n; i++) {
+    const mpt_job_finalist *f = i < jc->n ? &jc->f[i] : d;
+    if (!f) break;
+    char cfg[512], rank[16] = "default";
+    mpt_space_format(s, f->id, cfg, (int)sizeof cfg);
+    if (i < jc->n) snprintf(rank, sizeof rank, "#%d", i + 1);
+    printf("  %s  search %.6g %s  confirmed %.6g %s  %s\n", rank, mpt_objective_minimized(t, f->search), t->unit,
+           mpt_objective_minimized(t, f->confirmed), t->unit, cfg);
   }
   if (reordered)
     printf("confirmation reorders the finalists: the search's #%d is the best confirmed\n", (int)(best - jc->f) + 1);

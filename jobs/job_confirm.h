@@ -1,8 +1,9 @@
 /* jobs/job_confirm.h: rank 0's side of --confirm K (coordinator/confirm.h): the K best configurations of the
- * search as the observations arrive (the finalists), their re-measurements (this session's and those a
- * resumed log holds for the same finalists, which are not measured again), the confirmed objective of each
- * (the median of its re-measurements) and the summary's table, which says when the confirmation reorders
- * the finalists. */
+ * search as the observations arrive (the finalists), and the default configuration, the baseline of the
+ * speed-up, measured again in the same rounds when its last search measurement is valid and it is not a
+ * finalist; their re-measurements (this session's and those a resumed log holds for the same finalists and
+ * default, which are not measured again), the confirmed objective of each (the median of its
+ * re-measurements) and the summary's table, which says when the confirmation reorders the finalists. */
 #ifndef MPT_JOB_CONFIRM_H
 #define MPT_JOB_CONFIRM_H
 #include <stdint.h>
@@ -25,6 +26,9 @@ typedef struct mpt_job_confirm {
   int k;
   int n;                          /* finalists so far, best first */
   mpt_job_finalist f[MPT_CONFIRM_MAX_K];
+  int64_t default_id;             /* the default configuration (-1: none; set before the search is seen) */
+  int default_valid;              /* its last search measurement is valid (a failed one is not measured again) */
+  mpt_job_finalist def;           /* the default's search objective and re-measurements when it is no finalist */
   mpt_obs *logged;                /* the confirmations a resumed log holds */
   int64_t n_logged;
   int use_logged;                 /* they were of these finalists: their rounds count */
@@ -45,7 +49,10 @@ void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o);
 /* the finalist the confirmation ranks first (NULL without a confirmation); *reordered 1 when it is not the
  * search's best */
 const mpt_job_finalist *mpt_job_confirm_best(mpt_job_confirm *jc, int *reordered);
-/* the summary's table of the finalists */
+/* the default's confirmed objective (the median of its re-measurements, as a finalist or not; NAN: none) and
+ * in *n_conf how many there were */
+double mpt_job_confirm_default(mpt_job_confirm *jc, int *n_conf);
+/* the summary's table of the finalists (and of the default re-measured with them) */
 void mpt_job_confirm_print(mpt_job_confirm *jc, const mpt_job_objective *jo, const mpt_space *s, int64_t made);
 
 #endif

@@ -3,7 +3,9 @@
  * minimized and maximized, a configuration seen again, the front sorted by the first objective; the
  * finalists kept as observations arrive, their confirmed objective (the median of the re-measurements, a
  * failed one left out), a reorder said, and the confirmations of a resumed log counted only when they are
- * of the same finalists. */
+ * of the same finalists; the default measured again with them (not when its last search measurement failed,
+ * nor apart when it is a finalist), its confirmed objective, and its logged re-measurements counted on a
+ * resume. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,12 +150,123 @@ static void test_logged_before_every_finalist(void **state) {
   mpt_job_confirm_free(&jc);
 }
 
+/* five search observations, the default (id 20) the fourth at `def_ms` (NAN: it failed); k 2 */
+static void search_with_default(mpt_job_confirm *jc, double def_ms) {
+  mpt_job_confirm_init(jc, 2);
+  jc->default_id = 20;
+  double t[] = {5, 3, 4, def_ms, 1};
+  int64_t id[] = {10, 11, 12, 20, 13};
+  for (int i = 0; i < 5; i++) {
+    mpt_obs o = obs(id[i], t[i], NAN);
+    if (isnan(def_ms) && id[i] == 20) o.status = MPT_STATUS_RUNTIME_ERROR, o.objective = NAN;
+    mpt_job_confirm_see(jc, &o);
+  }
+}
+
+static void test_default_measured_again(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  search_with_default(&jc, 8);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(ids[0], 13);
+  assert_int_equal(ids[1], 11);
+  assert_non_null(plan.baseline);
+  assert_int_equal(plan.baseline(plan.ctx), 20);
+  int n_def = -1;
+  assert_true(isnan(mpt_job_confirm_default(&jc, &n_def)));
+  assert_int_equal(n_def, 0);
+  mpt_obs r[] = {remeasured(13, 1.2, 1), remeasured(11, 3.1, 1), remeasured(20, 7.0, 1),
+                 remeasured(13, 1.0, 2), remeasured(11, 3.0, 2), remeasured(20, 6.0, 2)};
+  for (int i = 0; i < 6; i++) mpt_job_confirm_take(&jc, &r[i]);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 20), 2);
+  assert_true(fabs(mpt_job_confirm_default(&jc, &n_def) - 6.5) < 1e-12);
+  assert_int_equal(n_def, 2);
+  int reordered = 1;
+  const mpt_job_finalist *best = mpt_job_confirm_best(&jc, &reordered);
+  assert_int_equal(best->id, 13); /* the default is no finalist: never the best */
+  assert_false(reordered);
+  mpt_job_confirm_free(&jc);
+}
+
+static void test_failed_default_not_measured_again(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  search_with_default(&jc, NAN);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(plan.baseline(plan.ctx), -1);
+  mpt_obs r = remeasured(20, 7.0, 1); /* not one of those measured again: not taken */
+  mpt_job_confirm_take(&jc, &r);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 20), 0);
+  int n_def = -1;
+  assert_true(isnan(mpt_job_confirm_default(&jc, &n_def)));
+  mpt_job_confirm_free(&jc);
+  /* valid first, then its last measurement failed: not measured again either */
+  search_with_default(&jc, 8);
+  mpt_obs failed = obs(20, NAN, NAN);
+  failed.status = MPT_STATUS_TIMEOUT;
+  mpt_job_confirm_see(&jc, &failed);
+  plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  assert_int_equal(plan.baseline(plan.ctx), -1);
+  mpt_job_confirm_free(&jc);
+}
+
+/* the default among the finalists: measured once per round, as a finalist, and its confirmed objective is that */
+static void test_default_a_finalist(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  search_with_default(&jc, 2);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(ids[1], 20);
+  assert_int_equal(plan.baseline(plan.ctx), -1);
+  mpt_obs r[] = {remeasured(13, 1.0, 1), remeasured(20, 2.5, 1), remeasured(20, 2.1, 2)};
+  for (int i = 0; i < 3; i++) mpt_job_confirm_take(&jc, &r[i]);
+  int n_def = 0;
+  assert_true(fabs(mpt_job_confirm_default(&jc, &n_def) - 2.3) < 1e-12);
+  assert_int_equal(n_def, 2);
+  mpt_job_confirm_free(&jc);
+}
+
+/* a resumed log with the default's re-measurements: they count (none measured twice), the rest is measured */
+static void test_logged_default(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  search_with_default(&jc, 8);
+  jc.n_logged = 4;
+  jc.logged = malloc(sizeof(mpt_obs) * 4);
+  jc.logged[0] = remeasured(13, 1.0, 1);
+  jc.logged[1] = remeasured(11, 3.0, 1);
+  jc.logged[2] = remeasured(20, 7.5, 1);
+  jc.logged[3] = remeasured(13, 1.1, 2);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  int64_t ids[2];
+  assert_int_equal(plan.finalists(plan.ctx, ids, 2), 2);
+  assert_int_equal(jc.use_logged, 1);
+  assert_int_equal(plan.baseline(plan.ctx), 20);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 20), 1);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 11), 1);
+  assert_int_equal(plan.logged_rounds(plan.ctx, 13), 2);
+  int n_def = 0;
+  assert_true(fabs(mpt_job_confirm_default(&jc, &n_def) - 7.5) < 1e-12);
+  assert_int_equal(n_def, 1);
+  mpt_job_confirm_free(&jc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_pareto, setup, teardown),
     cmocka_unit_test(test_finalists_and_reorder),
     cmocka_unit_test(test_logged_confirmations),
     cmocka_unit_test(test_logged_before_every_finalist),
+    cmocka_unit_test(test_default_measured_again),
+    cmocka_unit_test(test_failed_default_not_measured_again),
+    cmocka_unit_test(test_default_a_finalist),
+    cmocka_unit_test(test_logged_default),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,20 @@ static cJSON *json_default(const mpt_summary *s, const mpt_summary_device *d) {
   return o;
 }
 
+/* the confirmation (--confirm): null without one */
+static cJSON *json_confirmation(const mpt_summary_device *d) {
+  if (d->confirmations == 0) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddItemToObject(o, "remeasurements", json_int((long long)d->confirmations));
+  cJSON_AddItemToObject(o, "best_id", d->confirmed_best_id >= 0 ? json_int((long long)d->confirmed_best_id)
+                                                                 : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "best", json_num(d->confirmed_best));
+  cJSON_AddItemToObject(o, "default", json_num(d->confirmed_default));
+  cJSON_AddItemToObject(o, "speedup", json_num(d->confirmed_speedup));
+  return o;
+}
+
 static cJSON *json_failures(const mpt_summary_device *d) {
   cJSON *a = cJSON_CreateArray();
   for (int st = 0; a && st < MPT_STATUS_COUNT; st++) {
@@ -110,6 +124,7 @@ static cJSON *json_device(const mpt_summary *s, const mpt_summary_device *d) {
   if ((top = cJSON_AddArrayToObject(o, "top")))
     for (int t = 0; t < d->n_top; t++) cJSON_AddItemToArray(top, json_top(s, &d->top[t], t + 1));
   cJSON_AddItemToObject(o, "default", json_default(s, d));
+  cJSON_AddItemToObject(o, "confirmation", json_confirmation(d));
   cJSON_AddItemToObject(o, "failures", json_failures(d));
   return o;
 }

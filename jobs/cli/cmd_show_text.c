@@ -201,6 +201,27 @@ static void print_default(const mpt_summary *s, const mpt_summary_device *d) {
   printf(")\n");
 }
 
+/* the confirmation (--confirm): the best confirmed and the default confirmed, the speed-up of one over the other */
+static void print_confirmation(const mpt_summary_device *d) {
+  if (d->confirmations == 0) return;
+  const char *sp = shown.unit[0] ? " " : "";
+  printf("confirmed (%lld re-measurements): ", (long long)d->confirmations);
+  if (d->confirmed_best_id < 0) {
+    printf("no valid one of the finalists\n");
+    return;
+  }
+  int rank = 0;
+  for (int t = 0; t < d->n_top && !rank; t++)
+    if (d->top[t].id == d->confirmed_best_id) rank = t + 1;
+  if (rank) printf("best #%d at %.6g%s%s", rank, d->confirmed_best, sp, shown.unit);
+  else printf("best config id %lld at %.6g%s%s", (long long)d->confirmed_best_id, d->confirmed_best, sp, shown.unit);
+  if (isfinite(d->confirmed_speedup))
+    printf(", default at %.6g%s%s: speed-up %.2fx over the default (both confirmed)\n", d->confirmed_default, sp,
+           shown.unit, d->confirmed_speedup);
+  else
+    printf(" (the default was not measured again: no confirmed speed-up)\n");
+}
+
 static void print_failures(const mpt_summary_device *d) {
   int width = 0, cwidth = 0;
   for (int st = 0; st < MPT_STATUS_COUNT; st++) {
@@ -238,6 +259,7 @@ static int print_device(const mpt_summary *s, const mpt_summary_device *d) {
     if (print_table(s, d) < 0) return -1;
   }
   print_default(s, d);
+  print_confirmation(d);
   print_failures(d);
   return 0;
 }

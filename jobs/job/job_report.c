@@ -119,7 +119,16 @@ static void print_best(mpt_job *job) {
   mpt_job_objective_print(&job->objective, "objective", best);
   if (confirmed) printf("(the best confirmed: the median of its %d re-measurements)\n", confirmed->n_conf);
   if (!reordered) mpt_job_objective_print_spread(&job->objective);
-  if (res->default_seen && isfinite(res->default_objective)) {
+  int n_def = 0;
+  double def = confirmed ? mpt_job_confirm_default(&job->confirm, &n_def) : NAN;
+  if (res->default_seen && isfinite(res->default_objective) && isfinite(def)) {
+    print_config("default", job->space, job->default_id);
+    mpt_job_objective_print(&job->objective, "default objective", def);
+    mpt_job_objective_print_gain(&job->objective, best, def);
+    printf("(both confirmed in the same rounds: the default's median of its %d re-measurements; the search measured it "
+           "at %.6g %s)\n", n_def,
+           mpt_objective_minimized(&job->objective.obj.t[0], res->default_objective), job->objective.obj.t[0].unit);
+  } else if (res->default_seen && isfinite(res->default_objective)) {
     print_config("default", job->space, job->default_id);
     mpt_job_objective_print(&job->objective, "default objective", res->default_objective);
     mpt_job_objective_print_gain(&job->objective, best, res->default_objective);

@@ -1,6 +1,7 @@
 /* jobs/output/summary.c: a run log at a glance (jobs/output/summary.h): the summary built in its phases (the
  * parameter values: summary_values.c; the records, counted and the best read, per device class:
- * summary_records.c with the classes of summary_classes.c; the classes' header names; the speed-ups) and freed,
+ * summary_records.c with the classes of summary_classes.c; the speed-ups; the confirmation: summary_confirmed.c;
+ * the classes' header names) and freed,
  * the objective a log records, the counts over every class. */
 #include "jobs/output/summary.h"
 #include <stdio.h>
@@ -15,13 +16,17 @@ int mpt_summary_build(mpt_runlog *log, int top, mpt_summary **out, mpt_error *er
   if (!s) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   s->log = log;
   int rc = mpt_summary_load_values(s, err);
-  if (rc == 0) rc = mpt_summary_read_records(s, top > 0 ? top : 1, err);
+  if (top < 1) top = 1;
+  if (rc == 0) rc = mpt_summary_read_records(s, top > MPT_SUMMARY_CONFIRM_TOP ? top : MPT_SUMMARY_CONFIRM_TOP, err);
+  if (rc == 0) mpt_summary_speedups(s);
+  if (rc == 0) rc = mpt_summary_read_confirmations(s, err);
   if (rc < 0) {
     mpt_summary_free(s);
     return rc;
   }
+  for (int c = 0; c < s->n_devices; c++) /* the best `top` shown */
+    for (; s->devices[c].n_top > top; s->devices[c].n_top--) free(s->devices[c].top[s->devices[c].n_top - 1].config);
   mpt_summary_name_targets(s);
-  mpt_summary_speedups(s);
   *out = s;
   return 0;
 }

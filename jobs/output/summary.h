@@ -59,6 +59,13 @@ typedef struct mpt_summary_device {
   int default_seen;    /* the default configuration was evaluated here (its last record counts) */
   int default_status;
   double default_objective; /* ms; NAN when its last record failed */
+  int64_t default_id;  /* its config id (-1: not measured here) */
+  /* the confirmation (/confirmations, --confirm; a run with several classes confirms none: the one class with
+   * records) as `mptune tune` reported it: the best confirmed among the finalists and the default confirmed
+   * (each the median of its valid re-measurements; NAN: none), and the speed-up of the one over the other */
+  int64_t confirmations; /* re-measurements logged for this class (0: no confirmation) */
+  int64_t confirmed_best_id; /* -1: none */
+  double confirmed_best, confirmed_default, confirmed_speedup;
   mpt_summary_failure failures[MPT_STATUS_COUNT]; /* indexed by status (count 0: none; OK unused) */
 } mpt_summary_device;
 

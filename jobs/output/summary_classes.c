@@ -24,6 +24,8 @@ static int add_class(mpt_summary *s, const mpt_device_info *info) {
   snprintf(d->name, sizeof d->name, "%s", info->name);
   snprintf(d->arch, sizeof d->arch, "%s", info->arch);
   d->default_objective = NAN;
+  d->default_id = d->confirmed_best_id = -1;
+  d->confirmed_best = d->confirmed_default = d->confirmed_speedup = NAN;
   return s->n_devices++;
 }
 

@@ -35,5 +35,10 @@ void mpt_summary_name_targets(mpt_summary *s);
 int mpt_summary_read_records(mpt_summary *s, int top, mpt_error *err);
 /* each best configuration's speed-up over its class's default, and s->n_with_records */
 void mpt_summary_speedups(mpt_summary *s);
+/* the confirmation of the one class with records (summary_confirmed.c), read with at least
+ * MPT_SUMMARY_CONFIRM_TOP best configurations kept (which tell the finalists from the default measured again
+ * apart); 0 or an error (reading the log, out of memory) */
+#define MPT_SUMMARY_CONFIRM_TOP 33
+int mpt_summary_read_confirmations(mpt_summary *s, mpt_error *err);
 
 #endif

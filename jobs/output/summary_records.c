@@ -93,6 +93,7 @@ static int count_record(void *ctx, const mpt_obs *o, const int32_t *config, int3
     d->evaluations++;
     if (is_default(s, config)) { /* its last record counts, as for the run's own report */
       d->default_seen = 1;
+      d->default_id = o->id;
       d->default_status = o->status;
       d->default_objective = mpt_obs_valid(o) ? o->objective : NAN;
     }
