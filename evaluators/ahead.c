@@ -25,7 +25,7 @@ typedef struct ahead_job {
   int state;
   pid_t pid;
   int fd;
-  double t0_ms, ms;
+  double t0_ms, ms;      /* its start, moved later by the time it spent paused; its compile time */
   char *buf;
   size_t len, cap;
   int outcome;
@@ -40,6 +40,7 @@ struct mpt_ahead {
   int nq, capq;
   mpt_ahead_cache cache;
   int paused;
+  double paused_at_ms; /* when the compiles were paused */
   mpt_ahead_stats st;
 };
 
@@ -355,11 +356,19 @@ int mpt_ahead_take(mpt_ahead *a, int64_t id, const mpt_watch *watch, mpt_ahead_r
   return 0;
 }
 
+/* a pause stops every running compile; the time a compile spent stopped does not count against its timeout (on an
+ * oversubscribed node the compiles are paused through every timed run, a long one included) */
 void mpt_ahead_pause(mpt_ahead *a, int paused) {
   if (!a || a->paused == paused) return;
   a->paused = paused;
-  for (int i = 0; i < a->nq; i++)
-    if (a->q[i].state == RUNNING) kill(-a->q[i].pid, paused ? SIGSTOP : SIGCONT);
+  double now = mpt_clock_mono_ms();
+  if (paused) a->paused_at_ms = now;
+  for (int i = 0; i < a->nq; i++) {
+    ahead_job *j = &a->q[i];
+    if (j->state != RUNNING) continue;
+    kill(-j->pid, paused ? SIGSTOP : SIGCONT);
+    if (!paused) j->t0_ms += now - (j->t0_ms > a->paused_at_ms ? j->t0_ms : a->paused_at_ms);
+  }
 }
 
 void mpt_ahead_get_stats(const mpt_ahead *a, mpt_ahead_stats *out) {

@@ -207,11 +207,30 @@ static void test_stop_and_discard(void **state) {
   unlink(c.log);
 }
 
+/* the time a compile spends paused does not count against its timeout: 0.3 s of work against a 0.6 s timeout,
+ * paused for 1 s on the way, is done, not timed out */
+static void test_paused_time_not_counted(void **state) {
+  (void)state;
+  test_ctx c;
+  open_ctx(&c, 0.6);
+  mpt_ahead *a = mpt_ahead_create(&ops, &c, 1, 8);
+  mpt_ahead_prepare(a, 600);
+  mpt_ahead_pause(a, 1);
+  sleep_s(1.0);
+  mpt_ahead_pump(a);
+  mpt_ahead_pause(a, 0);
+  mpt_ahead_result r;
+  take_ok(a, 600, "artifact 600", &r);
+  mpt_ahead_destroy(a);
+  unlink(c.log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ahead_and_cache),
       cmocka_unit_test(test_failures),
       cmocka_unit_test(test_stop_and_discard),
+      cmocka_unit_test(test_paused_time_not_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
