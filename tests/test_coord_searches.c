@@ -169,6 +169,19 @@ static void test_search_time(void **state) {
   mpt_strategy_destroy(S[1].strategy);
 }
 
+/* rank 0's config of one implicit search: strategy st, its budget, record(ctx); no default unless the caller sets one */
+static void one_search(const fixture *f, mpt_coord_config *c, mpt_strategy *st, int64_t budget,
+                       mpt_coord_record_fn rec, seen *ctx) {
+  memset(c, 0, sizeof *c);
+  c->comm = MPI_COMM_WORLD;
+  c->strategy = st;
+  c->budget = budget;
+  c->default_id = -1;
+  c->space = f->s;
+  c->record = rec, c->record_ctx = ctx;
+  c->progress = MPT_PROGRESS_OFF;
+}
+
 static void test_explicit_workers(void **state) {
   const fixture *f = *state;
   if (g_rank != 0) {
@@ -179,15 +192,8 @@ static void test_explicit_workers(void **state) {
   static seen s;
   s.n = 0;
   mpt_coord_config c;
-  memset(&c, 0, sizeof c);
-  c.comm = MPI_COMM_WORLD;
-  c.strategy = random_strategy(f, 5, 9);
-  c.budget = 9;
-  c.default_id = -1;
+  one_search(f, &c, random_strategy(f, 5, 9), 9, record, &s);
   c.workers = workers, c.n_workers = 2;
-  c.space = f->s;
-  c.record = record, c.record_ctx = &s;
-  c.progress = MPT_PROGRESS_OFF;
   mpt_coord_result r;
   mpt_error err;
   assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
@@ -224,14 +230,8 @@ static void test_results_taken_together(void **state) {
   static seen s;
   s.n = 0;
   mpt_coord_config c;
-  memset(&c, 0, sizeof c);
-  c.comm = MPI_COMM_WORLD;
-  c.strategy = random_strategy(f, 11, 9);
-  c.budget = 9;
+  one_search(f, &c, random_strategy(f, 11, 9), 9, record_round, &s);
   c.default_id = mpt_space_default_id(f->s), c.default_first = 1;
-  c.space = f->s;
-  c.record = record_round, c.record_ctx = &s;
-  c.progress = MPT_PROGRESS_OFF;
   mpt_coord_result r;
   mpt_error err;
   assert_int_equal(mpt_coord_run(&c, &r, &err), 0);
