@@ -203,21 +203,21 @@ void mpt_job_confirm_print(FILE *out, mpt_job_confirm *jc, const mpt_job_objecti
   mpt_job_finalist *d = default_apart(jc);
   if (d && d->n_conf > 0) d->confirmed = median_finite(d->conf, d->n_conf);
   else d = NULL;
-  fprintf(out, "%sconfirmation: the %d best%s measured again %d times each, interleaved (%lld now%s; not counted against "
-         "the budget)\n", indent, jc->n, d ? " and the default" : "", MPT_CONFIRM_ROUNDS, (long long)made,
-         jc->use_logged ? ", the rest logged before" : "");
+  fprintf(out, "%sconfirmation: the %d best%s measured again %d times each, interleaved (%lld now%s; not counted "
+          "against the budget)\n", indent, jc->n, d ? " and the default" : "", MPT_CONFIRM_ROUNDS, (long long)made,
+          jc->use_logged ? ", the rest logged before" : "");
   for (int i = 0; i <= jc->n; i++) {
     const mpt_job_finalist *f = i < jc->n ? &jc->f[i] : d;
     if (!f) break;
     char cfg[512], rank[16] = "default";
     mpt_space_format(s, f->id, cfg, (int)sizeof cfg);
     if (i < jc->n) snprintf(rank, sizeof rank, "#%d", i + 1);
-    fprintf(out, "%s  %s  search %.6g %s  confirmed %.6g %s  %s\n", indent, rank, mpt_objective_minimized(t, f->search), t->unit,
-           mpt_objective_minimized(t, f->confirmed), t->unit, cfg);
+    fprintf(out, "%s  %s  search %.6g %s  confirmed %.6g %s  %s\n", indent, rank, mpt_objective_minimized(t, f->search),
+            t->unit, mpt_objective_minimized(t, f->confirmed), t->unit, cfg);
   }
   if (reordered)
     fprintf(out, "%sconfirmation reorders the finalists: the search's #%d is the best confirmed\n", indent,
-           (int)(best - jc->f) + 1);
+            (int)(best - jc->f) + 1);
   else
     fprintf(out, "%sconfirmation keeps the search's best\n", indent);
 }

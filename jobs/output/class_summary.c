@@ -43,7 +43,8 @@ static int print_confirmed(FILE *f, const mpt_space *space, const mpt_coord_sear
     print_default(f, r, best->confirmed);
     return 1;
   }
-  fprintf(f, "  default objective: %.6g ms (confirmed; the search measured it at %.6g ms)\n", def, r->default_objective);
+  fprintf(f, "  default objective: %.6g ms (confirmed; the search measured it at %.6g ms)\n", def,
+          r->default_objective);
   if (best->confirmed > 0)
     fprintf(f, "  speed-up over default: %.2fx (both confirmed in the same rounds: the default's median of its %d "
             "re-measurements)\n", def / best->confirmed, n_def);
