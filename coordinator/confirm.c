@@ -44,10 +44,11 @@ static int evaluate(const mpt_coord_config *c, int size, int worker, int64_t id,
   return rc < 0 ? rc : 0;
 }
 
-int mpt_coord_confirm_run(const mpt_coord_config *c, int worker, int *stopped, mpt_error *err) {
-  const mpt_coord_confirm *cf = &c->confirm;
+int mpt_coord_confirm_run(const mpt_coord_config *c, int32_t device_class, int worker, int *stopped, mpt_error *err) {
+  mpt_coord_confirm cfc = c->confirm, *cf = &cfc;
   *stopped = 0;
   if (cf->k <= 0 || cf->rounds <= 0 || !cf->finalists) return 0;
+  if (cf->for_class && !(cf->ctx = cf->for_class(c->confirm.ctx, device_class))) return 0;
   int size;
   MPI_Comm_size(c->comm, &size);
   int64_t *ids = malloc(sizeof *ids * (size_t)(cf->k + 1));
@@ -66,6 +67,8 @@ int mpt_coord_confirm_run(const mpt_coord_config *c, int worker, int *stopped, m
       if (rc == 0 && o.status == MPT_STATUS_CANCELLED) rc = 1; /* stopped: no measurement */
       if (rc != 0) break;
       o.confirm = round;
+      o.device_class = device_class;
+      o.cross_from = 0;
       if ((rc = cf->record(cf->ctx, &o, err)) == 0) made++;
     }
   free(ids);

@@ -26,16 +26,18 @@ const char *check_stop(const coord_state *s, double now) {
   return NULL;
 }
 
-/* --confirm once the run is over by its budget or an exhausted space: 0 (*why "signal" when a signal cut it
- * short), or <0 with err */
+/* --confirm once the run is over by its budget or an exhausted space, for each search's device class on one of its
+ * workers, one class after the other: 0 (*why "signal" when a signal cut it short), or <0 with err */
 int confirm_finalists(coord_state *s, const char **why, mpt_error *err) {
   if (!*why || (strcmp(*why, "budget") != 0 && strcmp(*why, "exhausted") != 0)) return 0;
-  if (s->n != 1) return 0; /* several device classes: the portability table measures their bests again */
   int stopped = 0;
-  int worker = s->S[0].n_workers > 0 ? s->S[0].workers[0] : 1;
-  int made = mpt_coord_confirm_run(s->c, worker, &stopped, err);
-  if (made < 0) return made;
-  s->r->confirmed = made;
+  for (int i = 0; i < s->n && !stopped; i++) {
+    if (s->n > 1 && s->S[i].n_workers == 0) continue;
+    int worker = s->S[i].n_workers > 0 ? s->S[i].workers[0] : 1;
+    int made = mpt_coord_confirm_run(s->c, s->S[i].device_class, worker, &stopped, err);
+    if (made < 0) return made;
+    s->r->confirmed += made;
+  }
   if (stopped) *why = "signal";
   return 0;
 }

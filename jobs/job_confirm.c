@@ -11,11 +11,40 @@ void mpt_job_confirm_init(mpt_job_confirm *jc, int k) {
   jc->default_id = -1;
   jc->def.id = -1;
   jc->def.confirmed = NAN;
+  jc->n_classes = 1;
 }
 
 void mpt_job_confirm_free(mpt_job_confirm *jc) {
   free(jc->logged);
   jc->logged = NULL;
+  free(jc->others);
+  jc->others = NULL;
+  jc->n_classes = 1;
+}
+
+int mpt_job_confirm_classes(mpt_job_confirm *jc, int n, mpt_error *err) {
+  if (n <= jc->n_classes) return 0;
+  mpt_job_confirm *more = calloc((size_t)n - 1, sizeof *more);
+  if (!more) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int c = 1; c < n; c++) {
+    mpt_job_confirm *x = &more[c - 1];
+    if (c < jc->n_classes) *x = jc->others[c - 1];
+    else {
+      mpt_job_confirm_init(x, jc->k);
+      x->device_class = c;
+      x->default_id = jc->default_id;
+      x->logged = jc->logged, x->n_logged = jc->n_logged; /* borrowed: the first frees them */
+    }
+  }
+  free(jc->others);
+  jc->others = more;
+  jc->n_classes = n;
+  return 0;
+}
+
+mpt_job_confirm *mpt_job_confirm_of(mpt_job_confirm *jc, int32_t device_class) {
+  if (device_class == 0) return jc;
+  return device_class > 0 && device_class < jc->n_classes ? &jc->others[device_class - 1] : NULL;
 }
 
 static int by_search(const void *a, const void *b) {
@@ -32,8 +61,9 @@ static void see_default(mpt_job_confirm *jc, const mpt_obs *o) {
   jc->def.search = o->objective;
 }
 
-void mpt_job_confirm_see(mpt_job_confirm *jc, const mpt_obs *o) {
-  if (jc->k == 0 || o->confirm) return;
+void mpt_job_confirm_see(mpt_job_confirm *first, const mpt_obs *o) {
+  mpt_job_confirm *jc = o->cross_from > 0 ? NULL : mpt_job_confirm_of(first, o->device_class);
+  if (!jc || jc->k == 0 || o->confirm) return;
   if (jc->default_id >= 0) see_default(jc, o);
   if (!mpt_obs_valid(o)) return;
   for (int i = 0; i < jc->n; i++)
@@ -68,20 +98,31 @@ static mpt_job_finalist *measured_again(mpt_job_confirm *jc, int64_t id) {
   return f ? f : d && d->id == id ? d : NULL;
 }
 
-void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o) {
+/* a re-measurement of one of jc's (its class's) */
+static void take_one(mpt_job_confirm *jc, const mpt_obs *o) {
   mpt_job_finalist *f = measured_again(jc, o->id);
   if (!f || f->n_conf >= MPT_CONFIRM_ROUNDS) return;
   f->conf[f->n_conf++] = mpt_obs_valid(o) ? o->objective : NAN;
 }
 
-/* the logged confirmations count when each is of one of these finalists or of the default measured again with
- * them (a resumed confirmation; a stop may have come before every one was measured once: those without one get
- * all their rounds) */
+void mpt_job_confirm_take(mpt_job_confirm *jc, const mpt_obs *o) {
+  mpt_job_confirm *x = mpt_job_confirm_of(jc, o->device_class);
+  if (x) take_one(x, o);
+}
+
+/* the logged confirmations of jc's class count when each is of one of these finalists or of the default measured
+ * again with them (a resumed confirmation; a stop may have come before every one was measured once: those without
+ * one get all their rounds; a class whose rounds had not begun has none) */
 static void take_logged(mpt_job_confirm *jc) {
-  int same = jc->n_logged > 0;
-  for (int64_t i = 0; same && i < jc->n_logged; i++) same = measured_again(jc, jc->logged[i].id) != NULL;
-  jc->use_logged = same;
-  for (int64_t i = 0; same && i < jc->n_logged; i++) mpt_job_confirm_take(jc, &jc->logged[i]);
+  int same = 0, other = 0;
+  for (int64_t i = 0; !other && i < jc->n_logged; i++)
+    if (jc->logged[i].device_class == jc->device_class) {
+      same = 1;
+      other = measured_again(jc, jc->logged[i].id) == NULL;
+    }
+  jc->use_logged = same = same && !other;
+  for (int64_t i = 0; same && i < jc->n_logged; i++)
+    if (jc->logged[i].device_class == jc->device_class) take_one(jc, &jc->logged[i]);
 }
 
 static int finalists_cb(void *ctx, int64_t *ids, int k) {
@@ -105,15 +146,21 @@ static int logged_rounds_cb(void *ctx, int64_t id) {
 static int record_cb(void *ctx, const mpt_obs *o, mpt_error *err) {
   mpt_job_confirm *jc = ctx;
   int rc = jc->record(jc->record_ctx, o, err);
-  if (rc == 0) mpt_job_confirm_take(jc, o);
+  if (rc == 0) take_one(jc, o), jc->made++;
   return rc;
 }
 
+static void *for_class_cb(void *ctx, int32_t device_class) { return mpt_job_confirm_of(ctx, device_class); }
+
 mpt_coord_confirm mpt_job_confirm_plan(mpt_job_confirm *jc, int (*record)(void *, const mpt_obs *, mpt_error *),
                                        void *record_ctx) {
-  jc->record = record;
-  jc->record_ctx = record_ctx;
-  mpt_coord_confirm c = {jc->k, MPT_CONFIRM_ROUNDS, finalists_cb, baseline_cb, logged_rounds_cb, record_cb, jc};
+  for (int c = 0; c < jc->n_classes; c++) {
+    mpt_job_confirm *x = mpt_job_confirm_of(jc, c);
+    x->record = record;
+    x->record_ctx = record_ctx;
+  }
+  mpt_coord_confirm c = {jc->k, MPT_CONFIRM_ROUNDS, finalists_cb, baseline_cb, logged_rounds_cb, record_cb, jc,
+                         for_class_cb};
   return c;
 }
 
@@ -145,7 +192,10 @@ double mpt_job_confirm_default(mpt_job_confirm *jc, int *n_conf) {
   return d ? d->confirmed : NAN;
 }
 
-void mpt_job_confirm_print(mpt_job_confirm *jc, const mpt_job_objective *jo, const mpt_space *s, int64_t made) {
+int mpt_job_confirm_any(const mpt_job_confirm *jc) { return jc->made > 0 || jc->use_logged; }
+
+void mpt_job_confirm_print(FILE *out, mpt_job_confirm *jc, const mpt_job_objective *jo, const mpt_space *s,
+                           int64_t made, const char *indent) {
   int reordered;
   const mpt_job_finalist *best = mpt_job_confirm_best(jc, &reordered);
   if (!best) return;
@@ -153,20 +203,21 @@ void mpt_job_confirm_print(mpt_job_confirm *jc, const mpt_job_objective *jo, con
   mpt_job_finalist *d = default_apart(jc);
   if (d && d->n_conf > 0) d->confirmed = median_finite(d->conf, d->n_conf);
   else d = NULL;
-  printf("confirmation: the %d best%s measured again %d times each, interleaved (%lld now%s; not counted against the "
-         "budget)\n", jc->n, d ? " and the default" : "", MPT_CONFIRM_ROUNDS, (long long)made,
-         jc->use_logged ? ", the rest logged before" : "");
+  fprintf(out, "%sconfirmation: the %d best%s measured again %d times each, interleaved (%lld now%s; not counted "
+          "against the budget)\n", indent, jc->n, d ? " and the default" : "", MPT_CONFIRM_ROUNDS, (long long)made,
+          jc->use_logged ? ", the rest logged before" : "");
   for (int i = 0; i <= jc->n; i++) {
     const mpt_job_finalist *f = i < jc->n ? &jc->f[i] : d;
     if (!f) break;
     char cfg[512], rank[16] = "default";
     mpt_space_format(s, f->id, cfg, (int)sizeof cfg);
     if (i < jc->n) snprintf(rank, sizeof rank, "#%d", i + 1);
-    printf("  %s  search %.6g %s  confirmed %.6g %s  %s\n", rank, mpt_objective_minimized(t, f->search), t->unit,
-           mpt_objective_minimized(t, f->confirmed), t->unit, cfg);
+    fprintf(out, "%s  %s  search %.6g %s  confirmed %.6g %s  %s\n", indent, rank, mpt_objective_minimized(t, f->search),
+            t->unit, mpt_objective_minimized(t, f->confirmed), t->unit, cfg);
   }
   if (reordered)
-    printf("confirmation reorders the finalists: the search's #%d is the best confirmed\n", (int)(best - jc->f) + 1);
+    fprintf(out, "%sconfirmation reorders the finalists: the search's #%d is the best confirmed\n", indent,
+            (int)(best - jc->f) + 1);
   else
-    printf("confirmation keeps the search's best\n");
+    fprintf(out, "%sconfirmation keeps the search's best\n", indent);
 }

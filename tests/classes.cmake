@@ -5,3 +5,6 @@ foreach(t run kill waiting)
 endforeach()
 # the coordinator's searches, their own workers and budgets, portability evaluations, an explicit worker set
 mpt_mpi_test(test_coord_searches NP 4 SOURCES test_coord_searches.c conv_fixture.c)
+# --confirm with two classes (tests/confirm_classes_e2e.py, -n 3): each class's finalists and default measured again on
+# its own workers, the summary and `mptune show` per class, a confirmation cut short resumed per class
+mpt_script_test(confirm_classes_e2e COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/confirm_classes_e2e.py)

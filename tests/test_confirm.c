@@ -5,7 +5,7 @@
  * failed one left out), a reorder said, and the confirmations of a resumed log counted only when they are
  * of the same finalists; the default measured again with them (not when its last search measurement failed,
  * nor apart when it is a finalist), its confirmed objective, and its logged re-measurements counted on a
- * resume. */
+ * resume; with two device classes, each class's finalists, default and re-measurements apart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,6 +257,57 @@ static void test_logged_default(void **state) {
   mpt_job_confirm_free(&jc);
 }
 
+/* a run of two classes: each class's finalists are its own search's (a portability check is none), its baseline its
+ * own default, its re-measurements and logged rounds its own; a class without state (out of range) confirms nothing */
+static void test_classes_apart(void **state) {
+  (void)state;
+  mpt_job_confirm jc;
+  mpt_error err;
+  mpt_error_clear(&err);
+  mpt_job_confirm_init(&jc, 1);
+  jc.default_id = 20;
+  jc.n_logged = 2;
+  jc.logged = malloc(sizeof(mpt_obs) * 2);
+  jc.logged[0] = remeasured(1, 1.0, 1); /* class 0's round 1 of its finalist */
+  jc.logged[1] = remeasured(1, 5.0, 1); /* of class 1: not of its finalist */
+  jc.logged[1].device_class = 1;
+  assert_int_equal(mpt_job_confirm_classes(&jc, 2, &err), 0);
+  double t[] = {1, 8, 3, 9};
+  int64_t id[] = {1, 20, 2, 20};
+  for (int i = 0; i < 4; i++) {
+    mpt_obs o = obs(id[i], t[i], NAN);
+    o.device_class = i / 2; /* class 0: ids 1, 20; class 1: ids 2, 20 */
+    mpt_job_confirm_see(&jc, &o);
+  }
+  mpt_obs cross = obs(1, 0.5, NAN); /* class 0's best measured on class 1: no finalist of class 1 */
+  cross.device_class = 1, cross.cross_from = 1;
+  mpt_job_confirm_see(&jc, &cross);
+  mpt_coord_confirm plan = mpt_job_confirm_plan(&jc, NULL, NULL);
+  assert_non_null(plan.for_class);
+  assert_null(plan.for_class(plan.ctx, 2));
+  void *c0 = plan.for_class(plan.ctx, 0), *c1 = plan.for_class(plan.ctx, 1);
+  assert_ptr_equal(c0, &jc);
+  int64_t ids[1];
+  assert_int_equal(plan.finalists(c0, ids, 1), 1);
+  assert_int_equal(ids[0], 1);
+  assert_int_equal(plan.finalists(c1, ids, 1), 1);
+  assert_int_equal(ids[0], 2);
+  assert_int_equal(plan.baseline(c0), 20);
+  assert_int_equal(plan.baseline(c1), 20);
+  assert_int_equal(plan.logged_rounds(c0, 1), 1); /* class 0's logged round counts */
+  assert_int_equal(plan.logged_rounds(c1, 2), 0); /* class 1's logged one was of another finalist: not */
+  assert_true(jc.use_logged);
+  assert_false(mpt_job_confirm_of(&jc, 1)->use_logged);
+  mpt_obs r = remeasured(20, 9.5, 1); /* class 1's default measured again */
+  r.device_class = 1;
+  mpt_job_confirm_take(&jc, &r);
+  int n_def = 0;
+  assert_true(fabs(mpt_job_confirm_default(mpt_job_confirm_of(&jc, 1), &n_def) - 9.5) < 1e-12);
+  assert_int_equal(n_def, 1);
+  assert_true(isnan(mpt_job_confirm_default(&jc, &n_def)));
+  mpt_job_confirm_free(&jc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_pareto, setup, teardown),
@@ -267,6 +318,7 @@ int main(void) {
     cmocka_unit_test(test_failed_default_not_measured_again),
     cmocka_unit_test(test_default_a_finalist),
     cmocka_unit_test(test_logged_default),
+    cmocka_unit_test(test_classes_apart),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,11 @@ static cJSON *json_confirmation(const mpt_summary_device *d) {
   cJSON_AddItemToObject(o, "best", json_num(d->confirmed_best));
   cJSON_AddItemToObject(o, "default", json_num(d->confirmed_default));
   cJSON_AddItemToObject(o, "speedup", json_num(d->confirmed_speedup));
+  /* the best confirmed's place in the search (null: none valid, or not among the best kept) and whether it is not
+   * the search's best */
+  cJSON_AddItemToObject(o, "search_rank", d->confirmed_rank > 0 ? json_int(d->confirmed_rank) : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "reordered", d->confirmed_best_id >= 0 ? cJSON_CreateBool(d->confirmed_rank != 1)
+                                                                  : cJSON_CreateNull());
   return o;
 }
 

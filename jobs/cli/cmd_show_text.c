@@ -201,7 +201,8 @@ static void print_default(const mpt_summary *s, const mpt_summary_device *d) {
   printf(")\n");
 }
 
-/* the confirmation (--confirm): the best confirmed and the default confirmed, the speed-up of one over the other */
+/* the confirmation (--confirm): the best confirmed and the default confirmed, the speed-up of one over the other, and
+ * a line when the best confirmed is not the search's best */
 static void print_confirmation(const mpt_summary_device *d) {
   if (d->confirmations == 0) return;
   const char *sp = shown.unit[0] ? " " : "";
@@ -220,6 +221,8 @@ static void print_confirmation(const mpt_summary_device *d) {
            shown.unit, d->confirmed_speedup);
   else
     printf(" (the default was not measured again: no confirmed speed-up)\n");
+  if (d->confirmed_rank > 1)
+    printf("confirmation reorders the finalists: the search's #%d is the best confirmed\n", d->confirmed_rank);
 }
 
 static void print_failures(const mpt_summary_device *d) {

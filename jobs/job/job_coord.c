@@ -52,7 +52,7 @@ static int record_obs(void *ctx, const mpt_obs *o, mpt_error *err) {
   return 0;
 }
 
-/* a re-measurement of a finalist (--confirm): logged apart from the evaluations */
+/* a re-measurement of a finalist (--confirm, stamped with its device class): logged apart from the evaluations */
 static int record_confirmation(void *ctx, const mpt_obs *o, mpt_error *err) {
   record_ctx *rc = ctx;
   return mpt_runlog_append_confirmation(rc->log, o, err);
@@ -88,6 +88,7 @@ int mpt_job_coord_config(mpt_job *job, mpt_coord_config *c, mpt_error *err) {
   cc.strategy = job->strat;
   int rc = job->size > 1 ? mpt_job_classes_searches(&job->classes, &job->o, job->space, job->strat, job->default_id,
                                                     job->class_strat, job->searches, err) : 0;
+  if (rc == 0 && job->size > 1) rc = mpt_job_confirm_classes(&job->confirm, job->classes.n, err); /* each its own */
   for (int k = 1; rc == 0 && k < job->classes.n && o->n_priors > 0; k++) { /* each class is told the priors too */
     char desc[sizeof job->priors_desc];
     if (job->class_strat[k]) rc = mpt_prior_tell(o->priors, o->n_priors, job->space, job->class_strat[k], desc, sizeof desc, err);

@@ -113,7 +113,7 @@ static void print_best(mpt_job *job) {
   int reordered = 0;
   const mpt_job_finalist *confirmed = res->confirmed > 0 || job->confirm.use_logged
                                           ? mpt_job_confirm_best(&job->confirm, &reordered) : NULL;
-  if (confirmed) mpt_job_confirm_print(&job->confirm, &job->objective, job->space, res->confirmed);
+  if (confirmed) mpt_job_confirm_print(stdout, &job->confirm, &job->objective, job->space, res->confirmed, "");
   double best = confirmed ? confirmed->confirmed : res->best;
   print_config("best", job->space, confirmed ? confirmed->id : res->best_id);
   mpt_job_objective_print(&job->objective, "objective", best);
@@ -182,8 +182,8 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
     mpt_virtual_format(&job->vres, job->o.virtual_workers, line, sizeof line);
     printf("%s; projection took %.3f s\n", line, job->vres.real_s);
   }
-  if (job->n_searches > 1) /* times of different devices do not compare: a best per class */
-    mpt_class_summary_print(stdout, job->space, job->searches, job->n_searches);
+  if (job->n_searches > 1) /* times of different devices do not compare: a best (confirmed) per class */
+    mpt_class_summary_print(stdout, job->space, job->searches, job->n_searches, &job->confirm, &job->objective);
   else
     print_best(job);
   mpt_job_objective_print_front(&job->objective);

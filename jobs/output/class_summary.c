@@ -1,4 +1,4 @@
-/* jobs/output/class_summary.c: the per-class summary of a run (jobs/output/class_summary.h). */
+/* jobs/output/class_summary.c: the per-class summary of a run, confirmed or not (jobs/output/class_summary.h). */
 #include "jobs/output/class_summary.h"
 #include <math.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@ static void print_config(FILE *f, const char *label, const mpt_space *space, int
   if (cfg != small) free(cfg);
 }
 
-/* the default's measurement on this class, and the speed-up of the best over it */
-static void print_default(FILE *f, const mpt_coord_result *r) {
+/* the default's measurement on this class, and the speed-up of the best (its objective: best) over it */
+static void print_default(FILE *f, const mpt_coord_result *r, double best) {
   if (r->default_seen && isfinite(r->default_objective)) {
     fprintf(f, "  default objective: %.6g ms\n", r->default_objective);
-    if (r->best > 0) fprintf(f, "  speed-up over default: %.2fx\n", r->default_objective / r->best);
+    if (best > 0) fprintf(f, "  speed-up over default: %.2fx\n", r->default_objective / best);
   } else if (r->default_seen) {
     fprintf(f, "  default: failed (no valid measurement of the default configuration)\n");
   } else if (r->default_missing) {
@@ -24,7 +24,35 @@ static void print_default(FILE *f, const mpt_coord_result *r) {
   }
 }
 
-void mpt_class_summary_print(FILE *f, const mpt_space *space, const mpt_coord_search *searches, int n) {
+/* the class's confirmation, when it has one: its table, the best confirmed and the speed-up over its default
+ * confirmed in the same rounds (else over the search's); 1 when printed */
+static int print_confirmed(FILE *f, const mpt_space *space, const mpt_coord_search *s, mpt_job_confirm *confirm,
+                           const mpt_job_objective *objective) {
+  mpt_job_confirm *jc = confirm ? mpt_job_confirm_of(confirm, s->device_class) : NULL;
+  int reordered = 0;
+  const mpt_job_finalist *best = jc && mpt_job_confirm_any(jc) ? mpt_job_confirm_best(jc, &reordered) : NULL;
+  if (!best) return 0;
+  mpt_job_confirm_print(f, jc, objective, space, jc->made, "  ");
+  print_config(f, "best", space, best->id);
+  fprintf(f, "  objective: %.6g ms (the best confirmed: the median of its %d re-measurements)\n", best->confirmed,
+          best->n_conf);
+  int n_def = 0;
+  double def = mpt_job_confirm_default(jc, &n_def);
+  const mpt_coord_result *r = &s->res;
+  if (!(r->default_seen && isfinite(r->default_objective) && isfinite(def))) {
+    print_default(f, r, best->confirmed);
+    return 1;
+  }
+  fprintf(f, "  default objective: %.6g ms (confirmed; the search measured it at %.6g ms)\n", def,
+          r->default_objective);
+  if (best->confirmed > 0)
+    fprintf(f, "  speed-up over default: %.2fx (both confirmed in the same rounds: the default's median of its %d "
+            "re-measurements)\n", def / best->confirmed, n_def);
+  return 1;
+}
+
+void mpt_class_summary_print(FILE *f, const mpt_space *space, const mpt_coord_search *searches, int n,
+                             mpt_job_confirm *confirm, const mpt_job_objective *objective) {
   for (int k = 0; k < n; k++) {
     const mpt_coord_search *s = &searches[k];
     const mpt_coord_result *r = &s->res;
@@ -35,8 +63,9 @@ void mpt_class_summary_print(FILE *f, const mpt_space *space, const mpt_coord_se
       fprintf(f, "  best: none (no valid configuration)\n");
       continue;
     }
+    if (print_confirmed(f, space, s, confirm, objective)) continue;
     print_config(f, "best", space, r->best_id);
     fprintf(f, "  objective: %.6g ms\n", r->best);
-    print_default(f, r);
+    print_default(f, r, r->best);
   }
 }

@@ -41,6 +41,7 @@ void mpt_summary_free(mpt_summary *s) {
       for (int i = 0; i < d->failures[st].n_reasons; i++) free(d->failures[st].reasons[i]);
   }
   free(s->devices);
+  free(s->log_class_device);
   for (int p = 0; s->values && p < s->n_params; p++) {
     for (int i = 0; s->values[p] && i < s->n_values[p]; i++) mpt_value_free(&s->values[p][i]);
     free(s->values[p]);

@@ -60,11 +60,14 @@ typedef struct mpt_summary_device {
   int default_status;
   double default_objective; /* ms; NAN when its last record failed */
   int64_t default_id;  /* its config id (-1: not measured here) */
-  /* the confirmation (/confirmations, --confirm; a run with several classes confirms none: the one class with
-   * records) as `mptune tune` reported it: the best confirmed among the finalists and the default confirmed
-   * (each the median of its valid re-measurements; NAN: none), and the speed-up of the one over the other */
+  /* the confirmation (/confirmations, --confirm: the re-measurements of this class's finalists and default, those
+   * whose device_class is one of this class's records'; a log of one class with records: all of them) as `mptune
+   * tune` reported it: the best confirmed among the finalists and the default confirmed (each the median of its
+   * valid re-measurements; NAN: none), and the speed-up of the one over the other */
   int64_t confirmations; /* re-measurements logged for this class (0: no confirmation) */
   int64_t confirmed_best_id; /* -1: none */
+  int confirmed_rank;  /* the best confirmed's place among the search's best (1: the confirmation keeps the search's
+                          best; 0: not among the top kept) */
   double confirmed_best, confirmed_default, confirmed_speedup;
   mpt_summary_failure failures[MPT_STATUS_COUNT]; /* indexed by status (count 0: none; OK unused) */
 } mpt_summary_device;
@@ -81,6 +84,9 @@ typedef struct mpt_summary {
   int n_devices;
   mpt_summary_device *devices; /* in the order of the device table, then "unknown" when records name no row */
   int n_with_records;  /* device classes with records (several: the log is shown per device class) */
+  int n_log_classes;
+  int *log_class_device; /* per index of the log's class table (a record's device_class): the device class here
+                            whose search records have it first, -1 none; what a confirmation's class is shown as */
 } mpt_summary;
 
 /* The summary of an open log with the top configurations per device class; 0 or an error (reading the log,

@@ -1,10 +1,10 @@
 /* jobs/output/summary_confirmed.c: the confirmation a run log holds (/confirmations, --confirm) in a summary
- * (jobs/output/summary.h), as `mptune tune` reported it: the median of each configuration's valid
+ * (jobs/output/summary.h), per device class as `mptune tune` reported it: the median of each configuration's valid
  * re-measurements, the best confirmed among the finalists, the default confirmed and the speed-up of the one
- * over the other. A run with several device classes confirms none: the confirmations are the one class's with
- * records. The finalists are the K best of the search; the default is one of them when fewer configurations
- * than the others measured again were better than it in the search, else it was measured again apart and is
- * never the best confirmed. */
+ * over the other. Each re-measurement is of the class its device_class names (the class whose search records
+ * have that index); in a log of one class with records, all are that class's. The finalists are the K best of
+ * the class's search; the default is one of them when fewer configurations than the others measured again were
+ * better than it in the search, else it was measured again apart and is never the best confirmed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,20 +49,47 @@ static void confirm_class(mpt_summary_device *d, const mpt_obs *c, int64_t n, do
   }
   if (isfinite(d->confirmed_default) && d->confirmed_best > 0)
     d->confirmed_speedup = d->confirmed_default / d->confirmed_best;
+  for (int t = 0; t < d->n_top && !d->confirmed_rank; t++)
+    if (d->top[t].id == d->confirmed_best_id) d->confirmed_rank = t + 1;
+}
+
+int mpt_summary_note_log_class(mpt_summary *s, int32_t device_class, int cls) {
+  if (device_class < 0 || device_class >= 4096) return 0; /* no class table holds it: shown nowhere */
+  if (device_class >= s->n_log_classes) {
+    int *m = realloc(s->log_class_device, sizeof *m * (size_t)(device_class + 1));
+    if (!m) return -1;
+    for (int k = s->n_log_classes; k <= device_class; k++) m[k] = -1;
+    s->log_class_device = m, s->n_log_classes = device_class + 1;
+  }
+  if (s->log_class_device[device_class] < 0) s->log_class_device[device_class] = cls;
+  return 0;
+}
+
+/* the class here of a re-measurement: the one whose search records have its device_class; with one class with
+ * records, that one */
+static int class_of(const mpt_summary *s, const mpt_obs *o, int only) {
+  if (s->n_with_records == 1) return only;
+  return o->device_class >= 0 && o->device_class < s->n_log_classes ? s->log_class_device[o->device_class] : -1;
 }
 
 int mpt_summary_read_confirmations(mpt_summary *s, mpt_error *err) {
-  if (s->n_with_records != 1) return 0;
   mpt_obs *c = NULL;
   int64_t n = 0;
-  int rc = mpt_runlog_confirmations(s->log, &c, &n, err);
+  int rc = mpt_runlog_confirmations(s->log, &c, &n, err), only = -1;
   if (rc < 0 || n == 0) return rc;
   double *v = malloc(sizeof *v * (size_t)n);
-  if (!v) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  mpt_obs *mine = malloc(sizeof *mine * (size_t)n);
+  if (!v || !mine) rc = mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < s->n_devices; k++)
+    if (s->devices[k].evaluations + s->devices[k].cancelled + s->devices[k].cross_checks > 0 && only < 0) only = k;
   for (int k = 0; rc == 0 && k < s->n_devices; k++) {
     mpt_summary_device *d = &s->devices[k];
-    if (d->evaluations + d->cancelled + d->cross_checks > 0) confirm_class(d, c, n, v);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (class_of(s, &c[i], only) == k) mine[m++] = c[i];
+    if (m > 0 && d->evaluations + d->cancelled + d->cross_checks > 0) confirm_class(d, mine, m, v);
   }
+  free(mine);
   free(v);
   free(c);
   return rc;

@@ -35,7 +35,10 @@ void mpt_summary_name_targets(mpt_summary *s);
 int mpt_summary_read_records(mpt_summary *s, int top, mpt_error *err);
 /* each best configuration's speed-up over its class's default, and s->n_with_records */
 void mpt_summary_speedups(mpt_summary *s);
-/* the confirmation of the one class with records (summary_confirmed.c), read with at least
+/* a search record of the log's class device_class lies in class cls here (summary_confirmed.c: the class its
+ * confirmations are shown in); 0, or -1 when out of memory */
+int mpt_summary_note_log_class(mpt_summary *s, int32_t device_class, int cls);
+/* the confirmation of each class with records (summary_confirmed.c), read with at least
  * MPT_SUMMARY_CONFIRM_TOP best configurations kept (which tell the finalists from the default measured again
  * apart); 0 or an error (reading the log, out of memory) */
 #define MPT_SUMMARY_CONFIRM_TOP 33

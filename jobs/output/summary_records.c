@@ -83,6 +83,7 @@ static int count_record(void *ctx, const mpt_obs *o, const int32_t *config, int3
   mpt_summary *s = b->s;
   int cls = mpt_summary_class_of(s, &b->map, o, session), rc = -1;
   mpt_summary_device *d = cls >= 0 ? &s->devices[cls] : NULL;
+  if (d && o->cross_from <= 0 && mpt_summary_note_log_class(s, o->device_class, cls) < 0) d = NULL;
   if (d && o->cross_from > 0) { /* a portability check: no part of this class's search */
     if (o->status != MPT_STATUS_CANCELLED) d->cross_checks++;
     rc = 0;

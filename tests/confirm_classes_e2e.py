@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""tests/confirm_classes_e2e.py: --confirm in a run of two device classes (two --simulate files, mpiexec.mpich -n 3:
+rank 1 the A100 class, rank 2 the MI250X class). Each class's finalists (its search's K best, portability checks
+no finalists) and that class's default are measured again on a worker of that class, three rounds each, logged in
+/confirmations with their device_class; the replayed times confirm the search's. The summary reports per class the
+confirmation table, whether it keeps or reorders the finalists and the speed-up over that class's confirmed
+default; `mptune show` (text and JSON) reports each class's confirmation. A confirmation cut short by SIGINT in the
+second class's rounds is resumed per class: the first class's rounds are not measured again, the second's not
+logged are, none twice.
+
+Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA."""
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dist_e2e as d  # noqa: E402  (its helpers: mpirun, spawn, stop_run, check)
+
+import h5py  # noqa: E402
+
+check = d.check
+PROBLEM = os.path.join(d.DATA, "t1", "convolution_milo.json")
+CLASSES = [("A100", os.path.join(d.BF, "convolution_A100_T4.json.gz")),
+           ("MI250X", os.path.join(d.BF, "convolution_MI250X_T4.json.gz"))]
+K, ROUNDS, BUDGET = 2, 3, 12
+
+
+def args(log, *extra):
+    out = ["tune", PROBLEM, "--strategy", "random", "--seed", "3", "--budget", BUDGET, "--confirm", K, "--log", log,
+           "--progress", "off"]
+    for name, path in CLASSES:
+        out += ["--simulate", f"{name}={path}"]
+    return out + list(extra)
+
+
+def table(f, name):
+    if name not in f:
+        return []
+    rows = f[name][:int(f["count"][()])] if name == "evaluations" else f[name][:]
+    return [{k: r[k].item() for k in ("id", "status", "objective", "rank", "device_class", "cross_from", "confirm")}
+            for r in rows]
+
+
+def read_log(log):
+    with h5py.File(log, "r") as f:
+        return table(f, "evaluations"), table(f, "confirmations")
+
+
+def expected(evals, cls):
+    """class cls's finalists (its search's K best valid), its default (its first record) when measured again apart,
+    the objective of each in the search, and its workers"""
+    own = [r for r in evals if r["device_class"] == cls and r["cross_from"] == 0]
+    ok = sorted((r for r in own if r["status"] == 0), key=lambda r: r["objective"])
+    finalists = [r["id"] for r in ok[:K]]
+    dflt = own[0]
+    again = finalists + ([dflt["id"]] if dflt["status"] == 0 and dflt["id"] not in finalists else [])
+    search = {r["id"]: r["objective"] for r in own if r["status"] == 0}
+    return finalists, dflt["id"], again, search, {r["rank"] for r in own}
+
+
+def check_confirmations(evals, conf, what):
+    for cls in range(len(CLASSES)):
+        finalists, dflt, again, search, workers = expected(evals, cls)
+        mine = [c for c in conf if c["device_class"] == cls]
+        check(len(finalists) == K and len(mine) == ROUNDS * len(again)
+              and sorted((c["id"], c["confirm"]) for c in mine) == sorted((i, r) for i in again
+                                                                           for r in range(1, ROUNDS + 1)),
+              f"{what}: class {cls}: its finalists {finalists} and default {dflt} measured again {ROUNDS} times "
+              f"each: {[(c['id'], c['confirm']) for c in mine]}")
+        check(all(c["rank"] in workers for c in mine), f"{what}: class {cls}: on its own workers {workers}: "
+              f"{[c['rank'] for c in mine]}")
+        check(all(c["status"] == 0 and c["objective"] == search.get(c["id"]) for c in mine),
+              f"{what}: class {cls}: the replayed times confirm the search's")
+    check(len(conf) == len({(c["device_class"], c["id"], c["confirm"]) for c in conf}),
+          f"{what}: no re-measurement twice")
+
+
+def close(shown, value):
+    """a value as the summary shows it (%.6g)"""
+    return abs(shown - value) <= 5e-6 * abs(value)
+
+
+def class_blocks(out):
+    """the summary's block of each class: {class index: its lines}"""
+    blocks = {}
+    for m in re.finditer(r"^class (\d+) \S+: .*?(?=^class \d+ |^portability|^log: |\Z)", out, re.M | re.S):
+        blocks[int(m.group(1))] = m.group(0)
+    return blocks
+
+
+def check_summary(out, evals, conf, what):
+    blocks = class_blocks(out)
+    check(sorted(blocks) == [0, 1], f"{what}: a summary block per class: {sorted(blocks)}")
+    for cls, text in blocks.items():
+        finalists, dflt, again, search, _ = expected(evals, cls)
+        rows = re.findall(r"^    #\d+  search (\S+) ms  confirmed (\S+) ms", text, re.M)
+        check(len(rows) == K and all(float(a) == float(b) for a, b in rows),
+              f"{what}: class {cls}: the confirmation table: {rows}")
+        check("  confirmation keeps the search's best" in text, f"{what}: class {cls}: keeps the search's best")
+        best = re.search(r"^  objective: (\S+) ms \(the best confirmed", text, re.M)
+        check(best and close(float(best.group(1)), search[finalists[0]]), f"{what}: class {cls}: the best confirmed")
+        gain = re.search(r"^  speed-up over default: (\S+)x \(both confirmed in the same rounds", text, re.M)
+        want = search[dflt] / search[finalists[0]]
+        check(gain and abs(float(gain.group(1)) - want) < 0.006,
+              f"{what}: class {cls}: the speed-up over its confirmed default ({want:.2f}x): {text}")
+
+
+def check_show(log, evals, conf, tmp):
+    want = []  # per class: its re-measurements, its best confirmed and its confirmed speed-up (sim: the search's)
+    for cls in range(len(CLASSES)):
+        finalists, dflt, _, search, _ = expected(evals, cls)
+        want.append((len([c for c in conf if c["device_class"] == cls]), search[finalists[0]],
+                     search[dflt] / search[finalists[0]]))
+    want.sort()
+    p = d.mpirun(1, "show", log)
+    lines = sorted((int(n), float(b), float(g)) for n, b, _, g in re.findall(
+        r"^confirmed \((\d+) re-measurements\): best #1 at (\S+) ms, default at (\S+) ms: "
+        r"speed-up (\S+)x over the default \(both confirmed\)$", p.stdout, re.M))
+    check(p.returncode == 0 and len(lines) == len(want) and "reorders" not in p.stdout
+          and all(n == wn and close(b, wb) and abs(g - wg) < 0.006 for (n, b, g), (wn, wb, wg) in zip(lines, want)),
+          f"show: each class's confirmation ({want}): {lines}\n{p.stdout}")
+    p = d.mpirun(1, "show", log, "--json")
+    devs = json.loads(p.stdout)["devices"] if p.returncode == 0 else []
+    got = sorted((c["remeasurements"], c["best"], c["speedup"]) for c in (x.get("confirmation") for x in devs) if c)
+    check(len(got) == len(want) and all(n == wn and b == wb and abs(g - wg) < 1e-9
+                                        for (n, b, g), (wn, wb, wg) in zip(got, want))
+          and all(x["confirmation"]["reordered"] is False and x["confirmation"]["search_rank"] == 1
+                  for x in devs if x.get("confirmation")),
+          f"show --json: each class's confirmation ({want}): {got}")
+
+
+def whole(tmp):
+    log = os.path.join(tmp, "two.h5")
+    p = d.mpirun(3, *args(log), timeout=300, check_rc=0)
+    check(p.returncode == 0, "the run of two classes")
+    evals, conf = read_log(log)
+    check_confirmations(evals, conf, "two classes")
+    check_summary(p.stdout, evals, conf, "two classes")
+    check_show(log, evals, conf, tmp)
+
+
+def cut_short(tmp):
+    """SIGINT once the first class is confirmed and the second has begun; --resume measures the rest"""
+    log = os.path.join(tmp, "cut.h5")
+    p = d.spawn([d.MPIEXEC, "-n", 3, d.MPTUNE] + args(log, "--simulate-delay", "0.2"))
+
+    def started_second():
+        try:
+            return any(c["device_class"] == 1 for c in read_log(log)[1])
+        except (OSError, KeyError):
+            return False
+    d.wait_until(started_second, 120, 0.02)
+    stopped = d.stop_run(p, signal.SIGINT, "cut short")
+    evals, logged = read_log(log)
+    first = ROUNDS * len(expected(evals, 0)[2])
+    n1 = len([c for c in logged if c["device_class"] == 1])
+    check(stopped is not None and "stopped: signal" in stopped[0] and len(logged) >= first and 1 <= n1 < first,
+          f"cut short in the second class's rounds: {len(logged)} logged, {n1} of class 1")
+    t = time.time()
+    p = d.mpirun(3, *args(log, "--resume"), timeout=300, check_rc=0)
+    evals, conf = read_log(log)
+    check(p.returncode == 0 and conf[:len(logged)] == logged, "resumed: the logged re-measurements kept")
+    check_confirmations(evals, conf, f"resumed ({time.time() - t:.1f} s)")
+    blocks = class_blocks(p.stdout)
+    check(re.search(r"\(0 now, the rest logged before;", blocks.get(0, "")) is not None
+          and re.search(rf"\({len(conf) - len(logged)} now, the rest logged before;", blocks.get(1, "")) is not None,
+          f"resumed: the first class measures nothing again, the second only its rounds not logged: {p.stdout}")
+    check_summary(p.stdout, evals, conf, "resumed")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        whole(tmp)
+        cut_short(tmp)
+    if d.FAILURES:
+        print(f"{len(d.FAILURES)} failure(s)")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
