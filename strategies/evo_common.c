@@ -45,13 +45,26 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err) {
+int evo_state_new(mpt_strategy *s, size_t size, const char *name, evo_step_fn step, mpt_error *err) {
   evo *e = calloc(1, size);
   if (!e) return mpt_error_set(err, MPT_ERR_NOMEM, "%s: out of memory", name);
   s->data = e;
   int rc = evo_init(e, s, err);
   if (rc) { free(e); s->data = NULL; return rc; }
+  e->step = step;
   return 0;
+}
+
+void evo_state_free(mpt_strategy *s) {
+  if (!s->data) return;
+  evo_free(s->data);
+  free(s->data);
+  s->data = NULL;
+}
+
+int evo_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
+  evo *e = s->data;
+  return evo_ask(e, n, ids, e->step);
 }
 
 void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) { evo_tell(s->data, obs, n); }

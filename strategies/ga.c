@@ -357,16 +357,15 @@ static int ga_step(mpt_strategy *s, evo *e) {
 
 static void ga_destroy(mpt_strategy *s) {
   ga_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->list); free(g->prop); free(g->climbed);
-  free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->list); free(g->prop); free(g->climbed);
+    free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
+  }
+  evo_state_free(s);
 }
 
 static int ga_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(ga_state), "ga", err);
+  int rc = evo_state_new(s, sizeof(ga_state), "ga", ga_step, err);
   if (rc) return rc;
   ga_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
@@ -402,29 +401,12 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int ga_ask(mpt_strategy *s, int n, int64_t *ids) {
-  ga_state *g = s->data;
-  return evo_ask(&g->e, n, ids, ga_step);
-}
+const mpt_strategy_type mpt_strategy_ga =
+  EVO_STRATEGY_TYPE("ga",
+                    "constraint-aware genetic algorithm (Willemsen et al.)",
+                    ga_options, ga_create, ga_destroy);
 
-const mpt_strategy_type mpt_strategy_ga = {
-  .name = "ga",
-  .summary = "constraint-aware genetic algorithm (Willemsen et al.)",
-  .options = ga_options,
-  .create = ga_create,
-  .ask = ga_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = ga_destroy,
-};
-
-const mpt_strategy_type mpt_strategy_ga_memetic = {
-  .name = "ga_memetic",
-  .summary = "memetic GA: children improved by Hamming local search (ga with mode=memetic defaults)",
-  .options = memetic_options,
-  .create = ga_create,
-  .ask = ga_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = ga_destroy,
-};
+const mpt_strategy_type mpt_strategy_ga_memetic =
+  EVO_STRATEGY_TYPE("ga_memetic",
+                    "memetic GA: children improved by Hamming local search (ga with mode=memetic defaults)",
+                    memetic_options, ga_create, ga_destroy);
