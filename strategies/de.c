@@ -145,15 +145,14 @@ static int de_step(mpt_strategy *s, evo *e) {
 
 static void de_destroy(mpt_strategy *s) {
   de_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->pop); free(g->trial); free(g->pid); free(g->tid); free(g->v); free(g->freed);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->pop); free(g->trial); free(g->pid); free(g->tid); free(g->v); free(g->freed);
+  }
+  evo_state_free(s);
 }
 
 static int de_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(de_state), "de", err);
+  int rc = evo_state_new(s, sizeof(de_state), "de", de_step, err);
   if (rc) return rc;
   de_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize") * g->e.free_dims;
@@ -184,18 +183,7 @@ static int de_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int de_ask(mpt_strategy *s, int n, int64_t *ids) {
-  de_state *g = s->data;
-  return evo_ask(&g->e, n, ids, de_step);
-}
-
-const mpt_strategy_type mpt_strategy_de = {
-  .name = "de",
-  .summary = "constraint-aware differential evolution (Willemsen et al.)",
-  .options = de_options,
-  .create = de_create,
-  .ask = de_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = de_destroy,
-};
+const mpt_strategy_type mpt_strategy_de =
+  EVO_STRATEGY_TYPE("de",
+                    "constraint-aware differential evolution (Willemsen et al.)",
+                    de_options, de_create, de_destroy);

@@ -1,10 +1,10 @@
-/* strategies/evo_common.c: shared machinery of ga, de, pso, firefly, sa and mls (see evo_common.h):
- * fitness cache, the generation driver behind batched asks, stall counting, rounding, repair. */
+/* strategies/evo_common.c: shared machinery of ga, de, pso, firefly, sa and mls (see evo_common.h): their
+ * state and options, the fitness cache, the generation driver behind batched asks, stall counting. Positions and
+ * repair are in evo_place.c, populations and selection in evo_sample.c. */
 #include "strategies/evo_common.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "strategies/evo_transfer.h"
 #include "strategies/related.h"
 
 /* bytes per valid configuration of a strategy on evo: fit and mine here, seen in the base layer */
@@ -45,13 +45,26 @@ int evo_init(evo *e, mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err) {
+int evo_state_new(mpt_strategy *s, size_t size, const char *name, evo_step_fn step, mpt_error *err) {
   evo *e = calloc(1, size);
   if (!e) return mpt_error_set(err, MPT_ERR_NOMEM, "%s: out of memory", name);
   s->data = e;
   int rc = evo_init(e, s, err);
   if (rc) { free(e); s->data = NULL; return rc; }
+  e->step = step;
   return 0;
+}
+
+void evo_state_free(mpt_strategy *s) {
+  if (!s->data) return;
+  evo_free(s->data);
+  free(s->data);
+  s->data = NULL;
+}
+
+int evo_strategy_ask(mpt_strategy *s, int n, int64_t *ids) {
+  evo *e = s->data;
+  return evo_ask(e, n, ids, e->step);
 }
 
 void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) { evo_tell(s->data, obs, n); }
@@ -179,328 +192,4 @@ int evo_ask(evo *e, int n, int64_t *ids, evo_step_fn step) {
     if (e->generations == gens) return k; /* nothing left to propose */
   }
   return k;
-}
-
-int64_t evo_lookup(evo *e, const int *idx) {
-  for (int d = 0; d < e->dims; d++)
-    if (idx[d] < 0 || idx[d] >= e->nv[d]) return -1;
-  return mpt_space_lookup(e->sp, idx);
-}
-
-void evo_round_index(const evo *e, const double *x, int *idx) {
-  for (int d = 0; d < e->dims; d++) {
-    double v = floor(x[d] + 0.5);
-    if (!(v >= 0)) v = 0;
-    if (v > e->nv[d] - 1) v = e->nv[d] - 1;
-    idx[d] = (int)v;
-  }
-}
-
-void evo_round_unit(const evo *e, const double *x, int *idx) {
-  for (int d = 0; d < e->dims; d++) {
-    double v = floor(x[d] * (e->nv[d] - 1) + 0.5);
-    if (!(v >= 0)) v = 0;
-    if (v > e->nv[d] - 1) v = e->nv[d] - 1;
-    idx[d] = (int)v;
-  }
-}
-
-void evo_to_unit(const evo *e, const int *idx, double *x) {
-  for (int d = 0; d < e->dims; d++) x[d] = e->nv[d] > 1 ? (double)idx[d] / (e->nv[d] - 1) : 0.0;
-}
-
-int64_t evo_neighbors(evo *e, const int *idx, mpt_neighbor_kind kind) {
-  return mpt_space_neighbors_grow(e->sp, idx, kind, &e->nb, &e->nb_cap);
-}
-
-/* sum of absolute value-index differences between configuration id and idx */
-static int64_t index_distance(const evo *e, int64_t id, const int *idx) {
-  int64_t dist = 0;
-  for (int d = 0; d < e->dims; d++) {
-    int v = mpt_space_value_index(e->sp, id, d);
-    dist += v > idx[d] ? v - idx[d] : idx[d] - v;
-  }
-  return dist;
-}
-
-/* of e->nb[0..c), the ids nearest to idx by index distance (skipping this search's own proposals when
- * fresh), one of them uniformly at random; -1 when none is left */
-static int64_t pick_nearest(evo *e, const int *idx, int64_t c, int fresh) {
-  int64_t best = INT64_MAX, n = 0;
-  for (int64_t j = 0; j < c; j++) {
-    int64_t id = e->nb[j];
-    if (fresh && e->mine[id]) continue;
-    int64_t dist = index_distance(e, id, idx);
-    if (dist < best) { best = dist; n = 0; }
-    if (dist == best) e->nb[n++] = id; /* n <= j: compacts in place */
-  }
-  return n > 0 ? e->nb[mpt_rng_below(&e->s->rng, (uint64_t)n)] : -1;
-}
-
-static const mpt_neighbor_kind repair_chain[] = {MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT, MPT_NB_HAMMING,
-                                                 MPT_NB_INDEX_DISTANCE};
-
-int64_t evo_repair_nearest(evo *e, const int *idx) {
-  int64_t id = evo_lookup(e, idx);
-  if (id >= 0) return id;
-  for (int i = 0; i < 4; i++) {
-    int64_t c = evo_neighbors(e, idx, repair_chain[i]);
-    if (c < 0) return -1;
-    if (c > 0) return pick_nearest(e, idx, c, 0);
-  }
-  return -1;
-}
-
-int64_t evo_fresh(evo *e, const int *idx, int index_distance_only) {
-  static const mpt_neighbor_kind de_chain[] = {MPT_NB_INDEX_DISTANCE, MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT,
-                                               MPT_NB_HAMMING};
-  for (int i = 0; i < 4; i++) {
-    int64_t c = evo_neighbors(e, idx, index_distance_only ? de_chain[i] : repair_chain[i]);
-    if (c < 0) return -1;
-    int64_t id = c > 0 ? pick_nearest(e, idx, c, 1) : -1;
-    if (id >= 0) return id;
-  }
-  return -1;
-}
-
-/* constraint-aware placement of a proposal at idx that evo_repair put on id: with e->fresh, an id this search
- * proposed before moves to the nearest one it has not (evo_fresh). Two members of one generation may still
- * land on the same new configuration (one evaluation): firefly scores higher so than with them spread
- * (docs/PERFORMANCE.md). */
-static int64_t place_fresh(evo *e, const int *idx, int64_t id, int index_distance_only) {
-  if (id >= 0 && e->fresh && e->mine[id]) {
-    int64_t f = evo_fresh(e, idx, index_distance_only);
-    if (f >= 0) id = f;
-  }
-  return id;
-}
-
-int64_t evo_repair(evo *e, const int *idx, int index_distance_only) {
-  int64_t id = evo_lookup(e, idx);
-  if (id >= 0) return id;
-  static const mpt_neighbor_kind chain[] = {MPT_NB_STRICTLY_ADJACENT, MPT_NB_ADJACENT, MPT_NB_HAMMING,
-                                            MPT_NB_INDEX_DISTANCE};
-  for (int i = index_distance_only ? 3 : 0; i < 4; i++) {
-    int64_t c = evo_neighbors(e, idx, chain[i]);
-    if (c > 0) return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
-  }
-  return -1;
-}
-
-int64_t evo_place(evo *e, int *idx, int aware, int index_distance_only) {
-  if (!aware) return evo_lookup(e, idx);
-  int64_t id = place_fresh(e, idx, evo_repair(e, idx, index_distance_only), index_distance_only);
-  if (id >= 0) mpt_space_config(e->sp, id, idx);
-  return id;
-}
-
-int64_t evo_place_unit(evo *e, double *x, int aware) {
-  int *idx = e->idx_tmp;
-  evo_round_unit(e, x, idx);
-  if (!aware) return evo_lookup(e, idx);
-  int64_t id = place_fresh(e, idx, evo_repair(e, idx, 0), 0);
-  if (id >= 0) {
-    mpt_space_config(e->sp, id, idx);
-    evo_to_unit(e, idx, x);
-  }
-  return id;
-}
-
-int64_t evo_random_hamming(evo *e, const int *idx) {
-  int64_t c = evo_neighbors(e, idx, MPT_NB_HAMMING);
-  if (c <= 0) return -1;
-  return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)c)];
-}
-
-int64_t evo_random_hamming_gene(evo *e, const int *idx) {
-  int64_t c = evo_neighbors(e, idx, MPT_NB_HAMMING);
-  if (c <= 0) return -1;
-  /* the parameter each neighbour changes (exactly one): mark them, pick one of the marked uniformly */
-  int np = 0;
-  for (int64_t j = 0; j < c; j++) {
-    int d = 0;
-    while (d < e->dims - 1 && mpt_space_value_index(e->sp, e->nb[j], d) == idx[d]) d++;
-    if (!e->dim_mark[d]) { e->dim_mark[d] = 1; np++; }
-  }
-  int r = (int)mpt_rng_below(&e->s->rng, (uint64_t)np), pick = -1;
-  for (int d = 0; d < e->dims; d++) {
-    if (e->dim_mark[d] && r-- == 0) pick = d;
-    e->dim_mark[d] = 0;
-  }
-  int64_t n = 0;
-  for (int64_t j = 0; j < c; j++)
-    if (mpt_space_value_index(e->sp, e->nb[j], pick) != idx[pick]) e->nb[n++] = e->nb[j];
-  return e->nb[mpt_rng_below(&e->s->rng, (uint64_t)n)];
-}
-
-/* Latin hypercube over the valid set's own marginals: per parameter, the valid configurations are cut
- * into n strata of equal count by that parameter's value index (quantiles of its marginal in the
- * valid set) and each stratum is used once, in an independent random order per parameter; the
- * resulting configuration is repaired to the nearest valid neighbour when invalid (evo_repair_nearest:
- * the repair chain, then the smallest index distance within the first non-empty neighbourhood, ties at
- * random, so the point keeps as many of its strata as the constraints allow) and redrawn when a
- * duplicate.
- * (mpt_space_sample_lhs stratifies the value-index range uniformly instead, which over-samples the
- * rare corners that constraints leave valid; that measured 0.1-0.4 of score worse here.) */
-int64_t evo_sample_lhs(evo *e, int64_t n, int64_t *ids) {
-  if (n > e->size) n = e->size;
-  if (n <= 0) return 0;
-  int dims = e->dims;
-  int64_t tot = 0;
-  for (int d = 0; d < dims; d++) tot += e->nv[d];
-  int64_t *cum = calloc((size_t)tot + 1, sizeof *cum);
-  int64_t *perm = malloc((size_t)n * (size_t)(dims > 0 ? dims : 1) * sizeof *perm);
-  int *idx = malloc((size_t)(dims > 0 ? dims : 1) * sizeof *idx);
-  if (!cum || !perm || !idx) { free(cum); free(perm); free(idx); return MPT_ERR_NOMEM; }
-  /* counts per value index, then cumulative per parameter */
-  for (int64_t id = 0; id < e->size; id++) {
-    int64_t o = 0;
-    for (int d = 0; d < dims; d++) {
-      cum[o + mpt_space_value_index(e->sp, id, d)]++;
-      o += e->nv[d];
-    }
-  }
-  for (int d = 0, o = 0; d < dims; o += e->nv[d], d++)
-    for (int v = 1; v < e->nv[d]; v++) cum[o + v] += cum[o + v - 1];
-  for (int d = 0; d < dims; d++) {
-    int64_t *p = perm + (size_t)d * (size_t)n;
-    for (int64_t t = 0; t < n; t++) p[t] = t;
-    mpt_rng_shuffle(&e->s->rng, p, n);
-  }
-  int64_t k = 0;
-  for (int64_t t = 0; t < n; t++) {
-    int64_t o = 0;
-    for (int d = 0; d < dims; d++) {
-      int64_t st = perm[(size_t)d * (size_t)n + (size_t)t];
-      double u = ((double)st + mpt_rng_uniform(&e->s->rng)) / (double)n * (double)e->size;
-      int v = 0;
-      while (v < e->nv[d] - 1 && (double)cum[o + v] <= u) v++;
-      idx[d] = v;
-      o += e->nv[d];
-    }
-    int64_t id = evo_repair_nearest(e, idx);
-    int dup = id < 0;
-    for (int64_t j = 0; j < k && !dup; j++) dup = ids[j] == id;
-    if (dup) id = -1;
-    for (int tries = 0; id < 0 && tries < 64; tries++) {
-      int64_t c = (int64_t)mpt_rng_below(&e->s->rng, (uint64_t)e->size);
-      int dd = 0;
-      for (int64_t j = 0; j < k && !dd; j++) dd = ids[j] == c;
-      if (!dd) id = c;
-    }
-    if (id >= 0) ids[k++] = id;
-  }
-  free(cum);
-  free(perm);
-  free(idx);
-  return k;
-}
-
-int64_t evo_random_unseen(evo *e) {
-  /* only the strategy's own proposals are excluded (not ids told from a log): a fresh instance told a
-   * run's observations then retraces that run exactly (resume) */
-  return mpt_strategy_random_free(&e->s->rng, e->size, e->mine, NULL, 64, 1);
-}
-
-int64_t evo_best_of(const evo *e, const int64_t *ids, int n) {
-  int64_t best = -1;
-  double fb = INFINITY;
-  for (int i = 0; i < n; i++) {
-    if (ids[i] < 0 || ids[i] >= e->size) continue;
-    double f = e->fit[ids[i]];
-    if (f < fb) { fb = f; best = ids[i]; }
-  }
-  return best;
-}
-
-/* the initial or restart population without related observations (evo_sample_init) */
-static int64_t sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
-  if (e->generations > 0) { /* a restart: configurations this search has not tried yet */
-    int64_t k = 0;
-    while (k < n) {
-      int64_t id = evo_random_unseen(e);
-      if (id < 0) break;
-      e->mine[id] = 1; /* reserved; evo_gen_add counts it as new all the same */
-      ids[k++] = id;
-    }
-    for (int64_t i = 0; i < k; i++) e->mine[ids[i]] = 0;
-    return k;
-  }
-  if (n > e->size) n = e->size;
-  if (n <= 0) return 0;
-  if (aware && e->init_kind == EVO_INIT_LHS) return evo_sample_lhs(e, n, ids);
-  if (aware && e->init_kind == EVO_INIT_CONDITIONAL) {
-    int *params = e->idx_tmp, np = 0; /* the parameters with more than one value */
-    for (int d = 0; d < e->dims; d++)
-      if (e->nv[d] > 1) params[np++] = d;
-    return mpt_space_sample_lhs_conditional(e->sp, params, np, &e->s->rng, n, ids);
-  }
-  return mpt_space_sample_random(e->sp, &e->s->rng, n, ids);
-}
-
-int64_t evo_sample_init(evo *e, int aware, int64_t n, int64_t *ids) {
-  int64_t c = sample_init(e, aware, n, ids);
-  if (c > 0) evo_transfer_seed(e, ids, c);
-  return c;
-}
-
-int evo_unit_population(evo *e, int aware, int P, int64_t *pid, double *x) {
-  int dims = e->dims;
-  int *idx = e->idx_tmp;
-  int64_t keep = e->generations > 0 ? evo_best_of(e, pid, P) : -1; /* a restart keeps the best member */
-  int64_t *ids = malloc((size_t)P * sizeof *ids);
-  if (!ids) return MPT_ERR_NOMEM;
-  int64_t c = evo_sample_init(e, aware, P, ids);
-  if (c == 0 && e->generations > 0) { free(ids); e->free_gens = 0; return 1; } /* nothing untried: keep */
-  if (c <= 0) { free(ids); return c < 0 ? (int)c : MPT_ERR_INTERNAL; }
-  for (int i = 0; i < P; i++) {
-    pid[i] = ids[i % c];
-    mpt_space_config(e->sp, pid[i], idx);
-    evo_to_unit(e, idx, x + (size_t)i * dims);
-  }
-  if (keep >= 0) {
-    pid[0] = keep;
-    mpt_space_config(e->sp, keep, idx);
-    evo_to_unit(e, idx, x);
-  }
-  free(ids);
-  e->free_gens = 0;
-  return 0;
-}
-
-int evo_shuffled_neighbors(evo *e, int64_t id, mpt_neighbor_kind kind, int64_t **list, int64_t *cap, int64_t *n) {
-  mpt_space_config(e->sp, id, e->idx_tmp);
-  int64_t c = evo_neighbors(e, e->idx_tmp, kind);
-  if (c < 0) return (int)c;
-  if (c > *cap) {
-    int64_t *nl = realloc(*list, (size_t)c * sizeof *nl);
-    if (!nl) return MPT_ERR_NOMEM;
-    *list = nl;
-    *cap = c;
-  }
-  if (c > 0) memcpy(*list, e->nb, (size_t)c * sizeof **list); /* none: *list may still be NULL */
-  mpt_rng_shuffle(&e->s->rng, *list, c);
-  *n = c;
-  return 0;
-}
-
-int64_t evo_first_improvement(const evo *e, int64_t cur, const int64_t *prop, int n) {
-  int64_t best = -1;
-  double fb = evo_fitness(e, cur);
-  for (int i = 0; i < n; i++)
-    if (evo_fitness(e, prop[i]) < fb) { fb = evo_fitness(e, prop[i]); best = prop[i]; }
-  return best;
-}
-
-double evo_beta1(mpt_rng *r, double b) {
-  /* Beta(1, b): inverse CDF 1 - (1-u)^(1/b); for small b, (1-u)^(1/b) underflows below 2^-53 often
-   * enough (b = 0.1: u > 0.975) that the result rounds to 1.0: kept below 1 */
-  double u = mpt_rng_uniform(r);
-  double x = 1.0 - pow(1.0 - u, 1.0 / b);
-  return x < 1.0 ? x : nextafter(1.0, 0.0);
-}
-
-int evo_beta1_index(mpt_rng *r, double b, int n) {
-  int i = (int)(evo_beta1(r, b) * n); /* x * n may still round up to n */
-  return i < n ? i : n - 1;
 }

@@ -22,6 +22,7 @@ typedef int (*evo_step_fn)(mpt_strategy *s, evo *e);
 
 struct evo {
   mpt_strategy *s;
+  evo_step_fn step;      /* the strategy's generation step (evo_state_new; evo_strategy_ask drives it) */
   const mpt_space *sp;
   int dims;              /* parameters */
   int free_dims;         /* parameters with more than one value */
@@ -74,10 +75,21 @@ enum { EVO_INIT_LHS = 0, EVO_INIT_RANDOM, EVO_INIT_CONDITIONAL };
 
 int evo_init(evo *e, mpt_strategy *s, mpt_error *err);
 /* a strategy's state: s->data = a zeroed struct of size bytes whose FIRST member is its evo, evo_init'ed
- * (freed again on error; name goes in the out-of-memory message). 0 or <0 */
-int evo_state_new(mpt_strategy *s, size_t size, const char *name, mpt_error *err);
-/* the tell of every strategy whose state starts with its evo: evo_tell */
+ * with the strategy's generation step (freed again on error; name goes in the out-of-memory message). 0 or <0 */
+int evo_state_new(mpt_strategy *s, size_t size, const char *name, evo_step_fn step, mpt_error *err);
+/* frees what evo_state_new made (the evo and the state struct; the strategy frees its own arrays first) and
+ * sets s->data to NULL; nothing when s->data is NULL */
+void evo_state_free(mpt_strategy *s);
+
+/* the ask, tell and tell_related of every strategy whose state starts with its evo: evo_ask with the step
+ * given to evo_state_new, evo_tell, and the related observations (strategies/evo_transfer.c) */
+int evo_strategy_ask(mpt_strategy *s, int n, int64_t *ids);
 void evo_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
+void evo_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n);
+/* the mpt_strategy_type of such a strategy */
+#define EVO_STRATEGY_TYPE(NAME, SUMMARY, OPTIONS, CREATE, DESTROY) \
+  { .name = (NAME), .summary = (SUMMARY), .options = (OPTIONS), .create = (CREATE), .ask = evo_strategy_ask, \
+    .tell = evo_strategy_tell, .tell_related = evo_strategy_tell_related, .destroy = (DESTROY) }
 /* reads the EVO_AWARE_OPTIONS of e->s into e (burn_invalid, init_kind); returns constraint_aware */
 int evo_read_aware(evo *e);
 /* reads EVO_FRESH_OPTION into e->fresh (only for a constraint-aware strategy: aware != 0) */

@@ -13,8 +13,6 @@
    "files; by their mean standardized log-time) that this search has not proposed (0: related observations are " \
    "ignored)", NULL, 0, 1}
 
-/* the tell_related of every strategy whose state starts with its evo */
-void evo_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n);
 /* ids[0..n) (a population just drawn, distinct): the first round(transfer * n) replaced by the best related
  * configurations neither proposed by this search nor among ids, as far as there are such */
 void evo_transfer_seed(evo *e, int64_t *ids, int64_t n);

@@ -72,15 +72,14 @@ static int ff_step(mpt_strategy *s, evo *e) {
 
 static void ff_destroy(mpt_strategy *s) {
   ff_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->x); free(g->f); free(g->pid);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->x); free(g->f); free(g->pid);
+  }
+  evo_state_free(s);
 }
 
 static int ff_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(ff_state), "firefly", err);
+  int rc = evo_state_new(s, sizeof(ff_state), "firefly", ff_step, err);
   if (rc) return rc;
   ff_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
@@ -100,18 +99,7 @@ static int ff_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int ff_ask(mpt_strategy *s, int n, int64_t *ids) {
-  ff_state *g = s->data;
-  return evo_ask(&g->e, n, ids, ff_step);
-}
-
-const mpt_strategy_type mpt_strategy_firefly = {
-  .name = "firefly",
-  .summary = "constraint-aware firefly algorithm (Willemsen et al.)",
-  .options = ff_options,
-  .create = ff_create,
-  .ask = ff_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = ff_destroy,
-};
+const mpt_strategy_type mpt_strategy_firefly =
+  EVO_STRATEGY_TYPE("firefly",
+                    "constraint-aware firefly algorithm (Willemsen et al.)",
+                    ff_options, ff_create, ff_destroy);

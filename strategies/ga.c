@@ -7,33 +7,13 @@
  * gene-wise by default (a parameter uniformly, then one of its valid other values: option mutation).
  * constraint_aware=0 is the penalty variant: random Cartesian initial population, mutation changes one
  * parameter to any value, invalid children stay in the population with a penalty fitness (they cost
- * no evaluation but occupy a population slot, i.e. a wasted iteration). */
+ * no evaluation but occupy a population slot, i.e. a wasted iteration). Here: the options, the populations and
+ * the generation step; the breeding is in ga_breed.c, the memetic mode in ga_memetic.c, the state in ga_internal.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "strategies/evo_common.h"
+#include "strategies/ga_internal.h"
 #include "strategies/evo_transfer.h"
-
-typedef struct ga_state {
-  evo e;
-  int P, aware, elitism, method; /* method: 0 single_point, 1 two_point, 2 uniform */
-  int64_t mut;
-  double immig, pressure;
-  int repair, steady, memetic, n_child, gene_mutation;
-  int64_t climb;                 /* memetic: the configuration being improved, -1 none */
-  int64_t *list, n_list, lpos, cap_list; /* its untried Hamming neighbours, shuffled */
-  int64_t *prop;
-  int n_prop;
-  uint8_t *climbed;              /* memetic: per member, already improved by local search */
-  double local;
-  int stag_limit, stag;
-  double best_seen;
-  int n_pop;
-  int *pop, *npop;               /* P x dims value indices */
-  int64_t *pid, *npid;           /* ids (-1: invalid, penalty variant only) */
-  int *order;
-  double *f;
-} ga_state;
 
 /* the GA's option rows; ga and ga_memetic differ only in the defaults of pressure, mode, immigrants and
  * mutation (ga_memetic keeps the neighbour-uniform mutation it was tuned with: gene-wise measured no better
@@ -69,32 +49,6 @@ static const mpt_option_spec ga_options[] =
 static const mpt_option_spec memetic_options[] =
   GA_OPTIONS("0.5", "memetic", "0.3", "fraction of each generation (memetic: of the local searches) started from random "
              "unseen configurations", "neighbour");
-
-/* f[] = each member's fitness, order[] = member indices by ascending fitness (stable insertion sort:
- * populations are small) */
-static void rank(ga_state *g) {
-  for (int i = 0; i < g->n_pop; i++) {
-    g->f[i] = evo_fitness(&g->e, g->pid[i]);
-    g->order[i] = i;
-  }
-  for (int i = 0; i < g->n_pop; i++) {
-    int x = g->order[i], j = i;
-    while (j > 0 && g->f[g->order[j - 1]] > g->f[x]) { g->order[j] = g->order[j - 1]; j--; }
-    g->order[j] = x;
-  }
-}
-
-/* the member of the worst fitness (the first of equals); *in: 1 when config id (>= 0) is a member */
-static int worst_member(const ga_state *g, int64_t id, int *in) {
-  int worst = 0;
-  *in = 0;
-  for (int i = 0; i < g->n_pop; i++) {
-    *in |= id >= 0 && g->pid[i] == id;
-    if (evo_fitness(&g->e, g->pid[i]) > evo_fitness(&g->e, g->pid[worst])) worst = i;
-  }
-  return worst;
-}
-
 static int ga_init_pop(ga_state *g) {
   evo *e = &g->e;
   int dims = e->dims, n = 0;
@@ -122,181 +76,6 @@ static int ga_init_pop(ga_state *g) {
   return 0;
 }
 
-static void mutate(ga_state *g, int *child) {
-  evo *e = &g->e;
-  if ((int64_t)mpt_rng_below(&e->s->rng, (uint64_t)g->mut) != 0) return;
-  if (g->aware) {
-    int64_t id = g->gene_mutation ? evo_random_hamming_gene(e, child) : evo_random_hamming(e, child);
-    if (id >= 0) mpt_space_config(e->sp, id, child);
-  } else {
-    int d = (int)mpt_rng_below(&e->s->rng, (uint64_t)e->dims);
-    if (e->nv[d] > 1) {
-      int v = (int)mpt_rng_below(&e->s->rng, (uint64_t)(e->nv[d] - 1));
-      child[d] = v >= child[d] ? v + 1 : v;
-    }
-  }
-}
-
-/* fills npop/npid[m0..target) with distinct children of the ranked population (order[]), each also
- * distinct from avoid[0..n_avoid) (ids); *m_out = members written in total */
-static int breed(ga_state *g, int m0, int target, const int64_t *avoid, int n_avoid, int *m_out) {
-  evo *e = &g->e;
-  mpt_strategy *s = e->s;
-  int dims = e->dims, m = m0;
-  int *c1 = e->idx_tmp;
-  int *c2 = malloc((size_t)dims * 2 * sizeof *c2);
-  if (!c2) return MPT_ERR_NOMEM;
-  int *c3 = c2 + dims;
-  for (int tries = 0; m < target && tries < 20 * g->P; tries++) {
-    if (g->local > 0 && mpt_rng_uniform(&s->rng) < g->local) {
-      /* memetic step: an untried Hamming neighbour of the best member that still has one */
-      int64_t pick = -1;
-      for (int r = 0; r < g->n_pop && pick < 0; r++) {
-        int64_t c = evo_neighbors(e, g->pop + (size_t)g->order[r] * dims, MPT_NB_HAMMING);
-        int64_t fresh = 0;
-        for (int64_t i = 0; i < c; i++)
-          if (!e->mine[e->nb[i]]) /* untried by this search (not: unknown, see resume) */ e->nb[fresh++] = e->nb[i];
-        for (int64_t i = 0; i < fresh && pick < 0; i++) {
-          int64_t cand = e->nb[(i + (int64_t)mpt_rng_below(&s->rng, (uint64_t)fresh)) % fresh];
-          int dup = 0;
-          for (int j = 0; j < m && !dup; j++) dup = g->npid[j] == cand;
-          if (!dup) pick = cand;
-        }
-      }
-      if (pick >= 0) {
-        mpt_space_config(e->sp, pick, g->npop + (size_t)m * dims);
-        g->npid[m++] = pick;
-        continue;
-      }
-    }
-    int a = g->order[evo_beta1_index(&s->rng, g->pressure, g->n_pop)];
-    int b = a;
-    for (int t = 0; t < 50 && b == a; t++) b = g->order[evo_beta1_index(&s->rng, g->pressure, g->n_pop)];
-    const int *pa = g->pop + (size_t)a * dims, *pb = g->pop + (size_t)b * dims;
-    if (g->method == 2) {
-      for (int d = 0; d < dims; d++) {
-        int sw = (int)mpt_rng_below(&s->rng, 2);
-        c2[d] = sw ? pb[d] : pa[d];
-        c3[d] = sw ? pa[d] : pb[d];
-      }
-    } else {
-      int p1 = dims > 1 ? 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1)) : 0, p2 = dims;
-      if (g->method == 1 && dims > 2) {
-        p2 = 1 + (int)mpt_rng_below(&s->rng, (uint64_t)(dims - 1));
-        if (p2 < p1) { int t = p1; p1 = p2; p2 = t; }
-      }
-      for (int d = 0; d < dims; d++) {
-        int sw = d >= p1 && d < p2;
-        c2[d] = sw ? pb[d] : pa[d];
-        c3[d] = sw ? pa[d] : pb[d];
-      }
-    }
-    for (int ch = 0; ch < 2 && m < target; ch++) {
-      memcpy(c1, ch ? c3 : c2, (size_t)dims * sizeof(int));
-      int64_t id;
-      if (g->aware) {
-        /* as the paper: the crossover child is repaired first (strictly-adjacent, adjacent, Hamming, index
-         * distance), then mutated to a random valid Hamming neighbour of that valid configuration */
-        id = g->repair ? evo_repair(e, c1, 0) : evo_lookup(e, c1);
-        if (id < 0) continue;
-        mpt_space_config(e->sp, id, c1);
-        mutate(g, c1);
-        id = evo_lookup(e, c1);
-      } else {
-        mutate(g, c1);
-        id = evo_lookup(e, c1);
-      }
-      int dup = 0;
-      for (int j = 0; j < m && !dup; j++)
-        dup = memcmp(g->npop + (size_t)j * dims, c1, (size_t)dims * sizeof(int)) == 0;
-      for (int j = 0; j < n_avoid && !dup; j++) dup = id >= 0 && avoid[j] == id;
-      if (dup) continue;
-      memcpy(g->npop + (size_t)m * dims, c1, (size_t)dims * sizeof(int));
-      g->npid[m++] = id;
-    }
-  }
-  free(c2);
-  *m_out = m;
-  return 0;
-}
-
-/* memetic: the climber's Hamming neighbours in random order */
-static int load_list(ga_state *g) {
-  int rc = evo_shuffled_neighbors(&g->e, g->climb, MPT_NB_HAMMING, &g->list, &g->cap_list, &g->n_list);
-  if (rc == 0) g->lpos = 0;
-  return rc;
-}
-
-static int memetic_step(ga_state *g) {
-  evo *e = &g->e;
-  int dims = e->dims;
-  if (g->climb >= 0) { /* first improvement among the evaluated proposals */
-    int64_t best = evo_first_improvement(e, g->climb, g->prop, g->n_prop);
-    g->n_prop = 0;
-    if (best >= 0) {
-      g->climb = best;
-      int rc = load_list(g);
-      if (rc < 0) return rc;
-    }
-    if (g->lpos >= g->n_list) { /* local optimum: replaces the worst member when better */
-      int in, worst = worst_member(g, g->climb, &in);
-      if (!in && evo_fitness(e, g->climb) < evo_fitness(e, g->pid[worst])) {
-        g->pid[worst] = g->climb;
-        g->climbed[worst] = 1;
-        mpt_space_config(e->sp, g->climb, g->pop + (size_t)worst * dims);
-      }
-      g->climb = -1;
-    }
-  }
-  evo_gen_begin(e);
-  if (g->climb < 0) { /* the best member when it was never improved (Lamarckian start) */
-    int b = 0;
-    for (int i = 1; i < g->n_pop; i++)
-      if (evo_fitness(e, g->pid[i]) < evo_fitness(e, g->pid[b])) b = i;
-    if (g->n_pop > 0 && !g->climbed[b] && g->pid[b] >= 0) {
-      g->climbed[b] = 1;
-      g->climb = g->pid[b];
-      int rc = load_list(g);
-      if (rc < 0) return rc;
-    }
-  }
-  if (g->climb < 0) { /* a new child to improve */
-    rank(g);
-    int m = 0;
-    int rc = 0;
-    if (!(g->immig > 0 && mpt_rng_uniform(&e->s->rng) < g->immig)) /* else an immigrant: a random start */
-      rc = breed(g, 0, 1, g->pid, g->n_pop, &m);
-    if (rc < 0) return rc;
-    if (m > 0 && g->npid[0] < 0) { /* penalty variant: an invalid child is a wasted iteration */
-      if (evo_gen_add(e, -1)) return MPT_ERR_NOMEM;
-      evo_gen_end(e);
-      return 0;
-    }
-    g->climb = m > 0 ? g->npid[0] : evo_random_unseen(e);
-    if (g->climb < 0) { evo_gen_end(e); return 0; }
-    rc = load_list(g);
-    if (rc < 0) return rc;
-    if (evo_gen_add(e, g->climb)) return MPT_ERR_NOMEM;
-  } else {
-    int want = e->want < 1 ? 1 : e->want > g->P ? g->P : e->want;
-    while (g->n_prop < want && g->lpos < g->n_list) {
-      int64_t nb = g->list[g->lpos++];
-      if (e->mine[nb] && evo_known(e, nb)) { /* tried before: first improvement at no cost */
-        if (g->n_prop == 0 && evo_fitness(e, nb) < evo_fitness(e, g->climb)) {
-          g->climb = nb;
-          int rc = load_list(g);
-          if (rc < 0) return rc;
-        }
-        continue;
-      }
-      g->prop[g->n_prop++] = nb;
-      if (evo_gen_add(e, nb)) return MPT_ERR_NOMEM;
-    }
-  }
-  evo_gen_end(e);
-  return 0;
-}
-
 static int ga_step(mpt_strategy *s, evo *e) {
   ga_state *g = s->data;
   int dims = e->dims;
@@ -314,25 +93,25 @@ static int ga_step(mpt_strategy *s, evo *e) {
     g->climb = -1;
     g->n_prop = 0;
   } else if (g->memetic) {
-    return memetic_step(g);
+    return ga_memetic_step(g);
   } else if (g->steady) {
     /* children evaluated: each replaces the worst member when better and not already a member */
     for (int c = 0; c < g->n_child; c++) {
       int64_t id = g->npid[c];
       double fc = evo_fitness(e, id);
-      int in, worst = worst_member(g, id, &in);
+      int in, worst = ga_worst_member(g, id, &in);
       if (in || !(fc < evo_fitness(e, g->pid[worst]))) continue;
       g->pid[worst] = id;
       memcpy(g->pop + (size_t)worst * dims, g->npop + (size_t)c * dims, (size_t)dims * sizeof(int));
     }
-    rank(g);
+    ga_rank(g);
     int want = e->want < 1 ? 1 : e->want > g->P ? g->P : e->want, m = 0;
-    int rc = breed(g, 0, want, g->pid, g->n_pop, &m);
+    int rc = ga_breed(g, 0, want, g->pid, g->n_pop, &m);
     if (rc < 0) return rc;
     g->n_child = m;
     return evo_submit(e, g->npid, m);
   } else {
-    rank(g);
+    ga_rank(g);
     int m = 0;
     if (g->elitism) {
       memcpy(g->npop, g->pop + (size_t)g->order[0] * dims, (size_t)dims * sizeof(int));
@@ -346,7 +125,7 @@ static int ga_step(mpt_strategy *s, evo *e) {
       mpt_space_config(e->sp, id, g->npop + (size_t)m * dims);
       g->npid[m++] = id;
     }
-    int rc = breed(g, m, g->P, NULL, 0, &m);
+    int rc = ga_breed(g, m, g->P, NULL, 0, &m);
     if (rc < 0) return rc;
     int *tp = g->pop; g->pop = g->npop; g->npop = tp;
     int64_t *ti = g->pid; g->pid = g->npid; g->npid = ti;
@@ -357,16 +136,15 @@ static int ga_step(mpt_strategy *s, evo *e) {
 
 static void ga_destroy(mpt_strategy *s) {
   ga_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->list); free(g->prop); free(g->climbed);
-  free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->list); free(g->prop); free(g->climbed);
+    free(g->pop); free(g->npop); free(g->pid); free(g->npid); free(g->order); free(g->f);
+  }
+  evo_state_free(s);
 }
 
 static int ga_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(ga_state), "ga", err);
+  int rc = evo_state_new(s, sizeof(ga_state), "ga", ga_step, err);
   if (rc) return rc;
   ga_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
@@ -402,29 +180,12 @@ static int ga_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int ga_ask(mpt_strategy *s, int n, int64_t *ids) {
-  ga_state *g = s->data;
-  return evo_ask(&g->e, n, ids, ga_step);
-}
+const mpt_strategy_type mpt_strategy_ga =
+  EVO_STRATEGY_TYPE("ga",
+                    "constraint-aware genetic algorithm (Willemsen et al.)",
+                    ga_options, ga_create, ga_destroy);
 
-const mpt_strategy_type mpt_strategy_ga = {
-  .name = "ga",
-  .summary = "constraint-aware genetic algorithm (Willemsen et al.)",
-  .options = ga_options,
-  .create = ga_create,
-  .ask = ga_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = ga_destroy,
-};
-
-const mpt_strategy_type mpt_strategy_ga_memetic = {
-  .name = "ga_memetic",
-  .summary = "memetic GA: children improved by Hamming local search (ga with mode=memetic defaults)",
-  .options = memetic_options,
-  .create = ga_create,
-  .ask = ga_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = ga_destroy,
-};
+const mpt_strategy_type mpt_strategy_ga_memetic =
+  EVO_STRATEGY_TYPE("ga_memetic",
+                    "memetic GA: children improved by Hamming local search (ga with mode=memetic defaults)",
+                    memetic_options, ga_create, ga_destroy);

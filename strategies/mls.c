@@ -64,16 +64,15 @@ static int mls_step(mpt_strategy *s, evo *e) {
 
 static void mls_destroy(mpt_strategy *s) {
   mls_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->list);
-  free(g->prop);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->list);
+    free(g->prop);
+  }
+  evo_state_free(s);
 }
 
 static int mls_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(mls_state), "mls", err);
+  int rc = evo_state_new(s, sizeof(mls_state), "mls", mls_step, err);
   if (rc) return rc;
   mls_state *g = s->data;
   g->cur = -1;
@@ -84,18 +83,7 @@ static int mls_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int mls_ask(mpt_strategy *s, int n, int64_t *ids) {
-  mls_state *g = s->data;
-  return evo_ask(&g->e, n, ids, mls_step);
-}
-
-const mpt_strategy_type mpt_strategy_mls = {
-  .name = "mls",
-  .summary = "multi-start greedy local search (Kernel Tuner's baseline)",
-  .options = mls_options,
-  .create = mls_create,
-  .ask = mls_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = mls_destroy,
-};
+const mpt_strategy_type mpt_strategy_mls =
+  EVO_STRATEGY_TYPE("mls",
+                    "multi-start greedy local search (Kernel Tuner's baseline)",
+                    mls_options, mls_create, mls_destroy);

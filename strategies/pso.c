@@ -79,15 +79,14 @@ static int pso_step(mpt_strategy *s, evo *e) {
 
 static void pso_destroy(mpt_strategy *s) {
   pso_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->x); free(g->v); free(g->pb); free(g->pbf); free(g->pid); free(g->gb);
-  free(g);
-  s->data = NULL;
+  if (g) {
+    free(g->x); free(g->v); free(g->pb); free(g->pbf); free(g->pid); free(g->gb);
+  }
+  evo_state_free(s);
 }
 
 static int pso_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(pso_state), "pso", err);
+  int rc = evo_state_new(s, sizeof(pso_state), "pso", pso_step, err);
   if (rc) return rc;
   pso_state *g = s->data;
   g->P = (int)mpt_strategy_opt_int(s, "popsize");
@@ -110,18 +109,7 @@ static int pso_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int pso_ask(mpt_strategy *s, int n, int64_t *ids) {
-  pso_state *g = s->data;
-  return evo_ask(&g->e, n, ids, pso_step);
-}
-
-const mpt_strategy_type mpt_strategy_pso = {
-  .name = "pso",
-  .summary = "constraint-aware particle swarm optimization (Willemsen et al.)",
-  .options = pso_options,
-  .create = pso_create,
-  .ask = pso_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = pso_destroy,
-};
+const mpt_strategy_type mpt_strategy_pso =
+  EVO_STRATEGY_TYPE("pso",
+                    "constraint-aware particle swarm optimization (Willemsen et al.)",
+                    pso_options, pso_create, pso_destroy);

@@ -72,15 +72,12 @@ static int sa_step(mpt_strategy *s, evo *e) {
 
 static void sa_destroy(mpt_strategy *s) {
   sa_state *g = s->data;
-  if (!g) return;
-  evo_free(&g->e);
-  free(g->prop);
-  free(g);
-  s->data = NULL;
+  if (g) free(g->prop);
+  evo_state_free(s);
 }
 
 static int sa_create(mpt_strategy *s, mpt_error *err) {
-  int rc = evo_state_new(s, sizeof(sa_state), "sa", err);
+  int rc = evo_state_new(s, sizeof(sa_state), "sa", sa_step, err);
   if (rc) return rc;
   sa_state *g = s->data;
   g->cur = -1;
@@ -100,18 +97,7 @@ static int sa_create(mpt_strategy *s, mpt_error *err) {
   return 0;
 }
 
-static int sa_ask(mpt_strategy *s, int n, int64_t *ids) {
-  sa_state *g = s->data;
-  return evo_ask(&g->e, n, ids, sa_step);
-}
-
-const mpt_strategy_type mpt_strategy_sa = {
-  .name = "sa",
-  .summary = "simulated annealing (Kernel Tuner's baseline)",
-  .options = sa_options,
-  .create = sa_create,
-  .ask = sa_ask,
-  .tell = evo_strategy_tell,
-  .tell_related = evo_strategy_tell_related,
-  .destroy = sa_destroy,
-};
+const mpt_strategy_type mpt_strategy_sa =
+  EVO_STRATEGY_TYPE("sa",
+                    "simulated annealing (Kernel Tuner's baseline)",
+                    sa_options, sa_create, sa_destroy);

@@ -4,6 +4,8 @@ mpt_unit_test(test_gp SOURCES test_gp.c)
 add_executable(bo_harness bo_harness.c)
 target_link_libraries(bo_harness PRIVATE mptune_core)
 mpt_unit_test(test_bo SOURCES test_bo.c)
+# what bo asks for: batches, pools, initial designs (the same fixture, tests/bo_run.h)
+mpt_unit_test(test_bo_batch SOURCES test_bo_batch.c)
 # bo's evaluations pending from earlier asks fantasized on the pool (option pending_pool)
 mpt_unit_test(test_bo_pending SOURCES test_bo_pending.c conv_fixture.c)
 # bo's working set of candidates on huge spaces (option working_set) and the GP's replaced candidates

@@ -9,6 +9,34 @@
 #include "jobs/job/job_internal.h"
 #include "jobs/output/outfile.h"
 
+/* a run log's record of some options and where a resume puts them: the setting (field, sep between two options:
+ * the strategy's "options" a=1,b=2, the "evaluator_options" one a line), what messages call them, and the job's
+ * options (opts, *n: the command line's) with the split copy that keeps the logged ones (*buf) */
+typedef struct logged_options {
+  const char *field, *what;
+  char sep;
+  const char **opts;
+  int *n;
+  char **buf;
+} logged_options;
+
+/* --resume: the options the log records (logged: its lo->field setting, NULL when it has none) against the
+ * command line's: with none given and some logged, the run goes on with the logged ones (*taken = 1). 0 or <0 */
+static int resume_options(mpt_job *job, const logged_options *lo, const char *logged, int *taken, mpt_error *err) {
+  *taken = 0;
+  if (!logged || !logged[0] || *lo->n > 0) return 0;
+  free(*lo->buf);
+  if (!(*lo->buf = strdup(logged))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  const char sep[2] = {lo->sep, '\0'};
+  for (char *save = NULL, *kv = strtok_r(*lo->buf, sep, &save); kv; kv = strtok_r(NULL, sep, &save)) {
+    if (*lo->n >= MPT_JOB_MAX_OPTS)
+      return mpt_error_set(err, MPT_ERR_VALUE, "%s: too many logged %s (max %d)", job->o.log, lo->what, MPT_JOB_MAX_OPTS);
+    lo->opts[(*lo->n)++] = kv;
+  }
+  *taken = 1;
+  return 0;
+}
+
 /* --resume: the run goes on with the strategy it was started with and, unless --option is given, its
  * options (the log's "strategy" and "options" settings; job->logged_opts keeps the split copy of the
  * options); a --strategy given instead is used, with a note */
@@ -22,17 +50,13 @@ static int resume_strategy(mpt_job *job, mpt_error *err) {
     return 0;
   }
   o->strategy = st;
-  const char *logged = mpt_runlog_meta(job->log, "options");
-  int take = o->n_opts == 0 && logged && logged[0];
+  const logged_options lo = {"options", "options", ',', o->opts, &o->n_opts, &job->logged_opts};
+  const char *logged = mpt_runlog_meta(job->log, lo.field);
+  int given = o->n_opts, take;
+  int rc = resume_options(job, &lo, logged, &take, err);
+  if (rc) return rc;
   printf("note: continuing with the strategy %s was started with, '%s'%s%s%s\n", o->log, st,
-         take ? " (options " : o->n_opts ? " (with the --option given)" : "", take ? logged : "", take ? ")" : "");
-  if (!take) return 0;
-  if (!(job->logged_opts = strdup(logged))) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
-  for (char *save = NULL, *kv = strtok_r(job->logged_opts, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-    if (o->n_opts >= MPT_JOB_MAX_OPTS)
-      return mpt_error_set(err, MPT_ERR_VALUE, "%s: too many logged options (max %d)", o->log, MPT_JOB_MAX_OPTS);
-    o->opts[o->n_opts++] = kv;
-  }
+         take ? " (options " : given ? " (with the --option given)" : "", take ? logged : "", take ? ")" : "");
   return 0;
 }
 
@@ -50,20 +74,23 @@ static void options_shown(const char *lines, char *buf, size_t cap) {
  * --evaluator-option is given: then with those, with a note when they differ (as for the strategy's options);
  * logged ones the evaluator does not take (another --evaluator now) are refused, saying how to go on */
 static int resume_evaluator_options(mpt_job *job, mpt_error *err) {
-  const mpt_job_options *o = &job->o;
-  const char *logged = mpt_runlog_meta(job->log, "evaluator_options");
+  mpt_job_options *o = &job->o;
+  const logged_options lo = {"evaluator_options", "evaluator options", '\n', o->eval_opts, &o->n_eval_opts,
+                             &job->eval_opts_buf};
+  const char *logged = mpt_runlog_meta(job->log, lo.field);
   if (!logged) return 0; /* a log written before they were recorded, or lost with damaged metadata */
   char *now = mpt_job_evaluator_options_text(o), was[1024], given[1024];
   if (!now) return mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   options_shown(logged, was, sizeof was);
   options_shown(now, given, sizeof given);
-  int same = strcmp(now, logged) == 0, take = o->n_eval_opts == 0 && logged[0];
+  int same = strcmp(now, logged) == 0, take;
   free(now);
+  int rc = resume_options(job, &lo, logged, &take, err);
+  if (rc) return rc;
   if (!same && !take)
     printf("note: %s was measured with %s%s%s; continuing with the --evaluator-option given, '%s'\n", o->log,
            was[0] ? "the evaluator options '" : "no evaluator option", was, was[0] ? "'" : "", given);
   if (!take) return 0;
-  int rc = mpt_job_take_evaluator_options(job, logged, err);
   const mpt_evaluator_type *t = mpt_evaluator_find(o->evaluator);
   for (int i = 0; rc == 0 && t && i < o->n_eval_opts; i++)
     if ((rc = mpt_evaluator_check_option(t, o->eval_opts[i], err)) != 0)
