@@ -15,7 +15,10 @@
  *   `batch` of those in flight are told (first in, first out), so the next ask takes them in.
  * --ids FILE: writes every asked id (one per line), to compare the proposals of two builds.
  * --model-ranks: under `mpiexec.mpich -n R`, bo's model on the R ranks (strategies/bo/bo_dist.h: rank 0 runs the
- *   benchmark, the others serve the candidates' slices); the times are rank 0's.
+ *   benchmark, the others serve the candidates' slices); the times are rank 0's, and a second line gives the
+ *   critical path per ask (gp/gp_slices.h: rank 0's work outside the model ranks' commands plus, for each command,
+ *   the largest compute of any rank; CPU time outside MPI calls): what the ask takes with a core per rank, measured
+ *   even where the ranks share cores, beside rank 0's CPU and wall time.
  * --fail-region Q: failures cluster as well: a configuration whose first two parameters of more than two values both
  *   lie in the lower Q of their value ranges (index encoding) fails too (Q 0.3: 31.5% of
  *   paper_hotspot's valid configurations), a region next to the objective's optimum that the objective's
@@ -134,6 +137,8 @@ int main(int argc, char **argv) {
   mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
   fifo flight = {0};
   double *times = malloc(sizeof(double) * (size_t)measure), *ctimes = malloc(sizeof(double) * (size_t)measure);
+  double *ptimes = malloc(sizeof(double) * (size_t)measure), pa = 0, pb = 0; /* the critical path (model ranks) */
+  int64_t steps_a = 0, steps_b = 0, steps = 0;
   int done = 0, m = 0;
   t0 = mpt_clock_mono_s();
   double t_warm = 0;
@@ -153,11 +158,18 @@ int main(int argc, char **argv) {
       fputs("enable\n", ctl);
       fflush(ctl);
     }
+    if (model_ranks) mpt_bo_model_clock(s, &pa, &steps_a, &err);
     double ta = mpt_clock_mono_s(), ca = mpt_clock_thread_cpu_s();
     int got = mpt_strategy_ask(s, want, ids);
     double dt = mpt_clock_mono_s() - ta, dc = mpt_clock_thread_cpu_s() - ca;
+    if (model_ranks) mpt_bo_model_clock(s, &pb, &steps_b, &err);
     if (got <= 0) break;
-    if (done >= n_obs) { ctimes[m] = dc; times[m++] = dt; }
+    if (done >= n_obs) {
+      ptimes[m] = pb - pa;
+      steps += steps_b - steps_a;
+      ctimes[m] = dc;
+      times[m++] = dt;
+    }
     else if (done + got >= n_obs) t_warm = mpt_clock_mono_s() - t0;
     for (int i = 0; idf && i < got; i++) fprintf(idf, "%lld\n", (long long)ids[i]);
     if (flight.n > 0) { /* the oldest in flight finish; the new ones join the end */
@@ -175,6 +187,7 @@ int main(int argc, char **argv) {
   if (idf) fclose(idf);
   qsort(times, (size_t)m, sizeof(double), cmpd);
   qsort(ctimes, (size_t)m, sizeof(double), cmpd);
+  qsort(ptimes, (size_t)m, sizeof(double), cmpd);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   if (pending > 0) printf("%d evaluations pending from earlier asks at each timed ask\n", pending);
@@ -183,12 +196,16 @@ int main(int argc, char **argv) {
          "%.3f ms), max %.3f ms over %d asks; create %.3f s, first %d evaluations %.2f s; peak RSS %.1f MiB\n",
          problem, (long long)mpt_space_size(sp), n_obs, batch, 1e3 * times[m / 2], 1e3 * ctimes[m / 2],
          1e3 * times[m / 10], 1e3 * ctimes[m / 10], 1e3 * times[m - 1], m, t_create, n_obs, t_warm, ru.ru_maxrss / 1024.0);
+  if (model_ranks && m > 0)
+    printf("critical path per ask(%d) over %d ranks: median %.3f ms, p10 %.3f ms, max %.3f ms (%.1f model-rank "
+           "commands per ask; rank 0's CPU and wall above)\n", batch, n_ranks, 1e3 * ptimes[m / 2], 1e3 * ptimes[m / 10],
+           1e3 * ptimes[m - 1], (double)steps / m);
   mpt_strategy_destroy(s);
   if (model_ranks) {
     mpt_gp_slices_quit(MPI_COMM_WORLD);
     MPI_Finalize();
   }
-  free(ids); free(obs); free(times); free(ctimes); free(flight.id);
+  free(ids); free(obs); free(times); free(ctimes); free(ptimes); free(flight.id);
   mpt_space_free(sp);
   mpt_problem_free(p);
   return 0;

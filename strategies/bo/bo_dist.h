@@ -14,5 +14,10 @@ int mpt_bo_use_model_ranks(mpt_strategy *s, MPI_Comm comm, mpt_error *err);
 /* Rank 0: bytes of each model rank's GP and each one's peak RSS (KiB), comm size values each; an error when
  * the strategy has no model ranks */
 int mpt_bo_model_memory(mpt_strategy *s, int64_t *bytes, int64_t *rss_kib, mpt_error *err);
+/* Rank 0: the model ranks' critical-path clock into *seconds (gp/gp_slices.h, mpt_gp_slices_path_clock: rank 0's
+ * thread CPU time, its time inside the model ranks' commands replaced by the largest compute of any rank in each),
+ * so that the difference of two readings is what an ask takes on a machine with a core per rank; steps (may be
+ * NULL): the commands so far. An error when the strategy has no model ranks. */
+int mpt_bo_model_clock(mpt_strategy *s, double *seconds, int64_t *steps, mpt_error *err);
 
 #endif
