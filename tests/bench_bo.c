@@ -13,6 +13,8 @@
  * --pending P: asynchronous workers: after the --obs observations one untimed ask(P) fills P evaluations in
  *   flight; each timed ask(batch) then finds P evaluations pending from earlier asks, and after it the oldest
  *   `batch` of those in flight are told (first in, first out), so the next ask takes them in.
+ * --warm-batch W: the asks before the timed ones are ask(W) (default 1), so that reaching --obs observations takes
+ *   --obs / W asks (with model ranks on a huge space each ask of the warm-up is a round of the ranks' commands).
  * --ids FILE: writes every asked id (one per line), to compare the proposals of two builds.
  * --model-ranks: under `mpiexec.mpich -n R`, bo's model on the R ranks (strategies/bo/bo_dist.h: rank 0 runs the
  *   benchmark, the others serve the candidates' slices); the times are rank 0's, and a second line gives the
@@ -74,7 +76,7 @@ static int fifo_pop(fifo *f, int n, int64_t *out) {
 
 int main(int argc, char **argv) {
   const char *problem = NULL;
-  int n_obs = 220, measure = 21, batch = 1, pending = 0;
+  int n_obs = 220, measure = 21, batch = 1, pending = 0, warm_batch = 1;
   double fail_q = 0;
   const char *opts[64], *perf_ctl = NULL, *ids_path = NULL;
   int n_opts = 0, model_ranks = 0, n_ranks = 1;
@@ -83,6 +85,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) measure = atoi(argv[++i]);
     else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = atoi(argv[++i]);
     else if (strcmp(argv[i], "--pending") == 0 && i + 1 < argc) pending = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--warm-batch") == 0 && i + 1 < argc) warm_batch = atoi(argv[++i]);
     else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc) perf_ctl = argv[++i];
     else if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_path = argv[++i];
     else if (strcmp(argv[i], "--fail-region") == 0 && i + 1 < argc) fail_q = atof(argv[++i]);
@@ -90,8 +93,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && n_opts < 64) opts[n_opts++] = argv[++i];
     else problem = argv[i];
   }
-  if (!problem || measure < 1 || batch < 1 || pending < 0) {
-    fprintf(stderr, "usage: bench_bo PROBLEM.json [--obs N] [--measure M] [--batch B] [--pending P] [--fail-region Q] [--option k=v]...\n");
+  if (!problem || measure < 1 || batch < 1 || pending < 0 || warm_batch < 1) {
+    fprintf(stderr, "usage: bench_bo PROBLEM.json [--obs N] [--measure M] [--batch B] [--pending P] [--warm-batch W] "
+                    "[--fail-region Q] [--model-ranks] [--option k=v]...\n");
     return 2;
   }
   mpt_error err;
@@ -133,8 +137,10 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   double t_create = mpt_clock_mono_s() - t0;
-  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(batch > pending ? batch : pending));
-  mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)batch);
+  int most = batch > pending ? batch : pending;
+  most = most > warm_batch ? most : warm_batch;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)most);
+  mpt_obs *obs = malloc(sizeof(mpt_obs) * (size_t)most);
   fifo flight = {0};
   double *times = malloc(sizeof(double) * (size_t)measure), *ctimes = malloc(sizeof(double) * (size_t)measure);
   double *ptimes = malloc(sizeof(double) * (size_t)measure), pa = 0, pb = 0; /* the critical path (model ranks) */
@@ -148,7 +154,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   while (m < measure) {
-    int want = done < n_obs ? 1 : batch;
+    int want = done < n_obs ? (n_obs - done < warm_batch ? n_obs - done : warm_batch) : batch;
     if (done >= n_obs && pending > 0 && flight.n == 0 && m == 0) { /* fill the workers: untimed */
       int got = mpt_strategy_ask(s, pending, ids);
       if (got <= 0 || fifo_push(&flight, ids, got)) break;
