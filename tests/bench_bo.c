@@ -202,6 +202,14 @@ int main(int argc, char **argv) {
          "%.3f ms), max %.3f ms over %d asks; create %.3f s, first %d evaluations %.2f s; peak RSS %.1f MiB\n",
          problem, (long long)mpt_space_size(sp), n_obs, batch, 1e3 * times[m / 2], 1e3 * ctimes[m / 2],
          1e3 * times[m / 10], 1e3 * ctimes[m / 10], 1e3 * times[m - 1], m, t_create, n_obs, t_warm, ru.ru_maxrss / 1024.0);
+  int64_t *bytes = model_ranks ? malloc(sizeof(int64_t) * 2 * (size_t)n_ranks) : NULL;
+  if (bytes && mpt_bo_model_memory(s, bytes, bytes + n_ranks, &err) == 0) { /* the largest server's peak RSS */
+    int64_t most = 0;
+    for (int r = 1; r < n_ranks; r++) most = bytes[n_ranks + r] > most ? bytes[n_ranks + r] : most;
+    printf("model ranks' peak RSS: rank 0 %.1f MiB, the largest of the others %.1f MiB\n", bytes[n_ranks] / 1024.0,
+           most / 1024.0);
+  }
+  free(bytes);
   if (model_ranks && m > 0)
     printf("critical path per ask(%d) over %d ranks: median %.3f ms, p10 %.3f ms, max %.3f ms (%.1f model-rank "
            "commands per ask; rank 0's CPU and wall above)\n", batch, n_ranks, 1e3 * ptimes[m / 2], 1e3 * ptimes[m / 10],
