@@ -107,17 +107,17 @@ static int agree(MPI_Comm comm, int ok) {
   return all;
 }
 
-/* shares of the slices broadcast from rank 0 (size values), when h says there are; NULL (equal slices) or the
- * caller's to free */
+/* shares of the slices broadcast from rank 0 (size values) when h says there are: the caller's to free; NULL
+ * when there are none (equal slices) or out of memory */
 static double *bcast_shares(MPI_Comm comm, const int64_t *h, const double *mine) {
   int size;
   MPI_Comm_size(comm, &size);
   if (!h[3]) return NULL;
-  double *s = malloc(sizeof(double) * (size_t)size);
-  if (s && mine) memcpy(s, mine, sizeof(double) * (size_t)size);
-  double *b = s ? s : malloc(sizeof(double) * (size_t)size); /* out of memory: NULL, equal slices below */
+  double *b = malloc(sizeof(double) * (size_t)size);
+  if (b && mine) memcpy(b, mine, sizeof(double) * (size_t)size);
   if (b) MPI_Bcast(b, size, MPI_DOUBLE, 0, comm);
-  else for (int r = 0; r < size; r++) { double d = 1; MPI_Bcast(&d, 1, MPI_DOUBLE, 0, comm); } /* stays matched */
+  else /* out of memory: the broadcast still matched, NULL returned (the creation then fails on every rank) */
+    for (int r = 0; r < size; r++) { double d = 1; MPI_Bcast(&d, 1, MPI_DOUBLE, 0, comm); }
   return b;
 }
 
