@@ -144,7 +144,8 @@ int main(int argc, char **argv) {
   fifo flight = {0};
   double *times = malloc(sizeof(double) * (size_t)measure), *ctimes = malloc(sizeof(double) * (size_t)measure);
   double *ptimes = malloc(sizeof(double) * (size_t)measure), pa = 0, pb = 0; /* the critical path (model ranks) */
-  int64_t steps_a = 0, steps_b = 0, steps = 0;
+  double psum = 0;
+  mpt_gp_slices_path path_a = {0}, path_b = {0}, in_asks = {0}; /* the commands' totals over the timed asks */
   int done = 0, m = 0;
   t0 = mpt_clock_mono_s();
   double t_warm = 0;
@@ -164,15 +165,19 @@ int main(int argc, char **argv) {
       fputs("enable\n", ctl);
       fflush(ctl);
     }
-    if (model_ranks) mpt_bo_model_clock(s, &pa, &steps_a, &err);
+    if (model_ranks) mpt_bo_model_clock(s, &pa, &path_a, &err);
     double ta = mpt_clock_mono_s(), ca = mpt_clock_thread_cpu_s();
     int got = mpt_strategy_ask(s, want, ids);
     double dt = mpt_clock_mono_s() - ta, dc = mpt_clock_thread_cpu_s() - ca;
-    if (model_ranks) mpt_bo_model_clock(s, &pb, &steps_b, &err);
+    if (model_ranks) mpt_bo_model_clock(s, &pb, &path_b, &err);
     if (got <= 0) break;
     if (done >= n_obs) {
       ptimes[m] = pb - pa;
-      steps += steps_b - steps_a;
+      psum += pb - pa;
+      in_asks.steps += path_b.steps - path_a.steps;
+      in_asks.path_s += path_b.path_s - path_a.path_s;
+      in_asks.inside_s += path_b.inside_s - path_a.inside_s;
+      in_asks.rank0_s += path_b.rank0_s - path_a.rank0_s;
       ctimes[m] = dc;
       times[m++] = dt;
     }
@@ -213,7 +218,11 @@ int main(int argc, char **argv) {
   if (model_ranks && m > 0)
     printf("critical path per ask(%d) over %d ranks: median %.3f ms, p10 %.3f ms, max %.3f ms (%.1f model-rank "
            "commands per ask; rank 0's CPU and wall above)\n", batch, n_ranks, 1e3 * ptimes[m / 2], 1e3 * ptimes[m / 10],
-           1e3 * ptimes[m - 1], (double)steps / m);
+           1e3 * ptimes[m - 1], (double)in_asks.steps / m);
+  if (model_ranks && m > 0) /* the means over the timed asks */
+    printf("per ask, mean: the commands' path %.3f ms (rank 0's compute in them %.3f ms, its CPU in them with its MPI "
+           "waits %.3f ms), rank 0's work between them %.3f ms\n", 1e3 * in_asks.path_s / m, 1e3 * in_asks.rank0_s / m,
+           1e3 * in_asks.inside_s / m, 1e3 * (psum - in_asks.path_s) / m);
   mpt_strategy_destroy(s);
   if (model_ranks) {
     mpt_gp_slices_quit(MPI_COMM_WORLD);

@@ -50,13 +50,11 @@ int mpt_bo_model_memory(mpt_strategy *s, int64_t *bytes, int64_t *rss_kib, mpt_e
   return mpt_gp_slices_memory(b->dist, bytes, rss_kib, err);
 }
 
-int mpt_bo_model_clock(mpt_strategy *s, double *seconds, int64_t *steps, mpt_error *err) {
+int mpt_bo_model_clock(mpt_strategy *s, double *seconds, mpt_gp_slices_path *path, mpt_error *err) {
   bo_state *b = strcmp(s->type->name, "bo") == 0 ? s->data : NULL;
   if (!b || !b->dist) return mpt_error_set(err, MPT_ERR_STATE, "the strategy has no model ranks");
-  mpt_gp_slices_path p;
-  mpt_gp_slices_path_get(b->dist, &p);
   *seconds = mpt_gp_slices_path_clock(b->dist);
-  if (steps) *steps = p.steps;
+  if (path) mpt_gp_slices_path_get(b->dist, path);
   return 0;
 }
 
