@@ -9,6 +9,7 @@
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 #include "spaces/sys/clock.h"
+#include "strategies/bo/bo_dist.h"
 
 typedef struct vworker {
   double t_done;   /* virtual completion time of its evaluation */
@@ -31,12 +32,25 @@ typedef struct vstate {
   const char *stopping;
   mpt_progress prog;
   double next_draw; /* real time */
+  int model_path;   /* the CPU-time clock is the model ranks' critical path */
   char line[160];
 } vstate;
 
-/* rank 0's clock for its own work: wall time, or its CPU time (mpt_virtual_config.cpu_time) */
+/* rank 0's clock for its own work: wall time, or its CPU time (mpt_virtual_config.cpu_time): with model ranks the
+ * critical path of rank 0 and the model ranks */
 static double coord_clock(const vstate *s) {
+  double t;
+  mpt_error e;
+  if (s->model_path && mpt_bo_model_clock(s->c->strategy, &t, NULL, &e) == 0) return t;
   return s->v->cpu_time ? mpt_clock_process_cpu_s() : mpt_wire_now();
+}
+
+/* which clock rank 0's work is on (once, before the loop: the model ranks join at the strategy's creation) */
+static void choose_clock(vstate *s) {
+  double t;
+  mpt_error e;
+  s->model_path = s->v->cpu_time && mpt_bo_model_clock(s->c->strategy, &t, NULL, &e) == 0;
+  s->vr->clock = s->model_path ? "critical path" : s->v->cpu_time ? "CPU" : "wall";
 }
 
 /* ---- the heap of completion times ---- */
@@ -109,9 +123,12 @@ static double duration_s(const vstate *s, const mpt_obs *o) {
 /* ---- progress ---- */
 
 int mpt_virtual_format(const mpt_virtual_result *vr, int n_workers, char *buf, int cap) {
+  const char *clock = !vr->clock || strcmp(vr->clock, "wall") == 0 ? "wall time"
+                      : strcmp(vr->clock, "CPU") == 0 ? "rank 0's CPU time"
+                                                       : "critical path of rank 0 and the model ranks (CPU time)";
   return snprintf(buf, (size_t)cap, "projected: %d workers, makespan %.3f s, utilization %.1f %%, %.2f evaluations/s, "
-                  "rank 0 busy %.3f s (asks %.3f s in %lld calls)", n_workers, vr->makespan_s, 100.0 * vr->utilization,
-                  vr->evals_per_s, vr->coord_s, vr->ask_s, (long long)vr->asks);
+                  "rank 0 busy %.3f s (asks %.3f s in %lld calls); clock: %s", n_workers, vr->makespan_s,
+                  100.0 * vr->utilization, vr->evals_per_s, vr->coord_s, vr->ask_s, (long long)vr->asks, clock);
 }
 
 static void settle(vstate *s) {
@@ -297,6 +314,7 @@ int mpt_coord_run_virtual(const mpt_coord_config *c, const mpt_virtual_config *v
   s.c = c, s.v = v, s.r = r, s.vr = vr;
   double t0 = mpt_wire_now();
   rc = open_state(&s, c, v, err);
+  choose_clock(&s);
   mpt_strategy_set_tick(c->strategy, ask_tick, NULL);
   if (rc == 0) rc = loop(&s, err);
   mpt_strategy_set_tick(c->strategy, NULL, NULL);

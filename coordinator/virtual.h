@@ -17,7 +17,9 @@ typedef struct mpt_virtual_config {
   double epoch;         /* unix time the virtual clock starts at (observations' t_start/t_end are epoch +
                            virtual seconds) */
   int cpu_time;         /* 1: rank 0's work counts its process CPU time (what it would take on a core of its own,
-                           on a machine shared with other work); 0: its wall time */
+                           on a machine shared with other work), or, when the strategy has model ranks (bo's
+                           --model-ranks), the critical path of rank 0 and the model ranks (each model rank's
+                           command its largest compute, strategies/bo/bo_dist.h mpt_bo_model_clock); 0: wall */
 } mpt_virtual_config;
 
 typedef struct mpt_virtual_result {
@@ -29,6 +31,7 @@ typedef struct mpt_virtual_result {
   double real_s;        /* real time the projection took */
   double utilization;   /* busy_s / (n_workers * makespan_s), 0..1 (0 when the makespan is 0) */
   double evals_per_s;   /* evaluations taken / makespan_s */
+  const char *clock;    /* what rank 0's time on the clock is: "wall", "CPU", "critical path" (model ranks) */
 } mpt_virtual_result;
 
 /* Runs the projection with c's strategy, space, budget, default, record callback and progress; c->local is the
@@ -39,7 +42,9 @@ typedef struct mpt_virtual_result {
 int mpt_coord_run_virtual(const mpt_coord_config *c, const mpt_virtual_config *v, mpt_coord_result *r,
                           mpt_virtual_result *vr, mpt_error *err);
 
-/* "projected: N workers, makespan …, utilization … %, … evaluations/s, rank 0 busy … s (asks … s in N calls)" */
+/* "projected: N workers, makespan …, utilization … %, … evaluations/s, rank 0 busy … s (asks … s in N calls);
+ * clock: …" (the clock: "wall time", "rank 0's CPU time", or "critical path of rank 0 and the model ranks (CPU
+ * time)") */
 int mpt_virtual_format(const mpt_virtual_result *vr, int n_workers, char *buf, int cap);
 
 #endif

@@ -2,6 +2,7 @@
  * rows of its candidates, the servers' loop that runs rank 0's commands, freeing and quitting, and the
  * collective status that ends every command. The commands themselves: gp/gp_slices_ops.c and
  * gp/gp_slices_lml.c. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gp/gp_slices_impl.h"
@@ -9,8 +10,13 @@
 #define SL_ROWS 4096 /* rows per message when the candidates are sent */
 #define SL_TAG 7301
 
-void mpt_gp_slices_bounds(int64_t n, int size, int64_t *first) {
-  for (int r = 0; r <= size; r++) first[r] = n * r / size;
+void mpt_gp_slices_bounds(int64_t n, int size, const double *shares, int64_t *first) {
+  double total = 0, at = 0;
+  for (int r = 0; shares && r < size; r++) total += shares[r];
+  for (int r = 0; r <= size; r++) {
+    first[r] = shares ? (r == size ? n : (int64_t)((double)n * (at / total))) : n * r / size;
+    if (shares && r < size) at += shares[r];
+  }
 }
 
 int mpt_gp_slices_status(mpt_gp_slices *sl, int rc, const char *what, mpt_error *err) {
@@ -22,7 +28,7 @@ int mpt_gp_slices_status(mpt_gp_slices *sl, int rc, const char *what, mpt_error 
 }
 
 /* the state common to every rank; NULL out of memory */
-static mpt_gp_slices *slices_new(MPI_Comm comm, int dim, int64_t n_cand) {
+static mpt_gp_slices *slices_new(MPI_Comm comm, int dim, int64_t n_cand, const double *shares) {
   mpt_gp_slices *sl = calloc(1, sizeof *sl);
   if (!sl) return NULL;
   sl->comm = comm;
@@ -33,7 +39,7 @@ static mpt_gp_slices *slices_new(MPI_Comm comm, int dim, int64_t n_cand) {
   sl->first = malloc(sizeof(int64_t) * (size_t)(sl->size + 1));
   sl->hyp = calloc((size_t)dim + 2, sizeof(double));
   if (!sl->first || !sl->hyp) { free(sl->first); free(sl->hyp); free(sl); return NULL; }
-  mpt_gp_slices_bounds(n_cand, sl->size, sl->first);
+  mpt_gp_slices_bounds(n_cand, sl->size, shares, sl->first);
   int64_t mine = sl->first[sl->rank + 1] - sl->first[sl->rank];
   sl->skip = malloc((size_t)(mine > 0 ? mine : 1));
   if (sl->rank == 0) sl->skip_all = malloc((size_t)(n_cand > 0 ? n_cand : 1));
@@ -66,7 +72,9 @@ static int send_rows(mpt_gp_slices *sl, mpt_gp_cand_fn fill, void *ctx) {
   for (int r = 1; r < sl->size; r++)
     for (int64_t c = sl->first[r]; c < sl->first[r + 1]; c += SL_ROWS) {
       int64_t n = sl->first[r + 1] - c < SL_ROWS ? sl->first[r + 1] - c : SL_ROWS;
+      mpt_gp_slices_work_on(sl);
       if (buf) fill(ctx, c, n, buf); /* out of memory: the server gets empty messages and fails */
+      mpt_gp_slices_work_off(sl);
       MPI_Send(buf, buf ? (int)(n * sl->dim) : 0, MPI_DOUBLE, r, SL_TAG, sl->comm);
     }
   free(buf);
@@ -85,7 +93,9 @@ static int recv_rows(mpt_gp_slices *sl, double *X, const mpt_gp_config *cfg, mpt
     MPI_Get_count(&st, MPI_DOUBLE, &got);
     ok = ok && got == (int)(k * sl->dim); /* rank 0 sends empty messages when it has no memory for rows */
   }
+  mpt_gp_slices_work_on(sl);
   int rc = ok ? mpt_gp_create(cfg, sl->dim, n, X, &sl->gp, err) : mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: no rows");
+  mpt_gp_slices_work_off(sl);
   free(X);
   return rc;
 }
@@ -97,24 +107,54 @@ static int agree(MPI_Comm comm, int ok) {
   return all;
 }
 
+/* shares of the slices broadcast from rank 0 (size values) when h says there are: the caller's to free; NULL
+ * when there are none (equal slices) or out of memory */
+static double *bcast_shares(MPI_Comm comm, const int64_t *h, const double *mine) {
+  int size;
+  MPI_Comm_size(comm, &size);
+  if (!h[3]) return NULL;
+  double *b = malloc(sizeof(double) * (size_t)size);
+  if (b && mine) memcpy(b, mine, sizeof(double) * (size_t)size);
+  if (b) MPI_Bcast(b, size, MPI_DOUBLE, 0, comm);
+  else /* out of memory: the broadcast still matched, NULL returned (the creation then fails on every rank) */
+    for (int r = 0; r < size; r++) { double d = 1; MPI_Bcast(&d, 1, MPI_DOUBLE, 0, comm); }
+  return b;
+}
+
 int mpt_gp_slices_create(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp_cand_fn fill,
                          void *ctx, mpt_gp_slices **out, mpt_error *err) {
+  return mpt_gp_slices_create_shares(comm, cfg, dim, n_cand, NULL, fill, ctx, out, err);
+}
+
+int mpt_gp_slices_create_shares(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *shares,
+                                mpt_gp_cand_fn fill, void *ctx, mpt_gp_slices **out, mpt_error *err) {
   *out = NULL;
-  int64_t h[SL_HDR] = {SL_CREATE, dim, n_cand};
+  int size, good = 1;
+  MPI_Comm_size(comm, &size);
+  for (int r = 0; shares && r < size; r++) good = good && shares[r] > 0 && isfinite(shares[r]);
+  if (!good) return mpt_error_set(err, MPT_ERR_VALUE, "gp_slices: every rank's share of the candidates must be > 0");
+  double t0 = mpt_clock_thread_cpu_s();
+  int64_t h[SL_HDR] = {SL_CREATE, dim, n_cand, shares != NULL};
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, comm);
   MPI_Bcast((void *)cfg, (int)sizeof *cfg, MPI_BYTE, 0, comm);
-  mpt_gp_slices *sl = slices_new(comm, dim, n_cand);
+  double *sh = bcast_shares(comm, h, shares);
+  mpt_gp_slices *sl = (!h[3] || sh) ? slices_new(comm, dim, n_cand, sh) : NULL;
+  free(sh);
+  if (sl) sl->step_t0 = t0;
   if (!agree(comm, sl != NULL)) { /* no rows are sent then */
     slices_drop(sl);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory on a model rank");
   }
   int rc = send_rows(sl, fill, ctx) == 0 ? 0 : mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory");
   offset_fill of = {fill, ctx, sl->first[0]};
+  mpt_gp_slices_work_on(sl);
   if (rc == 0) rc = mpt_gp_create_from(cfg, dim, sl->first[1], fill_offset, &of, &sl->gp, err);
+  mpt_gp_slices_work_off(sl);
   if ((rc = mpt_gp_slices_status(sl, rc, "creating the candidates' slices", err)) != 0) {
     mpt_gp_slices_free(sl);
     return rc;
   }
+  mpt_gp_slices_step_end(sl);
   *out = sl;
   return 0;
 }
@@ -163,14 +203,19 @@ int mpt_gp_slices_serve(MPI_Comm comm, mpt_error *err) {
     if (h[0] == SL_CREATE) {
       mpt_gp_config cfg;
       MPI_Bcast(&cfg, (int)sizeof cfg, MPI_BYTE, 0, comm);
-      sl = slices_new(comm, (int)h[1], h[2]);
+      double *sh = bcast_shares(comm, h, NULL);
+      sl = (!h[3] || sh) ? slices_new(comm, (int)h[1], h[2], sh) : NULL;
+      free(sh);
       int64_t n = sl ? sl->first[sl->rank + 1] - sl->first[sl->rank] : 0;
       double *X = sl ? malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)h[1]) : NULL;
       if (!agree(comm, sl && X)) { free(X); slices_drop(sl); sl = NULL; continue; } /* rank 0 sends no rows */
       int rc = recv_rows(sl, X, &cfg, err);
       if (mpt_gp_slices_status(sl, rc, "creating the candidates' slices", err) != 0) { slices_drop(sl); sl = NULL; }
+      else mpt_gp_slices_step_end(sl);
     } else if (h[0] != SL_FREE && sl) {
+      sl->work = 0;
       serve_one(sl, h, err);
+      mpt_gp_slices_step_end(sl);
     }
   }
   slices_drop(sl);

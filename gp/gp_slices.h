@@ -25,6 +25,10 @@ typedef struct mpt_gp_slices mpt_gp_slices;
  * sent to its rank; collective with the servers. */
 int mpt_gp_slices_create(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64_t n_cand, mpt_gp_cand_fn fill,
                          void *ctx, mpt_gp_slices **out, mpt_error *err);
+/* The same with slices of unequal sizes: rank r holds a share of the candidates proportional to shares[r] (comm
+ * size values, each > 0; NULL: equal slices), e.g. a smaller slice for rank 0, which also does the ask's own work */
+int mpt_gp_slices_create_shares(MPI_Comm comm, const mpt_gp_config *cfg, int dim, int64_t n_cand, const double *shares,
+                                mpt_gp_cand_fn fill, void *ctx, mpt_gp_slices **out, mpt_error *err);
 /* Rank 0: frees every rank's slice (the servers keep serving) */
 void mpt_gp_slices_free(mpt_gp_slices *sl);
 /* Ranks other than 0: serves rank 0's calls until mpt_gp_slices_quit; 0, or <0 when the communicator fails */
@@ -64,5 +68,22 @@ int mpt_gp_slices_lml(void *sl, const mpt_gp *gp, const double *ls, double varia
                       mpt_error *err);
 /* Rank 0: the bytes of each rank's GP (bytes: comm size values), and each rank's peak RSS in KiB (rss) */
 int mpt_gp_slices_memory(mpt_gp_slices *sl, int64_t *bytes, int64_t *rss, mpt_error *err);
+
+/* The critical path of the commands (gp/gp_slices_path.c). In every command each rank measures its own compute:
+ * its thread CPU time outside the MPI calls; the command's cost is the largest of them (one MPI_MAX reduction at
+ * its end). Summed, with rank 0's own work between the commands, that is what the work would take on a machine
+ * with a core per rank and no contention for memory bandwidth, measurable where ranks share cores: it counts
+ * neither waiting for a core nor MPICH's busy polling. Inside the distributed log marginal likelihood
+ * (ScaLAPACK), the library's own messages count as compute. Totals on rank 0 since the slices' creation: */
+typedef struct mpt_gp_slices_path {
+  int64_t steps;   /* commands measured */
+  double inside_s; /* rank 0's thread CPU time inside them (its compute and its waits in MPI calls) */
+  double rank0_s;  /* rank 0's compute inside them */
+  double path_s;   /* the sum over the commands of the largest compute of any rank */
+} mpt_gp_slices_path;
+void mpt_gp_slices_path_get(const mpt_gp_slices *sl, mpt_gp_slices_path *out);
+/* Rank 0: its thread CPU time with the time inside the commands replaced by their path (a clock: the difference
+ * of two readings is the critical path of what rank 0 did in between) */
+double mpt_gp_slices_path_clock(const mpt_gp_slices *sl);
 
 #endif

@@ -13,21 +13,30 @@ int mpt_gp_slices_batch_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uin
                              int P, mpt_gp_pool_item *pool, int *n_pool, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_POOL, P, 1}, n_free;
   double d[2] = {fb, xi};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_pool(sl, h, skip_a, skip_b, d, pool, n_pool, &n_free, err);
+  int rc = mpt_gp_slices_do_pool(sl, h, skip_a, skip_b, d, pool, n_pool, &n_free, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 int mpt_gp_slices_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, int n, float *V, double *abv,
                           mpt_error *err) {
   int64_t h[SL_HDR] = {SL_COLUMNS};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_columns(sl, pool, n, V, abv, err);
+  int rc = mpt_gp_slices_do_columns(sl, pool, n, V, abv, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 int mpt_gp_slices_cand_columns(mpt_gp_slices *sl, const int64_t *ids, int n, float *V, double *abv, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_CAND_COLUMNS, n};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_cand_columns(sl, h, ids, V, abv, err);
+  int rc = mpt_gp_slices_do_cand_columns(sl, h, ids, V, abv, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 /* the slice's candidate c: its column of V into v (n_obs floats), A, B, var into abv */
@@ -89,7 +98,9 @@ static int gather_columns(mpt_gp_slices *sl, const int64_t *want, int n, int *co
   float *v = malloc(sizeof(float) * (size_t)(k > 0 ? k : 1) * (size_t)(n0 > 0 ? n0 : 1));
   double *a = malloc(sizeof(double) * 3 * (size_t)(k > 0 ? k : 1));
   int rc = mine && v && a ? 0 : MPT_ERR_NOMEM;
+  mpt_gp_slices_work_on(sl);
   for (int i = 0; rc == 0 && i < k; i++) member_column(sl->gp, mine[i] - sl->first[sl->rank], v + (size_t)i * n0, a + 3 * (size_t)i);
+  mpt_gp_slices_work_off(sl);
   int64_t *ids_g = NULL;
   float *v_g = NULL;
   double *a_g = NULL;
@@ -110,8 +121,10 @@ static int gather_columns(mpt_gp_slices *sl, const int64_t *want, int n, int *co
     MPI_Gatherv(mine, k, MPI_INT64_T, ids_g, g[0], g[1], MPI_INT64_T, 0, sl->comm);
     MPI_Gatherv(v, k * n0, MPI_FLOAT, v_g, g[2], g[3], MPI_FLOAT, 0, sl->comm);
     MPI_Gatherv(a, 3 * k, MPI_DOUBLE, a_g, g[4], g[5], MPI_DOUBLE, 0, sl->comm);
+    mpt_gp_slices_work_on(sl);
     if (sl->rank == 0 && unpack(sl, want, n, n0, counts, ids_g, v_g, a_g, V, abv) != 0)
       rc = mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: the slices sent other candidates than rank 0 named");
+    mpt_gp_slices_work_off(sl);
   }
   free(v); free(a); free(ids_g); free(v_g); free(a_g);
   return rc;
@@ -122,8 +135,10 @@ int mpt_gp_slices_do_columns(mpt_gp_slices *sl, const mpt_gp_pool_item *pool, in
   int k = 0, ok = 1;
   int *counts = sl->rank == 0 ? malloc(sizeof(int) * 7 * (size_t)sl->size) : NULL;
   int64_t *want = sl->rank == 0 ? malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1)) : NULL;
+  mpt_gp_slices_work_on(sl);
   for (int j = 0; want && j < n; j++) want[j] = pool[j].id;
   if (sl->rank == 0) ok = counts && want && members_per_rank(sl, want, n, counts) == 0;
+  mpt_gp_slices_work_off(sl);
   MPI_Bcast(&ok, 1, MPI_INT, 0, sl->comm);
   if (!ok) { free(counts); free(want); return mpt_error_set(err, MPT_ERR_INTERNAL, "gp_slices: a pool member outside the slices"); }
   MPI_Scatter(counts, 1, MPI_INT, &k, 1, MPI_INT, 0, sl->comm);
@@ -140,7 +155,9 @@ int mpt_gp_slices_do_cand_columns(mpt_gp_slices *sl, const int64_t *h, const int
   int n = (int)h[1], k = 0, ok = 1, all_ok = 0;
   int64_t *all = sl->rank == 0 ? (int64_t *)ids : malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   int *counts = sl->rank == 0 ? malloc(sizeof(int) * 7 * (size_t)sl->size) : NULL;
+  mpt_gp_slices_work_on(sl);
   ok = sl->rank == 0 ? counts && members_per_rank(sl, ids, n, counts) == 0 : all != NULL;
+  mpt_gp_slices_work_off(sl);
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, sl->comm);
   if (!all_ok) {
     if (sl->rank != 0) free(all);
@@ -151,8 +168,10 @@ int mpt_gp_slices_do_cand_columns(mpt_gp_slices *sl, const int64_t *h, const int
   MPI_Bcast(all, n, MPI_INT64_T, 0, sl->comm);
   /* this slice's candidates among them, in rank 0's order */
   int64_t *mine = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  mpt_gp_slices_work_on(sl);
   for (int j = 0; mine && j < n; j++)
     if (holder(sl, all[j]) == sl->rank) mine[k++] = all[j];
+  mpt_gp_slices_work_off(sl);
   int rc = gather_columns(sl, ids, n, counts, mine, k, V, abv, err);
   if (sl->rank != 0) free(all);
   free(counts); free(mine);

@@ -5,6 +5,7 @@
 #ifndef MPT_GP_SLICES_IMPL_H
 #define MPT_GP_SLICES_IMPL_H
 #include "gp/gp_slices.h"
+#include "spaces/sys/clock.h"
 
 enum { SL_QUIT = 1, SL_CREATE, SL_FREE, SL_SYNC, SL_POOL, SL_PREDICT, SL_VARSUM, SL_LML, SL_MEMORY, SL_COLUMNS, SL_CAND_COLUMNS };
 #define SL_HDR 8
@@ -24,10 +25,23 @@ struct mpt_gp_slices {
   double *Xs, *ys;         /* cap_s x dim points, cap_s outputs */
   double *hyp;             /* dim + 2: lengthscales, variance, noise */
   uint8_t *skip_all;       /* n_cand: the combined marks scattered to the slices */
+  /* the critical path (gp/gp_slices_path.c): this rank's compute in the current command, its last start */
+  double work, work_t0;
+  double step_t0;          /* rank 0: its thread CPU time at the current command's start */
+  mpt_gp_slices_path path; /* rank 0: the totals */
 };
 
-/* the slice bounds of n candidates over size ranks */
-void mpt_gp_slices_bounds(int64_t n, int size, int64_t *first);
+/* this rank's compute in the current command: the thread CPU time between work_on and work_off (around the
+ * command's computation, never around an MPI call) */
+static inline void mpt_gp_slices_work_on(mpt_gp_slices *sl) { sl->work_t0 = mpt_clock_thread_cpu_s(); }
+static inline void mpt_gp_slices_work_off(mpt_gp_slices *sl) { sl->work += mpt_clock_thread_cpu_s() - sl->work_t0; }
+/* rank 0, before a command's header is broadcast (servers: their work is reset when the header arrives) */
+void mpt_gp_slices_step_begin(mpt_gp_slices *sl);
+/* every rank, at a command's end: the largest compute reduced to rank 0 and added to its totals (collective) */
+void mpt_gp_slices_step_end(mpt_gp_slices *sl);
+
+/* the slice bounds of n candidates over size ranks, by shares (size values > 0; NULL: equal) */
+void mpt_gp_slices_bounds(int64_t n, int size, const double *shares, int64_t *first);
 /* every rank: 0 when every rank's rc is 0, else an error on rank 0 naming what failed */
 int mpt_gp_slices_status(mpt_gp_slices *sl, int rc, const char *what, mpt_error *err);
 

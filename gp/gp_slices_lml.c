@@ -18,8 +18,10 @@ int mpt_gp_slices_lml(void *ctx, const mpt_gp *gp, const double *ls, double vari
   hyp[dim] = variance;
   hyp[dim + 1] = noise;
   int64_t h[SL_HDR] = {SL_LML, n};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
   rc = mpt_gp_slices_do_lml(sl, h, hyp, lml, err);
+  mpt_gp_slices_step_end(sl);
   free(hyp);
   return rc;
 }
@@ -54,7 +56,9 @@ int mpt_gp_slices_do_lml(mpt_gp_slices *sl, const int64_t *h, const double *hyp,
   (void)h;
   /* a factorization that fails (not positive definite) fails on every rank alike: its own error, not a
    * model rank's */
+  mpt_gp_slices_work_on(sl); /* ScaLAPACK's own messages count as compute */
   int rc = hyp ? dist_lml(sl, hyp, lml, err) : MPT_ERR_NOMEM;
+  mpt_gp_slices_work_off(sl);
   free(buf);
   if (rc == MPT_ERR_VALUE) return rc;
   return mpt_gp_slices_status(sl, rc, "the distributed log marginal likelihood", err);
@@ -62,8 +66,11 @@ int mpt_gp_slices_do_lml(mpt_gp_slices *sl, const int64_t *h, const double *hyp,
 
 int mpt_gp_slices_memory(mpt_gp_slices *sl, int64_t *bytes, int64_t *rss, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_MEMORY};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_memory(sl, bytes, rss, err);
+  int rc = mpt_gp_slices_do_memory(sl, bytes, rss, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 int mpt_gp_slices_do_memory(mpt_gp_slices *sl, int64_t *bytes, int64_t *rss, mpt_error *err) {

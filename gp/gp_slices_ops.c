@@ -16,7 +16,9 @@ void mpt_gp_slices_scatter_skip(mpt_gp_slices *sl, const uint8_t *a, const uint8
       counts[r] = (int)(sl->first[r + 1] - sl->first[r]);
       displs[r] = (int)sl->first[r];
     }
+    mpt_gp_slices_work_on(sl);
     for (int64_t c = 0; c < sl->n_cand; c++) sl->skip_all[c] = (a && a[c]) || (b && b[c]);
+    mpt_gp_slices_work_off(sl);
   }
   int ok = sl->rank != 0 || (counts && displs);
   if (ok) MPI_Scatterv(sl->skip_all, counts, displs, MPI_UINT8_T, sl->skip, (int)slice_n(sl), MPI_UINT8_T, 0, sl->comm);
@@ -56,8 +58,10 @@ int mpt_gp_slices_sync(mpt_gp_slices *sl, const mpt_gp *gp, mpt_error *err) {
   int rc = 0;
   if (p < n || p < sl->n_s || outs || hc) {
     int64_t h[SL_HDR] = {SL_SYNC, p, n - p, outs, hc, n};
+    mpt_gp_slices_step_begin(sl);
     MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
     rc = mpt_gp_slices_do_sync(sl, h, X ? X + (size_t)p * dim : NULL, y, hyp, err);
+    mpt_gp_slices_step_end(sl);
     if (rc == 0 && mirror_keep(sl, n, X, y, hyp) != 0) rc = mpt_error_set(err, MPT_ERR_NOMEM, "gp_slices: out of memory");
     if (rc) sl->n_s = 0; /* the next sync starts over */
   }
@@ -91,7 +95,9 @@ int mpt_gp_slices_do_sync(mpt_gp_slices *sl, const int64_t *h, const double *Xn,
   MPI_Bcast((void *)Xn, nn * dim, MPI_DOUBLE, 0, sl->comm);
   MPI_Bcast((void *)y, n, MPI_DOUBLE, 0, sl->comm);
   MPI_Bcast((void *)hyp, dim + 2, MPI_DOUBLE, 0, sl->comm);
+  mpt_gp_slices_work_on(sl);
   int rc = replay_sync(sl->gp, dim, p, nn, outs, hc, Xn, y, hyp, err);
+  mpt_gp_slices_work_off(sl);
   free(buf);
   return mpt_gp_slices_status(sl, rc, "taking in the observations", err);
 }
@@ -100,8 +106,11 @@ int mpt_gp_slices_pool(mpt_gp_slices *sl, const uint8_t *skip_a, const uint8_t *
                        int P, mpt_gp_pool_item *pool, int *n_pool, int64_t *n_free, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_POOL, P, 0};
   double d[2] = {fb, xi};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_pool(sl, h, skip_a, skip_b, d, pool, n_pool, n_free, err);
+  int rc = mpt_gp_slices_do_pool(sl, h, skip_a, skip_b, d, pool, n_pool, n_free, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 /* rank 0: every rank's n items (bytes) gathered into all (size * P items), merged into pool; how many kept */
@@ -120,8 +129,10 @@ static int gather_pool(mpt_gp_slices *sl, const mpt_gp_pool_item *mine, int n, i
   MPI_Gatherv(mine, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, sl->comm);
   int kept = 0;
   if (sl->rank == 0) {
+    mpt_gp_slices_work_on(sl);
     kept = mpt_gp_pool_merge(all, total / (int)sizeof *mine, P);
     memcpy(pool, all, sizeof *pool * (size_t)kept);
+    mpt_gp_slices_work_off(sl);
   }
   free(counts);
   free(displs);
@@ -144,10 +155,12 @@ int mpt_gp_slices_do_pool(mpt_gp_slices *sl, const int64_t *h, const uint8_t *a,
   mpt_gp_pool_item *mine = sl->last, *all = sl->rank == 0 ? malloc(sizeof *all * (size_t)(P > 0 ? P : 1) * (size_t)sl->size) : NULL;
   int ok = (P <= 0 || sl->cap_last >= P) && (sl->rank != 0 || all), rc = ok ? 0 : MPT_ERR_NOMEM;
   if ((rc = mpt_gp_slices_status(sl, rc, "the candidates' pool (out of memory)", err)) != 0) { free(all); return rc; }
+  mpt_gp_slices_work_on(sl);
   int n = h[2] ? mpt_gp_log_ei_pool(sl->gp, 0, ns, sl->first[sl->rank], sl->skip, d[0], d[1], P, mine)
                : mpt_gp_ei_pool(sl->gp, 0, ns, sl->first[sl->rank], sl->skip, d[0], d[1], P, mine);
   sl->n_last = n;
   for (int64_t c = 0; c < ns; c++) nf += !sl->skip[c];
+  mpt_gp_slices_work_off(sl);
   MPI_Reduce(&nf, n_free, 1, MPI_INT64_T, MPI_SUM, 0, sl->comm);
   *n_pool = gather_pool(sl, mine, n, P, all, pool);
   free(all);
@@ -157,8 +170,10 @@ int mpt_gp_slices_do_pool(mpt_gp_slices *sl, const int64_t *h, const uint8_t *a,
 int mpt_gp_slices_predict(mpt_gp_slices *sl, int64_t c, double *mean, double *sd, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_PREDICT, c};
   double ms[2];
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
   int rc = mpt_gp_slices_do_predict(sl, h, ms, err);
+  mpt_gp_slices_step_end(sl);
   *mean = ms[0];
   *sd = ms[1];
   return rc;
@@ -168,7 +183,9 @@ int mpt_gp_slices_do_predict(mpt_gp_slices *sl, const int64_t *h, double *ms, mp
   (void)err;
   double mine[2] = {0, 0};
   int64_t c = h[1] - sl->first[sl->rank];
+  mpt_gp_slices_work_on(sl);
   if (c >= 0 && c < slice_n(sl)) mpt_gp_predict_block(sl->gp, c, c + 1, &mine[0], &mine[1]);
+  mpt_gp_slices_work_off(sl);
   MPI_Reduce(mine, ms, 2, MPI_DOUBLE, MPI_SUM, 0, sl->comm);
   return 0;
 }
@@ -176,8 +193,11 @@ int mpt_gp_slices_do_predict(mpt_gp_slices *sl, const int64_t *h, double *ms, mp
 int mpt_gp_slices_variance_sum(mpt_gp_slices *sl, const uint8_t *skip_a, const uint8_t *skip_b, double *sum,
                                int64_t *count, mpt_error *err) {
   int64_t h[SL_HDR] = {SL_VARSUM};
+  mpt_gp_slices_step_begin(sl);
   MPI_Bcast(h, SL_HDR, MPI_INT64_T, 0, sl->comm);
-  return mpt_gp_slices_do_varsum(sl, skip_a, skip_b, sum, count, err);
+  int rc = mpt_gp_slices_do_varsum(sl, skip_a, skip_b, sum, count, err);
+  mpt_gp_slices_step_end(sl);
+  return rc;
 }
 
 int mpt_gp_slices_do_varsum(mpt_gp_slices *sl, const uint8_t *a, const uint8_t *b, double *sum, int64_t *count,
@@ -185,7 +205,9 @@ int mpt_gp_slices_do_varsum(mpt_gp_slices *sl, const uint8_t *a, const uint8_t *
   (void)err;
   mpt_gp_slices_scatter_skip(sl, a, b);
   int64_t cnt = 0;
+  mpt_gp_slices_work_on(sl);
   double s = mpt_gp_variance_sum(sl->gp, sl->skip, &cnt);
+  mpt_gp_slices_work_off(sl);
   MPI_Reduce(&s, sum, 1, MPI_DOUBLE, MPI_SUM, 0, sl->comm);
   MPI_Reduce(&cnt, count, 1, MPI_INT64_T, MPI_SUM, 0, sl->comm);
   return 0;

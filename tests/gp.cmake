@@ -19,6 +19,8 @@ target_link_libraries(bench_bo PRIVATE mptune_core)
 mpt_mpi_test(test_gp_dist NP 4 SOURCES test_gp_dist.c)
 # bo with model ranks (the candidates sliced over ranks 0-2) against the serial bo: the same picks
 mpt_mpi_test(test_bo_dist NP 3 SOURCES test_bo_dist.c)
+# the model ranks' critical path (each command's largest compute of any rank), slices by shares, bo's ask on it
+mpt_mpi_test(test_slices_path NP 3 SOURCES test_slices_path.c)
 # mptune tune --model-ranks K end to end: the same run as without model ranks, and the refusals
 mpt_script_test(dist_model_ranks COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/model_ranks_e2e.py)
 # the distributed model's figures (docs/PERFORMANCE.md, "Distributed GP and model ranks"; not a test)

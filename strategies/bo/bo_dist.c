@@ -50,6 +50,14 @@ int mpt_bo_model_memory(mpt_strategy *s, int64_t *bytes, int64_t *rss_kib, mpt_e
   return mpt_gp_slices_memory(b->dist, bytes, rss_kib, err);
 }
 
+int mpt_bo_model_clock(mpt_strategy *s, double *seconds, mpt_gp_slices_path *path, mpt_error *err) {
+  bo_state *b = strcmp(s->type->name, "bo") == 0 ? s->data : NULL;
+  if (!b || !b->dist) return mpt_error_set(err, MPT_ERR_STATE, "the strategy has no model ranks");
+  *seconds = mpt_gp_slices_path_clock(b->dist);
+  if (path) mpt_gp_slices_path_get(b->dist, path);
+  return 0;
+}
+
 void bo_dist_adopt(bo_state *b) { mpt_gp_set_lml_backend(b->gp, mpt_gp_slices_lml, b->dist); }
 
 int bo_dist_predict(bo_state *b, int64_t c, double *mean, double *sd, mpt_error *err) {
