@@ -9,7 +9,6 @@
 #include "coordinator/signals.h"
 #include "mpi/wire.h"
 #include "spaces/sys/clock.h"
-#include "strategies/bo/bo_dist.h"
 
 typedef struct vworker {
   double t_done;   /* virtual completion time of its evaluation */
@@ -40,16 +39,14 @@ typedef struct vstate {
  * critical path of rank 0 and the model ranks */
 static double coord_clock(const vstate *s) {
   double t;
-  mpt_error e;
-  if (s->model_path && mpt_bo_model_clock(s->c->strategy, &t, NULL, &e) == 0) return t;
+  if (s->model_path && mpt_strategy_clock(s->c->strategy, &t) == 0) return t;
   return s->v->cpu_time ? mpt_clock_process_cpu_s() : mpt_wire_now();
 }
 
 /* which clock rank 0's work is on (once, before the loop: the model ranks join at the strategy's creation) */
 static void choose_clock(vstate *s) {
   double t;
-  mpt_error e;
-  s->model_path = s->v->cpu_time && mpt_bo_model_clock(s->c->strategy, &t, NULL, &e) == 0;
+  s->model_path = s->v->cpu_time && mpt_strategy_clock(s->c->strategy, &t) == 0;
   s->vr->clock = s->model_path ? "critical path" : s->v->cpu_time ? "CPU" : "wall";
 }
 

@@ -299,6 +299,10 @@ void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n) {
   }
 }
 
+int mpt_strategy_clock(mpt_strategy *s, double *seconds) {
+  return s && s->type->clock ? s->type->clock(s, seconds) : -1;
+}
+
 void mpt_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n) {
   if (!s || !obs || n <= 0 || !s->type->tell_related) return;
   int64_t size = mpt_space_size(s->space);

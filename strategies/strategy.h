@@ -43,6 +43,10 @@ typedef struct mpt_strategy_type {
    * --prior file. source is a small integer, one per class or file (the same source always means the same
    * device); ids are this space's. They do not mark ids seen and do not count against the budget. */
   void (*tell_related)(mpt_strategy *s, int source, const mpt_obs *obs, int n);
+  /* optional (NULL: none): the seconds the strategy's work has taken so far on its own clock when it is not
+   * rank 0's CPU alone (bo with model ranks: the critical path of rank 0 and the model ranks); 0, or <0 when
+   * this strategy has no such clock now */
+  int (*clock)(mpt_strategy *s, double *seconds);
 } mpt_strategy_type;
 
 struct mpt_strategy {
@@ -111,6 +115,9 @@ void mpt_strategy_tell(mpt_strategy *s, const mpt_obs *obs, int n);
  * class or --prior file) as prior knowledge: forwarded to the type's tell_related (ignored without one);
  * observations with an id outside the space are skipped. Never marks ids seen. */
 void mpt_strategy_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int n);
+/* The strategy's own clock (the type's clock): 0 with *seconds, or <0 when it has none (then rank 0's CPU
+ * time is the strategy's time). */
+int mpt_strategy_clock(mpt_strategy *s, double *seconds);
 void mpt_strategy_destroy(mpt_strategy *s);
 
 /* for strategy implementations */

@@ -86,6 +86,7 @@
 #include "gp/gp_slices.h"
 #include "strategies/bo/bo_encode.h"
 #include "strategies/bo/bo_internal.h"
+#include "strategies/bo/bo_dist.h"
 #include "strategies/bo/bo_model.h"
 #include "strategies/bo/bo_transfer.h"
 #include "strategies/bo/bo_ws.h"
@@ -240,6 +241,12 @@ static void bo_tell_related(mpt_strategy *s, int source, const mpt_obs *obs, int
   bo_transfer_tell(s->data, source, obs, n);
 }
 
+/* with model ranks: the critical path of rank 0 and the model ranks (gp/gp_slices_path.c) */
+static int bo_model_clock(mpt_strategy *s, double *seconds) {
+  mpt_error e;
+  return mpt_bo_model_clock(s, seconds, NULL, &e) == 0 ? 0 : -1;
+}
+
 const mpt_strategy_type mpt_strategy_bo = {
     .name = "bo",
     .summary = "Bayesian optimization (GP, exhaustive acquisition over valid configurations, feasibility model, batched asks)",
@@ -249,4 +256,5 @@ const mpt_strategy_type mpt_strategy_bo = {
     .tell = bo_tell,
     .destroy = bo_destroy,
     .tell_related = bo_tell_related,
+    .clock = bo_model_clock,
 };
