@@ -6,7 +6,8 @@ no finalists) and that class's default are measured again on a worker of that cl
 confirmation table, whether it keeps or reorders the finalists and the speed-up over that class's confirmed
 default; `mptune show` (text and JSON) reports each class's confirmation. A confirmation cut short by SIGINT in the
 second class's rounds is resumed per class: the first class's rounds are not measured again, the second's not
-logged are, none twice. Two classes on the same device model
+logged are, none twice; a resume whose second class's confirmation fails (its replayed file lacks its finalists)
+says how many re-measurements the log holds, the first class's included. Two classes on the same device model
 (--simulate A=FILE --simulate B=FILE) with a maximized metric as the objective: the summary states each class's
 values in the metric's unit with its direction, and `mptune show` reports the two classes apart (the log's classes,
 not its devices).
@@ -22,6 +23,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_e2e as d  # noqa: E402  (its helpers: mpirun, spawn, stop_run, check)
+
+import gzip  # noqa: E402
+import shutil  # noqa: E402
 
 import h5py  # noqa: E402
 
@@ -146,10 +150,65 @@ def whole(tmp):
     check_show(log, evals, conf, tmp)
 
 
+def configs(log, ids):
+    """the configurations (parameter name: value) of config ids, as the log's records give them"""
+    with h5py.File(log, "r") as f:
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["parameters"].attrs["names"]]
+        values = {n: f["parameters"][n][:].tolist() for n in names}
+        rows = f["evaluations"][:int(f["count"][()])]
+    out = {}
+    for r in rows:
+        if int(r["id"]) in ids:
+            out[int(r["id"])] = {n: values[n][r["config"][k]] for k, n in enumerate(names)}
+    return [out[i] for i in ids]
+
+
+def without(tmp, path, gone):
+    """a copy of replayed file path (its own file name: the same simulated device) without the records of gone"""
+    with gzip.open(path, "rt") as f:
+        doc = json.load(f)
+    doc["results"] = [r for r in doc["results"] if r["configuration"] not in gone]
+    os.makedirs(os.path.join(tmp, "lacking"))
+    out = os.path.join(tmp, "lacking", os.path.basename(path))
+    with gzip.open(out, "wt") as f:
+        json.dump(doc, f)
+    return out
+
+
+def failed_second(tmp, log):
+    """log cut short in the first class's rounds, resumed where the second class's replayed file lacks its finalists
+    and default: the second class's confirmation fails at its first re-measurement; the first class's rounds are
+    all measured and logged, and the run's last line counts every re-measurement the log holds"""
+    evals, before = read_log(log)
+    lacking = without(tmp, CLASSES[1][1], configs(log, expected(evals, 1)[2]))
+    p = d.mpirun(3, *args(log, "--resume", classes=[CLASSES[0], ("MI250X", lacking)]), timeout=300)
+    evals, conf = read_log(log)
+    first = ROUNDS * len(expected(evals, 0)[2])
+    check(p.returncode != 0 and "has no record of configuration" in p.stderr and conf[:len(before)] == before
+          and len([c for c in conf if c["device_class"] == 0]) == first
+          and not [c for c in conf if c["device_class"] == 1],
+          f"the second class's confirmation fails, the first's complete: rc {p.returncode}, {len(before)} logged "
+          f"before, {len(conf)} after: {p.stderr[-1500:]}")
+    want = (f" evaluations and {len(conf)} re-measurements of the confirmation ({len(conf) - len(before)} in this "
+            f"session), all logged; it can be continued with --resume")
+    check(want in p.stderr, f"the failed run counts every re-measurement logged ('{want}'): {p.stderr[-1500:]}")
+
+
 def cut_short(tmp):
-    """SIGINT once the first class is confirmed and the second has begun; --resume measures the rest"""
+    """SIGINT once the first class is confirmed and the second has begun; --resume measures the rest. A copy of the
+    log taken in the first class's rounds is resumed where the second class's confirmation fails (failed_second)"""
     log = os.path.join(tmp, "cut.h5")
+    early = os.path.join(tmp, "early.h5")
     p = d.spawn([d.MPIEXEC, "-n", 3, d.MPTUNE] + args(log, "--simulate-delay", "0.2"))
+
+    def started_first():
+        try:
+            return len(read_log(log)[1]) > 0
+        except (OSError, KeyError):
+            return False
+    d.wait_until(started_first, 120, 0.02)
+    if started_first():
+        shutil.copy(log, early)  # the log is replaced whole (renamed) on each change: a copy is complete
 
     def started_second():
         try:
@@ -173,6 +232,8 @@ def cut_short(tmp):
           and re.search(rf"\({len(conf) - len(logged)} now, the rest logged before;", blocks.get(1, "")) is not None,
           f"resumed: the first class measures nothing again, the second only its rounds not logged: {p.stdout}")
     check_summary(p.stdout, evals, conf, "resumed")
+    if check(os.path.exists(early), "a copy of the log in the first class's rounds"):
+        failed_second(tmp, early)
 
 
 # a metric to maximize (the objective of same_device): runs per second of the replayed time
