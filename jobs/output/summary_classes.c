@@ -139,7 +139,8 @@ void mpt_summary_free_map(mpt_summary_class_map *m) {
   free(m->seen);
 }
 
-/* the class of the worker that evaluated o: its session's row, else a row of its rank in another session,
+/* the class of o: in a log of several classes the one its device_class names (its worker counted there once);
+ * else the class of the worker that evaluated it: its session's row, else a row of its rank in another session;
  * else "unknown" (added once); -1 when out of memory */
 int mpt_summary_class_of(mpt_summary *s, mpt_summary_class_map *m, const mpt_obs *o, int32_t session) {
   int c = o->device_class;
