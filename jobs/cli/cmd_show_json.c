@@ -115,6 +115,8 @@ static cJSON *json_failures(const mpt_summary_device *d) {
 static cJSON *json_device(const mpt_summary *s, const mpt_summary_device *d) {
   cJSON *o = cJSON_CreateObject(), *top;
   if (!o) return NULL;
+  /* the log's class (a log of several classes; null: one class, its records grouped by device) */
+  cJSON_AddItemToObject(o, "class", d->class_name[0] ? cJSON_CreateString(d->class_name) : cJSON_CreateNull());
   cJSON_AddStringToObject(o, "vendor", d->vendor);
   cJSON_AddStringToObject(o, "name", d->name);
   cJSON_AddStringToObject(o, "arch", d->arch);

@@ -21,12 +21,18 @@ static const char *stop_text(const char *reason) {
          : strcmp(reason, "time") == 0 ? "time budget reached" : reason;
 }
 
-/* "vendor name (arch)", the vendor left out where the name starts with it; with its workers */
+/* "vendor name (arch)", the vendor left out where the name starts with it, after "class NAME on " where the log's
+ * class has another name than its device's automatic key (mpi/device_class.h: "vendor name (arch)"); with its
+ * workers */
 static void device_label(const mpt_summary_device *d, char *buf, size_t cap) {
   size_t vl = strlen(d->vendor);
   int named = strcmp(d->vendor, "unknown") == 0 || (strncmp(d->name, d->vendor, vl) == 0 && d->name[vl] == ' ');
-  int n = snprintf(buf, cap, "%s%s%s%s%s%s", named ? "" : d->vendor, named ? "" : " ", d->name, d->arch[0] ? " (" : "",
-                   d->arch, d->arch[0] ? ")" : "");
+  char key[256];
+  snprintf(key, sizeof key, "%s %s (%s)", d->vendor, d->name, d->arch[0] ? d->arch : "?");
+  int own = d->class_name[0] && strcmp(d->class_name, key) != 0;
+  int n = snprintf(buf, cap, "%s%s%s%s%s%s%s%s%s", own ? "class " : "", own ? d->class_name : "", own ? " on " : "",
+                   named ? "" : d->vendor, named ? "" : " ", d->name, d->arch[0] ? " (" : "", d->arch,
+                   d->arch[0] ? ")" : "");
   if (n < 0 || (size_t)n >= cap) return;
   if (d->workers) snprintf(buf + n, cap - (size_t)n, ", %d worker%s", d->workers, d->workers == 1 ? "" : "s");
   else snprintf(buf + n, cap - (size_t)n, " (workers not in the device table)");

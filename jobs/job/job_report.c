@@ -161,12 +161,25 @@ static int export_t4(const mpt_job *job, mpt_error *err) {
   return 0;
 }
 
+/* a run stopped by an error: the evaluations and the re-measurements of --confirm the log holds (those of every
+ * class, a class's confirmation that failed cutting short none made before it) */
+static void print_error_stop(mpt_job *job) {
+  int64_t made = 0;
+  for (int c = 0; c < job->confirm.n_classes; c++) made += mpt_job_confirm_of(&job->confirm, c)->made;
+  char confirmed[160] = "";
+  if (made + job->confirm.n_logged > 0)
+    snprintf(confirmed, sizeof confirmed, " and %lld re-measurements of the confirmation (%lld in this session), "
+             "all logged", (long long)(made + job->confirm.n_logged), (long long)made);
+  fprintf(stderr, "mptune %s: the run stopped after %lld evaluations%s%s\n", job->cmd, (long long)job->res.done,
+          confirmed, job->o.virtual_workers > 0 ? " (a projection is not resumed)"
+                                                : "; it can be continued with --resume");
+}
+
 int mpt_job_report(mpt_job *job, mpt_error *err) {
   if (!job->ran) return 0;
   const mpt_coord_result *res = &job->res;
   if (job->run_rc < 0) {
-    fprintf(stderr, "mptune %s: the run stopped after %lld evaluations%s\n", job->cmd, (long long)res->done,
-            job->o.virtual_workers > 0 ? " (a projection is not resumed)" : "; it can be continued with --resume");
+    print_error_stop(job);
     return 0;
   }
   if (job->default_session >= 0 && mpt_runlog_session(job->log, job->default_session, &job->default_when) != 0)

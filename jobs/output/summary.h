@@ -1,5 +1,6 @@
 /* jobs/output/summary.h: a run log at a glance, as `mptune show` prints it and `mptune export --header` writes
- * it: per device class (vendor, name, arch of the worker that evaluated each record), the best configurations
+ * it: per device class (the log's class of each record where it has several, else the vendor, name, arch of the
+ * worker that evaluated it), the best configurations
  * by objective with the statistics of their per-iteration times and the speed-up over the default
  * configuration, the failures counted by status with their first distinct reasons, and the parameter values
  * as the problem gives them. Read in two passes over the log's records (memory grows with its valid
@@ -43,11 +44,13 @@ typedef struct mpt_summary_failure {
   char *reasons[MPT_SUMMARY_REASONS]; /* first lines, distinct, in the order first seen */
 } mpt_summary_failure;
 
-/* the records evaluated on one device class */
+/* the records evaluated on one device class: in a log of several classes (its attribute "classes") the log's class
+ * a record's device_class names, else the device (vendor, name, arch) of the worker that evaluated it */
 typedef struct mpt_summary_device {
   char vendor[32], name[128], arch[32]; /* "unknown" (vendor) when no row of the device table names the worker */
+  char class_name[64]; /* the log's name of the class ("": a log of one class, grouped by device) */
   char target[200];    /* the macro naming it in a header: TARGET_ and its name, non-alphanumerics as '_' */
-  int workers;         /* distinct worker ranks bound to it */
+  int workers;         /* distinct worker ranks bound to it (a log of several classes: that evaluated its records) */
   int64_t evaluations; /* records of its search, cancelled ones and portability checks not counted */
   int64_t valid, failed, cancelled;
   int64_t cross_checks; /* portability checks run here (records with cross_from: another class's best measured on
@@ -82,7 +85,8 @@ typedef struct mpt_summary {
   int32_t *default_config; /* the problem's Default per parameter; NULL when unknown */
   int64_t records;     /* records in the log, cancelled ones included */
   int n_devices;
-  mpt_summary_device *devices; /* in the order of the device table, then "unknown" when records name no row */
+  mpt_summary_device *devices; /* in the order of the device table (a log of several classes: of its classes),
+                                  then "unknown" when records name no row (no class) */
   int n_with_records;  /* device classes with records (several: the log is shown per device class) */
   int n_log_classes;
   int *log_class_device; /* per index of the log's class table (a record's device_class): the device class here

@@ -1,6 +1,7 @@
 /* jobs/output/summary_classes.c: the device classes of a summary (jobs/output/summary.h): the classes of the log's
  * device table in its order (vendor, name, arch), the workers of each, which class each (session, rank) was
- * bound to and so which class evaluated a record, and each class's TARGET_ macro name for the header. */
+ * bound to and so which class evaluated a record (in a log of several classes, its classes and each record's
+ * device_class instead), and each class's TARGET_ macro name for the header. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,10 +67,37 @@ void mpt_summary_name_targets(mpt_summary *s) {
   }
 }
 
-/* the classes of the device table, in its order, and which class each (session, rank) was bound to */
+/* field k (from 0) of a tab-separated line into buf */
+static void tab_field(const char *line, int k, char *buf, size_t cap) {
+  for (; k > 0 && line[strcspn(line, "\t\n")] == '\t'; k--) line += strcspn(line, "\t\n") + 1;
+  snprintf(buf, cap, "%.*s", k ? 0 : (int)strcspn(line, "\t\n"), line);
+}
+
+/* a log of several classes (its attribute "classes": "name<TAB>vendor<TAB>device name<TAB>arch" a line,
+ * docs/RUNLOG.md): its classes as s->devices in their order, each with its device; 0, or -1 when out of memory */
+static int log_classes(mpt_summary *s, mpt_summary_class_map *m) {
+  const char *text = mpt_runlog_meta(s->log, "classes"), *nl = text ? strchr(text, '\n') : NULL;
+  if (!nl || !nl[1]) return 0; /* one class (or a log before classes were recorded): grouped by device */
+  for (const char *line = text; line && *line; line = (nl = strchr(line, '\n')) ? nl + 1 : NULL) {
+    mpt_device_info info;
+    memset(&info, 0, sizeof info);
+    tab_field(line, 1, info.vendor, sizeof info.vendor);
+    tab_field(line, 2, info.name, sizeof info.name);
+    tab_field(line, 3, info.arch, sizeof info.arch);
+    int c = add_class(s, &info);
+    if (c < 0) return -1;
+    tab_field(line, 0, s->devices[c].class_name, sizeof s->devices[c].class_name);
+  }
+  m->by_log_class = s->n_devices;
+  return 0;
+}
+
+/* the classes of the device table, in its order (or the log's classes), and which class each (session, rank) was
+ * bound to */
 int mpt_summary_map_classes(mpt_summary *s, mpt_summary_class_map *m) {
   memset(m, 0, sizeof *m);
   m->unknown = -1;
+  if (log_classes(s, m) < 0) return -1;
   m->n_rows = mpt_runlog_n_devices(s->log);
   m->row_rank = calloc((size_t)m->n_rows + 1, sizeof(int));
   m->row_class = calloc((size_t)m->n_rows + 1, sizeof(int));
@@ -79,18 +107,20 @@ int mpt_summary_map_classes(mpt_summary *s, mpt_summary_class_map *m) {
     int32_t sess;
     mpt_runlog_device(s->log, r, &info, &sess);
     int c = 0;
-    while (c < s->n_devices && !same_class(&s->devices[c], &info)) c++;
-    if (c == s->n_devices && add_class(s, &info) < 0) return -1;
+    while (!m->by_log_class && c < s->n_devices && !same_class(&s->devices[c], &info)) c++;
+    if (m->by_log_class) c = -1; /* a row names no class: its records do */
+    else if (c == s->n_devices && add_class(s, &info) < 0) return -1;
     int seen = 0; /* a worker counted once per class, whatever its sessions */
     for (int q = 0; q < r; q++) seen |= m->row_class[q] == c && m->row_rank[q] == info.rank;
-    if (!seen) s->devices[c].workers++;
+    if (!seen && c >= 0) s->devices[c].workers++;
     m->row_rank[r] = info.rank;
     m->row_class[r] = c;
     if (sess >= 0 && sess < 4096 && sess >= m->n_sess) m->n_sess = sess + 1;
     if (info.rank >= 0 && info.rank < 65536 && info.rank >= m->n_ranks) m->n_ranks = info.rank + 1;
   }
   m->at = malloc(sizeof(int) * (size_t)(m->n_sess * m->n_ranks + 1));
-  if (!m->at) return -1;
+  m->seen = calloc((size_t)(m->by_log_class * m->n_ranks + 1), 1);
+  if (!m->at || !m->seen) return -1;
   for (int k = 0; k < m->n_sess * m->n_ranks; k++) m->at[k] = -1;
   for (int r = 0; r < m->n_rows; r++) {
     mpt_device_info info;
@@ -106,16 +136,26 @@ void mpt_summary_free_map(mpt_summary_class_map *m) {
   free(m->at);
   free(m->row_rank);
   free(m->row_class);
+  free(m->seen);
 }
 
-/* the class of the worker that evaluated o: its session's row, else a row of its rank in another session,
+/* the class of o: in a log of several classes the one its device_class names (its worker counted there once);
+ * else the class of the worker that evaluated it: its session's row, else a row of its rank in another session;
  * else "unknown" (added once); -1 when out of memory */
 int mpt_summary_class_of(mpt_summary *s, mpt_summary_class_map *m, const mpt_obs *o, int32_t session) {
-  if (session >= 0 && session < m->n_sess && o->rank >= 0 && o->rank < m->n_ranks) {
-    int c = m->at[session * m->n_ranks + o->rank];
-    if (c >= 0) return c;
+  int c = o->device_class;
+  if (m->by_log_class && c >= 0 && c < m->by_log_class) {
+    if (o->rank >= 0 && o->rank < m->n_ranks && !m->seen[c * m->n_ranks + o->rank]) {
+      m->seen[c * m->n_ranks + o->rank] = 1;
+      s->devices[c].workers++;
+    }
+    return c;
   }
-  for (int r = m->n_rows - 1; r >= 0; r--)
+  if (!m->by_log_class && session >= 0 && session < m->n_sess && o->rank >= 0 && o->rank < m->n_ranks) {
+    int row = m->at[session * m->n_ranks + o->rank];
+    if (row >= 0) return row;
+  }
+  for (int r = m->n_rows - 1; r >= 0 && !m->by_log_class; r--)
     if (m->row_rank[r] == o->rank) return m->row_class[r];
   if (m->unknown < 0) {
     mpt_device_info none;

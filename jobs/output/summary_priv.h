@@ -18,14 +18,18 @@ typedef struct mpt_summary_class_map {
   int *row_class;
   int n_rows;
   int unknown;   /* the class of records no row names, -1 until one is seen */
+  int by_log_class; /* a log of several classes: how many (s->devices[0..by_log_class) are they, in their order) */
+  unsigned char *seen; /* then seen[class * n_ranks + rank]: that worker evaluated a record of the class */
 } mpt_summary_class_map;
 
 /* the classes of the device table, in its order, as s->devices (their workers counted), and which class each
- * (session, rank) was bound to; 0, or -1 when out of memory */
+ * (session, rank) was bound to; in a log of several classes (its attribute "classes"), its classes in their order
+ * instead (each with its device; workers counted as their records are seen); 0, or -1 when out of memory */
 int mpt_summary_map_classes(mpt_summary *s, mpt_summary_class_map *m);
 void mpt_summary_free_map(mpt_summary_class_map *m);
-/* the class of the worker that evaluated o: its session's row, else a row of its rank in another session,
- * else "unknown" (added once); -1 when out of memory */
+/* the class of o: in a log of several classes the one its device_class names; else the class of the worker that
+ * evaluated o: its session's row, else a row of its rank in another session; else "unknown" (added once); -1 when
+ * out of memory */
 int mpt_summary_class_of(mpt_summary *s, mpt_summary_class_map *m, const mpt_obs *o, int32_t session);
 /* TARGET_<name> for every class, told apart by their architecture and then their number where names agree */
 void mpt_summary_name_targets(mpt_summary *s);
