@@ -82,7 +82,7 @@ static void print_counts(const mpt_coord_result *res, int size, const char *simu
          res->wall_s > 0 ? (double)res->new_evals / res->wall_s : 0.0, res->wall_s, res->n_workers,
          res->n_workers == 1 ? "" : "s", res->new_evals ? 1e6 * res->busy_s / (double)res->new_evals : 0.0,
          res->new_evals && size > 1 ? 1e6 * res->cpu_s / (double)res->new_evals : 0.0,
-         res->wall_s > 0 ? 100.0 * res->eval_s / ((double)res->n_workers * res->wall_s) : 0.0);
+         res->wall_s > 0 && res->n_workers > 0 ? 100.0 * res->eval_s / ((double)res->n_workers * res->wall_s) : 0.0);
 }
 
 /* how much of the wall time the devices worked (module load to the end of the timed runs, summed over the
