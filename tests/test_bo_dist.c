@@ -91,6 +91,25 @@ static void test_picks_identical(void **state) {
   for (int r = 0; r < 3; r++) assert_true(bytes[r] < whole / 2 && bytes_pool[r] < whole / 2);
 }
 
+/* model_share0=0.25: rank 0's slice a quarter of each model rank's (it also merges the pools and marks the
+ * skipped candidates of the whole space): the same picks as the serial bo, every batch, and rank 0's GP holds
+ * fewer candidates than the model ranks' */
+static void test_share0_picks_identical(void **state) {
+  (void)state;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  mpt_error err;
+  if (rank != 0) { assert_int_equal(mpt_gp_slices_serve(MPI_COMM_WORLD, &err), 0); return; }
+  const char *opts[] = {"initial_samples=12", "model_share0=0.25"};
+  int64_t bytes[3] = {0, 0, 0};
+  int same = same_batches(opts, 2, bytes);
+  mpt_gp_slices_quit(MPI_COMM_WORLD);
+  printf("model_share0=0.25: batches identical: %d of 40; GP bytes per rank: %lld %lld %lld\n", same,
+         (long long)bytes[0], (long long)bytes[1], (long long)bytes[2]);
+  assert_int_equal(same, 40);
+  assert_true(bytes[0] * 2 < bytes[1] && bytes[0] * 2 < bytes[2]); /* 1 : 4 : 4 of the candidates, and the factor each */
+}
+
 /* rank 0: `total` evaluations with `workers` in flight, on both strategies in step: each ask fills the idle
  * workers, then the oldest in flight is told (first in, first out), so every ask after the initial sample finds
  * workers - 1 evaluations pending from earlier asks (tests/test_bo_pending.c's asynchronous run). Returns how many
@@ -431,6 +450,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_picks_identical), cmocka_unit_test(test_refused_options),
+                                     cmocka_unit_test(test_share0_picks_identical),
                                      cmocka_unit_test(test_pending_picks_identical),
                                      cmocka_unit_test(test_pool_slices), cmocka_unit_test(test_batch_pool_columns),
                                      cmocka_unit_test(test_pending_columns),

@@ -23,6 +23,21 @@
 
 #define POOL_START 64
 
+/* the slices of every configuration over rank 0 and the model ranks: equal, or rank 0's scaled by model_share0 */
+static int create_slices(bo_state *b, mpt_strategy *s, MPI_Comm comm, mpt_error *err) {
+  double share0 = mpt_strategy_opt_double(s, "model_share0");
+  if (share0 == 1.0) return mpt_gp_slices_create(comm, &b->gcfg, b->D, b->N, bo_encode_rows, b, &b->dist, err);
+  int size;
+  MPI_Comm_size(comm, &size);
+  double *shares = malloc((size_t)size * sizeof *shares);
+  if (!shares) return mpt_error_set(err, MPT_ERR_NOMEM, "--model-ranks: out of memory for %d shares", size);
+  shares[0] = share0;
+  for (int r = 1; r < size; r++) shares[r] = 1.0;
+  int rc = mpt_gp_slices_create_shares(comm, &b->gcfg, b->D, b->N, shares, bo_encode_rows, b, &b->dist, err);
+  free(shares);
+  return rc;
+}
+
 int mpt_bo_use_model_ranks(mpt_strategy *s, MPI_Comm comm, mpt_error *err) {
   if (strcmp(s->type->name, "bo") != 0)
     return mpt_error_set(err, MPT_ERR_VALUE, "--model-ranks: strategy %s has no model to serve (only bo has)", s->type->name);
@@ -34,8 +49,7 @@ int mpt_bo_use_model_ranks(mpt_strategy *s, MPI_Comm comm, mpt_error *err) {
     return mpt_error_set(err, MPT_ERR_STATE, "--model-ranks: the model ranks join before the first observation");
   mpt_gp *g0;
   int rc = mpt_gp_create(&b->gcfg, b->D, 0, NULL, &g0, err);
-  if (rc == 0 && (rc = mpt_gp_slices_create(comm, &b->gcfg, b->D, b->N, bo_encode_rows, b, &b->dist, err)) != 0)
-    mpt_gp_free(g0);
+  if (rc == 0 && (rc = create_slices(b, s, comm, err)) != 0) mpt_gp_free(g0);
   if (rc) return rc;
   mpt_gp_free(b->gp);
   b->gp = g0;

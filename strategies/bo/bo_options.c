@@ -50,6 +50,7 @@ const mpt_option_spec bo_options[] = {
     {"required_improvement", MPT_OPT_DOUBLE, "0.15", "advanced-multi: improvement (standardized) an acquisition function must bring to keep its turn", NULL, 0, 100},
     {"multi_discount", MPT_OPT_DOUBLE, "0.65", "multi: discount of the duplicate counter on a fresh proposal", NULL, 0, 1},
     {"advanced_discount", MPT_OPT_DOUBLE, "0.75", "advanced-multi: discount of past improvements in each function's score", NULL, 0, 1},
+    {"model_share0", MPT_OPT_DOUBLE, "1", "--model-ranks: rank 0's slice of the candidates relative to each model rank's (rank 0 also merges the pools and marks the skipped candidates of the whole space, so a share below 1 evens the ranks' work)", NULL, 0.01, 1},
     {"working_set", MPT_OPT_INT, "32768", "on a space of more valid configurations than this, the GP holds this many candidates (every value of every parameter and random configurations at first, refreshed towards the neighbours of the best observations) instead of every one: an observation then costs O(working_set n_obs) instead of O(configurations n_obs); 0: every configuration (no working set; nor with model ranks)", NULL, 0, 1e9},
     {"working_set_refresh", MPT_OPT_INT, "64", "the working set is refreshed when the best objective improves and after this many observations", NULL, 1, 1e9},
     {"working_set_swap", MPT_OPT_INT, "128", "candidates of the working set replaced per refresh (those of the smallest EI; each costs O(n_obs^2))", NULL, 1, 1e9},
