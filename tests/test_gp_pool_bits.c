@@ -3,7 +3,7 @@
  * the extra rows before it), its row of V over the members (each member's column times l in 4 interleaved
  * partial sums, then the extra rows in order) and the members' A, B, var. The reference below is the
  * arithmetic bo's picks were measured with; the pool may group and interleave the sums for speed, never
- * reorder them. */
+ * reorder them. The members' columns as loaded: the GP's, whatever the order the pool gathers them in. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -148,9 +148,45 @@ static void test_fantasies_bit_for_bit(void **state) {
   free(X); free(Xo); free(PX); free(l);
 }
 
+/* the members' columns as the pool loads them: each the GP's column of V, whatever the members' order, with
+ * several members in one panel of V and one candidate twice */
+static void test_load_columns(void **state) {
+  (void)state;
+  enum { NC = 700, DIM = 2, NOBS = 45, NP = 9 };
+  mpt_rng r;
+  mpt_rng_seed(&r, 5);
+  double X[NC * DIM], Xo[NOBS * DIM], y[NOBS], PX[NP * DIM];
+  for (int i = 0; i < NC * DIM; i++) X[i] = mpt_rng_uniform(&r);
+  for (int i = 0; i < NOBS; i++) {
+    memcpy(Xo + i * DIM, X + (size_t)mpt_rng_below(&r, NC) * DIM, sizeof(double) * DIM);
+    y[i] = sin(3.0 * Xo[i * DIM]) + Xo[i * DIM + 1];
+  }
+  mpt_gp_config cfg;
+  mpt_gp_config_default(&cfg);
+  mpt_gp *gp;
+  mpt_error err;
+  assert_int_equal(mpt_gp_create(&cfg, DIM, NC, X, &gp, &err), 0);
+  assert_int_equal(mpt_gp_add_many(gp, NOBS, Xo, y, NULL, &err), 0);
+  int64_t ids[NP] = {650, 3, 40, 33, 699, 35, 3, 64, 0};
+  for (int j = 0; j < NP; j++) memcpy(PX + j * DIM, X + ids[j] * DIM, sizeof(double) * DIM);
+  mpt_gp_pool *p;
+  assert_int_equal(mpt_gp_pool_create(&p, &err), 0);
+  assert_int_equal(mpt_gp_pool_load(p, gp, ids, PX, NP, &err), 0);
+  for (int j = 0; j < NP; j++) {
+    const float *col = gp_pool_gp_column(gp, ids[j]);
+    for (int i = 0; i < NOBS; i++) assert_true(p->V0[(size_t)j * NOBS + i] == col[(size_t)i * GP_VB]);
+    assert_true(p->A[j] == gp->A[ids[j]] && p->B[j] == gp->B[ids[j]] && p->var[j] == gp->var[ids[j]]);
+  }
+  int64_t bad[2] = {1, NC};
+  assert_int_not_equal(mpt_gp_pool_load(p, gp, bad, PX, 2, &err), 0);
+  mpt_gp_pool_free(p);
+  mpt_gp_free(gp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fantasies_bit_for_bit),
+      cmocka_unit_test(test_load_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
