@@ -118,12 +118,14 @@ GP_HOT_FMA static void dots4x4(int n, const double *const *li, const double *con
     }
 }
 
-void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) {
+void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) { gp_solve_many_from(0, n, L, ld, m, x); }
+
+void gp_solve_many_from(int from, int n, const double *L, size_t ld, int m, double *const *x) {
   enum { BS = 32 };
   double p[BS][GP_MAX_RHS];
-  for (int i0 = 0; i0 < n; i0 += BS) {
-    int i1 = i0 + BS < n ? i0 + BS : n;
-    for (int a0 = i0; a0 < i1 && i0 > 0; a0 += 4) /* the block's rows against the part solved before it */
+  for (int i0 = from / BS * BS; i0 < n; i0 += BS) {
+    int i1 = i0 + BS < n ? i0 + BS : n, ia = i0 > from ? i0 : from; /* rows before `from` are solved */
+    for (int a0 = ia; a0 < i1 && i0 > 0; a0 += 4) /* the block's rows against the part solved before it */
       for (int b0 = 0; b0 < m; b0 += 4) {
         const double *li[4], *xb[4];
         for (int a = 0; a < 4; a++) li[a] = L + (size_t)(a0 + a < i1 ? a0 + a : a0) * ld;
@@ -133,7 +135,7 @@ void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) {
         for (int a = 0; a < 4 && a0 + a < i1; a++)
           for (int b = 0; b < 4 && b0 + b < m; b++) p[a0 + a - i0][b0 + b] = out[a][b];
       }
-    for (int i = i0; i < i1; i++) { /* then the block's triangle, row by row */
+    for (int i = ia; i < i1; i++) { /* then the block's triangle, row by row */
       const double *Li = L + (size_t)i * ld;
       for (int r = 0; r < m; r++) {
         double d = i0 > 0 ? p[i - i0][r] : 0.0, *xr = x[r];
@@ -278,11 +280,19 @@ static int check_inputs(const mpt_gp *gp, int k, const double *X, const double *
 }
 
 int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const double *y_all, mpt_error *err) {
+  return mpt_gp_add_many_ahead(gp, NULL, k, X, y, y_all, err);
+}
+
+int mpt_gp_add_many_ahead(mpt_gp *gp, mpt_gp_ahead *ahead, int k, const double *X, const double *y, const double *y_all,
+                          mpt_error *err) {
   if (k <= 0) return 0;
-  if (k == 1) return y_all ? mpt_gp_add_outputs(gp, X, y_all, err) : mpt_gp_add(gp, X, y[0], err);
+  if (k == 1) {
+    gp_ahead_presolve(ahead, gp, 1, X, NULL, NULL); /* moves past it (single adds solve their own row) */
+    return y_all ? mpt_gp_add_outputs(gp, X, y_all, err) : mpt_gp_add(gp, X, y[0], err);
+  }
   if (k > 64) { /* bounded scratch: in runs of 64 (the outputs are replaced with the last run) */
-    int rc = mpt_gp_add_many(gp, 64, X, y, NULL, err);
-    return rc ? rc : mpt_gp_add_many(gp, k - 64, X + (size_t)64 * gp->dim, y + 64, y_all, err);
+    int rc = mpt_gp_add_many_ahead(gp, ahead, 64, X, y, NULL, err);
+    return rc ? rc : mpt_gp_add_many_ahead(gp, ahead, k - 64, X + (size_t)64 * gp->dim, y + 64, y_all, err);
   }
   int n_end = gp->n + k, rc = check_inputs(gp, k, X, y, y_all, err);
   /* room first: growing moves the factor that the prepared rows point into */
@@ -298,7 +308,7 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
   }
   /* cannot fail now (inputs checked, room made); the new rows of L first over the old observations at once */
-  int n0 = gp->n, pre = gp_presolve(gp, k, X, y_all, ywork) == 0 ? n0 : 0;
+  int n0 = gp->n, pre = gp_ahead_presolve(ahead, gp, k, X, y_all, ywork) || gp_presolve(gp, k, X, y_all, ywork) == 0 ? n0 : 0;
   for (int j = 0; j < k && rc == 0; j++) {
     int last = j == k - 1;
     rc = gp_add_prepare_from(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
