@@ -179,4 +179,18 @@ void mpt_gp_fit_options_default(mpt_gp_fit_options *o);
  * (deterministic), sets the best and refactors. Needs >= 2 observations (otherwise a no-op). */
 int mpt_gp_fit(mpt_gp *gp, const mpt_gp_fit_options *o, double *best_objective, mpt_error *err);
 
+/* Points about to be added, their rows of the factor solved ahead over the observations already in the GP, all
+ * in one pass over L per 64 points (gp/gp_ahead.c) instead of one per mpt_gp_add_many of a run of them. Then
+ * mpt_gp_add_many_ahead of the next points, in order, continues those rows over the observations added since:
+ * the same bits as mpt_gp_add_many (a solve's entry depends only on the rows of L before it). Rows that no
+ * longer hold (L refactored or truncated, other points) are dropped and the adds solve as mpt_gp_add_many. */
+typedef struct mpt_gp_ahead mpt_gp_ahead;
+int mpt_gp_ahead_create(mpt_gp_ahead **out, mpt_error *err);
+void mpt_gp_ahead_free(mpt_gp_ahead *a);
+/* the k points X (k x dim) solved over gp's observations now; 0 or an error (out of memory: a is empty) */
+int mpt_gp_ahead_solve(mpt_gp_ahead *a, const mpt_gp *gp, int k, const double *X, mpt_error *err);
+/* mpt_gp_add_many with the rows solved ahead in a (NULL: none) where X are a's next points */
+int mpt_gp_add_many_ahead(mpt_gp *gp, mpt_gp_ahead *a, int k, const double *X, const double *y, const double *y_all,
+                          mpt_error *err);
+
 #endif

@@ -179,6 +179,7 @@ int mpt_gp_truncate(mpt_gp *gp, int n, mpt_error *err) {
   if (n < 0 || n > gp->n)
     return mpt_error_set(err, MPT_ERR_VALUE, "gp: cannot truncate %d observations to %d", gp->n, n);
   if (n == gp->n) return 0;
+  gp->l_gen++; /* rows of L go: rows solved ahead over them no longer hold */
   double vs = 0;
   for (int64_t b = 0; b < gp->n_pad; b += GP_VB) {
     const float *p = gp->V + (size_t)(b / GP_VB) * (size_t)gp->cap * GP_VB;

@@ -2,7 +2,7 @@
  * new rows of the factor are solved over the old observations for all of them at once (gp_solve_many),
  * then each panel of candidates is read from memory once, in chunks of 128 rows that stay in L1: the
  * products of the new observations' rows of L with the old rows of V are a register-blocked GEMM (8, 4,
- * 2 or 1 observations x 32 candidates, FMAs; in double from the chunk converted once for observations
+ * 2 or 1 observations x 32 candidates, FMAs; in double, each row widened as it is read, for observations
  * that the earlier ones nearly predict, GP_EXACT_GAIN), then each new row is finished in order over the
  * rows added before it. The same arithmetic as single adds up to the FMAs' rounding: equal to rounding,
  * not bit for bit (tests/test_gp.c test_add_many). */
@@ -25,8 +25,8 @@ typedef double gp_v8d_u __attribute__((vector_size(64), aligned(8), may_alias));
 
 /* The batch's product with the old rows of V, a register-blocked GEMM over one chunk of a panel: for NJ
  * sums, acc[j][r] += sum over rows i < n of p[i][r] * c[j][i], in row order, with FMAs (GP_HOT_FMA). Float:
- * the 32 candidates of a row in two 16-float vectors; double (from the chunk converted once): one half of
- * the row (16 candidates) per call, rows GP_VB doubles apart. NJ = 8 keeps 16 vector sums in registers
+ * the 32 candidates of a row in two 16-float vectors; double (GP_GEMM_D below): one half of the row (16
+ * candidates) per call. NJ = 8 keeps 16 vector sums in registers
  * (loaded and stored through the unaligned types: a memcpy made GCC keep them on the stack). */
 #define GP_GEMM(NAME, NJ, T, V, VU)                                                                       \
   GP_HOT_FMA static void NAME(int n, const T *restrict p, const T *const *c, T *const *acc, const float *pf) { \
@@ -53,7 +53,36 @@ typedef double gp_v8d_u __attribute__((vector_size(64), aligned(8), may_alias));
     }                                                                                                     \
   }
 #define GP_GEMM_F(NAME, NJ) GP_GEMM(NAME, NJ, float, gp_v16f, gp_v16f_u)
-#define GP_GEMM_D(NAME, NJ) GP_GEMM(NAME, NJ, double, gp_v8d, gp_v8d_u)
+
+/* The double sums of GP_GEMM over one half of a chunk's rows (16 candidates), each row's 16 floats widened to
+ * double as they are read (exact: the same products and sums as from the chunk converted to double first) */
+typedef float gp_v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
+#define GP_GEMM_D(NAME, NJ)                                                                               \
+  GP_HOT_FMA static void NAME(int n, const float *restrict p, const double *const *c, double *const *acc,  \
+                              const float *pf) {                                                         \
+    gp_v8d t[NJ][2];                                                                                      \
+    for (int j = 0; j < NJ; j++) {                                                                        \
+      t[j][0] = *(const gp_v8d_u *)acc[j];                                                                \
+      t[j][1] = *(const gp_v8d_u *)(acc[j] + 8);                                                          \
+    }                                                                                                     \
+    for (int i = 0; i < n; i++) {                                                                         \
+      if (pf) {                                                                                           \
+        __builtin_prefetch(pf + (size_t)i * GP_VB);                                                       \
+        __builtin_prefetch(pf + (size_t)i * GP_VB + 16);                                                  \
+      }                                                                                                   \
+      gp_v8d r0 = __builtin_convertvector(*(const gp_v8f_u *)(p + (size_t)i * GP_VB), gp_v8d);             \
+      gp_v8d r1 = __builtin_convertvector(*(const gp_v8f_u *)(p + (size_t)i * GP_VB + 8), gp_v8d);         \
+      for (int j = 0; j < NJ; j++) {                                                                      \
+        double cj = c[j][i];                                                                              \
+        t[j][0] += r0 * cj;                                                                               \
+        t[j][1] += r1 * cj;                                                                               \
+      }                                                                                                   \
+    }                                                                                                     \
+    for (int j = 0; j < NJ; j++) {                                                                        \
+      *(gp_v8d_u *)acc[j] = t[j][0];                                                                      \
+      *(gp_v8d_u *)(acc[j] + 8) = t[j][1];                                                                \
+    }                                                                                                     \
+  }
 GP_GEMM_F(gemm_f8, 8)
 GP_GEMM_F(gemm_f4, 4)
 GP_GEMM_F(gemm_f2, 2)
@@ -64,14 +93,9 @@ GP_GEMM_D(gemm_d2, 2)
 GP_GEMM_D(gemm_d1, 1)
 
 typedef void gemm_f_fn(int, const float *, const float *const *, float *const *, const float *);
-typedef void gemm_d_fn(int, const double *, const double *const *, double *const *, const float *);
+typedef void gemm_d_fn(int, const float *, const double *const *, double *const *, const float *);
 static gemm_f_fn *const gemm_f[] = {NULL, gemm_f1, gemm_f2, NULL, gemm_f4, NULL, NULL, NULL, gemm_f8};
 static gemm_d_fn *const gemm_d[] = {NULL, gemm_d1, gemm_d2, NULL, gemm_d4, NULL, NULL, NULL, gemm_d8};
-
-/* rows [0, n) of a panel in double (exact: the double sums see the floats of V) */
-GP_HOT_FMA static void widen(int n, const float *restrict p, double *restrict d) {
-  for (size_t i = 0; i < (size_t)n * GP_VB; i++) d[i] = p[i];
-}
 
 /* out[a][b] = sum over j < n of li[a][j] * x[b][j], 4 x 4 dot products in 16 vector sums of 8 (FMAs) */
 GP_HOT_FMA static void dots4x4(int n, const double *const *li, const double *const *x, double out[4][4]) {
@@ -94,12 +118,14 @@ GP_HOT_FMA static void dots4x4(int n, const double *const *li, const double *con
     }
 }
 
-void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) {
+void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) { gp_solve_many_from(0, n, L, ld, m, x); }
+
+void gp_solve_many_from(int from, int n, const double *L, size_t ld, int m, double *const *x) {
   enum { BS = 32 };
   double p[BS][GP_MAX_RHS];
-  for (int i0 = 0; i0 < n; i0 += BS) {
-    int i1 = i0 + BS < n ? i0 + BS : n;
-    for (int a0 = i0; a0 < i1 && i0 > 0; a0 += 4) /* the block's rows against the part solved before it */
+  for (int i0 = from / BS * BS; i0 < n; i0 += BS) {
+    int i1 = i0 + BS < n ? i0 + BS : n, ia = i0 > from ? i0 : from; /* rows before `from` are solved */
+    for (int a0 = ia; a0 < i1 && i0 > 0; a0 += 4) /* the block's rows against the part solved before it */
       for (int b0 = 0; b0 < m; b0 += 4) {
         const double *li[4], *xb[4];
         for (int a = 0; a < 4; a++) li[a] = L + (size_t)(a0 + a < i1 ? a0 + a : a0) * ld;
@@ -109,7 +135,7 @@ void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x) {
         for (int a = 0; a < 4 && a0 + a < i1; a++)
           for (int b = 0; b < 4 && b0 + b < m; b++) p[a0 + a - i0][b0 + b] = out[a][b];
       }
-    for (int i = i0; i < i1; i++) { /* then the block's triangle, row by row */
+    for (int i = ia; i < i1; i++) { /* then the block's triangle, row by row */
       const double *Li = L + (size_t)i * ld;
       for (int r = 0; r < m; r++) {
         double d = i0 > 0 ? p[i - i0][r] : 0.0, *xr = x[r];
@@ -131,10 +157,10 @@ typedef struct gp_sum {
 /* the largest block of sums a kernel takes (8, 4, 2, 1) for m left */
 static int block_of(int m) { return m >= 8 ? 8 : m >= 4 ? 4 : m >= 2 ? 2 : 1; }
 
-/* the float sums fl[0..nf) and the double sums ex[0..ne) over rows [i0, i0 + n) of panel P (pd: scratch
- * for the rows in double); the first kernel prefetches the next chunk's n rows (pf) */
+/* the float sums fl[0..nf) and the double sums ex[0..ne) over rows [i0, i0 + n) of panel P; the first kernel
+ * prefetches the next chunk's n rows (pf) */
 static void chunk_sums(gp_sum *sums, const int *fl, int nf, const int *ex, int ne, const float *P, int i0, int n,
-                       double *pd, const float *pf) {
+                       const float *pf) {
   for (int s = 0; s < nf;) {
     int g = block_of(nf - s);
     const float *c[8];
@@ -146,8 +172,6 @@ static void chunk_sums(gp_sum *sums, const int *fl, int nf, const int *ex, int n
     gemm_f[g](n, P + (size_t)i0 * GP_VB, c, acc, s == 0 ? pf : NULL);
     s += g;
   }
-  if (ne == 0) return;
-  widen(n, P + (size_t)i0 * GP_VB, pd);
   for (int s = 0; s < ne;) {
     int g = block_of(ne - s);
     const double *c[8];
@@ -155,7 +179,7 @@ static void chunk_sums(gp_sum *sums, const int *fl, int nf, const int *ex, int n
     for (int h = 0; h < GP_VB; h += 16) {
       double *acc[8];
       for (int j = 0; j < g; j++) acc[j] = sums[ex[s + j]].td + h;
-      gemm_d[g](n, pd + h, c, acc, s == 0 && h == 0 && nf == 0 ? pf : NULL);
+      gemm_d[g](n, P + (size_t)i0 * GP_VB + h, c, acc, s == 0 && h == 0 && nf == 0 ? pf : NULL);
     }
     s += g;
   }
@@ -188,10 +212,9 @@ GP_HOT_FMA static void finish_row(const gp_row *rw, gp_sum *t, gp_sum *a, const 
 }
 
 /* one panel (P; the next ps floats on, 0 for the last panel) for k new rows rw[0..k) over n0 old rows;
- * sums: k + 1 scratch sums (the t of each, then the a of the last when outputs are replaced); pd: GP_KC
- * x GP_VB doubles of scratch */
+ * sums: k + 1 scratch sums (the t of each, then the a of the last when outputs are replaced) */
 static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, const double *kq, size_t kstride,
-                        double *A, double *B, double *var, gp_sum *sums, double *pd) {
+                        double *A, double *B, double *var, gp_sum *sums) {
   int ns = k + (rw[k - 1].wf || rw[k - 1].wy ? 1 : 0);
   int fl[GP_MAX_RHS], nf = 0, ex[GP_MAX_RHS], ne = 0; /* the float and the double sums */
   for (int s = 0; s < ns; s++) {
@@ -206,7 +229,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, co
   }
   for (int i0 = 0; i0 < n0; i0 += GP_KC) { /* the next chunk: of this panel, else the next panel's first */
     const float *next = i0 + GP_KC < n0 ? P + (size_t)(i0 + GP_KC) * GP_VB : ps ? P + ps : NULL;
-    chunk_sums(sums, fl, nf, ex, ne, P, i0, n0 - i0 < GP_KC ? n0 - i0 : GP_KC, pd, next);
+    chunk_sums(sums, fl, nf, ex, ne, P, i0, n0 - i0 < GP_KC ? n0 - i0 : GP_KC, next);
   }
   for (int j = 0; j < k; j++) {
     gp_sum *a = j == k - 1 && ns > k ? &sums[k] : NULL;
@@ -217,8 +240,7 @@ static void batch_panel(int n0, int k, const gp_row *rw, float *P, size_t ps, co
 }
 
 /* the pass over every candidate for the k prepared rows; returns the new sum of the variances */
-static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, double *kb, gp_sum *sums,
-                         double *pd) {
+static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, double *kb, gp_sum *sums) {
   double vs = 0;
   int n0 = rw[0].n;
   const size_t ps = (size_t)gp->cap * GP_VB;
@@ -234,7 +256,7 @@ static double batch_pass(mpt_gp *gp, int k, const double *X, const gp_row *rw, d
     for (int64_t q = 0; q < bp; q += GP_VB) {
       int64_t c0 = b + q;
       batch_panel(n0, k, rw, gp->V + (size_t)(c0 / GP_VB) * ps, c0 + GP_VB < gp->n_pad ? ps : 0, kb + q, GP_BLOCK, gp->A + c0, gp->B + c0,
-                  gp->var + c0, sums, pd);
+                  gp->var + c0, sums);
       int64_t nr = gp->n_cand - c0;
       if (nr > 0) bvs += gp_panel_var_sum(gp->var + c0, nr < GP_VB ? nr : GP_VB);
     }
@@ -258,11 +280,19 @@ static int check_inputs(const mpt_gp *gp, int k, const double *X, const double *
 }
 
 int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const double *y_all, mpt_error *err) {
+  return mpt_gp_add_many_ahead(gp, NULL, k, X, y, y_all, err);
+}
+
+int mpt_gp_add_many_ahead(mpt_gp *gp, mpt_gp_ahead *ahead, int k, const double *X, const double *y, const double *y_all,
+                          mpt_error *err) {
   if (k <= 0) return 0;
-  if (k == 1) return y_all ? mpt_gp_add_outputs(gp, X, y_all, err) : mpt_gp_add(gp, X, y[0], err);
+  if (k == 1) {
+    gp_ahead_presolve(ahead, gp, 1, X, NULL, NULL); /* moves past it (single adds solve their own row) */
+    return y_all ? mpt_gp_add_outputs(gp, X, y_all, err) : mpt_gp_add(gp, X, y[0], err);
+  }
   if (k > 64) { /* bounded scratch: in runs of 64 (the outputs are replaced with the last run) */
-    int rc = mpt_gp_add_many(gp, 64, X, y, NULL, err);
-    return rc ? rc : mpt_gp_add_many(gp, k - 64, X + (size_t)64 * gp->dim, y + 64, y_all, err);
+    int rc = mpt_gp_add_many_ahead(gp, ahead, 64, X, y, NULL, err);
+    return rc ? rc : mpt_gp_add_many_ahead(gp, ahead, k - 64, X + (size_t)64 * gp->dim, y + 64, y_all, err);
   }
   int n_end = gp->n + k, rc = check_inputs(gp, k, X, y, y_all, err);
   /* room first: growing moves the factor that the prepared rows point into */
@@ -272,19 +302,19 @@ int mpt_gp_add_many(mpt_gp *gp, int k, const double *X, const double *y, const d
   float *fbuf = malloc(sizeof(float) * (size_t)(k + 1) * (size_t)n_end);
   double *kb = malloc(sizeof(double) * (size_t)k * GP_BLOCK);
   gp_sum *sums = malloc(sizeof(gp_sum) * (size_t)(k + 1));
-  double *pd = malloc(sizeof(double) * GP_KC * GP_VB), *ywork = malloc(sizeof(double) * (size_t)n_end);
-  if (!fbuf || !kb || !sums || !pd || !ywork) {
-    free(fbuf); free(kb); free(sums); free(pd); free(ywork);
+  double *ywork = malloc(sizeof(double) * (size_t)n_end);
+  if (!fbuf || !kb || !sums || !ywork) {
+    free(fbuf); free(kb); free(sums); free(ywork);
     return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory adding %d observations", k);
   }
   /* cannot fail now (inputs checked, room made); the new rows of L first over the old observations at once */
-  int n0 = gp->n, pre = gp_presolve(gp, k, X, y_all, ywork) == 0 ? n0 : 0;
+  int n0 = gp->n, pre = gp_ahead_presolve(ahead, gp, k, X, y_all, ywork) || gp_presolve(gp, k, X, y_all, ywork) == 0 ? n0 : 0;
   for (int j = 0; j < k && rc == 0; j++) {
     int last = j == k - 1;
     rc = gp_add_prepare_from(gp, X + (size_t)j * gp->dim, last && y_all ? y_all[gp->n] : y[j], last ? y_all : NULL,
                              pre, ywork, fbuf + (size_t)j * n_end, fbuf + (size_t)k * n_end, &rw[j], err);
   }
-  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums, pd);
-  free(fbuf); free(kb); free(sums); free(pd); free(ywork);
+  if (rc == 0) gp->var_sum = batch_pass(gp, k, X, rw, kb, sums);
+  free(fbuf); free(kb); free(sums); free(ywork);
   return rc;
 }

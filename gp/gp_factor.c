@@ -43,6 +43,7 @@ static int factor_obs(const mpt_gp *gp, const double *inv_ls, double variance, d
 
 static int refactor(mpt_gp *gp, mpt_error *err) {
   int n = gp->n, cap = gp->cap, dim = gp->dim;
+  gp->l_gen++; /* L changes: rows solved ahead over it no longer hold */
   for (int64_t c = 0; c < gp->n_pad; c++) {
     gp->A[c] = 0;
     gp->B[c] = 0;

@@ -35,6 +35,8 @@ struct mpt_gp {
   double *kbuf;         /* GP_BLOCK scratch: kernel row of a block of candidates */
   double *tmpd;         /* cap scratch */
   float *lf, *wf;       /* cap scratch */
+  uint64_t l_gen;       /* changes whenever rows of L already there change (refactor, truncate): rows solved
+                         * ahead over them (gp/gp_ahead.c) hold only while it is the same */
   mpt_gp_lml_fn lml_fn; /* the log marginal likelihood elsewhere (mpt_gp_set_lml_backend), or NULL */
   void *lml_ctx;
 };
@@ -94,6 +96,13 @@ int gp_presolve(mpt_gp *gp, int k, const double *X, const double *y_all, double 
  * over L: blocks of 32 rows, their products with the part solved before as a small GEMM with FMAs
  * (gp/gp_batch.c; not solve_lower2's order) */
 void gp_solve_many(int n, const double *L, size_t ld, int m, double *const *x);
+/* gp_solve_many for rows [from, n) of the right-hand sides, their entries before `from` already solved by it:
+ * the same values as gp_solve_many over all n (an entry depends only on the rows of L and the entries before it) */
+void gp_solve_many_from(int from, int n, const double *L, size_t ld, int m, double *const *x);
+/* 1 when the next k points solved ahead (a, may be NULL) are X for gp (then taken: a moves past them), else 0
+ * (and a is dropped); with 1 and k > 1, the new rows of L (n_obs + j, room made) and, with y_all, ywork are
+ * solved over the n_obs observations as gp_presolve solves them, the same bits (gp/gp_ahead.c) */
+int gp_ahead_presolve(mpt_gp_ahead *a, mpt_gp *gp, int k, const double *X, const double *y_all, double *ywork);
 /* room for n observations; 0 or an error (out of memory, over config.max_bytes) */
 int gp_reserve(mpt_gp *gp, int n, mpt_error *err);
 /* k[j] = variance * k(x, X_{b+j}) for j < bc (bc <= GP_BLOCK) */

@@ -59,21 +59,50 @@ static int load_start(mpt_gp_pool *p, const mpt_gp *gp, int64_t n, mpt_error *er
   return 0;
 }
 
+/* a member: its candidate, its place in the pool */
+typedef struct { int64_t c, j; } gp_member;
+
+static int cmp_member(const void *x, const void *y) {
+  const gp_member *a = x, *b = y;
+  return a->c < b->c ? -1 : a->c > b->c ? 1 : 0;
+}
+
+/* the members' columns of the GP's V into V0, the members of one panel of V together: each row of the panel
+ * (two cache lines) is read once for all of them instead of once per member (a column is one float per row) */
+static void gather_columns(mpt_gp_pool *p, const mpt_gp *gp, gp_member *m, int64_t n) {
+  qsort(m, (size_t)n, sizeof *m, cmp_member);
+  int n0 = p->n0;
+  for (int64_t g0 = 0, g1; g0 < n; g0 = g1) {
+    int64_t q = m[g0].c / GP_VB;
+    for (g1 = g0 + 1; g1 < n && m[g1].c / GP_VB == q; g1++) {}
+    const float *panel = gp->V + (size_t)q * (size_t)gp->cap * GP_VB;
+    for (int i = 0; i < n0; i++) {
+      const float *row = panel + (size_t)i * GP_VB;
+      for (int64_t g = g0; g < g1; g++) p->V0[(size_t)m[g].j * (size_t)n0 + i] = row[m[g].c % GP_VB];
+    }
+  }
+}
+
 int mpt_gp_pool_load(mpt_gp_pool *p, const mpt_gp *gp, const int64_t *ids, const double *X, int64_t n,
                      mpt_error *err) {
   int rc = load_start(p, gp, n, err);
   if (rc) return rc;
+  gp_member *m = malloc(sizeof *m * (size_t)(n > 0 ? n : 1));
+  if (!m) return mpt_error_set(err, MPT_ERR_NOMEM, "gp: out of memory for a pool of %lld candidates", (long long)n);
   for (int64_t j = 0; j < n; j++) {
     int64_t c = ids[j];
-    if (c < 0 || c >= gp->n_cand) return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+    if (c < 0 || c >= gp->n_cand) {
+      free(m);
+      return mpt_error_set(err, MPT_ERR_VALUE, "gp: pool candidate %lld out of range", (long long)c);
+    }
     p->ids[j] = c;
-    const float *col = gp_pool_gp_column(gp, c);
-    float *v0 = p->V0 + (size_t)j * (size_t)p->n0;
-    for (int i = 0; i < p->n0; i++) v0[i] = col[(size_t)i * GP_VB];
+    m[j] = (gp_member){c, j};
     p->A[j] = gp->A[c];
     p->B[j] = gp->B[c];
     p->var[j] = gp->var[c];
   }
+  gather_columns(p, gp, m, n);
+  free(m);
   memcpy(p->X, X, sizeof(double) * (size_t)n * (size_t)p->dim);
   gp_pool_compute_normalization(p, &p->norm_m, &p->norm_s);
   return 0;

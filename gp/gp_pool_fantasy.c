@@ -10,9 +10,10 @@
 /* room for one more extra observation; 0 or -1 */
 static int room_extra(mpt_gp_pool *p) {
   int64_t nfl = (int64_t)(p->nf + 1) * p->n0 + (int64_t)(p->nf + 1) * (p->nf + 2) / 2;
-  if (p->n0 + p->nf + 2 > p->cap_l) {
-    if (gp_pool_reserve((void **)&p->l, 2 * (p->n0 + p->nf + 2), sizeof(double))) return -1;
-    p->cap_l = 2 * (p->n0 + p->nf + 2);
+  int64_t need_l = (int64_t)p->n0 + 2 * (int64_t)p->nf + 3; /* l: n0 + nf + 1, then solve_point's nf + 1 sums */
+  if (need_l > p->cap_l) {
+    if (gp_pool_reserve((void **)&p->l, 2 * need_l, sizeof(double))) return -1;
+    p->cap_l = 2 * need_l;
   }
   if (nfl > p->cap_fl) {
     if (gp_pool_reserve((void **)&p->FL, 2 * nfl, sizeof(double))) return -1;
@@ -49,23 +50,50 @@ GP_HOT static double dot(const double *restrict a, const double *restrict b, int
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
-/* dot(a widened to double, b, n): the same products and sums, half the bytes of a read */
-GP_HOT static double dot_float(const float *restrict a, const double *restrict b, int n) {
+/* out[c] = dot(a + c * n widened to double, b, n) for the c < m (<= 8) members a, a + n, ...: each member's
+ * sums in dot's order (4 interleaved partial sums, mul then add; a's floats are half the bytes of doubles),
+ * the members side by side so that their chains of vector adds overlap in the pipeline (one member's sums
+ * wait on each add's latency) and b is read once for all of them */
+GP_HOT static void dot_float_many(const float *restrict a, const double *restrict b, int n, int m,
+                                  double *restrict out) {
   typedef float v4f __attribute__((vector_size(16)));
-  gp_v4d s = {0};
+  gp_v4d s[8];
+  for (int c = 0; c < m; c++) s[c] = (gp_v4d){0};
   int i = 0;
   for (; i + 4 <= n; i += 4) {
-    v4f xf;
     gp_v4d y;
-    memcpy(&xf, a + i, sizeof xf);
     memcpy(&y, b + i, sizeof y);
-    gp_v4d x = __builtin_convertvector(xf, gp_v4d);
-    s += x * y;
+    for (int c = 0; c < m; c++) {
+      v4f xf;
+      memcpy(&xf, a + (size_t)c * (size_t)n + i, sizeof xf);
+      s[c] += __builtin_convertvector(xf, gp_v4d) * y;
+    }
   }
-  double t[4];
-  memcpy(t, &s, sizeof t);
-  for (; i < n; i++) t[0] += (double)a[i] * b[i];
-  return (t[0] + t[1]) + (t[2] + t[3]);
+  for (int c = 0; c < m; c++) {
+    double t[4];
+    memcpy(t, &s[c], sizeof t);
+    for (int k = i; k < n; k++) t[0] += (double)a[(size_t)c * (size_t)n + k] * b[k];
+    out[c] = (t[0] + t[1]) + (t[2] + t[3]);
+  }
+}
+
+/* vrow[c] = the product of member c's column of V with l (n0 values) for every member, eight at a time */
+static void members_dot(const mpt_gp_pool *p, const double *l, double *vrow) {
+  int64_t c = 0;
+  for (; c + 8 <= p->n; c += 8) dot_float_many(p->V0 + (size_t)c * (size_t)p->n0, l, p->n0, 8, vrow + c);
+  if (c < p->n) dot_float_many(p->V0 + (size_t)c * (size_t)p->n0, l, p->n0, (int)(p->n - c), vrow + c);
+}
+
+/* s[f] = sum over i < n of rows[f][i] l[i], each a plain sum in order i = 0, 1, ... (mul then add: the sums of
+ * solve_point's loop over the GP's part), for f < m (<= 8) rows side by side: the same bits, the chains of
+ * adds overlapping */
+static void row_sums(const double *const *rows, int m, const double *l, int n, double *s) {
+  double t[8] = {0};
+  for (int i = 0; i < n; i++) {
+    double li = l[i];
+    for (int f = 0; f < m; f++) t[f] += rows[f][i] * li;
+  }
+  for (int f = 0; f < m; f++) s[f] = t[f];
 }
 
 /* out[c] += sum_j F[j cap + c] lf[j], for j = 0, 1, ..., nf - 1 in that order for every c (vectorized across
@@ -115,11 +143,23 @@ static double solve_point(mpt_gp_pool *p, const double *x, int64_t j, int64_t ca
     mpt_gp_kernel_obs_range(gp, x, 0, n0, l);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n0, gp->L, gp->cap, l, 1);
   }
+  /* the extra rows' sums over the GP's part first, eight rows at a time (cand < 0), then each row continued
+   * over the extra entries before it, in order: the sums s += row[i] * l[i] over i < n0 + f as one loop makes them */
+  double *sg = p->l + n0 + p->nf + 1; /* room_extra keeps room for them after l */
+  for (int f0 = 0; cand < 0 && f0 < p->nf; f0 += 8) {
+    const double *rows[8];
+    int m = p->nf - f0 < 8 ? p->nf - f0 : 8;
+    for (int f = 0; f < m; f++) rows[f] = fl_row(p, f0 + f);
+    row_sums(rows, m, l, n0, sg + f0);
+  }
   for (int f = 0; f < p->nf; f++) {
     const double *row = fl_row(p, f);
     double s = 0;
     if (cand >= 0) s = dot(row, l, n0 + f); /* pending evaluations: up to hundreds of extra rows */
-    else for (int i = 0; i < n0 + f; i++) s += row[i] * l[i];
+    else {
+      s = sg[f];
+      for (int i = n0; i < n0 + f; i++) s += row[i] * l[i];
+    }
     l[n0 + f] = (kern(gp, x, p->fx + (size_t)f * p->dim) - s) / row[n0 + f];
   }
   double ne = mpt_gp_noise_eff(gp->noise, gp->variance), ll = 0;
@@ -142,7 +182,7 @@ static int add_point(mpt_gp_pool *p, const double *x, int64_t member, int64_t ca
   /* vrow[c] = the member's V column . l, the extra rows summed in order j = 0, 1, ... (rows of Fv read
    * contiguously, across the members) */
   if (cand >= 0 && gp_pool_planned(p, cand)) memcpy(vrow, p->plan_G + (size_t)(p->plan_next++) * p->n, sizeof(double) * (size_t)p->n);
-  else for (int64_t c = 0; c < p->n; c++) vrow[c] = dot_float(p->V0 + (size_t)c * n0, l, n0);
+  else members_dot(p, l, vrow);
   add_extra_rows(vrow, p->Fv, p->cap, l + n0, nf, p->n);
   for (int64_t c = 0; c < p->n; c++) {
     double v = (kern(gp, x, p->X + (size_t)c * p->dim) - vrow[c]) / lnn;

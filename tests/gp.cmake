@@ -26,3 +26,7 @@ mpt_script_test(dist_model_ranks COMMAND ${MPT_PYTHON} ${CMAKE_CURRENT_SOURCE_DI
 # the distributed model's figures (docs/PERFORMANCE.md, "Distributed GP and model ranks"; not a test)
 add_executable(bench_gp_dist bench_gp_dist.c)
 target_link_libraries(bench_gp_dist PRIVATE mptune_core)
+# the pool's fantasies bit for bit against the plain formulas in their order (gp/gp_pool_fantasy.c)
+mpt_unit_test(test_gp_pool_bits SOURCES test_gp_pool_bits.c)
+# rows of the factor solved ahead for the runs an ask takes in (gp/gp_ahead.c): the same bits as without
+mpt_unit_test(test_gp_ahead SOURCES test_gp_ahead.c)

@@ -155,8 +155,8 @@ static int queue_stops(bo_state *b, mpt_strategy *s, int64_t i, int64_t from, co
  * (mpt_gp_add_many: the GP one add each would give, to rounding): from b->n_processed to the next multiple of 16 told
  * since `from` (where queue_stops looks), ending early after the last valid one (`last_ok`: every output
  * re-transformed with it) or one a refit follows (*refit_here); *k valid ones taken in. 0 or an error */
-static int take_in_run(bo_state *b, int64_t from, int64_t last_ok, int *k, int *refit_here, int *post_done,
-                       mpt_error *err) {
+static int take_in_run(bo_state *b, mpt_gp_ahead *ahead, int64_t from, int64_t last_ok, int *k, int *refit_here,
+                       int *post_done, mpt_error *err) {
   int64_t i = b->n_processed, end = from + ((i - from) / 16 + 1) * 16;
   if (end > b->n_obs) end = b->n_obs;
   int n0 = mpt_gp_n_obs(b->gp), outputs = 0;
@@ -183,15 +183,42 @@ static int take_in_run(bo_state *b, int64_t from, int64_t last_ok, int *k, int *
   }
   int n = n0 + *k, rc = outputs ? compute_ty(b, n, i, err) : 0;
   const double *y_all = outputs && rc == 0 ? bo_transfer_residuals(b, b->ty, n, i, b->ty + n) : NULL;
-  if (rc == 0) rc = mpt_gp_add_many(b->gp, *k, b->run_x, b->run_y, y_all, err);
+  if (rc == 0) rc = mpt_gp_add_many_ahead(b->gp, ahead, *k, b->run_x, b->run_y, y_all, err);
   if (rc) mpt_error_prefix(err, "bo: cannot extend the GP to %d observation%s", n0 + *k, n0 + *k == 1 ? "" : "s");
   else b->n_processed = i;
   return rc;
 }
 
+/* More than one run of queued observations to take in: their rows of the factor solved ahead over the
+ * observations in the model now (into *ahead, created here; gp/gp.h mpt_gp_ahead), one pass over L per 64
+ * instead of one per run of 16, with the same bits. The points: those of obs [from, b->n_obs) (the valid ones only
+ * when valid_only), their leading dims inputs. 0, or an error (out of memory: the runs solve as before) */
+static int solve_ahead(bo_state *b, const mpt_gp *gp, int64_t from, int valid_only, int dims, mpt_gp_ahead **ahead,
+                       mpt_error *err) {
+  int64_t k = 0;
+  for (int64_t i = from; i < b->n_obs; i++) k += !valid_only || b->obs_ok[i];
+  if (k <= 16 || mpt_gp_n_obs(gp) == 0 || k * (int64_t)mpt_gp_n_obs(gp) > ((int64_t)1 << 25)) return 0;
+  double *X = malloc(sizeof(double) * (size_t)k * (size_t)dims);
+  int rc = X ? mpt_gp_ahead_create(ahead, err) : mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory");
+  for (int64_t i = from, j = 0; rc == 0 && i < b->n_obs; i++)
+    if (!valid_only || b->obs_ok[i]) memcpy(X + (size_t)(j++) * (size_t)dims, bo_point(b, b->obs_id[i]), sizeof(double) * (size_t)dims);
+  if (rc == 0) rc = mpt_gp_ahead_solve(*ahead, gp, (int)k, X, err);
+  free(X);
+  return rc;
+}
+
+static int process_queue(bo_state *b, mpt_strategy *s, mpt_gp_ahead **ahead, mpt_error *err);
+
 /* puts queued observations into the GP and the feasibility model; MPT_ERR_STOPPED when the run is stopping
  * (s's tick), the model as far as it got (a later call goes on from there) */
 int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
+  mpt_gp_ahead *ahead = NULL;
+  int rc = process_queue(b, s, &ahead, err);
+  mpt_gp_ahead_free(ahead);
+  return rc;
+}
+
+static int process_queue(bo_state *b, mpt_strategy *s, mpt_gp_ahead **ahead, mpt_error *err) {
   int rc = 0;
   /* a non-positive objective cannot be log-transformed: switch to the raw objective once */
   if (b->transform_log)
@@ -207,6 +234,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
   if (b->post)
     for (int64_t i = b->n_processed; i < b->n_obs; i++)
       if (b->obs_ok[i]) last_ok = i;
+  if (!b->dist && (rc = solve_ahead(b, b->gp, b->n_processed, 1, b->D, ahead, err)) != 0) return rc;
   while (b->n_processed < b->n_obs) {
     int64_t i = b->n_processed;
     if (queue_stops(b, s, i, from, "model from", refitted))
@@ -214,7 +242,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
                            (long long)(i - from), (long long)(b->n_obs - from));
     refitted = 0;
     int refit_here = 0, k = 0;
-    rc = take_in_run(b, from, last_ok, &k, &refit_here, &post_done, err);
+    rc = take_in_run(b, *ahead, from, last_ok, &k, &refit_here, &post_done, err);
     if (rc == 0 && refit_here) {
       mpt_gp_fit_options fo;
       mpt_gp_fit_options_default(&fo);
@@ -240,6 +268,9 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
       if ((rc = mpt_gp_create(&fc, b->feas_dims, 0, NULL, &b->fgp, err)) != 0) return rc;
       b->feas_processed = 0;
     }
+    mpt_gp_ahead_free(*ahead);
+    *ahead = NULL;
+    if ((rc = solve_ahead(b, b->fgp, b->feas_processed, 0, b->feas_dims, ahead, err)) != 0) return rc;
     while (b->feas_processed < b->n_obs) { /* in runs of up to 16, one pass each (mpt_gp_add_many) */
       int k = 0;
       for (; k < 16 && b->feas_processed + k < b->n_obs; k++) {
@@ -247,7 +278,7 @@ int bo_process_queue(bo_state *b, mpt_strategy *s, mpt_error *err) {
         memcpy(b->run_x + (size_t)k * (size_t)b->feas_dims, bo_point(b, b->obs_id[i]), sizeof(double) * (size_t)b->feas_dims);
         b->run_y[k] = b->obs_ok[i] ? 1.0 : 0.0;
       }
-      rc = mpt_gp_add_many(b->fgp, k, b->run_x, b->run_y, NULL, err);
+      rc = mpt_gp_add_many_ahead(b->fgp, *ahead, k, b->run_x, b->run_y, NULL, err);
       int n1 = mpt_gp_n_obs(b->fgp) + k;
       if (rc) return mpt_error_prefix(err, "bo: cannot extend the feasibility model to %d observation%s", n1, n1 == 1 ? "" : "s");
       b->feas_processed += k;
