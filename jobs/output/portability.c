@@ -9,8 +9,8 @@ typedef struct table {
   const mpt_coord_search *S;
   int n;
   const mpt_objective_term *t; /* the objective (NULL: the time in ms) */
-  double *ms;           /* n * n: [x * n + y] x's best measured on y, minimized (NAN: failed) */
-  unsigned char *have;  /* n * n: measured */
+  double *value;               /* n * n: [x * n + y] x's best measured on y, minimized (NAN: failed) */
+  unsigned char *have;         /* n * n: measured */
 } table;
 
 static int search_of_class(const table *t, int32_t device_class) {
@@ -26,7 +26,7 @@ static int take_record(void *ctx, const mpt_obs *o, const int32_t *config) {
   if (o->cross_from <= 0 || o->status == MPT_STATUS_CANCELLED) return 0;
   int x = search_of_class(t, o->cross_from - 1), y = search_of_class(t, o->device_class);
   if (x < 0 || y < 0 || o->id != t->S[x].res.best_id) return 0;
-  t->ms[x * t->n + y] = mpt_obs_valid(o) ? o->objective : NAN;
+  t->value[x * t->n + y] = mpt_obs_valid(o) ? o->objective : NAN;
   t->have[x * t->n + y] = 1;
   return 0;
 }
@@ -40,7 +40,7 @@ static double measured(const table *t, double minimized) {
  * times worse the cell is than the column's own best (a time over the best's, a maximized rate the best's over
  * it), left out where it has no meaning (a value not above 0) */
 static void cell(char *buf, size_t cap, const table *t, int x, int y) {
-  double own = t->S[y].res.best, v = x == y ? own : t->ms[x * t->n + y];
+  double own = t->S[y].res.best, v = x == y ? own : t->value[x * t->n + y];
   if (x != y && !t->have[x * t->n + y]) {
     snprintf(buf, cap, "-");
     return;
@@ -88,9 +88,9 @@ int mpt_portability_print(FILE *f, mpt_runlog *log, const mpt_coord_search *sear
                           const mpt_job_objective *objective, mpt_error *err) {
   const mpt_objective_term *term = objective && objective->obj.n > 0 ? &objective->obj.t[0] : NULL;
   table t = {searches, n, term, calloc((size_t)(n * n), sizeof(double)), calloc((size_t)(n * n), 1)};
-  int rc = t.ms && t.have ? mpt_runlog_each(log, take_record, &t, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
+  int rc = t.value && t.have ? mpt_runlog_each(log, take_record, &t, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   if (rc == 0) print_table(f, &t);
-  free(t.ms);
+  free(t.value);
   free(t.have);
   return rc;
 }
