@@ -202,7 +202,7 @@ int mpt_job_report(mpt_job *job, mpt_error *err) {
   mpt_job_objective_print_front(&job->objective);
   int finished = strcmp(res->reason, "budget") == 0 || strcmp(res->reason, "exhausted") == 0;
   if (job->n_searches > 1 && !job->o.no_cross && finished &&
-      (rc = mpt_portability_print(stdout, job->log, job->searches, job->n_searches, err)) < 0)
+      (rc = mpt_portability_print(stdout, job->log, job->searches, job->n_searches, &job->objective, err)) < 0)
     return rc;
   mpt_runlog_close(job->log);
   job->log = NULL;

@@ -100,8 +100,42 @@ static int resume_evaluator_options(mpt_job *job, mpt_error *err) {
   return rc;
 }
 
+/* 1 when c begins an entry "CLASS=" of a log's simulated classes (a class name has no comma, and no slash) */
+static int sim_entry_at(const char *c) {
+  size_t name = strcspn(c, "=,/\t\n");
+  return name > 0 && c[name] == '=';
+}
+
+/* the file the log's simulated classes sim ("CLASS=FILE,CLASS=FILE") give class cls, into buf; 0 when none */
+static int logged_sim_file(const char *sim, const char *cls, char *buf, size_t cap) {
+  for (const char *c = sim; c && sim_entry_at(c);) {
+    const char *file = strchr(c, '=') + 1, *end = file;
+    while (*end && !(*end == ',' && sim_entry_at(end + 1))) end++;
+    if ((size_t)(file - 1 - c) == strlen(cls) && strncmp(c, cls, strlen(cls)) == 0) {
+      snprintf(buf, cap, "%.*s", (int)(end - file), file);
+      return 1;
+    }
+    c = *end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+/* a log of simulated classes resumed with simulated classes: each class given another file than it was run with
+ * is said (its records then come from two files); a file given by another path, a class added or left out are not */
+static void warn_changed_classes(const mpt_job *job, const char *sim) {
+  const mpt_job_options *o = &job->o;
+  for (int i = 0; i < o->n_sim; i++) {
+    char was[4096];
+    const char *cls = o->sim_class[i], *now = o->sim_file[i];
+    if (!logged_sim_file(sim, cls, was, sizeof was) || strcmp(was, now) == 0 || mpt_same_file(was, now)) continue;
+    fprintf(stderr, "mptune %s: warning: %s was run with --simulate %s=%s; resuming it with --simulate %s=%s: class "
+            "%s's records come from both files (those logged before replayed from the first, the new ones from the "
+            "second)\n", job->cmd, o->log, cls, was, cls, now, cls);
+  }
+}
+
 /* replayed and real measurements never in one log; another replay file (a partial one completed, or
- * another device's) is said */
+ * another device's; of simulated classes, the class whose file changed) is said */
 static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
   const mpt_job_options *o = &job->o;
   const char *ev = mpt_runlog_meta(job->log, "evaluator");
@@ -117,7 +151,8 @@ static int check_resumed_simulate(mpt_job *job, mpt_error *err) {
                          "measurements in one log (start a new log for that)", o->log,
                          sim[0] ? "with --simulate " : "on real evaluations", sim,
                          o->simulate ? "with --simulate" : "on real evaluations");
-  if (sim && sim[0] && strcmp(sim, o->simulate) != 0 && !mpt_same_file(sim, o->simulate))
+  if (sim && o->n_sim > 0 && sim_entry_at(sim)) warn_changed_classes(job, sim);
+  else if (sim && sim[0] && strcmp(sim, o->simulate) != 0 && !mpt_same_file(sim, o->simulate))
     fprintf(stderr, "mptune %s: warning: %s was run with --simulate %s; resuming it with --simulate %s puts the "
             "measurements of both files in one log\n", job->cmd, o->log, sim, o->simulate);
   return 0;

@@ -1,7 +1,8 @@
 /* jobs/output/summary_classes.c: the device classes of a summary (jobs/output/summary.h): the classes of the log's
  * device table in its order (vendor, name, arch), the workers of each, which class each (session, rank) was
  * bound to and so which class evaluated a record (in a log of several classes, its classes and each record's
- * device_class instead), and each class's TARGET_ macro name for the header. */
+ * device_class instead), and each class's TARGET_ macro name for the header (after its device, or its class on a
+ * device model it shares). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,13 +47,28 @@ static void sanitized(char *out, size_t cap, const char *prefix, const char *tex
   out[n] = '\0';
 }
 
-/* TARGET_<name> for every class, told apart by their architecture and then their number where names agree */
+/* 1 when another class of s than c has the device name of c (as sanitized: the same macro) */
+static int shares_device_name(const mpt_summary *s, int c) {
+  char mine[200], other[200];
+  sanitized(mine, sizeof mine, "", s->devices[c].name);
+  for (int e = 0; e < s->n_devices; e++) {
+    if (e == c) continue;
+    sanitized(other, sizeof other, "", s->devices[e].name);
+    if (strcmp(mine, other) == 0) return 1;
+  }
+  return 0;
+}
+
+/* TARGET_<name> for every class; classes on one device model named after their class where the log names its
+ * classes (--simulate CLASS=FILE, --class-ranks CLASS=...), else told apart by their architecture; then by their
+ * number where names still agree */
 void mpt_summary_name_targets(mpt_summary *s) {
   for (int c = 0; c < s->n_devices; c++) {
     mpt_summary_device *d = &s->devices[c];
+    int by_class = d->class_name[0] && shares_device_name(s, c);
     char both[200];
-    sanitized(d->target, sizeof d->target, "TARGET_", d->name);
-    for (int pass = 0; pass < 2; pass++) {
+    sanitized(d->target, sizeof d->target, "TARGET_", by_class ? d->class_name : d->name);
+    for (int pass = by_class; pass < 2; pass++) {
       int clash = 0;
       for (int e = 0; e < c; e++) clash |= strcmp(s->devices[e].target, d->target) == 0;
       if (!clash) break;
