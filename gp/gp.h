@@ -179,4 +179,11 @@ void mpt_gp_fit_options_default(mpt_gp_fit_options *o);
  * (deterministic), sets the best and refactors. Needs >= 2 observations (otherwise a no-op). */
 int mpt_gp_fit(mpt_gp *gp, const mpt_gp_fit_options *o, double *best_objective, mpt_error *err);
 
+/* Keeps candidates keep[0..k) (ascending) and drops the rest: candidate keep[j] becomes candidate j, its column of
+ * V, posterior mean and variance bit for bit as before (no refactorization: O(k n_obs) copies), the dropped ones'
+ * memory given back; later observations and hyperparameters act on the kept ones as on a GP created with them
+ * (gp/gp_keep.c; a working set that shrinks, strategies/bo/bo_ws.c). 0 or an error (keep not ascending or out of
+ * range: nothing changed). */
+int mpt_gp_keep_candidates(mpt_gp *gp, int64_t k, const int64_t *keep, mpt_error *err);
+
 #endif
