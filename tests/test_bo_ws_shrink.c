@@ -1,5 +1,8 @@
 /* tests/test_bo_ws_shrink.c: a GP's candidates narrowed to a subset (gp/gp_keep.c, mpt_gp_keep_candidates) against
- * a GP created over the kept candidates alone. */
+ * a GP created over the kept candidates alone, and bo's working set that shrinks once the observations are many
+ * (strategies/bo/bo_ws.c, option working_set_bound) on a real brute-forced space (convolution on the A6000,
+ * replayed): the set shrinks to the bound at its refreshes, every pick and pending evaluation stays inside it, and
+ * the strategy's GP equals a fresh one over the kept slots. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +18,7 @@
 #include "spaces/sys/rng.h"
 #include "strategies/strategy.h"
 #include "strategies/bo/bo_state.h"
+#include "strategies/bo/bo_ws.h"
 #include "tests/bo_replay.h"
 #include "tests/conv_fixture.h"
 
@@ -110,9 +114,98 @@ static void test_keep_exact(void **state) {
   keep_exact(200, 0);
 }
 
+/* what a run checks after every ask */
+typedef struct shrink_watch {
+  int64_t bound, min, slots, shrinks, outside, bad_size;
+} shrink_watch;
+
+/* after an ask: every model-based pick pending in the working set (an initial sample's picks get their slots at the
+ * next ask), and a shrink to max(min, bound / observations) */
+static void watch_ask(void *ctx, const mpt_strategy *s) {
+  shrink_watch *w = ctx;
+  const bo_state *b = s->data;
+  for (int64_t k = 0; k < b->n_pend; k++) w->outside += b->ws_slot[b->pend[k].id] < 0 && b->pend[k].af >= 0;
+  if (b->n_slots == w->slots) return;
+  int64_t n = mpt_gp_n_obs(b->gp), want = w->bound / n > w->min ? w->bound / n : w->min;
+  w->bad_size += b->n_slots > w->slots || b->n_slots != want;
+  w->shrinks++;
+  w->slots = b->n_slots;
+}
+
+/* the working set a bijection of its slots and configurations */
+static void check_bijection(const bo_state *b) {
+  int64_t in = 0;
+  for (int64_t c = 0; c < b->n_slots; c++) assert_int_equal(b->ws_slot[b->ws_id[c]], c);
+  for (int64_t id = 0; id < b->N; id++) in += b->ws_slot[id] >= 0;
+  assert_int_equal(in, b->n_slots);
+}
+
+/* the strategy's GP against one created over its slots and given its observations and hyperparameters */
+static void check_fresh_gp(bo_state *b) {
+  mpt_gp *c;
+  mpt_error err;
+  int n = mpt_gp_n_obs(b->gp), D = b->D;
+  double *ls = malloc(sizeof(double) * (size_t)D), var, noise;
+  mpt_gp_get_hyper(b->gp, ls, &var, &noise);
+  assert_int_equal(mpt_gp_create_from(&b->gcfg, D, b->n_slots, bo_encode_slots, b, &c, &err), 0);
+  assert_int_equal(mpt_gp_set_hyper(c, ls, var, noise, &err), 0);
+  assert_int_equal(mpt_gp_add_many(c, n, mpt_gp_obs_points(b->gp), mpt_gp_obs_outputs(b->gp), NULL, &err), 0);
+  /* 1e-4: bo's GP has taken its observations in runs, with outputs replaced and candidates swapped in, in float V
+   * (a working set that never shrinks differs from a fresh GP by 2e-5 x the scale here too) */
+  assert_same_posterior(b->gp, c, b->n_slots, 1e-4, "bo's working set after its shrinks");
+  mpt_gp_free(c);
+  free(ls);
+}
+
+/* working_set=2048 of the space's 4362 configurations, bound 2048 x 40 observations, min 256; 240 evaluations in
+ * synchronous rounds of 1, then with 8 asynchronous workers (the pool of pending evaluations): the set shrinks at
+ * its refreshes to max(256, bound / observations), below 512 by the end; every pick valid and distinct, every pending
+ * evaluation in the set, the set a bijection, the GP a fresh one's over the kept slots; the same picks again from
+ * the same seed; the search still finds configurations within 15 % of the space's best */
+static void test_ws_shrinks(void **state) {
+  (void)state;
+  enum { T = 240 };
+  const char *opts[] = {"working_set=2048", "working_set_bound=81920", "working_set_min=256"};
+  double opt = INFINITY;
+  for (int64_t id = 0; id < mpt_space_size(space); id++) {
+    mpt_obs o = bo_replay_observe(rep, id);
+    if (mpt_obs_valid(&o) && o.objective < opt) opt = o.objective;
+  }
+  int workers[] = {1, 8};
+  for (int m = 0; m < 2; m++) {
+    int64_t a[T], again[T];
+    for (int rep_run = 0; rep_run < 2; rep_run++) {
+      mpt_strategy *s;
+      mpt_error err;
+      assert_int_equal(mpt_strategy_create("bo", space, opts, 3, 3, T, &s, &err), 0);
+      shrink_watch w = {81920, 256, 2048, 0, 0, 0};
+      bo_drive d = {.rep = rep, .asked = watch_ask, .ctx = &w};
+      bo_replay_drive(s, &d, workers[m], 1, T, rep_run ? again : a);
+      bo_state *b = s->data;
+      double best = INFINITY;
+      for (int64_t i = 0; i < b->n_obs; i++)
+        if (b->obs_ok[i] && b->obs_y[i] < best) best = b->obs_y[i];
+      printf("workers %d: %lld shrinks, %lld slots at the end (%d observations in the GP), pending outside %lld, "
+             "best %.4g (optimum %.4g)\n", workers[m], (long long)w.shrinks, (long long)b->n_slots,
+             mpt_gp_n_obs(b->gp), (long long)w.outside, best, opt);
+      assert_true(w.shrinks >= 3);
+      assert_int_equal(w.bad_size, 0);
+      assert_true(b->n_slots < 512);
+      assert_int_equal(w.outside, 0);
+      assert_true(best <= 1.15 * opt);
+      check_bijection(b);
+      check_fresh_gp(b);
+      mpt_strategy_destroy(s);
+    }
+    bo_check_valid_distinct(space, a, T);
+    assert_memory_equal(a, again, sizeof a);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keep_exact),
+      cmocka_unit_test(test_ws_shrinks),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
