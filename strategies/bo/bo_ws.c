@@ -4,8 +4,9 @@
  * of every active parameter (so the GP's value codes, gp/gp_cand.h, know every value a later configuration can
  * bring) and uniform random configurations; at an ask it is refreshed when the best objective improved or
  * working_set_refresh observations came: the slots of the smallest EI give way to the Hamming neighbours of the
- * best observations and to random configurations. The pending evaluations always have slots (their fantasies
- * read their columns of V). Observations may be any configuration: the GP's inputs are points. */
+ * best observations and to random configurations; once the observations times the slots exceed working_set_bound,
+ * a refresh also shrinks the set to bound / observations slots. The pending evaluations always have slots (their
+ * fantasies read their columns of V). Observations may be any configuration: the GP's inputs are points. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
