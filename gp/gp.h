@@ -193,4 +193,11 @@ int mpt_gp_ahead_solve(mpt_gp_ahead *a, const mpt_gp *gp, int k, const double *X
 int mpt_gp_add_many_ahead(mpt_gp *gp, mpt_gp_ahead *a, int k, const double *X, const double *y, const double *y_all,
                           mpt_error *err);
 
+/* Keeps candidates keep[0..k) (ascending) and drops the rest: candidate keep[j] becomes candidate j, its column of
+ * V, posterior mean and variance bit for bit as before (no refactorization: O(k n_obs) copies), the dropped ones'
+ * memory given back; later observations and hyperparameters act on the kept ones as on a GP created with them
+ * (gp/gp_keep.c; a working set that shrinks, strategies/bo/bo_ws.c). 0 or an error (keep not ascending or out of
+ * range: nothing changed). */
+int mpt_gp_keep_candidates(mpt_gp *gp, int64_t k, const int64_t *keep, mpt_error *err);
+
 #endif

@@ -10,6 +10,8 @@ mpt_unit_test(test_bo_batch SOURCES test_bo_batch.c)
 mpt_unit_test(test_bo_pending SOURCES test_bo_pending.c conv_fixture.c)
 # bo's working set of candidates on huge spaces (option working_set) and the GP's replaced candidates
 mpt_unit_test(test_bo_ws SOURCES test_bo_ws.c conv_fixture.c)
+# the GP's candidates narrowed to a subset, and bo's working set shrinking with the observations (working_set_bound)
+mpt_unit_test(test_bo_ws_shrink SOURCES test_bo_ws_shrink.c conv_fixture.c)
 # the cache of bo's feasibility probabilities: the contenders of a pool of pending evaluations kept, exact values
 mpt_unit_test(test_bo_feas_cache SOURCES test_bo_feas_cache.c conv_fixture.c)
 # ask-time benchmark of bo (docs/PERFORMANCE.md, "Strategy overhead")

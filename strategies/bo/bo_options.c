@@ -54,6 +54,8 @@ const mpt_option_spec bo_options[] = {
     {"working_set", MPT_OPT_INT, "32768", "on a space of more valid configurations than this, the GP holds this many candidates (every value of every parameter and random configurations at first, refreshed towards the neighbours of the best observations) instead of every one: an observation then costs O(working_set n_obs) instead of O(configurations n_obs); 0: every configuration (no working set; nor with model ranks)", NULL, 0, 1e9},
     {"working_set_refresh", MPT_OPT_INT, "64", "the working set is refreshed when the best objective improves and after this many observations", NULL, 1, 1e9},
     {"working_set_swap", MPT_OPT_INT, "128", "candidates of the working set replaced per refresh (those of the smallest EI; each costs O(n_obs^2))", NULL, 1, 1e9},
+    {"working_set_bound", MPT_OPT_DOUBLE, "16777216", "observations x slots (default 2^24: 32768 slots up to 512 observations, 8192 at 2048, working_set_min from 4096): at a refresh of the working set, when the observations times its slots exceed this, it shrinks to this / observations slots (working_set_min at least), keeping the pending evaluations, the configurations just brought in, the incumbents' neighbours and the slots of the largest EI; each observation then costs O(bound) instead of O(working_set n_obs) (0: never shrinks)", NULL, 0, 1e15},
+    {"working_set_min", MPT_OPT_INT, "4096", "working_set_bound: the working set never shrinks below this many slots", NULL, 1, 1e9},
     BO_TRANSFER_OPTIONS,
     {0},
 };
@@ -92,6 +94,8 @@ void bo_read_model_options(bo_state *b, mpt_strategy *s) {
   b->ws_size = mpt_strategy_opt_int(s, "working_set");
   b->ws_refresh = mpt_strategy_opt_int(s, "working_set_refresh");
   b->ws_swap = mpt_strategy_opt_int(s, "working_set_swap");
+  b->ws_bound = (int64_t)mpt_strategy_opt_double(s, "working_set_bound");
+  b->ws_min = mpt_strategy_opt_int(s, "working_set_min");
   b->batch_fixed_norm = strcmp(mpt_strategy_opt_str(s, "batch_normalization"), "fixed") == 0;
   b->skip_threshold = (int)mpt_strategy_opt_int(s, "skip_threshold");
   b->req_improvement = mpt_strategy_opt_double(s, "required_improvement");

@@ -125,6 +125,9 @@ typedef struct bo_state {
   uint8_t *ws_mask;      /* n_slots: scratch by slot (seen, for the variance sum; pending, at a refresh) */
   int64_t ws_at;         /* observations told at the last refresh */
   double ws_best;        /* the best valid objective at the last refresh */
+  int64_t ws_bound;      /* option working_set_bound: at a refresh the set shrinks to ws_bound / observations slots
+                          * (0: never) */
+  int64_t ws_min;        /* option working_set_min: never below this many slots */
 } bo_state;
 
 /* the configuration in GP slot c, and the slot of configuration id (-1: not in the working set) */

@@ -4,8 +4,9 @@
  * of every active parameter (so the GP's value codes, gp/gp_cand.h, know every value a later configuration can
  * bring) and uniform random configurations; at an ask it is refreshed when the best objective improved or
  * working_set_refresh observations came: the slots of the smallest EI give way to the Hamming neighbours of the
- * best observations and to random configurations. The pending evaluations always have slots (their fantasies
- * read their columns of V). Observations may be any configuration: the GP's inputs are points. */
+ * best observations and to random configurations; once the observations times the slots exceed working_set_bound,
+ * a refresh also shrinks the set to bound / observations slots. The pending evaluations always have slots (their
+ * fantasies read their columns of V). Observations may be any configuration: the GP's inputs are points. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,9 +140,8 @@ static int in_neighbours(bo_state *b, mpt_strategy *s, ws_in *in, int64_t upto) 
   return rc;
 }
 
-/* the slots that give way, the pending ones and the kept neighbours (b->ws_mask) never: by log EI (seen ones first), smallest first,
- * into out (room for m); returns how many */
-static int64_t worst_slots(bo_state *b, mpt_strategy *s, int64_t m, int64_t *out, bo_ranked *r) {
+/* the slots outside b->ws_mask with their log EI (seen configurations -inf) into r; returns how many */
+static int64_t slot_keys(bo_state *b, mpt_strategy *s, bo_ranked *r) {
   double mean[BO_BLOCK], var[BO_BLOCK], gm, sc;
   mpt_gp_normalization(b->gp, &gm, &sc);
   double fb = (b->best_t - gm) / sc;
@@ -156,6 +156,13 @@ static int64_t worst_slots(bo_state *b, mpt_strategy *s, int64_t m, int64_t *out
       r[n++] = (bo_ranked){s->seen[id] ? -INFINITY : mpt_gp_log_ei(fb - (mu - gm) / sc, var[c - b0]), c};
     }
   }
+  return n;
+}
+
+/* the slots that give way, the pending ones and the kept neighbours (b->ws_mask) never: by log EI (seen ones first), smallest first,
+ * into out (room for m); returns how many */
+static int64_t worst_slots(bo_state *b, mpt_strategy *s, int64_t m, int64_t *out, bo_ranked *r) {
+  int64_t n = slot_keys(b, s, r);
   if (m > n) m = n;
   bo_ranked_heapify(r, n); /* largest key at the root: pop the n - m best, the m worst stay */
   int64_t left = n;
@@ -181,6 +188,52 @@ static int swap_in(bo_state *b, mpt_strategy *s, ws_in *in, mpt_error *err) {
   free(slots);
   free(r);
   return rc ? mpt_error_prefix(err, "bo: cannot refresh the working set") : 0;
+}
+
+/* the slots of the largest log EI outside b->ws_mask, up to `want`, marked in b->ws_mask */
+static void mark_best(bo_state *b, mpt_strategy *s, int64_t want, bo_ranked *r) {
+  int64_t n = slot_keys(b, s, r);
+  bo_ranked_heapify(r, n); /* largest key at the root */
+  for (int64_t t = 0; t < want && n > 0; t++) b->ws_mask[bo_ranked_pop(r, &n).id] = 1;
+}
+
+/* At a refresh, when the observations times the slots exceed working_set_bound: the set shrinks to bound /
+ * observations slots (working_set_min at least). Kept: the slots marked in b->ws_mask (the pending evaluations,
+ * the incumbents' neighbours already there), the configurations this refresh brought in, then the slots of the
+ * largest log EI; the GP drops the rest (mpt_gp_keep_candidates, the kept slots in their order). 0 or an error. */
+static int ws_shrink(bo_state *b, mpt_strategy *s, const ws_in *in, mpt_error *err) {
+  int64_t n_obs = mpt_gp_n_obs(b->gp);
+  if (b->ws_bound <= 0 || n_obs * b->n_slots <= b->ws_bound) return 0;
+  int64_t target = b->ws_bound / n_obs;
+  if (target < b->ws_min) target = b->ws_min;
+  if (b->n_slots <= target) return 0;
+  for (int64_t j = 0; j < in->n; j++)
+    if (b->ws_slot[in->id[j]] >= 0) b->ws_mask[b->ws_slot[in->id[j]]] = 1;
+  int64_t marked = 0;
+  for (int64_t c = 0; c < b->n_slots; c++) marked += b->ws_mask[c];
+  bo_ranked *r = malloc(sizeof(bo_ranked) * (size_t)b->n_slots);
+  int64_t *keep = malloc(sizeof(int64_t) * (size_t)b->n_slots);
+  if (!r || !keep) { free(r); free(keep); return mpt_error_set(err, MPT_ERR_NOMEM, "bo: out of memory shrinking the working set"); }
+  if (marked < target) mark_best(b, s, target - marked, r);
+  int64_t k = 0;
+  for (int64_t c = 0; c < b->n_slots; c++)
+    if (b->ws_mask[c]) keep[k++] = c;
+  int rc = mpt_gp_keep_candidates(b->gp, k, keep, err);
+  if (rc == 0) {
+    for (int64_t c = 0, j = 0; c < b->n_slots; c++) {
+      int64_t id = b->ws_id[c];
+      if (j < k && keep[j] == c) {
+        b->ws_id[j] = id;
+        b->ws_slot[id] = (int32_t)j++;
+      } else {
+        b->ws_slot[id] = -1;
+      }
+    }
+    b->n_slots = k;
+  }
+  free(r);
+  free(keep);
+  return rc ? mpt_error_prefix(err, "bo: cannot shrink the working set") : 0;
 }
 
 int bo_ws_update(bo_state *b, mpt_strategy *s, mpt_error *err) {
@@ -215,8 +268,10 @@ int bo_ws_update(bo_state *b, mpt_strategy *s, mpt_error *err) {
     b->ws_best = best;
     b->ws_at = b->n_obs;
   }
-  if (rc == 0) rc = swap_in(b, s, &in, err);
-  else {
+  if (rc == 0) {
+    rc = swap_in(b, s, &in, err);
+    if (rc == 0 && refresh) rc = ws_shrink(b, s, &in, err);
+  } else {
     for (int64_t j = 0; j < in.n; j++) b->ws_slot[in.id[j]] = -1;
     mpt_error_set(err, rc, "bo: out of memory for the neighbours of the working set");
   }
