@@ -2,6 +2,7 @@
  * announced, each run in a forked child (its own process group, killed with the worker) that sends its artifact
  * through a pipe; finished artifacts go to the run's cache (evaluators/ahead_cache.h). */
 #include "evaluators/ahead.h"
+#include "evaluators/isolate.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -72,6 +73,7 @@ static _Noreturn void child_main(mpt_ahead *a, const ahead_job *j, int fd, pid_t
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile never outlives its worker */
   if (getppid() != parent) _exit(120);
   setpgid(0, 0);
+  mpt_run_command_in_caller_group(1); /* a pause (SIGSTOP to this group) stops the compiler too */
   if (fd > 3) close_range(3, (unsigned)fd - 1, 0); /* nothing of the worker's (sockets, the log) held open */
   close_range((unsigned)fd + 1, ~0U, 0);
   signal(SIGINT, SIG_IGN); /* the worker decides what a signal means for a compile: it sends SIGTERM */

@@ -404,6 +404,10 @@ pid_t mpt_isolate_pid(const mpt_isolate *iso) { return iso->pid; }
 
 /* ---- external commands ---- */
 
+static int run_in_caller_group; /* mpt_run_command_in_caller_group */
+
+void mpt_run_command_in_caller_group(int on) { run_in_caller_group = on; }
+
 int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap, int *status,
                     double *seconds, mpt_error *err) {
   return mpt_run_command_env(argv, environ, NULL, timeout_s, out, cap, status, seconds, err);
@@ -427,7 +431,8 @@ int mpt_run_command_env(char *const argv[], char *const envp[], const mpt_watch 
   posix_spawnattr_t at;
   posix_spawnattr_init(&at);
   /* its own process group, so a timeout kills the compiler driver and everything it started */
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&at, (run_in_caller_group ? 0 : POSIX_SPAWN_SETPGROUP) | POSIX_SPAWN_SETSIGDEF |
+                                     POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&at, 0);
   sigset_t all, none;
   sigfillset(&all);
@@ -478,7 +483,7 @@ int mpt_run_command_env(char *const argv[], char *const envp[], const mpt_watch 
   close(pfd[0]);
   int st = 0;
   if (timed_out) {
-    kill(-pid, SIGKILL);
+    if (!run_in_caller_group) kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
   }
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}

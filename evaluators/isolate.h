@@ -84,6 +84,12 @@ int mpt_run_command(char *const argv[], double timeout_s, char *out, size_t cap,
 int mpt_run_command_env(char *const argv[], char *const envp[], const mpt_watch *watch, double timeout_s, char *out,
                         size_t cap, int *status, double *seconds, mpt_error *err);
 
+/* In this process from now on (on: 1), commands run in the caller's process group instead of one of their own: a
+ * compile-ahead process (evaluators/ahead.c) is its own group, which the worker stops through timed runs and
+ * kills at the end, so the compiler it runs must be in it. A timeout then kills the command (its children go
+ * with the caller's group). */
+void mpt_run_command_in_caller_group(int on);
+
 
 /* Called by a serve function in the child: the child ends after this answer (its state cannot serve
  * another call: threads a variant left running), and the next call starts a fresh one. */

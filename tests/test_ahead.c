@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evaluators/ahead.h"
+#include "evaluators/isolate.h"
 #include "spaces/sys/clock.h"
 
 /* ids: 0..99 compile in 0.3 s to "artifact <id>"; 100..: the key of id - 100 (the same compile); 200: crashes;
@@ -61,7 +62,16 @@ static int t_compile(void *ctx, int64_t id, const mpt_ahead_key *key, char **blo
     note(c, "stopped\n");
     _exit(0);
   }
-  if (id == 600)
+  if (id == 700) { /* an external compiler, as the cpu evaluator runs one: ticks 0.6 s of sleeps into the log */
+    char script[512];
+    snprintf(script, sizeof script, "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do date +%%s.%%N >> %s.ticks; sleep 0.05; done",
+             c->log);
+    char *argv[] = {"sh", "-c", script, NULL};
+    char out[256];
+    int status;
+    mpt_error e;
+    if (mpt_run_command(argv, 30, out, sizeof out, &status, NULL, &e) != 0 || status != 0) _exit(5);
+  } else if (id == 600)
     while ((double)clock() / CLOCKS_PER_SEC < 0.3) {}
   else
     sleep_s(id == 500 ? 2.0 : 0.3);
@@ -225,12 +235,53 @@ static void test_paused_time_not_counted(void **state) {
   unlink(c.log);
 }
 
+/* a compile's external compiler (its own process otherwise) is stopped through a pause with the compile: its
+ * ticks show the pause as a gap, and the compile's time is its time running (about 0.6 s), not the ticks' span
+ * minus the pause (on the old code the compiler ran through the pause and the compile measured almost nothing) */
+static void test_pause_stops_the_compiler(void **state) {
+  (void)state;
+  test_ctx c;
+  open_ctx(&c, 30);
+  char ticks[300];
+  snprintf(ticks, sizeof ticks, "%s.ticks", c.log);
+  unlink(ticks);
+  mpt_ahead *a = mpt_ahead_create(&ops, &c, 1, 8);
+  mpt_ahead_prepare(a, 700);
+  sleep_s(0.15);
+  mpt_ahead_pause(a, 1);
+  sleep_s(1.0);
+  mpt_ahead_pause(a, 0);
+  mpt_ahead_result r;
+  mpt_error err;
+  mpt_error_clear(&err);
+  assert_int_equal(mpt_ahead_take(a, 700, NULL, &r, &err), 0);
+  assert_int_equal(r.outcome, MPT_AHEAD_DONE);
+  free(r.blob);
+  FILE *f = fopen(ticks, "r");
+  assert_non_null(f);
+  double prev = 0, t, gap = 0;
+  int n = 0;
+  while (fscanf(f, "%lf", &t) == 1) {
+    if (n++ > 0 && t - prev > gap) gap = t - prev;
+    prev = t;
+  }
+  fclose(f);
+  printf("ticks %d, largest gap %.3f s, compile %.3f s\n", n, gap, r.compile_ms / 1e3);
+  assert_int_equal(n, 12);
+  assert_true(gap > 0.8);                                     /* stopped through the pause */
+  assert_true(r.compile_ms > 450 && r.compile_ms < gap * 1e3); /* its running time, not the pause */
+  mpt_ahead_destroy(a);
+  unlink(ticks);
+  unlink(c.log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ahead_and_cache),
       cmocka_unit_test(test_failures),
       cmocka_unit_test(test_stop_and_discard),
       cmocka_unit_test(test_paused_time_not_counted),
+      cmocka_unit_test(test_pause_stops_the_compiler),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
