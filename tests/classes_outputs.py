@@ -9,7 +9,6 @@ first class, rank 2 the second) beyond the per-class summary (tests/confirm_clas
   header  two classes on one device model: `mptune export --header` names their macros after the classes
           (TARGET_A, TARGET_B), each block the best configuration of its class.
 Environment (set by ctest): MPTUNE, MPIEXEC, MPT_SHARED_DATA."""
-import json
 import os
 import re
 import shutil
@@ -18,14 +17,13 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_e2e as d  # noqa: E402  (its helpers: mpirun, check)
+from confirm_classes_e2e import PROBLEM, metric_problem  # noqa: E402  (the rate metric's problem)
 
 import h5py  # noqa: E402
 
 check = d.check
-PROBLEM = os.path.join(d.DATA, "t1", "convolution_milo.json")
 A100 = os.path.join(d.BF, "convolution_A100_T4.json.gz")
 MI250X = os.path.join(d.BF, "convolution_MI250X_T4.json.gz")
-METRIC = {"Name": "rate", "Unit": "runs/s", "Goal": "max", "Expression": "1000 / time"}
 
 
 def tune(log, classes, budget, *extra, problem=PROBLEM):
@@ -41,18 +39,6 @@ def records(log):
         rows = f["evaluations"][:int(f["count"][()])]
         return [{k: r[k].item() for k in ("id", "status", "objective", "device_class", "cross_from", "config")
                  if k != "config"} | {"config": list(r["config"])} for r in rows]
-
-
-def metric_problem(tmp):
-    with open(PROBLEM) as f:
-        doc = json.load(f)
-    spec = doc["KernelSpecification"]
-    spec["KernelFile"] = os.path.join(os.path.dirname(PROBLEM), spec["KernelFile"])
-    doc["Metrics"] = [METRIC]
-    path = os.path.join(tmp, "rate.json")
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
 
 
 def best_of(recs, cls):
