@@ -42,20 +42,44 @@ void mpt_job_objective_see(mpt_job_objective *jo, const mpt_obs *o) {
   if (jo->obj.n > 1) mpt_pareto_add(&jo->front, jo->space, o);
 }
 
+const mpt_objective_term *mpt_job_objective_term(const mpt_job_objective *jo) {
+  return jo && jo->obj.n > 0 ? &jo->obj.t[0] : NULL;
+}
+
+void mpt_job_objective_format(const mpt_job_objective *jo, double minimized, int named, char *buf, size_t cap) {
+  const mpt_objective_term *t = mpt_job_objective_term(jo);
+  if (!t) {
+    snprintf(buf, cap, "%.6g ms", minimized);
+    return;
+  }
+  int n = snprintf(buf, cap, "%.6g%s%s", mpt_objective_minimized(t, minimized), t->unit[0] ? " " : "", t->unit);
+  if (n >= 0 && (size_t)n < cap && named && (t->kind != MPT_OBJ_TIME || t->maximize))
+    snprintf(buf + n, cap - (size_t)n, " (%s%s)", t->name, t->maximize ? ", maximized" : "");
+}
+
+void mpt_job_objective_fprint(FILE *f, const mpt_job_objective *jo, const char *indent, const char *label,
+                              double minimized, const char *note) {
+  char v[160];
+  mpt_job_objective_format(jo, minimized, 1, v, sizeof v);
+  fprintf(f, "%s%s: %s%s\n", indent, label, v, note);
+}
+
+void mpt_job_objective_fprint_gain(FILE *f, const mpt_job_objective *jo, const char *indent, double best_min,
+                                   double default_min, const char *note) {
+  const mpt_objective_term *t = mpt_job_objective_term(jo);
+  double b = t ? mpt_objective_minimized(t, best_min) : best_min;
+  double d = t ? mpt_objective_minimized(t, default_min) : default_min;
+  if (!(b > 0) || !(d > 0)) return;
+  if (!t || (t->kind == MPT_OBJ_TIME && !t->maximize)) fprintf(f, "%sspeed-up over default: %.2fx%s\n", indent, d / b, note);
+  else fprintf(f, "%simprovement over default: %.2fx (%s)%s\n", indent, t->maximize ? b / d : d / b, t->name, note);
+}
+
 void mpt_job_objective_print(const mpt_job_objective *jo, const char *label, double minimized) {
-  const mpt_objective_term *t = &jo->obj.t[0];
-  printf("%s: %.6g%s%s", label, mpt_objective_minimized(t, minimized), t->unit[0] ? " " : "", t->unit);
-  if (t->kind != MPT_OBJ_TIME || t->maximize) printf(" (%s%s)", t->name, t->maximize ? ", maximized" : "");
-  printf("\n");
+  mpt_job_objective_fprint(stdout, jo, "", label, minimized, "");
 }
 
 void mpt_job_objective_print_gain(const mpt_job_objective *jo, double best_min, double default_min) {
-  const mpt_objective_term *t = &jo->obj.t[0];
-  double b = mpt_objective_minimized(t, best_min), d = mpt_objective_minimized(t, default_min);
-  double gain = t->maximize ? b / d : d / b;
-  if (!(b > 0) || !(d > 0)) return;
-  if (t->kind == MPT_OBJ_TIME && !t->maximize) printf("speed-up over default: %.2fx\n", gain);
-  else printf("improvement over default: %.2fx (%s)\n", gain, t->name);
+  mpt_job_objective_fprint_gain(stdout, jo, "", best_min, default_min, "");
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -4,6 +4,7 @@
  * read back on --resume; and the summary's lines about them, each value with its unit. */
 #ifndef MPT_JOB_OBJECTIVE_H
 #define MPT_JOB_OBJECTIVE_H
+#include <stdio.h>
 #include "evaluators/objective.h"
 #include "jobs/output/pareto.h"
 #include "spaces/space.h"
@@ -25,9 +26,20 @@ int mpt_job_objective_check_evaluator(const mpt_job_objective *jo, const char *a
                                       const char *problem, mpt_error *err);
 void mpt_job_objective_close(mpt_job_objective *jo);
 void mpt_job_objective_see(mpt_job_objective *jo, const mpt_obs *o);
-/* "LABEL: VALUE UNIT" of a minimized objective value (shown as measured: a maximized one negated back) */
+/* the objective's (first) term, NULL when jo is NULL or has none (then values are times in ms) */
+const mpt_objective_term *mpt_job_objective_term(const mpt_job_objective *jo);
+/* "VALUE UNIT" of a minimized objective value as measured (a maximized one negated back), with " (NAME[,
+ * maximized])" after it when named and the objective is not the time to minimize */
+void mpt_job_objective_format(const mpt_job_objective *jo, double minimized, int named, char *buf, size_t cap);
+/* "INDENTLABEL: VALUE UNIT[ (NAME...)]NOTE" on f */
+void mpt_job_objective_fprint(FILE *f, const mpt_job_objective *jo, const char *indent, const char *label,
+                              double minimized, const char *note);
+/* the default against the best on f: "INDENTspeed-up over default: 7.86xNOTE" for time, else "improvement over
+ * default: 1.20x (NAME)NOTE" (higher is better either way); nothing when a value is not above 0 */
+void mpt_job_objective_fprint_gain(FILE *f, const mpt_job_objective *jo, const char *indent, double best_min,
+                                   double default_min, const char *note);
+/* the one-class summary's lines: the two above on stdout, unindented, without a note */
 void mpt_job_objective_print(const mpt_job_objective *jo, const char *label, double minimized);
-/* the default against the best: "speed-up over default: 7.86x" for time, else "improvement over default" */
 void mpt_job_objective_print_gain(const mpt_job_objective *jo, double best_min, double default_min);
 /* the best configuration's per-iteration times: median, standard deviation and relative spread */
 void mpt_job_objective_print_spread(const mpt_job_objective *jo);

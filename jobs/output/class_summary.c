@@ -12,42 +12,11 @@ static void print_config(FILE *f, const char *label, const mpt_space *space, int
   if (cfg != small) free(cfg);
 }
 
-/* "VALUE UNIT" of a minimized objective value as measured (a maximized one negated back), with "(NAME[,
- * maximized])" (named) for another objective than the time, as the one-class summary words it (jobs/job_objective.h) */
-static void value_text(const mpt_job_objective *jo, double minimized, int named, char *buf, size_t cap) {
-  const mpt_objective_term *t = jo && jo->obj.n > 0 ? &jo->obj.t[0] : NULL;
-  if (!t) {
-    snprintf(buf, cap, "%.6g ms", minimized);
-    return;
-  }
-  int n = snprintf(buf, cap, "%.6g%s%s", mpt_objective_minimized(t, minimized), t->unit[0] ? " " : "", t->unit);
-  if (n >= 0 && (size_t)n < cap && named && (t->kind != MPT_OBJ_TIME || t->maximize))
-    snprintf(buf + n, cap - (size_t)n, " (%s%s)", t->name, t->maximize ? ", maximized" : "");
-}
-
-/* "  LABEL: VALUE UNIT[ (NAME...)]NOTE" */
-static void print_value(FILE *f, const mpt_job_objective *jo, const char *label, double minimized, const char *note) {
-  char v[160];
-  value_text(jo, minimized, 1, v, sizeof v);
-  fprintf(f, "  %s: %s%s\n", label, v, note);
-}
-
-/* the best against the default (both minimized): "speed-up over default: 7.86x" for the time, else "improvement
- * over default: 1.20x (NAME)" (higher is better either way); then note */
-static void print_gain(FILE *f, const mpt_job_objective *jo, double best_min, double default_min, const char *note) {
-  const mpt_objective_term *t = jo && jo->obj.n > 0 ? &jo->obj.t[0] : NULL;
-  double b = t ? mpt_objective_minimized(t, best_min) : best_min;
-  double d = t ? mpt_objective_minimized(t, default_min) : default_min;
-  if (!(b > 0) || !(d > 0)) return;
-  if (!t || (t->kind == MPT_OBJ_TIME && !t->maximize)) fprintf(f, "  speed-up over default: %.2fx%s\n", d / b, note);
-  else fprintf(f, "  improvement over default: %.2fx (%s)%s\n", t->maximize ? b / d : d / b, t->name, note);
-}
-
 /* the default's measurement on this class, and the gain of the best (its objective: best) over it */
 static void print_default(FILE *f, const mpt_coord_result *r, double best, const mpt_job_objective *jo) {
   if (r->default_seen && isfinite(r->default_objective)) {
-    print_value(f, jo, "default objective", r->default_objective, "");
-    print_gain(f, jo, best, r->default_objective, "");
+    mpt_job_objective_fprint(f, jo, "  ", "default objective", r->default_objective, "");
+    mpt_job_objective_fprint_gain(f, jo, "  ", best, r->default_objective, "");
   } else if (r->default_seen) {
     fprintf(f, "  default: failed (no valid measurement of the default configuration)\n");
   } else if (r->default_missing) {
@@ -67,7 +36,7 @@ static int print_confirmed(FILE *f, const mpt_space *space, const mpt_coord_sear
   print_config(f, "best", space, best->id);
   char note[160], searched[160];
   snprintf(note, sizeof note, " (the best confirmed: the median of its %d re-measurements)", best->n_conf);
-  print_value(f, objective, "objective", best->confirmed, note);
+  mpt_job_objective_fprint(f, objective, "  ", "objective", best->confirmed, note);
   int n_def = 0;
   double def = mpt_job_confirm_default(jc, &n_def);
   const mpt_coord_result *r = &s->res;
@@ -75,12 +44,12 @@ static int print_confirmed(FILE *f, const mpt_space *space, const mpt_coord_sear
     print_default(f, r, best->confirmed, objective);
     return 1;
   }
-  value_text(objective, r->default_objective, 0, searched, sizeof searched);
+  mpt_job_objective_format(objective, r->default_objective, 0, searched, sizeof searched);
   snprintf(note, sizeof note, " (confirmed; the search measured it at %s)", searched);
-  print_value(f, objective, "default objective", def, note);
+  mpt_job_objective_fprint(f, objective, "  ", "default objective", def, note);
   snprintf(note, sizeof note, " (both confirmed in the same rounds: the default's median of its %d re-measurements)",
            n_def);
-  print_gain(f, objective, best->confirmed, def, note);
+  mpt_job_objective_fprint_gain(f, objective, "  ", best->confirmed, def, note);
   return 1;
 }
 
@@ -98,7 +67,7 @@ void mpt_class_summary_print(FILE *f, const mpt_space *space, const mpt_coord_se
     }
     if (print_confirmed(f, space, s, confirm, objective)) continue;
     print_config(f, "best", space, r->best_id);
-    print_value(f, objective, "objective", r->best, "");
+    mpt_job_objective_fprint(f, objective, "  ", "objective", r->best, "");
     print_default(f, r, r->best, objective);
   }
 }

@@ -86,7 +86,7 @@ static void print_table(FILE *f, const table *t) {
 
 int mpt_portability_print(FILE *f, mpt_runlog *log, const mpt_coord_search *searches, int n,
                           const mpt_job_objective *objective, mpt_error *err) {
-  const mpt_objective_term *term = objective && objective->obj.n > 0 ? &objective->obj.t[0] : NULL;
+  const mpt_objective_term *term = mpt_job_objective_term(objective);
   table t = {searches, n, term, calloc((size_t)(n * n), sizeof(double)), calloc((size_t)(n * n), 1)};
   int rc = t.value && t.have ? mpt_runlog_each(log, take_record, &t, err) : mpt_error_set(err, MPT_ERR_NOMEM, "out of memory");
   if (rc == 0) print_table(f, &t);
