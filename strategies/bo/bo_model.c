@@ -192,7 +192,7 @@ static int take_in_run(bo_state *b, mpt_gp_ahead *ahead, int64_t from, int64_t l
 /* More than one run of queued observations to take in: their rows of the factor solved ahead over the
  * observations in the model now (into *ahead, created here; gp/gp.h mpt_gp_ahead), one pass over L per 64
  * instead of one per run of 16, with the same bits. The points: those of obs [from, b->n_obs) (the valid ones only
- * when valid_only), their leading dims inputs. 0, or an error (out of memory: the runs solve as before) */
+ * when valid_only), their leading dims inputs. 0, or an error (out of memory: the ask fails with it) */
 static int solve_ahead(bo_state *b, const mpt_gp *gp, int64_t from, int valid_only, int dims, mpt_gp_ahead **ahead,
                        mpt_error *err) {
   int64_t k = 0;
